@@ -1,0 +1,261 @@
+//! `repo.brief` (SPEC §5): situational awareness in one call, replacing 6-10 raw git calls.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::engine::{Budgeted, Measure, first, fit_sections};
+use crate::error::Result;
+use crate::facets::commits::CommitLine;
+use crate::facets::conventions::Conventions;
+use crate::facets::operation::Operation;
+use crate::facets::{commits, conventions, head, operation, refs, stashes, submodules, worktree};
+
+/// Hints kept at most (SPEC §5).
+pub const MAX_HINTS: usize = 3;
+
+/// Knobs of `repo.brief`.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Recent commits to include before budgeting (SPEC §5: 1-20, default 10).
+    pub recent_commits: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self { recent_commits: 10 }
+    }
+}
+
+/// The brief.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Brief {
+    /// Where HEAD is and how it relates to its upstream.
+    pub head: BriefHead,
+    /// The unfinished operation, or `null`.
+    pub operation_in_progress: Option<Operation>,
+    /// Exact counts of the work tree's state.
+    pub working_tree: Counts,
+    /// Stash count.
+    pub stashes: StashCount,
+    /// Aggregated submodule drift.
+    pub submodules: submodules::Summary,
+    /// Newest first, `sha` abbreviated to 12 digits.
+    pub recent_commits: Vec<CommitLine>,
+    /// Detected conventions.
+    pub conventions: Conventions,
+    /// At most 3 ranked next steps, each naming the tool to call.
+    pub hints: Vec<Hint>,
+}
+
+/// HEAD plus upstream.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BriefHead {
+    /// Current branch (also when unborn); `null` when detached.
+    pub branch: Option<String>,
+    /// HEAD names a commit directly.
+    pub detached: bool,
+    /// The branch has no commit yet.
+    pub unborn: bool,
+    /// Full sha of HEAD; `null` when unborn.
+    pub sha: Option<String>,
+    /// Upstream short name (`origin/main`); `null` without one.
+    pub upstream: Option<String>,
+    /// Commits HEAD has that the upstream lacks.
+    pub ahead: usize,
+    /// Commits the upstream has that HEAD lacks.
+    pub behind: usize,
+    /// `true` when the configured upstream ref no longer exists.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub upstream_gone: bool,
+}
+
+/// Exact work-tree counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Counts {
+    /// Nothing staged, unstaged, untracked or conflicted.
+    pub clean: bool,
+    /// Paths whose index entry differs from HEAD.
+    pub staged: usize,
+    /// Paths whose work-tree file differs from the index.
+    pub unstaged: usize,
+    /// Untracked, not ignored files.
+    pub untracked: usize,
+    /// Unmerged paths.
+    pub conflicted: usize,
+}
+
+impl Counts {
+    /// Counts of a status.
+    pub fn of(status: &worktree::Status) -> Self {
+        Self {
+            clean: status.is_clean(),
+            staged: status.staged.len(),
+            unstaged: status.unstaged.len(),
+            untracked: status.untracked.len(),
+            conflicted: status.conflicted.len(),
+        }
+    }
+}
+
+/// The stash count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct StashCount {
+    /// Entries in `git stash list`.
+    pub count: usize,
+}
+
+/// A ranked next step.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Hint {
+    /// What the hint is about: `conflicts`, `operation`, `detached`, `behind`, `submodules`, `uncommittedOnDefault`.
+    pub kind: &'static str,
+    /// One sentence for the agent.
+    pub message: String,
+    /// The tool to call next.
+    pub tool: &'static str,
+    /// Arguments for that tool besides `repoPath`.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub arguments: BTreeMap<&'static str, String>,
+}
+
+/// Reads every facet the brief needs, uncut.
+///
+/// # Errors
+/// [`crate::Error::GitRead`] when a facet cannot be read.
+pub fn read(repo: &gix::Repository, options: &Options) -> Result<Brief> {
+    let head = head::read(repo)?;
+    let upstream = match (repo.head_name().ok().flatten(), &head.sha) {
+        (Some(name), sha) => {
+            let tip = sha.as_deref().and_then(|sha| gix::ObjectId::from_hex(sha.as_bytes()).ok());
+            refs::upstream_of(repo, name.as_ref(), tip)?
+        }
+        (None, _) => None,
+    };
+    let status = worktree::status(repo)?;
+    let submodules = submodules::summarize(&submodules::list(repo)?);
+    let conventions = conventions::read(repo, &refs::local_branch_names(repo)?)?;
+    let brief = Brief {
+        head: BriefHead {
+            branch: head.branch,
+            detached: head.detached,
+            unborn: head.unborn,
+            sha: head.sha,
+            upstream: upstream.as_ref().map(|u| u.name.clone()),
+            ahead: upstream.as_ref().map_or(0, |u| u.ahead),
+            behind: upstream.as_ref().map_or(0, |u| u.behind),
+            upstream_gone: upstream.as_ref().is_some_and(|u| u.gone),
+        },
+        operation_in_progress: operation::read(repo),
+        working_tree: Counts::of(&status),
+        stashes: StashCount { count: stashes::read(repo)?.len() },
+        submodules,
+        recent_commits: commits::recent(repo, options.recent_commits)?,
+        conventions,
+        hints: Vec::new(),
+    };
+    Ok(Brief { hints: hints(&brief), ..brief })
+}
+
+/// Ranks the hints: conflicts > operation in progress > detached HEAD > behind upstream > submodules needing
+/// attention > uncommitted changes on the default branch (SPEC §5); keeps the first [`MAX_HINTS`].
+pub fn hints(brief: &Brief) -> Vec<Hint> {
+    let hint = |kind, message: String, tool, arguments: &[(&'static str, String)]| Hint {
+        kind,
+        message,
+        tool,
+        arguments: arguments.iter().cloned().collect(),
+    };
+    let mut hints = Vec::new();
+    let tree = &brief.working_tree;
+    if tree.conflicted > 0 {
+        hints.push(hint(
+            "conflicts",
+            format!("{} conflicted path(s); read them as structured data before editing.", tree.conflicted),
+            "conflict.read",
+            &[],
+        ));
+    }
+    if let Some(operation) = brief.operation_in_progress {
+        let name = serde_json::to_value(operation).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
+        hints.push(hint(
+            "operation",
+            format!("A {name} is in progress; finish or abort it before starting other work."),
+            "repo.status",
+            &[],
+        ));
+    }
+    if brief.head.detached {
+        hints.push(hint(
+            "detached",
+            "HEAD is detached; commits made here belong to no branch.".to_owned(),
+            "repo.refs",
+            &[],
+        ));
+    }
+    if brief.head.behind > 0
+        && let Some(upstream) = &brief.head.upstream
+    {
+        hints.push(hint(
+            "behind",
+            format!("{} commit(s) behind {upstream}; preview the merge before integrating.", brief.head.behind),
+            "repo.conflictPreflight",
+            &[("targetRef", upstream.clone())],
+        ));
+    }
+    let submodules = &brief.submodules;
+    if submodules.drifted + submodules.uninitialized + submodules.conflicts > 0 {
+        hints.push(hint(
+            "submodules",
+            format!(
+                "{} submodule(s) need attention ({} drifted, {} uninitialized, {} conflicted).",
+                submodules.drifted + submodules.uninitialized + submodules.conflicts,
+                submodules.drifted,
+                submodules.uninitialized,
+                submodules.conflicts
+            ),
+            "submodule.status",
+            &[],
+        ));
+    }
+    let on_default = brief.head.branch.is_some() && brief.head.branch == brief.conventions.default_branch;
+    if on_default && !tree.clean && tree.conflicted == 0 {
+        hints.push(hint(
+            "uncommittedOnDefault",
+            "Uncommitted changes on the default branch; propose a topic branch before committing.".to_owned(),
+            "operation.preview.branch",
+            &[],
+        ));
+    }
+    hints.truncate(MAX_HINTS);
+    hints
+}
+
+/// Cuts `full` to `max_tokens`: required fields always; then hints, submodule attention, recent commits and branch
+/// prefixes, in that priority. A cut attention list sets `attentionTruncated`.
+///
+/// # Errors
+/// [`crate::Error::Invalid`] (`budget_below_floor`) when the required fields alone exceed `max_tokens`.
+pub fn fit(full: Brief, max_tokens: usize, measure: &mut Measure<'_, Brief>) -> Result<Budgeted<Brief>> {
+    let totals = [
+        full.hints.len(),
+        full.submodules.attention.len(),
+        full.recent_commits.len(),
+        full.conventions.branch_prefixes.len(),
+    ];
+    let cut = |full: &Brief, shown: &[usize]| {
+        let mut brief = full.clone();
+        brief.hints = first(&full.hints, shown[0]);
+        brief.submodules.attention = first(&full.submodules.attention, shown[1]);
+        brief.submodules.attention_truncated |= shown[1] < full.submodules.attention.len();
+        brief.recent_commits = first(&full.recent_commits, shown[2]);
+        brief.conventions.branch_prefixes = first(&full.conventions.branch_prefixes, shown[3]);
+        brief
+    };
+    let names = ["hints", "submoduleAttention", "recentCommits", "branchPrefixes"];
+    fit_sections(&full, &names, &totals, max_tokens, &cut, measure)
+}

@@ -1,0 +1,123 @@
+//! Token budgets (SPEC §3): counting with `o200k_base` and filling list sections by priority.
+//!
+//! The engine never knows what wraps its results; callers pass a `measure` function that renders the exact text a
+//! model will read (for MCP: the compact JSON envelope) for a given choice of shown items and returns its size in
+//! tokens. [`fit`] then picks, section by section in priority order, the largest count that keeps the text within
+//! the budget, so the budget is used and not merely respected.
+
+use crate::error::{Error, InvalidReason, Result};
+
+/// Counts `text` in `o200k_base` tokens, the tokenizer of current OpenAI models (tiktoken-rs).
+///
+/// The BPE tables are built once per process (about 100 ms in release) and shared.
+pub fn count_tokens(text: &str) -> usize {
+    tiktoken_rs::o200k_base_singleton().encode_ordinary(text).len()
+}
+
+/// Counts `text` in `cl100k_base` tokens, for comparison tables.
+pub fn count_tokens_cl100k(text: &str) -> usize {
+    tiktoken_rs::cl100k_base_singleton().encode_ordinary(text).len()
+}
+
+/// Chooses how many items of each list section to show within `max_tokens`.
+///
+/// `totals[i]` is the number of items section `i` holds; sections are given in priority order (highest first).
+/// `measure(shown)` returns the token count of the rendered result when section `i` shows its first `shown[i]`
+/// items; it must not decrease when any count grows. Returns the shown counts; every section cut short would not have
+/// fitted one more item. The floor is `measure` with every section empty.
+///
+/// # Errors
+/// [`InvalidReason::BudgetBelowFloor`] (with the floor) when even the required fields exceed `max_tokens`.
+pub fn fit(totals: &[usize], max_tokens: usize, measure: &mut dyn FnMut(&[usize]) -> usize) -> Result<Vec<usize>> {
+    let mut shown = vec![0; totals.len()];
+    let floor = measure(&shown);
+    if floor > max_tokens {
+        return Err(Error::Invalid {
+            reason: InvalidReason::BudgetBelowFloor,
+            message: format!("maxTokens {max_tokens} is below this result's floor of {floor} tokens"),
+            floor: Some(floor),
+        });
+    }
+    for (section_idx, &total) in totals.iter().enumerate() {
+        // Largest count in [0, total] that fits; 0 is known to fit.
+        let (mut low, mut high) = (0, total);
+        shown[section_idx] = total;
+        if measure(&shown) <= max_tokens {
+            continue;
+        }
+        while low + 1 < high {
+            let mid = low + (high - low) / 2;
+            shown[section_idx] = mid;
+            if measure(&shown) <= max_tokens {
+                low = mid;
+            } else {
+                high = mid;
+            }
+        }
+        shown[section_idx] = low;
+    }
+    Ok(shown)
+}
+
+/// The number of items of each named section that a budget dropped; only non-zero entries are kept.
+///
+/// Serialises as an object, e.g. `{"recentCommits": 7}`, in section order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Omitted(pub Vec<(&'static str, usize)>);
+
+impl serde::Serialize for Omitted {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (name, count) in &self.0 {
+            map.serialize_entry(name, count)?;
+        }
+        map.end()
+    }
+}
+
+impl Omitted {
+    /// Builds the map from section names, totals and shown counts.
+    pub fn from_counts(names: &[&'static str], totals: &[usize], shown: &[usize]) -> Self {
+        Self(
+            names
+                .iter()
+                .zip(totals.iter().zip(shown))
+                .filter(|(_, (total, shown))| total > shown)
+                .map(|(name, (total, shown))| (*name, total - shown))
+                .collect(),
+        )
+    }
+
+    /// `true` when nothing was dropped.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fit_uses_the_budget_by_priority() {
+        // Each item costs 10 tokens, the frame 5.
+        let mut measure = |shown: &[usize]| 5 + shown.iter().sum::<usize>() * 10;
+        assert_eq!(fit(&[3, 10, 4], 75, &mut measure).expect("fits"), vec![3, 4, 0]);
+        assert_eq!(fit(&[3, 10, 4], 1000, &mut measure).expect("fits"), vec![3, 10, 4]);
+        let err = fit(&[1], 4, &mut measure).expect_err("below floor");
+        assert!(matches!(err, Error::Invalid { floor: Some(5), .. }));
+    }
+
+    #[test]
+    fn omitted_keeps_only_cut_sections() {
+        let omitted = Omitted::from_counts(&["a", "b"], &[3, 2], &[1, 2]);
+        assert_eq!(serde_json::to_string(&omitted).expect("serialises"), r#"{"a":2}"#);
+    }
+
+    #[test]
+    fn counts_tokens_with_o200k() {
+        assert_eq!(count_tokens(""), 0);
+        assert!(count_tokens("hello world") <= 3);
+    }
+}

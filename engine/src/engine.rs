@@ -1,0 +1,127 @@
+//! The [`Engine`]: the single owner of per-process state, and the entry point of every tool's read logic.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::budget::Omitted;
+use crate::error::Result;
+use crate::repository::{self, Location};
+use crate::{brief, refs, status};
+
+/// Validated engine configuration.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Canonical directories under which repositories may be opened (SPEC §4.4).
+    pub allowed_roots: Vec<PathBuf>,
+}
+
+/// The context engine. Cheap to share by reference; every call opens what it reads.
+#[derive(Debug)]
+pub struct Engine {
+    options: Options,
+}
+
+/// A repository resolved by [`Engine::resolve`]: where it is, and an open gix handle (no filter drivers).
+pub struct Repo {
+    /// Canonical locations, all inside an allowed root.
+    pub location: Location,
+    pub(crate) git: gix::Repository,
+}
+
+impl std::fmt::Debug for Repo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Repo").field("location", &self.location).finish_non_exhaustive()
+    }
+}
+
+/// A result cut to a token budget: the data, and how many items of each list section were dropped.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Budgeted<T> {
+    /// The (possibly shortened) result.
+    pub data: T,
+    /// Dropped items per section; empty when nothing was cut.
+    pub omitted: Omitted,
+}
+
+/// Measures the rendered size, in tokens, of a candidate result (see [`crate::budget::fit`]).
+pub type Measure<'a, T> = dyn FnMut(&Budgeted<T>) -> usize + 'a;
+
+impl Engine {
+    /// Creates an engine with `options`.
+    pub fn new(options: Options) -> Self {
+        Self { options }
+    }
+
+    /// The allowed roots in force.
+    pub fn allowed_roots(&self) -> &[PathBuf] {
+        &self.options.allowed_roots
+    }
+
+    /// Resolves and opens the repository containing `repo_path` (SPEC §4.4).
+    ///
+    /// # Errors
+    /// [`crate::Error::Invalid`] with `invalid_path`, `not_found`, `outside_allowed_roots` or `not_a_repository`.
+    pub fn resolve(&self, repo_path: &str) -> Result<Repo> {
+        let (location, git) = repository::resolve(repo_path, &self.options.allowed_roots)?;
+        Ok(Repo { location, git })
+    }
+
+    /// `repo.brief`: situational awareness in one call, cut to `max_tokens` as measured by `measure`.
+    ///
+    /// # Errors
+    /// [`crate::Error::GitRead`] on a failed read; [`crate::Error::Invalid`] (`budget_below_floor`) when the required
+    /// fields alone exceed `max_tokens`.
+    pub fn brief(
+        &self,
+        repo: &Repo,
+        options: &brief::Options,
+        max_tokens: usize,
+        measure: &mut Measure<'_, brief::Brief>,
+    ) -> Result<Budgeted<brief::Brief>> {
+        brief::fit(brief::read(&repo.git, options)?, max_tokens, measure)
+    }
+
+    /// `repo.status`: branch, operation and every dirty path, cut to `max_tokens`.
+    ///
+    /// # Errors
+    /// As [`Engine::brief`].
+    pub fn status(
+        &self,
+        repo: &Repo,
+        max_tokens: usize,
+        measure: &mut Measure<'_, status::Report>,
+    ) -> Result<Budgeted<status::Report>> {
+        status::fit(status::read(&repo.git)?, max_tokens, measure)
+    }
+
+    /// `repo.refs`: branches with upstreams, tags, remotes and stashes, cut to `max_tokens`.
+    ///
+    /// # Errors
+    /// As [`Engine::brief`].
+    pub fn refs(&self, repo: &Repo, max_tokens: usize, measure: &mut Measure<'_, refs::Report>) -> Result<Budgeted<refs::Report>> {
+        refs::fit(refs::read(&repo.git)?, max_tokens, measure)
+    }
+}
+
+/// Shows the first `count` items of `items`.
+pub(crate) fn first<T: Clone>(items: &[T], count: usize) -> Vec<T> {
+    items[..count.min(items.len())].to_vec()
+}
+
+/// Runs [`crate::budget::fit`] over named sections of a full result, rebuilding the shortened result with `cut`.
+pub(crate) fn fit_sections<T>(
+    full: &T,
+    names: &[&'static str],
+    totals: &[usize],
+    max_tokens: usize,
+    cut: &dyn Fn(&T, &[usize]) -> T,
+    measure: &mut Measure<'_, T>,
+) -> Result<Budgeted<T>> {
+    let mut candidate = |shown: &[usize]| {
+        let data = cut(full, shown);
+        measure(&Budgeted { data, omitted: Omitted::from_counts(names, totals, shown) })
+    };
+    let shown = crate::budget::fit(totals, max_tokens, &mut candidate)?;
+    Ok(Budgeted { data: cut(full, &shown), omitted: Omitted::from_counts(names, totals, &shown) })
+}

@@ -1,0 +1,79 @@
+//! The engine's error type and the reasons of SPEC §4.4.
+
+use serde::Serialize;
+
+/// Why an argument was refused before any Git read (SPEC §4.4 `data.reason`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InvalidReason {
+    /// The path does not exist.
+    NotFound,
+    /// The path exists but is not inside a Git work tree or git dir.
+    NotARepository,
+    /// The path, its repository's git dir or its common dir lies outside every allowed root.
+    OutsideAllowedRoots,
+    /// The path is not absolute, or holds control characters or `..` escapes.
+    InvalidPath,
+    /// A well-formed revision that names no object.
+    UnknownRevision,
+    /// A revision that is refused before lookup: starts with `-`, holds control characters, or does not parse.
+    InvalidRevision,
+    /// A token budget below the tool's floor (the size of its required fields).
+    BudgetBelowFloor,
+}
+
+impl InvalidReason {
+    /// The wire spelling, e.g. `outside_allowed_roots`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::NotFound => "not_found",
+            Self::NotARepository => "not_a_repository",
+            Self::OutsideAllowedRoots => "outside_allowed_roots",
+            Self::InvalidPath => "invalid_path",
+            Self::UnknownRevision => "unknown_revision",
+            Self::InvalidRevision => "invalid_revision",
+            Self::BudgetBelowFloor => "budget_below_floor",
+        }
+    }
+}
+
+/// An engine failure.
+///
+/// [`Error::Invalid`] is the caller's fault (the MCP layer maps it to JSON-RPC -32602 with `data.reason`);
+/// [`Error::GitRead`] is a read that failed on a valid repository (tool error 10010, SPEC §4.3).
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The input was refused; nothing was read.
+    #[error("{message}")]
+    Invalid {
+        /// The machine-readable reason.
+        reason: InvalidReason,
+        /// A human-readable explanation naming the offending value.
+        message: String,
+        /// For [`InvalidReason::BudgetBelowFloor`]: the smallest budget, in tokens, that fits the required fields.
+        floor: Option<usize>,
+    },
+    /// A Git read failed on a valid repository (corrupt object, unreadable pack, ...).
+    #[error("git read failed while reading {what}: {message}")]
+    GitRead {
+        /// What was being read, e.g. `work-tree status`.
+        what: &'static str,
+        /// The underlying error, rendered.
+        message: String,
+    },
+}
+
+impl Error {
+    /// An [`Error::Invalid`] without a floor.
+    pub fn invalid(reason: InvalidReason, message: impl Into<String>) -> Self {
+        Self::Invalid { reason, message: message.into(), floor: None }
+    }
+
+    /// An [`Error::GitRead`] for `what`, rendering `err` with its sources.
+    pub fn git(what: &'static str, err: impl std::fmt::Display) -> Self {
+        Self::GitRead { what, message: format!("{err:#}") }
+    }
+}
+
+/// Shorthand for engine results.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

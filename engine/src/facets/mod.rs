@@ -1,0 +1,66 @@
+//! Facets: separately computable units of repository state (SPEC §3).
+//!
+//! Each facet is a pure function of a [`gix::Repository`] and is keyed by `(repository, facet)` through
+//! [`FacetKey`], so a cache can hold and invalidate each on its own: HEAD changes do not evict the work-tree status,
+//! and a work-tree edit does not evict the refs.
+
+pub mod commits;
+pub mod conventions;
+pub mod head;
+pub mod operation;
+pub mod refs;
+pub mod stashes;
+pub mod submodules;
+pub mod worktree;
+
+use std::path::PathBuf;
+
+/// The facets the engine computes; each is an independent cache unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Facet {
+    /// HEAD: branch, detached or unborn, and its commit ([`head::read`]).
+    Head,
+    /// The current branch's upstream with ahead/behind ([`refs::upstream_of`]).
+    Upstream,
+    /// Local and remote branches with upstreams ([`refs::branches`]).
+    Branches,
+    /// Tags ([`refs::tags`]).
+    Tags,
+    /// Remotes with redacted URLs ([`refs::remotes`]).
+    Remotes,
+    /// Stashes, newest first ([`stashes::read`]).
+    Stashes,
+    /// The operation in progress ([`operation::read`]).
+    Operation,
+    /// Work-tree status ([`worktree::status`]).
+    WorkTreeStatus,
+    /// Submodule summary ([`submodules::summary`]).
+    Submodules,
+    /// Recent commits from HEAD ([`commits::recent`]).
+    RecentCommits,
+    /// Detected conventions ([`conventions::read`]).
+    Conventions,
+}
+
+/// The cache key of one facet of one repository: the repository's canonical common dir plus the facet.
+///
+/// Linked worktrees share refs (common dir) but not HEAD, index or work tree; callers key per-worktree facets
+/// ([`Facet::Head`], [`Facet::WorkTreeStatus`], [`Facet::Operation`], [`Facet::Upstream`]) by the git dir instead.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct FacetKey {
+    /// The canonical git dir (per-worktree facets) or common dir (shared facets).
+    pub repository: PathBuf,
+    /// Which facet.
+    pub facet: Facet,
+}
+
+/// Renders bytes from Git (paths, names, messages) as UTF-8, replacing invalid sequences with U+FFFD.
+pub(crate) fn utf8(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The first line of a commit message, trimmed.
+pub(crate) fn subject(message: &[u8]) -> String {
+    let text = utf8(message);
+    text.lines().next().unwrap_or_default().trim().to_owned()
+}

@@ -1,0 +1,35 @@
+//! The in-progress-operation facet: merge, rebase, cherry-pick, revert, bisect, am.
+
+use serde::Serialize;
+
+/// An operation Git has started and not finished, read from the git dir's state files (`MERGE_HEAD`,
+/// `rebase-merge/`, `rebase-apply/`, `CHERRY_PICK_HEAD`, `REVERT_HEAD`, `BISECT_LOG`, `sequencer/`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Operation {
+    /// `git merge` stopped (`MERGE_HEAD`).
+    Merge,
+    /// `git rebase` (merge or apply backend, interactive or not) stopped.
+    Rebase,
+    /// `git cherry-pick` stopped, single or sequence.
+    CherryPick,
+    /// `git revert` stopped, single or sequence.
+    Revert,
+    /// `git bisect` not concluded.
+    Bisect,
+    /// `git am` applying a mailbox (not in SPEC §5's list; reported rather than hidden).
+    Am,
+}
+
+/// Reads the operation in progress, if any. Never fails: absent state files mean none.
+pub fn read(repo: &gix::Repository) -> Option<Operation> {
+    use gix::state::InProgress;
+    repo.state().map(|state| match state {
+        InProgress::Merge => Operation::Merge,
+        InProgress::Rebase | InProgress::RebaseInteractive | InProgress::ApplyMailboxRebase => Operation::Rebase,
+        InProgress::CherryPick | InProgress::CherryPickSequence => Operation::CherryPick,
+        InProgress::Revert | InProgress::RevertSequence => Operation::Revert,
+        InProgress::Bisect => Operation::Bisect,
+        InProgress::ApplyMailbox => Operation::Am,
+    })
+}

@@ -1,0 +1,231 @@
+//! Ref facets: upstreams with ahead/behind, local and remote branches, tags, remotes.
+
+use gix::bstr::ByteSlice;
+use gix::remote::Direction;
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+
+/// A branch's upstream as configured by `branch.<name>.remote` and `branch.<name>.merge`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Upstream {
+    /// The remote-tracking branch's short name, e.g. `origin/main`.
+    pub name: String,
+    /// Commits on the branch that the upstream does not have (`git rev-list --count @{u}..HEAD`).
+    pub ahead: usize,
+    /// Commits on the upstream that the branch does not have (`git rev-list --count HEAD..@{u}`).
+    pub behind: usize,
+    /// `true` when the upstream is configured but its remote-tracking ref no longer exists (`[gone]`); counts are 0.
+    pub gone: bool,
+}
+
+/// A local branch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Branch {
+    /// Short name, e.g. `feature/x`.
+    pub name: String,
+    /// Tip commit sha.
+    pub sha: String,
+    /// `true` for the branch HEAD names in this worktree.
+    pub current: bool,
+    /// The configured upstream, if any.
+    pub upstream: Option<Upstream>,
+}
+
+/// A remote-tracking branch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RemoteBranch {
+    /// Short name, e.g. `origin/main`.
+    pub name: String,
+    /// Tip commit sha.
+    pub sha: String,
+}
+
+/// A tag.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Tag {
+    /// Short name, e.g. `v1.0`.
+    pub name: String,
+    /// The object the tag finally points to after peeling annotated tags (usually a commit).
+    pub sha: String,
+    /// `true` for an annotated tag object, `false` for a lightweight tag.
+    pub annotated: bool,
+}
+
+/// A configured remote.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Remote {
+    /// The remote's name, e.g. `origin`.
+    pub name: String,
+    /// The fetch URL with any password removed.
+    pub fetch_url: Option<String>,
+    /// The push URL with any password removed, when it differs from the fetch URL.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub push_url: Option<String>,
+}
+
+/// The upstream of the local branch `branch_name` (full name, `refs/heads/...`) whose tip is `tip`.
+///
+/// # Errors
+/// [`Error::GitRead`] when the upstream configuration is invalid or the walk fails.
+pub fn upstream_of(repo: &gix::Repository, branch_name: &gix::refs::FullNameRef, tip: Option<gix::ObjectId>) -> Result<Option<Upstream>> {
+    let Some(tracking) = repo.branch_remote_tracking_ref_name(branch_name, Direction::Fetch) else {
+        return Ok(None);
+    };
+    let tracking = tracking.map_err(|err| Error::git("upstream configuration", err))?;
+    let name = tracking.shorten().to_string();
+    let upstream_tip = repo
+        .try_find_reference(tracking.as_ref())
+        .map_err(|err| Error::git("upstream ref", err))?
+        .map(|mut reference| reference.peel_to_id().map(gix::Id::detach))
+        .transpose()
+        .map_err(|err| Error::git("upstream ref", err))?;
+    let Some(upstream_tip) = upstream_tip else {
+        return Ok(Some(Upstream { name, ahead: 0, behind: 0, gone: true }));
+    };
+    let (ahead, behind) = match tip {
+        Some(tip) => (count_exclusive(repo, tip, upstream_tip)?, count_exclusive(repo, upstream_tip, tip)?),
+        None => (0, 0),
+    };
+    Ok(Some(Upstream { name, ahead, behind, gone: false }))
+}
+
+/// Counts commits reachable from `from` but not from `hidden` (`git rev-list --count hidden..from`).
+///
+/// # Errors
+/// [`Error::GitRead`] when a commit cannot be read.
+pub fn count_exclusive(repo: &gix::Repository, from: gix::ObjectId, hidden: gix::ObjectId) -> Result<usize> {
+    if from == hidden {
+        return Ok(0);
+    }
+    let walk = repo.rev_walk([from]).with_hidden([hidden]).all().map_err(|err| Error::git("commit graph", err))?;
+    let mut count = 0;
+    for info in walk {
+        info.map_err(|err| Error::git("commit graph", err))?;
+        count += 1;
+    }
+    Ok(count)
+}
+
+/// All local branches in ref-name order, with upstreams; equivalent to `git branch -vv`.
+///
+/// # Errors
+/// [`Error::GitRead`] when refs cannot be listed or peeled.
+pub fn branches(repo: &gix::Repository) -> Result<Vec<Branch>> {
+    let current = repo.head_name().map_err(|err| Error::git("HEAD", err))?;
+    let platform = repo.references().map_err(|err| Error::git("refs", err))?;
+    let mut branches = Vec::new();
+    for reference in platform.local_branches().map_err(|err| Error::git("refs", err))? {
+        let mut reference = reference.map_err(|err| Error::git("refs", err))?;
+        let tip = reference.peel_to_id().map_err(|err| Error::git("branch tip", err))?.detach();
+        let full_name = reference.name().to_owned();
+        let upstream = upstream_of(repo, full_name.as_ref(), Some(tip))?;
+        branches.push(Branch {
+            name: full_name.shorten().to_string(),
+            sha: tip.to_string(),
+            current: current.as_ref() == Some(&full_name),
+            upstream,
+        });
+    }
+    Ok(branches)
+}
+
+/// Short names of all local branches in ref-name order, without reading upstreams.
+///
+/// # Errors
+/// [`Error::GitRead`] when refs cannot be listed.
+pub fn local_branch_names(repo: &gix::Repository) -> Result<Vec<String>> {
+    let platform = repo.references().map_err(|err| Error::git("refs", err))?;
+    let mut names = Vec::new();
+    for reference in platform.local_branches().map_err(|err| Error::git("refs", err))? {
+        names.push(reference.map_err(|err| Error::git("refs", err))?.name().shorten().to_string());
+    }
+    Ok(names)
+}
+
+/// All remote-tracking branches in ref-name order, without symbolic refs such as `origin/HEAD`.
+///
+/// # Errors
+/// [`Error::GitRead`] when refs cannot be listed or peeled.
+pub fn remote_branches(repo: &gix::Repository) -> Result<Vec<RemoteBranch>> {
+    let platform = repo.references().map_err(|err| Error::git("refs", err))?;
+    let mut branches = Vec::new();
+    for reference in platform.remote_branches().map_err(|err| Error::git("refs", err))? {
+        let mut reference = reference.map_err(|err| Error::git("refs", err))?;
+        if matches!(reference.target(), gix::refs::TargetRef::Symbolic(_)) {
+            continue;
+        }
+        let tip = reference.peel_to_id().map_err(|err| Error::git("remote branch tip", err))?;
+        branches.push(RemoteBranch { name: reference.name().shorten().to_string(), sha: tip.to_string() });
+    }
+    Ok(branches)
+}
+
+/// All tags in ref-name order (`git tag`), peeled to their final object.
+///
+/// # Errors
+/// [`Error::GitRead`] when refs cannot be listed or peeled.
+pub fn tags(repo: &gix::Repository) -> Result<Vec<Tag>> {
+    let platform = repo.references().map_err(|err| Error::git("refs", err))?;
+    let mut tags = Vec::new();
+    for reference in platform.tags().map_err(|err| Error::git("refs", err))? {
+        let mut reference = reference.map_err(|err| Error::git("refs", err))?;
+        let direct = reference.try_id().map(gix::Id::detach);
+        let peeled = reference.peel_to_id().map_err(|err| Error::git("tag target", err))?.detach();
+        let annotated = direct.is_some_and(|direct| direct != peeled);
+        tags.push(Tag { name: reference.name().shorten().to_string(), sha: peeled.to_string(), annotated });
+    }
+    Ok(tags)
+}
+
+/// All configured remotes in name order, URLs with passwords removed.
+///
+/// # Errors
+/// [`Error::GitRead`] when a remote's configuration is invalid.
+pub fn remotes(repo: &gix::Repository) -> Result<Vec<Remote>> {
+    let mut remotes = Vec::new();
+    for name in repo.remote_names() {
+        let remote = repo.find_remote(name.as_bstr()).map_err(|err| Error::git("remote configuration", err))?;
+        let redacted = |direction| remote.url(direction).map(redact_url);
+        let fetch_url = redacted(Direction::Fetch);
+        let push_url = redacted(Direction::Push).filter(|push| Some(push) != fetch_url.as_ref());
+        remotes.push(Remote { name: name.to_string(), fetch_url, push_url });
+    }
+    Ok(remotes)
+}
+
+/// The repository's default branch: the target of `origin/HEAD`, else `main` or `master` if such a local branch
+/// exists (SPEC §5 `conventions.defaultBranch`).
+///
+/// # Errors
+/// [`Error::GitRead`] when refs cannot be read.
+pub fn default_branch(repo: &gix::Repository) -> Result<Option<String>> {
+    let origin_head = repo.try_find_reference("refs/remotes/origin/HEAD").map_err(|err| Error::git("origin/HEAD", err))?;
+    if let Some(reference) = origin_head
+        && let gix::refs::TargetRef::Symbolic(target) = reference.target()
+    {
+        let short = target.shorten().to_string();
+        return Ok(Some(short.strip_prefix("origin/").unwrap_or(&short).to_owned()));
+    }
+    for candidate in ["main", "master"] {
+        let full = format!("refs/heads/{candidate}");
+        if repo.try_find_reference(full.as_str()).map_err(|err| Error::git("refs", err))?.is_some() {
+            return Ok(Some(candidate.to_owned()));
+        }
+    }
+    Ok(None)
+}
+
+/// Renders a URL without its password; user names stay (they are not secrets and help identify the account).
+fn redact_url(url: &gix::Url) -> String {
+    let mut url = url.clone();
+    if url.password().is_some() {
+        url.set_password(Some("***".into()));
+    }
+    url.to_bstring().to_string()
+}

@@ -1,0 +1,147 @@
+//! The submodule facet: every submodule at any depth, and the aggregated drift summary of `repo.brief`.
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::facets::utf8;
+
+/// Submodules deeper than this are not descended into (a guard against cyclic setups).
+pub const MAX_DEPTH: usize = 8;
+/// Non-clean paths listed in [`Summary::attention`] at most (SPEC §5).
+pub const MAX_ATTENTION: usize = 10;
+
+/// A submodule's state, as `git submodule status --recursive` prints it (` `, `+`, `-`, `U`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum SubmoduleState {
+    /// Checked out at the commit the superproject records.
+    Clean,
+    /// Checked out at another commit than recorded (`+`).
+    Drifted,
+    /// Not initialised: no repository checked out (`-`).
+    Uninitialized,
+    /// The superproject's index holds a merge conflict at the submodule path (`U`).
+    Conflict,
+}
+
+/// One submodule.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Submodule {
+    /// Path relative to the top-level repository, e.g. `libs/a/nested`.
+    pub path: String,
+    /// The commit the superproject's index records.
+    pub recorded_sha: Option<String>,
+    /// The commit checked out in the submodule, if initialised.
+    pub checked_out_sha: Option<String>,
+    /// The derived state.
+    pub state: SubmoduleState,
+}
+
+/// Aggregated submodule drift (SPEC §5 `repo.brief`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    /// Submodules at any depth.
+    pub total: usize,
+    /// Checked out where recorded.
+    pub clean: usize,
+    /// Checked out elsewhere.
+    pub drifted: usize,
+    /// Not initialised.
+    pub uninitialized: usize,
+    /// In a merge conflict.
+    pub conflicts: usize,
+    /// Up to [`MAX_ATTENTION`] non-clean submodules, `path (state)` in path order.
+    pub attention: Vec<String>,
+    /// `true` when more non-clean submodules exist than `attention` lists.
+    pub attention_truncated: bool,
+}
+
+/// Lists every submodule of `repo`, descending into initialised ones, in path order per level.
+///
+/// # Errors
+/// [`Error::GitRead`] when `.gitmodules`, the index or a submodule's HEAD cannot be read.
+pub fn list(repo: &gix::Repository) -> Result<Vec<Submodule>> {
+    let mut out = Vec::new();
+    collect(repo, "", 0, &mut out)?;
+    Ok(out)
+}
+
+/// Aggregates [`list`] into counts and an attention list.
+pub fn summarize(submodules: &[Submodule]) -> Summary {
+    let mut summary = Summary { total: submodules.len(), ..Summary::default() };
+    let mut non_clean = Vec::new();
+    for submodule in submodules {
+        match submodule.state {
+            SubmoduleState::Clean => summary.clean += 1,
+            SubmoduleState::Drifted => summary.drifted += 1,
+            SubmoduleState::Uninitialized => summary.uninitialized += 1,
+            SubmoduleState::Conflict => summary.conflicts += 1,
+        }
+        if submodule.state != SubmoduleState::Clean {
+            let state = match submodule.state {
+                SubmoduleState::Drifted => "drifted",
+                SubmoduleState::Uninitialized => "uninitialized",
+                SubmoduleState::Conflict => "conflict",
+                SubmoduleState::Clean => "clean",
+            };
+            non_clean.push(format!("{} ({state})", submodule.path));
+        }
+    }
+    summary.attention_truncated = non_clean.len() > MAX_ATTENTION;
+    non_clean.truncate(MAX_ATTENTION);
+    summary.attention = non_clean;
+    summary
+}
+
+fn collect(repo: &gix::Repository, prefix: &str, depth: usize, out: &mut Vec<Submodule>) -> Result<()> {
+    let to_err = |err| Error::git("submodules", err);
+    let Some(submodules) = repo.submodules().map_err(to_err)? else {
+        return Ok(());
+    };
+    let index = repo.index_or_empty().map_err(to_err)?;
+    let mut level = Vec::new();
+    for submodule in submodules {
+        let path = utf8(&submodule.path().map_err(to_err)?);
+        let full_path = if prefix.is_empty() { path.clone() } else { format!("{prefix}/{path}") };
+        let conflicted = index
+            .entry_range(gix::bstr::BStr::new(path.as_bytes()))
+            .is_some_and(|range| index.entries()[range].iter().any(|entry| entry.stage_raw() != 0));
+        let recorded = submodule.index_id().map_err(to_err)?;
+        let opened = submodule.open().map_err(to_err)?.filter(|sub| sub.workdir().is_some_and(|w| w.join(".git").exists()));
+        let checked_out = match &opened {
+            Some(sub) => sub.head_id().ok().map(gix::Id::detach),
+            None => None,
+        };
+        let state = if conflicted {
+            SubmoduleState::Conflict
+        } else if checked_out.is_none() {
+            SubmoduleState::Uninitialized
+        } else if checked_out != recorded {
+            SubmoduleState::Drifted
+        } else {
+            SubmoduleState::Clean
+        };
+        level.push((
+            Submodule {
+                path: full_path,
+                recorded_sha: recorded.map(|id| id.to_string()),
+                checked_out_sha: checked_out.map(|id| id.to_string()),
+                state,
+            },
+            opened,
+        ));
+    }
+    level.sort_by(|a, b| a.0.path.cmp(&b.0.path));
+    for (submodule, opened) in level {
+        let path = submodule.path.clone();
+        out.push(submodule);
+        if let Some(sub) = opened
+            && depth + 1 < MAX_DEPTH
+        {
+            collect(&sub, &path, depth + 1, out)?;
+        }
+    }
+    Ok(())
+}

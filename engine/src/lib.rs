@@ -1,0 +1,31 @@
+//! The FluxGit context engine: repository resolution, facets and token budgets.
+//!
+//! The engine answers "what state is this repository in" as typed, serialisable Rust values, within a token budget.
+//! It knows nothing of MCP or JSON-RPC (see `ARCHITECTURE.md`): the MCP sidecar maps arguments in and wraps results
+//! in its envelope; the budget is measured on that envelope through a `measure` callback ([`budget::fit`]).
+//!
+//! Main entry points: [`Engine::resolve`] (SPEC §4.4), then [`Engine::brief`], [`Engine::status`],
+//! [`Engine::refs`]. Every read goes through gix; no git process is started and nothing is written.
+//!
+//! ```no_run
+//! let engine = fluxgit_engine::Engine::new(fluxgit_engine::Options { allowed_roots: vec!["/home/me".into()] });
+//! let repo = engine.resolve("/home/me/project")?;
+//! let brief = engine.brief(&repo, &fluxgit_engine::brief::Options::default(), 600, &mut |brief| {
+//!     fluxgit_engine::budget::count_tokens(&serde_json::to_string(brief).expect("serialises"))
+//! })?;
+//! println!("{}", serde_json::to_string(&brief)?);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![deny(missing_docs)]
+
+pub mod brief;
+pub mod budget;
+mod engine;
+pub mod error;
+pub mod facets;
+pub mod refs;
+pub mod repository;
+pub mod status;
+
+pub use engine::{Budgeted, Engine, Measure, Options, Repo};
+pub use error::{Error, InvalidReason, Result};

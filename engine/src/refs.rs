@@ -1,0 +1,92 @@
+//! `repo.refs` (SPEC §5): branches with upstreams, remotes, stashes, tags and remote-tracking branches.
+
+use serde::Serialize;
+
+use crate::engine::{Budgeted, Measure, first, fit_sections};
+use crate::error::Result;
+use crate::facets::refs::{Branch, Remote, RemoteBranch, Tag};
+use crate::facets::stashes::Stash;
+use crate::facets::{head, refs, stashes};
+
+/// The refs report. `counts` are exact; lists may be cut by the budget (see the envelope's `omitted`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    /// Where HEAD is.
+    pub head: head::Head,
+    /// Exact totals of each list.
+    pub counts: RefCounts,
+    /// Local branches in name order, with upstream and ahead/behind.
+    pub branches: Vec<Branch>,
+    /// Remotes with passwords removed from URLs.
+    pub remotes: Vec<Remote>,
+    /// Stashes, newest first.
+    pub stashes: Vec<Stash>,
+    /// Tags in name order.
+    pub tags: Vec<Tag>,
+    /// Remote-tracking branches in name order.
+    pub remote_branches: Vec<RemoteBranch>,
+}
+
+/// Exact totals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RefCounts {
+    /// Local branches.
+    pub branches: usize,
+    /// Remotes.
+    pub remotes: usize,
+    /// Stashes.
+    pub stashes: usize,
+    /// Tags.
+    pub tags: usize,
+    /// Remote-tracking branches.
+    pub remote_branches: usize,
+}
+
+/// Reads the full report.
+///
+/// # Errors
+/// [`crate::Error::GitRead`] when refs cannot be read.
+pub fn read(repo: &gix::Repository) -> Result<Report> {
+    let branches = refs::branches(repo)?;
+    let remotes = refs::remotes(repo)?;
+    let stashes = stashes::read(repo)?;
+    let tags = refs::tags(repo)?;
+    let remote_branches = refs::remote_branches(repo)?;
+    Ok(Report {
+        head: head::read(repo)?,
+        counts: RefCounts {
+            branches: branches.len(),
+            remotes: remotes.len(),
+            stashes: stashes.len(),
+            tags: tags.len(),
+            remote_branches: remote_branches.len(),
+        },
+        branches,
+        remotes,
+        stashes,
+        tags,
+        remote_branches,
+    })
+}
+
+/// Cuts the lists to `max_tokens`, in priority branches > remotes > stashes > tags > remote-tracking branches.
+///
+/// # Errors
+/// [`crate::Error::Invalid`] (`budget_below_floor`) when the required fields alone exceed `max_tokens`.
+pub fn fit(full: Report, max_tokens: usize, measure: &mut Measure<'_, Report>) -> Result<Budgeted<Report>> {
+    let totals =
+        [full.branches.len(), full.remotes.len(), full.stashes.len(), full.tags.len(), full.remote_branches.len()];
+    let cut = |full: &Report, shown: &[usize]| Report {
+        head: full.head.clone(),
+        counts: full.counts,
+        branches: first(&full.branches, shown[0]),
+        remotes: first(&full.remotes, shown[1]),
+        stashes: first(&full.stashes, shown[2]),
+        tags: first(&full.tags, shown[3]),
+        remote_branches: first(&full.remote_branches, shown[4]),
+    };
+    let names = ["branches", "remotes", "stashes", "tags", "remoteBranches"];
+    fit_sections(&full, &names, &totals, max_tokens, &cut, measure)
+}

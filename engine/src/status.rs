@@ -1,0 +1,75 @@
+//! `repo.status` (SPEC §5): current branch, work-tree state and every dirty path.
+
+use serde::Serialize;
+
+use crate::brief::Counts;
+use crate::engine::{Budgeted, Measure, first, fit_sections};
+use crate::error::Result;
+use crate::facets::operation::Operation;
+use crate::facets::refs::Upstream;
+use crate::facets::worktree::Change;
+use crate::facets::{head, operation, refs, worktree};
+
+/// The status report. Counts are exact; the path lists may be cut by the budget (see the envelope's `omitted`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    /// Where HEAD is.
+    pub head: head::Head,
+    /// The current branch's upstream with ahead/behind, if configured.
+    pub upstream: Option<Upstream>,
+    /// The unfinished operation, or `null`.
+    pub operation_in_progress: Option<Operation>,
+    /// Exact counts.
+    pub counts: Counts,
+    /// Unmerged paths.
+    pub conflicted: Vec<String>,
+    /// Index vs HEAD.
+    pub staged: Vec<Change>,
+    /// Work tree vs index.
+    pub unstaged: Vec<Change>,
+    /// Untracked files, one by one.
+    pub untracked: Vec<String>,
+}
+
+/// Reads the full report.
+///
+/// # Errors
+/// [`crate::Error::GitRead`] when a facet cannot be read.
+pub fn read(repo: &gix::Repository) -> Result<Report> {
+    let head = head::read(repo)?;
+    let upstream = match repo.head_name().ok().flatten() {
+        Some(name) => {
+            let tip = head.sha.as_deref().and_then(|sha| gix::ObjectId::from_hex(sha.as_bytes()).ok());
+            refs::upstream_of(repo, name.as_ref(), tip)?
+        }
+        None => None,
+    };
+    let status = worktree::status(repo)?;
+    Ok(Report {
+        head,
+        upstream,
+        operation_in_progress: operation::read(repo),
+        counts: Counts::of(&status),
+        conflicted: status.conflicted,
+        staged: status.staged,
+        unstaged: status.unstaged,
+        untracked: status.untracked,
+    })
+}
+
+/// Cuts the path lists to `max_tokens`, in priority conflicted > staged > unstaged > untracked.
+///
+/// # Errors
+/// [`crate::Error::Invalid`] (`budget_below_floor`) when the required fields alone exceed `max_tokens`.
+pub fn fit(full: Report, max_tokens: usize, measure: &mut Measure<'_, Report>) -> Result<Budgeted<Report>> {
+    let totals = [full.conflicted.len(), full.staged.len(), full.unstaged.len(), full.untracked.len()];
+    let cut = |full: &Report, shown: &[usize]| Report {
+        conflicted: first(&full.conflicted, shown[0]),
+        staged: first(&full.staged, shown[1]),
+        unstaged: first(&full.unstaged, shown[2]),
+        untracked: first(&full.untracked, shown[3]),
+        ..full.clone()
+    };
+    fit_sections(&full, &["conflicted", "staged", "unstaged", "untracked"], &totals, max_tokens, &cut, measure)
+}

@@ -1,0 +1,361 @@
+//! Configuration from the environment (SPEC §4.4, §4.5), resolved in two stages:
+//! [`RawConfig::from_env`] collects what the process was given, [`Config::validate`] turns it into checked values
+//! (canonical allowed roots, run dir, audit and presence settings).
+//!
+//! ```no_run
+//! use fluxgit_mcp_sidecar::config::{Config, RawConfig};
+//!
+//! let config = Config::validate(RawConfig::from_env())?;
+//! let engine = fluxgit_engine::Engine::new(config.engine_options());
+//! # Ok::<(), fluxgit_mcp_sidecar::config::Error>(())
+//! ```
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// Allowed roots, separated by the OS path-list separator (`:` on Unix, `;` on Windows).
+pub const ALLOWED_ROOTS_VAR: &str = "FLUXGIT_MCP_ALLOWED_ROOTS";
+/// The run dir (audit ledger, presence files, index).
+pub const RUN_DIR_VAR: &str = "FLUXGIT_RUN_DIR";
+/// Audit ledger path; default `<run_dir>/audit/mcp.jsonl`.
+pub const AUDIT_LOG_VAR: &str = "FLUXGIT_MCP_AUDIT_LOG";
+/// Any value (even empty) turns the audit ledger off.
+pub const AUDIT_DISABLED_VAR: &str = "FLUXGIT_MCP_AUDIT_DISABLED";
+/// Ed25519 PKCS#8 PEM key signing audit entries.
+pub const AUDIT_SIGN_KEY_VAR: &str = "FLUXGIT_MCP_AUDIT_SIGN_KEY";
+/// Any value (even empty) turns the presence file off.
+pub const PRESENCE_DISABLED_VAR: &str = "FLUXGIT_MCP_PRESENCE_DISABLED";
+/// Any value (even empty) turns agent detection off.
+pub const AGENT_DETECTION_DISABLED_VAR: &str = "FLUXGIT_MCP_AGENT_DETECTION_DISABLED";
+/// Gateway address variables, in order of precedence (SPEC §4.5).
+pub const GATEWAY_ADDR_VARS: [&str; 3] = ["FLUXGIT_MCP_HANDSHAKE_ADDR", "FLUXGIT_GATEWAY_ADDR", "FLUXGIT_GATEWAY_URL"];
+
+/// Prefix of the variables [`RawConfig::from_env`] collects.
+const VAR_PREFIX: &str = "FLUXGIT_";
+
+/// What the process was given: every `FLUXGIT_*` variable plus the platform directories. No validation.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RawConfig {
+    /// Every set `FLUXGIT_*` variable with its raw value (empty values included: a `*_DISABLED` variable counts as
+    /// set with any value, SPEC §4.1).
+    pub vars: BTreeMap<String, OsString>,
+    /// The user's home directory (`dirs::home_dir`), the default allowed root.
+    pub home_dir: Option<PathBuf>,
+    /// The platform's local data directory (`dirs::data_local_dir`, e.g. `~/.local/share`), parent of the default
+    /// run dir.
+    pub data_local_dir: Option<PathBuf>,
+}
+
+/// Checked configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// Canonical (symlink-free, absolute) existing directories under which repositories may be opened.
+    pub allowed_roots: Vec<PathBuf>,
+    /// Where the roots came from.
+    pub roots_source: RootsSource,
+    /// Roots that were configured but are not in force, with the reason; reported by `doctor`.
+    pub dropped_roots: Vec<DroppedRoot>,
+    /// The run dir: absolute, not necessarily existing yet.
+    pub run_dir: PathBuf,
+    /// Whether `run_dir` came from `FLUXGIT_RUN_DIR` (`true`) or the platform default.
+    pub run_dir_from_env: bool,
+    /// The audit ledger path (`FLUXGIT_MCP_AUDIT_LOG`, else `<run_dir>/audit/mcp.jsonl`), even when disabled.
+    pub audit_log: PathBuf,
+    /// `FLUXGIT_MCP_AUDIT_DISABLED` is set.
+    pub audit_disabled: bool,
+    /// `FLUXGIT_MCP_AUDIT_SIGN_KEY`, if set (checked when the ledger opens, not here).
+    pub audit_sign_key: Option<PathBuf>,
+    /// The presence file directory, `<run_dir>/presence/mcp`.
+    pub presence_dir: PathBuf,
+    /// `FLUXGIT_MCP_PRESENCE_DISABLED` is set.
+    pub presence_disabled: bool,
+    /// `FLUXGIT_MCP_AGENT_DETECTION_DISABLED` is set.
+    pub agent_detection_disabled: bool,
+    /// The first set gateway address variable and its value, unvalidated (the bridge checks it, SPEC §4.5).
+    pub gateway_addr: Option<(String, String)>,
+    /// Every set `FLUXGIT_*` variable, for `doctor`.
+    pub vars: BTreeMap<String, OsString>,
+}
+
+/// Where the allowed roots came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RootsSource {
+    /// `FLUXGIT_MCP_ALLOWED_ROOTS`.
+    Env,
+    /// The user's home directory (the variable is unset or lists no path).
+    Home,
+}
+
+/// A configured root that is not in force.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DroppedRoot {
+    /// The path as configured.
+    pub path: PathBuf,
+    /// Why it was dropped.
+    pub reason: DropReason,
+}
+
+/// Why a root was dropped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DropReason {
+    /// The path is relative; roots must be absolute (the server's working directory is the host's choice).
+    NotAbsolute,
+    /// Nothing exists at the path.
+    NotFound,
+    /// The path exists but is not a directory.
+    NotADirectory,
+    /// It could not be canonicalised for another reason (permissions, ...): the OS error text.
+    Unreadable(String),
+}
+
+impl std::fmt::Display for DropReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NotAbsolute => f.write_str("not an absolute path"),
+            Self::NotFound => f.write_str("does not exist"),
+            Self::NotADirectory => f.write_str("not a directory"),
+            Self::Unreadable(error) => write!(f, "cannot be resolved: {error}"),
+        }
+    }
+}
+
+/// Configuration that cannot be served with.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum Error {
+    /// `FLUXGIT_MCP_ALLOWED_ROOTS` is unset and there is no home directory to default to.
+    #[error("no allowed roots: set {ALLOWED_ROOTS_VAR} (no home directory to default to)")]
+    NoHomeDir,
+    /// `FLUXGIT_RUN_DIR` is unset and the platform has no local data directory.
+    #[error("no run dir: set {RUN_DIR_VAR} (the platform has no local data directory)")]
+    NoRunDir,
+    /// `FLUXGIT_RUN_DIR` is not an absolute path.
+    #[error("{RUN_DIR_VAR} must be an absolute path, got {0:?}")]
+    RunDirNotAbsolute(PathBuf),
+    /// `FLUXGIT_MCP_AUDIT_LOG` is not an absolute path.
+    #[error("{AUDIT_LOG_VAR} must be an absolute path, got {0:?}")]
+    AuditLogNotAbsolute(PathBuf),
+}
+
+impl RawConfig {
+    /// Reads every `FLUXGIT_*` variable of this process and the platform directories.
+    pub fn from_env() -> Self {
+        let vars = std::env::vars_os()
+            .filter_map(|(name, value)| {
+                let name = name.into_string().ok()?;
+                name.starts_with(VAR_PREFIX).then_some((name, value))
+            })
+            .collect();
+        Self { vars, home_dir: dirs::home_dir(), data_local_dir: dirs::data_local_dir() }
+    }
+
+    /// The value of `name`, if set (possibly empty).
+    pub fn var(&self, name: &str) -> Option<&OsString> {
+        self.vars.get(name)
+    }
+}
+
+impl Config {
+    /// Validates `raw`.
+    ///
+    /// Roots: the entries of `FLUXGIT_MCP_ALLOWED_ROOTS` (split with [`std::env::split_paths`], empty entries
+    /// ignored), else the home directory; each is canonicalised, and relative, missing or non-directory ones are
+    /// dropped with a warning (see [`Config::dropped_roots`]). A variable that lists no path at all counts as unset.
+    /// Duplicates after canonicalisation are kept once. Run dir: `FLUXGIT_RUN_DIR` (non-empty), else
+    /// `<data_local_dir>/FluxGit/run`.
+    ///
+    /// # Errors
+    /// [`Error`] when there is no home directory to default to, no run dir, or a relative run dir or audit path.
+    pub fn validate(raw: RawConfig) -> Result<Config, Error> {
+        let configured: Vec<PathBuf> = raw
+            .var(ALLOWED_ROOTS_VAR)
+            .map(|value| std::env::split_paths(value).filter(|path| !path.as_os_str().is_empty()).collect())
+            .unwrap_or_default();
+        let (candidates, roots_source) = if configured.is_empty() {
+            if raw.var(ALLOWED_ROOTS_VAR).is_some() {
+                tracing::warn!("{ALLOWED_ROOTS_VAR} lists no path; defaulting to the home directory");
+            }
+            (vec![raw.home_dir.clone().ok_or(Error::NoHomeDir)?], RootsSource::Home)
+        } else {
+            (configured, RootsSource::Env)
+        };
+        let mut allowed_roots: Vec<PathBuf> = Vec::new();
+        let mut dropped_roots = Vec::new();
+        for path in candidates {
+            match canonical_root(&path) {
+                Ok(root) if allowed_roots.contains(&root) => {}
+                Ok(root) => allowed_roots.push(root),
+                Err(reason) => {
+                    tracing::warn!(path = %path.display(), %reason, "allowed root dropped");
+                    dropped_roots.push(DroppedRoot { path, reason });
+                }
+            }
+        }
+
+        let (run_dir, run_dir_from_env) = match non_empty_path(&raw, RUN_DIR_VAR) {
+            Some(path) if path.is_absolute() => (path, true),
+            Some(path) => return Err(Error::RunDirNotAbsolute(path)),
+            None => (raw.data_local_dir.as_ref().ok_or(Error::NoRunDir)?.join("FluxGit").join("run"), false),
+        };
+        let audit_log = match non_empty_path(&raw, AUDIT_LOG_VAR) {
+            Some(path) if path.is_absolute() => path,
+            Some(path) => return Err(Error::AuditLogNotAbsolute(path)),
+            None => run_dir.join("audit").join("mcp.jsonl"),
+        };
+        let gateway_addr = GATEWAY_ADDR_VARS.iter().find_map(|name| {
+            raw.var(name).map(|value| ((*name).to_owned(), value.to_string_lossy().into_owned()))
+        });
+        Ok(Config {
+            allowed_roots,
+            roots_source,
+            dropped_roots,
+            presence_dir: run_dir.join("presence").join("mcp"),
+            run_dir,
+            run_dir_from_env,
+            audit_log,
+            audit_disabled: raw.var(AUDIT_DISABLED_VAR).is_some(),
+            audit_sign_key: raw.var(AUDIT_SIGN_KEY_VAR).map(PathBuf::from),
+            presence_disabled: raw.var(PRESENCE_DISABLED_VAR).is_some(),
+            agent_detection_disabled: raw.var(AGENT_DETECTION_DISABLED_VAR).is_some(),
+            gateway_addr,
+            vars: raw.vars,
+        })
+    }
+
+    /// The engine options for this configuration.
+    pub fn engine_options(&self) -> fluxgit_engine::Options {
+        fluxgit_engine::Options { allowed_roots: self.allowed_roots.clone() }
+    }
+}
+
+fn non_empty_path(raw: &RawConfig, name: &str) -> Option<PathBuf> {
+    raw.var(name).filter(|value| !value.is_empty()).map(PathBuf::from)
+}
+
+/// Canonicalises a root, which must be an absolute path to an existing directory.
+fn canonical_root(path: &Path) -> Result<PathBuf, DropReason> {
+    if !path.is_absolute() {
+        return Err(DropReason::NotAbsolute);
+    }
+    let canonical = std::fs::canonicalize(path).map_err(|error| match error.kind() {
+        std::io::ErrorKind::NotFound => DropReason::NotFound,
+        _ => DropReason::Unreadable(error.to_string()),
+    })?;
+    if !canonical.is_dir() {
+        return Err(DropReason::NotADirectory);
+    }
+    Ok(canonical)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(vars: &[(&str, OsString)], home: &Path) -> RawConfig {
+        RawConfig {
+            vars: vars.iter().map(|(name, value)| ((*name).to_owned(), value.clone())).collect(),
+            home_dir: Some(home.to_path_buf()),
+            data_local_dir: Some(home.join(".local/share")),
+        }
+    }
+
+    fn joined(paths: &[&Path]) -> OsString {
+        std::env::join_paths(paths).expect("test paths have no separator")
+    }
+
+    #[test]
+    fn defaults_to_home_and_platform_run_dir() {
+        let home = tempfile::tempdir().expect("tempdir");
+        let config = Config::validate(raw(&[], home.path())).expect("valid");
+        let canonical_home = std::fs::canonicalize(home.path()).expect("exists");
+        assert_eq!(config.allowed_roots, vec![canonical_home]);
+        assert_eq!(config.roots_source, RootsSource::Home);
+        assert!(config.dropped_roots.is_empty());
+        assert_eq!(config.run_dir, home.path().join(".local/share/FluxGit/run"));
+        assert!(!config.run_dir_from_env);
+        assert_eq!(config.audit_log, config.run_dir.join("audit/mcp.jsonl"));
+        assert_eq!(config.presence_dir, config.run_dir.join("presence/mcp"));
+        assert!(!config.audit_disabled && !config.presence_disabled && !config.agent_detection_disabled);
+        assert_eq!(config.gateway_addr, None);
+    }
+
+    #[test]
+    fn roots_from_env_are_canonicalised_and_bad_ones_dropped() {
+        let home = tempfile::tempdir().expect("tempdir");
+        let a = home.path().join("a");
+        std::fs::create_dir(&a).expect("mkdir");
+        let file = home.path().join("file");
+        std::fs::write(&file, b"x").expect("write");
+        let missing = home.path().join("missing");
+        let via_dotdot = home.path().join("a/../a");
+        let value = joined(&[&a, &missing, &file, Path::new("relative"), &via_dotdot]);
+        let config = Config::validate(raw(&[(ALLOWED_ROOTS_VAR, value)], home.path())).expect("valid");
+        assert_eq!(config.roots_source, RootsSource::Env);
+        assert_eq!(config.allowed_roots, vec![std::fs::canonicalize(&a).expect("exists")]);
+        let reasons: Vec<(PathBuf, DropReason)> =
+            config.dropped_roots.into_iter().map(|dropped| (dropped.path, dropped.reason)).collect();
+        assert_eq!(
+            reasons,
+            vec![
+                (missing, DropReason::NotFound),
+                (file, DropReason::NotADirectory),
+                (PathBuf::from("relative"), DropReason::NotAbsolute),
+            ]
+        );
+    }
+
+    #[test]
+    fn empty_roots_variable_counts_as_unset() {
+        let home = tempfile::tempdir().expect("tempdir");
+        let config = Config::validate(raw(&[(ALLOWED_ROOTS_VAR, OsString::new())], home.path())).expect("valid");
+        assert_eq!(config.roots_source, RootsSource::Home);
+        assert_eq!(config.allowed_roots.len(), 1);
+    }
+
+    #[test]
+    fn all_roots_missing_leaves_none_in_force() {
+        let home = tempfile::tempdir().expect("tempdir");
+        let missing = home.path().join("missing");
+        let config = Config::validate(raw(&[(ALLOWED_ROOTS_VAR, joined(&[&missing]))], home.path())).expect("valid");
+        assert!(config.allowed_roots.is_empty());
+        assert_eq!(config.dropped_roots.len(), 1);
+    }
+
+    #[test]
+    fn run_dir_audit_and_flags_from_env() {
+        let home = tempfile::tempdir().expect("tempdir");
+        let vars = [
+            (RUN_DIR_VAR, OsString::from("/srv/fluxgit")),
+            (AUDIT_DISABLED_VAR, OsString::new()),
+            (PRESENCE_DISABLED_VAR, OsString::from("0")),
+            (AGENT_DETECTION_DISABLED_VAR, OsString::new()),
+            ("FLUXGIT_GATEWAY_URL", OsString::from("http://127.0.0.1:7000")),
+            ("FLUXGIT_GATEWAY_ADDR", OsString::from("127.0.0.1:7001")),
+        ];
+        let config = Config::validate(raw(&vars, home.path())).expect("valid");
+        assert_eq!(config.run_dir, PathBuf::from("/srv/fluxgit"));
+        assert!(config.run_dir_from_env);
+        assert_eq!(config.audit_log, PathBuf::from("/srv/fluxgit/audit/mcp.jsonl"));
+        assert!(config.audit_disabled, "an empty *_DISABLED value counts as set");
+        assert!(config.presence_disabled, "any value counts, even 0");
+        assert!(config.agent_detection_disabled);
+        assert_eq!(config.gateway_addr, Some(("FLUXGIT_GATEWAY_ADDR".to_owned(), "127.0.0.1:7001".to_owned())));
+        assert_eq!(config.vars.len(), vars.len());
+    }
+
+    #[test]
+    fn invalid_values_are_errors() {
+        let home = tempfile::tempdir().expect("tempdir");
+        let relative_run = [(RUN_DIR_VAR, OsString::from("run"))];
+        assert_eq!(Config::validate(raw(&relative_run, home.path())), Err(Error::RunDirNotAbsolute("run".into())));
+        let relative_audit = [(AUDIT_LOG_VAR, OsString::from("audit.jsonl"))];
+        assert_eq!(
+            Config::validate(raw(&relative_audit, home.path())),
+            Err(Error::AuditLogNotAbsolute("audit.jsonl".into()))
+        );
+        let no_dirs = RawConfig::default();
+        assert_eq!(Config::validate(no_dirs), Err(Error::NoHomeDir));
+        let no_data_dir = RawConfig { data_local_dir: None, ..raw(&[], home.path()) };
+        assert_eq!(Config::validate(no_data_dir), Err(Error::NoRunDir));
+    }
+}

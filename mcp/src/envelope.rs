@@ -1,0 +1,103 @@
+//! The result envelope of SPEC §4.2 and the mapping of engine errors to SPEC §4.3's two kinds of failure.
+
+use fluxgit_engine::{Budgeted, Error as EngineError, budget};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::tools::{ProtocolError, ToolOutput};
+
+/// JSON-RPC "invalid params" (SPEC §4.3).
+pub const INVALID_PARAMS: i32 = -32602;
+/// Product code: a local read-only git operation failed (SPEC §4.3).
+pub const GIT_READ_FAILED: i64 = 10010;
+
+/// Where a result came from (SPEC §4.2 `source`).
+pub const SOURCE_LOCAL: &str = "local-git";
+
+/// The fields every envelope of one call shares: `{tool, readOnly, repoPath, source}`, plus `resolvedFrom` when
+/// the caller named a subfolder of the repository.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Frame {
+    /// The tool name.
+    pub tool: &'static str,
+    /// `true` for read tools.
+    pub read_only: bool,
+    /// The repository's canonical root (work-tree top).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repo_path: Option<String>,
+    /// The canonical path the caller gave, when it differs from `repoPath` (a subfolder).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolved_from: Option<String>,
+    /// `local-git` or `fluxgit-gateway`.
+    pub source: &'static str,
+}
+
+#[derive(Serialize)]
+struct Envelope<'a, T: Serialize> {
+    #[serde(flatten)]
+    frame: &'a Frame,
+    data: &'a T,
+    #[serde(skip_serializing_if = "fluxgit_engine::budget::Omitted::is_empty")]
+    omitted: &'a budget::Omitted,
+}
+
+impl Frame {
+    /// A local read tool's frame for a resolved repository.
+    pub fn local(tool: &'static str, location: &fluxgit_engine::repository::Location) -> Self {
+        let root = location.root.display().to_string();
+        let requested = location.requested.display().to_string();
+        Self {
+            tool,
+            read_only: true,
+            resolved_from: (requested != root).then_some(requested),
+            repo_path: Some(root),
+            source: SOURCE_LOCAL,
+        }
+    }
+
+    /// The exact compact JSON of the envelope around `result`: what `content[0].text` carries and budgets measure.
+    pub fn render<T: Serialize>(&self, result: &Budgeted<T>) -> String {
+        serde_json::to_string(&Envelope { frame: self, data: &result.data, omitted: &result.omitted })
+            .expect("engine results serialise: plain structs of strings and numbers")
+    }
+
+    /// The token count (o200k_base) of [`Frame::render`].
+    pub fn measure<T: Serialize>(&self, result: &Budgeted<T>) -> usize {
+        budget::count_tokens(&self.render(result))
+    }
+
+    /// A successful tool output.
+    pub fn output<T: Serialize>(&self, result: &Budgeted<T>) -> ToolOutput {
+        text_output(self.render(result), false)
+    }
+
+    /// Maps an engine error: refused input becomes a JSON-RPC error with `data.reason` (SPEC §4.4); a failed read
+    /// on a valid repository becomes tool error 10010 (SPEC §4.3).
+    pub fn engine_error(&self, error: EngineError) -> Result<ToolOutput, ProtocolError> {
+        match error {
+            EngineError::Invalid { reason, message, floor } => {
+                let mut data = json!({ "reason": reason.as_str() });
+                if let Some(floor) = floor {
+                    data["floor"] = json!(floor);
+                }
+                Err(ProtocolError { code: INVALID_PARAMS, message, data: Some(data) })
+            }
+            EngineError::GitRead { what, message } => {
+                let error = json!({
+                    "code": GIT_READ_FAILED,
+                    "message": format!("git read failed while reading {what}: {message}"),
+                    "data": { "what": what, "nextStep": "Check the repository with `git fsck`; no change was made." },
+                });
+                let mut envelope = serde_json::to_value(self).expect("frame serialises");
+                envelope["error"] = error;
+                Ok(text_output(envelope.to_string(), true))
+            }
+        }
+    }
+}
+
+fn text_output(text: String, is_error: bool) -> ToolOutput {
+    let structured: Value = serde_json::from_str(&text).expect("the envelope text was just rendered as JSON");
+    ToolOutput { text, structured, is_error }
+}

@@ -1,0 +1,44 @@
+//! `fluxgit-mcp-sidecar`: the FluxGit MCP stdio server (SPEC §4).
+//!
+//! This library is internal to the `fluxgit-mcp-sidecar` binary; its API is not stable. It holds everything that
+//! knows the protocol, so that the engine (`fluxgit-engine`) never does:
+//! - [`transport`]: stdio framing (newline-delimited JSON and `Content-Length` frames, 8 MiB limit);
+//! - [`protocol`]: the JSON-RPC dispatcher for both MCP eras ([`protocol::Server`]);
+//! - [`tools`]: the tool contract ([`tools::Tool`]) and the [`tools::Registry`];
+//! - [`config`]: environment -> validated [`config::Config`].
+//!
+//! ```
+//! use std::io::Cursor;
+//!
+//! let engine = fluxgit_engine::Engine::new(fluxgit_engine::Options { allowed_roots: vec![] });
+//! let mut server = fluxgit_mcp_sidecar::protocol::Server::new(fluxgit_mcp_sidecar::tools::Registry::new(), engine);
+//! let mut input = Cursor::new(&b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}\n"[..]);
+//! let mut output = Vec::new();
+//! fluxgit_mcp_sidecar::serve(&mut server, &mut input, &mut output).unwrap();
+//! assert_eq!(output, b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[]}}\n");
+//! ```
+
+#![deny(missing_docs)]
+
+pub mod config;
+pub mod envelope;
+pub mod protocol;
+pub mod tools;
+pub mod transport;
+
+use std::io::{self, BufRead, Write};
+
+/// Serves `input` until end of input: each frame goes through [`protocol::Server::handle_frame`] and each response
+/// is written to `output` as one flushed JSON line.
+///
+/// # Errors
+/// I/O errors reading `input` or writing `output` (a `BrokenPipe` means the client went away).
+pub fn serve(server: &mut protocol::Server, input: &mut dyn BufRead, output: &mut dyn Write) -> io::Result<()> {
+    let mut reader = transport::FrameReader::new(input);
+    while let Some(frame) = reader.next_frame()? {
+        if let Some(response) = server.handle_frame(frame) {
+            transport::write_message(output, &response)?;
+        }
+    }
+    Ok(())
+}

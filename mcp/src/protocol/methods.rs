@@ -1,0 +1,207 @@
+//! Result builders for each MCP method, with the fields gated by protocol version (SPEC §4.1).
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use serde_json::{Map, Value, json};
+
+use crate::protocol::context::{META_SERVER_INFO, RequestContext};
+use crate::protocol::version::Version;
+use crate::tools::{ArgumentsError, CallContext, ProtocolError, Registry, ToolDefinition, ToolOutput};
+
+/// How long clients may cache `tools/list` and `server/discover` results, in milliseconds (5 minutes): the tool
+/// set only changes with the binary.
+pub const LIST_TTL_MS: u64 = 300_000;
+
+/// `cacheScope` of cacheable results: `"public"`, because the tool list and discovery answer hold nothing
+/// user-specific (the 2026-07-28 schema allows `"public"` and `"private"`).
+pub const CACHE_SCOPE: &str = "public";
+
+/// The server's name and version, as sent in `serverInfo`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerInfo {
+    /// `fluxgit-mcp-sidecar`.
+    pub name: &'static str,
+    /// The crate version (`CARGO_PKG_VERSION`).
+    pub version: &'static str,
+}
+
+impl ServerInfo {
+    /// This binary's identity.
+    pub const CURRENT: ServerInfo = ServerInfo { name: "fluxgit-mcp-sidecar", version: env!("CARGO_PKG_VERSION") };
+
+    /// `{"name": ..., "version": ...}`.
+    pub fn to_json(&self) -> Value {
+        json!({"name": self.name, "version": self.version})
+    }
+}
+
+/// Short guidance for the model, sent by `initialize` and `server/discover`.
+pub const INSTRUCTIONS: &str = "FluxGit gives structured, token-budgeted, read-only Git context. Start with \
+repo.brief; every repository tool takes an absolute repoPath inside the allowed roots. Tools never write to a \
+repository; write tools only submit proposals that a person approves.";
+
+fn capabilities() -> Value {
+    json!({"tools": {"listChanged": false}})
+}
+
+/// The legacy `initialize` result for the negotiated `version`.
+pub(crate) fn initialize_result(version: Version, info: &ServerInfo) -> Value {
+    json!({
+        "protocolVersion": version.as_str(),
+        "capabilities": capabilities(),
+        "serverInfo": info.to_json(),
+        "instructions": INSTRUCTIONS,
+    })
+}
+
+/// The `server/discover` result: every supported version, capabilities and cache hints (shape of rmcp's
+/// `DiscoverResult`). `resultType` and `_meta` are added by [`decorate_modern`].
+pub(crate) fn discover_result() -> Value {
+    let supported: Vec<&str> = Version::ALL.iter().map(|version| version.as_str()).collect();
+    json!({
+        "supportedVersions": supported,
+        "capabilities": capabilities(),
+        "instructions": INSTRUCTIONS,
+        "ttlMs": LIST_TTL_MS,
+        "cacheScope": CACHE_SCOPE,
+    })
+}
+
+/// The `tools/list` result: every tool in registry order, fields gated by `version`; cache hints only in the
+/// modern era.
+pub(crate) fn list_tools_result(registry: &Registry, version: Version) -> Value {
+    let tools: Vec<Value> = registry.tools().map(|tool| render_tool(tool.definition(), version)).collect();
+    let mut result = Map::new();
+    result.insert("tools".to_owned(), Value::Array(tools));
+    if version.is_modern() {
+        result.insert("ttlMs".to_owned(), Value::from(LIST_TTL_MS));
+        result.insert("cacheScope".to_owned(), Value::from(CACHE_SCOPE));
+    }
+    Value::Object(result)
+}
+
+/// One tool as `version` knows it: `title` and `outputSchema` from 2025-06-18, `annotations` from 2025-03-26.
+pub(crate) fn render_tool(definition: &ToolDefinition, version: Version) -> Value {
+    let mut tool = Map::new();
+    tool.insert("name".to_owned(), Value::from(definition.name));
+    if version.has_tool_title() {
+        tool.insert("title".to_owned(), Value::from(definition.title));
+    }
+    tool.insert("description".to_owned(), Value::from(definition.description));
+    tool.insert("inputSchema".to_owned(), definition.input_schema.clone());
+    if version.has_structured_output() {
+        tool.insert("outputSchema".to_owned(), definition.output_schema.clone());
+    }
+    if version.has_tool_annotations() {
+        tool.insert(
+            "annotations".to_owned(),
+            json!({
+                "title": definition.title,
+                "readOnlyHint": definition.read_only,
+                "destructiveHint": false,
+                "idempotentHint": definition.read_only,
+                "openWorldHint": false,
+            }),
+        );
+    }
+    Value::Object(tool)
+}
+
+/// Runs `tools/call`: checks params, validates the arguments against the advertised schema, calls the tool with
+/// panics caught, and frames its output for `context.version`.
+///
+/// # Errors
+/// `-32602` for malformed params, an unknown tool (`Unknown tool: X`) or arguments failing the schema
+/// (`data.errors: [{instancePath, message}]`); the tool's own [`ProtocolError`]; `-32603` if the tool panicked.
+pub(crate) fn call_tool(
+    registry: &Registry,
+    engine: &fluxgit_engine::Engine,
+    context: &RequestContext,
+    params: Option<&Value>,
+) -> Result<Value, ProtocolError> {
+    let Some(params) = params.and_then(Value::as_object) else {
+        return Err(ProtocolError::invalid_params("tools/call needs params {name, arguments}", None));
+    };
+    let Some(name) = params.get("name").and_then(Value::as_str) else {
+        return Err(ProtocolError::invalid_params("params.name must be a string", None));
+    };
+    let arguments = match params.get("arguments") {
+        None | Some(Value::Null) => Value::Object(Map::new()),
+        Some(arguments @ Value::Object(_)) => arguments.clone(),
+        Some(_) => return Err(ProtocolError::invalid_params("params.arguments must be an object", None)),
+    };
+    let Some(tool) = registry.lookup(name) else {
+        return Err(unknown_tool(name));
+    };
+    match registry.validate(name, &arguments) {
+        Ok(()) => {}
+        Err(ArgumentsError::UnknownTool) => return Err(unknown_tool(name)),
+        Err(ArgumentsError::Invalid { violations, omitted }) => {
+            let errors: Vec<Value> = violations
+                .iter()
+                .map(|violation| json!({"instancePath": violation.instance_path, "message": violation.message}))
+                .collect();
+            let mut data = json!({"errors": errors});
+            if omitted > 0 {
+                data["omittedErrors"] = Value::from(omitted);
+            }
+            return Err(ProtocolError::invalid_params(format!("Invalid arguments for tool {name}"), Some(data)));
+        }
+    }
+    let Value::Object(arguments) = arguments else {
+        return Err(ProtocolError::internal("arguments are not an object"));
+    };
+    let call_context = CallContext { engine, client_name: &context.client_name };
+    let outcome = catch_unwind(AssertUnwindSafe(|| tool.call(&call_context, &arguments)));
+    match outcome {
+        Ok(Ok(output)) => Ok(call_result(output, context.version)),
+        Ok(Err(error)) => Err(error),
+        Err(panic) => {
+            let detail = panic
+                .downcast_ref::<&str>()
+                .map(|text| (*text).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            tracing::error!(tool = name, panic = %detail, "tool panicked");
+            Err(ProtocolError::internal(format!("Internal error: tool {name} failed unexpectedly")))
+        }
+    }
+}
+
+fn unknown_tool(name: &str) -> ProtocolError {
+    ProtocolError::invalid_params(format!("Unknown tool: {name}"), None)
+}
+
+/// `{content: [{type: "text", text}], structuredContent?, isError}`; `structuredContent` only from 2025-06-18 and
+/// only when the tool produced one (a `Value::Null` structured output means "omit it").
+pub(crate) fn call_result(output: ToolOutput, version: Version) -> Value {
+    let mut result = Map::new();
+    result.insert("content".to_owned(), json!([{"type": "text", "text": output.text}]));
+    if version.has_structured_output() && !output.structured.is_null() {
+        result.insert("structuredContent".to_owned(), output.structured);
+    }
+    result.insert("isError".to_owned(), Value::from(output.is_error));
+    Value::Object(result)
+}
+
+/// Adds the modern-era fields to a result: `resultType: "complete"` first and `_meta` serverInfo last (merged into
+/// an existing `_meta`). Non-object results are left alone.
+pub(crate) fn decorate_modern(result: Value, info: &ServerInfo) -> Value {
+    let Value::Object(fields) = result else {
+        return result;
+    };
+    let mut decorated = Map::new();
+    decorated.insert("resultType".to_owned(), Value::from("complete"));
+    let mut meta = Map::new();
+    for (key, value) in fields {
+        match (key.as_str(), value) {
+            ("_meta", Value::Object(existing)) => meta.extend(existing),
+            (_, value) => {
+                decorated.insert(key, value);
+            }
+        }
+    }
+    meta.insert(META_SERVER_INFO.to_owned(), info.to_json());
+    decorated.insert("_meta".to_owned(), Value::Object(meta));
+    Value::Object(decorated)
+}

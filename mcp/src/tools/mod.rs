@@ -1,0 +1,81 @@
+//! The tool registry: definitions (schemas, annotations) and handlers.
+//!
+//! Each tool family lives in its own module; a handler maps validated arguments to one engine call and wraps the
+//! result in the envelope of SPEC §4.2.
+
+use serde_json::{Map, Value};
+
+/// What a tool call needs besides its arguments.
+pub struct CallContext<'a> {
+    /// The engine every read goes through.
+    pub engine: &'a fluxgit_engine::Engine,
+    /// The sanitised, self-declared client name (SPEC §4.1): attribution, never identity.
+    pub client_name: &'a str,
+}
+
+/// A tool as advertised in `tools/list`.
+#[derive(Debug, Clone)]
+pub struct ToolDefinition {
+    /// The tool name, e.g. `repo.brief`.
+    pub name: &'static str,
+    /// Human-readable title.
+    pub title: &'static str,
+    /// What the tool does and when an agent should call it.
+    pub description: &'static str,
+    /// JSON Schema of the arguments, with bounds; arguments are validated against exactly this schema.
+    pub input_schema: Value,
+    /// JSON Schema of `structuredContent` (advertised from 2025-06-18 on).
+    pub output_schema: Value,
+    /// `true` for read tools (`readOnlyHint: true`), `false` for proposals and cancel.
+    pub read_only: bool,
+}
+
+/// A successful or product-error tool result, before protocol framing.
+#[derive(Debug, Clone)]
+pub struct ToolOutput {
+    /// The compact JSON of the envelope: exactly what goes into `content[0].text` and what budgets are measured on.
+    pub text: String,
+    /// The same envelope as a value, for `structuredContent`.
+    pub structured: Value,
+    /// `true` for product errors (100xx), which are tool results, not JSON-RPC errors (SPEC §4.3).
+    pub is_error: bool,
+}
+
+/// A failure that must become a JSON-RPC error (SPEC §4.3), e.g. invalid params with `data.reason`.
+#[derive(Debug, Clone)]
+pub struct ProtocolError {
+    /// JSON-RPC error code (-32602 for invalid params).
+    pub code: i32,
+    /// Human-readable message.
+    pub message: String,
+    /// Structured detail, e.g. `{"reason": "outside_allowed_roots"}`.
+    pub data: Option<Value>,
+}
+
+/// One tool: its definition and its handler.
+pub trait Tool: Send + Sync {
+    /// The definition advertised in `tools/list`.
+    fn definition(&self) -> &ToolDefinition;
+    /// Runs the tool on arguments already validated against `definition().input_schema`.
+    fn call(&self, ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError>;
+}
+
+mod registry;
+pub mod repo;
+pub mod schema;
+
+pub use registry::{ArgumentsError, Registry, RegistryError, SchemaViolation};
+
+/// Builds the registry of every working tool, in `tools/list` order (`repo.brief` first, SPEC §4.1).
+///
+/// The binary serves exactly this registry; it is empty until tools are added here.
+///
+/// # Errors
+/// [`RegistryError`] if a tool definition is inconsistent (a programming error, caught by the tests).
+pub fn registry() -> Result<Registry, RegistryError> {
+    let mut registry = Registry::new();
+    registry.register(Box::new(repo::Brief::new()))?;
+    registry.register(Box::new(repo::Status::new()))?;
+    registry.register(Box::new(repo::Refs::new()))?;
+    Ok(registry)
+}

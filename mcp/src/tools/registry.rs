@@ -1,0 +1,185 @@
+//! The [`Registry`]: the ordered list of tools, with their input schemas compiled once.
+//!
+//! `tools/list` shows tools in registration order (SPEC §4.1: deterministic, `repo.brief` first), and `tools/call`
+//! validates arguments against exactly the advertised `inputSchema` before a handler runs.
+
+use serde_json::Value;
+
+use crate::tools::Tool;
+
+/// Most schema violations reported for one call; the rest are counted in the message, not listed.
+const MAX_REPORTED_VIOLATIONS: usize = 20;
+
+/// Longest string instance quoted verbatim in a violation message; longer values are masked as `value`.
+const MAX_QUOTED_STRING_CHARS: usize = 64;
+
+/// The tools this server offers, in `tools/list` order.
+pub struct Registry {
+    entries: Vec<Entry>,
+}
+
+struct Entry {
+    tool: Box<dyn Tool>,
+    validator: jsonschema::Validator,
+}
+
+/// Why a tool could not be registered. These are programming errors in a tool definition, reported at start-up.
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    /// Two tools share a name.
+    #[error("tool {name:?} is registered twice")]
+    Duplicate {
+        /// The repeated tool name.
+        name: String,
+    },
+    /// The tool name is empty.
+    #[error("a tool has an empty name")]
+    EmptyName,
+    /// The `inputSchema` or `outputSchema` is not a JSON Schema object with `"type": "object"` (MCP requires
+    /// both to describe objects), or the input schema does not compile.
+    #[error("tool {name:?} has an invalid {which}: {message}")]
+    InvalidSchema {
+        /// The tool name.
+        name: String,
+        /// `inputSchema` or `outputSchema`.
+        which: &'static str,
+        /// What is wrong with it.
+        message: String,
+    },
+}
+
+/// Why `tools/call` arguments were refused; both become JSON-RPC `-32602` (SPEC §4.3).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ArgumentsError {
+    /// No tool has this name.
+    UnknownTool,
+    /// The arguments do not satisfy the tool's `inputSchema`: at most 20 violations, in schema evaluation order,
+    /// plus the number of further ones left out.
+    Invalid {
+        /// The violations reported.
+        violations: Vec<SchemaViolation>,
+        /// How many more violations there were beyond `violations`.
+        omitted: usize,
+    },
+}
+
+/// One place where arguments fail the input schema.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaViolation {
+    /// JSON Pointer into the arguments object, e.g. `/maxTokens` (empty for the object itself).
+    pub instance_path: String,
+    /// What is wrong, e.g. `300 is greater than the maximum of 200`. Long or structured values are masked as `value`
+    /// so a 4 MiB patch is never echoed back.
+    pub message: String,
+}
+
+impl Registry {
+    /// An empty registry; `tools/list` then answers `{"tools": []}`.
+    pub fn new() -> Self {
+        Self { entries: Vec::new() }
+    }
+
+    /// Appends `tool` (it is listed after the tools registered before it) and compiles its input schema.
+    ///
+    /// # Errors
+    /// [`RegistryError`] for an empty or duplicate name, or a schema that is not an object schema or does not
+    /// compile.
+    pub fn register(&mut self, tool: Box<dyn Tool>) -> Result<(), RegistryError> {
+        let definition = tool.definition();
+        let name = definition.name;
+        if name.is_empty() {
+            return Err(RegistryError::EmptyName);
+        }
+        if self.lookup(name).is_some() {
+            return Err(RegistryError::Duplicate { name: name.to_owned() });
+        }
+        check_object_schema(name, "inputSchema", &definition.input_schema)?;
+        check_object_schema(name, "outputSchema", &definition.output_schema)?;
+        let validator =
+            jsonschema::validator_for(&definition.input_schema).map_err(|error| RegistryError::InvalidSchema {
+                name: name.to_owned(),
+                which: "inputSchema",
+                message: error.to_string(),
+            })?;
+        self.entries.push(Entry { tool, validator });
+        Ok(())
+    }
+
+    /// The tool called `name`, if registered.
+    pub fn lookup(&self, name: &str) -> Option<&dyn Tool> {
+        self.entry(name).map(|entry| entry.tool.as_ref())
+    }
+
+    /// Checks `arguments` against the input schema of tool `name` (the schema compiled at registration).
+    ///
+    /// # Errors
+    /// [`ArgumentsError::UnknownTool`] or [`ArgumentsError::Invalid`] with the violations.
+    pub fn validate(&self, name: &str, arguments: &Value) -> Result<(), ArgumentsError> {
+        let entry = self.entry(name).ok_or(ArgumentsError::UnknownTool)?;
+        let mut violations = Vec::new();
+        let mut omitted = 0;
+        for error in entry.validator.iter_errors(arguments) {
+            if violations.len() == MAX_REPORTED_VIOLATIONS {
+                omitted += 1;
+                continue;
+            }
+            violations.push(SchemaViolation {
+                instance_path: error.instance_path().as_str().to_owned(),
+                message: violation_message(&error),
+            });
+        }
+        if violations.is_empty() { Ok(()) } else { Err(ArgumentsError::Invalid { violations, omitted }) }
+    }
+
+    /// The tools in registration (= `tools/list`) order.
+    pub fn tools(&self) -> impl ExactSizeIterator<Item = &dyn Tool> + '_ {
+        self.entries.iter().map(|entry| entry.tool.as_ref())
+    }
+
+    /// Number of registered tools.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether no tool is registered.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    fn entry(&self, name: &str) -> Option<&Entry> {
+        self.entries.iter().find(|entry| entry.tool.definition().name == name)
+    }
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.tools().map(|tool| tool.definition().name)).finish()
+    }
+}
+
+fn check_object_schema(name: &str, which: &'static str, schema: &Value) -> Result<(), RegistryError> {
+    if schema.get("type").and_then(Value::as_str) == Some("object") {
+        return Ok(());
+    }
+    Err(RegistryError::InvalidSchema {
+        name: name.to_owned(),
+        which,
+        message: "must be a JSON object with \"type\": \"object\"".to_owned(),
+    })
+}
+
+/// The message for one violation: verbatim for small scalars, masked for long strings, arrays and objects.
+fn violation_message(error: &jsonschema::ValidationError<'_>) -> String {
+    let small_scalar = match error.instance().as_ref() {
+        Value::Null | Value::Bool(_) | Value::Number(_) => true,
+        Value::String(text) => text.chars().count() <= MAX_QUOTED_STRING_CHARS,
+        Value::Array(_) | Value::Object(_) => false,
+    };
+    if small_scalar { error.to_string() } else { error.masked().to_string() }
+}

@@ -1,0 +1,261 @@
+//! The `repo.*` tool family: `repo.brief`, `repo.status`, `repo.refs`. Each handler maps arguments to one engine
+//! call and wraps the result in the envelope.
+
+use fluxgit_engine::brief;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use crate::envelope::Frame;
+use crate::tools::schema::{self, count, nullable_string};
+use crate::tools::{CallContext, ProtocolError, Tool, ToolDefinition, ToolOutput};
+
+/// `repo.brief`'s default budget in tokens (SPEC §5).
+pub const BRIEF_DEFAULT_TOKENS: u64 = 600;
+/// `repo.status`'s default budget in tokens (our addition: SPEC §5 gives it no inputs, but a status of 100,000
+/// untracked files must still fit a context window).
+pub const STATUS_DEFAULT_TOKENS: u64 = 4000;
+/// `repo.refs`'s default budget in tokens.
+pub const REFS_DEFAULT_TOKENS: u64 = 2000;
+
+fn parse<T: for<'de> Deserialize<'de>>(arguments: &Map<String, Value>) -> Result<T, ProtocolError> {
+    serde_json::from_value(Value::Object(arguments.clone())).map_err(|err| ProtocolError {
+        code: crate::envelope::INVALID_PARAMS,
+        message: format!("invalid arguments: {err}"),
+        data: None,
+    })
+}
+
+/// Resolves the repository, runs `read` with a measure over this tool's envelope, and maps errors.
+fn run<T: serde::Serialize>(
+    ctx: &CallContext<'_>,
+    tool: &'static str,
+    repo_path: &str,
+    read: impl FnOnce(
+        &fluxgit_engine::Repo,
+        &mut fluxgit_engine::Measure<'_, T>,
+    ) -> fluxgit_engine::Result<fluxgit_engine::Budgeted<T>>,
+) -> Result<ToolOutput, ProtocolError> {
+    let unresolved = Frame { tool, read_only: true, repo_path: None, resolved_from: None, source: "local-git" };
+    let repo = match ctx.engine.resolve(repo_path) {
+        Ok(repo) => repo,
+        Err(error) => return unresolved.engine_error(error),
+    };
+    let frame = Frame::local(tool, &repo.location);
+    match read(&repo, &mut |candidate| frame.measure(candidate)) {
+        Ok(result) => Ok(frame.output(&result)),
+        Err(error) => frame.engine_error(error),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct BriefArgs {
+    repo_path: String,
+    recent_commits: Option<usize>,
+    max_tokens: Option<usize>,
+}
+
+/// `repo.brief`.
+pub struct Brief(ToolDefinition);
+
+impl Brief {
+    /// The tool with its definition.
+    pub fn new() -> Self {
+        let commit = json!({ "type": "object", "required": ["sha", "subject"],
+            "properties": { "sha": { "type": "string" }, "subject": { "type": "string" } } });
+        let hint = json!({ "type": "object", "required": ["kind", "message", "tool"], "properties": {
+            "kind": { "type": "string" }, "message": { "type": "string" }, "tool": { "type": "string" },
+            "arguments": { "type": "object", "additionalProperties": { "type": "string" } } } });
+        let data = json!({
+            "type": "object",
+            "required": ["head", "operationInProgress", "workingTree", "stashes", "submodules", "recentCommits",
+                         "conventions", "hints"],
+            "properties": {
+                "head": { "type": "object", "required": ["branch", "detached", "unborn", "sha", "upstream", "ahead", "behind"],
+                    "properties": { "branch": nullable_string(), "detached": { "type": "boolean" },
+                        "unborn": { "type": "boolean" }, "sha": nullable_string(), "upstream": nullable_string(),
+                        "ahead": count(), "behind": count(), "upstreamGone": { "type": "boolean" } } },
+                "operationInProgress": schema::operation(),
+                "workingTree": schema::counts(),
+                "stashes": { "type": "object", "required": ["count"], "properties": { "count": count() } },
+                "submodules": { "type": "object",
+                    "required": ["total", "clean", "drifted", "uninitialized", "conflicts", "attention", "attentionTruncated"],
+                    "properties": { "total": count(), "clean": count(), "drifted": count(), "uninitialized": count(),
+                        "conflicts": count(), "attention": { "type": "array", "maxItems": 10, "items": { "type": "string" } },
+                        "attentionTruncated": { "type": "boolean" } } },
+                "recentCommits": { "type": "array", "maxItems": 20, "items": commit },
+                "conventions": { "type": "object", "required": ["conventionalCommitRatio", "defaultBranch", "branchPrefixes"],
+                    "properties": { "conventionalCommitRatio": { "type": ["number", "null"], "minimum": 0, "maximum": 1 },
+                        "defaultBranch": nullable_string(),
+                        "branchPrefixes": { "type": "array", "items": { "type": "string" } } } },
+                "hints": { "type": "array", "maxItems": 3, "items": hint }
+            }
+        });
+        Self(ToolDefinition {
+            name: "repo.brief",
+            title: "Repository brief",
+            description: "Situational awareness in one call, replacing 6-10 raw git calls: HEAD (branch, detached, \
+                unborn, sha, upstream, ahead/behind), the operation in progress, exact work-tree counts, stash count, \
+                submodule drift, recent commits, conventions (Conventional Commits ratio, default branch, branch \
+                prefixes) and up to 3 ranked hints naming the tool to call next. The whole JSON result fits \
+                `maxTokens` (o200k_base); anything cut is counted in `omitted`. Call it first in a session.",
+            input_schema: schema::input(
+                json!({
+                    "repoPath": schema::repo_path(),
+                    "recentCommits": schema::integer(1, 20, 10, "Recent commits to include, newest first."),
+                    "maxTokens": schema::max_tokens(200, 4000, BRIEF_DEFAULT_TOKENS),
+                }),
+                &["repoPath"],
+            ),
+            output_schema: schema::envelope(data),
+            read_only: true,
+        })
+    }
+}
+
+impl Default for Brief {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Tool for Brief {
+    fn definition(&self) -> &ToolDefinition {
+        &self.0
+    }
+
+    fn call(&self, ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
+        let args: BriefArgs = parse(arguments)?;
+        let options = brief::Options { recent_commits: args.recent_commits.unwrap_or(10) };
+        let max_tokens = args.max_tokens.unwrap_or(BRIEF_DEFAULT_TOKENS as usize);
+        run(ctx, "repo.brief", &args.repo_path, |repo, measure| ctx.engine.brief(repo, &options, max_tokens, measure))
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct BudgetArgs {
+    repo_path: String,
+    max_tokens: Option<usize>,
+}
+
+fn change_list() -> Value {
+    json!({ "type": "array", "items": { "type": "object", "required": ["path", "status"], "properties": {
+        "path": { "type": "string" },
+        "status": { "enum": ["added", "modified", "deleted", "renamed", "type-change"] },
+        "from": { "type": "string" } } } })
+}
+
+/// `repo.status`.
+pub struct Status(ToolDefinition);
+
+impl Status {
+    /// The tool with its definition.
+    pub fn new() -> Self {
+        let paths = json!({ "type": "array", "items": { "type": "string" } });
+        let data = json!({
+            "type": "object",
+            "required": ["head", "upstream", "operationInProgress", "counts", "conflicted", "staged", "unstaged", "untracked"],
+            "properties": {
+                "head": schema::head(), "upstream": schema::upstream(), "operationInProgress": schema::operation(),
+                "counts": schema::counts(), "conflicted": paths, "staged": change_list(), "unstaged": change_list(),
+                "untracked": paths
+            }
+        });
+        Self(ToolDefinition {
+            name: "repo.status",
+            title: "Work-tree status",
+            description: "Current branch, upstream with ahead/behind, the operation in progress, exact counts and \
+                every dirty path: conflicted, staged (index vs HEAD), unstaged (work tree vs index) and untracked \
+                files one by one, paths as UTF-8. Lists are cut to `maxTokens` in that priority; counts stay exact.",
+            input_schema: schema::input(
+                json!({ "repoPath": schema::repo_path(), "maxTokens": schema::max_tokens(200, 32000, STATUS_DEFAULT_TOKENS) }),
+                &["repoPath"],
+            ),
+            output_schema: schema::envelope(data),
+            read_only: true,
+        })
+    }
+}
+
+impl Default for Status {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Tool for Status {
+    fn definition(&self) -> &ToolDefinition {
+        &self.0
+    }
+
+    fn call(&self, ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
+        let args: BudgetArgs = parse(arguments)?;
+        let max_tokens = args.max_tokens.unwrap_or(STATUS_DEFAULT_TOKENS as usize);
+        run(ctx, "repo.status", &args.repo_path, |repo, measure| ctx.engine.status(repo, max_tokens, measure))
+    }
+}
+
+/// `repo.refs`.
+pub struct Refs(ToolDefinition);
+
+impl Refs {
+    /// The tool with its definition.
+    pub fn new() -> Self {
+        let named = |extra: Value| {
+            let mut properties = json!({ "name": { "type": "string" }, "sha": { "type": "string" } });
+            if let (Some(target), Some(extra)) = (properties.as_object_mut(), extra.as_object()) {
+                target.extend(extra.clone());
+            }
+            json!({ "type": "array", "items": { "type": "object", "required": ["name", "sha"], "properties": properties } })
+        };
+        let data = json!({
+            "type": "object",
+            "required": ["head", "counts", "branches", "remotes", "stashes", "tags", "remoteBranches"],
+            "properties": {
+                "head": schema::head(),
+                "counts": { "type": "object", "required": ["branches", "remotes", "stashes", "tags", "remoteBranches"],
+                    "properties": { "branches": count(), "remotes": count(), "stashes": count(), "tags": count(),
+                        "remoteBranches": count() } },
+                "branches": named(json!({ "current": { "type": "boolean" }, "upstream": schema::upstream() })),
+                "remotes": { "type": "array", "items": { "type": "object", "required": ["name", "fetchUrl"], "properties": {
+                    "name": { "type": "string" }, "fetchUrl": nullable_string(), "pushUrl": { "type": "string" } } } },
+                "stashes": { "type": "array", "items": { "type": "object", "required": ["index", "sha", "message"],
+                    "properties": { "index": count(), "sha": { "type": "string" }, "message": { "type": "string" } } } },
+                "tags": named(json!({ "annotated": { "type": "boolean" } })),
+                "remoteBranches": named(json!({}))
+            }
+        });
+        Self(ToolDefinition {
+            name: "repo.refs",
+            title: "Branches, tags, remotes and stashes",
+            description: "Local branches with upstream and ahead/behind (gone upstreams flagged), remotes (URLs \
+                without passwords), stashes newest first, tags peeled to their commit, and remote-tracking branches. \
+                Exact counts always; lists are cut to `maxTokens` in that priority and counted in `omitted`.",
+            input_schema: schema::input(
+                json!({ "repoPath": schema::repo_path(), "maxTokens": schema::max_tokens(200, 32000, REFS_DEFAULT_TOKENS) }),
+                &["repoPath"],
+            ),
+            output_schema: schema::envelope(data),
+            read_only: true,
+        })
+    }
+}
+
+impl Default for Refs {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Tool for Refs {
+    fn definition(&self) -> &ToolDefinition {
+        &self.0
+    }
+
+    fn call(&self, ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
+        let args: BudgetArgs = parse(arguments)?;
+        let max_tokens = args.max_tokens.unwrap_or(REFS_DEFAULT_TOKENS as usize);
+        run(ctx, "repo.refs", &args.repo_path, |repo, measure| ctx.engine.refs(repo, max_tokens, measure))
+    }
+}
