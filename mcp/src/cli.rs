@@ -98,9 +98,7 @@ fn call(tool: &str, arguments: &str) -> anyhow::Result<ExitCode> {
             },
         },
     });
-    let response = server
-        .handle(request.to_string().as_bytes())
-        .context("the server sent no response to a request")?;
+    let response = server.handle(request.to_string().as_bytes()).context("the server sent no response to a request")?;
     if let Some(error) = response.get("error") {
         let code = error.get("code").cloned().unwrap_or(Value::Null);
         let message = error.get("message").and_then(Value::as_str).unwrap_or("(no message)");

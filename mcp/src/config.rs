@@ -202,9 +202,9 @@ impl Config {
             Some(path) => return Err(Error::AuditLogNotAbsolute(path)),
             None => run_dir.join("audit").join("mcp.jsonl"),
         };
-        let gateway_addr = GATEWAY_ADDR_VARS.iter().find_map(|name| {
-            raw.var(name).map(|value| ((*name).to_owned(), value.to_string_lossy().into_owned()))
-        });
+        let gateway_addr = GATEWAY_ADDR_VARS
+            .iter()
+            .find_map(|name| raw.var(name).map(|value| ((*name).to_owned(), value.to_string_lossy().into_owned())));
         Ok(Config {
             allowed_roots,
             roots_source,

@@ -287,7 +287,6 @@ fn parse_header(line: &[u8]) -> Result<Option<u64>, String> {
     text.parse::<u64>().map(Some).map_err(|_| format!("Content-Length out of range: {text}"))
 }
 
-
 #[cfg(test)]
 mod tests {
     use std::io::{BufReader, Cursor};
@@ -310,7 +309,10 @@ mod tests {
     #[test]
     fn newline_delimited_messages_and_blank_lines() {
         let input = b"\n{\"a\":1}\r\n  \n{\"b\":2}\n\n{\"c\":3}";
-        assert_eq!(frames(input, MAX_FRAME_BYTES), vec![message("{\"a\":1}"), message("{\"b\":2}"), message("{\"c\":3}")]);
+        assert_eq!(
+            frames(input, MAX_FRAME_BYTES),
+            vec![message("{\"a\":1}"), message("{\"b\":2}"), message("{\"c\":3}")]
+        );
     }
 
     #[test]
@@ -328,10 +330,17 @@ CONTENT-LENGTH:7\n\n{\"b\":2}";
 
     #[test]
     fn mixed_framings_in_one_stream() {
-        let input = b"{\"n\":1}\nContent-Length: 7\r\n\r\n{\"n\":2}\n{\"n\":3}\nContent-Length: 7\r\n\r\n{\"n\":4}{\"n\":5}\n";
+        let input =
+            b"{\"n\":1}\nContent-Length: 7\r\n\r\n{\"n\":2}\n{\"n\":3}\nContent-Length: 7\r\n\r\n{\"n\":4}{\"n\":5}\n";
         assert_eq!(
             frames(input, MAX_FRAME_BYTES),
-            vec![message("{\"n\":1}"), message("{\"n\":2}"), message("{\"n\":3}"), message("{\"n\":4}"), message("{\"n\":5}")]
+            vec![
+                message("{\"n\":1}"),
+                message("{\"n\":2}"),
+                message("{\"n\":3}"),
+                message("{\"n\":4}"),
+                message("{\"n\":5}")
+            ]
         );
     }
 

@@ -87,10 +87,7 @@ pub(crate) fn modern_context(meta: &Map<String, Value>) -> Result<RequestContext
             Some(json!({"missing": missing})),
         ));
     };
-    let client_name = meta
-        .get(META_CLIENT_INFO)
-        .and_then(|info| info.get("name"))
-        .and_then(Value::as_str);
+    let client_name = meta.get(META_CLIENT_INFO).and_then(|info| info.get("name")).and_then(Value::as_str);
     Ok(RequestContext { version, client_name: sanitize_client_name(client_name) })
 }
 

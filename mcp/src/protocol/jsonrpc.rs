@@ -82,37 +82,36 @@ pub(crate) struct Rejected {
 }
 
 /// Classifies one parsed JSON value.
-pub(crate) fn classify(message: Value) -> Result<Incoming, Rejected> {
+pub(crate) fn classify(message: Value) -> Result<Incoming, Box<Rejected>> {
     let mut object = match message {
         Value::Object(object) => object,
         Value::Array(_) => {
-            return Err(Rejected {
+            return Err(Box::new(Rejected {
                 id: Value::Null,
                 error: ProtocolError::invalid_request(
                     "Batch requests are not supported: send one JSON-RPC message per frame",
                 ),
-            });
+            }));
         }
         _ => {
-            return Err(Rejected {
+            return Err(Box::new(Rejected {
                 id: Value::Null,
                 error: ProtocolError::invalid_request("A JSON-RPC message must be a JSON object"),
-            });
+            }));
         }
     };
     let id = match object.remove("id") {
         None => None,
         Some(id @ (Value::String(_) | Value::Number(_))) => Some(id),
         Some(_) => {
-            return Err(Rejected {
+            return Err(Box::new(Rejected {
                 id: Value::Null,
                 error: ProtocolError::invalid_request("id must be a string or a number"),
-            });
+            }));
         }
     };
-    let reject = |message: &str| Rejected {
-        id: id.clone().unwrap_or(Value::Null),
-        error: ProtocolError::invalid_request(message),
+    let reject = |message: &str| {
+        Box::new(Rejected { id: id.clone().unwrap_or(Value::Null), error: ProtocolError::invalid_request(message) })
     };
     if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return Err(reject("jsonrpc must be \"2.0\""));

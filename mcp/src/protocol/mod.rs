@@ -131,7 +131,10 @@ impl Server {
             }
         };
         match jsonrpc::classify(value) {
-            Err(Rejected { id, error }) => Some(jsonrpc::failure(id, &error)),
+            Err(rejected) => {
+                let Rejected { id, error } = *rejected;
+                Some(jsonrpc::failure(id, &error))
+            }
             Ok(Incoming::Response) => {
                 tracing::debug!("ignoring a response from the client: this server sends no requests");
                 None

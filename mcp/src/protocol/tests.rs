@@ -110,7 +110,8 @@ fn modern_meta(version: &str) -> Value {
 }
 
 fn initialize(server: &mut Server, version: &str) -> Value {
-    let params = json!({"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "tester", "version": "1"}});
+    let params =
+        json!({"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "tester", "version": "1"}});
     send(server, request(0, "initialize", params))
 }
 
@@ -233,7 +234,8 @@ fn legacy_requests_before_initialize_use_the_newest_legacy_version() {
 #[test]
 fn modern_requests_are_stateless_and_decorated() {
     let mut server = server();
-    let list = send(&mut server, request(1, "tools/list", json!({"_meta": modern_meta("2026-07-28")})))["result"].clone();
+    let list =
+        send(&mut server, request(1, "tools/list", json!({"_meta": modern_meta("2026-07-28")})))["result"].clone();
     assert_eq!(list["resultType"], "complete");
     assert_eq!(list["ttlMs"], 300_000);
     assert_eq!(list["cacheScope"], "public");
@@ -246,7 +248,8 @@ fn modern_requests_are_stateless_and_decorated() {
     assert_eq!(result["structuredContent"]["client"], "modernclient");
     assert_eq!(server.negotiated_version(), None, "modern requests leave the session alone");
     // A modern request at a legacy version is served at that version, without the modern fields.
-    let list = send(&mut server, request(3, "tools/list", json!({"_meta": modern_meta("2024-11-05")})))["result"].clone();
+    let list =
+        send(&mut server, request(3, "tools/list", json!({"_meta": modern_meta("2024-11-05")})))["result"].clone();
     assert!(list.get("resultType").is_none() && list.get("ttlMs").is_none());
     assert!(list["tools"][0].get("annotations").is_none());
     // ping does not exist in 2026-07-28.

@@ -95,12 +95,9 @@ impl Registry {
         }
         check_object_schema(name, "inputSchema", &definition.input_schema)?;
         check_object_schema(name, "outputSchema", &definition.output_schema)?;
-        let validator =
-            jsonschema::validator_for(&definition.input_schema).map_err(|error| RegistryError::InvalidSchema {
-                name: name.to_owned(),
-                which: "inputSchema",
-                message: error.to_string(),
-            })?;
+        let validator = jsonschema::validator_for(&definition.input_schema).map_err(|error| {
+            RegistryError::InvalidSchema { name: name.to_owned(), which: "inputSchema", message: error.to_string() }
+        })?;
         self.entries.push(Entry { tool, validator });
         Ok(())
     }

@@ -1,0 +1,347 @@
+//! Engine results checked against the git CLI on every fixture scenario: HEAD, upstream, ahead/behind, exact
+//! counts and paths, stashes, recent commits, refs and submodules; and the repository byte-identical afterwards.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use fluxgit_engine::facets::submodules::SubmoduleState;
+use fluxgit_engine::{Budgeted, Engine, Options, brief, budget, refs, status};
+use fluxgit_fixtures::{Fixture, Scenario};
+
+/// Large enough that nothing is cut.
+const UNLIMITED: usize = 1_000_000;
+
+fn engine_for(fixture: &Fixture) -> Engine {
+    let root = fixture.root().canonicalize().expect("fixture root exists");
+    Engine::new(Options { allowed_roots: vec![root] })
+}
+
+fn measure<T: serde::Serialize>(result: &Budgeted<T>) -> usize {
+    budget::count_tokens(&serde_json::to_string(result).expect("serialises"))
+}
+
+struct Reads {
+    brief: brief::Brief,
+    status: status::Report,
+    refs: refs::Report,
+}
+
+/// Runs the three reads on `path`, checking that the fixture's root is byte-identical afterwards.
+fn read_all(fixture: &Fixture, path: &Path) -> Reads {
+    let before = fluxgit_fixtures::tree_digest(fixture.root());
+    let engine = engine_for(fixture);
+    let repo = engine.resolve(path.to_str().expect("utf-8 temp path")).expect("resolves");
+    let options = brief::Options { recent_commits: 20 };
+    let reads = Reads {
+        brief: engine.brief(&repo, &options, UNLIMITED, &mut measure).expect("brief").data,
+        status: engine.status(&repo, UNLIMITED, &mut measure).expect("status").data,
+        refs: engine.refs(&repo, UNLIMITED, &mut measure).expect("refs").data,
+    };
+    drop(repo);
+    let after = fluxgit_fixtures::tree_digest(fixture.root());
+    assert_eq!(before, after, "{}: reads changed the repository", fixture.scenario().name());
+    if let Some(traps) = fixture.traps() {
+        assert!(traps.sprung().is_empty(), "a repository-configured program ran: {:?}", traps.sprung());
+    }
+    reads
+}
+
+/// What `git status --porcelain=v2 -z --untracked-files=all` says, paths as lossy UTF-8.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct GitStatus {
+    staged: BTreeSet<String>,
+    unstaged: BTreeSet<String>,
+    untracked: BTreeSet<String>,
+    conflicted: BTreeSet<String>,
+}
+
+fn git_status(fixture: &Fixture, dir: &Path) -> GitStatus {
+    // The oracle must not spring the traps either: disable fsmonitor for this one command.
+    let output = fixture.git_raw_in(dir, &["-c", "core.fsmonitor=", "status", "--porcelain=v2", "-z", "--untracked-files=all"]);
+    assert!(output.status.success(), "git status failed: {}", String::from_utf8_lossy(&output.stderr));
+    let mut out = GitStatus::default();
+    let mut records = output.stdout.split(|b| *b == 0).filter(|r| !r.is_empty());
+    while let Some(record) = records.next() {
+        let text = String::from_utf8_lossy(record).into_owned();
+        let fields: Vec<&str> = text.splitn(11, ' ').collect();
+        match fields[0] {
+            "1" | "2" => {
+                let path_field = if fields[0] == "1" { 8 } else { 9 };
+                let path = text.splitn(path_field + 1, ' ').nth(path_field).expect("path").to_owned();
+                let xy = fields[1].as_bytes();
+                if xy[0] != b'.' {
+                    out.staged.insert(path.clone());
+                }
+                if xy[1] != b'.' {
+                    out.unstaged.insert(path);
+                }
+                if fields[0] == "2" {
+                    records.next(); // the rename source
+                }
+            }
+            "u" => {
+                out.conflicted.insert(text.splitn(11, ' ').nth(10).expect("path").to_owned());
+            }
+            "?" => {
+                out.untracked.insert(text[2..].to_owned());
+            }
+            other => panic!("unexpected porcelain record {other:?}"),
+        }
+    }
+    out
+}
+
+fn engine_status(report: &status::Report) -> GitStatus {
+    GitStatus {
+        staged: report.staged.iter().map(|c| c.path.clone()).collect(),
+        unstaged: report.unstaged.iter().map(|c| c.path.clone()).collect(),
+        untracked: report.untracked.iter().cloned().collect(),
+        conflicted: report.conflicted.iter().cloned().collect(),
+    }
+}
+
+fn git_line(fixture: &Fixture, dir: &Path, args: &[&str]) -> Option<String> {
+    let output = fixture.git_raw_in(dir, args);
+    output.status.success().then(|| String::from_utf8_lossy(&output.stdout).trim().to_owned())
+}
+
+/// Checks every fact the engine reports for the work tree at `dir` against git.
+fn check(fixture: &Fixture, dir: &Path) -> Reads {
+    let name = fixture.scenario().name();
+    let reads = read_all(fixture, dir);
+    let brief = &reads.brief;
+
+    // HEAD.
+    let branch = git_line(fixture, dir, &["symbolic-ref", "-q", "--short", "HEAD"]);
+    let sha = git_line(fixture, dir, &["rev-parse", "-q", "--verify", "HEAD"]);
+    assert_eq!(brief.head.branch, branch, "{name}: branch");
+    assert_eq!(brief.head.sha, sha, "{name}: sha");
+    assert_eq!(brief.head.detached, branch.is_none(), "{name}: detached");
+    assert_eq!(brief.head.unborn, sha.is_none(), "{name}: unborn");
+    assert_eq!(reads.status.head.sha, sha, "{name}: status sha");
+
+    // Upstream and ahead/behind.
+    let upstream = git_line(fixture, dir, &["rev-parse", "--abbrev-ref", "@{upstream}"]);
+    assert_eq!(brief.head.upstream.is_some() && !brief.head.upstream_gone, upstream.is_some(), "{name}: upstream");
+    if let Some(upstream) = upstream {
+        assert_eq!(brief.head.upstream.as_deref(), Some(upstream.as_str()), "{name}: upstream name");
+        let counts = git_line(fixture, dir, &["rev-list", "--left-right", "--count", "@{upstream}...HEAD"]).expect("counts");
+        let (behind, ahead) = counts.split_once('\t').expect("two counts");
+        assert_eq!(brief.head.behind.to_string(), behind, "{name}: behind");
+        assert_eq!(brief.head.ahead.to_string(), ahead, "{name}: ahead");
+    }
+
+    // Work tree: exact paths and counts.
+    let expected = git_status(fixture, dir);
+    assert_eq!(engine_status(&reads.status), expected, "{name}: status paths");
+    let counts = brief.working_tree;
+    assert_eq!(counts.staged, expected.staged.len(), "{name}: staged");
+    assert_eq!(counts.unstaged, expected.unstaged.len(), "{name}: unstaged");
+    assert_eq!(counts.untracked, expected.untracked.len(), "{name}: untracked");
+    assert_eq!(counts.conflicted, expected.conflicted.len(), "{name}: conflicted");
+    assert_eq!(counts, reads.status.counts, "{name}: brief and status agree");
+
+    // Stashes and recent commits.
+    let stash_list = git_line(fixture, dir, &["stash", "list", "--format=%H"]).unwrap_or_default();
+    let stash_shas: Vec<&str> = stash_list.lines().collect();
+    assert_eq!(brief.stashes.count, stash_shas.len(), "{name}: stash count");
+    let engine_stashes: Vec<&str> = reads.refs.stashes.iter().map(|s| s.sha.as_str()).collect();
+    assert_eq!(engine_stashes, stash_shas, "{name}: stash shas");
+    let log = git_line(fixture, dir, &["log", "-n", "20", "--format=%H %s"]).unwrap_or_default();
+    let expected_log: Vec<(String, String)> = log
+        .lines()
+        .map(|line| {
+            let (sha, subject) = line.split_once(' ').unwrap_or((line, ""));
+            (sha[..12].to_owned(), subject.to_owned())
+        })
+        .collect();
+    let engine_log: Vec<(String, String)> = brief.recent_commits.iter().map(|c| (c.sha.clone(), c.subject.clone())).collect();
+    assert_eq!(engine_log, expected_log, "{name}: recent commits");
+
+    // Refs.
+    let for_each = |pattern: &str, format: &str| -> Vec<String> {
+        git_line(fixture, dir, &["for-each-ref", &format!("--format={format}"), pattern])
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    };
+    let branches: Vec<String> = reads.refs.branches.iter().map(|b| format!("{} {}", b.name, b.sha)).collect();
+    assert_eq!(branches, for_each("refs/heads", "%(refname:short) %(objectname)"), "{name}: branches");
+    let tags: Vec<String> = reads.refs.tags.iter().map(|t| format!("{} {}", t.name, t.sha)).collect();
+    let git_tags: Vec<String> = for_each("refs/tags", "%(refname:short) %(objectname) %(*objectname)")
+        .into_iter()
+        .map(|line| {
+            let parts: Vec<&str> = line.split(' ').collect();
+            format!("{} {}", parts[0], if parts[2].is_empty() { parts[1] } else { parts[2] })
+        })
+        .collect();
+    assert_eq!(tags, git_tags, "{name}: tags");
+    for branch in &reads.refs.branches {
+        let track = git_line(fixture, dir, &["for-each-ref", "--format=%(upstream:short)|%(upstream:track)", &format!("refs/heads/{}", branch.name)])
+            .expect("for-each-ref");
+        let (upstream, track) = track.split_once('|').expect("separator");
+        match &branch.upstream {
+            None => assert_eq!(upstream, "", "{name}: {} has no upstream", branch.name),
+            Some(engine) => {
+                assert_eq!(engine.name, upstream, "{name}: {} upstream", branch.name);
+                assert_eq!(engine.gone, track == "[gone]", "{name}: {} gone", branch.name);
+                let mut expected_track = Vec::new();
+                if engine.ahead > 0 {
+                    expected_track.push(format!("ahead {}", engine.ahead));
+                }
+                if engine.behind > 0 {
+                    expected_track.push(format!("behind {}", engine.behind));
+                }
+                if !engine.gone {
+                    let expected = if expected_track.is_empty() { String::new() } else { format!("[{}]", expected_track.join(", ")) };
+                    assert_eq!(track, expected, "{name}: {} track", branch.name);
+                }
+            }
+        }
+    }
+    reads
+}
+
+#[test]
+fn clean() {
+    let fixture = fluxgit_fixtures::build(Scenario::Clean);
+    let reads = check(&fixture, fixture.path());
+    assert!(reads.brief.working_tree.clean);
+    assert_eq!(reads.brief.head.upstream.as_deref(), Some("origin/main"));
+    assert_eq!(reads.brief.conventions.default_branch.as_deref(), Some("main"));
+    assert!(reads.brief.hints.is_empty(), "a clean repo needs no hint: {:?}", reads.brief.hints);
+    assert_eq!(reads.refs.remotes.len(), 1);
+}
+
+#[test]
+fn dirty_with_non_ascii_paths_and_non_utf8_content() {
+    let fixture = fluxgit_fixtures::build(Scenario::Dirty);
+    let reads = check(&fixture, fixture.path());
+    assert!(reads.status.untracked.iter().any(|p| p == "ünïcode/ファイル.txt"), "{:?}", reads.status.untracked);
+    assert!(reads.status.unstaged.iter().any(|c| c.path == "docs/café menu.md"));
+    assert!(reads.status.unstaged.iter().any(|c| c.path == "data/legacy.txt"));
+    let text = serde_json::to_string(&reads.status).expect("serialises");
+    assert!(!text.contains("\\303"), "git's octal quoting leaked: {text}");
+    assert_eq!(reads.brief.hints.first().map(|h| h.kind), Some("uncommittedOnDefault"));
+}
+
+#[test]
+fn unborn_branch() {
+    let fixture = fluxgit_fixtures::build(Scenario::Unborn);
+    let reads = check(&fixture, fixture.path());
+    assert!(reads.brief.head.unborn);
+    assert_eq!(reads.brief.head.branch.as_deref(), Some("main"));
+    assert!(reads.brief.recent_commits.is_empty());
+}
+
+#[test]
+fn detached_head_at_tag() {
+    let fixture = fluxgit_fixtures::build(Scenario::DetachedTag);
+    let reads = check(&fixture, fixture.path());
+    assert!(reads.brief.head.detached);
+    assert_eq!(reads.brief.hints.first().map(|h| h.kind), Some("detached"));
+    assert!(reads.refs.tags.iter().any(|t| t.name == "v1.0" && t.annotated));
+}
+
+#[test]
+fn linked_worktree_and_subfolder() {
+    let fixture = fluxgit_fixtures::build(Scenario::LinkedWorktree);
+    let linked = fixture.linked_worktree().expect("linked worktree").to_path_buf();
+    assert!(linked.join(".git").is_file(), "a linked worktree's .git is a file");
+    let reads = check(&fixture, &linked);
+    assert_eq!(reads.brief.head.branch.as_deref(), Some("feature"));
+    check(&fixture, fixture.path());
+    // A subfolder resolves to its repository's root.
+    let engine = engine_for(&fixture);
+    let repo = engine.resolve(fixture.path().join("src").to_str().expect("utf-8")).expect("resolves");
+    assert_eq!(repo.location.root, fixture.path().canonicalize().expect("exists"));
+}
+
+#[test]
+fn merge_stopped_on_conflicts() {
+    let fixture = fluxgit_fixtures::build(Scenario::MergeConflict);
+    let reads = check(&fixture, fixture.path());
+    assert_eq!(reads.brief.operation_in_progress, Some(fluxgit_engine::facets::operation::Operation::Merge));
+    assert_eq!(reads.status.conflicted, vec!["docs/guide.md", "src/main.c", "src/util.c"]);
+    let kinds: Vec<&str> = reads.brief.hints.iter().map(|h| h.kind).collect();
+    assert_eq!(kinds.first(), Some(&"conflicts"));
+    assert_eq!(kinds.get(1), Some(&"operation"));
+}
+
+#[test]
+fn ahead_and_behind_upstream() {
+    let fixture = fluxgit_fixtures::build(Scenario::AheadBehind);
+    let reads = check(&fixture, fixture.path());
+    assert_eq!((reads.brief.head.ahead, reads.brief.head.behind), (2, 3));
+    let hint = reads.brief.hints.iter().find(|h| h.kind == "behind").expect("behind hint");
+    assert_eq!(hint.tool, "repo.conflictPreflight");
+    let gone = reads.refs.branches.iter().find(|b| b.name == "chore/gone").expect("branch");
+    assert!(gone.upstream.as_ref().is_some_and(|u| u.gone));
+}
+
+#[test]
+fn fsmonitor_filters_and_hooks_never_run() {
+    let fixture = fluxgit_fixtures::build(Scenario::FsMonitor);
+    // `read_all` checks the markers and the digest; status must still see the changes through the trap config.
+    let reads = check(&fixture, fixture.path());
+    assert!(!reads.brief.working_tree.clean);
+}
+
+#[test]
+fn submodules_initialised_uninitialised_and_drifted() {
+    let fixture = fluxgit_fixtures::build(Scenario::Submodules);
+    let reads = check(&fixture, fixture.path());
+    let engine = engine_for(&fixture);
+    let repo = engine.resolve(fixture.path().to_str().expect("utf-8")).expect("resolves");
+    drop(repo);
+    let expected = git_line(&fixture, fixture.path(), &["submodule", "status", "--recursive"]).expect("git submodule status");
+    let mut git_states: Vec<(String, SubmoduleState)> = expected
+        .lines()
+        .map(|line| {
+            let state = match line.chars().next() {
+                Some('+') => SubmoduleState::Drifted,
+                Some('-') => SubmoduleState::Uninitialized,
+                Some('U') => SubmoduleState::Conflict,
+                _ => SubmoduleState::Clean,
+            };
+            let path = line[1..].split(' ').nth(1).expect("path").to_owned();
+            (path, state)
+        })
+        .collect();
+    git_states.sort_by(|a, b| a.0.cmp(&b.0));
+    let summary = &reads.brief.submodules;
+    assert_eq!(summary.total, git_states.len());
+    let count = |state| git_states.iter().filter(|(_, s)| *s == state).count();
+    assert_eq!(summary.clean, count(SubmoduleState::Clean));
+    assert_eq!(summary.drifted, count(SubmoduleState::Drifted));
+    assert_eq!(summary.uninitialized, count(SubmoduleState::Uninitialized));
+    let attention: Vec<String> = git_states
+        .iter()
+        .filter(|(_, s)| *s != SubmoduleState::Clean)
+        .map(|(path, s)| format!("{path} ({})", if *s == SubmoduleState::Drifted { "drifted" } else { "uninitialized" }))
+        .collect();
+    assert_eq!(summary.attention, attention);
+    assert!(reads.brief.hints.iter().any(|h| h.kind == "submodules"));
+}
+
+#[test]
+fn stashes_newest_first() {
+    let fixture = fluxgit_fixtures::build(Scenario::Stashes);
+    let reads = check(&fixture, fixture.path());
+    assert_eq!(reads.brief.stashes.count, 3);
+    assert!(reads.refs.stashes[0].message.contains("wip: scratch notes"));
+}
+
+#[test]
+fn conventions_of_many_branches() {
+    let fixture = fluxgit_fixtures::build(Scenario::ManyBranches);
+    let reads = check(&fixture, fixture.path());
+    assert_eq!(reads.brief.conventions.branch_prefixes, vec!["feature/", "fix/", "chore/"]);
+    // The last 50 subjects reachable from main are main's 26 commits only; recompute from git.
+    let log = git_line(&fixture, fixture.path(), &["log", "-n", "50", "--format=%s"]).expect("log");
+    let subjects: Vec<&str> = log.lines().collect();
+    let conventional = subjects.iter().filter(|s| fluxgit_engine::facets::conventions::is_conventional(s)).count();
+    let expected = (conventional as f64 / subjects.len() as f64 * 100.0).round() / 100.0;
+    assert_eq!(reads.brief.conventions.conventional_commit_ratio, Some(expected));
+}
