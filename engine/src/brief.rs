@@ -57,9 +57,10 @@ pub struct BriefHead {
     pub branch: Option<String>,
     /// HEAD names a commit directly.
     pub detached: bool,
-    /// The branch has no commit yet.
+    /// The branch has no commit yet; left out of the JSON when false.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub unborn: bool,
-    /// Full sha of HEAD; `null` when unborn.
+    /// HEAD's commit abbreviated to 12 hex digits like every sha of the brief; `null` when unborn.
     pub sha: Option<String>,
     /// Upstream short name (`origin/main`); `null` without one.
     pub upstream: Option<String>,
@@ -144,7 +145,10 @@ pub fn read(repo: &gix::Repository, options: &Options) -> Result<Brief> {
             branch: head.branch,
             detached: head.detached,
             unborn: head.unborn,
-            sha: head.sha,
+            sha: head.sha.map(|mut sha| {
+                sha.truncate(commits::SHORT_SHA_LEN);
+                sha
+            }),
             upstream: upstream.as_ref().map(|u| u.name.clone()),
             ahead: upstream.as_ref().map_or(0, |u| u.ahead),
             behind: upstream.as_ref().map_or(0, |u| u.behind),

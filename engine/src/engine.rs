@@ -99,7 +99,12 @@ impl Engine {
     ///
     /// # Errors
     /// As [`Engine::brief`].
-    pub fn refs(&self, repo: &Repo, max_tokens: usize, measure: &mut Measure<'_, refs::Report>) -> Result<Budgeted<refs::Report>> {
+    pub fn refs(
+        &self,
+        repo: &Repo,
+        max_tokens: usize,
+        measure: &mut Measure<'_, refs::Report>,
+    ) -> Result<Budgeted<refs::Report>> {
         refs::fit(refs::read(&repo.git)?, max_tokens, measure)
     }
 }

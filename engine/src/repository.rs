@@ -81,16 +81,12 @@ pub fn check_relative_path(path: &str) -> Result<()> {
 }
 
 fn containing_root(path: &Path, allowed_roots: &[PathBuf]) -> Result<PathBuf> {
-    allowed_roots
-        .iter()
-        .find(|root| path.starts_with(root))
-        .cloned()
-        .ok_or_else(|| {
-            Error::invalid(
-                InvalidReason::OutsideAllowedRoots,
-                format!("{} is outside the allowed roots (FLUXGIT_MCP_ALLOWED_ROOTS)", path.display()),
-            )
-        })
+    allowed_roots.iter().find(|root| path.starts_with(root)).cloned().ok_or_else(|| {
+        Error::invalid(
+            InvalidReason::OutsideAllowedRoots,
+            format!("{} is outside the allowed roots (FLUXGIT_MCP_ALLOWED_ROOTS)", path.display()),
+        )
+    })
 }
 
 /// Open options for reads: lenient config, no git binary consulted.

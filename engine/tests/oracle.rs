@@ -57,7 +57,8 @@ struct GitStatus {
 
 fn git_status(fixture: &Fixture, dir: &Path) -> GitStatus {
     // The oracle must not spring the traps either: disable fsmonitor for this one command.
-    let output = fixture.git_raw_in(dir, &["-c", "core.fsmonitor=", "status", "--porcelain=v2", "-z", "--untracked-files=all"]);
+    let output =
+        fixture.git_raw_in(dir, &["-c", "core.fsmonitor=", "status", "--porcelain=v2", "-z", "--untracked-files=all"]);
     assert!(output.status.success(), "git status failed: {}", String::from_utf8_lossy(&output.stderr));
     let mut out = GitStatus::default();
     let mut records = output.stdout.split(|b| *b == 0).filter(|r| !r.is_empty());
@@ -115,7 +116,7 @@ fn check(fixture: &Fixture, dir: &Path) -> Reads {
     let branch = git_line(fixture, dir, &["symbolic-ref", "-q", "--short", "HEAD"]);
     let sha = git_line(fixture, dir, &["rev-parse", "-q", "--verify", "HEAD"]);
     assert_eq!(brief.head.branch, branch, "{name}: branch");
-    assert_eq!(brief.head.sha, sha, "{name}: sha");
+    assert_eq!(brief.head.sha, sha.as_ref().map(|sha| sha[..12].to_owned()), "{name}: abbreviated sha");
     assert_eq!(brief.head.detached, branch.is_none(), "{name}: detached");
     assert_eq!(brief.head.unborn, sha.is_none(), "{name}: unborn");
     assert_eq!(reads.status.head.sha, sha, "{name}: status sha");
@@ -125,7 +126,8 @@ fn check(fixture: &Fixture, dir: &Path) -> Reads {
     assert_eq!(brief.head.upstream.is_some() && !brief.head.upstream_gone, upstream.is_some(), "{name}: upstream");
     if let Some(upstream) = upstream {
         assert_eq!(brief.head.upstream.as_deref(), Some(upstream.as_str()), "{name}: upstream name");
-        let counts = git_line(fixture, dir, &["rev-list", "--left-right", "--count", "@{upstream}...HEAD"]).expect("counts");
+        let counts =
+            git_line(fixture, dir, &["rev-list", "--left-right", "--count", "@{upstream}...HEAD"]).expect("counts");
         let (behind, ahead) = counts.split_once('\t').expect("two counts");
         assert_eq!(brief.head.behind.to_string(), behind, "{name}: behind");
         assert_eq!(brief.head.ahead.to_string(), ahead, "{name}: ahead");
@@ -155,7 +157,8 @@ fn check(fixture: &Fixture, dir: &Path) -> Reads {
             (sha[..12].to_owned(), subject.to_owned())
         })
         .collect();
-    let engine_log: Vec<(String, String)> = brief.recent_commits.iter().map(|c| (c.sha.clone(), c.subject.clone())).collect();
+    let engine_log: Vec<(String, String)> =
+        brief.recent_commits.iter().map(|c| (c.sha.clone(), c.subject.clone())).collect();
     assert_eq!(engine_log, expected_log, "{name}: recent commits");
 
     // Refs.
@@ -178,8 +181,12 @@ fn check(fixture: &Fixture, dir: &Path) -> Reads {
         .collect();
     assert_eq!(tags, git_tags, "{name}: tags");
     for branch in &reads.refs.branches {
-        let track = git_line(fixture, dir, &["for-each-ref", "--format=%(upstream:short)|%(upstream:track)", &format!("refs/heads/{}", branch.name)])
-            .expect("for-each-ref");
+        let track = git_line(
+            fixture,
+            dir,
+            &["for-each-ref", "--format=%(upstream:short)|%(upstream:track)", &format!("refs/heads/{}", branch.name)],
+        )
+        .expect("for-each-ref");
         let (upstream, track) = track.split_once('|').expect("separator");
         match &branch.upstream {
             None => assert_eq!(upstream, "", "{name}: {} has no upstream", branch.name),
@@ -194,7 +201,11 @@ fn check(fixture: &Fixture, dir: &Path) -> Reads {
                     expected_track.push(format!("behind {}", engine.behind));
                 }
                 if !engine.gone {
-                    let expected = if expected_track.is_empty() { String::new() } else { format!("[{}]", expected_track.join(", ")) };
+                    let expected = if expected_track.is_empty() {
+                        String::new()
+                    } else {
+                        format!("[{}]", expected_track.join(", "))
+                    };
                     assert_eq!(track, expected, "{name}: {} track", branch.name);
                 }
             }
@@ -295,7 +306,8 @@ fn submodules_initialised_uninitialised_and_drifted() {
     let engine = engine_for(&fixture);
     let repo = engine.resolve(fixture.path().to_str().expect("utf-8")).expect("resolves");
     drop(repo);
-    let expected = git_line(&fixture, fixture.path(), &["submodule", "status", "--recursive"]).expect("git submodule status");
+    let expected =
+        git_line(&fixture, fixture.path(), &["submodule", "status", "--recursive"]).expect("git submodule status");
     let mut git_states: Vec<(String, SubmoduleState)> = expected
         .lines()
         .map(|line| {
@@ -319,7 +331,9 @@ fn submodules_initialised_uninitialised_and_drifted() {
     let attention: Vec<String> = git_states
         .iter()
         .filter(|(_, s)| *s != SubmoduleState::Clean)
-        .map(|(path, s)| format!("{path} ({})", if *s == SubmoduleState::Drifted { "drifted" } else { "uninitialized" }))
+        .map(|(path, s)| {
+            format!("{path} ({})", if *s == SubmoduleState::Drifted { "drifted" } else { "uninitialized" })
+        })
         .collect();
     assert_eq!(summary.attention, attention);
     assert!(reads.brief.hints.iter().any(|h| h.kind == "submodules"));

@@ -185,6 +185,9 @@ fn doctor() -> ExitCode {
     let audit_state = if config.audit_disabled { "disabled" } else { "enabled" };
     out.push_str(&format!("audit log: {} ({audit_state})\n", config.audit_log.display()));
     match &config.audit_sign_key {
+        Some(key) if key.as_os_str().is_empty() => {
+            out.push_str("audit signing: key variable set but empty (start-up fails closed)\n");
+        }
         Some(key) => out.push_str(&format!("audit signing: key {}\n", key.display())),
         None => out.push_str("audit signing: off (entries chained, unsigned)\n"),
     }

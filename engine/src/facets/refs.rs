@@ -73,7 +73,11 @@ pub struct Remote {
 ///
 /// # Errors
 /// [`Error::GitRead`] when the upstream configuration is invalid or the walk fails.
-pub fn upstream_of(repo: &gix::Repository, branch_name: &gix::refs::FullNameRef, tip: Option<gix::ObjectId>) -> Result<Option<Upstream>> {
+pub fn upstream_of(
+    repo: &gix::Repository,
+    branch_name: &gix::refs::FullNameRef,
+    tip: Option<gix::ObjectId>,
+) -> Result<Option<Upstream>> {
     let Some(tracking) = repo.branch_remote_tracking_ref_name(branch_name, Direction::Fetch) else {
         return Ok(None);
     };
@@ -205,7 +209,8 @@ pub fn remotes(repo: &gix::Repository) -> Result<Vec<Remote>> {
 /// # Errors
 /// [`Error::GitRead`] when refs cannot be read.
 pub fn default_branch(repo: &gix::Repository) -> Result<Option<String>> {
-    let origin_head = repo.try_find_reference("refs/remotes/origin/HEAD").map_err(|err| Error::git("origin/HEAD", err))?;
+    let origin_head =
+        repo.try_find_reference("refs/remotes/origin/HEAD").map_err(|err| Error::git("origin/HEAD", err))?;
     if let Some(reference) = origin_head
         && let gix::refs::TargetRef::Symbolic(target) = reference.target()
     {

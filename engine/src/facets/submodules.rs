@@ -39,23 +39,36 @@ pub struct Submodule {
 }
 
 /// Aggregated submodule drift (SPEC §5 `repo.brief`).
+///
+/// To keep the brief's floor small, zero counts, an empty `attention` and a false `attentionTruncated` are left out
+/// of the JSON: an absent count is exactly 0. `total` is always present.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Summary {
     /// Submodules at any depth.
     pub total: usize,
     /// Checked out where recorded.
+    #[serde(skip_serializing_if = "is_zero")]
     pub clean: usize,
     /// Checked out elsewhere.
+    #[serde(skip_serializing_if = "is_zero")]
     pub drifted: usize,
     /// Not initialised.
+    #[serde(skip_serializing_if = "is_zero")]
     pub uninitialized: usize,
     /// In a merge conflict.
+    #[serde(skip_serializing_if = "is_zero")]
     pub conflicts: usize,
     /// Up to [`MAX_ATTENTION`] non-clean submodules, `path (state)` in path order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub attention: Vec<String>,
-    /// `true` when more non-clean submodules exist than `attention` lists.
+    /// `true` when more non-clean submodules exist than `attention` lists (or the budget cut the list).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub attention_truncated: bool,
+}
+
+fn is_zero(count: &usize) -> bool {
+    *count == 0
 }
 
 /// Lists every submodule of `repo`, descending into initialised ones, in path order per level.
@@ -109,7 +122,8 @@ fn collect(repo: &gix::Repository, prefix: &str, depth: usize, out: &mut Vec<Sub
             .entry_range(gix::bstr::BStr::new(path.as_bytes()))
             .is_some_and(|range| index.entries()[range].iter().any(|entry| entry.stage_raw() != 0));
         let recorded = submodule.index_id().map_err(to_err)?;
-        let opened = submodule.open().map_err(to_err)?.filter(|sub| sub.workdir().is_some_and(|w| w.join(".git").exists()));
+        let opened =
+            submodule.open().map_err(to_err)?.filter(|sub| sub.workdir().is_some_and(|w| w.join(".git").exists()));
         let checked_out = match &opened {
             Some(sub) => sub.head_id().ok().map(gix::Id::detach),
             None => None,

@@ -95,7 +95,9 @@ pub fn status(repo: &gix::Repository) -> Result<Status> {
                         }
                         EntryStatus::Change(C::Removed) => ChangeKind::Deleted,
                         EntryStatus::Change(C::Type { .. }) => ChangeKind::TypeChange,
-                        EntryStatus::Change(C::Modification { .. } | C::SubmoduleModification(_)) => ChangeKind::Modified,
+                        EntryStatus::Change(C::Modification { .. } | C::SubmoduleModification(_)) => {
+                            ChangeKind::Modified
+                        }
                         EntryStatus::IntentToAdd => ChangeKind::Added,
                         EntryStatus::NeedsUpdate(_) => continue,
                     };
@@ -127,7 +129,9 @@ fn staged_change(change: &gix::diff::index::Change) -> Change {
     use gix::diff::index::ChangeRef;
     match change {
         ChangeRef::Addition { location, .. } => Change { path: utf8(location), status: ChangeKind::Added, from: None },
-        ChangeRef::Deletion { location, .. } => Change { path: utf8(location), status: ChangeKind::Deleted, from: None },
+        ChangeRef::Deletion { location, .. } => {
+            Change { path: utf8(location), status: ChangeKind::Deleted, from: None }
+        }
         ChangeRef::Modification { location, previous_entry_mode, entry_mode, .. } => {
             let kind = if previous_entry_mode.to_tree_entry_mode().map(|m| m.kind())
                 == entry_mode.to_tree_entry_mode().map(|m| m.kind())

@@ -11,8 +11,9 @@
 //!   would help nobody, and the MCP host may have restarted us between its handshake and its call.
 //! - modern (2026-07-28, stateless): any request whose `params._meta` carries
 //!   `io.modelcontextprotocol/protocolVersion` is served at that version without touching session state; it must
-//!   also carry `io.modelcontextprotocol/clientCapabilities`. `server/discover` answers the supported versions,
-//!   and is answered even without `_meta` (it is the bootstrap probe). Modern results carry
+//!   also carry `io.modelcontextprotocol/clientCapabilities`. The version may also be a legacy one (as rmcp
+//!   allows): the request is then served statelessly with that version's fields. `server/discover` answers the
+//!   supported versions, and is answered even without `_meta` (it is the bootstrap probe). Modern results carry
 //!   `resultType: "complete"` and `_meta` serverInfo; `tools/list` and `server/discover` carry `ttlMs` and
 //!   `cacheScope`. `ping` no longer exists in 2026-07-28 (as in rmcp and the Python SDK): -32601.
 //!

@@ -71,7 +71,7 @@ impl Brief {
             "required": ["head", "operationInProgress", "workingTree", "stashes", "submodules", "recentCommits",
                          "conventions", "hints"],
             "properties": {
-                "head": { "type": "object", "required": ["branch", "detached", "unborn", "sha", "upstream", "ahead", "behind"],
+                "head": { "type": "object", "required": ["branch", "detached", "sha", "upstream", "ahead", "behind"],
                     "properties": { "branch": nullable_string(), "detached": { "type": "boolean" },
                         "unborn": { "type": "boolean" }, "sha": nullable_string(), "upstream": nullable_string(),
                         "ahead": count(), "behind": count(), "upstreamGone": { "type": "boolean" } } },
@@ -79,7 +79,8 @@ impl Brief {
                 "workingTree": schema::counts(),
                 "stashes": { "type": "object", "required": ["count"], "properties": { "count": count() } },
                 "submodules": { "type": "object",
-                    "required": ["total", "clean", "drifted", "uninitialized", "conflicts", "attention", "attentionTruncated"],
+                    "description": "Zero counts, an empty attention list and a false attentionTruncated are omitted.",
+                    "required": ["total"],
                     "properties": { "total": count(), "clean": count(), "drifted": count(), "uninitialized": count(),
                         "conflicts": count(), "attention": { "type": "array", "maxItems": 10, "items": { "type": "string" } },
                         "attentionTruncated": { "type": "boolean" } } },

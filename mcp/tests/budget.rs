@@ -1,0 +1,208 @@
+//! Token budgets (SPEC §3) on real fixtures: for every tool and budget, `tokens(content[0].text) <= maxTokens` in
+//! o200k_base, each `omitted` count equals the oracle's total minus what was shown, and one more item of any cut
+//! section would not have fitted (the budget is used, not merely respected).
+
+use fluxgit_engine::budget::count_tokens;
+use fluxgit_engine::{Engine, Options};
+use fluxgit_fixtures::{Fixture, Scenario};
+use fluxgit_mcp_sidecar::tools::{CallContext, Registry, Tool, ToolOutput, registry};
+use serde_json::{Map, Value, json};
+
+const BUDGETS: [u64; 5] = [200, 400, 600, 1000, 4000];
+
+/// (section name in `omitted`, JSON pointer of its list inside the envelope).
+const BRIEF_SECTIONS: &[(&str, &str)] = &[
+    ("hints", "/data/hints"),
+    ("submoduleAttention", "/data/submodules/attention"),
+    ("recentCommits", "/data/recentCommits"),
+    ("branchPrefixes", "/data/conventions/branchPrefixes"),
+];
+const STATUS_SECTIONS: &[(&str, &str)] = &[
+    ("conflicted", "/data/conflicted"),
+    ("staged", "/data/staged"),
+    ("unstaged", "/data/unstaged"),
+    ("untracked", "/data/untracked"),
+];
+const REFS_SECTIONS: &[(&str, &str)] = &[
+    ("branches", "/data/branches"),
+    ("remotes", "/data/remotes"),
+    ("stashes", "/data/stashes"),
+    ("tags", "/data/tags"),
+    ("remoteBranches", "/data/remoteBranches"),
+];
+
+fn call(registry: &Registry, engine: &Engine, tool: &str, arguments: Value) -> Result<ToolOutput, String> {
+    let tool: &dyn Tool = registry.lookup(tool).expect("registered");
+    let ctx = CallContext { engine, client_name: "budget-test" };
+    let arguments: Map<String, Value> = arguments.as_object().expect("object").clone();
+    tool.call(&ctx, &arguments).map_err(|err| format!("{} {}", err.code, err.message))
+}
+
+fn list_len(value: &Value, pointer: &str) -> usize {
+    value.pointer(pointer).and_then(Value::as_array).map_or(0, Vec::len)
+}
+
+/// Checks one budgeted call against the unbudgeted `full` result and the oracle's `totals`.
+/// Returns whether anything was cut.
+fn check_budget(
+    full: &Value,
+    cut: &ToolOutput,
+    budget: u64,
+    sections: &[(&str, &str)],
+    totals: &[usize],
+    label: &str,
+) -> bool {
+    let tokens = count_tokens(&cut.text);
+    assert!(tokens as u64 <= budget, "{label}: {tokens} tokens over a budget of {budget}");
+    assert!(!cut.is_error, "{label}: {}", cut.text);
+    let cut_value = &cut.structured;
+    for ((section, pointer), total) in sections.iter().zip(totals) {
+        let shown = list_len(cut_value, pointer);
+        let omitted = cut_value.pointer(&format!("/omitted/{section}")).and_then(Value::as_u64).unwrap_or(0) as usize;
+        assert_eq!(shown + omitted, *total, "{label}: {section} shown {shown} + omitted {omitted} != total {total}");
+        if omitted == 0 {
+            continue;
+        }
+        // One more item of this section, with `omitted` adjusted exactly as the tool would render it.
+        let mut grown = cut_value.clone();
+        let next = full.pointer(pointer).and_then(Value::as_array).expect("full list")[shown].clone();
+        if grown.pointer(pointer).is_none() {
+            // Empty lists may be left out of the JSON (submodule attention): put it back where it belongs.
+            let (parent, key) = pointer.rsplit_once('/').expect("pointer has a parent");
+            grown
+                .pointer_mut(parent)
+                .and_then(Value::as_object_mut)
+                .expect("parent object")
+                .insert(key.to_owned(), json!([]));
+        }
+        grown.pointer_mut(pointer).and_then(Value::as_array_mut).expect("list").push(next);
+        let omitted_map = grown["omitted"].as_object_mut().expect("omitted object");
+        if omitted == 1 {
+            omitted_map.remove(*section);
+        } else {
+            omitted_map.insert((*section).to_owned(), json!(omitted - 1));
+        }
+        if omitted_map.is_empty() {
+            grown.as_object_mut().expect("envelope").remove("omitted");
+        }
+        if *section == "submoduleAttention" && omitted == 1 {
+            grown["data"]["submodules"]["attentionTruncated"] =
+                full["data"]["submodules"]["attentionTruncated"].clone();
+        }
+        let grown_tokens = count_tokens(&serde_json::to_string(&grown).expect("serialises"));
+        assert!(
+            grown_tokens as u64 > budget,
+            "{label}: one more {section} item would have fitted ({grown_tokens} <= {budget})"
+        );
+    }
+    cut_value.get("omitted").is_some()
+}
+
+fn git_count(fixture: &Fixture, args: &[&str]) -> usize {
+    let output = fixture.git_raw(args);
+    String::from_utf8_lossy(&output.stdout).lines().filter(|l| !l.is_empty()).count()
+}
+
+fn setup(scenario: Scenario) -> (Fixture, Engine, Registry, String) {
+    let fixture = fluxgit_fixtures::build(scenario);
+    let root = fixture.root().canonicalize().expect("exists");
+    let engine = Engine::new(Options { allowed_roots: vec![root] });
+    let path = fixture.path().to_str().expect("utf-8").to_owned();
+    (fixture, engine, registry().expect("registry"), path)
+}
+
+#[test]
+fn brief_fits_every_budget() {
+    let mut cuts = 0;
+    for scenario in
+        [Scenario::ManyBranches, Scenario::Submodules, Scenario::MergeConflict, Scenario::Dirty, Scenario::AheadBehind]
+    {
+        let (fixture, engine, registry, path) = setup(scenario);
+        let full =
+            call(&registry, &engine, "repo.brief", json!({"repoPath": path, "maxTokens": 1_000_000})).expect("full");
+        assert!(full.structured.get("omitted").is_none(), "nothing cut at an unlimited budget");
+        let full = full.structured;
+        let commits = git_count(&fixture, &["rev-list", "--max-count=10", "HEAD"]);
+        let totals = [
+            list_len(&full, "/data/hints"),
+            list_len(&full, "/data/submodules/attention"),
+            commits,
+            list_len(&full, "/data/conventions/branchPrefixes"),
+        ];
+        for budget in BUDGETS {
+            let label = format!("{} repo.brief @{budget}", scenario.name());
+            match call(&registry, &engine, "repo.brief", json!({"repoPath": path, "maxTokens": budget})) {
+                Ok(cut) => cuts += usize::from(check_budget(&full, &cut, budget, BRIEF_SECTIONS, &totals, &label)),
+                Err(err) => panic!("{label}: {err}"),
+            }
+        }
+    }
+    assert!(cuts >= 5, "the small budgets must cut something ({cuts} cut results)");
+}
+
+#[test]
+fn status_and_refs_fit_every_budget() {
+    let mut cuts = 0;
+    for scenario in
+        [Scenario::Dirty, Scenario::MergeConflict, Scenario::ManyBranches, Scenario::AheadBehind, Scenario::Stashes]
+    {
+        let (fixture, engine, registry, path) = setup(scenario);
+        let status_full = call(&registry, &engine, "repo.status", json!({"repoPath": path, "maxTokens": 1_000_000}))
+            .expect("full")
+            .structured;
+        let porcelain = |filter: &dyn Fn(&str) -> bool| {
+            let output = fixture.git_raw(&["status", "--porcelain", "--untracked-files=all"]);
+            String::from_utf8_lossy(&output.stdout).lines().filter(|l| filter(l)).count()
+        };
+        let unmerged = ["DD", "AU", "UD", "UA", "DU", "AA", "UU"];
+        let is_unmerged = |line: &str| unmerged.iter().any(|code| line.starts_with(code));
+        let status_totals = [
+            porcelain(&|l| is_unmerged(l)),
+            porcelain(&|l| !is_unmerged(l) && !l.starts_with('?') && !l.starts_with(' ')),
+            porcelain(&|l| !is_unmerged(l) && !l.starts_with('?') && l.as_bytes().get(1) != Some(&b' ')),
+            porcelain(&|l| l.starts_with("??")),
+        ];
+        let refs_full = call(&registry, &engine, "repo.refs", json!({"repoPath": path, "maxTokens": 1_000_000}))
+            .expect("full")
+            .structured;
+        let refs_totals = [
+            git_count(&fixture, &["for-each-ref", "refs/heads"]),
+            git_count(&fixture, &["remote"]),
+            git_count(&fixture, &["stash", "list"]),
+            git_count(&fixture, &["for-each-ref", "refs/tags"]),
+            // Remote-tracking branches without symbolic refs such as origin/HEAD.
+            git_count(&fixture, &["for-each-ref", "--format=%(if)%(symref)%(then)%(else)x%(end)", "refs/remotes"]),
+        ];
+        for budget in BUDGETS {
+            let label = format!("{} repo.status @{budget}", scenario.name());
+            match call(&registry, &engine, "repo.status", json!({"repoPath": path, "maxTokens": budget})) {
+                Ok(cut) => {
+                    cuts +=
+                        usize::from(check_budget(&status_full, &cut, budget, STATUS_SECTIONS, &status_totals, &label))
+                }
+                Err(err) => panic!("{label}: {err}"),
+            }
+            let label = format!("{} repo.refs @{budget}", scenario.name());
+            match call(&registry, &engine, "repo.refs", json!({"repoPath": path, "maxTokens": budget})) {
+                Ok(cut) => {
+                    cuts += usize::from(check_budget(&refs_full, &cut, budget, REFS_SECTIONS, &refs_totals, &label))
+                }
+                Err(err) => panic!("{label}: {err}"),
+            }
+        }
+    }
+    assert!(cuts >= 5, "the small budgets must cut something ({cuts} cut results)");
+}
+
+#[test]
+fn a_budget_under_the_floor_names_the_floor() {
+    let (_fixture, engine, registry, path) = setup(Scenario::Dirty);
+    let tool = registry.lookup("repo.status").expect("registered");
+    let ctx = CallContext { engine: &engine, client_name: "budget-test" };
+    let arguments = json!({"repoPath": path, "maxTokens": 20});
+    let err = tool.call(&ctx, arguments.as_object().expect("object")).expect_err("below floor");
+    assert_eq!(err.code, -32602);
+    let data = err.data.expect("data");
+    assert_eq!(data["reason"], "budget_below_floor");
+    assert!(data["floor"].as_u64().expect("floor") > 20);
+}
