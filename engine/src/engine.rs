@@ -67,6 +67,14 @@ impl Engine {
         Ok(Repo { location, git })
     }
 
+    /// Resolves a revision argument to a full commit sha (see [`crate::revision::resolve_commit`]).
+    ///
+    /// # Errors
+    /// [`crate::Error::Invalid`] with `invalid_revision` or `unknown_revision`.
+    pub fn resolve_commit(&self, repo: &Repo, spec: &str) -> Result<String> {
+        crate::revision::resolve_commit(&repo.git, spec).map(|id| id.to_string())
+    }
+
     /// `repo.brief`: situational awareness in one call, cut to `max_tokens` as measured by `measure`.
     ///
     /// # Errors

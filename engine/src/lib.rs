@@ -25,6 +25,7 @@ pub mod error;
 pub mod facets;
 pub mod refs;
 pub mod repository;
+pub mod revision;
 pub mod status;
 
 pub use engine::{Budgeted, Engine, Measure, Options, Repo};

@@ -359,3 +359,30 @@ fn conventions_of_many_branches() {
     let expected = (conventional as f64 / subjects.len() as f64 * 100.0).round() / 100.0;
     assert_eq!(reads.brief.conventions.conventional_commit_ratio, Some(expected));
 }
+
+#[test]
+fn revisions_are_never_options() {
+    let fixture = fluxgit_fixtures::build(Scenario::Clean);
+    let engine = engine_for(&fixture);
+    let repo = engine.resolve(fixture.path().to_str().expect("utf-8")).expect("resolves");
+    let target = fixture.root().join("x");
+    let option = format!("--output={}", target.display());
+    for (spec, reason) in [
+        (option.as_str(), fluxgit_engine::InvalidReason::InvalidRevision),
+        ("-n", fluxgit_engine::InvalidReason::InvalidRevision),
+        ("main\n", fluxgit_engine::InvalidReason::InvalidRevision),
+        ("ma\u{7}in", fluxgit_engine::InvalidReason::InvalidRevision),
+        ("", fluxgit_engine::InvalidReason::InvalidRevision),
+        ("no-such-branch", fluxgit_engine::InvalidReason::UnknownRevision),
+    ] {
+        match engine.resolve_commit(&repo, spec) {
+            Err(fluxgit_engine::Error::Invalid { reason: got, .. }) => assert_eq!(got, reason, "{spec:?}"),
+            other => panic!("{spec:?}: {other:?}"),
+        }
+    }
+    assert!(!target.exists(), "an option was executed");
+    let tag = fixture.git(&["rev-parse", "v1.0^{commit}"]);
+    assert_eq!(engine.resolve_commit(&repo, "v1.0").expect("tag"), tag.trim());
+    let head = fixture.git(&["rev-parse", "HEAD~1"]);
+    assert_eq!(engine.resolve_commit(&repo, "HEAD~1").expect("ancestor"), head.trim());
+}

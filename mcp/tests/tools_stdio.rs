@@ -1,0 +1,141 @@
+//! The repo tools through the real binary over stdio: SPEC §4.3/§4.4 answers to bad input with the server serving
+//! the next request, and repositories byte-identical after every tool.
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use fluxgit_fixtures::Scenario;
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_fluxgit-mcp-sidecar");
+
+/// Runs one server process with `allowed_root` on newline-delimited `requests` after a legacy `initialize`; returns
+/// the responses in order. HOME and the run dir live outside the root, so digests of the root see only the fixture.
+fn session(allowed_root: &Path, requests: &[Value]) -> Vec<Value> {
+    let elsewhere = tempfile::tempdir().expect("tempdir");
+    let mut input = Vec::new();
+    input.extend(
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "stdio-test", "version": "1"}}})
+        .to_string()
+        .bytes(),
+    );
+    input.push(b'\n');
+    for request in requests {
+        input.extend(request.to_string().bytes());
+        input.push(b'\n');
+    }
+    let mut child = Command::new(BIN)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", elsewhere.path())
+        .env("FLUXGIT_MCP_ALLOWED_ROOTS", allowed_root)
+        .env("FLUXGIT_RUN_DIR", elsewhere.path().join("run"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn the sidecar");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let mut stdout = String::new();
+    child.stdout.take().expect("stdout").read_to_string(&mut stdout).expect("read");
+    writer.join().expect("writer");
+    assert!(child.wait().expect("wait").success());
+    let responses: Vec<Value> = stdout.lines().map(|l| serde_json::from_str(l).expect("JSON line")).collect();
+    assert_eq!(responses.len(), requests.len() + 1, "one response per request: {stdout}");
+    responses[1..].to_vec()
+}
+
+fn call(id: i64, tool: &str, arguments: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}})
+}
+
+fn reason(response: &Value) -> &str {
+    assert_eq!(response["error"]["code"], -32602, "{response}");
+    response["error"]["data"]["reason"].as_str().unwrap_or("")
+}
+
+#[test]
+fn bad_repo_paths_get_their_reasons_and_the_server_serves_on() {
+    let fixture = fluxgit_fixtures::build(Scenario::Clean);
+    let root = fixture.root().canonicalize().expect("root");
+    let outside = tempfile::tempdir().expect("tempdir");
+    let outside_repo = fluxgit_fixtures::build_in(Scenario::Unborn, &outside.path().join("fx"));
+    let escape = root.join("escape");
+    std::os::unix::fs::symlink(outside_repo.path(), &escape).expect("symlink");
+    let plain = root.join("plain");
+    std::fs::create_dir(&plain).expect("plain folder");
+    let repo = fixture.path().to_str().expect("utf-8").to_owned();
+
+    let responses = session(
+        &root,
+        &[
+            call(1, "repo.brief", json!({"repoPath": "relative/repo"})),
+            call(2, "repo.brief", json!({"repoPath": root.join("missing").to_str()})),
+            call(3, "repo.status", json!({"repoPath": plain.to_str()})),
+            call(4, "repo.refs", json!({"repoPath": outside_repo.path().to_str()})),
+            call(5, "repo.brief", json!({"repoPath": escape.to_str()})),
+            call(6, "repo.brief", json!({"repoPath": repo, "maxTokens": "many"})),
+            call(7, "repo.brief", json!({"repoPath": repo, "maxTokens": 199})),
+            call(8, "repo.brief", json!({"repoPath": repo, "extra": true})),
+            call(9, "repo.nope", json!({"repoPath": repo})),
+            call(10, "repo.brief", json!({"repoPath": format!("{repo}\n")})),
+            call(11, "repo.brief", json!({"repoPath": repo})),
+        ],
+    );
+    assert_eq!(responses[0]["error"]["code"], -32602, "relative path fails the schema");
+    assert_eq!(reason(&responses[1]), "not_found");
+    assert_eq!(reason(&responses[2]), "not_a_repository");
+    assert_eq!(reason(&responses[3]), "outside_allowed_roots");
+    assert_eq!(reason(&responses[4]), "outside_allowed_roots", "a symlink inside a root may not escape it");
+    for (idx, what) in
+        [(5, "wrong type"), (6, "under the schema minimum"), (7, "unknown argument"), (8, "unknown tool")]
+    {
+        assert_eq!(responses[idx]["error"]["code"], -32602, "{what}: {}", responses[idx]);
+    }
+    assert_eq!(reason(&responses[9]), "invalid_path");
+    let ok = &responses[10]["result"];
+    assert_eq!(ok["isError"], false, "{ok}");
+    assert_eq!(ok["structuredContent"]["data"]["head"]["branch"], "main");
+}
+
+#[test]
+fn a_linked_worktree_whose_repository_lies_outside_the_roots_is_refused() {
+    let fixture = fluxgit_fixtures::build(Scenario::LinkedWorktree);
+    let linked = fixture.linked_worktree().expect("linked worktree").canonicalize().expect("exists");
+    // Only the linked worktree's own folder is allowed; its git dir and common dir live in the main repository.
+    let responses = session(&linked, &[call(1, "repo.brief", json!({"repoPath": linked.to_str()}))]);
+    assert_eq!(reason(&responses[0]), "outside_allowed_roots");
+}
+
+#[test]
+fn every_tool_leaves_the_repository_byte_identical() {
+    for scenario in [Scenario::Dirty, Scenario::MergeConflict, Scenario::Submodules, Scenario::FsMonitor] {
+        let fixture = fluxgit_fixtures::build(scenario);
+        let root = fixture.root().canonicalize().expect("root");
+        let before = fluxgit_fixtures::tree_digest(&root);
+        let repo = fixture.path().to_str().expect("utf-8").to_owned();
+        let requests: Vec<Value> = ["repo.brief", "repo.status", "repo.refs"]
+            .iter()
+            .enumerate()
+            .map(|(idx, tool)| call(idx as i64 + 1, tool, json!({"repoPath": repo})))
+            .collect();
+        let responses = session(&root, &requests);
+        for response in &responses {
+            assert_eq!(response["result"]["isError"], false, "{}: {response}", scenario.name());
+        }
+        assert_eq!(
+            fluxgit_fixtures::tree_digest(&root),
+            before,
+            "{}: a read tool changed the repository",
+            scenario.name()
+        );
+        if let Some(traps) = fixture.traps() {
+            assert!(traps.sprung().is_empty(), "a repository-configured program ran: {:?}", traps.sprung());
+        }
+    }
+}
