@@ -6,8 +6,6 @@ use serde_json::{Value, json};
 
 use crate::tools::{ProtocolError, ToolOutput};
 
-/// JSON-RPC "invalid params" (SPEC §4.3).
-pub const INVALID_PARAMS: i32 = -32602;
 /// Product code: a local read-only git operation failed (SPEC §4.3).
 pub const GIT_READ_FAILED: i64 = 10010;
 
@@ -81,7 +79,7 @@ impl Frame {
                 if let Some(floor) = floor {
                     data["floor"] = json!(floor);
                 }
-                Err(ProtocolError { code: INVALID_PARAMS, message, data: Some(data) })
+                Err(ProtocolError::invalid_params(message, Some(data)))
             }
             EngineError::GitRead { what, message } => {
                 let error = json!({

@@ -74,8 +74,8 @@ pub use registry::{ArgumentsError, Registry, RegistryError, SchemaViolation};
 /// [`RegistryError`] if a tool definition is inconsistent (a programming error, caught by the tests).
 pub fn registry() -> Result<Registry, RegistryError> {
     let mut registry = Registry::new();
-    registry.register(Box::new(repo::Brief::new()))?;
-    registry.register(Box::new(repo::Status::new()))?;
-    registry.register(Box::new(repo::Refs::new()))?;
+    registry.register(Box::new(repo::brief()))?;
+    registry.register(Box::new(repo::status()))?;
+    registry.register(Box::new(repo::refs()))?;
     Ok(registry)
 }

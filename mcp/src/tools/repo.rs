@@ -9,6 +9,22 @@ use crate::envelope::Frame;
 use crate::tools::schema::{self, count, nullable_string};
 use crate::tools::{CallContext, ProtocolError, Tool, ToolDefinition, ToolOutput};
 
+/// A tool of this family: its definition and the function that handles a call.
+pub struct RepoTool {
+    definition: ToolDefinition,
+    handler: fn(&CallContext<'_>, &Map<String, Value>) -> Result<ToolOutput, ProtocolError>,
+}
+
+impl Tool for RepoTool {
+    fn definition(&self) -> &ToolDefinition {
+        &self.definition
+    }
+
+    fn call(&self, ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
+        (self.handler)(ctx, arguments)
+    }
+}
+
 /// `repo.brief`'s default budget in tokens (SPEC §5).
 pub const BRIEF_DEFAULT_TOKENS: u64 = 600;
 /// `repo.status`'s default budget in tokens (our addition: SPEC §5 gives it no inputs, but a status of 100,000
@@ -18,11 +34,8 @@ pub const STATUS_DEFAULT_TOKENS: u64 = 4000;
 pub const REFS_DEFAULT_TOKENS: u64 = 2000;
 
 fn parse<T: for<'de> Deserialize<'de>>(arguments: &Map<String, Value>) -> Result<T, ProtocolError> {
-    serde_json::from_value(Value::Object(arguments.clone())).map_err(|err| ProtocolError {
-        code: crate::envelope::INVALID_PARAMS,
-        message: format!("invalid arguments: {err}"),
-        data: None,
-    })
+    serde_json::from_value(Value::Object(arguments.clone()))
+        .map_err(|err| ProtocolError::invalid_params(format!("invalid arguments: {err}"), None))
 }
 
 /// Resolves the repository, runs `read` with a measure over this tool's envelope, and maps errors.
@@ -56,50 +69,48 @@ struct BriefArgs {
 }
 
 /// `repo.brief`.
-pub struct Brief(ToolDefinition);
-
-impl Brief {
-    /// The tool with its definition.
-    pub fn new() -> Self {
-        let commit = json!({ "type": "object", "required": ["sha", "subject"],
-            "properties": { "sha": { "type": "string" }, "subject": { "type": "string" } } });
-        let hint = json!({ "type": "object", "required": ["kind", "message", "tool"], "properties": {
-            "kind": { "type": "string" }, "message": { "type": "string" }, "tool": { "type": "string" },
-            "arguments": { "type": "object", "additionalProperties": { "type": "string" } } } });
-        let data = json!({
-            "type": "object",
-            "required": ["head", "operationInProgress", "workingTree", "stashes", "submodules", "recentCommits",
-                         "conventions", "hints"],
-            "properties": {
-                "head": { "type": "object", "required": ["branch", "detached", "sha", "upstream", "ahead", "behind"],
-                    "properties": { "branch": nullable_string(), "detached": { "type": "boolean" },
-                        "unborn": { "type": "boolean" }, "sha": nullable_string(), "upstream": nullable_string(),
-                        "ahead": count(), "behind": count(), "upstreamGone": { "type": "boolean" } } },
-                "operationInProgress": schema::operation(),
-                "workingTree": schema::counts(),
-                "stashes": { "type": "object", "required": ["count"], "properties": { "count": count() } },
-                "submodules": { "type": "object",
-                    "description": "Zero counts, an empty attention list and a false attentionTruncated are omitted.",
-                    "required": ["total"],
-                    "properties": { "total": count(), "clean": count(), "drifted": count(), "uninitialized": count(),
-                        "conflicts": count(), "attention": { "type": "array", "maxItems": 10, "items": { "type": "string" } },
-                        "attentionTruncated": { "type": "boolean" } } },
-                "recentCommits": { "type": "array", "maxItems": 20, "items": commit },
-                "conventions": { "type": "object", "required": ["conventionalCommitRatio", "defaultBranch", "branchPrefixes"],
-                    "properties": { "conventionalCommitRatio": { "type": ["number", "null"], "minimum": 0, "maximum": 1 },
-                        "defaultBranch": nullable_string(),
-                        "branchPrefixes": { "type": "array", "items": { "type": "string" } } } },
-                "hints": { "type": "array", "maxItems": 3, "items": hint }
-            }
-        });
-        Self(ToolDefinition {
+pub fn brief() -> RepoTool {
+    let commit = json!({ "type": "object", "required": ["sha", "subject"],
+        "properties": { "sha": { "type": "string" }, "subject": { "type": "string" } } });
+    let hint = json!({ "type": "object", "required": ["kind", "message", "tool"], "properties": {
+        "kind": { "type": "string" }, "message": { "type": "string" }, "tool": { "type": "string" },
+        "arguments": { "type": "object", "additionalProperties": { "type": "string" } } } });
+    let data = json!({
+        "type": "object",
+        "required": ["head", "operationInProgress", "workingTree", "stashes", "submodules", "recentCommits",
+                     "conventions", "hints"],
+        "properties": {
+            "head": { "type": "object", "required": ["branch", "detached", "sha", "upstream", "ahead", "behind"],
+                "properties": { "branch": nullable_string(), "detached": { "type": "boolean" },
+                    "unborn": { "type": "boolean" }, "sha": nullable_string(), "upstream": nullable_string(),
+                    "ahead": count(), "behind": count(), "upstreamGone": { "type": "boolean" } } },
+            "operationInProgress": schema::operation(),
+            "workingTree": schema::counts(),
+            "stashes": { "type": "object", "required": ["count"], "properties": { "count": count() } },
+            "submodules": { "type": "object",
+                "description": "Zero counts, an empty attention list and a false attentionTruncated are omitted.",
+                "required": ["total"],
+                "properties": { "total": count(), "clean": count(), "drifted": count(), "uninitialized": count(),
+                    "conflicts": count(), "attention": { "type": "array", "maxItems": 10, "items": { "type": "string" } },
+                    "attentionTruncated": { "type": "boolean" } } },
+            "recentCommits": { "type": "array", "maxItems": 20, "items": commit },
+            "conventions": { "type": "object", "required": ["conventionalCommitRatio", "defaultBranch", "branchPrefixes"],
+                "properties": { "conventionalCommitRatio": { "type": ["number", "null"], "minimum": 0, "maximum": 1 },
+                    "defaultBranch": nullable_string(),
+                    "branchPrefixes": { "type": "array", "items": { "type": "string" } } } },
+            "hints": { "type": "array", "maxItems": 3, "items": hint }
+        }
+    });
+    RepoTool {
+        handler: call_brief,
+        definition: ToolDefinition {
             name: "repo.brief",
             title: "Repository brief",
             description: "Situational awareness in one call, replacing 6-10 raw git calls: HEAD (branch, detached, \
-                unborn, sha, upstream, ahead/behind), the operation in progress, exact work-tree counts, stash count, \
-                submodule drift, recent commits, conventions (Conventional Commits ratio, default branch, branch \
-                prefixes) and up to 3 ranked hints naming the tool to call next. The whole JSON result fits \
-                `maxTokens` (o200k_base); anything cut is counted in `omitted`. Call it first in a session.",
+            unborn, sha, upstream, ahead/behind), the operation in progress, exact work-tree counts, stash count, \
+            submodule drift, recent commits, conventions (Conventional Commits ratio, default branch, branch \
+            prefixes) and up to 3 ranked hints naming the tool to call next. The whole JSON result fits \
+            `maxTokens` (o200k_base); anything cut is counted in `omitted`. Call it first in a session.",
             input_schema: schema::input(
                 json!({
                     "repoPath": schema::repo_path(),
@@ -110,27 +121,15 @@ impl Brief {
             ),
             output_schema: schema::envelope(data),
             read_only: true,
-        })
+        },
     }
 }
 
-impl Default for Brief {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl Tool for Brief {
-    fn definition(&self) -> &ToolDefinition {
-        &self.0
-    }
-
-    fn call(&self, ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
-        let args: BriefArgs = parse(arguments)?;
-        let options = brief::Options { recent_commits: args.recent_commits.unwrap_or(10) };
-        let max_tokens = args.max_tokens.unwrap_or(BRIEF_DEFAULT_TOKENS as usize);
-        run(ctx, "repo.brief", &args.repo_path, |repo, measure| ctx.engine.brief(repo, &options, max_tokens, measure))
-    }
+fn call_brief(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
+    let args: BriefArgs = parse(arguments)?;
+    let options = brief::Options { recent_commits: args.recent_commits.unwrap_or(10) };
+    let max_tokens = args.max_tokens.unwrap_or(BRIEF_DEFAULT_TOKENS as usize);
+    run(ctx, "repo.brief", &args.repo_path, |repo, measure| ctx.engine.brief(repo, &options, max_tokens, measure))
 }
 
 #[derive(Deserialize)]
@@ -148,115 +147,87 @@ fn change_list() -> Value {
 }
 
 /// `repo.status`.
-pub struct Status(ToolDefinition);
-
-impl Status {
-    /// The tool with its definition.
-    pub fn new() -> Self {
-        let paths = json!({ "type": "array", "items": { "type": "string" } });
-        let data = json!({
-            "type": "object",
-            "required": ["head", "upstream", "operationInProgress", "counts", "conflicted", "staged", "unstaged", "untracked"],
-            "properties": {
-                "head": schema::head(), "upstream": schema::upstream(), "operationInProgress": schema::operation(),
-                "counts": schema::counts(), "conflicted": paths, "staged": change_list(), "unstaged": change_list(),
-                "untracked": paths
-            }
-        });
-        Self(ToolDefinition {
+pub fn status() -> RepoTool {
+    let paths = json!({ "type": "array", "items": { "type": "string" } });
+    let data = json!({
+        "type": "object",
+        "required": ["head", "upstream", "operationInProgress", "counts", "conflicted", "staged", "unstaged", "untracked"],
+        "properties": {
+            "head": schema::head(), "upstream": schema::upstream(), "operationInProgress": schema::operation(),
+            "counts": schema::counts(), "conflicted": paths, "staged": change_list(), "unstaged": change_list(),
+            "untracked": paths
+        }
+    });
+    RepoTool {
+        handler: call_status,
+        definition: ToolDefinition {
             name: "repo.status",
             title: "Work-tree status",
             description: "Current branch, upstream with ahead/behind, the operation in progress, exact counts and \
-                every dirty path: conflicted, staged (index vs HEAD), unstaged (work tree vs index) and untracked \
-                files one by one, paths as UTF-8. Lists are cut to `maxTokens` in that priority; counts stay exact.",
+            every dirty path: conflicted, staged (index vs HEAD), unstaged (work tree vs index) and untracked \
+            files one by one, paths as UTF-8. Lists are cut to `maxTokens` in that priority; counts stay exact.",
             input_schema: schema::input(
                 json!({ "repoPath": schema::repo_path(), "maxTokens": schema::max_tokens(200, 32000, STATUS_DEFAULT_TOKENS) }),
                 &["repoPath"],
             ),
             output_schema: schema::envelope(data),
             read_only: true,
-        })
+        },
     }
 }
 
-impl Default for Status {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl Tool for Status {
-    fn definition(&self) -> &ToolDefinition {
-        &self.0
-    }
-
-    fn call(&self, ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
-        let args: BudgetArgs = parse(arguments)?;
-        let max_tokens = args.max_tokens.unwrap_or(STATUS_DEFAULT_TOKENS as usize);
-        run(ctx, "repo.status", &args.repo_path, |repo, measure| ctx.engine.status(repo, max_tokens, measure))
-    }
+fn call_status(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
+    let args: BudgetArgs = parse(arguments)?;
+    let max_tokens = args.max_tokens.unwrap_or(STATUS_DEFAULT_TOKENS as usize);
+    run(ctx, "repo.status", &args.repo_path, |repo, measure| ctx.engine.status(repo, max_tokens, measure))
 }
 
 /// `repo.refs`.
-pub struct Refs(ToolDefinition);
-
-impl Refs {
-    /// The tool with its definition.
-    pub fn new() -> Self {
-        let named = |extra: Value| {
-            let mut properties = json!({ "name": { "type": "string" }, "sha": { "type": "string" } });
-            if let (Some(target), Some(extra)) = (properties.as_object_mut(), extra.as_object()) {
-                target.extend(extra.clone());
-            }
-            json!({ "type": "array", "items": { "type": "object", "required": ["name", "sha"], "properties": properties } })
-        };
-        let data = json!({
-            "type": "object",
-            "required": ["head", "counts", "branches", "remotes", "stashes", "tags", "remoteBranches"],
-            "properties": {
-                "head": schema::head(),
-                "counts": { "type": "object", "required": ["branches", "remotes", "stashes", "tags", "remoteBranches"],
-                    "properties": { "branches": count(), "remotes": count(), "stashes": count(), "tags": count(),
-                        "remoteBranches": count() } },
-                "branches": named(json!({ "current": { "type": "boolean" }, "upstream": schema::upstream() })),
-                "remotes": { "type": "array", "items": { "type": "object", "required": ["name", "fetchUrl"], "properties": {
-                    "name": { "type": "string" }, "fetchUrl": nullable_string(), "pushUrl": { "type": "string" } } } },
-                "stashes": { "type": "array", "items": { "type": "object", "required": ["index", "sha", "message"],
-                    "properties": { "index": count(), "sha": { "type": "string" }, "message": { "type": "string" } } } },
-                "tags": named(json!({ "annotated": { "type": "boolean" } })),
-                "remoteBranches": named(json!({}))
-            }
-        });
-        Self(ToolDefinition {
+pub fn refs() -> RepoTool {
+    let named = |extra: Value| {
+        let mut properties = json!({ "name": { "type": "string" }, "sha": { "type": "string" } });
+        if let (Some(target), Some(extra)) = (properties.as_object_mut(), extra.as_object()) {
+            target.extend(extra.clone());
+        }
+        json!({ "type": "array", "items": { "type": "object", "required": ["name", "sha"], "properties": properties } })
+    };
+    let data = json!({
+        "type": "object",
+        "required": ["head", "counts", "branches", "remotes", "stashes", "tags", "remoteBranches"],
+        "properties": {
+            "head": schema::head(),
+            "counts": { "type": "object", "required": ["branches", "remotes", "stashes", "tags", "remoteBranches"],
+                "properties": { "branches": count(), "remotes": count(), "stashes": count(), "tags": count(),
+                    "remoteBranches": count() } },
+            "branches": named(json!({ "current": { "type": "boolean" }, "upstream": schema::upstream() })),
+            "remotes": { "type": "array", "items": { "type": "object", "required": ["name", "fetchUrl"], "properties": {
+                "name": { "type": "string" }, "fetchUrl": nullable_string(), "pushUrl": { "type": "string" } } } },
+            "stashes": { "type": "array", "items": { "type": "object", "required": ["index", "sha", "message"],
+                "properties": { "index": count(), "sha": { "type": "string" }, "message": { "type": "string" } } } },
+            "tags": named(json!({ "annotated": { "type": "boolean" } })),
+            "remoteBranches": named(json!({}))
+        }
+    });
+    RepoTool {
+        handler: call_refs,
+        definition: ToolDefinition {
             name: "repo.refs",
             title: "Branches, tags, remotes and stashes",
             description: "Local branches with upstream and ahead/behind (gone upstreams flagged), remotes (URLs \
-                without passwords), stashes newest first, tags peeled to their commit, and remote-tracking branches. \
-                Exact counts always; lists are cut to `maxTokens` in that priority and counted in `omitted`.",
+            without passwords), stashes newest first, tags peeled to their commit, and remote-tracking branches. \
+            Exact counts always; lists are cut to `maxTokens` in that priority and counted in `omitted`.",
             input_schema: schema::input(
                 json!({ "repoPath": schema::repo_path(), "maxTokens": schema::max_tokens(200, 32000, REFS_DEFAULT_TOKENS) }),
                 &["repoPath"],
             ),
             output_schema: schema::envelope(data),
             read_only: true,
-        })
+        },
     }
 }
 
-impl Default for Refs {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl Tool for Refs {
-    fn definition(&self) -> &ToolDefinition {
-        &self.0
-    }
-
-    fn call(&self, ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
-        let args: BudgetArgs = parse(arguments)?;
-        let max_tokens = args.max_tokens.unwrap_or(REFS_DEFAULT_TOKENS as usize);
-        run(ctx, "repo.refs", &args.repo_path, |repo, measure| ctx.engine.refs(repo, max_tokens, measure))
-    }
+fn call_refs(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
+    let args: BudgetArgs = parse(arguments)?;
+    let max_tokens = args.max_tokens.unwrap_or(REFS_DEFAULT_TOKENS as usize);
+    run(ctx, "repo.refs", &args.repo_path, |repo, measure| ctx.engine.refs(repo, max_tokens, measure))
 }
