@@ -77,7 +77,10 @@ pub struct BriefHead {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Counts {
-    /// Nothing staged, unstaged, untracked or conflicted.
+    /// A bare repository: there is no work tree, so all counts are 0. Left out of the JSON when false.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub bare: bool,
+    /// Nothing staged, unstaged, untracked or conflicted (also `true` for a bare repository).
     pub clean: bool,
     /// Paths whose index entry differs from HEAD.
     pub staged: usize,
@@ -93,6 +96,7 @@ impl Counts {
     /// Counts of a status.
     pub fn of(status: &worktree::Status) -> Self {
         Self {
+            bare: status.bare,
             clean: status.is_clean(),
             staged: status.staged.len(),
             unstaged: status.unstaged.len(),

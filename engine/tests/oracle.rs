@@ -223,6 +223,13 @@ fn clean() {
     assert_eq!(reads.brief.conventions.default_branch.as_deref(), Some("main"));
     assert!(reads.brief.hints.is_empty(), "a clean repo needs no hint: {:?}", reads.brief.hints);
     assert_eq!(reads.refs.remotes.len(), 1);
+    assert!(!reads.brief.working_tree.bare);
+    // The bare origin has no work tree: it says so, with zero counts, and its refs are still read.
+    let origin = fixture.origin().expect("origin").to_path_buf();
+    let bare = read_all(&fixture, &origin);
+    assert!(bare.brief.working_tree.bare && bare.brief.working_tree.clean);
+    assert_eq!(bare.status.counts.staged + bare.status.counts.untracked, 0);
+    assert_eq!(bare.brief.head.sha, reads.brief.head.sha, "origin/main equals main");
 }
 
 #[test]

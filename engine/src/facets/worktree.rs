@@ -46,6 +46,8 @@ pub struct Change {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Status {
+    /// `true` for a bare repository, which has no work tree: every list is then empty.
+    pub bare: bool,
     /// Index differs from HEAD (`git diff --cached --name-status`), conflicted paths excluded.
     pub staged: Vec<Change>,
     /// Work tree differs from index (`git diff --name-status`), conflicted paths excluded.
@@ -69,7 +71,7 @@ impl Status {
 /// [`Error::GitRead`] when the index or a tree cannot be read.
 pub fn status(repo: &gix::Repository) -> Result<Status> {
     if repo.workdir().is_none() {
-        return Ok(Status::default());
+        return Ok(Status { bare: true, ..Status::default() });
     }
     let to_err = |err| Error::git("work-tree status", err);
     let iter = repo

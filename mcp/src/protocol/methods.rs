@@ -37,8 +37,8 @@ impl ServerInfo {
 
 /// Short guidance for the model, sent by `initialize` and `server/discover`.
 pub const INSTRUCTIONS: &str = "FluxGit gives structured, token-budgeted, read-only Git context. Start with \
-repo.brief; every repository tool takes an absolute repoPath inside the allowed roots. Tools never write to a \
-repository; write tools only submit proposals that a person approves.";
+repo.brief; every repository tool takes an absolute repoPath inside the allowed roots. No tool writes to a \
+repository.";
 
 fn capabilities() -> Value {
     json!({"tools": {"listChanged": false}})

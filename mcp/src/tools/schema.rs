@@ -94,6 +94,7 @@ pub fn counts() -> Value {
         "type": "object",
         "required": ["clean", "staged", "unstaged", "untracked", "conflicted"],
         "properties": {
+            "bare": { "type": "boolean", "description": "Present and true for a bare repository (no work tree)." },
             "clean": { "type": "boolean" }, "staged": count(), "unstaged": count(), "untracked": count(),
             "conflicted": count()
         }
