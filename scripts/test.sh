@@ -12,5 +12,7 @@ fi
 cargo build --workspace --all-targets
 cargo test --workspace
 
-FLUXGIT_SIDECAR_BIN="$PWD/target/debug/fluxgit-mcp-sidecar" FLUXGIT_E2E_REPO="$PWD" \
+# The binary cargo just built, wherever the target dir is (CARGO_TARGET_DIR is honoured).
+target_dir=$(cargo metadata --format-version 1 --no-deps | .venv/bin/python -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
+FLUXGIT_SIDECAR_BIN="$target_dir/debug/fluxgit-mcp-sidecar" FLUXGIT_E2E_REPO="$PWD" \
   .venv/bin/python -m pytest mcp/tests/e2e -q
