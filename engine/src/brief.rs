@@ -134,13 +134,7 @@ pub struct Hint {
 /// [`crate::Error::GitRead`] when a facet cannot be read.
 pub fn read(repo: &gix::Repository, options: &Options) -> Result<Brief> {
     let head = head::read(repo)?;
-    let upstream = match (repo.head_name().ok().flatten(), &head.sha) {
-        (Some(name), sha) => {
-            let tip = sha.as_deref().and_then(|sha| gix::ObjectId::from_hex(sha.as_bytes()).ok());
-            refs::upstream_of(repo, name.as_ref(), tip)?
-        }
-        (None, _) => None,
-    };
+    let upstream = refs::current_upstream(repo, &head)?;
     let status = worktree::status(repo)?;
     let submodules = submodules::summarize(&submodules::list(repo)?);
     let conventions = conventions::read(repo, &refs::local_branch_names(repo)?)?;

@@ -38,13 +38,7 @@ pub struct Report {
 /// [`crate::Error::GitRead`] when a facet cannot be read.
 pub fn read(repo: &gix::Repository) -> Result<Report> {
     let head = head::read(repo)?;
-    let upstream = match repo.head_name().ok().flatten() {
-        Some(name) => {
-            let tip = head.sha.as_deref().and_then(|sha| gix::ObjectId::from_hex(sha.as_bytes()).ok());
-            refs::upstream_of(repo, name.as_ref(), tip)?
-        }
-        None => None,
-    };
+    let upstream = refs::current_upstream(repo, &head)?;
     let status = worktree::status(repo)?;
     Ok(Report {
         head,

@@ -51,14 +51,13 @@ pub fn is_conventional(subject: &str) -> bool {
         return false;
     }
     let head = head.strip_suffix('!').unwrap_or(head);
-    let (kind, scope) = match head.split_once('(') {
+    let kind = match head.split_once('(') {
         Some((kind, rest)) => match rest.strip_suffix(')') {
-            Some(scope) if !scope.is_empty() && !scope.contains(['(', ')']) => (kind, Some(scope)),
+            Some(scope) if !scope.is_empty() && !scope.contains(['(', ')']) => kind,
             _ => return false,
         },
-        None => (head, None),
+        None => head,
     };
-    let _ = scope;
     !kind.is_empty() && kind.chars().all(|c| c.is_ascii_alphabetic())
 }
 

@@ -99,6 +99,18 @@ pub fn upstream_of(
     Ok(Some(Upstream { name, ahead, behind, gone: false }))
 }
 
+/// The upstream of the branch HEAD names, with ahead/behind from HEAD's commit; `None` when detached or without one.
+///
+/// # Errors
+/// As [`upstream_of`].
+pub fn current_upstream(repo: &gix::Repository, head: &crate::facets::head::Head) -> Result<Option<Upstream>> {
+    let Some(name) = repo.head_name().map_err(|err| Error::git("HEAD", err))? else {
+        return Ok(None);
+    };
+    let tip = head.sha.as_deref().and_then(|sha| gix::ObjectId::from_hex(sha.as_bytes()).ok());
+    upstream_of(repo, name.as_ref(), tip)
+}
+
 /// Counts commits reachable from `from` but not from `hidden` (`git rev-list --count hidden..from`).
 ///
 /// # Errors
