@@ -3,13 +3,12 @@
 //! Each test writes a whole input stream, closes stdin, and checks every line the server wrote on stdout. Tool
 //! assertions are generic over the registry the binary ships, so they hold whichever tools are built.
 
-use std::io::{Read as _, Write as _};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
 
-const BIN: &str = env!("CARGO_BIN_EXE_fluxgit-mcp-sidecar");
+use crate::support::{exchange, sidecar};
 
 const LEGACY_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 const ALL_VERSIONS: [&str; 5] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"];
@@ -25,17 +24,7 @@ impl Sandbox {
     }
 
     fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(BIN);
-        command
-            .args(args)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", self.dir.path())
-            .env("FLUXGIT_MCP_ALLOWED_ROOTS", self.dir.path())
-            .env("FLUXGIT_RUN_DIR", self.dir.path().join("run"))
-            .env("FLUXGIT_MCP_AUDIT_DISABLED", "")
-            .env("FLUXGIT_MCP_PRESENCE_DISABLED", "");
-        command
+        sidecar(self.dir.path(), self.dir.path(), args)
     }
 
     fn root(&self) -> &Path {
@@ -46,32 +35,7 @@ impl Sandbox {
 /// Runs the server on `input` until it exits at end of input; returns every stdout line as JSON.
 fn serve(input: Vec<u8>) -> Vec<Value> {
     let sandbox = Sandbox::new();
-    let mut child = sandbox
-        .command(&[])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn the sidecar");
-    let mut stdin = child.stdin.take().expect("piped stdin");
-    // Write from a thread: the server answers while we are still writing.
-    let writer = std::thread::spawn(move || {
-        // The server may legitimately stop reading early only by exiting; ignore a broken pipe then.
-        let _ = stdin.write_all(&input);
-    });
-    let mut stdout = String::new();
-    child.stdout.take().expect("piped stdout").read_to_string(&mut stdout).expect("read stdout");
-    writer.join().expect("writer thread");
-    let status = child.wait().expect("wait");
-    let mut stderr = String::new();
-    child.stderr.take().expect("piped stderr").read_to_string(&mut stderr).expect("read stderr");
-    assert!(status.success(), "the server exits 0 at end of input; stderr:\n{stderr}");
-    stdout
-        .lines()
-        .map(|line| {
-            serde_json::from_str(line).unwrap_or_else(|error| panic!("stdout line is not JSON ({error}): {line}"))
-        })
-        .collect()
+    exchange(sandbox.command(&[]), input)
 }
 
 fn line(message: &Value) -> Vec<u8> {

@@ -1,14 +1,12 @@
 //! The repo tools through the real binary over stdio: SPEC §4.3/§4.4 answers to bad input with the server serving
 //! the next request, and repositories byte-identical after every tool.
 
-use std::io::{Read, Write};
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use fluxgit_fixtures::Scenario;
 use serde_json::{Value, json};
 
-const BIN: &str = env!("CARGO_BIN_EXE_fluxgit-mcp-sidecar");
+use crate::support::{exchange, sidecar};
 
 /// Runs one server process with `allowed_root` on newline-delimited `requests` after a legacy `initialize`; returns
 /// the responses in order. HOME and the run dir live outside the root, so digests of the root see only the fixture.
@@ -26,27 +24,8 @@ fn session(allowed_root: &Path, requests: &[Value]) -> Vec<Value> {
         input.extend(request.to_string().bytes());
         input.push(b'\n');
     }
-    let mut child = Command::new(BIN)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", elsewhere.path())
-        .env("FLUXGIT_MCP_ALLOWED_ROOTS", allowed_root)
-        .env("FLUXGIT_RUN_DIR", elsewhere.path().join("run"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn the sidecar");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let writer = std::thread::spawn(move || {
-        let _ = stdin.write_all(&input);
-    });
-    let mut stdout = String::new();
-    child.stdout.take().expect("stdout").read_to_string(&mut stdout).expect("read");
-    writer.join().expect("writer");
-    assert!(child.wait().expect("wait").success());
-    let responses: Vec<Value> = stdout.lines().map(|l| serde_json::from_str(l).expect("JSON line")).collect();
-    assert_eq!(responses.len(), requests.len() + 1, "one response per request: {stdout}");
+    let responses = exchange(sidecar(allowed_root, elsewhere.path(), &[]), input);
+    assert_eq!(responses.len(), requests.len() + 1, "one response per request: {responses:?}");
     responses[1..].to_vec()
 }
 

@@ -1,0 +1,7 @@
+//! The sidecar's integration tests, one test binary (STYLE §5): the real binary over stdio (`protocol`,
+//! `tools_stdio`) and the token budgets of the tools on real fixtures (`budget`).
+
+mod budget;
+mod protocol;
+mod support;
+mod tools_stdio;
