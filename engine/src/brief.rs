@@ -137,7 +137,10 @@ pub fn read(repo: &gix::Repository, options: &Options) -> Result<Brief> {
     let upstream = refs::current_upstream(repo, &head)?;
     let status = worktree::status(repo)?;
     let submodules = submodules::summarize(&submodules::list(repo)?);
-    let conventions = conventions::read(repo, &refs::local_branch_names(repo)?)?;
+    // One walk serves both the recent commits and the conventions' subjects.
+    let mut history = commits::recent(repo, options.recent_commits.max(conventions::SUBJECTS_EXAMINED))?;
+    let conventions = conventions::read(repo, &history, &refs::local_branch_names(repo)?)?;
+    history.truncate(options.recent_commits);
     let brief = Brief {
         head: BriefHead {
             branch: head.branch,
@@ -156,7 +159,7 @@ pub fn read(repo: &gix::Repository, options: &Options) -> Result<Brief> {
         working_tree: Counts::of(&status),
         stashes: StashCount { count: stashes::read(repo)?.len() },
         submodules,
-        recent_commits: commits::recent(repo, options.recent_commits)?,
+        recent_commits: history,
         conventions,
         hints: Vec::new(),
     };

@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::error::Result;
-use crate::facets::{commits, refs};
+use crate::facets::commits::CommitLine;
+use crate::facets::refs;
 
 /// Subjects examined for [`Conventions::conventional_commit_ratio`] (SPEC §5: the last 50).
 pub const SUBJECTS_EXAMINED: usize = 50;
@@ -25,12 +26,13 @@ pub struct Conventions {
     pub branch_prefixes: Vec<String>,
 }
 
-/// Reads the conventions from history and refs.
+/// Reads the conventions from `history` (newest first; the first [`SUBJECTS_EXAMINED`] are used), the local
+/// `branch_names` and the refs.
 ///
 /// # Errors
 /// [`crate::Error::GitRead`] when history or refs cannot be read.
-pub fn read(repo: &gix::Repository, branch_names: &[String]) -> Result<Conventions> {
-    let subjects = commits::recent(repo, SUBJECTS_EXAMINED)?;
+pub fn read(repo: &gix::Repository, history: &[CommitLine], branch_names: &[String]) -> Result<Conventions> {
+    let subjects = &history[..history.len().min(SUBJECTS_EXAMINED)];
     let conventional_commit_ratio = (!subjects.is_empty()).then(|| {
         let conventional = subjects.iter().filter(|line| is_conventional(&line.subject)).count();
         (conventional as f64 / subjects.len() as f64 * 100.0).round() / 100.0
