@@ -20,6 +20,8 @@ pub enum InvalidReason {
     InvalidRevision,
     /// A token budget below the tool's floor (the size of its required fields).
     BudgetBelowFloor,
+    /// A pagination cursor that was altered, or made for another repository, ref or path.
+    InvalidCursor,
 }
 
 impl InvalidReason {
@@ -33,6 +35,7 @@ impl InvalidReason {
             Self::UnknownRevision => "unknown_revision",
             Self::InvalidRevision => "invalid_revision",
             Self::BudgetBelowFloor => "budget_below_floor",
+            Self::InvalidCursor => "invalid_cursor",
         }
     }
 }

@@ -23,6 +23,8 @@ pub mod budget;
 mod engine;
 pub mod error;
 pub mod facets;
+pub mod history;
+pub mod reflog;
 pub mod refs;
 pub mod repository;
 pub mod revision;

@@ -64,3 +64,12 @@ pub(crate) fn subject(message: &[u8]) -> String {
     let text = utf8(message);
     text.lines().next().unwrap_or_default().trim().to_owned()
 }
+
+/// `time` as git's `iso-strict` date (`git log --format=%aI`): RFC 3339 with the recorded offset, `Z` for UTC.
+pub(crate) fn iso_time(time: gix::date::Time) -> String {
+    let text = time.format_or_unix(gix::date::time::format::ISO8601_STRICT);
+    match text.strip_suffix("+00:00") {
+        Some(utc) => format!("{utc}Z"),
+        None => text,
+    }
+}

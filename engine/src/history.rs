@@ -1,0 +1,316 @@
+//! `repo.history`: a page of commits like `git log [<ref>] [-- <path>]`, with a cursor that pins the walk.
+//!
+//! The walk is git's default one (see `git help log`, "Commit Ordering" and "History Simplification"): newest
+//! committer date first, ties in the order commits were queued; with a `path`, a commit is shown only when the path
+//! differs from every parent, and a merge whose path equals one parent's follows only the first such parent.
+//! The `path` is a literal repo-relative file or directory, not a pathspec with wildcards.
+
+use std::collections::{BinaryHeap, HashMap, HashSet};
+
+use gix::ObjectId;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use crate::engine::{Budgeted, Engine, Measure, Repo, fit_sections};
+use crate::error::{Error, InvalidReason, Result};
+use crate::facets::{iso_time, subject, utf8};
+
+/// What to list.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Where the walk starts (`HEAD` when `None`); ignored for the start when `cursor` is given, but must match it.
+    pub start: Option<String>,
+    /// Only commits that change this repo-relative file or directory.
+    pub path: Option<String>,
+    /// Commits per page (1-200).
+    pub limit: usize,
+    /// The `nextCursor` of an earlier page.
+    pub cursor: Option<String>,
+}
+
+/// One page of history.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Page {
+    /// The `ref` argument as given (`HEAD` by default).
+    #[serde(rename = "ref")]
+    pub start: String,
+    /// The commit the walk started from, pinned by the cursor across pages; `null` on an unborn `HEAD`.
+    pub tip: Option<String>,
+    /// The `path` filter, when given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// The commits of this page, newest first.
+    pub commits: Vec<Commit>,
+    /// Pass back as `cursor` for the next page; `null` when the history ends on this page.
+    pub next_cursor: Option<String>,
+}
+
+/// One commit of a page.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Commit {
+    /// Full sha.
+    pub sha: String,
+    /// Full parent shas, first parent first.
+    pub parents: Vec<String>,
+    /// The author as recorded.
+    pub author: Person,
+    /// The author date, ISO 8601 with the author's offset (as `git log --format=%aI`).
+    pub time: String,
+    /// The first line of the message.
+    pub subject: String,
+}
+
+/// A name and email exactly as git recorded them (configured identity, not proof of a person).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Person {
+    /// The name.
+    pub name: String,
+    /// The email.
+    pub email: String,
+}
+
+/// Where a page resumes: the pinned tip and how many commits earlier pages showed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Cursor {
+    tip: ObjectId,
+    skip: usize,
+    repository: String,
+    query: String,
+}
+
+const CURSOR_VERSION: &str = "h1";
+
+impl Cursor {
+    /// `h1.<tip>.<skip>.<repository>.<query>.<check>`: all fields hex or decimal, so it is cheap in tokens.
+    fn encode(&self) -> String {
+        let body = format!("{CURSOR_VERSION}.{}.{}.{}.{}", self.tip, self.skip, self.repository, self.query);
+        format!("{body}.{}", digest(&["cursor", &body], 12))
+    }
+
+    fn decode(text: &str, repository: &str, query: &str) -> Result<Cursor> {
+        let invalid = |why: &str| Error::invalid(InvalidReason::InvalidCursor, format!("cursor {text:?} {why}"));
+        let (body, check) = text.rsplit_once('.').ok_or_else(|| invalid("is not a repo.history cursor"))?;
+        let fields: Vec<&str> = body.split('.').collect();
+        let [version, tip, skip, cursor_repository, cursor_query] = fields[..] else {
+            return Err(invalid("is not a repo.history cursor"));
+        };
+        if version != CURSOR_VERSION || check != digest(&["cursor", body], 12) {
+            return Err(invalid("was altered or comes from another version; start again without a cursor"));
+        }
+        if cursor_repository != repository {
+            return Err(invalid("belongs to another repository"));
+        }
+        if cursor_query != query {
+            return Err(invalid("was made for another `ref` or `path`; repeat the first page's ref and path"));
+        }
+        let tip = ObjectId::from_hex(tip.as_bytes()).map_err(|_| invalid("holds no valid sha"))?;
+        let skip = skip.parse().map_err(|_| invalid("holds no valid position"))?;
+        Ok(Cursor { tip, skip, repository: repository.to_owned(), query: query.to_owned() })
+    }
+}
+
+/// The first `hex_len` hex digits of sha256 over `parts` joined by NUL bytes.
+fn digest(parts: &[&str], hex_len: usize) -> String {
+    let mut hasher = Sha256::new();
+    for part in parts {
+        hasher.update(part.as_bytes());
+        hasher.update([0]);
+    }
+    let mut hex: String = hasher.finalize().iter().map(|byte| format!("{byte:02x}")).collect();
+    hex.truncate(hex_len);
+    hex
+}
+
+impl Engine {
+    /// `repo.history`: one page of commits, cut to `max_tokens`; commits cut by the budget are not lost: they are
+    /// counted in `omitted.commits` and `nextCursor` resumes right after the last commit shown.
+    ///
+    /// Pages never skip or repeat a commit, also when the ref moves between pages: the cursor pins the tip sha.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] with `invalid_revision` / `unknown_revision` (the ref), `invalid_path`, `invalid_cursor`
+    /// (altered, or from another repository, ref or path) or `budget_below_floor`; [`Error::GitRead`] when a
+    /// commit or tree cannot be read.
+    pub fn history(
+        &self,
+        repo: &Repo,
+        options: &Options,
+        max_tokens: usize,
+        measure: &mut Measure<'_, Page>,
+    ) -> Result<Budgeted<Page>> {
+        let start = options.start.clone().unwrap_or_else(|| "HEAD".to_owned());
+        if let Some(path) = &options.path {
+            crate::repository::check_relative_path(path)?;
+        }
+        let repository = digest(&[&repo.location.common_dir.display().to_string()], 12);
+        let query = digest(&[&start, options.path.as_deref().unwrap_or("")], 8);
+        let cursor = match &options.cursor {
+            Some(text) => Cursor::decode(text, &repository, &query)?,
+            None => match start_commit(&repo.git, &start)? {
+                Some(tip) => Cursor { tip, skip: 0, repository, query },
+                None => {
+                    let empty =
+                        Page { start, tip: None, path: options.path.clone(), commits: vec![], next_cursor: None };
+                    return fit_page(empty, None, max_tokens, measure);
+                }
+            },
+        };
+        if repo.git.find_commit(cursor.tip).is_err() {
+            return Err(Error::invalid(
+                InvalidReason::InvalidCursor,
+                "the cursor's tip is not a commit of this repository",
+            ));
+        }
+        let mut walk = Walk::new(&repo.git, cursor.tip, options.path.as_deref());
+        for _ in 0..cursor.skip {
+            if walk.next_shown()?.is_none() {
+                break;
+            }
+        }
+        let mut commits = Vec::new();
+        while commits.len() < options.limit {
+            match walk.next_shown()? {
+                Some(id) => commits.push(describe(&repo.git, id)?),
+                None => break,
+            }
+        }
+        let more = walk.next_shown()?.is_some();
+        let page =
+            Page { start, tip: Some(cursor.tip.to_string()), path: options.path.clone(), commits, next_cursor: None };
+        fit_page(page, Some((cursor, more)), max_tokens, measure)
+    }
+}
+
+/// The commit `start` names; `None` for an unborn `HEAD` (an empty history, not an error).
+fn start_commit(repo: &gix::Repository, start: &str) -> Result<Option<ObjectId>> {
+    if start == "HEAD" && repo.head().map_err(|err| Error::git("HEAD", err))?.is_unborn() {
+        return Ok(None);
+    }
+    crate::revision::resolve_commit(repo, start).map(Some)
+}
+
+/// Cuts the page's commits to the budget; the next cursor always resumes after the last commit shown.
+fn fit_page(
+    full: Page,
+    cursor: Option<(Cursor, bool)>,
+    max_tokens: usize,
+    measure: &mut Measure<'_, Page>,
+) -> Result<Budgeted<Page>> {
+    let cut = |full: &Page, shown: &[usize]| {
+        let next_cursor = cursor.as_ref().and_then(|(cursor, more)| {
+            (*more || shown[0] < full.commits.len())
+                .then(|| Cursor { skip: cursor.skip + shown[0], ..cursor.clone() }.encode())
+        });
+        Page { commits: crate::engine::first(&full.commits, shown[0]), next_cursor, ..full.clone() }
+    };
+    fit_sections(&full, &["commits"], &[full.commits.len()], max_tokens, &cut, measure)
+}
+
+fn describe(repo: &gix::Repository, id: ObjectId) -> Result<Commit> {
+    let commit = repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
+    let author = commit.author().map_err(|err| Error::git("commit author", err))?;
+    let time = author.time().map_err(|err| Error::git("commit author date", err))?;
+    Ok(Commit {
+        sha: id.to_string(),
+        parents: commit.parent_ids().map(|parent| parent.to_string()).collect(),
+        author: Person { name: utf8(author.name), email: utf8(author.email) },
+        time: iso_time(time),
+        subject: subject(commit.message_raw_sloppy()),
+    })
+}
+
+/// A queued commit: newest committer date first, then first queued first (git's `prio_queue` order).
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct Queued {
+    time: i64,
+    order: std::cmp::Reverse<u64>,
+    id: ObjectId,
+}
+
+/// The path's entry (mode and object) in a commit's tree, `None` when absent.
+type PathEntry = Option<(gix::object::tree::EntryMode, ObjectId)>;
+
+/// git's default revision walk with history simplification by `path`.
+struct Walk<'r> {
+    repo: &'r gix::Repository,
+    queue: BinaryHeap<Queued>,
+    seen: HashSet<ObjectId>,
+    queued: u64,
+    path: Option<&'r str>,
+    entries: HashMap<ObjectId, PathEntry>,
+}
+
+impl<'r> Walk<'r> {
+    fn new(repo: &'r gix::Repository, tip: ObjectId, path: Option<&'r str>) -> Self {
+        let path = path.map(|path| path.trim_end_matches('/')).filter(|path| !path.is_empty());
+        let mut walk =
+            Walk { repo, queue: BinaryHeap::new(), seen: HashSet::new(), queued: 0, path, entries: HashMap::new() };
+        walk.seen.insert(tip);
+        walk.push(tip, 0);
+        walk
+    }
+
+    fn push(&mut self, id: ObjectId, time: i64) {
+        self.queue.push(Queued { time, order: std::cmp::Reverse(self.queued), id });
+        self.queued += 1;
+    }
+
+    fn enqueue(&mut self, id: ObjectId) -> Result<()> {
+        if self.seen.insert(id) {
+            let commit = self.repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
+            let time = commit.time().map_err(|err| Error::git("commit date", err))?;
+            self.push(id, time.seconds);
+        }
+        Ok(())
+    }
+
+    /// The next commit `git log` would show, or `None` at the end of history.
+    fn next_shown(&mut self) -> Result<Option<ObjectId>> {
+        while let Some(Queued { id, .. }) = self.queue.pop() {
+            let commit = self.repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
+            let parents: Vec<ObjectId> = commit.parent_ids().map(|parent| parent.detach()).collect();
+            let Some(path) = self.path else {
+                for parent in parents {
+                    self.enqueue(parent)?;
+                }
+                return Ok(Some(id));
+            };
+            let own = self.entry(id, path)?;
+            let mut same = None;
+            for parent in &parents {
+                if self.entry(*parent, path)? == own {
+                    same = Some(*parent);
+                    break;
+                }
+            }
+            match same {
+                Some(parent) => self.enqueue(parent)?,
+                // Differs from every parent; a root commit differs from the empty tree when it has the path.
+                None if parents.is_empty() && own.is_none() => {}
+                None => {
+                    for parent in parents {
+                        self.enqueue(parent)?;
+                    }
+                    return Ok(Some(id));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    fn entry(&mut self, id: ObjectId, path: &str) -> Result<PathEntry> {
+        if let Some(entry) = self.entries.get(&id) {
+            return Ok(*entry);
+        }
+        let commit = self.repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
+        let tree = commit.tree().map_err(|err| Error::git("commit tree", err))?;
+        let entry = tree
+            .lookup_entry_by_path(path)
+            .map_err(|err| Error::git("tree entry", err))?
+            .map(|entry| (entry.mode(), entry.object_id()));
+        self.entries.insert(id, entry);
+        Ok(entry)
+    }
+}

@@ -1,0 +1,226 @@
+//! `repo.reflog`: how a ref moved, newest first like `git reflog show <ref>`, and how to get dropped work back.
+//!
+//! A movement "dropped" commits when its old tip is not an ancestor of its new tip and is reachable from no ref any
+//! more (`git rev-list <old> --not --all` is not empty): the reflog is then the only thing that still names them, until `git gc` expires unreachable
+//! entries (`gc.reflogExpireUnreachable`, 30 days by default). Such a movement carries a [`Recovery`].
+
+use std::collections::HashSet;
+
+use gix::ObjectId;
+use serde::Serialize;
+use serde_json::json;
+
+use crate::engine::{Budgeted, Engine, Measure, Repo, fit_sections};
+use crate::error::{Error, InvalidReason, Result};
+use crate::facets::commits::SHORT_SHA_LEN;
+use crate::facets::{iso_time, utf8};
+use crate::history::Person;
+
+/// Lost commits counted per movement at most; a larger count is reported as this number with `lostCommitsCapped`.
+pub const MAX_LOST_COUNT: usize = 1000;
+
+/// The reflog of one ref.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    /// The full ref name whose log this is (`HEAD`, `refs/heads/main`, ...).
+    pub ref_name: String,
+    /// Entries in the whole reflog (exact, also when `limit` or the budget shows fewer).
+    pub total: usize,
+    /// Movements, newest first.
+    pub entries: Vec<Movement>,
+}
+
+/// One reflog entry.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Movement {
+    /// Position as in `<ref>@{N}`; 0 is the newest.
+    pub index: usize,
+    /// The tip before the movement; `null` when the ref was created.
+    pub old_sha: Option<String>,
+    /// The tip after the movement; `null` when the ref was deleted.
+    pub new_sha: Option<String>,
+    /// What moved it: the message up to its first `": "`, e.g. `commit (amend)`, `reset`, `rebase (start)`.
+    pub action: String,
+    /// The rest of the message, e.g. `moving to HEAD~2`.
+    pub message: String,
+    /// When, ISO 8601 with the recorded offset.
+    pub time: String,
+    /// The committer identity git recorded for the movement (configured, not proof of a person or agent).
+    pub identity: Person,
+    /// Present when the old tip is reachable from no ref: how to bring it back.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<Recovery>,
+}
+
+/// How to recover a tip a movement dropped.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Recovery {
+    /// The dropped tip (full sha); still in the object store while the reflog names it.
+    pub lost_tip: String,
+    /// Commits reachable from `lostTip` and from no ref (at most [`MAX_LOST_COUNT`]).
+    pub lost_commits: usize,
+    /// `true` when `lostCommits` stopped at [`MAX_LOST_COUNT`].
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub lost_commits_capped: bool,
+    /// The proposal tool that brings it back as a new branch (a person approves it).
+    pub tool: &'static str,
+    /// Arguments for `tool` (`repoPath` and `reason` are the caller's to add).
+    pub arguments: serde_json::Value,
+}
+
+impl Engine {
+    /// `repo.reflog`: the newest `limit` movements of `ref_name` (`HEAD` when `None`), cut to `max_tokens`.
+    ///
+    /// A ref that exists without a reflog gives an empty list; a name that is no ref is `unknown_revision`.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] with `invalid_revision` (starts with `-`, control characters, not a ref name),
+    /// `unknown_revision` or `budget_below_floor`; [`Error::GitRead`] when the log or a commit cannot be read.
+    pub fn reflog(
+        &self,
+        repo: &Repo,
+        ref_name: Option<&str>,
+        limit: usize,
+        max_tokens: usize,
+        measure: &mut Measure<'_, Report>,
+    ) -> Result<Budgeted<Report>> {
+        let full = read(&repo.git, ref_name.unwrap_or("HEAD"), limit)?;
+        let cut = |full: &Report, shown: &[usize]| Report {
+            entries: crate::engine::first(&full.entries, shown[0]),
+            ..full.clone()
+        };
+        fit_sections(&full, &["entries"], &[full.entries.len()], max_tokens, &cut, measure)
+    }
+}
+
+fn read(repo: &gix::Repository, name: &str, limit: usize) -> Result<Report> {
+    if name.is_empty() || name.starts_with('-') || name.chars().any(char::is_control) {
+        return Err(Error::invalid(
+            InvalidReason::InvalidRevision,
+            format!("{name:?} is not a ref name: it may not be empty, start with '-' or hold control characters"),
+        ));
+    }
+    let unknown = || Error::invalid(InvalidReason::UnknownRevision, format!("{name:?} names no ref"));
+    let reference = repo
+        .try_find_reference(name)
+        .map_err(|err| Error::invalid(InvalidReason::InvalidRevision, format!("{name:?} is not a ref name: {err}")))?
+        .ok_or_else(unknown)?;
+    let ref_name = reference.name().as_bstr().to_string();
+    let mut platform = reference.log_iter();
+    let Some(lines) = platform.rev().map_err(|err| Error::git("reflog", err))? else {
+        return Ok(Report { ref_name, total: 0, entries: vec![] });
+    };
+    let mut entries = Vec::new();
+    let mut total = 0;
+    let mut reachable = Reachable::new(repo);
+    for line in lines {
+        let line = line.map_err(|err| Error::git("reflog", err))?;
+        total += 1;
+        if entries.len() == limit {
+            continue;
+        }
+        let text = utf8(&line.message);
+        let (action, message) = match text.split_once(": ") {
+            Some((action, message)) => (action.to_owned(), message.to_owned()),
+            None => (text.clone(), String::new()),
+        };
+        let sha = |id: ObjectId| (!id.is_null()).then(|| id.to_string());
+        let recovery = reachable.recovery(line.previous_oid, line.new_oid)?;
+        entries.push(Movement {
+            index: entries.len(),
+            old_sha: sha(line.previous_oid),
+            new_sha: sha(line.new_oid),
+            action,
+            message,
+            time: iso_time(line.signature.time),
+            identity: Person { name: utf8(&line.signature.name), email: utf8(&line.signature.email) },
+            recovery,
+        });
+    }
+    Ok(Report { ref_name, total, entries })
+}
+
+/// Which commits the refs reach (`--all`: every ref and `HEAD`, reflogs excluded), computed on first need.
+struct Reachable<'r> {
+    repo: &'r gix::Repository,
+    tips: Option<HashSet<ObjectId>>,
+    commits: Option<HashSet<ObjectId>>,
+}
+
+impl<'r> Reachable<'r> {
+    fn new(repo: &'r gix::Repository) -> Self {
+        Self { repo, tips: None, commits: None }
+    }
+
+    /// A [`Recovery`] when the movement from `old` to `new` dropped `old`: `old` is not an ancestor of `new` and is
+    /// reachable from no ref. `None` otherwise, or when `old` is null or its commit is gone.
+    fn recovery(&mut self, old: ObjectId, new: ObjectId) -> Result<Option<Recovery>> {
+        if old.is_null()
+            || self.repo.find_commit(old).is_err()
+            || self.tips()?.contains(&old)
+            || self.commits()?.contains(&old)
+            || (!new.is_null() && self.repo.merge_base(old, new).ok().flatten().is_some_and(|base| base == old))
+        {
+            return Ok(None);
+        }
+        let repo = self.repo;
+        let reachable = self.commits()?;
+        let (mut lost, mut stack, mut seen) = (0, vec![old], HashSet::from([old]));
+        while let Some(id) = stack.pop() {
+            lost += 1;
+            if lost == MAX_LOST_COUNT {
+                break;
+            }
+            let commit = repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
+            for parent in commit.parent_ids() {
+                let parent = parent.detach();
+                if !reachable.contains(&parent) && seen.insert(parent) {
+                    stack.push(parent);
+                }
+            }
+        }
+        let mut short = old.to_string();
+        short.truncate(SHORT_SHA_LEN);
+        Ok(Some(Recovery {
+            lost_tip: old.to_string(),
+            lost_commits: lost,
+            lost_commits_capped: lost == MAX_LOST_COUNT,
+            tool: "operation.preview.branch",
+            arguments: json!({ "name": format!("recover/{short}"), "startPoint": old.to_string(), "checkout": false }),
+        }))
+    }
+
+    fn tips(&mut self) -> Result<&HashSet<ObjectId>> {
+        if self.tips.is_none() {
+            let mut tips = HashSet::new();
+            if let Ok(head) = self.repo.head_id() {
+                tips.insert(head.detach());
+            }
+            let platform = self.repo.references().map_err(|err| Error::git("refs", err))?;
+            for reference in platform.all().map_err(|err| Error::git("refs", err))? {
+                let Ok(mut reference) = reference else { continue };
+                if let Ok(id) = reference.peel_to_commit() {
+                    tips.insert(id.id);
+                }
+            }
+            self.tips = Some(tips);
+        }
+        Ok(self.tips.as_ref().expect("just filled"))
+    }
+
+    fn commits(&mut self) -> Result<&HashSet<ObjectId>> {
+        if self.commits.is_none() {
+            let tips: Vec<ObjectId> = self.tips()?.iter().copied().collect();
+            let walk = self.repo.rev_walk(tips).all().map_err(|err| Error::git("history", err))?;
+            let mut commits = HashSet::new();
+            for info in walk {
+                commits.insert(info.map_err(|err| Error::git("history", err))?.id);
+            }
+            self.commits = Some(commits);
+        }
+        Ok(self.commits.as_ref().expect("just filled"))
+    }
+}

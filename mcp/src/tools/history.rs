@@ -1,0 +1,147 @@
+//! The history tools: `repo.history` (a page of `git log`) and `repo.reflog` (how a ref moved, with recovery
+//! hints). Each handler maps arguments to one engine call and wraps the result in the envelope.
+
+use fluxgit_engine::history;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use crate::tools::repo::{RepoTool, parse, run};
+use crate::tools::schema::{self, count, nullable_string};
+use crate::tools::{CallContext, ProtocolError, ToolDefinition, ToolOutput};
+
+/// `repo.history`'s default budget in tokens: a full default page of 50 commits fits.
+pub const HISTORY_DEFAULT_TOKENS: u64 = 6000;
+/// `repo.reflog`'s default budget in tokens.
+pub const REFLOG_DEFAULT_TOKENS: u64 = 4000;
+
+fn revision(description: &str) -> Value {
+    json!({ "type": "string", "minLength": 1, "maxLength": 1024, "description": description })
+}
+
+fn relative_path(description: &str) -> Value {
+    json!({ "type": "string", "minLength": 1, "maxLength": 4096, "description": description })
+}
+
+fn person() -> Value {
+    json!({ "type": "object", "required": ["name", "email"],
+        "properties": { "name": { "type": "string" }, "email": { "type": "string" } } })
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct HistoryArgs {
+    repo_path: String,
+    #[serde(rename = "ref")]
+    start: Option<String>,
+    path: Option<String>,
+    limit: Option<usize>,
+    cursor: Option<String>,
+    max_tokens: Option<usize>,
+}
+
+/// `repo.history`.
+pub fn history() -> RepoTool {
+    let commit = json!({ "type": "object", "required": ["sha", "parents", "author", "time", "subject"], "properties": {
+        "sha": { "type": "string" }, "parents": { "type": "array", "items": { "type": "string" } },
+        "author": person(), "time": { "type": "string" }, "subject": { "type": "string" } } });
+    let data = json!({
+        "type": "object",
+        "required": ["ref", "tip", "commits", "nextCursor"],
+        "properties": { "ref": { "type": "string" }, "tip": nullable_string(), "path": { "type": "string" },
+            "commits": { "type": "array", "items": commit }, "nextCursor": nullable_string() }
+    });
+    RepoTool {
+        handler: call_history,
+        definition: ToolDefinition {
+            name: "repo.history",
+            title: "Commit history, paged",
+            description: "A page of commits like `git log [ref] [-- path]` (newest committer date first, git's \
+            default history simplification for a path): sha, parents, author, author date (ISO 8601) and subject. \
+            Pass `nextCursor` back as `cursor` for the next page, with the same `ref` and `path`: the cursor pins \
+            the starting commit, so pages never skip or repeat a commit even when the ref moves. Commits that did \
+            not fit `maxTokens` are counted in `omitted.commits` and come first on the next page.",
+            input_schema: schema::input(
+                json!({
+                    "repoPath": schema::repo_path(),
+                    "ref": revision("Where the walk starts (a revision: branch, tag, sha, `HEAD~3`); default HEAD."),
+                    "path": relative_path("Only commits changing this repo-relative file or directory (no `..`)."),
+                    "limit": schema::integer(1, 200, 50, "Commits per page."),
+                    "cursor": { "type": "string", "minLength": 1, "maxLength": 256,
+                        "description": "`nextCursor` of the previous page." },
+                    "maxTokens": schema::max_tokens(200, 32000, HISTORY_DEFAULT_TOKENS),
+                }),
+                &["repoPath"],
+            ),
+            output_schema: schema::envelope(data),
+            read_only: true,
+        },
+    }
+}
+
+fn call_history(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
+    let args: HistoryArgs = parse(arguments)?;
+    let options =
+        history::Options { start: args.start, path: args.path, limit: args.limit.unwrap_or(50), cursor: args.cursor };
+    let max_tokens = args.max_tokens.unwrap_or(HISTORY_DEFAULT_TOKENS as usize);
+    run(ctx, "repo.history", &args.repo_path, |repo, measure| ctx.engine.history(repo, &options, max_tokens, measure))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ReflogArgs {
+    repo_path: String,
+    ref_name: Option<String>,
+    limit: Option<usize>,
+    max_tokens: Option<usize>,
+}
+
+/// `repo.reflog`.
+pub fn reflog() -> RepoTool {
+    let recovery = json!({ "type": "object", "required": ["lostTip", "lostCommits", "tool", "arguments"],
+        "properties": { "lostTip": { "type": "string" }, "lostCommits": count(),
+            "lostCommitsCapped": { "type": "boolean" }, "tool": { "type": "string" }, "arguments": { "type": "object" } } });
+    let movement = json!({ "type": "object",
+        "required": ["index", "oldSha", "newSha", "action", "message", "time", "identity"],
+        "properties": { "index": count(), "oldSha": nullable_string(), "newSha": nullable_string(),
+            "action": { "type": "string" }, "message": { "type": "string" }, "time": { "type": "string" },
+            "identity": person(), "recovery": recovery } });
+    let data = json!({
+        "type": "object",
+        "required": ["refName", "total", "entries"],
+        "properties": { "refName": { "type": "string" }, "total": count(),
+            "entries": { "type": "array", "items": movement } }
+    });
+    RepoTool {
+        handler: call_reflog,
+        definition: ToolDefinition {
+            name: "repo.reflog",
+            title: "Reflog with recovery hints",
+            description: "How a ref moved, newest first like `git reflog show <ref>`: index (`ref@{N}`), old and new \
+            sha, action (`commit`, `commit (amend)`, `reset`, `rebase (start)`, `checkout`, ...), message, time and \
+            the identity git recorded (configured, not proof of who). A movement that dropped commits (its old tip \
+            is not an ancestor of the new one and no ref reaches it) carries `recovery`: the lost tip, how many \
+            commits only it reaches, and the proposal (`operation.preview.branch`) that brings it back. `total` is \
+            exact; entries are cut to `limit` and `maxTokens`.",
+            input_schema: schema::input(
+                json!({
+                    "repoPath": schema::repo_path(),
+                    "refName": revision("The ref whose log to read: `HEAD` (default), `main`, `refs/heads/x`, ..."),
+                    "limit": schema::integer(1, 100, 20, "Newest entries to return."),
+                    "maxTokens": schema::max_tokens(200, 32000, REFLOG_DEFAULT_TOKENS),
+                }),
+                &["repoPath"],
+            ),
+            output_schema: schema::envelope(data),
+            read_only: true,
+        },
+    }
+}
+
+fn call_reflog(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
+    let args: ReflogArgs = parse(arguments)?;
+    let limit = args.limit.unwrap_or(20);
+    let max_tokens = args.max_tokens.unwrap_or(REFLOG_DEFAULT_TOKENS as usize);
+    run(ctx, "repo.reflog", &args.repo_path, |repo, measure| {
+        ctx.engine.reflog(repo, args.ref_name.as_deref(), limit, max_tokens, measure)
+    })
+}
