@@ -18,6 +18,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod branch_stack;
 pub mod brief;
 pub mod budget;
 mod engine;
@@ -29,6 +30,8 @@ pub mod refs;
 pub mod repository;
 pub mod revision;
 pub mod status;
+pub mod submodule_status;
+pub mod worktree_list;
 
 pub use engine::{Budgeted, Engine, Measure, Options, Repo};
 pub use error::{Error, InvalidReason, Result};

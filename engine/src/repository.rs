@@ -97,7 +97,7 @@ fn open_options() -> gix::open::Options {
 /// Drops every `[filter "<driver>"]` section from the in-memory configuration, so no clean, smudge or process
 /// driver can run while status compares work-tree content (SPEC §4.4). gix runs no fsmonitor, hook, pager or
 /// credential helper on the read paths the engine uses; filter drivers are the one program a status could start.
-fn without_filter_drivers(mut repo: gix::Repository) -> Result<gix::Repository> {
+pub(crate) fn without_filter_drivers(mut repo: gix::Repository) -> Result<gix::Repository> {
     let driver_names: Vec<gix::bstr::BString> = repo
         .config_snapshot()
         .plumbing()

@@ -76,6 +76,15 @@ fn is_zero(count: &usize) -> bool {
 /// # Errors
 /// [`Error::GitRead`] when `.gitmodules`, the index or a submodule's HEAD cannot be read.
 pub fn list(repo: &gix::Repository) -> Result<Vec<Submodule>> {
+    Ok(list_opened(repo)?.into_iter().map(|(submodule, _)| submodule).collect())
+}
+
+/// [`list`], each initialised submodule with its repository opened for reads (filter drivers removed, as for the
+/// top-level repository).
+///
+/// # Errors
+/// As [`list`].
+pub fn list_opened(repo: &gix::Repository) -> Result<Vec<(Submodule, Option<gix::Repository>)>> {
     let mut out = Vec::new();
     collect(repo, "", 0, &mut out)?;
     Ok(out)
@@ -108,7 +117,12 @@ pub fn summarize(submodules: &[Submodule]) -> Summary {
     summary
 }
 
-fn collect(repo: &gix::Repository, prefix: &str, depth: usize, out: &mut Vec<Submodule>) -> Result<()> {
+fn collect(
+    repo: &gix::Repository,
+    prefix: &str,
+    depth: usize,
+    out: &mut Vec<(Submodule, Option<gix::Repository>)>,
+) -> Result<()> {
     let to_err = |err| Error::git("submodules", err);
     let Some(submodules) = repo.submodules().map_err(to_err)? else {
         return Ok(());
@@ -122,8 +136,12 @@ fn collect(repo: &gix::Repository, prefix: &str, depth: usize, out: &mut Vec<Sub
             .entry_range(gix::bstr::BStr::new(path.as_bytes()))
             .is_some_and(|range| index.entries()[range].iter().any(|entry| entry.stage_raw() != 0));
         let recorded = submodule.index_id().map_err(to_err)?;
-        let opened =
-            submodule.open().map_err(to_err)?.filter(|sub| sub.workdir().is_some_and(|w| w.join(".git").exists()));
+        let opened = submodule
+            .open()
+            .map_err(to_err)?
+            .filter(|sub| sub.workdir().is_some_and(|w| w.join(".git").exists()))
+            .map(crate::repository::without_filter_drivers)
+            .transpose()?;
         let checked_out = match &opened {
             Some(sub) => sub.head_id().ok().map(gix::Id::detach),
             None => None,
@@ -150,10 +168,9 @@ fn collect(repo: &gix::Repository, prefix: &str, depth: usize, out: &mut Vec<Sub
     level.sort_by(|a, b| a.0.path.cmp(&b.0.path));
     for (submodule, opened) in level {
         let path = submodule.path.clone();
-        out.push(submodule);
-        if let Some(sub) = opened
-            && depth + 1 < MAX_DEPTH
-        {
+        let nested = opened.clone().filter(|_| depth + 1 < MAX_DEPTH);
+        out.push((submodule, opened));
+        if let Some(sub) = nested {
             collect(&sub, &path, depth + 1, out)?;
         }
     }

@@ -64,6 +64,7 @@ pub mod history;
 mod registry;
 pub mod repo;
 pub mod schema;
+pub mod topology;
 
 pub use registry::{ArgumentsError, Registry, RegistryError, SchemaViolation};
 
@@ -78,7 +79,10 @@ pub fn registry() -> Result<Registry, RegistryError> {
     registry.register(Box::new(repo::brief()))?;
     registry.register(Box::new(repo::status()))?;
     registry.register(Box::new(repo::refs()))?;
+    registry.register(Box::new(topology::branch_stack()))?;
     registry.register(Box::new(history::history()))?;
     registry.register(Box::new(history::reflog()))?;
+    registry.register(Box::new(topology::worktree_list()))?;
+    registry.register(Box::new(topology::submodule_status()))?;
     Ok(registry)
 }

@@ -98,11 +98,18 @@ fn every_tool_leaves_the_repository_byte_identical() {
         let root = fixture.root().canonicalize().expect("root");
         let before = fluxgit_fixtures::tree_digest(&root);
         let repo = fixture.path().to_str().expect("utf-8").to_owned();
-        let requests: Vec<Value> = ["repo.brief", "repo.status", "repo.refs", "repo.history", "repo.reflog"]
-            .iter()
-            .enumerate()
-            .map(|(idx, tool)| call(idx as i64 + 1, tool, json!({"repoPath": repo})))
-            .collect();
+        let tools = [
+            "repo.brief",
+            "repo.status",
+            "repo.refs",
+            "repo.branchStack",
+            "repo.history",
+            "repo.reflog",
+            "worktree.list",
+            "submodule.status",
+        ];
+        let requests: Vec<Value> =
+            tools.iter().enumerate().map(|(idx, tool)| call(idx as i64 + 1, tool, json!({"repoPath": repo}))).collect();
         let responses = session(&root, &requests);
         for response in &responses {
             assert_eq!(response["result"]["isError"], false, "{}: {response}", scenario.name());

@@ -1,0 +1,192 @@
+//! `repo.branchStack`: where the current branch stands against its upstream and its base, and which local branches
+//! are stacked with it.
+//!
+//! Relations (ancestry as `git merge-base --is-ancestor`): a branch is *stacked on the current branch* when the
+//! current tip is its ancestor; the current branch is *stacked on it* when its tip is an ancestor of the current tip
+//! and it has commits the base lacks; it *shares the base* when its merge-base with the base equals the current
+//! branch's. Other branches are not related and not listed.
+
+use std::collections::HashSet;
+
+use gix::ObjectId;
+use serde::Serialize;
+
+use crate::engine::{Engine, Repo};
+use crate::error::{Error, Result};
+use crate::facets::refs::{self, Upstream};
+use crate::facets::{head, iso_time};
+
+/// Base branches tried after the caller's candidates, in order.
+pub const DEFAULT_BASES: [&str; 5] = ["main", "master", "develop", "dev", "trunk"];
+
+/// What to compare.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Base branches to try first, in order (revisions such as `main` or `origin/main`).
+    pub base_candidates: Vec<String>,
+    /// Related branches listed at most.
+    pub max_related: usize,
+}
+
+/// The branch stack around HEAD.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    /// The current branch's short name; `None` when HEAD is detached.
+    pub branch: Option<String>,
+    /// HEAD's commit; `None` on an unborn branch.
+    pub sha: Option<String>,
+    /// The current branch's upstream with ahead/behind.
+    pub upstream: Option<Upstream>,
+    /// The base the branch is compared with; `None` when no candidate exists (or only the current branch does).
+    pub base: Option<Base>,
+    /// Related local branches, stacked-on-current first, then current-stacked-on, then sharing the base; each group
+    /// newest tip first.
+    pub related: Vec<Related>,
+    /// Related branches in all (exact, also when `maxRelated` lists fewer).
+    pub related_total: usize,
+}
+
+/// The base comparison.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Base {
+    /// The candidate that matched, as given (`main`, `origin/main`, ...).
+    pub name: String,
+    /// Its commit.
+    pub sha: String,
+    /// The best common ancestor of HEAD and the base; `None` for unrelated histories.
+    pub merge_base: Option<String>,
+    /// Commits on HEAD not on the base.
+    pub ahead: usize,
+    /// Commits on the base not on HEAD.
+    pub behind: usize,
+}
+
+/// How a branch relates to the current one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Relation {
+    /// Built on top of the current branch (contains its tip).
+    StackedOnCurrent,
+    /// The current branch is built on top of it.
+    CurrentStackedOn,
+    /// Forked from the base at the same commit as the current branch.
+    SharesBase,
+}
+
+/// A related local branch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Related {
+    /// Short name.
+    pub name: String,
+    /// Tip commit.
+    pub sha: String,
+    /// How it relates.
+    pub relation: Relation,
+    /// Commits on it not on HEAD.
+    pub ahead: usize,
+    /// Commits on HEAD not on it.
+    pub behind: usize,
+    /// Its tip's committer date, ISO 8601.
+    pub last_commit: String,
+}
+
+impl Engine {
+    /// `repo.branchStack`: the current branch against its upstream and base, and its related branches.
+    ///
+    /// # Errors
+    /// [`crate::Error::Invalid`] (`invalid_revision`) for a candidate starting with `-` or holding control
+    /// characters; [`Error::GitRead`] when refs or commits cannot be read.
+    pub fn branch_stack(&self, repo: &Repo, options: &Options) -> Result<Report> {
+        let git = &repo.git;
+        let head = head::read(git)?;
+        let upstream = refs::current_upstream(git, &head)?;
+        let tip = head.sha.as_deref().and_then(|sha| ObjectId::from_hex(sha.as_bytes()).ok());
+        let mut report = Report {
+            branch: head.branch.clone(),
+            sha: head.sha.clone(),
+            upstream,
+            base: None,
+            related: vec![],
+            related_total: 0,
+        };
+        let Some(tip) = tip else {
+            return Ok(report);
+        };
+        let base = find_base(git, &options.base_candidates, head.branch.as_deref())?;
+        let merge_base_of = |id: ObjectId| git.merge_base(tip, id).ok().flatten().map(gix::Id::detach);
+        let current_fork = base.as_ref().and_then(|(_, id)| merge_base_of(*id));
+        let is_ancestor = |ancestor: ObjectId, of: ObjectId| {
+            ancestor == of || git.merge_base(ancestor, of).ok().flatten().is_some_and(|base| base == ancestor)
+        };
+        let mut related = Vec::new();
+        for branch in refs::branches(git)? {
+            let Ok(id) = ObjectId::from_hex(branch.sha.as_bytes()) else { continue };
+            if branch.current || base.as_ref().is_some_and(|(name, _)| *name == branch.name) {
+                continue;
+            }
+            let relation = if id != tip && is_ancestor(tip, id) {
+                Some(Relation::StackedOnCurrent)
+            } else if id != tip && is_ancestor(id, tip) && base.as_ref().is_none_or(|(_, base)| !is_ancestor(id, *base))
+            {
+                Some(Relation::CurrentStackedOn)
+            } else if let (Some((_, base)), Some(fork)) = (&base, current_fork) {
+                (git.merge_base(id, *base).ok().flatten().map(gix::Id::detach) == Some(fork))
+                    .then_some(Relation::SharesBase)
+            } else {
+                None
+            };
+            let Some(relation) = relation else { continue };
+            let commit = git.find_commit(id).map_err(|err| Error::git("commit", err))?;
+            let time = commit.time().map_err(|err| Error::git("commit date", err))?;
+            related.push((
+                time.seconds,
+                Related {
+                    name: branch.name,
+                    sha: branch.sha,
+                    relation,
+                    ahead: refs::count_exclusive(git, id, tip)?,
+                    behind: refs::count_exclusive(git, tip, id)?,
+                    last_commit: iso_time(time),
+                },
+            ));
+        }
+        related.sort_by(|(a_time, a), (b_time, b)| {
+            a.relation.cmp(&b.relation).then(b_time.cmp(a_time)).then(a.name.cmp(&b.name))
+        });
+        report.related_total = related.len();
+        report.related = related.into_iter().take(options.max_related).map(|(_, related)| related).collect();
+        if let Some((name, id)) = base {
+            report.base = Some(Base {
+                name,
+                sha: id.to_string(),
+                merge_base: current_fork.map(|fork| fork.to_string()),
+                ahead: refs::count_exclusive(git, tip, id)?,
+                behind: refs::count_exclusive(git, id, tip)?,
+            });
+        }
+        Ok(report)
+    }
+}
+
+/// The first candidate, then default base, that names a commit and is not the current branch itself.
+fn find_base(
+    repo: &gix::Repository,
+    candidates: &[String],
+    current: Option<&str>,
+) -> Result<Option<(String, ObjectId)>> {
+    let mut tried = HashSet::new();
+    for name in candidates.iter().map(String::as_str).chain(DEFAULT_BASES) {
+        if !tried.insert(name) || Some(name) == current {
+            continue;
+        }
+        match crate::revision::resolve_commit(repo, name) {
+            Ok(id) => return Ok(Some((name.to_owned(), id))),
+            Err(Error::Invalid { reason: crate::InvalidReason::UnknownRevision, .. }) => {}
+            Err(err) => return Err(err),
+        }
+    }
+    Ok(None)
+}

@@ -1,0 +1,85 @@
+//! `submodule.status`: every submodule at any depth, like `git submodule status --recursive`, plus whether each
+//! checkout has uncommitted changes.
+
+use serde::Serialize;
+
+use crate::engine::{Engine, Repo};
+use crate::error::Result;
+use crate::facets::submodules::{self, SubmoduleState};
+use crate::facets::worktree;
+
+/// The submodules of one repository, depth first in path order (git's order).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    /// The `path` filter, when given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// The submodules at or under `path`.
+    pub submodules: Vec<Submodule>,
+}
+
+/// One submodule.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Submodule {
+    /// Path relative to the top-level repository, e.g. `libs/a/vendor/nested`.
+    pub path: String,
+    /// The commit the (super)project's index records; `None` when nothing is recorded.
+    pub recorded_sha: Option<String>,
+    /// The commit checked out in the submodule; `None` when not initialised.
+    pub checked_out_sha: Option<String>,
+    /// `true` when a repository is checked out at the path.
+    pub initialized: bool,
+    /// `clean`, `drifted` (checked out elsewhere than recorded: `+`), `uninitialized` (`-`) or `conflict` (`U`).
+    pub state: SubmoduleState,
+    /// `true` when the submodule's own work tree has staged, unstaged or conflicted changes.
+    pub dirty: bool,
+    /// Untracked files in the submodule's work tree.
+    pub untracked: usize,
+}
+
+impl Engine {
+    /// `submodule.status`: submodules at any depth, those at or under the repo-relative `path` when given.
+    ///
+    /// # Errors
+    /// [`crate::Error::Invalid`] (`invalid_path`) for a `path` with `..` or an absolute one; [`crate::Error::GitRead`]
+    /// when `.gitmodules`, an index or a submodule's HEAD cannot be read.
+    pub fn submodule_status(&self, repo: &Repo, path: Option<&str>) -> Result<Report> {
+        if let Some(path) = path {
+            crate::repository::check_relative_path(path)?;
+        }
+        let prefix = path.map(|path| path.trim_end_matches('/'));
+        let mut out = Vec::new();
+        for (submodule, opened) in submodules::list_opened(&repo.git)? {
+            let selected = prefix.is_none_or(|prefix| {
+                prefix.is_empty()
+                    || submodule.path == prefix
+                    || submodule.path.strip_prefix(prefix).is_some_and(|rest| rest.starts_with('/'))
+            });
+            if !selected {
+                continue;
+            }
+            let (dirty, untracked) = match &opened {
+                Some(sub) => {
+                    let status = worktree::status(sub)?;
+                    (
+                        !(status.staged.is_empty() && status.unstaged.is_empty() && status.conflicted.is_empty()),
+                        status.untracked.len(),
+                    )
+                }
+                None => (false, 0),
+            };
+            out.push(Submodule {
+                initialized: submodule.checked_out_sha.is_some(),
+                path: submodule.path,
+                recorded_sha: submodule.recorded_sha,
+                checked_out_sha: submodule.checked_out_sha,
+                state: submodule.state,
+                dirty,
+                untracked,
+            });
+        }
+        Ok(Report { path: path.map(str::to_owned), submodules: out })
+    }
+}

@@ -1,0 +1,233 @@
+//! Worktrees, submodules and branch stacks against the git CLI: `worktree.list` vs `git worktree list --porcelain`,
+//! `submodule.status` vs `git submodule status --recursive`, `repo.branchStack` vs `git merge-base` and
+//! `git rev-list --count`; repositories byte-identical after each read.
+
+use fluxgit_engine::facets::submodules::SubmoduleState;
+use fluxgit_engine::{Engine, Error, InvalidReason, Options};
+use fluxgit_fixtures::{Fixture, Scenario};
+
+fn engine_for(fixture: &Fixture) -> Engine {
+    let root = fixture.root().canonicalize().expect("fixture root exists");
+    Engine::new(Options { allowed_roots: vec![root] })
+}
+
+/// One worktree as `git worktree list --porcelain` describes it: (path, HEAD, branch ref, detached, bare, locked
+/// reason, prunable).
+type PorcelainWorktree = (String, Option<String>, Option<String>, bool, bool, Option<String>, bool);
+
+fn git_worktrees(fixture: &Fixture, dir: &std::path::Path) -> Vec<PorcelainWorktree> {
+    let output = fixture.git_in(dir, &["worktree", "list", "--porcelain"]);
+    output
+        .split("\n\n")
+        .filter(|block| !block.trim().is_empty())
+        .map(|block| {
+            let mut worktree: PorcelainWorktree = (String::new(), None, None, false, false, None, false);
+            for line in block.lines() {
+                let (key, value) = line.split_once(' ').unwrap_or((line, ""));
+                match key {
+                    "worktree" => worktree.0 = value.to_owned(),
+                    "HEAD" => worktree.1 = (value != "0".repeat(40)).then(|| value.to_owned()),
+                    "branch" => worktree.2 = Some(value.to_owned()),
+                    "detached" => worktree.3 = true,
+                    "bare" => worktree.4 = true,
+                    "locked" => worktree.5 = Some(value.to_owned()),
+                    "prunable" => worktree.6 = true,
+                    other => panic!("unexpected porcelain key {other:?}"),
+                }
+            }
+            worktree
+        })
+        .collect()
+}
+
+fn our_worktrees(engine: &Engine, dir: &std::path::Path) -> (Vec<PorcelainWorktree>, Vec<bool>) {
+    let repo = engine.resolve(dir.to_str().expect("utf-8")).expect("resolves");
+    let report = engine.worktree_list(&repo).expect("worktree list");
+    let current = report.worktrees.iter().map(|worktree| worktree.current).collect();
+    let porcelain = report
+        .worktrees
+        .into_iter()
+        .map(|worktree| {
+            let locked = worktree.locked.then(|| worktree.lock_reason.clone().unwrap_or_default());
+            (
+                worktree.path,
+                worktree.head_sha,
+                worktree.branch.map(|branch| format!("refs/heads/{branch}")),
+                worktree.detached,
+                worktree.bare,
+                locked,
+                worktree.prunable,
+            )
+        })
+        .collect();
+    (porcelain, current)
+}
+
+#[test]
+fn worktree_list_equals_git_worktree_list() {
+    let fixture = fluxgit_fixtures::build(Scenario::LinkedWorktree);
+    let root = fixture.root().canonicalize().expect("root");
+    fixture.git(&["worktree", "add", "-q", "--detach", "../wt-detached", "HEAD~1"]);
+    fixture.git(&["worktree", "add", "-q", "-b", "usb-work", "../wt-locked"]);
+    fixture.git(&["worktree", "lock", "--reason", "on a USB disk", "../wt-locked"]);
+    fixture.git(&["worktree", "add", "-q", "-b", "gone-work", "../wt-gone"]);
+    std::fs::remove_dir_all(root.join("wt-gone")).expect("remove a checkout");
+    let engine = engine_for(&fixture);
+    let before = fluxgit_fixtures::tree_digest(&root);
+
+    let linked = fixture.linked_worktree().expect("linked").canonicalize().expect("exists");
+    for (dir, current_index) in [(fixture.path().canonicalize().expect("main"), 0), (linked, 1)] {
+        let (ours, current) = our_worktrees(&engine, &dir);
+        let mut expected = git_worktrees(&fixture, &dir);
+        // git names the prunable worktree's recorded path, which no longer exists and so cannot be canonical.
+        assert_eq!(ours.len(), 5);
+        assert_eq!(ours, std::mem::take(&mut expected), "from {}", dir.display());
+        assert_eq!(current.iter().position(|&c| c), Some(current_index), "current from {}", dir.display());
+    }
+    assert_eq!(before, fluxgit_fixtures::tree_digest(&root), "worktree.list changed the repository");
+}
+
+#[test]
+fn worktree_list_of_a_bare_repository() {
+    let fixture = fluxgit_fixtures::build(Scenario::Clean);
+    let origin = fixture.origin().expect("origin").canonicalize().expect("exists");
+    let engine = engine_for(&fixture);
+    let (ours, _) = our_worktrees(&engine, &origin);
+    assert_eq!(ours, git_worktrees(&fixture, &origin));
+    assert!(ours[0].4, "bare");
+}
+
+#[test]
+fn submodule_status_equals_git_submodule_status() {
+    let fixture = fluxgit_fixtures::build(Scenario::Submodules);
+    let root = fixture.root().canonicalize().expect("root");
+    // Make the initialised submodule dirty: one tracked file changed, one untracked file.
+    let initialised = fixture.path().join("libs/initialised");
+    let tracked = fixture
+        .git_in(&initialised, &["ls-files"])
+        .lines()
+        .find(|path| !path.starts_with('.') && !path.starts_with("vendor"))
+        .expect("a tracked file")
+        .to_owned();
+    std::fs::write(initialised.join(&tracked), b"changed in the checkout\n").expect("write");
+    std::fs::write(initialised.join("untracked.txt"), b"new\n").expect("write");
+    let engine = engine_for(&fixture);
+    let repo = engine.resolve(fixture.path().to_str().expect("utf-8")).expect("resolves");
+    let before = fluxgit_fixtures::tree_digest(&root);
+    let report = engine.submodule_status(&repo, None).expect("status");
+    assert_eq!(before, fluxgit_fixtures::tree_digest(&root), "submodule.status changed the repository");
+
+    let expected: Vec<(char, String, String)> = fixture
+        .git(&["submodule", "status", "--recursive"])
+        .lines()
+        .map(|line| {
+            let state = line.chars().next().expect("state column");
+            let mut fields = line[1..].split(' ');
+            let sha = fields.next().expect("sha").to_owned();
+            (state, sha, fields.next().expect("path").to_owned())
+        })
+        .collect();
+    let ours: Vec<(char, String, String)> = report
+        .submodules
+        .iter()
+        .map(|submodule| {
+            let state = match submodule.state {
+                SubmoduleState::Clean => ' ',
+                SubmoduleState::Drifted => '+',
+                SubmoduleState::Uninitialized => '-',
+                SubmoduleState::Conflict => 'U',
+            };
+            let sha = submodule.checked_out_sha.clone().or(submodule.recorded_sha.clone()).expect("a sha");
+            (state, sha, submodule.path.clone())
+        })
+        .collect();
+    assert_eq!(ours, expected);
+    for submodule in &report.submodules {
+        let recorded = fixture.git(&["ls-files", "-s", "--", &submodule.path]);
+        if let Some(line) = recorded.lines().next() {
+            assert_eq!(submodule.recorded_sha.as_deref(), line.split(' ').nth(1), "{}", submodule.path);
+        }
+        assert_eq!(submodule.initialized, submodule.state != SubmoduleState::Uninitialized);
+        let checkout = fixture.path().join(&submodule.path);
+        if submodule.initialized {
+            let porcelain = fixture.git_in(&checkout, &["status", "--porcelain", "--untracked-files=all"]);
+            let untracked = porcelain.lines().filter(|line| line.starts_with("??")).count();
+            assert_eq!(submodule.untracked, untracked, "{}", submodule.path);
+            assert_eq!(submodule.dirty, porcelain.lines().any(|line| !line.starts_with("??")), "{}", submodule.path);
+        }
+    }
+    assert!(report.submodules.iter().any(|submodule| submodule.dirty), "the dirty one is seen");
+
+    let filtered = engine.submodule_status(&repo, Some("libs/initialised")).expect("filtered");
+    let paths: Vec<&str> = filtered.submodules.iter().map(|submodule| submodule.path.as_str()).collect();
+    assert_eq!(paths, ["libs/initialised", "libs/initialised/vendor/nested"]);
+    assert!(engine.submodule_status(&repo, Some("libs/init")).expect("no match").submodules.is_empty());
+    assert!(matches!(
+        engine.submodule_status(&repo, Some("../x")),
+        Err(Error::Invalid { reason: InvalidReason::InvalidPath, .. })
+    ));
+}
+
+fn git_count(fixture: &Fixture, range: &str) -> usize {
+    fixture.git(&["rev-list", "--count", range]).trim().parse().expect("a count")
+}
+
+#[test]
+fn branch_stack_of_three_stacked_branches_and_an_unrelated_one() {
+    use fluxgit_engine::branch_stack::{Options as StackOptions, Relation};
+    let fixture = fluxgit_fixtures::build(Scenario::Clean);
+    let commit = |file: &str| {
+        std::fs::write(fixture.path().join(file), format!("{file}\n")).expect("write");
+        fixture.git(&["add", file]);
+        fixture.git(&["commit", "-q", "-m", &format!("add {file}")]);
+    };
+    fixture.git(&["checkout", "-q", "-b", "stack/one"]);
+    commit("one-a.txt");
+    commit("one-b.txt");
+    fixture.git(&["checkout", "-q", "-b", "stack/two"]);
+    commit("two.txt");
+    fixture.git(&["checkout", "-q", "-b", "stack/three"]);
+    commit("three.txt");
+    fixture.git(&["checkout", "-q", "-b", "sibling", "main"]);
+    commit("sibling.txt");
+    fixture.git(&["checkout", "-q", "--orphan", "unrelated"]);
+    commit("unrelated.txt");
+    fixture.git(&["checkout", "-q", "main"]);
+    commit("main-later.txt");
+    fixture.git(&["checkout", "-q", "stack/two"]);
+
+    let engine = engine_for(&fixture);
+    let repo = engine.resolve(fixture.path().to_str().expect("utf-8")).expect("resolves");
+    let before = fluxgit_fixtures::tree_digest(fixture.root());
+    let options = StackOptions { base_candidates: vec!["develop".into(), "main".into()], max_related: 8 };
+    let report = engine.branch_stack(&repo, &options).expect("branch stack");
+    assert_eq!(before, fluxgit_fixtures::tree_digest(fixture.root()), "branchStack changed the repository");
+
+    assert_eq!(report.branch.as_deref(), Some("stack/two"));
+    let base = report.base.as_ref().expect("a base");
+    assert_eq!(base.name, "main");
+    assert_eq!(base.merge_base.as_deref(), Some(fixture.git(&["merge-base", "HEAD", "main"]).trim()));
+    assert_eq!((base.ahead, base.behind), (git_count(&fixture, "main..HEAD"), git_count(&fixture, "HEAD..main")));
+    assert_eq!((base.ahead, base.behind), (3, 1));
+
+    let related: Vec<(&str, Relation, usize, usize)> =
+        report.related.iter().map(|r| (r.name.as_str(), r.relation, r.ahead, r.behind)).collect();
+    let counts =
+        |name: &str| (git_count(&fixture, &format!("HEAD..{name}")), git_count(&fixture, &format!("{name}..HEAD")));
+    assert_eq!(
+        related,
+        vec![
+            ("stack/three", Relation::StackedOnCurrent, counts("stack/three").0, counts("stack/three").1),
+            ("stack/one", Relation::CurrentStackedOn, counts("stack/one").0, counts("stack/one").1),
+            ("sibling", Relation::SharesBase, counts("sibling").0, counts("sibling").1),
+        ],
+        "the unrelated orphan branch and the base itself are not listed"
+    );
+    assert_eq!(report.related_total, 3);
+
+    let one = engine.branch_stack(&repo, &StackOptions { max_related: 1, ..options }).expect("branch stack");
+    assert_eq!((one.related.len(), one.related_total), (1, 3));
+    // No candidate exists but the defaults: main is found; an option-like candidate is refused.
+    let refused = engine.branch_stack(&repo, &StackOptions { base_candidates: vec!["--all".into()], max_related: 8 });
+    assert!(matches!(refused, Err(Error::Invalid { reason: InvalidReason::InvalidRevision, .. })));
+}

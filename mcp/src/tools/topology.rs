@@ -1,0 +1,155 @@
+//! The shape around the work tree: `repo.branchStack`, `worktree.list` and `submodule.status`. Each handler maps
+//! arguments to one engine call and wraps the result in the envelope.
+
+use fluxgit_engine::{Budgeted, branch_stack};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use crate::tools::repo::{RepoTool, parse, run};
+use crate::tools::schema::{self, count, nullable_string};
+use crate::tools::{CallContext, ProtocolError, ToolDefinition, ToolOutput};
+
+fn whole<T>(data: T) -> Budgeted<T> {
+    Budgeted { data, omitted: Default::default() }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct BranchStackArgs {
+    repo_path: String,
+    base_candidates: Option<Vec<String>>,
+    max_related: Option<usize>,
+}
+
+/// `repo.branchStack`.
+pub fn branch_stack() -> RepoTool {
+    let related = json!({ "type": "object", "required": ["name", "sha", "relation", "ahead", "behind", "lastCommit"],
+        "properties": { "name": { "type": "string" }, "sha": { "type": "string" },
+            "relation": { "enum": ["stackedOnCurrent", "currentStackedOn", "sharesBase"] },
+            "ahead": count(), "behind": count(), "lastCommit": { "type": "string" } } });
+    let base = json!({ "type": ["object", "null"], "required": ["name", "sha", "mergeBase", "ahead", "behind"],
+        "properties": { "name": { "type": "string" }, "sha": { "type": "string" }, "mergeBase": nullable_string(),
+            "ahead": count(), "behind": count() } });
+    let data = json!({
+        "type": "object",
+        "required": ["branch", "sha", "upstream", "base", "related", "relatedTotal"],
+        "properties": { "branch": nullable_string(), "sha": nullable_string(), "upstream": schema::upstream(),
+            "base": base, "related": { "type": "array", "maxItems": 50, "items": related }, "relatedTotal": count() }
+    });
+    RepoTool {
+        handler: call_branch_stack,
+        definition: ToolDefinition {
+            name: "repo.branchStack",
+            title: "Branch stack",
+            description: "Where the current branch stands: against its upstream (ahead/behind), against its base (the \
+            first of `baseCandidates` that exists, then main, master, develop, dev, trunk: merge-base, ahead/behind), \
+            and which local branches are stacked with it: `stackedOnCurrent` (built on this branch), \
+            `currentStackedOn` (this branch is built on it) or `sharesBase` (forked from the base at the same \
+            commit), in that order and newest first. `relatedTotal` is exact when `maxRelated` lists fewer.",
+            input_schema: schema::input(
+                json!({
+                    "repoPath": schema::repo_path(),
+                    "baseCandidates": { "type": "array", "maxItems": 256,
+                        "items": { "type": "string", "minLength": 1, "maxLength": 1024 },
+                        "description": "Base branches to try first, in order (e.g. `origin/main`)." },
+                    "maxRelated": schema::integer(1, 50, 8, "Related branches to list."),
+                }),
+                &["repoPath"],
+            ),
+            output_schema: schema::envelope(data),
+            read_only: true,
+        },
+    }
+}
+
+fn call_branch_stack(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
+    let args: BranchStackArgs = parse(arguments)?;
+    let options = branch_stack::Options {
+        base_candidates: args.base_candidates.unwrap_or_default(),
+        max_related: args.max_related.unwrap_or(8),
+    };
+    run(ctx, "repo.branchStack", &args.repo_path, |repo, _| ctx.engine.branch_stack(repo, &options).map(whole))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RepoArgs {
+    repo_path: String,
+}
+
+/// `worktree.list`.
+pub fn worktree_list() -> RepoTool {
+    let worktree = json!({ "type": "object",
+        "required": ["path", "main", "current", "branch", "detached", "headSha", "locked", "prunable"],
+        "properties": { "path": { "type": "string" }, "main": { "type": "boolean" }, "current": { "type": "boolean" },
+            "bare": { "type": "boolean" }, "branch": nullable_string(), "detached": { "type": "boolean" },
+            "headSha": nullable_string(), "locked": { "type": "boolean" }, "lockReason": { "type": "string" },
+            "prunable": { "type": "boolean" } } });
+    let data = json!({ "type": "object", "required": ["worktrees"],
+        "properties": { "worktrees": { "type": "array", "items": worktree } } });
+    RepoTool {
+        handler: call_worktree_list,
+        definition: ToolDefinition {
+            name: "worktree.list",
+            title: "Worktrees",
+            description: "The main work tree and every linked worktree, like `git worktree list --porcelain`: path, \
+            branch or detached, HEAD sha, locked (with reason), prunable (its checkout is gone), and which one \
+            `repoPath` is in (`current`).",
+            input_schema: schema::input(json!({ "repoPath": schema::repo_path() }), &["repoPath"]),
+            output_schema: schema::envelope(data),
+            read_only: true,
+        },
+    }
+}
+
+fn call_worktree_list(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
+    let args: RepoArgs = parse(arguments)?;
+    run(ctx, "worktree.list", &args.repo_path, |repo, _| ctx.engine.worktree_list(repo).map(whole))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SubmoduleArgs {
+    repo_path: String,
+    path: Option<String>,
+}
+
+/// `submodule.status`.
+pub fn submodule_status() -> RepoTool {
+    let submodule = json!({ "type": "object",
+        "required": ["path", "recordedSha", "checkedOutSha", "initialized", "state", "dirty", "untracked"],
+        "properties": { "path": { "type": "string" }, "recordedSha": nullable_string(),
+            "checkedOutSha": nullable_string(), "initialized": { "type": "boolean" },
+            "state": { "enum": ["clean", "drifted", "uninitialized", "conflict"] }, "dirty": { "type": "boolean" },
+            "untracked": count() } });
+    let data = json!({ "type": "object", "required": ["submodules"],
+        "properties": { "path": { "type": "string" }, "submodules": { "type": "array", "items": submodule } } });
+    RepoTool {
+        handler: call_submodule_status,
+        definition: ToolDefinition {
+            name: "submodule.status",
+            title: "Submodule status",
+            description: "Every submodule at any depth, like `git submodule status --recursive`: path, the commit \
+            the parent records vs the one checked out, initialised, state (`clean`, `drifted` = checked out \
+            elsewhere than recorded, `uninitialized`, `conflict`), and whether its own work tree is dirty or has \
+            untracked files. `path` limits the list to one submodule and those nested in it.",
+            input_schema: schema::input(
+                json!({
+                    "repoPath": schema::repo_path(),
+                    "path": { "type": "string", "minLength": 1, "maxLength": 4096,
+                        "description": "Repo-relative submodule path (no `..`): it and its nested submodules." },
+                }),
+                &["repoPath"],
+            ),
+            output_schema: schema::envelope(data),
+            read_only: true,
+        },
+    }
+}
+
+fn call_submodule_status(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
+    let args: SubmoduleArgs = parse(arguments)?;
+    run(ctx, "submodule.status", &args.repo_path, |repo, _| {
+        ctx.engine.submodule_status(repo, args.path.as_deref()).map(whole)
+    })
+}
