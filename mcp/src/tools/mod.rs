@@ -11,6 +11,8 @@ pub struct CallContext<'a> {
     pub engine: &'a fluxgit_engine::Engine,
     /// The sanitised, self-declared client name (SPEC §4.1): attribution, never identity.
     pub client_name: &'a str,
+    /// The write-proposal bridge to the approval gateway ([`crate::bridge::Bridge::NONE`] when none is configured).
+    pub bridge: &'a crate::bridge::Bridge,
 }
 
 /// A tool as advertised in `tools/list`.
@@ -60,6 +62,7 @@ pub trait Tool: Send + Sync {
     fn call(&self, ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError>;
 }
 
+pub mod operation;
 mod registry;
 pub mod repo;
 pub mod schema;
@@ -77,5 +80,10 @@ pub fn registry() -> Result<Registry, RegistryError> {
     registry.register(Box::new(repo::brief()))?;
     registry.register(Box::new(repo::status()))?;
     registry.register(Box::new(repo::refs()))?;
+    registry.register(Box::new(operation::status_tool()))?;
+    for preview in operation::previews() {
+        registry.register(Box::new(preview))?;
+    }
+    registry.register(Box::new(operation::cancel_tool()))?;
     Ok(registry)
 }
