@@ -7,6 +7,7 @@ use std::io::{self, Write as _};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
+use fluxgit_mcp_sidecar::bridge::Bridge;
 use fluxgit_mcp_sidecar::config::{self, Config, RawConfig, RootsSource};
 use fluxgit_mcp_sidecar::protocol::{self, Server, ServerInfo, Version};
 use serde_json::{Value, json};
@@ -50,7 +51,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 fn build_server(config: &Config) -> anyhow::Result<Server> {
     let engine = fluxgit_engine::Engine::new(config.engine_options());
     let registry = fluxgit_mcp_sidecar::tools::registry().context("building the tool registry")?;
-    Ok(Server::new(registry, engine))
+    Ok(Server::new(registry, engine).with_bridge(Bridge::from_config(config)))
 }
 
 fn serve_stdio() -> anyhow::Result<ExitCode> {
@@ -182,7 +183,7 @@ fn doctor() -> ExitCode {
     }
     let run_dir_source = if config.run_dir_from_env { config::RUN_DIR_VAR } else { "default" };
     out.push_str(&format!("run dir: {} (from {run_dir_source})\n", config.run_dir.display()));
-    // The audit ledger, presence file, agent detection and gateway bridge are configured here but not built yet:
+    // The audit ledger, presence file and agent detection are configured here but not built yet:
     // say what is in force and that nothing is written, rather than claim them.
     let not_built = "not written by this build yet";
     let audit_state = if config.audit_disabled { "disabled" } else { not_built };
@@ -198,10 +199,7 @@ fn doctor() -> ExitCode {
     out.push_str(&format!("presence files: {} ({presence_state})\n", config.presence_dir.display()));
     let detection = if config.agent_detection_disabled { "disabled" } else { "no agents.presence tool yet" };
     out.push_str(&format!("agent detection: {detection}\n"));
-    match &config.gateway_addr {
-        Some((name, _)) => out.push_str(&format!("gateway: set by {name}, but no tool of this build uses it yet\n")),
-        None => out.push_str("gateway: not configured (local tools only)\n"),
-    }
+    out.push_str(&format!("gateway: {}\n", Bridge::from_config(&config).describe()));
 
     match fluxgit_mcp_sidecar::tools::registry() {
         Ok(registry) => {

@@ -6,11 +6,24 @@ use serde_json::{Value, json};
 
 use crate::tools::{ProtocolError, ToolOutput};
 
+/// Product code: the write-handshake bridge is missing, invalid or unreachable; no proposal may be inferred. Never
+/// a human-approval timeout (SPEC §4.3).
+pub const BRIDGE_UNAVAILABLE: i64 = 10003;
+/// Product code: a proposal ended without completion (rejected, failed, expired, cancelled).
+pub const PROPOSAL_ENDED: i64 = 10004;
+/// Product code: the gateway does not know this previewId.
+pub const UNKNOWN_PREVIEW: i64 = 10005;
+/// Product code: the gateway refused before opening a card (policy, validation, quota).
+pub const GATEWAY_REFUSED: i64 = 10006;
+/// Product code: the gateway returned a malformed or unsafe previewId; it was not followed.
+pub const UNSAFE_PREVIEW_ID: i64 = 10007;
 /// Product code: a local read-only git operation failed (SPEC §4.3).
 pub const GIT_READ_FAILED: i64 = 10010;
 
-/// Where a result came from (SPEC §4.2 `source`).
+/// Where a result came from (SPEC §4.2 `source`): the local repository.
 pub const SOURCE_LOCAL: &str = "local-git";
+/// Where a result came from: the approval gateway (write proposals and their status).
+pub const SOURCE_GATEWAY: &str = "fluxgit-gateway";
 
 /// The fields every envelope of one call shares: `{tool, readOnly, repoPath, source}`, plus `resolvedFrom` when
 /// the caller named a subfolder of the repository.
@@ -54,6 +67,38 @@ impl Frame {
         }
     }
 
+    /// The frame of a gateway tool (`source: fluxgit-gateway`), for a resolved repository or none.
+    pub fn gateway(
+        tool: &'static str,
+        read_only: bool,
+        location: Option<&fluxgit_engine::repository::Location>,
+    ) -> Self {
+        let mut frame = match location {
+            Some(location) => Self::local(tool, location),
+            None => Self { tool, read_only, repo_path: None, resolved_from: None, source: SOURCE_GATEWAY },
+        };
+        frame.read_only = read_only;
+        frame.source = SOURCE_GATEWAY;
+        frame
+    }
+
+    /// A successful output whose `data` is `data` as is (no budget: gateway answers are small and bounded).
+    pub fn data_output<T: Serialize>(&self, data: &T) -> ToolOutput {
+        let omitted = budget::Omitted::default();
+        text_output(
+            serde_json::to_string(&Envelope { frame: self, data, omitted: &omitted })
+                .expect("tool data serialises: plain JSON values"),
+            false,
+        )
+    }
+
+    /// A product error (SPEC §4.3): `isError: true`, text `{...frame, "error": {code, message, data}}`.
+    pub fn product_error(&self, code: i64, message: &str, data: Value) -> ToolOutput {
+        let mut envelope = serde_json::to_value(self).expect("frame serialises");
+        envelope["error"] = json!({ "code": code, "message": message, "data": data });
+        text_output(envelope.to_string(), true)
+    }
+
     /// The exact compact JSON of the envelope around `result`: what `content[0].text` carries and budgets measure.
     pub fn render<T: Serialize>(&self, result: &Budgeted<T>) -> String {
         serde_json::to_string(&Envelope { frame: self, data: &result.data, omitted: &result.omitted })
@@ -81,16 +126,11 @@ impl Frame {
                 }
                 Err(ProtocolError::invalid_params(message, Some(data)))
             }
-            EngineError::GitRead { what, message } => {
-                let error = json!({
-                    "code": GIT_READ_FAILED,
-                    "message": format!("git read failed while reading {what}: {message}"),
-                    "data": { "what": what, "nextStep": "Check the repository with `git fsck`; no change was made." },
-                });
-                let mut envelope = serde_json::to_value(self).expect("frame serialises");
-                envelope["error"] = error;
-                Ok(text_output(envelope.to_string(), true))
-            }
+            EngineError::GitRead { what, message } => Ok(self.product_error(
+                GIT_READ_FAILED,
+                &format!("git read failed while reading {what}: {message}"),
+                json!({ "what": what, "nextStep": "Check the repository with `git fsck`; no change was made." }),
+            )),
         }
     }
 }

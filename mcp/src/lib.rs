@@ -5,6 +5,7 @@
 //! - [`transport`]: stdio framing (newline-delimited JSON and `Content-Length` frames, 8 MiB limit);
 //! - [`protocol`]: the JSON-RPC dispatcher for both MCP eras ([`protocol::Server`]);
 //! - [`tools`]: the tool contract ([`tools::Tool`]) and the [`tools::Registry`];
+//! - [`bridge`]: the write-proposal bridge to the approval gateway (loopback HTTP);
 //! - [`config`]: environment -> validated [`config::Config`].
 //!
 //! ```
@@ -20,6 +21,7 @@
 
 #![deny(missing_docs)]
 
+pub mod bridge;
 pub mod config;
 pub mod envelope;
 pub mod protocol;

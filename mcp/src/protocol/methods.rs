@@ -38,7 +38,8 @@ impl ServerInfo {
 /// Short guidance for the model, sent by `initialize` and `server/discover`.
 pub const INSTRUCTIONS: &str = "FluxGit gives structured, token-budgeted, read-only Git context. Start with \
 repo.brief; every repository tool takes an absolute repoPath inside the allowed roots. No tool writes to a \
-repository.";
+repository: a change is proposed with an operation.preview.* tool, a person approves or rejects it at the approval \
+gateway, and operation.status tells what happened.";
 
 fn capabilities() -> Value {
     json!({"tools": {"listChanged": false}})
@@ -107,6 +108,13 @@ pub(crate) fn render_tool(definition: &ToolDefinition, version: Version) -> Valu
     Value::Object(tool)
 }
 
+/// What `tools/call` runs against.
+pub(crate) struct Tools<'a> {
+    pub(crate) registry: &'a Registry,
+    pub(crate) engine: &'a fluxgit_engine::Engine,
+    pub(crate) bridge: &'a crate::bridge::Bridge,
+}
+
 /// Runs `tools/call`: checks params, validates the arguments against the advertised schema, calls the tool with
 /// panics caught, and frames its output for `context.version`.
 ///
@@ -114,11 +122,11 @@ pub(crate) fn render_tool(definition: &ToolDefinition, version: Version) -> Valu
 /// `-32602` for malformed params, an unknown tool (`Unknown tool: X`) or arguments failing the schema
 /// (`data.errors: [{instancePath, message}]`); the tool's own [`ProtocolError`]; `-32603` if the tool panicked.
 pub(crate) fn call_tool(
-    registry: &Registry,
-    engine: &fluxgit_engine::Engine,
+    tools: &Tools<'_>,
     context: &RequestContext,
     params: Option<&Value>,
 ) -> Result<Value, ProtocolError> {
+    let registry = tools.registry;
     let Some(params) = params.and_then(Value::as_object) else {
         return Err(ProtocolError::invalid_params("tools/call needs params {name, arguments}", None));
     };
@@ -151,7 +159,7 @@ pub(crate) fn call_tool(
     let Value::Object(arguments) = arguments else {
         return Err(ProtocolError::internal("arguments are not an object"));
     };
-    let call_context = CallContext { engine, client_name: &context.client_name };
+    let call_context = CallContext { engine: tools.engine, client_name: &context.client_name, bridge: tools.bridge };
     let outcome = catch_unwind(AssertUnwindSafe(|| tool.call(&call_context, &arguments)));
     match outcome {
         Ok(Ok(output)) => Ok(call_result(output, context.version)),

@@ -50,6 +50,7 @@ pub use jsonrpc::{
 pub use methods::{CACHE_SCOPE, INSTRUCTIONS, LIST_TTL_MS, ServerInfo};
 pub use version::Version;
 
+use crate::bridge::Bridge;
 use crate::protocol::context::RequestContext;
 use crate::protocol::jsonrpc::{Incoming, Rejected};
 use crate::tools::{ProtocolError, Registry};
@@ -63,6 +64,7 @@ const REQUEST_METHODS: [&str; 5] = ["initialize", "ping", "server/discover", "to
 pub struct Server {
     registry: Registry,
     engine: fluxgit_engine::Engine,
+    bridge: Bridge,
     info: ServerInfo,
     session: Session,
 }
@@ -78,9 +80,14 @@ struct Session {
 
 impl Server {
     /// A server offering the tools of `registry`, backed by `engine`, identifying itself as
-    /// [`ServerInfo::CURRENT`].
+    /// [`ServerInfo::CURRENT`], without a gateway ([`Bridge::NONE`]).
     pub fn new(registry: Registry, engine: fluxgit_engine::Engine) -> Self {
-        Self { registry, engine, info: ServerInfo::CURRENT, session: Session::default() }
+        Self { registry, engine, bridge: Bridge::NONE, info: ServerInfo::CURRENT, session: Session::default() }
+    }
+
+    /// The same server, proposing writes through `bridge`.
+    pub fn with_bridge(self, bridge: Bridge) -> Self {
+        Self { bridge, ..self }
     }
 
     /// The tools served.
@@ -189,7 +196,10 @@ impl Server {
             // Discovery is a modern-era method: its result always has the modern shape.
             "server/discover" => return Ok(methods::decorate_modern(methods::discover_result(), &self.info)),
             "tools/list" => methods::list_tools_result(&self.registry, context.version),
-            "tools/call" => methods::call_tool(&self.registry, &self.engine, &context, params)?,
+            "tools/call" => {
+                let tools = methods::Tools { registry: &self.registry, engine: &self.engine, bridge: &self.bridge };
+                methods::call_tool(&tools, &context, params)?
+            }
             _ => return Err(ProtocolError::method_not_found(method)),
         };
         Ok(if context.version.is_modern() { methods::decorate_modern(result, &self.info) } else { result })

@@ -11,6 +11,8 @@ pub struct CallContext<'a> {
     pub engine: &'a fluxgit_engine::Engine,
     /// The sanitised, self-declared client name (SPEC §4.1): attribution, never identity.
     pub client_name: &'a str,
+    /// The write-proposal bridge to the approval gateway ([`crate::bridge::Bridge::NONE`] when none is configured).
+    pub bridge: &'a crate::bridge::Bridge,
 }
 
 /// A tool as advertised in `tools/list`.
@@ -61,6 +63,7 @@ pub trait Tool: Send + Sync {
 }
 
 pub mod history;
+pub mod operation;
 mod registry;
 pub mod repo;
 pub mod schema;
@@ -84,5 +87,10 @@ pub fn registry() -> Result<Registry, RegistryError> {
     registry.register(Box::new(history::reflog()))?;
     registry.register(Box::new(topology::worktree_list()))?;
     registry.register(Box::new(topology::submodule_status()))?;
+    registry.register(Box::new(operation::status_tool()))?;
+    for preview in operation::previews() {
+        registry.register(Box::new(preview))?;
+    }
+    registry.register(Box::new(operation::cancel_tool()))?;
     Ok(registry)
 }

@@ -5,6 +5,7 @@
 use fluxgit_engine::budget::count_tokens;
 use fluxgit_engine::{Engine, Options};
 use fluxgit_fixtures::{Fixture, Scenario};
+use fluxgit_mcp_sidecar::bridge::Bridge;
 use fluxgit_mcp_sidecar::tools::{CallContext, Registry, Tool, ToolOutput, registry};
 use serde_json::{Map, Value, json};
 
@@ -33,7 +34,7 @@ const REFS_SECTIONS: &[(&str, &str)] = &[
 
 fn call(registry: &Registry, engine: &Engine, tool: &str, arguments: Value) -> Result<ToolOutput, String> {
     let tool: &dyn Tool = registry.lookup(tool).expect("registered");
-    let ctx = CallContext { engine, client_name: "budget-test" };
+    let ctx = CallContext { engine, client_name: "budget-test", bridge: &Bridge::NONE };
     let arguments: Map<String, Value> = arguments.as_object().expect("object").clone();
     tool.call(&ctx, &arguments).map_err(|err| format!("{} {}", err.code, err.message))
 }
@@ -198,7 +199,7 @@ fn status_and_refs_fit_every_budget() {
 fn a_budget_under_the_floor_names_the_floor() {
     let (_fixture, engine, registry, path) = setup(Scenario::Dirty);
     let tool = registry.lookup("repo.status").expect("registered");
-    let ctx = CallContext { engine: &engine, client_name: "budget-test" };
+    let ctx = CallContext { engine: &engine, client_name: "budget-test", bridge: &Bridge::NONE };
     let arguments = json!({"repoPath": path, "maxTokens": 20});
     let err = tool.call(&ctx, arguments.as_object().expect("object")).expect_err("below floor");
     assert_eq!(err.code, -32602);

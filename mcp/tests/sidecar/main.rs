@@ -1,7 +1,11 @@
 //! The sidecar's integration tests, one test binary (STYLE §5): the real binary over stdio (`protocol`,
-//! `tools_stdio`, `history`, `topology`) and the token budgets of the tools on real fixtures (`budget`).
+//! `tools_stdio`, `history`, `topology`), the token budgets of the tools on real fixtures (`budget`), and the
+//! write-proposal bridge against a fake gateway (`bridge`, `bridge_status`, `fake_gateway`).
 
+mod bridge;
+mod bridge_status;
 mod budget;
+mod fake_gateway;
 mod history;
 mod protocol;
 mod support;
