@@ -11,6 +11,7 @@
 
 pub mod address;
 pub mod http;
+pub mod reads;
 
 use serde_json::{Map, Value, json};
 

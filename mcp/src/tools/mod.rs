@@ -62,11 +62,13 @@ pub trait Tool: Send + Sync {
     fn call(&self, ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError>;
 }
 
+pub mod gateway;
 pub mod history;
 pub mod operation;
 mod registry;
 pub mod repo;
 pub mod schema;
+pub mod semantic;
 pub mod topology;
 
 pub use registry::{ArgumentsError, Registry, RegistryError, SchemaViolation};
@@ -88,6 +90,11 @@ pub fn registry() -> Result<Registry, RegistryError> {
     registry.register(Box::new(topology::worktree_list()))?;
     registry.register(Box::new(topology::submodule_status()))?;
     registry.register(Box::new(operation::status_tool()))?;
+    registry.register(Box::new(semantic::semantic()))?;
+    registry.register(Box::new(semantic::semantic_fallbacks()))?;
+    for tool in gateway::tools() {
+        registry.register(Box::new(tool))?;
+    }
     for preview in operation::previews() {
         registry.register(Box::new(preview))?;
     }

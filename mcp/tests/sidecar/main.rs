@@ -1,11 +1,13 @@
 //! The sidecar's integration tests, one test binary (STYLE §5): the real binary over stdio (`protocol`,
 //! `tools_stdio`, `history`, `topology`), the token budgets of the tools on real fixtures (`budget`), and the
-//! write-proposal bridge against a fake gateway (`bridge`, `bridge_status`, `fake_gateway`).
+//! write-proposal bridge against a fake gateway (`bridge`, `bridge_status`, `fake_gateway`), and the gateway read tools
+//! (`gateway_reads`).
 
 mod bridge;
 mod bridge_status;
 mod budget;
 mod fake_gateway;
+mod gateway_reads;
 mod history;
 mod protocol;
 mod support;

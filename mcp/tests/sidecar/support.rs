@@ -49,3 +49,15 @@ pub(crate) fn exchange(mut command: Command, input: Vec<u8>) -> Vec<Value> {
         })
         .collect()
 }
+
+/// Asserts that a tool result's `structuredContent` fits the `outputSchema` the tool advertises (SPEC §4.1: error
+/// results must satisfy it too, or omit `structuredContent`).
+pub(crate) fn assert_fits_output_schema(tool: &str, response: &Value) {
+    let registry = fluxgit_mcp_sidecar::tools::registry().expect("registry builds");
+    let definition = registry.lookup(tool).unwrap_or_else(|| panic!("{tool} is registered")).definition().clone();
+    let validator = jsonschema::validator_for(&definition.output_schema).expect("output schema compiles");
+    let structured = &response["result"]["structuredContent"];
+    let errors: Vec<String> =
+        validator.iter_errors(structured).map(|error| format!("{error} at {}", error.instance_path())).collect();
+    assert!(errors.is_empty(), "{tool}: result does not fit its outputSchema: {errors:?}\n{structured}");
+}

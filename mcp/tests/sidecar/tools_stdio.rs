@@ -111,8 +111,9 @@ fn every_tool_leaves_the_repository_byte_identical() {
         let requests: Vec<Value> =
             tools.iter().enumerate().map(|(idx, tool)| call(idx as i64 + 1, tool, json!({"repoPath": repo}))).collect();
         let responses = session(&root, &requests);
-        for response in &responses {
+        for (tool, response) in tools.iter().zip(&responses) {
             assert_eq!(response["result"]["isError"], false, "{}: {response}", scenario.name());
+            crate::support::assert_fits_output_schema(tool, response);
         }
         assert_eq!(
             fluxgit_fixtures::tree_digest(&root),

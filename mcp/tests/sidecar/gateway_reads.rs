@@ -1,0 +1,229 @@
+//! The gateway-only tools and the semantic-diff pass-through against a fake gateway: 10001 without one, its answers
+//! passed on as they came, 10002 when it has nothing usable, and the local fallback (never invented hunks) when the
+//! semantic answer is missing or malformed.
+
+use fluxgit_fixtures::Scenario;
+use serde_json::{Value, json};
+
+use crate::fake_gateway::{FakeGateway, Reply, Request, call, envelope, product_error, session};
+use crate::support::assert_fits_output_schema;
+
+const GATEWAY_ONLY: [&str; 5] = [
+    "safety.timeline",
+    "safety.eventDetails",
+    "flux.restorePoints",
+    "flux.latestRestorePoint",
+    "flux.restorePointDetails",
+];
+
+fn restore_point(id: &str) -> Value {
+    json!({"id": id, "createdAt": "2026-01-01T00:00:00.000Z", "operationType": "reset", "previewId": "p1",
+        "refs": [{"name": "refs/heads/main", "before": "a", "after": "b"}], "headBefore": "a", "snapshot": "c",
+        "canUndo": true})
+}
+
+fn semantic_answer() -> Value {
+    json!({"supported": true, "engine": {"name": "fake-engine", "version": "1"},
+        "files": [
+            {"path": "src/main.c", "fallbackToText": false, "hunks": [{"header": "fn main", "lines": [
+                {"type": "changed", "oldLine": 3, "newLine": 3, "content": "b", "oldContent": "a",
+                 "changedTokens": ["b"], "oldChangedTokens": ["a"]}]}]},
+            {"path": "data/legacy.txt", "fallbackToText": true, "reason": "not a supported language"}],
+        "changedFiles": 2, "filesTruncated": false})
+}
+
+fn gateway(request: &Request) -> Reply {
+    let path = request.path.split('?').next().unwrap_or_default();
+    match path {
+        "/v1/mcp/safety/timeline" => Reply::json(
+            200,
+            json!({"events": [{"id": "e1", "kind": "restore_point",
+            "at": "2026-01-01T00:00:00.000Z", "operationType": "reset", "summary": "before reset", "refs": []}]}),
+        ),
+        "/v1/mcp/safety/events/latest" | "/v1/mcp/safety/events/e1" => {
+            Reply::json(200, json!({"id": "e1", "kind": "operation", "at": "2026-01-01T00:00:00.000Z"}))
+        }
+        "/v1/mcp/restore-points" => {
+            Reply::json(200, json!({"restorePoints": [restore_point("r2"), restore_point("r1")]}))
+        }
+        "/v1/mcp/restore-points/latest" => Reply::json(200, json!({})),
+        "/v1/mcp/restore-points/r1" => Reply::json(200, restore_point("r1")),
+        "/v1/mcp/diff/semantic" => match request.json()["path"].as_str() {
+            Some("malformed") => {
+                Reply::json(200, json!({"supported": true, "files": [{"path": "x", "fallbackToText": false}]}))
+            }
+            Some("empty") => Reply { status: 200, body: String::new(), headers: vec![], delay: Default::default() },
+            _ => Reply::json(200, semantic_answer()),
+        },
+        _ => Reply::json(404, json!({"reason": "not_found"})),
+    }
+}
+
+#[test]
+fn without_a_gateway_gateway_only_tools_answer_10001_and_semantic_falls_back() {
+    let fixture = fluxgit_fixtures::build(Scenario::Dirty);
+    let root = fixture.root().canonicalize().expect("root");
+    let repo = fixture.path().canonicalize().expect("repo").to_str().expect("utf-8").to_owned();
+    let mut requests: Vec<Value> =
+        GATEWAY_ONLY.iter().enumerate().map(|(idx, tool)| call(idx + 1, tool, json!({"repoPath": repo}))).collect();
+    let selection = json!({"repoPath": repo, "base": "HEAD~1", "head": "WORKTREE", "path": "src"});
+    requests.push(call(10, "diff.semantic", selection.clone()));
+    requests.push(call(11, "diff.semanticFallbacks", json!({"repoPath": repo})));
+    let responses = session(&root, &[], &requests);
+    for (tool, response) in GATEWAY_ONLY.iter().zip(&responses) {
+        let (code, data) = product_error(response);
+        assert_eq!(code, 10001, "{tool}");
+        assert!(data["upgradeHint"].as_str().is_some_and(|hint| hint.contains("FLUXGIT_MCP_HANDSHAKE_ADDR")), "{tool}");
+    }
+    let (semantic, is_error) = envelope(&responses[5]);
+    assert!(!is_error);
+    assert_eq!(semantic["source"], "local-git");
+    assert_eq!(
+        semantic["data"],
+        json!({"supported": false, "fallback": "diff.text",
+            "reason": "Semantic diff is not available in local sidecar fallback mode.", "textDiffArguments": selection})
+    );
+    let (fallbacks, _) = envelope(&responses[6]);
+    assert_eq!(fallbacks["data"]["supported"], false);
+    assert_eq!(fallbacks["data"]["textDiffArguments"], json!({"repoPath": repo}));
+}
+
+#[test]
+fn a_gateway_serves_restore_points_timeline_and_semantic_diffs() {
+    let fake = FakeGateway::start(gateway);
+    let fixture = fluxgit_fixtures::build(Scenario::Dirty);
+    let root = fixture.root().canonicalize().expect("root");
+    let repo = fixture.path().canonicalize().expect("repo").to_str().expect("utf-8").to_owned();
+    let env = [("FLUXGIT_MCP_HANDSHAKE_ADDR", fake.address())];
+    let env: Vec<(&str, &str)> = env.iter().map(|(name, value)| (*name, value.as_str())).collect();
+    let responses = session(
+        &root,
+        &env,
+        &[
+            call(1, "safety.timeline", json!({"repoPath": repo, "limit": 5, "includeReflog": false})),
+            call(2, "safety.eventDetails", json!({"repoPath": repo})),
+            call(3, "safety.eventDetails", json!({"repoPath": repo, "eventId": "e1"})),
+            call(4, "flux.restorePoints", json!({"repoPath": repo})),
+            call(5, "flux.latestRestorePoint", json!({"repoPath": repo})),
+            call(6, "flux.restorePointDetails", json!({"repoPath": repo, "restorePointId": "r1"})),
+            call(7, "flux.restorePointDetails", json!({"repoPath": repo, "restorePointId": "gone"})),
+            call(8, "diff.semantic", json!({"repoPath": repo, "base": "HEAD"})),
+            call(9, "diff.semanticFallbacks", json!({"repoPath": repo, "base": "HEAD"})),
+            call(10, "diff.semantic", json!({"repoPath": repo, "path": "malformed"})),
+            call(11, "diff.semantic", json!({"repoPath": repo, "path": "empty"})),
+            call(12, "safety.eventDetails", json!({"repoPath": repo, "eventId": "../x"})),
+            call(13, "diff.semantic", json!({"repoPath": repo, "base": "--output=/tmp/x"})),
+        ],
+    );
+    for (request, response) in requests_of(&responses).iter().zip(&responses) {
+        if response.get("result").is_some() {
+            assert_fits_output_schema(request, response);
+        }
+    }
+    let ok = |idx: usize| {
+        let (envelope, is_error) = envelope(&responses[idx]);
+        assert!(!is_error, "{}", responses[idx]);
+        envelope
+    };
+    let timeline = ok(0);
+    assert_eq!((timeline["source"].as_str(), timeline["readOnly"].as_bool()), (Some("fluxgit-gateway"), Some(true)));
+    assert_eq!(timeline["data"]["events"][0]["id"], "e1");
+    assert_eq!(ok(1)["data"]["id"], "e1");
+    assert_eq!(ok(2)["data"]["kind"], "operation");
+    assert_eq!(ok(3)["data"]["restorePoints"][1], restore_point("r1"));
+    let (code, data) = product_error(&responses[4]);
+    assert_eq!((code, data["reason"].as_str()), (10002, Some("malformed_reply")), "an answer without an id");
+    assert_eq!(ok(5)["data"], restore_point("r1"));
+    let (code, data) = product_error(&responses[6]);
+    assert_eq!((code, data["reason"].as_str()), (10002, Some("not_found")));
+
+    let semantic = ok(7);
+    assert_eq!(semantic["source"], "fluxgit-gateway");
+    assert_eq!(semantic["data"]["supported"], true);
+    assert_eq!(semantic["data"]["files"][0]["hunks"][0]["header"], "fn main");
+    let unparsed = &semantic["data"]["files"][1];
+    assert_eq!(
+        (unparsed["fallbackToText"].as_bool(), unparsed["reason"].as_str()),
+        (Some(true), Some("not a supported language"))
+    );
+    assert_eq!(unparsed["textDiffArguments"], json!({"repoPath": repo, "base": "HEAD", "path": "data/legacy.txt"}));
+    assert!(unparsed.get("hunks").is_none());
+    let fallbacks = ok(8);
+    assert_eq!(fallbacks["data"]["fallbacks"].as_array().map(Vec::len), Some(1));
+    assert_eq!(fallbacks["data"]["fallbacks"][0]["path"], "data/legacy.txt");
+    for idx in [9, 10] {
+        let fallback = ok(idx);
+        assert_eq!(
+            (fallback["source"].as_str(), fallback["data"]["supported"].as_bool()),
+            (Some("local-git"), Some(false))
+        );
+        assert!(fallback["data"].get("files").is_none(), "no invented files or hunks: {fallback}");
+        assert_eq!(fallback["data"]["fallback"], "diff.text");
+    }
+    assert_eq!(ok(9)["data"]["gatewayReason"], "malformed_reply");
+    assert_eq!(ok(10)["data"]["gatewayReason"], "empty_reply");
+    assert_eq!(responses[11]["error"]["code"], -32602, "an unsafe eventId fails the schema");
+    assert_eq!(responses[12]["error"]["data"]["reason"], "invalid_revision");
+
+    let paths: Vec<String> = fake.requests().iter().map(|request| request.path.clone()).collect();
+    let encoded: String = repo
+        .bytes()
+        .map(|byte| match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => (byte as char).to_string(),
+            _ => format!("%{byte:02X}"),
+        })
+        .collect();
+    assert_eq!(
+        paths[0],
+        format!(
+            "/v1/mcp/safety/timeline?repoPath={encoded}&limit=5&includeReflog=false&includeRestorePoints=true&reflogLimit=20"
+        )
+    );
+    assert_eq!(paths.len(), 11, "nothing sent for the two refused calls: {paths:?}");
+}
+
+#[test]
+fn an_unreachable_gateway_is_10002_for_gateway_only_tools() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let address = closed.local_addr().expect("address").to_string();
+    drop(closed);
+    let fixture = fluxgit_fixtures::build(Scenario::Clean);
+    let root = fixture.root().canonicalize().expect("root");
+    let repo = fixture.path().to_str().expect("utf-8").to_owned();
+    let responses = session(
+        &root,
+        &[("FLUXGIT_MCP_HANDSHAKE_ADDR", &address)],
+        &[
+            call(1, "flux.restorePoints", json!({"repoPath": repo})),
+            call(2, "diff.semantic", json!({"repoPath": repo})),
+        ],
+    );
+    let (code, data) = product_error(&responses[0]);
+    assert_eq!((code, data["reason"].as_str()), (10002, Some("unreachable")));
+    let (fallback, _) = envelope(&responses[1]);
+    assert_eq!(
+        (fallback["data"]["supported"].as_bool(), fallback["data"]["gatewayReason"].as_str()),
+        (Some(false), Some("unreachable"))
+    );
+}
+
+/// The tool names of the calls in `a_gateway_serves_restore_points_timeline_and_semantic_diffs`, in order.
+fn requests_of(responses: &[Value]) -> Vec<&'static str> {
+    let tools = [
+        "safety.timeline",
+        "safety.eventDetails",
+        "safety.eventDetails",
+        "flux.restorePoints",
+        "flux.latestRestorePoint",
+        "flux.restorePointDetails",
+        "flux.restorePointDetails",
+        "diff.semantic",
+        "diff.semanticFallbacks",
+        "diff.semantic",
+        "diff.semantic",
+        "safety.eventDetails",
+        "diff.semantic",
+    ];
+    assert_eq!(tools.len(), responses.len());
+    tools.to_vec()
+}
