@@ -37,6 +37,9 @@ impl Default for Options {
     }
 }
 
+/// Most commits a rebase prediction replays; a longer rebase is reported as `too-many-commits`, unpredicted.
+pub const MAX_REPLAY: usize = 1000;
+
 /// Most marker regions listed per path; `regionCount` stays exact.
 pub const MAX_REGIONS_PER_PATH: usize = 20;
 
@@ -119,6 +122,8 @@ pub enum RebaseStatus {
     UpToDate,
     /// `current` is contained in `target`: Git fast-forwards it.
     FastForward,
+    /// More than [`MAX_REPLAY`] commits to replay: not predicted (`commits` says how many).
+    TooManyCommits,
 }
 
 /// The predicted rebase: `current`'s commits that are not in `target`, oldest first, replayed one by one.
@@ -293,6 +298,10 @@ fn rebase(repo: &gix::Repository, current: ObjectId, target: ObjectId, bases: &[
     let (commits, skipped_merges) = replay_list(repo, current, target)?;
     prediction.commits = commits.len();
     prediction.skipped_merges = skipped_merges;
+    if commits.len() > MAX_REPLAY {
+        prediction.status = RebaseStatus::TooManyCommits;
+        return Ok(prediction);
+    }
     let to_err = |err| Error::git("rebase prediction", err);
     let tree_of = |id: ObjectId| -> Result<ObjectId> {
         Ok(repo.find_commit(id).map_err(to_err)?.tree_id().map_err(to_err)?.detach())
@@ -425,7 +434,7 @@ fn path_conflicts(repo: &gix::Repository, outcome: &mut gix::merge::tree::Outcom
 }
 
 /// Every path a conflict may have put into the index.
-fn candidate_paths<'a>(conflict: &'a Conflict) -> Vec<&'a BStr> {
+fn candidate_paths(conflict: &Conflict) -> Vec<&BStr> {
     let mut paths = vec![
         conflict.ours.location(),
         conflict.ours.source_location(),

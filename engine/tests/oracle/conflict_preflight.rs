@@ -191,3 +191,25 @@ fn merge_drivers_are_never_run_and_objects_stay_in_memory() {
     let _ = fixture.git_raw(&["merge-tree", "--write-tree", "content-ours", "content-theirs"]);
     assert!(marker.exists(), "git merge-tree runs the configured driver");
 }
+
+#[test]
+fn filters_hooks_and_fsmonitor_never_run() {
+    let fixture = fluxgit_fixtures::build(Scenario::FsMonitor);
+    let traps = fixture.traps().expect("traps").clone();
+    // Two sides changing the same filtered `*.txt` file; git springs the traps while building them.
+    fixture.git(&["checkout", "-q", "-b", "evil-ours"]);
+    fixture.git(&["commit", "-q", "-am", "ours: dirty changes"]);
+    fixture.git(&["checkout", "-q", "-b", "evil-theirs", "main"]);
+    std::fs::write(fixture.path().join("notes/todo list.txt"), "- ship 2.0\n").expect("write");
+    fixture.git(&["commit", "-q", "-am", "theirs: another todo"]);
+    for marker in [&traps.fsmonitor_marker, &traps.filter_marker, &traps.hook_marker] {
+        let _ = std::fs::remove_file(marker);
+    }
+    let before = tree_digest(fixture.root());
+    let (engine, repo) = open(&fixture);
+    let result = engine.conflict_preflight(&repo, "evil-theirs", "evil-ours", &Options::default()).expect("ok").data;
+    assert_eq!(tree_digest(fixture.root()), before, "nothing written");
+    assert!(traps.sprung().is_empty(), "a repository-configured program ran: {:?}", traps.sprung());
+    let paths: Vec<&str> = result.merge.conflicts.iter().map(|c| c.path.as_str()).collect();
+    assert_eq!(paths, ["notes/todo list.txt"]);
+}

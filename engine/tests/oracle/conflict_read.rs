@@ -246,3 +246,26 @@ fn budgets_cut_contents_then_regions_then_files_and_count_them() {
     let err = engine.conflict_read(&repo, &options, 20, &mut measure).expect_err("below the floor");
     assert!(matches!(err, fluxgit_engine::Error::Invalid { floor: Some(_), .. }));
 }
+
+#[test]
+fn conflict_marker_size_attribute_is_honoured() {
+    let fixture = fluxgit_fixtures::build(Scenario::Preflight);
+    std::fs::create_dir_all(fixture.git_dir().join("info")).expect("info dir");
+    std::fs::write(fixture.git_dir().join("info/attributes"), "src/main.c conflict-marker-size=12\n").expect("attrs");
+    let (engine, repo) = open(&fixture);
+    let options = fluxgit_engine::conflict::preflight::Options::default();
+    let predicted = engine.conflict_preflight(&repo, "content-theirs", "content-ours", &options).expect("ok").data;
+    drop(repo);
+    fixture.git(&["checkout", "-q", "content-ours"]);
+    assert!(!fixture.git_raw(&["merge", "content-theirs"]).status.success(), "the merge stops");
+    let read = read(&fixture, &Options::default());
+    check_against_git(&fixture, &read, &Options::default());
+    let main_c = file(&read, "src/main.c");
+    assert_eq!(main_c.work_tree.marker_size, 12);
+    let text = std::fs::read_to_string(fixture.path().join("src/main.c")).expect("src/main.c");
+    assert!(text.contains(&format!("{} HEAD\n", "<".repeat(12))), "{text}");
+    assert_eq!(main_c.work_tree.regions.len(), 1);
+    let region = &main_c.work_tree.regions[0];
+    assert_eq!(predicted.merge.conflicts[0].regions[0].start, region.start, "predicted where git wrote it");
+    assert_eq!(predicted.merge.conflicts[0].regions[0].end, region.end);
+}

@@ -2,6 +2,7 @@
 //! `tools_stdio`) and the token budgets of the tools on real fixtures (`budget`).
 
 mod budget;
+mod conflict;
 mod protocol;
 mod support;
 mod tools_stdio;
