@@ -2,6 +2,7 @@
 //! `conflict.read` ([`read`]) turns an active conflict into data. [`markers`] finds marker regions in text.
 
 pub mod markers;
+mod paths;
 pub mod preflight;
 pub mod read;
 mod simplify;

@@ -7,17 +7,16 @@
 //! (`merge.<name>.driver`, programs) are removed from that clone's in-memory configuration, so Git's built-in text
 //! merge stands in for them (the result says so in `caveats`).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 use gix::ObjectId;
-use gix::bstr::{BStr, BString, ByteSlice};
+use gix::bstr::{BString, ByteSlice};
 use gix::merge::blob::builtin_driver::text::Labels;
-use gix::merge::tree::{Conflict, Resolution, ResolutionFailure, TreatAsUnresolved};
+use gix::merge::tree::TreatAsUnresolved;
 use serde::Serialize;
 
-use super::markers::{self, MarkerRegion};
-use super::simplify::join_close_regions;
-use super::{CommitInfo, ConflictKind, commit_info, is_binary};
+use super::markers::MarkerRegion;
+use super::{CommitInfo, ConflictKind, commit_info, paths};
 use crate::budget::Omitted;
 use crate::engine::Budgeted;
 use crate::error::{Error, Result};
@@ -212,7 +211,7 @@ pub fn read(repo: &gix::Repository, target: &str, current: &str, options: &Optio
         let mut outcome = scratch
             .merge_commits(current_id, target_id, labels, merge_options.into())
             .map_err(|err| Error::git("merge", err))?;
-        merge.conflicts = path_conflicts(&scratch, &mut outcome.tree_merge)?;
+        merge.conflicts = paths::path_conflicts(&scratch, &mut outcome.tree_merge)?;
         merge.conflict_count = merge.conflicts.len();
         if merge.conflict_count > 0 {
             merge.status = MergeStatus::Conflicted;
@@ -325,7 +324,7 @@ fn rebase(repo: &gix::Repository, current: ObjectId, target: ObjectId, bases: &[
         let options = repo.tree_merge_options().map_err(to_err)?;
         let mut outcome = repo.merge_trees(parent, tip, tree, labels, options).map_err(to_err)?;
         if outcome.has_unresolved_conflicts(TreatAsUnresolved::git()) {
-            let conflicts = path_conflicts(repo, &mut outcome)?;
+            let conflicts = paths::path_conflicts(repo, &mut outcome)?;
             prediction.status = RebaseStatus::Stops;
             prediction.stops_at = Some(RebaseStop {
                 step: step_idx + 1,
@@ -375,128 +374,4 @@ fn replay_list(repo: &gix::Repository, current: ObjectId, target: ObjectId) -> R
     let merges = order.iter().filter(|id| is_merge(id)).count();
     order.retain(|id| !is_merge(id));
     Ok((order, merges))
-}
-
-/// The unmerged paths a stopped merge would leave, as the index would hold them, with kinds and marker regions.
-fn path_conflicts(repo: &gix::Repository, outcome: &mut gix::merge::tree::Outcome<'_>) -> Result<Vec<PathConflict>> {
-    let how = TreatAsUnresolved::git();
-    let unresolved: Vec<&Conflict> = outcome.conflicts.iter().filter(|conflict| conflict.is_unresolved(how)).collect();
-    if unresolved.is_empty() {
-        return Ok(Vec::new());
-    }
-    let to_err = |err| Error::git("merge result", err);
-    let tree = outcome.tree.write().map_err(to_err)?.detach();
-    let mut index = repo.index_from_tree(&tree).map_err(to_err)?;
-    let mode = gix::merge::tree::apply_index_entries::RemovalMode::Prune;
-    gix::merge::tree::apply_index_entries(&outcome.conflicts, how, &mut index, mode);
-    let mut stages: BTreeMap<BString, Vec<u8>> = BTreeMap::new();
-    for entry in index.entries() {
-        let stage = entry.stage_raw();
-        if stage != 0 {
-            stages.entry(entry.path(&index).to_owned()).or_default().push(stage as u8);
-        }
-    }
-    let paths: Vec<&[u8]> = stages.keys().map(|path| path.as_slice()).collect();
-    let source = gix::worktree::stack::state::attributes::Source::IdMapping;
-    let sizes = super::marker_sizes(repo, &index, source, &paths)?;
-    // Git joins close regions in the `merge` and `zdiff3` styles only.
-    let style = repo.config_snapshot().string("merge.conflictStyle");
-    let diff3 = style.is_some_and(|style| style.eq_ignore_ascii_case(b"diff3"));
-    let mut out = Vec::with_capacity(stages.len());
-    for ((path, path_stages), marker_size) in stages.iter().zip(sizes) {
-        let conflict = unresolved.iter().find(|conflict| candidate_paths(conflict).contains(&path.as_bstr()));
-        let kind = conflict.map_or(Ok(ConflictKind::Unknown), |conflict| kind_of(repo, conflict))?;
-        let mut regions = Vec::new();
-        if let Some(merged) = conflict.and_then(|conflict| conflict.content_merge())
-            && merged.resolution == gix::merge::blob::Resolution::Conflict
-            && matches!(kind, ConflictKind::Content | ConflictKind::AddAdd)
-            && path_stages.contains(&2)
-            && path_stages.contains(&3)
-        {
-            let blob = repo.find_object(merged.merged_blob_id).map_err(to_err)?;
-            regions = markers::regions(&blob.data, marker_size);
-            let entries = conflict.map(|conflict| conflict.entries()).unwrap_or_default();
-            if !diff3 && let (Some(ours), Some(theirs)) = (entries[1], entries[2]) {
-                let ours = repo.find_object(ours.id).map_err(to_err)?;
-                let theirs = repo.find_object(theirs.id).map_err(to_err)?;
-                regions = join_close_regions(regions, &blob.data, &ours.data, &theirs.data);
-            }
-        }
-        out.push(PathConflict {
-            path: utf8(path),
-            kind,
-            renamed_from: conflict.and_then(|conflict| renamed_from(conflict, path.as_bstr())),
-            region_count: regions.len(),
-            regions: regions.into_iter().take(MAX_REGIONS_PER_PATH).collect(),
-        });
-    }
-    Ok(out)
-}
-
-/// Every path a conflict may have put into the index.
-fn candidate_paths(conflict: &Conflict) -> Vec<&BStr> {
-    let mut paths = vec![
-        conflict.ours.location(),
-        conflict.ours.source_location(),
-        conflict.theirs.location(),
-        conflict.theirs.source_location(),
-    ];
-    match &conflict.resolution {
-        Ok(Resolution::SourceLocationAffectedByRename { final_location })
-        | Ok(Resolution::OursModifiedTheirsRenamedAndChangedThenRename {
-            final_location: Some(final_location), ..
-        }) => paths.push(final_location.as_bstr()),
-        Err(ResolutionFailure::OursModifiedTheirsDirectoryThenOursRenamed {
-            renamed_unique_path_to_modified_blob: p,
-        })
-        | Err(ResolutionFailure::OursDirectoryTheirsNonDirectoryTheirsRenamed { renamed_unique_path_of_theirs: p })
-        | Err(ResolutionFailure::OursAddedTheirsAddedTypeMismatch { their_unique_location: p }) => {
-            paths.push(p.as_bstr())
-        }
-        _ => {}
-    }
-    paths
-}
-
-/// The rename source of `path`, if one side renamed something to it.
-fn renamed_from(conflict: &Conflict, path: &BStr) -> Option<String> {
-    use gix::diff::tree_with_rewrites::Change;
-    [&conflict.ours, &conflict.theirs].into_iter().find_map(|change| match change {
-        Change::Rewrite { source_location, location, copy: false, .. } if location.as_bstr() == path => {
-            Some(utf8(source_location))
-        }
-        _ => None,
-    })
-}
-
-/// Classifies a conflict in Git's terms.
-fn kind_of(repo: &gix::Repository, conflict: &Conflict) -> Result<ConflictKind> {
-    let failure = match &conflict.resolution {
-        Err(failure) | Ok(Resolution::Forced(failure)) => failure,
-        Ok(_) => {
-            let entries = conflict.entries();
-            if entries.iter().flatten().any(|entry| entry.mode.is_commit()) {
-                return Ok(ConflictKind::Submodule);
-            }
-            for entry in entries.iter().flatten().filter(|entry| entry.mode.is_blob()) {
-                let blob = repo.find_object(entry.id).map_err(|err| Error::git("a conflicting blob", err))?;
-                if is_binary(&blob.data) {
-                    return Ok(ConflictKind::Binary);
-                }
-            }
-            return Ok(if entries[0].is_none() { ConflictKind::AddAdd } else { ConflictKind::Content });
-        }
-    };
-    Ok(match failure {
-        ResolutionFailure::SubmoduleMerge | ResolutionFailure::SubmoduleAddAdd => ConflictKind::Submodule,
-        ResolutionFailure::OursRenamedTheirsRenamedToSameLocation
-        | ResolutionFailure::OursRenamedTheirsRenamedDifferently { .. } => ConflictKind::RenameRename,
-        ResolutionFailure::OursModifiedTheirsDirectoryThenOursRenamed { .. }
-        | ResolutionFailure::OursDirectoryTheirsNonDirectoryTheirsRenamed { .. } => ConflictKind::FileDirectory,
-        ResolutionFailure::OursAddedTheirsAddedTypeMismatch { .. }
-        | ResolutionFailure::OursModifiedTheirsRenamedTypeMismatch => ConflictKind::DistinctTypes,
-        ResolutionFailure::OursDeletedTheirsRenamed => ConflictKind::RenameDelete,
-        ResolutionFailure::OursModifiedTheirsDeleted => ConflictKind::ModifyDelete,
-        _ => ConflictKind::Unknown,
-    })
 }

@@ -30,6 +30,19 @@ fn call(id: i64, tool: &str, arguments: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}})
 }
 
+/// Checks every successful tool result against the `outputSchema` its tool advertises in `tools/list`.
+fn check_output_schemas(tools: &Value, requests: &[Value], responses: &[Value]) {
+    let tools = tools.as_array().expect("tools");
+    for (request, response) in requests.iter().zip(responses) {
+        let Some(structured) = response["result"].get("structuredContent") else { continue };
+        let name = request["params"]["name"].as_str().expect("tool name");
+        let tool = tools.iter().find(|tool| tool["name"] == name).expect("listed");
+        let validator = jsonschema::validator_for(&tool["outputSchema"]).expect("the output schema compiles");
+        let errors: Vec<String> = validator.iter_errors(structured).map(|error| error.to_string()).collect();
+        assert!(errors.is_empty(), "{name}: output does not satisfy its schema: {errors:?}");
+    }
+}
+
 fn data(response: &Value) -> &Value {
     assert_eq!(response["result"]["isError"], false, "{response}");
     let text = response["result"]["content"][0]["text"].as_str().expect("text content");
@@ -44,21 +57,21 @@ fn bad_input_gets_clear_errors_and_the_server_serves_on() {
     let root = fixture.root().canonicalize().expect("root");
     let repo = fixture.path().to_str().expect("utf-8").to_owned();
     let before = tree_digest(&root);
-    let responses = session(
-        &root,
-        &[
-            call(1, "repo.conflictPreflight", json!({"repoPath": repo, "targetRef": "no-such-branch"})),
-            call(2, "repo.conflictPreflight", json!({"repoPath": repo, "targetRef": "topic", "currentRef": "nope~3"})),
-            call(3, "repo.conflictPreflight", json!({"repoPath": repo, "targetRef": "--output=/tmp/x"})),
-            call(4, "repo.conflictPreflight", json!({"repoPath": repo})),
-            call(5, "conflict.read", json!({"repoPath": repo, "maxFiles": 0})),
-            call(6, "conflict.read", json!({"repoPath": repo, "maxBytesPerSide": 1_048_577})),
-            call(7, "conflict.read", json!({"repoPath": repo, "maxTokens": 10})),
-            call(8, "conflict.read", json!({"repoPath": repo, "maxTokens": 500})),
-            call(9, "conflict.read", json!({"repoPath": repo, "maxBytesPerSide": 1_048_576})),
-            call(10, "repo.conflictPreflight", json!({"repoPath": repo, "targetRef": "topic", "currentRef": "main"})),
-        ],
-    );
+    let requests = [
+        call(1, "repo.conflictPreflight", json!({"repoPath": repo, "targetRef": "no-such-branch"})),
+        call(2, "repo.conflictPreflight", json!({"repoPath": repo, "targetRef": "topic", "currentRef": "nope~3"})),
+        call(3, "repo.conflictPreflight", json!({"repoPath": repo, "targetRef": "--output=/tmp/x"})),
+        call(4, "repo.conflictPreflight", json!({"repoPath": repo})),
+        call(5, "conflict.read", json!({"repoPath": repo, "maxFiles": 0})),
+        call(6, "conflict.read", json!({"repoPath": repo, "maxBytesPerSide": 1_048_577})),
+        call(7, "conflict.read", json!({"repoPath": repo, "maxTokens": 10})),
+        call(8, "conflict.read", json!({"repoPath": repo, "maxTokens": 500})),
+        call(9, "conflict.read", json!({"repoPath": repo, "maxBytesPerSide": 1_048_576})),
+        call(10, "repo.conflictPreflight", json!({"repoPath": repo, "targetRef": "topic", "currentRef": "main"})),
+        json!({"jsonrpc": "2.0", "id": 11, "method": "tools/list"}),
+    ];
+    let responses = session(&root, &requests);
+    check_output_schemas(&responses[10]["result"]["tools"], &requests, &responses);
     let reason = |response: &Value| {
         assert_eq!(response["error"]["code"], -32602, "{response}");
         response["error"]["data"]["reason"].as_str().unwrap_or_default().to_owned()
@@ -94,14 +107,18 @@ fn tools_are_listed_and_answer_over_stdio() {
     let root = fixture.root().canonicalize().expect("root");
     let repo = fixture.path().to_str().expect("utf-8").to_owned();
     let before = tree_digest(&root);
-    let responses = session(
-        &root,
-        &[
-            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
-            call(2, "repo.conflictPreflight", json!({"repoPath": repo, "targetRef": "rebase-theirs"})),
-            call(3, "conflict.read", json!({"repoPath": repo})),
-        ],
-    );
+    let requests = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        call(2, "repo.conflictPreflight", json!({"repoPath": repo, "targetRef": "rebase-theirs"})),
+        call(3, "conflict.read", json!({"repoPath": repo})),
+        call(
+            4,
+            "repo.conflictPreflight",
+            json!({"repoPath": repo, "targetRef": "rename-modify-theirs", "currentRef": "rename-modify-ours"}),
+        ),
+    ];
+    let responses = session(&root, &requests);
+    check_output_schemas(&responses[0]["result"]["tools"], &requests[1..], &responses[1..]);
     let tools = responses[0]["result"]["tools"].as_array().expect("tools");
     for name in ["conflict.read", "repo.conflictPreflight"] {
         let tool = tools.iter().find(|tool| tool["name"] == name).unwrap_or_else(|| panic!("{name} listed"));
@@ -113,6 +130,7 @@ fn tools_are_listed_and_answer_over_stdio() {
     assert_eq!(prediction["rebase"]["stopsAt"]["step"], 2);
     assert_eq!(prediction["rebase"]["stopsAt"]["total"], 3);
     assert_eq!(prediction["rebase"]["stopsAt"]["conflicts"][0]["kind"], "content");
+    assert_eq!(data(&responses[3])["merge"]["conflicts"][0]["renamedFrom"], "src/util.c");
     let none = data(&responses[2]);
     assert_eq!((none["conflict"].as_bool(), none["operation"].is_null()), (Some(false), true), "{none}");
     assert_eq!(tree_digest(&root), before, "the repository is byte-identical");
