@@ -269,3 +269,20 @@ fn conflict_marker_size_attribute_is_honoured() {
     assert_eq!(predicted.merge.conflicts[0].regions[0].start, region.start, "predicted where git wrote it");
     assert_eq!(predicted.merge.conflicts[0].regions[0].end, region.end);
 }
+
+#[test]
+fn stopped_revert() {
+    let fixture = fluxgit_fixtures::build(Scenario::Preflight);
+    fixture.git(&["checkout", "-q", "content-ours"]);
+    let main_c = std::fs::read_to_string(fixture.path().join("src/main.c")).expect("src/main.c");
+    std::fs::write(fixture.path().join("src/main.c"), main_c.replace("ours", "ours again")).expect("write");
+    fixture.git(&["commit", "-q", "-am", "content: ours again"]);
+    assert!(!fixture.git_raw(&["revert", "--no-edit", "content-ours~1"]).status.success(), "the revert stops");
+    let options = Options::default();
+    let read = read(&fixture, &options);
+    check_against_git(&fixture, &read, &options);
+    assert_eq!(read.operation, Some(Activity::Revert));
+    let reverted = fixture.git(&["rev-parse", "REVERT_HEAD"]);
+    assert_eq!(read.theirs.as_ref().map(|c| c.sha.as_str()), Some(reverted.trim()));
+    assert_eq!(read.progress.map(|p| (p.step, p.total)), Some((Some(1), Some(1))), "a single revert");
+}
