@@ -21,6 +21,7 @@
 pub mod branch_stack;
 pub mod brief;
 pub mod budget;
+pub mod conflict;
 mod engine;
 pub mod error;
 pub mod facets;

@@ -1,6 +1,9 @@
 //! Engine results checked against the git CLI on every fixture scenario: HEAD, upstream, ahead/behind, exact
 //! counts and paths, stashes, recent commits, refs and submodules; and the repository byte-identical afterwards.
 
+#[path = "oracle/conflict.rs"]
+mod conflict;
+
 use std::collections::BTreeSet;
 use std::path::Path;
 

@@ -116,9 +116,11 @@ pub fn status(repo: &gix::Repository) -> Result<Status> {
             },
         }
     }
-    // git reports an unmerged path once, as unmerged, never also as staged or unstaged.
+    // git reports an unmerged path once, as unmerged, never also as staged, unstaged or untracked.
     out.staged.retain(|change| !conflicted.contains(&change.path));
     out.unstaged.retain(|change| !conflicted.contains(&change.path));
+    // A path deleted by us (stages 1 and 3 only) has no stage-2 entry, so the directory walk also sees it as untracked.
+    out.untracked.retain(|path| !conflicted.contains(path));
     out.conflicted = conflicted.into_iter().collect();
     out.staged.sort_by(|a, b| a.path.cmp(&b.path));
     out.unstaged.sort_by(|a, b| a.path.cmp(&b.path));

@@ -62,6 +62,7 @@ pub trait Tool: Send + Sync {
     fn call(&self, ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError>;
 }
 
+pub mod conflict;
 pub mod gateway;
 pub mod history;
 pub mod operation;
@@ -87,11 +88,13 @@ pub fn registry() -> Result<Registry, RegistryError> {
     registry.register(Box::new(topology::branch_stack()))?;
     registry.register(Box::new(history::history()))?;
     registry.register(Box::new(history::reflog()))?;
+    registry.register(Box::new(conflict::read()))?;
     registry.register(Box::new(topology::worktree_list()))?;
     registry.register(Box::new(topology::submodule_status()))?;
     registry.register(Box::new(operation::status_tool()))?;
     registry.register(Box::new(semantic::semantic()))?;
     registry.register(Box::new(semantic::semantic_fallbacks()))?;
+    registry.register(Box::new(conflict::preflight()))?;
     for tool in gateway::tools() {
         registry.register(Box::new(tool))?;
     }

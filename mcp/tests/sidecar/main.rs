@@ -6,6 +6,7 @@
 mod bridge;
 mod bridge_status;
 mod budget;
+mod conflict;
 mod fake_gateway;
 mod gateway_reads;
 mod history;

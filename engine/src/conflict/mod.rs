@@ -1,0 +1,130 @@
+//! Conflicts before and during: `repo.conflictPreflight` ([`preflight`]) predicts a merge and a rebase in memory;
+//! `conflict.read` ([`read`]) turns an active conflict into data. [`markers`] finds marker regions in text.
+
+pub mod markers;
+mod paths;
+pub mod preflight;
+pub mod read;
+mod simplify;
+pub mod state;
+
+use gix::bstr::ByteSlice;
+use serde::Serialize;
+
+use crate::engine::{Budgeted, Engine, Measure, Repo};
+use crate::error::{Error, Result};
+use crate::facets::subject;
+
+/// Git's conflict kinds, in the words of its `CONFLICT (<kind>)` messages where it has one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum ConflictKind {
+    /// Both sides changed the same lines of a text file.
+    #[serde(rename = "content")]
+    Content,
+    /// Both sides added the path with different content.
+    #[serde(rename = "add/add")]
+    AddAdd,
+    /// One side modified the path, the other deleted it.
+    #[serde(rename = "modify/delete")]
+    ModifyDelete,
+    /// One side renamed the path, the other deleted it.
+    #[serde(rename = "rename/delete")]
+    RenameDelete,
+    /// Both sides renamed: one source to two names, or two sources to one name.
+    #[serde(rename = "rename/rename")]
+    RenameRename,
+    /// Both sides changed a file that is binary on at least one side: no line merge is possible.
+    #[serde(rename = "binary")]
+    Binary,
+    /// Both sides moved a submodule (gitlink) to different commits.
+    #[serde(rename = "submodule")]
+    Submodule,
+    /// A file on one side where the other has a directory.
+    #[serde(rename = "file/directory")]
+    FileDirectory,
+    /// Both sides put entries of different types at the path (e.g. a file and a symlink).
+    #[serde(rename = "distinct types")]
+    DistinctTypes,
+    /// A situation the merge engine does not classify.
+    #[serde(rename = "unknown")]
+    Unknown,
+}
+
+/// A commit named in a result: full sha and subject.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CommitInfo {
+    /// Full hex sha.
+    pub sha: String,
+    /// First line of the message.
+    pub subject: String,
+}
+
+impl Engine {
+    /// `repo.conflictPreflight`: the predicted outcome of merging `target` into `current` and of rebasing
+    /// `current` onto `target`, computed in memory (see [`preflight::read`]).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] (`invalid_revision`, `unknown_revision`) for the revisions; [`Error::GitRead`] on a
+    /// failed read or merge.
+    pub fn conflict_preflight(
+        &self,
+        repo: &Repo,
+        target: &str,
+        current: &str,
+        options: &preflight::Options,
+    ) -> Result<Budgeted<preflight::Preflight>> {
+        preflight::read(&repo.git, target, current, options)
+    }
+
+    /// `conflict.read`: the active conflict as data, cut to `max_tokens` as measured by `measure`
+    /// (see [`read::read`] and [`read::fit`]).
+    ///
+    /// # Errors
+    /// [`Error::GitRead`] on a failed read; [`Error::Invalid`] (`budget_below_floor`) when the required fields
+    /// alone exceed `max_tokens`.
+    pub fn conflict_read(
+        &self,
+        repo: &Repo,
+        options: &read::Options,
+        max_tokens: usize,
+        measure: &mut Measure<'_, read::ConflictRead>,
+    ) -> Result<Budgeted<read::ConflictRead>> {
+        read::fit(read::read(&repo.git, options)?, max_tokens, measure)
+    }
+}
+
+/// The sha and subject of commit `id`.
+pub(crate) fn commit_info(repo: &gix::Repository, id: gix::ObjectId) -> Result<CommitInfo> {
+    let commit = repo.find_commit(id).map_err(|err| Error::git("a commit", err))?;
+    Ok(CommitInfo { sha: id.to_string(), subject: subject(commit.message_raw_sloppy()) })
+}
+
+/// Git's binary test (`buffer_is_binary`): a NUL byte in the first 8000 bytes.
+pub(crate) fn is_binary(data: &[u8]) -> bool {
+    data[..data.len().min(8000)].contains(&0)
+}
+
+/// The `conflict-marker-size` attribute for each of `paths` (default 7), with `.gitattributes` read from `source`.
+pub(crate) fn marker_sizes(
+    repo: &gix::Repository,
+    index: &gix::index::State,
+    source: gix::worktree::stack::state::attributes::Source,
+    paths: &[&[u8]],
+) -> Result<Vec<usize>> {
+    let to_err = |err| Error::git("attributes", err);
+    let mut stack = repo.attributes_only(index, source).map_err(to_err)?;
+    let mut outcome = stack.selected_attribute_matches(["conflict-marker-size"]);
+    let mut sizes = Vec::with_capacity(paths.len());
+    for path in paths {
+        outcome.reset();
+        let platform = stack.at_entry(path.as_bstr(), None).map_err(to_err)?;
+        platform.matching_attributes(&mut outcome);
+        let size = outcome.iter_selected().next().and_then(|matched| match matched.assignment.state {
+            gix::attrs::StateRef::Value(value) => value.as_bstr().to_str().ok()?.parse::<usize>().ok(),
+            _ => None,
+        });
+        sizes.push(size.filter(|size| *size > 0).unwrap_or(markers::DEFAULT_MARKER_SIZE));
+    }
+    Ok(sizes)
+}

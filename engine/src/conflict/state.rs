@@ -1,0 +1,219 @@
+//! Which operation left the conflict, how far it got, and which commits produced "ours" and "theirs", read from the
+//! git dir's state files (`MERGE_HEAD`, `rebase-merge/`, `rebase-apply/`, `REBASE_HEAD`, `CHERRY_PICK_HEAD`,
+//! `REVERT_HEAD`, `sequencer/todo`).
+//!
+//! A failed `git stash apply` / `pop` leaves no state file: unmerged index entries that no state file explains are
+//! taken for a stash apply, and the stash is identified by content (see [`detect`]).
+
+use std::collections::BTreeMap;
+
+use gix::ObjectId;
+use gix::bstr::BString;
+use serde::Serialize;
+
+use super::commit_info;
+use crate::error::Result;
+use crate::facets::{operation, stashes};
+
+/// The operation that is in progress, as `conflict.read` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Activity {
+    /// `git merge` (`MERGE_HEAD`).
+    Merge,
+    /// `git rebase`, merge or apply backend.
+    Rebase,
+    /// `git cherry-pick`, single or sequence.
+    CherryPick,
+    /// `git revert`, single or sequence.
+    Revert,
+    /// `git am`.
+    Am,
+    /// `git bisect` (never the source of a conflict).
+    Bisect,
+    /// `git stash apply` or `pop`: inferred, since it leaves no state file (see `evidence`).
+    StashApply,
+}
+
+/// How far a multi-step operation got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Progress {
+    /// The step that stopped, 1-based (`Rebasing (2/5)`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<usize>,
+    /// All steps.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total: Option<usize>,
+    /// Steps left, the stopped one included (a cherry-pick or revert sequence records no count of the done ones).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remaining: Option<usize>,
+}
+
+/// A commit that produced one side of the conflict.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Producer {
+    /// Where it comes from and what it is, e.g. `REBASE_HEAD: the commit being replayed`.
+    pub role: String,
+    /// Full sha.
+    pub sha: String,
+    /// Subject line.
+    pub subject: String,
+}
+
+/// Everything [`detect`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct State {
+    /// The operation, or `None`.
+    pub activity: Option<Activity>,
+    /// The files or facts it was recognised by.
+    pub evidence: Option<String>,
+    /// Progress of multi-step operations.
+    pub progress: Option<Progress>,
+    /// Stage 2's producer.
+    pub ours: Option<Producer>,
+    /// Stage 3's producer.
+    pub theirs: Option<Producer>,
+}
+
+/// What the index holds for one unmerged path: `(mode, id)` of stages 1, 2 and 3.
+pub type Stages = [Option<(u32, ObjectId)>; 3];
+
+/// The evidence text of the stash heuristic.
+pub const STASH_EVIDENCE: &str = "unmerged index entries and no operation state file: taken for a `git stash \
+apply`/`pop` (which leaves none); `git apply --3way` and `git checkout --merge` leave the same state";
+
+/// Detects the operation and its producers; `unmerged` are the index's unmerged paths (for the stash heuristic).
+///
+/// # Errors
+/// [`crate::Error::GitRead`] when a named commit cannot be read.
+pub fn detect(repo: &gix::Repository, unmerged: &BTreeMap<BString, Stages>) -> Result<State> {
+    let head = repo.head_id().ok().map(|id| id.detach());
+    let ours = |role: &str| -> Result<Option<Producer>> { producer(repo, head, role) };
+    let mut state = State { activity: None, evidence: None, progress: None, ours: None, theirs: None };
+    let Some(found) = operation::read(repo) else {
+        if unmerged.is_empty() {
+            return Ok(state);
+        }
+        state.activity = Some(Activity::StashApply);
+        state.evidence = Some(STASH_EVIDENCE.to_owned());
+        state.ours = ours("HEAD: the commit the stash is applied onto")?;
+        if let Some((index, id)) = matching_stash(repo, unmerged)? {
+            state.theirs = producer(repo, Some(id), &format!("stash@{{{index}}}: the stash being applied"))?;
+        }
+        return Ok(state);
+    };
+    use operation::Operation as Op;
+    let (activity, evidence, ours_role, theirs_file, theirs_role) = match found {
+        Op::Merge => (
+            Activity::Merge,
+            "MERGE_HEAD",
+            "HEAD: the branch being merged into",
+            "MERGE_HEAD",
+            "MERGE_HEAD: the commit being merged",
+        ),
+        Op::Rebase => {
+            let dir = if repo.git_dir().join("rebase-merge").is_dir() { "rebase-merge/" } else { "rebase-apply/" };
+            (
+                Activity::Rebase,
+                dir,
+                "HEAD: the new base with the commits replayed so far",
+                "REBASE_HEAD",
+                "REBASE_HEAD: the commit being replayed",
+            )
+        }
+        Op::CherryPick => (
+            Activity::CherryPick,
+            "CHERRY_PICK_HEAD",
+            "HEAD: the branch receiving the pick",
+            "CHERRY_PICK_HEAD",
+            "CHERRY_PICK_HEAD: the commit being picked",
+        ),
+        Op::Revert => (
+            Activity::Revert,
+            "REVERT_HEAD",
+            "HEAD: the branch receiving the revert",
+            "REVERT_HEAD",
+            "REVERT_HEAD: the commit being reverted (stage 3 holds its parent's content)",
+        ),
+        Op::Am => (Activity::Am, "rebase-apply/applying", "HEAD: the branch receiving the patches", "", ""),
+        Op::Bisect => (Activity::Bisect, "BISECT_LOG", "HEAD: the commit being tested", "", ""),
+    };
+    state.activity = Some(activity);
+    state.evidence = Some(evidence.to_owned());
+    state.ours = ours(ours_role)?;
+    let mut theirs = read_sha(repo, theirs_file);
+    if activity == Activity::Rebase && theirs.is_none() {
+        theirs = read_sha(repo, "rebase-merge/stopped-sha").or_else(|| read_sha(repo, "rebase-apply/original-commit"));
+    }
+    state.theirs = producer(repo, theirs, theirs_role)?;
+    state.progress = progress(repo, activity);
+    Ok(state)
+}
+
+/// Progress from `rebase-merge/msgnum`+`end`, `rebase-apply/next`+`last`, or `sequencer/todo`.
+fn progress(repo: &gix::Repository, activity: Activity) -> Option<Progress> {
+    let number = |file: &str| read_file(repo, file).and_then(|text| text.trim().parse::<usize>().ok());
+    match activity {
+        Activity::Rebase | Activity::Am => {
+            let (step, total) = match (number("rebase-merge/msgnum"), number("rebase-merge/end")) {
+                (Some(step), Some(total)) => (step, total),
+                _ => (number("rebase-apply/next")?, number("rebase-apply/last")?),
+            };
+            Some(Progress { step: Some(step), total: Some(total), remaining: Some(total.saturating_sub(step) + 1) })
+        }
+        Activity::CherryPick | Activity::Revert => match read_file(repo, "sequencer/todo") {
+            Some(todo) => {
+                let remaining =
+                    todo.lines().map(str::trim).filter(|line| !line.is_empty() && !line.starts_with('#')).count();
+                Some(Progress { step: None, total: None, remaining: Some(remaining) })
+            }
+            None => Some(Progress { step: Some(1), total: Some(1), remaining: Some(1) }),
+        },
+        _ => None,
+    }
+}
+
+/// The first stash whose tree holds every stage-3 blob and whose base (first parent) holds every stage-1 blob of
+/// the unmerged paths: the stash being applied.
+fn matching_stash(repo: &gix::Repository, unmerged: &BTreeMap<BString, Stages>) -> Result<Option<(usize, ObjectId)>> {
+    for stash in stashes::read(repo)? {
+        let Ok(id) = ObjectId::from_hex(stash.sha.as_bytes()) else { continue };
+        let Ok(commit) = repo.find_commit(id) else { continue };
+        let Some(parent) = commit.parent_ids().next() else { continue };
+        let (Ok(tree), Ok(base)) =
+            (commit.tree(), parent.object().map(|object| object.into_commit()).and_then(|c| c.tree()))
+        else {
+            continue;
+        };
+        let holds = |tree: &gix::Tree<'_>, path: &BString, expected: Option<(u32, ObjectId)>| {
+            let found =
+                tree.lookup_entry(path.split(|byte| *byte == b'/')).ok().flatten().map(|entry| entry.object_id());
+            expected.is_none_or(|(_, id)| found == Some(id))
+        };
+        if unmerged.iter().all(|(path, stages)| holds(&base, path, stages[0]) && holds(&tree, path, stages[2])) {
+            return Ok(Some((stash.index, id)));
+        }
+    }
+    Ok(None)
+}
+
+fn producer(repo: &gix::Repository, id: Option<ObjectId>, role: &str) -> Result<Option<Producer>> {
+    let Some(id) = id else { return Ok(None) };
+    let info = commit_info(repo, id)?;
+    Ok(Some(Producer { role: role.to_owned(), sha: info.sha, subject: info.subject }))
+}
+
+/// The first line of `<git dir>/<file>` as a sha.
+fn read_sha(repo: &gix::Repository, file: &str) -> Option<ObjectId> {
+    if file.is_empty() {
+        return None;
+    }
+    let text = read_file(repo, file)?;
+    ObjectId::from_hex(text.lines().next()?.trim().as_bytes()).ok()
+}
+
+fn read_file(repo: &gix::Repository, file: &str) -> Option<String> {
+    std::fs::read_to_string(repo.git_dir().join(file)).ok()
+}

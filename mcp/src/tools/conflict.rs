@@ -1,0 +1,221 @@
+//! The conflict family: `conflict.read` (the active conflict as data) and `repo.conflictPreflight` (merge and rebase
+//! predicted in memory). Each handler maps arguments to one engine call and wraps the result in the envelope.
+
+use fluxgit_engine::conflict::{preflight, read};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use crate::tools::repo::{parse, run};
+use crate::tools::schema::{self, count};
+use crate::tools::{CallContext, ProtocolError, Tool, ToolDefinition, ToolOutput};
+
+/// A tool of this family: its definition and the function that handles a call.
+pub struct ConflictTool {
+    definition: ToolDefinition,
+    handler: fn(&CallContext<'_>, &Map<String, Value>) -> Result<ToolOutput, ProtocolError>,
+}
+
+impl Tool for ConflictTool {
+    fn definition(&self) -> &ToolDefinition {
+        &self.definition
+    }
+
+    fn call(&self, ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
+        (self.handler)(ctx, arguments)
+    }
+}
+
+/// `conflict.read`'s default budget in tokens.
+pub const READ_DEFAULT_TOKENS: u64 = 8000;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ReadArgs {
+    repo_path: String,
+    max_files: Option<usize>,
+    max_bytes_per_side: Option<usize>,
+    max_tokens: Option<usize>,
+}
+
+fn line_span() -> Value {
+    json!({ "type": "object", "required": ["start", "count"],
+        "properties": { "start": count(), "count": count() } })
+}
+
+fn marker_regions() -> Value {
+    json!({ "type": "array", "items": { "type": "object", "required": ["start", "end", "ours", "theirs"],
+        "properties": { "start": count(), "end": count(), "ours": line_span(), "base": line_span(),
+            "theirs": line_span(), "oursLabel": { "type": "string" }, "baseLabel": { "type": "string" },
+            "theirsLabel": { "type": "string" } } } })
+}
+
+fn commit() -> Value {
+    json!({ "type": "object", "required": ["sha", "subject"],
+        "properties": { "sha": { "type": "string" }, "subject": { "type": "string" } } })
+}
+
+/// `conflict.read`.
+pub fn read() -> ConflictTool {
+    let producer = json!({ "type": ["object", "null"], "required": ["role", "sha", "subject"], "properties": {
+        "role": { "type": "string" }, "sha": { "type": "string" }, "subject": { "type": "string" } } });
+    let side = json!({ "type": ["object", "null"], "required": ["oid", "mode", "size"], "properties": {
+        "oid": { "type": "string" }, "mode": { "type": "string" }, "size": count(),
+        "binary": { "type": "boolean" }, "submodule": { "type": "boolean" }, "nonUtf8": { "type": "boolean" },
+        "truncated": { "type": "boolean" }, "contentOmitted": { "type": "boolean" }, "content": { "type": "string" } } });
+    let file = json!({ "type": "object", "required": ["path", "status", "base", "ours", "theirs", "workTree"],
+        "properties": {
+            "path": { "type": "string" },
+            "status": { "enum": ["both-modified", "both-added", "added-by-us", "added-by-them", "deleted-by-us",
+                "deleted-by-them", "both-deleted"] },
+            "base": side, "ours": side, "theirs": side,
+            "workTree": { "type": "object", "required": ["exists", "size", "markerSize", "regionCount", "regions"],
+                "properties": { "exists": { "type": "boolean" }, "size": count(), "binary": { "type": "boolean" },
+                    "markerSize": count(), "regionCount": count(), "regions": marker_regions() } } } });
+    let data = json!({
+        "type": "object",
+        "required": ["conflict", "operation", "ours", "theirs", "conflictedFiles", "files"],
+        "properties": {
+            "conflict": { "type": "boolean" },
+            "message": { "type": "string" },
+            "operation": { "enum": ["merge", "rebase", "cherry-pick", "revert", "am", "bisect", "stash-apply", null] },
+            "evidence": { "type": "string" },
+            "progress": { "type": "object", "properties": { "step": count(), "total": count(), "remaining": count() } },
+            "ours": producer, "theirs": producer,
+            "conflictedFiles": count(),
+            "files": { "type": "array", "maxItems": 200, "items": file }
+        }
+    });
+    ConflictTool {
+        handler: call_read,
+        definition: ToolDefinition {
+            name: "conflict.read",
+            title: "Read the active conflict",
+            description: "The conflict in progress as structured data instead of marker soup: the operation \
+            (merge, rebase, cherry-pick, revert, or a failed stash apply/pop, recognised by unmerged index entries \
+            with no state file) and its progress (rebase step i of n, picks remaining), the commits behind \"ours\" \
+            (stage 2) and \"theirs\" (stage 3) with subjects, and per unmerged file its `git status` \
+            classification, the base/ours/theirs blobs (capped to `maxBytesPerSide`, full `size` always given, \
+            binary and non-UTF-8 flagged) and the line ranges of every marker region in the work-tree file \
+            (merge, diff3 and zdiff3 styles). Without a conflict it says so (`conflict: false`), not an error. \
+            The whole JSON fits `maxTokens`: files first, then marker regions, then contents; what was cut is \
+            counted in `omitted`.",
+            input_schema: schema::input(
+                json!({
+                    "repoPath": schema::repo_path(),
+                    "maxFiles": schema::integer(1, 200, 20, "Most unmerged files described; the count stays exact."),
+                    "maxBytesPerSide": schema::integer(1, read::MAX_BYTES_PER_SIDE as u64, 16 * 1024,
+                        "Most bytes of each side's content (up to 1 MiB); the full size is always reported."),
+                    "maxTokens": schema::max_tokens(500, 200_000, READ_DEFAULT_TOKENS),
+                }),
+                &["repoPath"],
+            ),
+            output_schema: schema::envelope(data),
+            read_only: true,
+        },
+    }
+}
+
+fn call_read(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
+    let args: ReadArgs = parse(arguments)?;
+    let defaults = read::Options::default();
+    let options = read::Options {
+        max_files: args.max_files.unwrap_or(defaults.max_files),
+        max_bytes_per_side: args.max_bytes_per_side.unwrap_or(defaults.max_bytes_per_side),
+    };
+    let max_tokens = args.max_tokens.unwrap_or(READ_DEFAULT_TOKENS as usize);
+    run(ctx, "conflict.read", &args.repo_path, |repo, measure| {
+        ctx.engine.conflict_read(repo, &options, max_tokens, measure)
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PreflightArgs {
+    repo_path: String,
+    target_ref: String,
+    current_ref: Option<String>,
+    max_paths: Option<usize>,
+}
+
+/// `repo.conflictPreflight`.
+pub fn preflight() -> ConflictTool {
+    let conflicts = json!({ "type": "array", "items": { "type": "object", "required": ["path", "kind"], "properties": {
+        "path": { "type": "string" },
+        "kind": { "enum": ["content", "add/add", "modify/delete", "rename/delete", "rename/rename", "binary",
+            "submodule", "file/directory", "distinct types", "unknown"] },
+        "renamedFrom": { "type": "string" }, "regionCount": count(), "regions": marker_regions() } } });
+    let side = json!({ "type": "object", "required": ["ref", "sha", "subject"], "properties": {
+        "ref": { "type": "string" }, "sha": { "type": "string" }, "subject": { "type": "string" } } });
+    let data = json!({
+        "type": "object",
+        "required": ["prediction", "note", "current", "target", "mergeBases", "merge", "rebase"],
+        "properties": {
+            "prediction": { "const": true }, "note": { "type": "string" },
+            "current": side, "target": side,
+            "mergeBases": { "type": "array", "items": { "type": "string" } },
+            "merge": { "type": "object", "required": ["status", "conflictCount", "conflicts"], "properties": {
+                "status": { "enum": ["clean", "conflicted", "up-to-date", "fast-forward", "unrelated-histories"] },
+                "conflictCount": count(), "conflicts": conflicts } },
+            "rebase": { "type": "object", "required": ["status", "commits", "skippedMerges", "becomeEmpty", "stopsAt"],
+                "properties": {
+                    "status": { "enum": ["clean", "stops", "up-to-date", "fast-forward", "too-many-commits"] },
+                    "commits": count(), "skippedMerges": count(), "becomeEmpty": count(),
+                    "stopsAt": { "type": ["object", "null"],
+                        "required": ["step", "total", "commit", "reason", "conflictCount", "conflicts"],
+                        "properties": { "step": count(), "total": count(), "commit": commit(),
+                            "reason": { "type": "string" }, "conflictCount": count(), "conflicts": conflicts } } } },
+            "caveats": { "type": "array", "items": { "type": "string" } }
+        }
+    });
+    ConflictTool {
+        handler: call_preflight,
+        definition: ToolDefinition {
+            name: "repo.conflictPreflight",
+            title: "Predict merge and rebase conflicts",
+            description: "Predicts, before anyone is asked to approve it, what `git merge <targetRef>` on \
+            `<currentRef>` and `git rebase <targetRef>` of `<currentRef>` would do: clean, or each conflicting path \
+            with its kind (content, add/add, modify/delete, rename/delete, rename/rename, binary, submodule, ...) \
+            and the line ranges of the marker regions Git would write; for the rebase, the first commit that \
+            would stop (step i of n) and why. Computed in memory with gix's merge (criss-cross histories with \
+            several merge bases included): no object, ref, index or work-tree file is written, and no merge \
+            driver is run. The result is a prediction (`prediction: true`).",
+            input_schema: schema::input(
+                json!({
+                    "repoPath": schema::repo_path(),
+                    "targetRef": { "type": "string", "minLength": 1, "maxLength": 1024,
+                        "description": "The revision merged in, or rebased onto (e.g. `main`, `origin/main`)." },
+                    "currentRef": { "type": "string", "minLength": 1, "maxLength": 1024, "default": "HEAD",
+                        "description": "The revision that receives the merge or is rebased." },
+                    "maxPaths": schema::integer(1, 1000, 100,
+                        "Most conflicting paths listed per prediction; counts stay exact."),
+                }),
+                &["repoPath", "targetRef"],
+            ),
+            output_schema: schema::envelope(data),
+            read_only: true,
+        },
+    }
+}
+
+fn call_preflight(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
+    let args: PreflightArgs = parse(arguments)?;
+    let options = preflight::Options { max_paths: args.max_paths.unwrap_or(preflight::Options::default().max_paths) };
+    let current = args.current_ref.unwrap_or_else(|| "HEAD".to_owned());
+    run(ctx, "repo.conflictPreflight", &args.repo_path, |repo, _measure| {
+        ctx.engine.conflict_preflight(repo, &args.target_ref, &current, &options)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn schemas_bound_the_issue_inputs() {
+        let read = super::read();
+        let properties = &read.definition.input_schema["properties"];
+        assert_eq!(properties["maxFiles"]["minimum"], 1);
+        assert_eq!(properties["maxFiles"]["maximum"], 200);
+        assert_eq!(properties["maxBytesPerSide"]["maximum"], 1024 * 1024);
+        let preflight = super::preflight();
+        assert_eq!(preflight.definition.input_schema["required"], serde_json::json!(["repoPath", "targetRef"]));
+    }
+}
