@@ -20,6 +20,7 @@
 
 pub mod brief;
 pub mod budget;
+pub mod codeowners;
 mod engine;
 pub mod error;
 pub mod facets;
