@@ -29,6 +29,7 @@ pub mod reflog;
 pub mod refs;
 pub mod repository;
 pub mod revision;
+pub mod scope;
 pub mod status;
 
 pub use engine::{Budgeted, Engine, Measure, Options, Repo};

@@ -64,6 +64,7 @@ pub mod history;
 mod registry;
 pub mod repo;
 pub mod schema;
+pub mod scope;
 
 pub use registry::{ArgumentsError, Registry, RegistryError, SchemaViolation};
 
@@ -80,5 +81,6 @@ pub fn registry() -> Result<Registry, RegistryError> {
     registry.register(Box::new(repo::refs()))?;
     registry.register(Box::new(history::history()))?;
     registry.register(Box::new(history::reflog()))?;
+    registry.register(Box::new(scope::scope()))?;
     Ok(registry)
 }
