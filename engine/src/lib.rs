@@ -5,7 +5,8 @@
 //! in its envelope; the budget is measured on that envelope through a `measure` callback ([`budget::fit`]).
 //!
 //! Main entry points: [`Engine::resolve`] (SPEC §4.4), then [`Engine::brief`], [`Engine::status`],
-//! [`Engine::refs`]. Every read goes through gix; no git process is started and nothing is written.
+//! [`Engine::refs`], [`Engine::history`], [`Engine::reflog`], [`Engine::scope`]. Every read goes through gix; no git
+//! process is started and nothing is written.
 //!
 //! ```no_run
 //! let engine = fluxgit_engine::Engine::new(fluxgit_engine::Options { allowed_roots: vec!["/home/me".into()] });

@@ -224,7 +224,7 @@ pub fn read(repo: &gix::Repository, options: &Options) -> Result<Scope> {
     })
 }
 
-/// Cuts the lists to `max_tokens`, in the priority of [`SECTIONS`].
+/// Cuts the lists to `max_tokens`, in the priority of [`Engine::scope`].
 ///
 /// # Errors
 /// [`Error::Invalid`] (`budget_below_floor`) when the required fields alone exceed `max_tokens`.

@@ -6,7 +6,7 @@
 //! - Each line is a pattern followed by owners: `@user`, `@org/team` or an email address. Blank lines and lines
 //!   starting with `#` are skipped; a `#` word after the pattern starts an inline comment.
 //! - The last matching rule wins; a rule without owners leaves what it matches unowned.
-//! - Patterns follow gitignore with exceptions (see [`pattern`]): `!` negation, `[ ]` ranges and escaping a leading
+//! - Patterns follow gitignore with exceptions (see `pattern.rs`): `!` negation, `[ ]` ranges and escaping a leading
 //!   `#` do not work. GitHub skips a line with invalid syntax; so do we, and report it in [`CodeOwners::errors`]
 //!   with its line number instead of guessing.
 
