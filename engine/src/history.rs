@@ -232,24 +232,40 @@ struct Queued {
 /// The path's entry (mode and object) in a commit's tree, `None` when absent.
 type PathEntry = Option<(gix::object::tree::EntryMode, ObjectId)>;
 
-/// git's default revision walk with history simplification by `path`.
-struct Walk<'r> {
+/// git's default revision walk with history simplification by `path` (`git log [--since=<t>] <tip> -- <path>`).
+pub(crate) struct Walk<'r> {
     repo: &'r gix::Repository,
     queue: BinaryHeap<Queued>,
     seen: HashSet<ObjectId>,
     queued: u64,
     path: Option<&'r str>,
     entries: HashMap<ObjectId, PathEntry>,
+    since: Option<i64>,
 }
 
 impl<'r> Walk<'r> {
-    fn new(repo: &'r gix::Repository, tip: ObjectId, path: Option<&'r str>) -> Self {
+    /// A walk from `tip`, showing only commits that change `path` when given (`""` means no filter).
+    pub(crate) fn new(repo: &'r gix::Repository, tip: ObjectId, path: Option<&'r str>) -> Self {
         let path = path.map(|path| path.trim_end_matches('/')).filter(|path| !path.is_empty());
-        let mut walk =
-            Walk { repo, queue: BinaryHeap::new(), seen: HashSet::new(), queued: 0, path, entries: HashMap::new() };
+        let mut walk = Walk {
+            repo,
+            queue: BinaryHeap::new(),
+            seen: HashSet::new(),
+            queued: 0,
+            path,
+            entries: HashMap::new(),
+            since: None,
+        };
         walk.seen.insert(tip);
         walk.push(tip, 0);
         walk
+    }
+
+    /// `git log --since=<since>` (seconds since the epoch): like git's streaming walk, a commit whose committer
+    /// date is older is neither shown nor are its parents walked, so the walk ends where history gets older.
+    pub(crate) fn since(mut self, since: i64) -> Self {
+        self.since = Some(since);
+        self
     }
 
     fn push(&mut self, id: ObjectId, time: i64) {
@@ -267,9 +283,14 @@ impl<'r> Walk<'r> {
     }
 
     /// The next commit `git log` would show, or `None` at the end of history.
-    fn next_shown(&mut self) -> Result<Option<ObjectId>> {
+    pub(crate) fn next_shown(&mut self) -> Result<Option<ObjectId>> {
         while let Some(Queued { id, .. }) = self.queue.pop() {
             let commit = self.repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
+            if let Some(since) = self.since
+                && commit.time().map_err(|err| Error::git("commit date", err))?.seconds < since
+            {
+                continue;
+            }
             let parents: Vec<ObjectId> = commit.parent_ids().map(|parent| parent.detach()).collect();
             let Some(path) = self.path else {
                 for parent in parents {

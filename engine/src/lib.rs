@@ -5,7 +5,8 @@
 //! in its envelope; the budget is measured on that envelope through a `measure` callback ([`budget::fit`]).
 //!
 //! Main entry points: [`Engine::resolve`] (SPEC §4.4), then [`Engine::brief`], [`Engine::status`],
-//! [`Engine::refs`]. Every read goes through gix; no git process is started and nothing is written.
+//! [`Engine::refs`], [`Engine::history`], [`Engine::reflog`], [`Engine::scope`]. Every read goes through gix; no git
+//! process is started and nothing is written.
 //!
 //! ```no_run
 //! let engine = fluxgit_engine::Engine::new(fluxgit_engine::Options { allowed_roots: vec!["/home/me".into()] });
@@ -21,6 +22,7 @@
 pub mod branch_stack;
 pub mod brief;
 pub mod budget;
+pub mod codeowners;
 pub mod conflict;
 mod engine;
 pub mod error;
@@ -30,6 +32,7 @@ pub mod reflog;
 pub mod refs;
 pub mod repository;
 pub mod revision;
+pub mod scope;
 pub mod status;
 pub mod submodule_status;
 pub mod worktree_list;

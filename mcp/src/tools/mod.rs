@@ -69,6 +69,7 @@ pub mod operation;
 mod registry;
 pub mod repo;
 pub mod schema;
+pub mod scope;
 pub mod semantic;
 pub mod topology;
 
@@ -83,6 +84,7 @@ pub use registry::{ArgumentsError, Registry, RegistryError, SchemaViolation};
 pub fn registry() -> Result<Registry, RegistryError> {
     let mut registry = Registry::new();
     registry.register(Box::new(repo::brief()))?;
+    registry.register(Box::new(scope::scope()))?;
     registry.register(Box::new(repo::status()))?;
     registry.register(Box::new(repo::refs()))?;
     registry.register(Box::new(topology::branch_stack()))?;

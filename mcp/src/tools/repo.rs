@@ -140,7 +140,8 @@ struct BudgetArgs {
     max_tokens: Option<usize>,
 }
 
-fn change_list() -> Value {
+/// The schema of a list of changed paths (`repo.status`, `repo.scope`).
+pub(crate) fn change_list() -> Value {
     json!({ "type": "array", "items": { "type": "object", "required": ["path", "status"], "properties": {
         "path": { "type": "string" },
         "status": { "enum": ["added", "modified", "deleted", "renamed", "type-change"] },

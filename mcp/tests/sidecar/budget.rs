@@ -9,7 +9,7 @@ use fluxgit_mcp_sidecar::bridge::Bridge;
 use fluxgit_mcp_sidecar::tools::{CallContext, Registry, Tool, ToolOutput, registry};
 use serde_json::{Map, Value, json};
 
-const BUDGETS: [u64; 5] = [200, 400, 600, 1000, 4000];
+pub(crate) const BUDGETS: [u64; 5] = [200, 400, 600, 1000, 4000];
 
 /// (section name in `omitted`, JSON pointer of its list inside the envelope).
 const BRIEF_SECTIONS: &[(&str, &str)] = &[
@@ -32,20 +32,20 @@ const REFS_SECTIONS: &[(&str, &str)] = &[
     ("remoteBranches", "/data/remoteBranches"),
 ];
 
-fn call(registry: &Registry, engine: &Engine, tool: &str, arguments: Value) -> Result<ToolOutput, String> {
+pub(crate) fn call(registry: &Registry, engine: &Engine, tool: &str, arguments: Value) -> Result<ToolOutput, String> {
     let tool: &dyn Tool = registry.lookup(tool).expect("registered");
     let ctx = CallContext { engine, client_name: "budget-test", bridge: &Bridge::NONE };
     let arguments: Map<String, Value> = arguments.as_object().expect("object").clone();
     tool.call(&ctx, &arguments).map_err(|err| format!("{} {}", err.code, err.message))
 }
 
-fn list_len(value: &Value, pointer: &str) -> usize {
+pub(crate) fn list_len(value: &Value, pointer: &str) -> usize {
     value.pointer(pointer).and_then(Value::as_array).map_or(0, Vec::len)
 }
 
 /// Checks one budgeted call against the unbudgeted `full` result and the oracle's `totals`.
 /// Returns whether anything was cut.
-fn check_budget(
+pub(crate) fn check_budget(
     full: &Value,
     cut: &ToolOutput,
     budget: u64,
@@ -99,12 +99,12 @@ fn check_budget(
     cut_value.get("omitted").is_some()
 }
 
-fn git_count(fixture: &Fixture, args: &[&str]) -> usize {
+pub(crate) fn git_count(fixture: &Fixture, args: &[&str]) -> usize {
     let output = fixture.git_raw(args);
     String::from_utf8_lossy(&output.stdout).lines().filter(|l| !l.is_empty()).count()
 }
 
-fn setup(scenario: Scenario) -> (Fixture, Engine, Registry, String) {
+pub(crate) fn setup(scenario: Scenario) -> (Fixture, Engine, Registry, String) {
     let fixture = fluxgit_fixtures::build(scenario);
     let root = fixture.root().canonicalize().expect("exists");
     let engine = Engine::new(Options { allowed_roots: vec![root] });

@@ -1,5 +1,5 @@
 //! The sidecar's integration tests, one test binary (STYLE §5): the real binary over stdio (`protocol`,
-//! `tools_stdio`, `history`, `topology`), the token budgets of the tools on real fixtures (`budget`), and the
+//! `tools_stdio`, `history`, `scope`, `topology`), the token budgets of the tools on real fixtures (`budget`), and the
 //! write-proposal bridge against a fake gateway (`bridge`, `bridge_status`, `fake_gateway`), and the gateway read tools
 //! (`gateway_reads`).
 
@@ -11,6 +11,7 @@ mod fake_gateway;
 mod gateway_reads;
 mod history;
 mod protocol;
+mod scope;
 mod support;
 mod tools_stdio;
 mod topology;

@@ -1,0 +1,453 @@
+//! `repo.scope` (SPEC §5): one subtree of the repository at a glance: its work-tree changes, the recent commits that
+//! touched it, its churn over a window of days, and its code owners.
+//!
+//! - Work-tree changes are the repository's status ([`worktree::status`]) kept to paths inside the subtree, like
+//!   `git status -- <path>`; a staged rename counts when either side is inside.
+//! - Recent commits and churn walk history from HEAD with git's path simplification, like
+//!   `git log -n <N> -- <path>` and `git log --since=<now - days> --until=<now> -- <path>` (committer dates; the
+//!   window includes both ends). Churn is computed by walking history for now; the index will serve it later.
+//! - Owners come from the CODEOWNERS file GitHub would use, read from HEAD's commit (see [`crate::codeowners`]).
+//!   For a file (or a path that does not exist) the rule matching it decides; for a directory, the last rule
+//!   matching everything it can hold (`/packages/web/`, `*`), plus `ownersByRule`: every file under the directory
+//!   in HEAD's tree, grouped by the rule that decides its owners, since a later rule (`*.test.tsx`) may take some
+//!   of them.
+
+use std::collections::BTreeMap;
+
+use gix::ObjectId;
+use serde::Serialize;
+
+use crate::brief::Counts;
+use crate::codeowners::{self, LineError};
+use crate::engine::{Budgeted, Engine, Measure, Repo, first, fit_sections};
+use crate::error::{Error, InvalidReason, Result};
+use crate::facets::commits::SHORT_SHA_LEN;
+use crate::facets::worktree::{self, Change};
+use crate::facets::{iso_time, subject, utf8};
+use crate::history::Walk;
+
+/// What to look at.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The repository-relative file or directory; `.` (or empty) is the whole repository. No `..`, not absolute.
+    pub path: String,
+    /// The churn window in days before `now` (SPEC §5: 1-365, default 90; the caller bounds it).
+    pub churn_days: u32,
+    /// How many recent commits to list (SPEC §5: 1-20, default 10).
+    pub recent_commits: usize,
+    /// "Now" in seconds since the Unix epoch: the end of the churn window. An input, so tests can pin the clock.
+    pub now: i64,
+}
+
+/// The scope report. Counts are exact; lists may be cut by the budget (see the envelope's `omitted`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Scope {
+    /// The path as normalised (`.` for the whole repository).
+    pub path: String,
+    /// What the path is in HEAD's tree, else in the work tree.
+    pub kind: PathKind,
+    /// The subtree's work-tree changes.
+    pub working_tree: Changes,
+    /// Commits touching the path, newest first (`git log -n <recentCommits> -- <path>`).
+    pub recent_commits: Vec<ScopeCommit>,
+    /// Commits and authors touching the path in the window.
+    pub churn: Churn,
+    /// Code owners.
+    pub code_owners: Owners,
+}
+
+/// What a path is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PathKind {
+    /// A file (or symlink, or submodule).
+    File,
+    /// A directory.
+    Directory,
+    /// Neither in HEAD's tree nor in the work tree (it may still have history).
+    Absent,
+}
+
+/// Work-tree changes inside the subtree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Changes {
+    /// Exact counts inside the subtree.
+    pub counts: Counts,
+    /// Unmerged paths.
+    pub conflicted: Vec<String>,
+    /// Index vs HEAD.
+    pub staged: Vec<Change>,
+    /// Work tree vs index.
+    pub unstaged: Vec<Change>,
+    /// Untracked files, one by one.
+    pub untracked: Vec<String>,
+}
+
+/// A commit in the recent list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ScopeCommit {
+    /// The sha abbreviated to 12 hex digits.
+    pub sha: String,
+    /// Author date, ISO 8601 with the author's offset.
+    pub time: String,
+    /// Author name as recorded.
+    pub author: String,
+    /// First line of the message.
+    pub subject: String,
+}
+
+/// Churn in the window `[since, until]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Churn {
+    /// The window's length in days.
+    pub days: u32,
+    /// Start of the window (`now - days`), ISO 8601 UTC.
+    pub since: String,
+    /// End of the window (`now`), ISO 8601 UTC.
+    pub until: String,
+    /// Commits touching the path with a committer date in the window.
+    pub commits: usize,
+    /// Distinct author emails among them.
+    pub author_count: usize,
+    /// Those authors, most commits first, then by email.
+    pub authors: Vec<ChurnAuthor>,
+}
+
+/// One author of the window.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChurnAuthor {
+    /// The email, which identifies the author.
+    pub email: String,
+    /// The name on the author's newest commit in the window.
+    pub name: String,
+    /// Commits in the window.
+    pub commits: usize,
+}
+
+/// Code owners of the path.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Owners {
+    /// The CODEOWNERS file used (`.github/CODEOWNERS`, `CODEOWNERS` or `docs/CODEOWNERS` at HEAD); `null` when none.
+    pub file: Option<&'static str>,
+    /// The deciding rule; `null` when no rule matches.
+    pub rule: Option<RuleRef>,
+    /// Its owners; empty when unowned (no rule, or a rule without owners).
+    pub owners: Vec<String>,
+    /// For a directory: the files under it in HEAD's tree.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tracked_files: Option<usize>,
+    /// For a directory: its files grouped by deciding rule, most files first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub owners_by_rule: Vec<OwnerGroup>,
+    /// Lines GitHub would skip as invalid (exact count).
+    pub error_count: usize,
+    /// Those lines.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<LineError>,
+}
+
+/// A CODEOWNERS rule by line and pattern.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RuleRef {
+    /// 1-based line.
+    pub line: usize,
+    /// The pattern as written.
+    pub pattern: String,
+}
+
+/// Files of a directory that one rule (or none) decides.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OwnerGroup {
+    /// The deciding rule; `null` for files no rule matches.
+    pub rule: Option<RuleRef>,
+    /// Its owners (empty: unowned).
+    pub owners: Vec<String>,
+    /// How many files.
+    pub files: usize,
+}
+
+/// Sections in budget priority order, as named in `omitted`.
+const SECTIONS: [&str; 8] =
+    ["conflicted", "staged", "unstaged", "recentCommits", "authors", "codeOwnersErrors", "ownersByRule", "untracked"];
+
+const SECONDS_PER_DAY: i64 = 86_400;
+
+impl Engine {
+    /// `repo.scope`: the subtree `options.path` at a glance, cut to `max_tokens` in the priority conflicted, staged,
+    /// unstaged, recent commits, churn authors, CODEOWNERS errors, owners by rule, untracked.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] with `invalid_path` (absolute, `..`, control characters, inside `.git`) or
+    /// `budget_below_floor`; [`Error::GitRead`] when the status, a commit, a tree or the CODEOWNERS blob cannot
+    /// be read.
+    pub fn scope(
+        &self,
+        repo: &Repo,
+        options: &Options,
+        max_tokens: usize,
+        measure: &mut Measure<'_, Scope>,
+    ) -> Result<Budgeted<Scope>> {
+        fit(read(&repo.git, options)?, max_tokens, measure)
+    }
+}
+
+/// Reads the full, uncut report.
+///
+/// # Errors
+/// As [`Engine::scope`].
+pub fn read(repo: &gix::Repository, options: &Options) -> Result<Scope> {
+    let path = normalise(&options.path)?;
+    let head = repo.head().map_err(|err| Error::git("HEAD", err))?;
+    let tip =
+        if head.is_unborn() { None } else { Some(repo.head_id().map_err(|err| Error::git("HEAD", err))?.detach()) };
+    let commit = tip.map(|tip| repo.find_commit(tip)).transpose().map_err(|err| Error::git("HEAD commit", err))?;
+    let tree = commit.as_ref().map(gix::Commit::tree).transpose().map_err(|err| Error::git("HEAD tree", err))?;
+    let kind = kind(repo, tree.as_ref(), &path)?;
+    let since = options.now - i64::from(options.churn_days) * SECONDS_PER_DAY;
+    Ok(Scope {
+        path: if path.is_empty() { ".".to_owned() } else { path.clone() },
+        kind,
+        working_tree: changes(repo, &path)?,
+        recent_commits: match tip {
+            Some(tip) => recent(repo, tip, &path, options.recent_commits)?,
+            None => Vec::new(),
+        },
+        churn: churn(repo, tip, &path, options.churn_days, since, options.now)?,
+        code_owners: owners(commit.as_ref(), tree.as_ref(), &path, kind)?,
+    })
+}
+
+/// Cuts the lists to `max_tokens`, in the priority of [`Engine::scope`].
+///
+/// # Errors
+/// [`Error::Invalid`] (`budget_below_floor`) when the required fields alone exceed `max_tokens`.
+pub fn fit(full: Scope, max_tokens: usize, measure: &mut Measure<'_, Scope>) -> Result<Budgeted<Scope>> {
+    let tree = &full.working_tree;
+    let owners = &full.code_owners;
+    let totals = [
+        tree.conflicted.len(),
+        tree.staged.len(),
+        tree.unstaged.len(),
+        full.recent_commits.len(),
+        full.churn.authors.len(),
+        owners.errors.len(),
+        owners.owners_by_rule.len(),
+        tree.untracked.len(),
+    ];
+    let cut = |full: &Scope, shown: &[usize]| {
+        let tree = &full.working_tree;
+        Scope {
+            working_tree: Changes {
+                counts: tree.counts,
+                conflicted: first(&tree.conflicted, shown[0]),
+                staged: first(&tree.staged, shown[1]),
+                unstaged: first(&tree.unstaged, shown[2]),
+                untracked: first(&tree.untracked, shown[7]),
+            },
+            recent_commits: first(&full.recent_commits, shown[3]),
+            churn: Churn { authors: first(&full.churn.authors, shown[4]), ..full.churn.clone() },
+            code_owners: Owners {
+                errors: first(&full.code_owners.errors, shown[5]),
+                owners_by_rule: first(&full.code_owners.owners_by_rule, shown[6]),
+                ..full.code_owners.clone()
+            },
+            ..full.clone()
+        }
+    };
+    fit_sections(&full, &SECTIONS, &totals, max_tokens, &cut, measure)
+}
+
+/// `path` without `.` components, empty or repeated slashes; `""` for the whole repository.
+fn normalise(path: &str) -> Result<String> {
+    crate::repository::check_relative_path(path)?;
+    let parts: Vec<&str> = path.split('/').filter(|part| !part.is_empty() && *part != ".").collect();
+    if parts.first() == Some(&".git") {
+        return Err(Error::invalid(InvalidReason::InvalidPath, format!("path {path:?} is inside the git dir")));
+    }
+    Ok(parts.join("/"))
+}
+
+/// Whether the repository-relative `path` lies in the subtree `prefix` (`""`: everything).
+fn within(path: &str, prefix: &str) -> bool {
+    prefix.is_empty() || path.strip_prefix(prefix).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+}
+
+fn kind(repo: &gix::Repository, tree: Option<&gix::Tree<'_>>, path: &str) -> Result<PathKind> {
+    if path.is_empty() {
+        return Ok(PathKind::Directory);
+    }
+    if let Some(tree) = tree
+        && let Some(entry) = tree.lookup_entry_by_path(path).map_err(|err| Error::git("tree entry", err))?
+    {
+        return Ok(if entry.mode().is_tree() { PathKind::Directory } else { PathKind::File });
+    }
+    Ok(match repo.workdir().map(|workdir| std::fs::symlink_metadata(workdir.join(path))) {
+        Some(Ok(metadata)) if metadata.is_dir() => PathKind::Directory,
+        Some(Ok(_)) => PathKind::File,
+        _ => PathKind::Absent,
+    })
+}
+
+fn changes(repo: &gix::Repository, path: &str) -> Result<Changes> {
+    let mut status = worktree::status(repo)?;
+    let inside =
+        |change: &Change| within(&change.path, path) || change.from.as_deref().is_some_and(|from| within(from, path));
+    status.staged.retain(inside);
+    status.unstaged.retain(inside);
+    status.untracked.retain(|file| within(file, path));
+    status.conflicted.retain(|file| within(file, path));
+    Ok(Changes {
+        counts: Counts::of(&status),
+        conflicted: status.conflicted,
+        staged: status.staged,
+        unstaged: status.unstaged,
+        untracked: status.untracked,
+    })
+}
+
+fn recent(repo: &gix::Repository, tip: ObjectId, path: &str, limit: usize) -> Result<Vec<ScopeCommit>> {
+    let mut walk = Walk::new(repo, tip, Some(path));
+    let mut out = Vec::new();
+    while out.len() < limit {
+        let Some(id) = walk.next_shown()? else { break };
+        let commit = repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
+        let author = commit.author().map_err(|err| Error::git("commit author", err))?;
+        let mut sha = id.to_string();
+        sha.truncate(SHORT_SHA_LEN);
+        out.push(ScopeCommit {
+            sha,
+            time: iso_time(author.time().map_err(|err| Error::git("commit author date", err))?),
+            author: utf8(author.name),
+            subject: subject(commit.message_raw_sloppy()),
+        });
+    }
+    Ok(out)
+}
+
+fn churn(
+    repo: &gix::Repository,
+    tip: Option<ObjectId>,
+    path: &str,
+    days: u32,
+    since: i64,
+    until: i64,
+) -> Result<Churn> {
+    let utc = |seconds| iso_time(gix::date::Time { seconds, offset: 0 });
+    // Per email: (commits, the name on its newest commit: the walk goes newest first).
+    let mut authors: BTreeMap<String, (usize, String)> = BTreeMap::new();
+    let mut commits = 0;
+    if let Some(tip) = tip {
+        let mut walk = Walk::new(repo, tip, Some(path)).since(since);
+        while let Some(id) = walk.next_shown()? {
+            let commit = repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
+            if commit.time().map_err(|err| Error::git("commit date", err))?.seconds > until {
+                continue;
+            }
+            commits += 1;
+            let author = commit.author().map_err(|err| Error::git("commit author", err))?;
+            let entry = authors.entry(utf8(author.email)).or_insert_with(|| (0, utf8(author.name)));
+            entry.0 += 1;
+        }
+    }
+    let mut authors: Vec<ChurnAuthor> =
+        authors.into_iter().map(|(email, (commits, name))| ChurnAuthor { email, name, commits }).collect();
+    authors.sort_by(|a, b| b.commits.cmp(&a.commits).then_with(|| a.email.cmp(&b.email)));
+    Ok(Churn { days, since: utc(since), until: utc(until), commits, author_count: authors.len(), authors })
+}
+
+fn owners(
+    commit: Option<&gix::Commit<'_>>,
+    tree: Option<&gix::Tree<'_>>,
+    path: &str,
+    kind: PathKind,
+) -> Result<Owners> {
+    let loaded = commit.map(codeowners::read_at).transpose()?.flatten();
+    let Some(loaded) = loaded else {
+        return Ok(Owners {
+            file: None,
+            rule: None,
+            owners: Vec::new(),
+            tracked_files: None,
+            owners_by_rule: Vec::new(),
+            error_count: 0,
+            errors: Vec::new(),
+        });
+    };
+    let rules = &loaded.codeowners;
+    let rule_ref = |rule: &codeowners::Rule| RuleRef { line: rule.line, pattern: rule.pattern.clone() };
+    let (rule, tracked_files, owners_by_rule) = if kind == PathKind::Directory {
+        let files = match tree {
+            Some(tree) => files_under(tree, path)?,
+            None => Vec::new(),
+        };
+        let mut groups: BTreeMap<Option<usize>, OwnerGroup> = BTreeMap::new();
+        for file in &files {
+            let rule = rules.for_file(file);
+            groups
+                .entry(rule.map(|rule| rule.line))
+                .or_insert_with(|| OwnerGroup {
+                    rule: rule.map(rule_ref),
+                    owners: rule.map(|rule| rule.owners.clone()).unwrap_or_default(),
+                    files: 0,
+                })
+                .files += 1;
+        }
+        let mut groups: Vec<OwnerGroup> = groups.into_values().collect();
+        groups.sort_by_key(|group| std::cmp::Reverse(group.files));
+        (rules.for_directory(path), Some(files.len()), groups)
+    } else {
+        (rules.for_file(path), None, Vec::new())
+    };
+    Ok(Owners {
+        file: Some(loaded.file),
+        rule: rule.map(rule_ref),
+        owners: rule.map(|rule| rule.owners.clone()).unwrap_or_default(),
+        tracked_files,
+        owners_by_rule,
+        error_count: rules.errors.len(),
+        errors: rules.errors.clone(),
+    })
+}
+
+/// Repository-relative paths of every non-directory entry under the directory `path` in `tree`.
+fn files_under(tree: &gix::Tree<'_>, path: &str) -> Result<Vec<String>> {
+    let subtree = if path.is_empty() {
+        tree.clone()
+    } else {
+        match tree.lookup_entry_by_path(path).map_err(|err| Error::git("tree entry", err))? {
+            Some(entry) if entry.mode().is_tree() => entry.object().map_err(|err| Error::git("tree", err))?.into_tree(),
+            _ => return Ok(Vec::new()),
+        }
+    };
+    let entries = subtree.traverse().breadthfirst.files().map_err(|err| Error::git("tree traversal", err))?;
+    let prefix = if path.is_empty() { String::new() } else { format!("{path}/") };
+    Ok(entries
+        .into_iter()
+        .filter(|entry| !entry.mode.is_tree())
+        .map(|entry| format!("{prefix}{}", utf8(&entry.filepath)))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_normalised_and_checked() {
+        assert_eq!(normalise(".").expect("valid"), "");
+        assert_eq!(normalise("./packages//web/").expect("valid"), "packages/web");
+        for bad in ["/etc", "../x", "a/../../b", ".git/config", "a\nb"] {
+            assert!(normalise(bad).is_err(), "{bad}");
+        }
+        assert!(within("packages/web/a.ts", "packages/web"));
+        assert!(!within("packages/webapp/a.ts", "packages/web"));
+        assert!(within("anything", ""));
+    }
+}

@@ -1,0 +1,110 @@
+//! `repo.scope`: one subtree's changes, recent commits, churn and code owners. The handler maps arguments to one
+//! engine call, with the system clock as the end of the churn window.
+
+use fluxgit_engine::scope;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use crate::tools::repo::{RepoTool, change_list, parse, run};
+use crate::tools::schema::{self, count, nullable_string};
+use crate::tools::{CallContext, ProtocolError, ToolDefinition, ToolOutput};
+
+/// `repo.scope`'s default budget in tokens.
+pub const SCOPE_DEFAULT_TOKENS: u64 = 2000;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ScopeArgs {
+    repo_path: String,
+    path: String,
+    churn_days: Option<u32>,
+    recent_commits: Option<usize>,
+    max_tokens: Option<usize>,
+}
+
+fn output_schema() -> Value {
+    let paths = json!({ "type": "array", "items": { "type": "string" } });
+    let rule = json!({ "type": ["object", "null"], "required": ["line", "pattern"],
+        "properties": { "line": count(), "pattern": { "type": "string" } } });
+    let owners = json!({ "type": "array", "items": { "type": "string" } });
+    let commit = json!({ "type": "object", "required": ["sha", "time", "author", "subject"], "properties": {
+        "sha": { "type": "string" }, "time": { "type": "string" }, "author": { "type": "string" },
+        "subject": { "type": "string" } } });
+    let author = json!({ "type": "object", "required": ["email", "name", "commits"], "properties": {
+        "email": { "type": "string" }, "name": { "type": "string" }, "commits": count() } });
+    let group = json!({ "type": "object", "required": ["rule", "owners", "files"],
+        "properties": { "rule": rule, "owners": owners, "files": count() } });
+    let error = json!({ "type": "object", "required": ["line", "message"],
+        "properties": { "line": count(), "message": { "type": "string" } } });
+    schema::envelope(json!({
+        "type": "object",
+        "required": ["path", "kind", "workingTree", "recentCommits", "churn", "codeOwners"],
+        "properties": {
+            "path": { "type": "string" },
+            "kind": { "enum": ["file", "directory", "absent"] },
+            "workingTree": { "type": "object",
+                "required": ["counts", "conflicted", "staged", "unstaged", "untracked"],
+                "properties": { "counts": schema::counts(), "conflicted": paths, "staged": change_list(),
+                    "unstaged": change_list(), "untracked": paths } },
+            "recentCommits": { "type": "array", "maxItems": 20, "items": commit },
+            "churn": { "type": "object", "required": ["days", "since", "until", "commits", "authorCount", "authors"],
+                "properties": { "days": { "type": "integer", "minimum": 1, "maximum": 365 },
+                    "since": { "type": "string" }, "until": { "type": "string" }, "commits": count(),
+                    "authorCount": count(), "authors": { "type": "array", "items": author } } },
+            "codeOwners": { "type": "object", "required": ["file", "rule", "owners", "errorCount"],
+                "properties": { "file": nullable_string(), "rule": rule, "owners": owners,
+                    "trackedFiles": count(), "ownersByRule": { "type": "array", "items": group },
+                    "errorCount": count(), "errors": { "type": "array", "items": error } } }
+        }
+    }))
+}
+
+/// `repo.scope`.
+pub fn scope() -> RepoTool {
+    RepoTool {
+        handler: call_scope,
+        definition: ToolDefinition {
+            name: "repo.scope",
+            title: "Subtree scope: changes, history, churn, owners",
+            description: "Everything about one file or directory of the repository before editing it: its \
+            work-tree changes (like `git status -- path`: conflicted, staged, unstaged, untracked, exact counts), \
+            the recent commits touching it (like `git log -n N -- path`), churn (commits and distinct author \
+            emails with a commit date in the `churnDays` before now, with per-author counts) and its code owners \
+            from the CODEOWNERS file GitHub would use at HEAD (`.github/`, root, then `docs/`; last matching rule \
+            wins; a rule without owners leaves it unowned). For a directory, `owners` come from the last rule \
+            covering everything in it and `ownersByRule` groups its files by deciding rule. CODEOWNERS lines \
+            GitHub would skip are listed in `errors`. `path` `.` is the whole repository. Lists are cut to \
+            `maxTokens` (conflicted, staged, unstaged, recent commits, authors, errors, owners by rule, untracked) \
+            and counted in `omitted`.",
+            input_schema: schema::input(
+                json!({
+                    "repoPath": schema::repo_path(),
+                    "path": { "type": "string", "minLength": 1, "maxLength": 4096,
+                        "description": "Repository-relative file or directory (`.` for the whole repository); \
+                        not absolute, no `..`." },
+                    "churnDays": schema::integer(1, 365, 90, "Churn window: days before now."),
+                    "recentCommits": schema::integer(1, 20, 10, "Recent commits touching the path to list."),
+                    "maxTokens": schema::max_tokens(200, 32000, SCOPE_DEFAULT_TOKENS),
+                }),
+                &["repoPath", "path"],
+            ),
+            output_schema: output_schema(),
+            read_only: true,
+        },
+    }
+}
+
+fn call_scope(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
+    let args: ScopeArgs = parse(arguments)?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX));
+    let options = scope::Options {
+        path: args.path,
+        churn_days: args.churn_days.unwrap_or(90),
+        recent_commits: args.recent_commits.unwrap_or(10),
+        now,
+    };
+    let max_tokens = args.max_tokens.unwrap_or(SCOPE_DEFAULT_TOKENS as usize);
+    run(ctx, "repo.scope", &args.repo_path, |repo, measure| ctx.engine.scope(repo, &options, max_tokens, measure))
+}
