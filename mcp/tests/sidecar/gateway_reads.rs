@@ -69,7 +69,11 @@ fn without_a_gateway_gateway_only_tools_answer_10001_and_semantic_falls_back() {
     let selection = json!({"repoPath": repo, "base": "HEAD~1", "head": "WORKTREE", "path": "src"});
     requests.push(call(10, "diff.semantic", selection.clone()));
     requests.push(call(11, "diff.semanticFallbacks", json!({"repoPath": repo})));
+    requests.push(call(12, "diff.semantic", json!({"repoPath": repo, "base": "no-such-branch"})));
+    requests.push(call(13, "diff.semantic", json!({"repoPath": repo, "path": "../outside"})));
     let responses = session(&root, &[], &requests);
+    assert_eq!(responses[7]["error"]["data"]["reason"], "unknown_revision", "{}", responses[7]);
+    assert_eq!(responses[8]["error"]["data"]["reason"], "invalid_path", "{}", responses[8]);
     for (tool, response) in GATEWAY_ONLY.iter().zip(&responses) {
         let (code, data) = product_error(response);
         assert_eq!(code, 10001, "{tool}");
