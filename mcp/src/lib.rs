@@ -5,7 +5,9 @@
 //! - [`transport`]: stdio framing (newline-delimited JSON and `Content-Length` frames, 8 MiB limit);
 //! - [`protocol`]: the JSON-RPC dispatcher for both MCP eras ([`protocol::Server`]);
 //! - [`tools`]: the tool contract ([`tools::Tool`]) and the [`tools::Registry`];
-//! - [`config`]: environment -> validated [`config::Config`].
+//! - [`config`]: environment -> validated [`config::Config`];
+//! - [`audit`]: the audit of every `tools/call` into the signed ledger (`fluxgit-audit`), [`presence`]: the
+//!   presence file, [`shutdown`]: clean exit on signals.
 //!
 //! ```
 //! use std::io::Cursor;
@@ -20,9 +22,12 @@
 
 #![deny(missing_docs)]
 
+pub mod audit;
 pub mod config;
 pub mod envelope;
+pub mod presence;
 pub mod protocol;
+pub mod shutdown;
 pub mod tools;
 pub mod transport;
 

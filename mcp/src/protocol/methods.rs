@@ -107,8 +107,8 @@ pub(crate) fn render_tool(definition: &ToolDefinition, version: Version) -> Valu
     Value::Object(tool)
 }
 
-/// Runs `tools/call`: checks params, validates the arguments against the advertised schema, calls the tool with
-/// panics caught, and frames its output for `context.version`.
+/// Runs `tools/call`: checks params, validates the arguments against the advertised schema and calls the tool
+/// with panics caught. The output is framed by [`call_result`].
 ///
 /// # Errors
 /// `-32602` for malformed params, an unknown tool (`Unknown tool: X`) or arguments failing the schema
@@ -118,7 +118,7 @@ pub(crate) fn call_tool(
     engine: &fluxgit_engine::Engine,
     context: &RequestContext,
     params: Option<&Value>,
-) -> Result<Value, ProtocolError> {
+) -> Result<ToolOutput, ProtocolError> {
     let Some(params) = params.and_then(Value::as_object) else {
         return Err(ProtocolError::invalid_params("tools/call needs params {name, arguments}", None));
     };
@@ -154,7 +154,7 @@ pub(crate) fn call_tool(
     let call_context = CallContext { engine, client_name: &context.client_name };
     let outcome = catch_unwind(AssertUnwindSafe(|| tool.call(&call_context, &arguments)));
     match outcome {
-        Ok(Ok(output)) => Ok(call_result(output, context.version)),
+        Ok(Ok(output)) => Ok(output),
         Ok(Err(error)) => Err(error),
         Err(panic) => {
             let detail = panic
@@ -174,11 +174,11 @@ fn unknown_tool(name: &str) -> ProtocolError {
 
 /// `{content: [{type: "text", text}], structuredContent?, isError}`; `structuredContent` only from 2025-06-18 and
 /// only when the tool produced one (a `Value::Null` structured output means "omit it").
-pub(crate) fn call_result(output: ToolOutput, version: Version) -> Value {
+pub(crate) fn call_result(output: &ToolOutput, version: Version) -> Value {
     let mut result = Map::new();
     result.insert("content".to_owned(), json!([{"type": "text", "text": output.text}]));
     if version.has_structured_output() && !output.structured.is_null() {
-        result.insert("structuredContent".to_owned(), output.structured);
+        result.insert("structuredContent".to_owned(), output.structured.clone());
     }
     result.insert("isError".to_owned(), Value::from(output.is_error));
     Value::Object(result)
