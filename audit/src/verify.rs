@@ -62,6 +62,8 @@ pub struct Report {
     pub last_sequence: Option<u64>,
     /// The last sequence a checkpoint says was pruned, when the retained chain starts from it.
     pub pruned_through: Option<u64>,
+    /// Whether a checkpoint file exists, and if so whether it is signed (`Some(true)`).
+    pub checkpoint_signed: Option<bool>,
     /// Whether signatures were checked (public keys given).
     pub signatures_checked: bool,
 }
@@ -125,6 +127,7 @@ pub fn verify_audit_ledger(path: &Path, options: &VerifyOptions<'_>) -> Result<R
     if let Some(object) = checkpoint_object {
         let checkpoint = checkpoint::parse(&object).map_err(|reason| integrity(&checkpoint_path, None, reason))?;
         verifier.check_signature(&object, false).map_err(|reason| integrity(&checkpoint_path, None, reason))?;
+        verifier.report.checkpoint_signed = Some(signature::claims_signature(&object));
         verifier.checkpoint = Some(checkpoint);
     }
     let mut previous_segment_id: Option<String> = None;

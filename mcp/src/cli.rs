@@ -361,6 +361,10 @@ fn verify_audit(file: &Path, pubkeys: &[PathBuf], require_signed: bool) -> ExitC
     ExitCode::SUCCESS
 }
 
+fn signed_text(signed: bool) -> &'static str {
+    if signed { "signed" } else { "unsigned" }
+}
+
 /// `audit-keygen PATH`.
 fn audit_keygen(path: &Path) -> anyhow::Result<ExitCode> {
     let (key, public_path) = fluxgit_audit::generate_key_pair(path).context("audit-keygen")?;
