@@ -340,8 +340,11 @@ fn verify_audit(file: &Path, pubkeys: &[PathBuf], require_signed: bool) -> ExitC
         (Some(first), Some(last)) => format!("{first}..{last}"),
         _ => "none".to_owned(),
     };
-    let checkpoint =
-        report.pruned_through.map_or_else(|| "none".to_owned(), |through| format!("pruned through {through}"));
+    let checkpoint = match (report.pruned_through, report.checkpoint_signed) {
+        (_, None) => "none".to_owned(),
+        (Some(through), Some(signed)) => format!("pruned through {through} ({})", signed_text(signed)),
+        (None, Some(signed)) => format!("present, prune in progress ({})", signed_text(signed)),
+    };
     let key_ids: Vec<&str> = keys.iter().map(PublicKey::key_id).collect();
     let signatures = if report.signatures_checked {
         format!("checked (key {})", key_ids.join(", "))
