@@ -214,19 +214,19 @@ impl<'a> Verifier<'a> {
             first.get_or_insert(sequence);
             last = Some(sequence);
         }
-        if let Some(segment) = segment {
-            if (first, last) != (Some(segment.first), Some(segment.last)) {
-                return Err(integrity(
-                    path,
-                    None,
-                    format!(
-                        "the segment is named for sequences {}..{} but holds {}",
-                        segment.first,
-                        segment.last,
-                        range_text(first, last)
-                    ),
-                ));
-            }
+        if let Some(segment) = segment
+            && (first, last) != (Some(segment.first), Some(segment.last))
+        {
+            return Err(integrity(
+                path,
+                None,
+                format!(
+                    "the segment is named for sequences {}..{} but holds {}",
+                    segment.first,
+                    segment.last,
+                    range_text(first, last)
+                ),
+            ));
         }
         Ok(())
     }
@@ -271,10 +271,10 @@ impl<'a> Verifier<'a> {
             }
             Expected::Start => self.check_start(sequence, previous_hash, segment)?,
         }
-        if self.pending.as_ref().is_some_and(|(through, _)| *through == sequence) {
-            if let Some((_, hash)) = self.pending.take().filter(|(_, hash)| hash != recorded_hash) {
-                return Err(format!("sequence {sequence}: entryHash differs from the checkpoint's {hash}"));
-            }
+        if self.pending.as_ref().is_some_and(|(through, _)| *through == sequence)
+            && let Some((_, hash)) = self.pending.take().filter(|(_, hash)| hash != recorded_hash)
+        {
+            return Err(format!("sequence {sequence}: entryHash differs from the checkpoint's {hash}"));
         }
         self.check_signature(entry, false)?;
         self.expected = Expected::Next {

@@ -25,11 +25,11 @@ pub const UNKNOWN_TOOL: &str = "unknown";
 /// Why the audit configuration cannot be served with: start-up fails closed.
 #[derive(Debug, thiserror::Error)]
 pub enum StartupError {
-    /// `FLUXGIT_MCP_AUDIT_SIGN_KEY` is set but the key is unusable.
-    #[error("{AUDIT_SIGN_KEY_VAR}: {0}; refusing to start rather than write unsigned audit entries")]
+    /// `FLUXGIT_MCP_AUDIT_SIGN_KEY` is set but the key is unusable (the cause is the error's source).
+    #[error("{AUDIT_SIGN_KEY_VAR}: refusing to start rather than write unsigned audit entries")]
     Key(#[from] KeyError),
-    /// The ledger's directory or lock file cannot be created.
-    #[error("{0}; refusing to start without the audit ledger (set FLUXGIT_MCP_AUDIT_DISABLED to run without it)")]
+    /// The ledger's directory or lock file cannot be created (the cause is the error's source).
+    #[error("refusing to start without the audit ledger (set FLUXGIT_MCP_AUDIT_DISABLED to run without it)")]
     Ledger(#[from] OpenError),
 }
 

@@ -80,7 +80,7 @@ impl Presence {
             }),
         }
         // Most recent first; a full list drops the least recent.
-        self.repos.sort_by(|a, b| b.last_call_ms.cmp(&a.last_call_ms));
+        self.repos.sort_by_key(|entry| std::cmp::Reverse(entry.last_call_ms));
         self.repos.truncate(MAX_REPOS);
         self.write()
     }
@@ -141,11 +141,11 @@ impl CallObserver for Presence {
         let (Some(definition), false) = (call.definition, output.is_error) else { return };
         let Some(repo_path) = output.structured.get("repoPath").and_then(Value::as_str) else { return };
         self.client = (call.client_name.to_owned(), call.client_version.map(str::to_owned));
-        if let Err(error) = self.record(repo_path, definition.name, now_ms()) {
-            if !self.warned {
-                tracing::warn!(%error, dir = %self.dir.display(), "presence file not written (calls are unaffected)");
-                self.warned = true;
-            }
+        if let Err(error) = self.record(repo_path, definition.name, now_ms())
+            && !self.warned
+        {
+            tracing::warn!(%error, dir = %self.dir.display(), "presence file not written (calls are unaffected)");
+            self.warned = true;
         }
     }
 }
