@@ -151,6 +151,26 @@ fn a_file_cut_inside_a_line_fails() {
 }
 
 #[test]
+fn a_line_over_256_kib_fails_without_being_buffered_whole() {
+    let fixture = Fixture::signed(3);
+    let mut lines = fixture.lines();
+    lines.push(format!("{{\"summary\":\"{}\"}}", "a".repeat(300 * 1024)));
+    fixture.write_lines(&lines);
+    assert_fails(fixture.verify(&[]), "line 4: a line over 262144 bytes");
+}
+
+#[test]
+fn a_pruned_ledger_verifies_from_its_signed_checkpoint() {
+    let fixture = Fixture::new(120, 0, Limits { rotate_bytes: 4096, keep_segments: 4 });
+    let (code, stdout, stderr) = fixture.verify(&["--require-signed"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("segments:   5\n") && stdout.contains("checkpoint: pruned through "), "{stdout}");
+    assert!(stdout.contains("..120\n") && stdout.contains("(signed)"), "{stdout}");
+    std::fs::remove_file(fixture.dir.path().join("mcp.jsonl.checkpoint")).expect("remove");
+    assert_fails(fixture.verify(&[]), "without a checkpoint: earlier entries are missing");
+}
+
+#[test]
 fn a_removed_middle_segment_fails() {
     let fixture = Fixture::new(40, 0, Limits { rotate_bytes: 4096, keep_segments: 100 });
     let mut segments: Vec<PathBuf> = std::fs::read_dir(fixture.dir.path())
