@@ -1,16 +1,30 @@
-//! Command-line definition and the glue behind each mode: serve stdio (no subcommand), `call`, `doctor`.
+//! Command-line definition and the glue behind each mode: serve stdio (no subcommand), `call`, `doctor`,
+//! `verify-audit`, `audit-keygen`.
 //!
-//! Exit codes: 0 success; 1 a JSON-RPC error or `isError: true` result from `call`, or a configuration error;
-//! 2 usage (clap's own, and `call` arguments that are not JSON).
+//! Exit codes: 0 success; 1 a JSON-RPC error or `isError: true` result from `call`, or a configuration error
+//! (including an unusable audit signing key: start-up fails closed); 2 usage (clap's own, `call` arguments that
+//! are not JSON, `verify-audit` without a ledger or with a bad public key); 3 `verify-audit` found an integrity
+//! failure (or an unsigned entry under `--require-signed`).
 
 use std::io::{self, Write as _};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::SystemTime;
 
 use anyhow::Context as _;
+use fluxgit_audit::{PublicKey, SigningKey, VerifyError, VerifyOptions};
+use fluxgit_mcp_sidecar::audit::{self, AuditRecorder};
 use fluxgit_mcp_sidecar::bridge::Bridge;
 use fluxgit_mcp_sidecar::config::{self, Config, RawConfig, RootsSource};
+use fluxgit_mcp_sidecar::presence::{self, Presence};
 use fluxgit_mcp_sidecar::protocol::{self, Server, ServerInfo, Version};
+use fluxgit_mcp_sidecar::shutdown::{self, ExitGuard};
 use serde_json::{Value, json};
+
+/// `verify-audit` exit status for an integrity failure.
+const EXIT_INTEGRITY: u8 = 3;
+/// Exit status for usage errors (as clap's own).
+const EXIT_USAGE: u8 = 2;
 
 /// FluxGit MCP stdio server: structured, token-budgeted Git context for AI coding agents.
 ///
@@ -37,6 +51,29 @@ enum Command {
     /// Show the configuration in force: allowed roots, run dir, FLUXGIT_* variables, audit and presence
     /// settings, and the registered tools.
     Doctor,
+    /// Verify an audit ledger: its active file, retained segments and checkpoint, streamed with bounded memory.
+    ///
+    /// Prints counters (entries, chained, legacy, signed, unsigned, segments, sequence range). Exits 0 when the
+    /// ledger verifies, 3 on an integrity failure (or an unsigned entry with --require-signed), 2 on usage errors.
+    /// A clean cut of the newest lines cannot be detected without an external anchor (see the fluxgit-audit docs).
+    VerifyAudit {
+        /// The ledger's active file, e.g. ~/.local/share/FluxGit/run/audit/mcp.jsonl.
+        file: PathBuf,
+        /// Public key (PEM) to check signatures with; repeat it for rotated keys. Without it signatures are
+        /// counted but not checked.
+        #[arg(long = "pubkey", value_name = "PEM")]
+        pubkeys: Vec<PathBuf>,
+        /// Fail on any unsigned entry or checkpoint (needs --pubkey).
+        #[arg(long)]
+        require_signed: bool,
+    },
+    /// Generate an Ed25519 audit signing key: PATH (PKCS#8 PEM, mode 0600) and PATH.pub.pem.
+    ///
+    /// Point FLUXGIT_MCP_AUDIT_SIGN_KEY at PATH; give PATH.pub.pem to verify-audit --pubkey. Never overwrites.
+    AuditKeygen {
+        /// Where to write the private key.
+        path: PathBuf,
+    },
 }
 
 /// Runs the selected mode.
@@ -45,6 +82,10 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         None => serve_stdio(),
         Some(Command::Call { tool, arguments }) => call(&tool, &arguments),
         Some(Command::Doctor) => Ok(doctor()),
+        Some(Command::VerifyAudit { file, pubkeys, require_signed }) => {
+            Ok(verify_audit(&file, &pubkeys, require_signed))
+        }
+        Some(Command::AuditKeygen { path }) => audit_keygen(&path),
     }
 }
 
@@ -54,9 +95,39 @@ fn build_server(config: &Config) -> anyhow::Result<Server> {
     Ok(Server::new(registry, engine).with_bridge(Bridge::from_config(config)))
 }
 
+/// Adds the audit recorder when the audit is on. Fails closed on a bad key or an unusable ledger directory.
+fn attach_audit(config: &Config, server: &mut Server, guard: &ExitGuard) -> anyhow::Result<()> {
+    if let Some(ledger) = audit::open(config)? {
+        tracing::info!(ledger = %ledger.path().display(), signed = ledger.key_id().is_some(), "audit ledger on");
+        server.observe_calls(Box::new(AuditRecorder::new(ledger, guard.clone())));
+    }
+    Ok(())
+}
+
 fn serve_stdio() -> anyhow::Result<ExitCode> {
     let config = Config::validate(RawConfig::from_env()).context("invalid configuration")?;
     let mut server = build_server(&config)?;
+    let guard = ExitGuard::default();
+    attach_audit(&config, &mut server, &guard)?;
+    let presence_path = if config.presence_disabled {
+        None
+    } else {
+        let pid = std::process::id();
+        let swept = presence::sweep(&config.presence_dir, pid, SystemTime::now());
+        if swept > 0 {
+            tracing::info!(swept, "stale presence files removed");
+        }
+        let presence = Presence::new(&config.presence_dir, pid, guard.clone());
+        let path = presence.path();
+        server.observe_calls(Box::new(presence));
+        Some(path)
+    };
+    let on_signal = presence_path.clone();
+    if let Err(error) =
+        shutdown::on_terminate(guard.clone(), move || on_signal.iter().for_each(|path| presence::remove_file(path)))
+    {
+        tracing::warn!(%error, "signal handlers not installed: only end of input removes the presence file");
+    }
     tracing::info!(
         version = ServerInfo::CURRENT.version,
         roots = ?config.allowed_roots,
@@ -66,6 +137,10 @@ fn serve_stdio() -> anyhow::Result<ExitCode> {
     let stdin = io::stdin();
     let stdout = io::stdout();
     let result = fluxgit_mcp_sidecar::serve(&mut server, &mut stdin.lock(), &mut stdout.lock());
+    {
+        let _hold = guard.hold();
+        presence_path.iter().for_each(|path| presence::remove_file(path));
+    }
     match result {
         Ok(()) => Ok(ExitCode::SUCCESS),
         // The client closed our stdout: nobody is left to serve.
@@ -85,6 +160,7 @@ fn call(tool: &str, arguments: &str) -> anyhow::Result<ExitCode> {
     };
     let config = Config::validate(RawConfig::from_env()).context("invalid configuration")?;
     let mut server = build_server(&config)?;
+    attach_audit(&config, &mut server, &ExitGuard::default())?;
     let request = json!({
         "jsonrpc": "2.0",
         "id": 1,
@@ -183,19 +259,21 @@ fn doctor() -> ExitCode {
     }
     let run_dir_source = if config.run_dir_from_env { config::RUN_DIR_VAR } else { "default" };
     out.push_str(&format!("run dir: {} (from {run_dir_source})\n", config.run_dir.display()));
-    // The audit ledger, presence file and agent detection are configured here but not built yet:
-    // say what is in force and that nothing is written, rather than claim them.
-    let not_built = "not written by this build yet";
-    let audit_state = if config.audit_disabled { "disabled" } else { not_built };
-    out.push_str(&format!("audit log: {} ({audit_state})\n", config.audit_log.display()));
+    let mut healthy = true;
+    out.push_str(&format!("audit log: {} ({})\n", config.audit_log.display(), audit_state(&config)));
     match &config.audit_sign_key {
-        Some(key) if key.as_os_str().is_empty() => {
-            out.push_str("audit signing: key variable set but empty (will fail closed once the ledger is built)\n");
-        }
-        Some(key) => out.push_str(&format!("audit signing: key {} ({not_built})\n", key.display())),
-        None => out.push_str("audit signing: off\n"),
+        _ if config.audit_disabled => out.push_str("audit signing: not used (audit disabled)\n"),
+        None => out.push_str("audit signing: off (entries are chained, not signed)\n"),
+        Some(path) => match SigningKey::load(path) {
+            Ok(key) => out.push_str(&format!("audit signing: key id {} ({})\n", key.key_id(), path.display())),
+            Err(error) => {
+                healthy = false;
+                out.push_str(&format!("audit signing: UNUSABLE KEY, the server will refuse to start: {error}\n"));
+            }
+        },
     }
-    let presence_state = if config.presence_disabled { "disabled" } else { not_built };
+    let presence_state =
+        if config.presence_disabled { "disabled" } else { "on: written from the first accepted call, removed at exit" };
     out.push_str(&format!("presence files: {} ({presence_state})\n", config.presence_dir.display()));
     let detection = if config.agent_detection_disabled { "disabled" } else { "no agents.presence tool yet" };
     out.push_str(&format!("agent detection: {detection}\n"));
@@ -217,5 +295,84 @@ fn doctor() -> ExitCode {
         }
     }
     print!("{out}");
+    if healthy { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+}
+
+/// The audit ledger's state for `doctor`.
+fn audit_state(config: &Config) -> String {
+    if config.audit_disabled {
+        return "disabled".to_owned();
+    }
+    match std::fs::metadata(&config.audit_log) {
+        Ok(metadata) => format!("on: every tools/call is appended; active file {} bytes", metadata.len()),
+        Err(_) => "on: every tools/call is appended; not created yet".to_owned(),
+    }
+}
+
+/// `verify-audit FILE [--pubkey PEM]... [--require-signed]`.
+fn verify_audit(file: &Path, pubkeys: &[PathBuf], require_signed: bool) -> ExitCode {
+    let mut keys = Vec::new();
+    for path in pubkeys {
+        match PublicKey::load(path) {
+            Ok(key) => keys.push(key),
+            Err(error) => {
+                eprintln!("verify-audit: --pubkey: {error}");
+                return ExitCode::from(EXIT_USAGE);
+            }
+        }
+    }
+    let options = VerifyOptions { public_keys: &keys, require_signed };
+    let report = match fluxgit_audit::verify_audit_ledger(file, &options) {
+        Ok(report) => report,
+        Err(error @ (VerifyError::NotFound(_) | VerifyError::NoPublicKey)) => {
+            let hint = if matches!(error, VerifyError::NoPublicKey) { " (give --pubkey)" } else { "" };
+            eprintln!("verify-audit: {error}{hint}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+        Err(error) => {
+            eprintln!("verify-audit: FAILED: {error}");
+            return ExitCode::from(EXIT_INTEGRITY);
+        }
+    };
+    let sequence = match (report.first_sequence, report.last_sequence) {
+        (Some(first), Some(last)) => format!("{first}..{last}"),
+        _ => "none".to_owned(),
+    };
+    let checkpoint = match (report.pruned_through, report.checkpoint_signed) {
+        (_, None) => "none".to_owned(),
+        (Some(through), Some(signed)) => format!("pruned through {through} ({})", signed_text(signed)),
+        (None, Some(signed)) => format!("present, prune in progress ({})", signed_text(signed)),
+    };
+    let key_ids: Vec<&str> = keys.iter().map(PublicKey::key_id).collect();
+    let signatures = if report.signatures_checked {
+        format!("checked (key {})", key_ids.join(", "))
+    } else {
+        "not checked (no --pubkey)".to_owned()
+    };
+    println!("entries:    {}", report.entries);
+    println!("chained:    {}", report.chained);
+    println!("legacy:     {}", report.legacy);
+    println!("signed:     {}", report.signed);
+    println!("unsigned:   {}", report.unsigned);
+    println!("segments:   {}", report.segments);
+    println!("sequence:   {sequence}");
+    println!("checkpoint: {checkpoint}");
+    println!("signatures: {signatures}");
+    println!("ok");
     ExitCode::SUCCESS
+}
+
+fn signed_text(signed: bool) -> &'static str {
+    if signed { "signed" } else { "unsigned" }
+}
+
+/// `audit-keygen PATH`.
+fn audit_keygen(path: &Path) -> anyhow::Result<ExitCode> {
+    let (key, public_path) = fluxgit_audit::generate_key_pair(path).context("audit-keygen")?;
+    println!("private key: {} (mode 0600)", path.display());
+    println!("public key:  {}", public_path.display());
+    println!("key id:      {}", key.key_id());
+    println!("sign with:   {}={}", config::AUDIT_SIGN_KEY_VAR, path.display());
+    println!("verify with: fluxgit-mcp-sidecar verify-audit LEDGER --pubkey {}", public_path.display());
+    Ok(ExitCode::SUCCESS)
 }

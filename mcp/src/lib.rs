@@ -6,7 +6,9 @@
 //! - [`protocol`]: the JSON-RPC dispatcher for both MCP eras ([`protocol::Server`]);
 //! - [`tools`]: the tool contract ([`tools::Tool`]) and the [`tools::Registry`];
 //! - [`bridge`]: the write-proposal bridge to the approval gateway (loopback HTTP);
-//! - [`config`]: environment -> validated [`config::Config`].
+//! - [`config`]: environment -> validated [`config::Config`];
+//! - [`audit`]: the audit of every `tools/call` into the signed ledger (`fluxgit-audit`), [`presence`]: the
+//!   presence file, [`shutdown`]: clean exit on signals.
 //!
 //! ```
 //! use std::io::Cursor;
@@ -21,10 +23,13 @@
 
 #![deny(missing_docs)]
 
+pub mod audit;
 pub mod bridge;
 pub mod config;
 pub mod envelope;
+pub mod presence;
 pub mod protocol;
+pub mod shutdown;
 pub mod tools;
 pub mod transport;
 

@@ -31,6 +31,8 @@ pub(crate) struct RequestContext {
     pub(crate) version: Version,
     /// The sanitised client name (attribution, never identity).
     pub(crate) client_name: String,
+    /// The sanitised client version, if declared.
+    pub(crate) client_version: Option<String>,
 }
 
 /// Sanitises a self-declared client name to `[A-Za-z0-9._-]{1,64}` (SPEC §4.1): other characters are dropped, the
@@ -50,6 +52,23 @@ pub fn sanitize_client_name(raw: Option<&str>) -> String {
         .take(MAX_CLIENT_NAME_CHARS)
         .collect();
     if name.is_empty() { DEFAULT_CLIENT_NAME.to_owned() } else { name }
+}
+
+/// Sanitises a self-declared client version to at most 64 characters of `[A-Za-z0-9._+-]`; `None` when absent or
+/// empty afterwards.
+///
+/// ```
+/// use fluxgit_mcp_sidecar::protocol::sanitize_client_version;
+/// assert_eq!(sanitize_client_version(Some("1.2.3-beta+7 (linux)")).as_deref(), Some("1.2.3-beta+7linux"));
+/// assert_eq!(sanitize_client_version(Some("\n")), None);
+/// ```
+pub fn sanitize_client_version(raw: Option<&str>) -> Option<String> {
+    let version: String = raw?
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '+'))
+        .take(MAX_CLIENT_NAME_CHARS)
+        .collect();
+    (!version.is_empty()).then_some(version)
 }
 
 /// The `_meta` object of `params`, if any.
@@ -87,8 +106,13 @@ pub(crate) fn modern_context(meta: &Map<String, Value>) -> Result<RequestContext
             Some(json!({"missing": missing})),
         ));
     };
-    let client_name = meta.get(META_CLIENT_INFO).and_then(|info| info.get("name")).and_then(Value::as_str);
-    Ok(RequestContext { version, client_name: sanitize_client_name(client_name) })
+    let client_info = meta.get(META_CLIENT_INFO);
+    let field = |name: &str| client_info.and_then(|info| info.get(name)).and_then(Value::as_str);
+    Ok(RequestContext {
+        version,
+        client_name: sanitize_client_name(field("name")),
+        client_version: sanitize_client_version(field("version")),
+    })
 }
 
 /// `-32022` for `requested`, listing every supported version.

@@ -115,8 +115,8 @@ pub(crate) struct Tools<'a> {
     pub(crate) bridge: &'a crate::bridge::Bridge,
 }
 
-/// Runs `tools/call`: checks params, validates the arguments against the advertised schema, calls the tool with
-/// panics caught, and frames its output for `context.version`.
+/// Runs `tools/call`: checks params, validates the arguments against the advertised schema and calls the tool
+/// with panics caught. The output is framed by [`call_result`].
 ///
 /// # Errors
 /// `-32602` for malformed params, an unknown tool (`Unknown tool: X`) or arguments failing the schema
@@ -125,7 +125,7 @@ pub(crate) fn call_tool(
     tools: &Tools<'_>,
     context: &RequestContext,
     params: Option<&Value>,
-) -> Result<Value, ProtocolError> {
+) -> Result<ToolOutput, ProtocolError> {
     let registry = tools.registry;
     let Some(params) = params.and_then(Value::as_object) else {
         return Err(ProtocolError::invalid_params("tools/call needs params {name, arguments}", None));
@@ -162,7 +162,7 @@ pub(crate) fn call_tool(
     let call_context = CallContext { engine: tools.engine, client_name: &context.client_name, bridge: tools.bridge };
     let outcome = catch_unwind(AssertUnwindSafe(|| tool.call(&call_context, &arguments)));
     match outcome {
-        Ok(Ok(output)) => Ok(call_result(output, context.version)),
+        Ok(Ok(output)) => Ok(output),
         Ok(Err(error)) => Err(error),
         Err(panic) => {
             let detail = panic
@@ -182,11 +182,11 @@ fn unknown_tool(name: &str) -> ProtocolError {
 
 /// `{content: [{type: "text", text}], structuredContent?, isError}`; `structuredContent` only from 2025-06-18 and
 /// only when the tool produced one (a `Value::Null` structured output means "omit it").
-pub(crate) fn call_result(output: ToolOutput, version: Version) -> Value {
+pub(crate) fn call_result(output: &ToolOutput, version: Version) -> Value {
     let mut result = Map::new();
     result.insert("content".to_owned(), json!([{"type": "text", "text": output.text}]));
     if version.has_structured_output() && !output.structured.is_null() {
-        result.insert("structuredContent".to_owned(), output.structured);
+        result.insert("structuredContent".to_owned(), output.structured.clone());
     }
     result.insert("isError".to_owned(), Value::from(output.is_error));
     Value::Object(result)

@@ -34,20 +34,25 @@
 mod context;
 mod jsonrpc;
 mod methods;
+mod observe;
 #[cfg(test)]
 mod tests;
 mod version;
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::Instant;
 
 use serde_json::{Value, json};
 
 pub use context::{
     DEFAULT_CLIENT_NAME, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION, META_SERVER_INFO,
-    sanitize_client_name,
+    sanitize_client_name, sanitize_client_version,
 };
 pub use jsonrpc::{
     INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, UNSUPPORTED_PROTOCOL_VERSION,
 };
 pub use methods::{CACHE_SCOPE, INSTRUCTIONS, LIST_TTL_MS, ServerInfo};
+pub use observe::{CallObserver, CallRecord};
 pub use version::Version;
 
 use crate::bridge::Bridge;
@@ -59,14 +64,25 @@ use crate::transport::{Frame, MAX_FRAME_BYTES};
 /// Methods that are requests: sent without an id they are logged and not executed (SPEC §4.1).
 const REQUEST_METHODS: [&str; 5] = ["initialize", "ping", "server/discover", "tools/list", "tools/call"];
 
-/// One MCP server: the tool registry, the engine, and the legacy session state.
-#[derive(Debug)]
+/// One MCP server: the tool registry, the engine, the legacy session state, and the observers of tool calls.
 pub struct Server {
     registry: Registry,
     engine: fluxgit_engine::Engine,
     bridge: Bridge,
     info: ServerInfo,
     session: Session,
+    observers: Vec<Box<dyn CallObserver>>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("registry", &self.registry)
+            .field("info", &self.info)
+            .field("session", &self.session)
+            .field("observers", &self.observers.len())
+            .finish_non_exhaustive()
+    }
 }
 
 /// What a legacy `initialize` established.
@@ -76,18 +92,33 @@ struct Session {
     negotiated: Option<Version>,
     /// The sanitised `clientInfo.name`; `None` before `initialize`.
     client_name: Option<String>,
+    /// The sanitised `clientInfo.version`, if declared.
+    client_version: Option<String>,
 }
 
 impl Server {
     /// A server offering the tools of `registry`, backed by `engine`, identifying itself as
     /// [`ServerInfo::CURRENT`], without a gateway ([`Bridge::NONE`]).
     pub fn new(registry: Registry, engine: fluxgit_engine::Engine) -> Self {
-        Self { registry, engine, bridge: Bridge::NONE, info: ServerInfo::CURRENT, session: Session::default() }
+        Self {
+            registry,
+            engine,
+            bridge: Bridge::NONE,
+            info: ServerInfo::CURRENT,
+            session: Session::default(),
+            observers: Vec::new(),
+        }
     }
 
     /// The same server, proposing writes through `bridge`.
     pub fn with_bridge(self, bridge: Bridge) -> Self {
         Self { bridge, ..self }
+    }
+
+    /// Adds an observer told about every `tools/call` after it ran, before its response is written (the audit
+    /// ledger, the presence file). Observers run in the order added.
+    pub fn observe_calls(&mut self, observer: Box<dyn CallObserver>) {
+        self.observers.push(observer);
     }
 
     /// The tools served.
@@ -177,11 +208,16 @@ impl Server {
         let context = if context::is_modern_request(meta) {
             context::modern_context(meta.unwrap_or(&serde_json::Map::new()))?
         } else if method == "server/discover" {
-            RequestContext { version: Version::NEWEST, client_name: DEFAULT_CLIENT_NAME.to_owned() }
+            RequestContext {
+                version: Version::NEWEST,
+                client_name: DEFAULT_CLIENT_NAME.to_owned(),
+                client_version: None,
+            }
         } else {
             RequestContext {
                 version: self.session.negotiated.unwrap_or(Version::NEWEST_LEGACY),
                 client_name: self.client_name().to_owned(),
+                client_version: self.session.client_version.clone(),
             }
         };
         let result = match method {
@@ -197,8 +233,11 @@ impl Server {
             "server/discover" => return Ok(methods::decorate_modern(methods::discover_result(), &self.info)),
             "tools/list" => methods::list_tools_result(&self.registry, context.version),
             "tools/call" => {
+                let started = Instant::now();
                 let tools = methods::Tools { registry: &self.registry, engine: &self.engine, bridge: &self.bridge };
-                methods::call_tool(&tools, &context, params)?
+                let outcome = methods::call_tool(&tools, &context, params);
+                self.notify_observers(params, &context, outcome.as_ref(), started);
+                methods::call_result(&outcome?, context.version)
             }
             _ => return Err(ProtocolError::method_not_found(method)),
         };
@@ -216,9 +255,45 @@ impl Server {
             .and_then(|info| info.get("name"))
             .and_then(Value::as_str);
         let client_name = sanitize_client_name(declared_name);
+        let declared_version = params
+            .and_then(|params| params.get("clientInfo"))
+            .and_then(|info| info.get("version"))
+            .and_then(Value::as_str);
         tracing::info!(requested, negotiated = %version, client = %client_name, "initialize");
-        self.session = Session { negotiated: Some(version), client_name: Some(client_name) };
+        self.session = Session {
+            negotiated: Some(version),
+            client_name: Some(client_name),
+            client_version: sanitize_client_version(declared_version),
+        };
         Ok(methods::initialize_result(version, &self.info))
+    }
+
+    /// Tells every observer about a finished `tools/call`; an observer that panics is logged and skipped.
+    fn notify_observers(
+        &mut self,
+        params: Option<&Value>,
+        context: &RequestContext,
+        outcome: Result<&crate::tools::ToolOutput, &ProtocolError>,
+        started: Instant,
+    ) {
+        if self.observers.is_empty() {
+            return;
+        }
+        let name = params.and_then(|params| params.get("name")).and_then(Value::as_str);
+        let record = CallRecord {
+            name,
+            definition: name.and_then(|name| self.registry.lookup(name)).map(|tool| tool.definition()),
+            arguments: params.and_then(|params| params.get("arguments")),
+            client_name: &context.client_name,
+            client_version: context.client_version.as_deref(),
+            outcome,
+            duration: started.elapsed(),
+        };
+        for observer in &mut self.observers {
+            if catch_unwind(AssertUnwindSafe(|| observer.observe(&record))).is_err() {
+                tracing::error!("a tools/call observer panicked; the call's response is unaffected");
+            }
+        }
     }
 }
 

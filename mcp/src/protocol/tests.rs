@@ -397,3 +397,79 @@ fn registry_rejects_bad_definitions() {
 fn the_shipped_registry_builds() {
     crate::tools::registry().expect("every shipped tool definition is valid");
 }
+
+/// What an observer saw of one call.
+#[derive(Debug, Clone, PartialEq)]
+struct Seen {
+    name: Option<String>,
+    registered: bool,
+    client: (String, Option<String>),
+    succeeded: bool,
+    error_code: Option<i32>,
+}
+
+/// Records every call into a shared list; panics on the call whose arguments say `"mode": "panic-observer"`.
+struct Recorder(std::sync::Arc<std::sync::Mutex<Vec<Seen>>>);
+
+impl crate::protocol::CallObserver for Recorder {
+    fn observe(&mut self, call: &crate::protocol::CallRecord<'_>) {
+        self.0.lock().expect("lock").push(Seen {
+            name: call.name.map(str::to_owned),
+            registered: call.definition.is_some(),
+            client: (call.client_name.to_owned(), call.client_version.map(str::to_owned)),
+            succeeded: call.succeeded(),
+            error_code: call.outcome.err().map(|error| error.code),
+        });
+    }
+}
+
+struct Panicker;
+
+impl crate::protocol::CallObserver for Panicker {
+    fn observe(&mut self, _: &crate::protocol::CallRecord<'_>) {
+        panic!("observer panics on purpose");
+    }
+}
+
+#[test]
+fn observers_see_every_call_and_cannot_change_its_response() {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut plain = server();
+    let mut observed = server();
+    observed.observe_calls(Box::new(Panicker));
+    observed.observe_calls(Box::new(Recorder(seen.clone())));
+    let messages = [
+        request(
+            0,
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "obs", "version": "9.9 beta"}}),
+        ),
+        request(1, "tools/call", json!({"name": "test.echo", "arguments": {"mode": "ok"}})),
+        request(2, "tools/call", json!({"name": "test.echo", "arguments": {"mode": "product-error"}})),
+        request(3, "tools/call", json!({"name": "test.echo", "arguments": {"count": 99}})),
+        request(4, "tools/call", json!({"name": "missing.tool"})),
+        request(5, "tools/list", json!({})),
+        request(6, "tools/call", json!({"name": "test.echo", "_meta": modern_meta("2026-07-28")})),
+    ];
+    for message in messages {
+        assert_eq!(send(&mut observed, message.clone()), send(&mut plain, message));
+    }
+    let client = ("obs".to_owned(), Some("9.9beta".to_owned()));
+    let modern = ("modernclient".to_owned(), Some("1".to_owned()));
+    let expected = [
+        (Some("test.echo"), true, &client, true, None),
+        (Some("test.echo"), true, &client, false, None),
+        (Some("test.echo"), true, &client, false, Some(INVALID_PARAMS)),
+        (Some("missing.tool"), false, &client, false, Some(INVALID_PARAMS)),
+        (Some("test.echo"), true, &modern, true, None),
+    ]
+    .map(|(name, registered, client, succeeded, error_code)| Seen {
+        name: name.map(str::to_owned),
+        registered,
+        client: client.clone(),
+        succeeded,
+        error_code,
+    });
+    assert_eq!(*seen.lock().expect("lock"), expected, "tools/list is not a call");
+}

@@ -1,8 +1,10 @@
 //! The sidecar's integration tests, one test binary (STYLE §5): the real binary over stdio (`protocol`,
 //! `tools_stdio`, `history`, `scope`, `topology`), the token budgets of the tools on real fixtures (`budget`), and the
 //! write-proposal bridge against a fake gateway (`bridge`, `bridge_status`, `fake_gateway`), and the gateway read tools
-//! (`gateway_reads`).
+//! (`gateway_reads`), the audit of every call (`audit`), `verify-audit` (`verify_audit`) and the presence file
+//! (`presence`).
 
+mod audit;
 mod bridge;
 mod bridge_status;
 mod budget;
@@ -10,8 +12,10 @@ mod conflict;
 mod fake_gateway;
 mod gateway_reads;
 mod history;
+mod presence;
 mod protocol;
 mod scope;
 mod support;
 mod tools_stdio;
 mod topology;
+mod verify_audit;

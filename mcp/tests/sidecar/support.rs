@@ -61,3 +61,91 @@ pub(crate) fn assert_fits_output_schema(tool: &str, response: &Value) {
         validator.iter_errors(structured).map(|error| format!("{error} at {}", error.instance_path())).collect();
     assert!(errors.is_empty(), "{tool}: result does not fit its outputSchema: {errors:?}\n{structured}");
 }
+
+/// A server process driven one request at a time: each response is read before the next request is sent, so
+/// whatever a call wrote (audit entry, presence file) is on disk when its response arrives.
+pub(crate) struct Running {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl Running {
+    /// Starts `command` with piped stdin and stdout (stderr piped too, read by [`Running::finish`]).
+    pub(crate) fn start(mut command: Command) -> Self {
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn the sidecar");
+        let stdin = child.stdin.take();
+        let stdout = std::io::BufReader::new(child.stdout.take().expect("piped stdout"));
+        Self { child, stdin, stdout }
+    }
+
+    /// The process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Sends one request and returns its response.
+    pub(crate) fn request(&mut self, message: &Value) -> Value {
+        use std::io::BufRead as _;
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "{message}").expect("write request");
+        stdin.flush().expect("flush");
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).expect("read response");
+        serde_json::from_str(&line).unwrap_or_else(|error| panic!("response is not JSON ({error}): {line:?}"))
+    }
+
+    /// Closes stdin, waits for the exit, and returns the status and stderr.
+    pub(crate) fn finish(mut self) -> (std::process::ExitStatus, String) {
+        drop(self.stdin.take());
+        let status = self.child.wait().expect("wait");
+        let mut stderr = String::new();
+        self.child.stderr.take().expect("piped stderr").read_to_string(&mut stderr).expect("read stderr");
+        (status, stderr)
+    }
+
+    /// Sends `signal` (e.g. `TERM`) with `kill`, keeping stdin open, and waits for the exit.
+    pub(crate) fn signal(self, signal: &str) -> (std::process::ExitStatus, String) {
+        let pid = self.pid().to_string();
+        let killed = Command::new("kill").args([&format!("-{signal}"), &pid]).status().expect("run kill");
+        assert!(killed.success(), "kill -{signal} {pid}");
+        let Self { mut child, stdin, .. } = self;
+        let status = child.wait().expect("wait");
+        drop(stdin);
+        let mut stderr = String::new();
+        child.stderr.take().expect("piped stderr").read_to_string(&mut stderr).expect("read stderr");
+        (status, stderr)
+    }
+}
+
+/// `initialize` (legacy 2025-11-25) as client `name` version `version`.
+pub(crate) fn initialize(name: &str, version: &str) -> Value {
+    serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": name, "version": version}}})
+}
+
+/// A `tools/call` request.
+pub(crate) fn tool_call(id: i64, tool: &str, arguments: Value) -> Value {
+    serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments}})
+}
+
+/// Runs the sidecar with `args` and a clean environment plus `env`; returns exit code, stdout and stderr.
+pub(crate) fn run(args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> (i32, String, String) {
+    let mut command = Command::new(BIN);
+    command.args(args).env_clear().env("PATH", std::env::var_os("PATH").unwrap_or_default());
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let output = command.stdin(Stdio::null()).output().expect("run the sidecar");
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}

@@ -1,0 +1,78 @@
+//! `fluxgit-audit`: the FluxGit audit ledger (SPEC §7), shared by the sidecar and the gateway (which never link
+//! each other).
+//!
+//! The ledger is append-only JSONL: one canonical JSON entry per line, hash-chained (`sequence`, `previousHash`,
+//! `entryHash`) and optionally Ed25519-signed (`signature`, `signatureKeyId`, `signatureVersion` 3). Arguments and
+//! paths are recorded only as sha256 fingerprints ([`fingerprint`], [`repo_scope`]).
+//!
+//! - [`Ledger`] writes: [`Ledger::append`] holds a cross-process lock (`<ledger>.lock`) around reading the chain's
+//!   tail, rotation, the append and its `fsync`. The active file rotates at 4 MiB into segments named
+//!   `<ledger>.segment-<first>-<last>-<segmentId>`; at most 4 rotated segments are kept, and before the oldest is
+//!   removed a checkpoint (`<ledger>.checkpoint`, signed when signing) naming its last entry is synced. Lines are at
+//!   most 256 KiB.
+//! - [`verify_audit_ledger`] verifies the whole retained ledger with bounded memory; [`verify_audit_event_signature`]
+//!   checks one entry's signature.
+//! - [`SigningKey::load`] loads the signing key fail-closed (empty path, missing, group/world-accessible, oversized
+//!   or not an Ed25519 PKCS#8 PEM key: an error, never unsigned output); [`generate_key_pair`] makes one.
+//!
+//! # Limits of a local chain
+//! A clean cut of the newest lines (whole lines removed from the end of the active file) cannot be detected
+//! without an external anchor: what remains is a shorter, valid chain. The same holds for deleting the whole
+//! retained history together with its checkpoint. Record the latest `sequence` and `entryHash` elsewhere (or
+//! compare with the gateway's journal) when that matters. Signatures prevent rewriting a chain without the
+//! private key; they do not prevent cutting it.
+//!
+//! ```
+//! use fluxgit_audit::{Approval, Event, EventType, Ledger, Outcome, Risk, SigningKey, VerifyOptions};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let path = dir.path().join("audit").join("mcp.jsonl");
+//! let key = SigningKey::from_bytes(&[1; 32]);
+//! let public_key = key.public_key();
+//! let ledger = Ledger::open(&path, Some(key))?;
+//! let event = Event {
+//!     tool: "repo.status".into(),
+//!     event_type: EventType::ToolCall,
+//!     repo_scope: fluxgit_audit::repo_scope("/home/me/repo"),
+//!     args_fingerprint: fluxgit_audit::fingerprint(&serde_json::json!({"repoPath": "/home/me/repo"})),
+//!     risk: Risk::Read,
+//!     approval: Approval::None,
+//!     result: Outcome::Success,
+//!     session_id: "my-agent".into(),
+//!     duration_ms: 3,
+//!     summary: "repo.status: success".into(),
+//!     read_only: true,
+//!     sidecar_read_only: true,
+//! };
+//! ledger.append(&event)?;
+//! ledger.append(&event)?;
+//! let keys = [public_key];
+//! let report = fluxgit_audit::verify_audit_ledger(&path, &VerifyOptions { public_keys: &keys, require_signed: true })?;
+//! assert_eq!((report.chained, report.signed, report.last_sequence), (2, 2, Some(2)));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+#![deny(missing_docs)]
+
+mod canonical;
+mod checkpoint;
+mod entry;
+mod files;
+mod key;
+mod ledger;
+mod signature;
+mod verify;
+
+pub use canonical::{SHA256_PREFIX, canonical_json, fingerprint, sha256_digest};
+pub use checkpoint::CHECKPOINT_VERSION;
+pub use entry::{
+    AUDIT_CHAIN_VERSION, AUDIT_SCHEMA_VERSION, Approval, Event, EventType, GENESIS, MAX_SUMMARY_CHARS, Outcome, Risk,
+    repo_scope,
+};
+pub use files::MAX_LINE_BYTES;
+pub use key::{
+    KEY_ID_HEX_CHARS, KeyError, MAX_KEY_FILE_BYTES, PublicKey, SigningKey, generate_key_pair, public_key_path,
+};
+pub use ledger::{AppendError, Appended, KEEP_SEGMENTS, Ledger, Limits, OpenError, ROTATE_BYTES};
+pub use signature::{SIGNATURE_VERSION, SignatureError, Signed, verify_audit_event_signature};
+pub use verify::{Report, VerifyError, VerifyOptions, verify_audit_ledger};
