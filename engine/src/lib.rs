@@ -20,6 +20,7 @@
 
 pub mod brief;
 pub mod budget;
+pub mod diff;
 mod engine;
 pub mod error;
 pub mod facets;
