@@ -9,8 +9,11 @@
 //!
 //! Known differences from `git diff`: no function names after `@@` (git's `xfuncname` context; `git apply` ignores
 //! it), abbreviated ids are always 7 hex digits, a submodule counts as changed only when its checked-out commit
-//! moved (not when files inside it changed: no `-dirty`), and for unmerged paths against the index only the path
-//! is listed (status `unmerged`; read conflicts with `conflict.read`).
+//! moved (not when files inside it changed: no `-dirty`), for unmerged paths against the index only the path is
+//! listed (status `unmerged`; read conflicts with `conflict.read`), and a binary file that was renamed *and*
+//! changed is a deletion plus an addition (gix measures similarity on text lines only; git pairs it by content
+//! chunks). Line counts come from gix's Myers diff, which matches git's on ordinary edits but may differ on
+//! pathological inputs where git's heuristics cut the search short.
 
 mod binary;
 mod changes;

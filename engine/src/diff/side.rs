@@ -135,10 +135,10 @@ fn worktree(repo: &gix::Repository, filter: &PathFilter, with_unmerged_files: bo
         )
         .map_err(to_err)?;
         for record in recorder.records {
-            if let StatusEntry::Modification { entry_index, entry, rela_path, status, .. } = record {
-                if let Some(update) = update_for(&workdir, repo, entry, rela_path, status)? {
-                    updates.push((entry_index, update));
-                }
+            if let StatusEntry::Modification { entry_index, entry, rela_path, status, .. } = record
+                && let Some(update) = update_for(&workdir, repo, entry, rela_path, status)?
+            {
+                updates.push((entry_index, update));
             }
         }
     }

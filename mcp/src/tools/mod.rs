@@ -60,6 +60,7 @@ pub trait Tool: Send + Sync {
     fn call(&self, ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError>;
 }
 
+pub mod diff;
 mod registry;
 pub mod repo;
 pub mod schema;
@@ -77,5 +78,8 @@ pub fn registry() -> Result<Registry, RegistryError> {
     registry.register(Box::new(repo::brief()))?;
     registry.register(Box::new(repo::status()))?;
     registry.register(Box::new(repo::refs()))?;
+    registry.register(Box::new(diff::commit_details()))?;
+    registry.register(Box::new(diff::worktree_changes()))?;
+    registry.register(Box::new(diff::diff_text()))?;
     Ok(registry)
 }

@@ -33,13 +33,14 @@ pub const STATUS_DEFAULT_TOKENS: u64 = 4000;
 /// `repo.refs`'s default budget in tokens.
 pub const REFS_DEFAULT_TOKENS: u64 = 2000;
 
-fn parse<T: for<'de> Deserialize<'de>>(arguments: &Map<String, Value>) -> Result<T, ProtocolError> {
+/// Deserialises validated arguments into a handler's argument struct.
+pub(crate) fn parse<T: for<'de> Deserialize<'de>>(arguments: &Map<String, Value>) -> Result<T, ProtocolError> {
     serde_json::from_value(Value::Object(arguments.clone()))
         .map_err(|err| ProtocolError::invalid_params(format!("invalid arguments: {err}"), None))
 }
 
 /// Resolves the repository, runs `read` with a measure over this tool's envelope, and maps errors.
-fn run<T: serde::Serialize>(
+pub(crate) fn run<T: serde::Serialize>(
     ctx: &CallContext<'_>,
     tool: &'static str,
     repo_path: &str,

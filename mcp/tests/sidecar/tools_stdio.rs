@@ -10,7 +10,7 @@ use crate::support::{exchange, sidecar};
 
 /// Runs one server process with `allowed_root` on newline-delimited `requests` after a legacy `initialize`; returns
 /// the responses in order. HOME and the run dir live outside the root, so digests of the root see only the fixture.
-fn session(allowed_root: &Path, requests: &[Value]) -> Vec<Value> {
+pub(crate) fn session(allowed_root: &Path, requests: &[Value]) -> Vec<Value> {
     let elsewhere = tempfile::tempdir().expect("tempdir");
     let mut input = Vec::new();
     input.extend(
@@ -29,11 +29,11 @@ fn session(allowed_root: &Path, requests: &[Value]) -> Vec<Value> {
     responses[1..].to_vec()
 }
 
-fn call(id: i64, tool: &str, arguments: Value) -> Value {
+pub(crate) fn call(id: i64, tool: &str, arguments: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}})
 }
 
-fn reason(response: &Value) -> &str {
+pub(crate) fn reason(response: &Value) -> &str {
     assert_eq!(response["error"]["code"], -32602, "{response}");
     response["error"]["data"]["reason"].as_str().unwrap_or("")
 }
