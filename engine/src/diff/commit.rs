@@ -92,12 +92,7 @@ pub fn read(repo: &gix::Repository, spec: &str) -> Result<Details> {
         subject,
         body,
         merge,
-        note: merge.then(|| {
-            format!(
-                "merge commit: files are diffed against the first parent {}, as `git show --diff-merges=first-parent`",
-                parents[0]
-            )
-        }),
+        note: merge.then(|| "a merge: files are diffed against its first parent only".to_owned()),
         diffed_against,
         totals: Totals::of(&files),
         files,

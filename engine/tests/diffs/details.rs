@@ -51,6 +51,26 @@ fn commit_details_match_git_show() {
 }
 
 #[test]
+fn a_commit_body_is_read_and_cut_last() {
+    let fixture = fluxgit_fixtures::build(Scenario::Clean);
+    let body = "Why: the parser dropped the last line.\n\nHow: read to the end; see café notes.";
+    fixture.git(&["commit", "-q", "--allow-empty", "-m", "fix: keep the last line", "-m", body]);
+    let full =
+        read(&fixture, |engine, repo| engine.commit_details(repo, "HEAD", UNLIMITED, &mut measure)).expect("reads");
+    assert_eq!(full.data.body, fixture.git(&["log", "-1", "--format=%b"]).trim());
+    assert_eq!(full.data.body, body);
+    assert!(full.data.files.is_empty() && full.omitted.0.is_empty());
+    let floor = read(&fixture, |engine, repo| engine.commit_details(repo, "HEAD", 1, &mut measure));
+    let Err(fluxgit_engine::Error::Invalid { floor: Some(floor), .. }) = floor else { panic!("under the floor") };
+    let cut =
+        read(&fixture, |engine, repo| engine.commit_details(repo, "HEAD", floor + 5, &mut measure)).expect("fits");
+    assert!(measure(&cut) <= floor + 5);
+    let shown = cut.data.body.chars().count();
+    assert!(shown < body.chars().count() && body.starts_with(&cut.data.body), "{:?}", cut.data.body);
+    assert_eq!(cut.omitted.0, vec![("bodyChars", body.chars().count() - shown)]);
+}
+
+#[test]
 fn commit_details_cut_to_the_budget_and_refuse_bad_revisions() {
     let fixture = fluxgit_fixtures::build(Scenario::Diffs);
     let details =

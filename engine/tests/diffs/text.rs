@@ -342,3 +342,35 @@ fn bad_selections_are_refused() {
     assert_eq!(reason(text::Options { path: Some("../outside".into()), ..base.clone() }), "invalid_path");
     assert_eq!(reason(text::Options { staged: true, head: Some("HEAD".into()), ..base }), "invalid_revision");
 }
+
+#[test]
+fn no_textconv_or_external_diff_program_runs() {
+    let fixture = fluxgit_fixtures::build(Scenario::Diffs);
+    let traps = tempfile::tempdir().expect("tempdir");
+    let marker = traps.path().join("ran");
+    let script = traps.path().join("trap.sh");
+    std::fs::write(&script, format!("#!/bin/sh\n: > '{}'\ncat \"$1\"\n", marker.display())).expect("script");
+    let mut permissions = std::fs::metadata(&script).expect("meta").permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(&script, permissions).expect("chmod");
+    let script = script.to_str().expect("utf-8");
+    fixture.git(&["config", "diff.trap.textconv", script]);
+    fixture.git(&["config", "diff.trap.command", script]);
+    std::fs::write(fixture.path().join(".gitattributes"), "* diff=trap\n").expect("attributes");
+    fixture.git(&["add", ".gitattributes"]);
+    for selection in selections() {
+        let report = diff(&fixture, &options(&selection, text::MAX_MAX_BYTES, true), UNLIMITED).data;
+        assert!(!report.files.is_empty(), "{}", selection.name);
+        if let Some(logo) = report.files.iter().find(|file| file.stat.path == "assets/logo.bin") {
+            assert!(logo.stat.binary, "{}: still binary under a diff driver", selection.name);
+        }
+    }
+    read(&fixture, |engine, repo| {
+        engine.commit_details(repo, "HEAD~2", UNLIMITED, &mut measure).expect("details");
+        engine.worktree_changes(repo, UNLIMITED, &mut measure).expect("changes");
+    });
+    assert!(!marker.exists(), "a textconv or external diff program ran");
+    // The trap is live: git itself runs it.
+    fixture.git(&["diff", "HEAD~3", "HEAD", "--", "src/long.c"]);
+    assert!(marker.exists(), "git runs the trap");
+}
