@@ -24,6 +24,7 @@ pub mod brief;
 pub mod budget;
 pub mod codeowners;
 pub mod conflict;
+pub mod diff;
 mod engine;
 pub mod error;
 pub mod facets;

@@ -63,6 +63,7 @@ pub trait Tool: Send + Sync {
 }
 
 pub mod conflict;
+pub mod diff;
 pub mod gateway;
 pub mod history;
 pub mod operation;
@@ -91,8 +92,11 @@ pub fn registry() -> Result<Registry, RegistryError> {
     registry.register(Box::new(history::history()))?;
     registry.register(Box::new(history::reflog()))?;
     registry.register(Box::new(conflict::read()))?;
+    registry.register(Box::new(diff::commit_details()))?;
+    registry.register(Box::new(diff::worktree_changes()))?;
     registry.register(Box::new(topology::worktree_list()))?;
     registry.register(Box::new(topology::submodule_status()))?;
+    registry.register(Box::new(diff::diff_text()))?;
     registry.register(Box::new(operation::status_tool()))?;
     registry.register(Box::new(semantic::semantic()))?;
     registry.register(Box::new(semantic::semantic_fallbacks()))?;

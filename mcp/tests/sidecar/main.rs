@@ -1,5 +1,5 @@
 //! The sidecar's integration tests, one test binary (STYLE §5): the real binary over stdio (`protocol`,
-//! `tools_stdio`, `history`, `scope`, `topology`), the token budgets of the tools on real fixtures (`budget`), and the
+//! `tools_stdio`, `history`, `scope`, `topology`, `diff_tools`), the token budgets of the tools on real fixtures (`budget`), and the
 //! write-proposal bridge against a fake gateway (`bridge`, `bridge_status`, `fake_gateway`), and the gateway read tools
 //! (`gateway_reads`), the audit of every call (`audit`), `verify-audit` (`verify_audit`) and the presence file
 //! (`presence`).
@@ -9,6 +9,7 @@ mod bridge;
 mod bridge_status;
 mod budget;
 mod conflict;
+mod diff_tools;
 mod fake_gateway;
 mod gateway_reads;
 mod history;

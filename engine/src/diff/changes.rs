@@ -1,0 +1,125 @@
+//! File-level changes between two sides, with git's rename detection.
+
+use gix::ObjectId;
+use gix::bstr::BString;
+use gix::diff::index::ChangeRef;
+use gix::index::entry::Mode;
+
+use crate::error::{Error, Result};
+
+/// A file on one side of a change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Entry {
+    /// Repository-relative path.
+    pub(crate) path: BString,
+    /// Index mode (regular, executable, symlink, gitlink).
+    pub(crate) mode: Mode,
+    /// Blob id (commit id for a gitlink); for the work tree, the id the file would get if added.
+    pub(crate) id: ObjectId,
+}
+
+/// What happened to a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// Only in the new side.
+    Added,
+    /// Only in the old side.
+    Deleted,
+    /// In both, with another id or mode.
+    Modified,
+    /// Moved from `old.path` to `new.path`.
+    Renamed,
+    /// Copied from `old.path` (which still exists) to `new.path`.
+    Copied,
+}
+
+/// One changed file; `old` is `None` for additions, `new` for deletions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Change {
+    pub(crate) kind: Kind,
+    pub(crate) old: Option<Entry>,
+    pub(crate) new: Option<Entry>,
+}
+
+impl Change {
+    /// The path the change is listed under: the new path, or the old one for deletions.
+    pub(crate) fn path(&self) -> &BString {
+        match (&self.new, &self.old) {
+            (Some(entry), _) | (None, Some(entry)) => &entry.path,
+            (None, None) => unreachable!("a change has at least one side"),
+        }
+    }
+}
+
+/// Compares `old` with `new` (index states), detecting renames (and copies) as `rewrites` says, and returns the
+/// changes sorted by path. `new_root` is the work tree when `new` is the work tree: rename similarity then reads
+/// the new side's files from disk.
+///
+/// # Errors
+/// [`Error::GitRead`] when an object cannot be read.
+pub(crate) fn compare(
+    repo: &gix::Repository,
+    old: &gix::index::State,
+    new: &gix::index::State,
+    new_root: Option<std::path::PathBuf>,
+    rewrites: Option<gix::diff::Rewrites>,
+) -> Result<Vec<Change>> {
+    let to_err = |err| Error::git("a diff", err);
+    let roots = gix::diff::blob::pipeline::WorktreeRoots { old_root: None, new_root };
+    let mut cache = repo.diff_resource_cache(gix::diff::blob::pipeline::Mode::ToGit, roots).map_err(to_err)?;
+    let empty = gix::index::State::new(repo.object_hash());
+    let (mut search, _) = repo
+        .pathspec(true, None::<&str>, false, &empty, gix::worktree::stack::state::attributes::Source::IdMapping)
+        .map_err(to_err)?
+        .into_parts();
+    let mut out = Vec::new();
+    gix::diff::index(
+        old,
+        new,
+        |change| {
+            out.push(convert(change));
+            Ok(std::ops::ControlFlow::Continue(()))
+        },
+        rewrites.map(|rewrites| gix::diff::index::RewriteOptions { resource_cache: &mut cache, find: repo, rewrites }),
+        &mut search,
+        &mut |_, _, _, _| false,
+    )
+    .map_err(to_err)?;
+    out.sort_by(|a, b| {
+        a.path().cmp(b.path()).then_with(|| a.old.as_ref().map(|e| &e.path).cmp(&b.old.as_ref().map(|e| &e.path)))
+    });
+    Ok(out)
+}
+
+/// Rename detection as the repository configures `diff.renames` (git's default: renames at 50% similarity).
+pub(crate) fn configured_rewrites(repo: &gix::Repository) -> Result<Option<gix::diff::Rewrites>> {
+    let config = repo.config_snapshot();
+    let (rewrites, configured) =
+        gix::diff::new_rewrites(config.plumbing(), true).map_err(|err| Error::git("diff configuration", err))?;
+    Ok(if configured { rewrites } else { Some(gix::diff::Rewrites::default()) })
+}
+
+fn convert(change: ChangeRef<'_, '_>) -> Change {
+    let entry =
+        |path: &gix::bstr::BStr, mode: Mode, id: &gix::oid| Entry { path: path.to_owned(), mode, id: id.to_owned() };
+    match change {
+        ChangeRef::Addition { location, entry_mode, id, .. } => {
+            Change { kind: Kind::Added, old: None, new: Some(entry(&location, entry_mode, &id)) }
+        }
+        ChangeRef::Deletion { location, entry_mode, id, .. } => {
+            Change { kind: Kind::Deleted, old: Some(entry(&location, entry_mode, &id)), new: None }
+        }
+        ChangeRef::Modification { location, previous_entry_mode, previous_id, entry_mode, id, .. } => Change {
+            kind: Kind::Modified,
+            old: Some(entry(&location, previous_entry_mode, &previous_id)),
+            new: Some(entry(&location, entry_mode, &id)),
+        },
+        ChangeRef::Rewrite {
+            source_location, source_entry_mode, source_id, location, entry_mode, id, copy, ..
+        } => Change {
+            kind: if copy { Kind::Copied } else { Kind::Renamed },
+            old: Some(entry(&source_location, source_entry_mode, &source_id)),
+            new: Some(entry(&location, entry_mode, &id)),
+        },
+    }
+}

@@ -1,0 +1,234 @@
+//! Diffs (SPEC §5): `diff.text` ([`text`]), `commit.details` ([`commit`]) and `worktree.changes` ([`worktree`]),
+//! on one shared machinery.
+//!
+//! A diff compares two sides (a tree, the index, or the tracked files of the work tree). Each side is read into an
+//! in-memory index state (nothing is written: no index refresh, no lock, no object), the two states are compared
+//! entry by entry with gix's rename tracker (git's `-M50%` default, or what `diff.renames` configures), and each
+//! changed file is counted and rendered as git does (`--numstat` counts, `diff --git` headers, `@@` hunks with
+//! three lines of context). No textconv, external diff or filter program is run.
+//!
+//! Known differences from `git diff`: no function names after `@@` (git's `xfuncname` context; `git apply` ignores
+//! it), abbreviated ids are always 7 hex digits, a submodule counts as changed only when its checked-out commit
+//! moved (not when files inside it changed: no `-dirty`), for unmerged paths against the index only the path is
+//! listed (status `unmerged`; read conflicts with `conflict.read`), and a binary file that was renamed *and*
+//! changed is a deletion plus an addition (gix measures similarity on text lines only; git pairs it by content
+//! chunks). Line counts come from gix's Myers diff, which matches git's on ordinary edits but may differ on
+//! pathological inputs where git's heuristics cut the search short.
+
+mod binary;
+mod changes;
+pub mod commit;
+mod patch;
+mod side;
+pub mod text;
+pub mod worktree;
+
+use std::collections::BTreeSet;
+
+use gix::bstr::BString;
+use serde::Serialize;
+
+use crate::engine::{Budgeted, Engine, Measure, Repo};
+use crate::error::Result;
+use changes::Change;
+use side::{PathFilter, Side};
+
+/// How a file changed, in git's terms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    /// Added (`A`).
+    Added,
+    /// Content or mode changed (`M`).
+    Modified,
+    /// Deleted (`D`).
+    Deleted,
+    /// Moved from `from`, possibly edited (`R`).
+    Renamed,
+    /// Copied from `from`, possibly edited (`C`; only when `diff.renames` is `copies`).
+    Copied,
+    /// Changed type, e.g. a file became a symlink (`T`); the patch shows a deletion and an addition, as git does.
+    TypeChange,
+    /// Unmerged (conflicted) in the index; no counts and no patch.
+    Unmerged,
+}
+
+/// One changed file as `git diff --numstat` sees it, plus what an agent needs to read the change.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileStat {
+    /// Repository-relative path (the new path for renames and copies), as UTF-8; bytes that are not UTF-8 are
+    /// replaced with U+FFFD here (the patch quotes such paths exactly).
+    pub path: String,
+    /// For renames and copies: the old path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    /// How the file changed.
+    pub status: Status,
+    /// Added lines, or `null` for a binary file (`-` in `--numstat`).
+    pub additions: Option<u64>,
+    /// Deleted lines, or `null` for a binary file.
+    pub deletions: Option<u64>,
+    /// Git considers the content binary: the patch says `Binary files ... differ` and carries no content.
+    pub binary: bool,
+    /// Text that is not valid UTF-8 on at least one side: counted as text, carried in the patch as an exact
+    /// `GIT binary patch` (present only when true).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub non_utf8: bool,
+    /// For renames and copies: similarity in percent (git's `similarity index`), when the content could be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub similarity: Option<u8>,
+    /// The old mode (e.g. `100644`) when the mode changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub old_mode: Option<String>,
+    /// The new mode (e.g. `100755`) when the mode changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub new_mode: Option<String>,
+}
+
+impl FileStat {
+    /// The listing of an unmerged path.
+    fn unmerged(path: &BString) -> Self {
+        Self {
+            path: crate::facets::utf8(path),
+            from: None,
+            status: Status::Unmerged,
+            additions: None,
+            deletions: None,
+            binary: false,
+            non_utf8: false,
+            similarity: None,
+            old_mode: None,
+            new_mode: None,
+        }
+    }
+}
+
+/// Exact totals over every changed file, also when the listing is cut.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Totals {
+    /// Changed files.
+    pub files: usize,
+    /// Added lines over text files.
+    pub additions: u64,
+    /// Deleted lines over text files.
+    pub deletions: u64,
+}
+
+impl Totals {
+    fn of<'a>(stats: impl IntoIterator<Item = &'a FileStat>) -> Self {
+        stats.into_iter().fold(Self::default(), |mut totals, stat| {
+            totals.files += 1;
+            totals.additions += stat.additions.unwrap_or(0);
+            totals.deletions += stat.deletions.unwrap_or(0);
+            totals
+        })
+    }
+}
+
+/// The file changes between two sides, and the unmerged paths set apart from them.
+struct Diffed {
+    changes: Vec<Change>,
+    unmerged: BTreeSet<BString>,
+    /// The work tree, when it is the new side (its content is read from disk).
+    new_root: Option<std::path::PathBuf>,
+}
+
+/// Compares `old` with `new` within `filter`.
+///
+/// Unmerged paths: against the index they are set apart (listed, never diffed); a tree against the work tree
+/// compares the work-tree file, like `git diff <tree>`.
+fn diff_sides(
+    repo: &gix::Repository,
+    old: Side,
+    new: Side,
+    filter: &PathFilter,
+    rewrites: Option<gix::diff::Rewrites>,
+) -> Result<Diffed> {
+    let involves_index = old == Side::Index || new == Side::Index;
+    let mut old_snapshot = side::read(repo, old, filter, false)?;
+    let mut new_snapshot = side::read(repo, new, filter, !involves_index)?;
+    let mut unmerged = BTreeSet::new();
+    if involves_index {
+        unmerged.append(&mut old_snapshot.unmerged);
+        unmerged.append(&mut new_snapshot.unmerged);
+        for snapshot in [&mut old_snapshot, &mut new_snapshot] {
+            snapshot.state.remove_entries(|_, path, _| unmerged.contains(path));
+        }
+    }
+    let new_root = (new == Side::Worktree).then(|| repo.workdir().map(ToOwned::to_owned)).flatten();
+    let changes = changes::compare(repo, &old_snapshot.state, &new_snapshot.state, new_root.clone(), rewrites)?;
+    Ok(Diffed { changes, unmerged, new_root })
+}
+
+/// The listing of every change (no patch), with unmerged paths in path order.
+fn stats(repo: &gix::Repository, diffed: &Diffed) -> Result<Vec<FileStat>> {
+    let mut renderer = patch::Renderer::new(repo, diffed.new_root.clone(), patch::Output::Listing)?;
+    let mut out = Vec::with_capacity(diffed.changes.len() + diffed.unmerged.len());
+    for change in &diffed.changes {
+        out.push(renderer.render(change)?.stat);
+    }
+    out.extend(diffed.unmerged.iter().map(FileStat::unmerged));
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(out)
+}
+
+/// The tree `HEAD` points at, or nothing for an unborn `HEAD`.
+fn head_side(repo: &gix::Repository) -> Result<Side> {
+    let to_err = |err| crate::error::Error::git("HEAD", err);
+    match repo.head_id() {
+        Ok(id) => {
+            let tree = id.object().map_err(to_err)?.peel_to_commit().map_err(to_err)?.tree_id().map_err(to_err)?;
+            Ok(Side::Tree(tree.detach()))
+        }
+        Err(_) => Ok(Side::Empty),
+    }
+}
+
+/// Diff tools.
+impl Engine {
+    /// `diff.text`: the unified patch of a selection, cut to `options`' byte and line caps and `max_tokens`.
+    ///
+    /// # Errors
+    /// [`crate::Error::Invalid`] for a bad selection (`invalid_revision`, `unknown_revision`, `invalid_path`) or a
+    /// budget under the floor; [`crate::Error::GitRead`] on a failed read.
+    pub fn diff_text(
+        &self,
+        repo: &Repo,
+        options: &text::Options,
+        max_tokens: usize,
+        measure: &mut Measure<'_, text::Report>,
+    ) -> Result<Budgeted<text::Report>> {
+        text::fit(text::read(&repo.git, options)?, options, max_tokens, measure)
+    }
+
+    /// `commit.details`: one commit's metadata and changed files (merges against their first parent).
+    ///
+    /// # Errors
+    /// [`crate::Error::Invalid`] for a revision that is refused or names no commit, or a budget under the floor;
+    /// [`crate::Error::GitRead`] on a failed read.
+    pub fn commit_details(
+        &self,
+        repo: &Repo,
+        commit: &str,
+        max_tokens: usize,
+        measure: &mut Measure<'_, commit::Details>,
+    ) -> Result<Budgeted<commit::Details>> {
+        commit::fit(commit::read(&repo.git, commit)?, max_tokens, measure)
+    }
+
+    /// `worktree.changes`: per-path line counts of staged and unstaged changes, kept apart, plus untracked and
+    /// conflicted paths.
+    ///
+    /// # Errors
+    /// [`crate::Error::Invalid`] for a budget under the floor; [`crate::Error::GitRead`] on a failed read.
+    pub fn worktree_changes(
+        &self,
+        repo: &Repo,
+        max_tokens: usize,
+        measure: &mut Measure<'_, worktree::Report>,
+    ) -> Result<Budgeted<worktree::Report>> {
+        worktree::fit(worktree::read(&repo.git)?, max_tokens, measure)
+    }
+}

@@ -1,0 +1,413 @@
+//! One changed file rendered as git renders it: its `--numstat` counts and its unified patch.
+//!
+//! Content is read through gix's diff resource cache in "to Git" form (work-tree files converted as `git add`
+//! would, objects as stored), so no textconv or external diff program ever runs. A file is binary when git would
+//! say so (a NUL byte in its first 8000 bytes, the `-diff`/`binary` attributes, or above `core.bigFileThreshold`).
+//! Text that is not valid UTF-8 is emitted as a `GIT binary patch` (exact bytes, see [`super::binary`]).
+
+use gix::ObjectId;
+use gix::bstr::{BStr, ByteSlice};
+use gix::diff::blob::unified_diff::{ConsumeHunk, ContextSize, DiffLineKind, HunkHeader};
+use gix::diff::blob::{Algorithm, Diff, InternedInput, ResourceKind, UnifiedDiff, platform::resource::Data};
+use gix::index::entry::Mode;
+
+use super::changes::{Change, Entry, Kind};
+use super::{FileStat, Status, binary};
+use crate::error::{Error, Result};
+
+/// Lines of context around each change, as git's default `-U3`.
+const CONTEXT_LINES: u32 = 3;
+
+/// Binary content larger than this (on either side) is never carried: no patch may hold more (`maxBytes`).
+const MAX_BINARY_BYTES: u64 = 1024 * 1024;
+
+/// A file's patch text in the pieces a budget may keep or drop.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Section {
+    /// From `diff --git` to the `+++` line (or the `Binary files ... differ` line): required by any hunk.
+    pub(crate) header: String,
+    /// Each `@@` hunk, or the one `GIT binary patch` block.
+    pub(crate) hunks: Vec<String>,
+}
+
+/// One changed file: its listing and (when asked for) its patch, in one section or, for a type change, two
+/// (a deletion and an addition, as git prints it).
+#[derive(Debug, Clone)]
+pub(crate) struct Rendered {
+    pub(crate) stat: FileStat,
+    pub(crate) sections: Vec<Section>,
+}
+
+/// Renders changes; owns the resource cache that reads their content.
+pub(crate) struct Renderer<'repo> {
+    repo: &'repo gix::Repository,
+    cache: gix::diff::blob::Platform,
+    algorithm: Algorithm,
+    with_patch: bool,
+    binary_content: bool,
+    /// The work tree when it is the new side.
+    new_root: Option<std::path::PathBuf>,
+}
+
+/// What to render besides the listing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Output {
+    /// Only the listing (status and counts).
+    Listing,
+    /// The listing and the patch; binary files as `Binary files ... differ` (like `git diff`).
+    Patch,
+    /// The listing and the patch with binary content (like `git diff --binary`).
+    PatchWithBinary,
+}
+
+/// File content as git would diff it.
+enum Content {
+    Missing,
+    Text(Vec<u8>),
+    Binary,
+}
+
+impl<'repo> Renderer<'repo> {
+    /// A renderer whose new side is read from `new_root` (the work tree) when given.
+    ///
+    /// # Errors
+    /// [`Error::GitRead`] when the diff configuration or attributes cannot be read.
+    pub(crate) fn new(
+        repo: &'repo gix::Repository,
+        new_root: Option<std::path::PathBuf>,
+        output: Output,
+    ) -> Result<Self> {
+        let roots = gix::diff::blob::pipeline::WorktreeRoots { old_root: None, new_root: new_root.clone() };
+        let cache = repo
+            .diff_resource_cache(gix::diff::blob::pipeline::Mode::ToGit, roots)
+            .map_err(|err| Error::git("diff configuration", err))?;
+        let algorithm = cache.options.algorithm.unwrap_or(Algorithm::Myers);
+        let with_patch = output != Output::Listing;
+        Ok(Self { repo, cache, algorithm, with_patch, binary_content: output == Output::PatchWithBinary, new_root })
+    }
+
+    /// Renders one change.
+    ///
+    /// # Errors
+    /// [`Error::GitRead`] when its content cannot be read.
+    pub(crate) fn render(&mut self, change: &Change) -> Result<Rendered> {
+        let (old, new) = (change.old.as_ref(), change.new.as_ref());
+        let type_change =
+            change.kind == Kind::Modified && old.zip(new).is_some_and(|(old, new)| !same_type(old.mode, new.mode));
+        let status = match change.kind {
+            _ if type_change => Status::TypeChange,
+            Kind::Added => Status::Added,
+            Kind::Deleted => Status::Deleted,
+            Kind::Modified => Status::Modified,
+            Kind::Renamed => Status::Renamed,
+            Kind::Copied => Status::Copied,
+        };
+        let mut stat = FileStat {
+            path: utf8(change.path().as_ref()),
+            from: matches!(change.kind, Kind::Renamed | Kind::Copied)
+                .then(|| old.map(|e| utf8(e.path.as_ref())))
+                .flatten(),
+            status,
+            additions: Some(0),
+            deletions: Some(0),
+            binary: false,
+            non_utf8: false,
+            similarity: None,
+            old_mode: None,
+            new_mode: None,
+        };
+        if let Some((old, new)) = old.zip(new).filter(|(old, new)| old.mode != new.mode) {
+            stat.old_mode = Some(mode_text(old.mode));
+            stat.new_mode = Some(mode_text(new.mode));
+        }
+        let pairs = if type_change { vec![(old, None), (None, new)] } else { vec![(old, new)] };
+        let mut sections = Vec::new();
+        for (old, new) in pairs {
+            sections.push(self.pair(change.kind, old, new, &mut stat)?);
+            self.cache.clear_resource_cache_keep_allocation();
+        }
+        Ok(Rendered { stat, sections })
+    }
+
+    /// Counts and renders `old` -> `new`, adding to `stat`.
+    fn pair(&mut self, kind: Kind, old: Option<&Entry>, new: Option<&Entry>, stat: &mut FileStat) -> Result<Section> {
+        let changed = old.map(|e| e.id) != new.map(|e| e.id);
+        let old_content = self.load(old, ResourceKind::OldOrSource)?;
+        let new_content = self.load(new, ResourceKind::NewOrDestination)?;
+        let rewrite = (kind == Kind::Renamed || kind == Kind::Copied) && old.is_some() && new.is_some();
+        let mut section = Section::default();
+        match (&old_content, &new_content) {
+            (Content::Binary, _) | (_, Content::Binary) => {
+                stat.binary = true;
+                stat.additions = None;
+                stat.deletions = None;
+                if rewrite && !changed {
+                    stat.similarity = Some(100);
+                }
+                if self.with_patch {
+                    let content = match (changed && self.binary_content, old, new) {
+                        (true, old, new) => self.raw(old, false)?.zip(self.raw(new, self.new_root.is_some())?),
+                        _ => None,
+                    };
+                    section.header = header(kind, old, new, stat.similarity, changed, content.is_some());
+                    if let Some((old_bytes, new_bytes)) = content {
+                        section.hunks.push(binary::patch(&old_bytes, &new_bytes));
+                    } else if changed {
+                        let (a, b) = (side_name("a/", old), side_name("b/", new));
+                        section.header.push_str(&format!("Binary files {a} and {b} differ\n"));
+                    }
+                }
+            }
+            _ => {
+                let old_bytes = bytes(&old_content);
+                let new_bytes = bytes(&new_content);
+                let input = InternedInput::new(
+                    gix::diff::blob::sources::byte_lines(old_bytes),
+                    gix::diff::blob::sources::byte_lines(new_bytes),
+                );
+                let mut diff = Diff::compute(self.algorithm, &input);
+                diff.postprocess_lines(&input);
+                add(&mut stat.additions, u64::from(diff.count_additions()));
+                add(&mut stat.deletions, u64::from(diff.count_removals()));
+                if rewrite {
+                    stat.similarity = Some(similarity(old_bytes, new_bytes, &diff, &input));
+                }
+                let utf8 = std::str::from_utf8(old_bytes).is_ok() && std::str::from_utf8(new_bytes).is_ok();
+                stat.non_utf8 |= !utf8;
+                if self.with_patch {
+                    section.header = header(kind, old, new, stat.similarity, changed, !utf8);
+                    if !utf8 && changed {
+                        section.hunks.push(binary::patch(old_bytes, new_bytes));
+                    } else if diff.count_additions() + diff.count_removals() > 0 {
+                        section.header.push_str(&format!("--- {}\n+++ {}\n", label("a/", old), label("b/", new)));
+                        let hunks =
+                            UnifiedDiff::new(&diff, &input, Hunks::default(), ContextSize::symmetrical(CONTEXT_LINES))
+                                .consume()
+                                .map_err(|err| Error::git("a diff", err))?;
+                        section.hunks = hunks.0;
+                    }
+                }
+            }
+        }
+        Ok(section)
+    }
+
+    /// The raw bytes of one side of a binary file (empty when absent), or `None` when larger than
+    /// [`MAX_BINARY_BYTES`].
+    fn raw(&self, entry: Option<&Entry>, from_worktree: bool) -> Result<Option<Vec<u8>>> {
+        let Some(entry) = entry else { return Ok(Some(Vec::new())) };
+        let to_err = |err: String| Error::git("binary content", err);
+        if let (true, Some(root)) = (from_worktree, &self.new_root) {
+            let relative = gix::path::from_bstr(entry.path.as_bstr()).map_err(|err| to_err(err.to_string()))?;
+            let path = root.join(relative);
+            let size = std::fs::metadata(&path).map_err(|err| to_err(err.to_string()))?.len();
+            if size > MAX_BINARY_BYTES {
+                return Ok(None);
+            }
+            return std::fs::read(&path).map(Some).map_err(|err| to_err(err.to_string()));
+        }
+        let header = self.repo.find_header(entry.id).map_err(|err| to_err(err.to_string()))?;
+        if header.size() > MAX_BINARY_BYTES {
+            return Ok(None);
+        }
+        let object = self.repo.find_object(entry.id).map_err(|err| to_err(err.to_string()))?;
+        Ok(Some(object.data.clone()))
+    }
+
+    /// Reads one side's content.
+    fn load(&mut self, entry: Option<&Entry>, kind: ResourceKind) -> Result<Content> {
+        let Some(entry) = entry else { return Ok(Content::Missing) };
+        if entry.mode == Mode::COMMIT {
+            return Ok(Content::Text(format!("Subproject commit {}\n", entry.id).into_bytes()));
+        }
+        let Some(mode) = entry.mode.to_tree_entry_mode() else {
+            return Err(Error::git("a diff", format!("{} has an unknown mode {:o}", entry.path, entry.mode.bits())));
+        };
+        self.cache
+            .set_resource(entry.id, mode.kind(), entry.path.as_ref(), kind, &self.repo.objects)
+            .map_err(|err| Error::git("file content", err))?;
+        let resource = self.cache.resource(kind).ok_or_else(|| Error::git("file content", "resource not set"))?;
+        Ok(match resource.data {
+            Data::Missing => Content::Text(Vec::new()),
+            Data::Binary { .. } => Content::Binary,
+            // A configured diff driver may hand back raw bytes without a binary check: check like git does.
+            Data::Buffer { buf, .. } if buf[..buf.len().min(8000)].contains(&0) => Content::Binary,
+            Data::Buffer { buf, .. } => Content::Text(buf.to_vec()),
+        })
+    }
+}
+
+fn bytes(content: &Content) -> &[u8] {
+    match content {
+        Content::Text(bytes) => bytes,
+        Content::Missing | Content::Binary => &[],
+    }
+}
+
+fn add(total: &mut Option<u64>, count: u64) {
+    if let Some(total) = total {
+        *total += count;
+    }
+}
+
+/// Regular files (executable or not) are one type; symlinks and gitlinks are others.
+fn same_type(a: Mode, b: Mode) -> bool {
+    let class = |mode: Mode| if mode == Mode::FILE_EXECUTABLE { Mode::FILE } else { mode };
+    class(a) == class(b)
+}
+
+/// Git's similarity score, in percent: the share of the larger side's bytes that is unchanged.
+fn similarity(old: &[u8], new: &[u8], diff: &Diff, input: &InternedInput<&[u8]>) -> u8 {
+    let larger = old.len().max(new.len());
+    if larger == 0 {
+        return 100;
+    }
+    let removed: usize = diff
+        .hunks()
+        .flat_map(|hunk| hunk.before)
+        .map(|token_idx| input.interner[input.before[token_idx as usize]].len())
+        .sum();
+    ((old.len() - removed) * 100 / larger) as u8
+}
+
+/// The extended header of `git diff`: `diff --git`, modes, similarity, `rename from/to`, `index`.
+fn header(
+    kind: Kind,
+    old: Option<&Entry>,
+    new: Option<&Entry>,
+    similarity: Option<u8>,
+    changed: bool,
+    full_index: bool,
+) -> String {
+    let (a, b) = match (old, new) {
+        (Some(old), Some(new)) => (&old.path, &new.path),
+        (Some(only), None) | (None, Some(only)) => (&only.path, &only.path),
+        (None, None) => unreachable!("a change has at least one side"),
+    };
+    let mut out = format!("diff --git {} {}\n", quote("a/", a.as_ref()), quote("b/", b.as_ref()));
+    match (old, new) {
+        (None, Some(new)) => out.push_str(&format!("new file mode {}\n", mode_text(new.mode))),
+        (Some(old), None) => out.push_str(&format!("deleted file mode {}\n", mode_text(old.mode))),
+        (Some(old), Some(new)) if old.mode != new.mode => {
+            out.push_str(&format!("old mode {}\nnew mode {}\n", mode_text(old.mode), mode_text(new.mode)));
+        }
+        _ => {}
+    }
+    if old.is_some() && new.is_some() && matches!(kind, Kind::Renamed | Kind::Copied) {
+        if let Some(similarity) = similarity {
+            out.push_str(&format!("similarity index {similarity}%\n"));
+        }
+        let verb = if kind == Kind::Renamed { "rename" } else { "copy" };
+        out.push_str(&format!("{verb} from {}\n{verb} to {}\n", quote("", a.as_ref()), quote("", b.as_ref())));
+    }
+    if changed {
+        let hash_kind = old.or(new).map_or(gix::hash::Kind::Sha1, |entry| entry.id.kind());
+        let hex = |entry: Option<&Entry>| {
+            let text = entry.map_or_else(|| ObjectId::null(hash_kind), |entry| entry.id).to_string();
+            if full_index { text } else { text[..7].to_owned() }
+        };
+        out.push_str(&format!("index {}..{}", hex(old), hex(new)));
+        if let Some((old, _)) = old.zip(new).filter(|(old, new)| old.mode == new.mode) {
+            out.push_str(&format!(" {}", mode_text(old.mode)));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The `---`/`+++` label: `a/<path>` (quoted if needed, a tab after names with spaces, as git writes them) or
+/// `/dev/null`.
+fn label(prefix: &str, entry: Option<&Entry>) -> String {
+    match entry {
+        Some(entry) => {
+            let tab = if entry.path.contains(&b' ') { "\t" } else { "" };
+            format!("{}{tab}", quote(prefix, entry.path.as_ref()))
+        }
+        None => "/dev/null".into(),
+    }
+}
+
+/// A name in `Binary files <a> and <b> differ`.
+fn side_name(prefix: &str, entry: Option<&Entry>) -> String {
+    entry.map_or_else(|| "/dev/null".into(), |entry| quote(prefix, entry.path.as_ref()))
+}
+
+/// `prefix` + `path`, C-quoted like git's `core.quotePath=false` when it holds control characters, `"` or `\`, or
+/// is not UTF-8 (then every byte from 0x80 is written in octal, so the patch stays valid UTF-8).
+pub(crate) fn quote(prefix: &str, path: &BStr) -> String {
+    let plain =
+        std::str::from_utf8(path).ok().filter(|text| !text.chars().any(|c| c.is_control() || c == '"' || c == '\\'));
+    if let Some(text) = plain {
+        return format!("{prefix}{text}");
+    }
+    let mut out = String::from("\"");
+    out.push_str(prefix);
+    for &byte in path.iter() {
+        match byte {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            b'\t' => out.push_str("\\t"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            0x20..=0x7e => out.push(byte as char),
+            _ => out.push_str(&format!("\\{byte:03o}")),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn mode_text(mode: Mode) -> String {
+    format!("{:06o}", mode.bits())
+}
+
+fn utf8(bytes: &BStr) -> String {
+    bytes.to_str_lossy().into_owned()
+}
+
+/// Collects hunks as git prints them.
+#[derive(Default)]
+struct Hunks(Vec<String>);
+
+impl ConsumeHunk for Hunks {
+    type Out = Self;
+
+    fn consume_hunk(&mut self, header: HunkHeader, lines: &[(DiffLineKind, &[u8])]) -> std::io::Result<()> {
+        // git prints the line before an empty range (`-0,0` for an empty old file) and leaves out a count of 1.
+        let range = |start: u32, len: u32| match len {
+            0 => format!("{},0", start.saturating_sub(1)),
+            1 => start.to_string(),
+            len => format!("{start},{len}"),
+        };
+        let mut text = format!(
+            "@@ -{} +{} @@\n",
+            range(header.before_hunk_start, header.before_hunk_len),
+            range(header.after_hunk_start, header.after_hunk_len)
+        );
+        for (kind, line) in lines {
+            text.push(kind.to_prefix());
+            text.push_str(std::str::from_utf8(line).map_err(std::io::Error::other)?);
+            if !line.ends_with(b"\n") {
+                text.push_str("\n\\ No newline at end of file\n");
+            }
+        }
+        self.0.push(text);
+        Ok(())
+    }
+
+    fn finish(self) -> Self {
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_quoted_only_when_git_needs_it() {
+        assert_eq!(quote("a/", "docs/café menu.md".into()), "a/docs/café menu.md");
+        assert_eq!(quote("a/", "tab\there".into()), "\"a/tab\\there\"");
+        assert_eq!(quote("", b"caf\xe9".as_bstr()), "\"caf\\351\"");
+    }
+}

@@ -1,0 +1,283 @@
+//! The sides a diff compares (a tree, the index, the work tree), each read into an in-memory index state.
+//!
+//! Nothing is written: trees become index states in memory, the index file is read and cloned, and the work tree
+//! is the index with every changed entry's mode and blob id replaced by what the file on disk would be if added
+//! (hashed, never written to the object database). Unmerged entries (conflict stages 1-3) are set apart.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use gix::ObjectId;
+use gix::bstr::{BStr, BString};
+use gix::index::entry::{Flags, Mode, Stage};
+use gix::status::plumbing::index_as_worktree::{Change, EntryStatus, traits};
+use gix::status::plumbing::index_as_worktree_with_renames::{Entry as StatusEntry, Recorder};
+
+use crate::error::{Error, InvalidReason, Result};
+
+/// One side of a diff.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Side {
+    /// Nothing: the side of an unborn `HEAD` or a root commit's parent.
+    Empty,
+    /// A tree, by id.
+    Tree(ObjectId),
+    /// The index (stage 0; intent-to-add entries count as absent, like `git diff --cached`).
+    Index,
+    /// The tracked files of the work tree, as `git diff` sees them.
+    Worktree,
+}
+
+/// A side read into memory.
+pub(crate) struct Snapshot {
+    /// Unconflicted entries, sorted like an index.
+    pub(crate) state: gix::index::State,
+    /// Paths with conflict stages in the index (never part of `state`, whatever the side).
+    pub(crate) unmerged: BTreeSet<BString>,
+}
+
+/// Restricts a diff to one repository-relative file or directory (a literal path, not a pattern).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PathFilter(Option<BString>);
+
+impl PathFilter {
+    /// A filter for `path`; `None`, an empty path and `.` match everything. A trailing `/` is ignored.
+    pub(crate) fn new(path: Option<&str>) -> Self {
+        let path = path.map(|path| path.trim_end_matches('/')).filter(|path| !path.is_empty() && *path != ".");
+        Self(path.map(BString::from))
+    }
+
+    /// Whether `path` is the filter's path or lies below it.
+    pub(crate) fn matches(&self, path: &BStr) -> bool {
+        match &self.0 {
+            None => true,
+            Some(prefix) => {
+                path.starts_with(prefix.as_slice())
+                    && (path.len() == prefix.len() || path.get(prefix.len()) == Some(&b'/'))
+            }
+        }
+    }
+}
+
+/// Reads `side`. For the work tree, `with_unmerged_files` adds the work-tree file of every unmerged path (what
+/// `git diff <tree>` compares against the tree); otherwise unmerged paths are only listed.
+///
+/// # Errors
+/// [`Error::GitRead`] when a tree, the index or a work-tree file cannot be read; [`Error::Invalid`] for the work
+/// tree of a bare repository.
+pub(crate) fn read(
+    repo: &gix::Repository,
+    side: Side,
+    filter: &PathFilter,
+    with_unmerged_files: bool,
+) -> Result<Snapshot> {
+    let mut snapshot = match side {
+        Side::Empty => Snapshot { state: gix::index::State::new(repo.object_hash()), unmerged: BTreeSet::new() },
+        Side::Tree(tree) => {
+            let file = repo.index_from_tree(&tree).map_err(|err| Error::git("a tree", err))?;
+            Snapshot { state: file.into(), unmerged: BTreeSet::new() }
+        }
+        Side::Index => {
+            let mut snapshot = index(repo)?;
+            snapshot.state.remove_entries(|_, _, entry| entry.flags.contains(Flags::INTENT_TO_ADD));
+            snapshot
+        }
+        Side::Worktree => worktree(repo, filter, with_unmerged_files)?,
+    };
+    snapshot.state.remove_entries(|_, path, _| !filter.matches(path));
+    snapshot.unmerged.retain(|path| filter.matches(path.as_ref()));
+    Ok(snapshot)
+}
+
+/// The index with its unmerged entries set apart.
+fn index(repo: &gix::Repository) -> Result<Snapshot> {
+    let index = repo.index_or_empty().map_err(|err| Error::git("the index", err))?;
+    let mut state: gix::index::State = gix::index::State::clone(&index);
+    if state.is_sparse() {
+        return Err(Error::git("the index", "sparse indexes are not supported"));
+    }
+    let mut unmerged = BTreeSet::new();
+    state.remove_entries(|_, path, entry| {
+        let conflicted = entry.stage() != Stage::Unconflicted;
+        if conflicted {
+            unmerged.insert(path.to_owned());
+        }
+        conflicted
+    });
+    Ok(Snapshot { state, unmerged })
+}
+
+/// The work tree: the index's tracked entries as the files on disk are now.
+fn worktree(repo: &gix::Repository, filter: &PathFilter, with_unmerged_files: bool) -> Result<Snapshot> {
+    let Some(workdir) = repo.workdir().map(Path::to_owned) else {
+        return Err(Error::invalid(
+            InvalidReason::InvalidRevision,
+            "WORKTREE names nothing here: the repository is bare and has no work tree",
+        ));
+    };
+    let Snapshot { mut state, unmerged } = index(repo)?;
+    // Only look at files the caller asked for: status is the expensive part.
+    state.remove_entries(|_, path, _| !filter.matches(path));
+    let to_err = |err| Error::git("work-tree files", err);
+    let mut updates = Vec::new();
+    {
+        let mut recorder = Recorder::<ObjectId, ObjectId> { records: Vec::new() };
+        repo.index_worktree_status(
+            &state,
+            None::<&BStr>,
+            &mut recorder,
+            traits::HashEq,
+            SubmoduleHead { workdir: workdir.clone() },
+            &mut gix::progress::Discard,
+            &AtomicBool::new(false),
+            gix::status::index_worktree::Options::default(),
+        )
+        .map_err(to_err)?;
+        for record in recorder.records {
+            if let StatusEntry::Modification { entry_index, entry, rela_path, status, .. } = record
+                && let Some(update) = update_for(&workdir, repo, entry, rela_path, status)?
+            {
+                updates.push((entry_index, update));
+            }
+        }
+    }
+    let mut removed = BTreeSet::new();
+    for (entry_index, update) in updates {
+        match update {
+            Update::Removed => {
+                removed.insert(entry_index);
+            }
+            Update::Changed { mode, id } => {
+                let entry = &mut state.entries_mut()[entry_index];
+                entry.mode = mode;
+                entry.id = id;
+                // The file exists now: an intent-to-add entry becomes an ordinary one (gix skips those flagged).
+                entry.flags.remove(Flags::INTENT_TO_ADD);
+            }
+        }
+    }
+    state.remove_entries(|entry_index, _, _| removed.contains(&entry_index));
+    if with_unmerged_files {
+        for path in &unmerged {
+            if let Some((mode, id)) = hash_file(repo, &on_disk(&workdir, path.as_ref())?)? {
+                state.dangerously_push_entry(Default::default(), id, Flags::empty(), mode, path.as_ref());
+            }
+        }
+        state.sort_entries();
+    }
+    Ok(Snapshot { state, unmerged })
+}
+
+/// How a tracked entry differs in the work tree.
+enum Update {
+    Removed,
+    Changed { mode: Mode, id: ObjectId },
+}
+
+fn update_for(
+    workdir: &Path,
+    repo: &gix::Repository,
+    entry: &gix::index::Entry,
+    rela_path: &BStr,
+    status: EntryStatus<ObjectId, ObjectId>,
+) -> Result<Option<Update>> {
+    let on_disk = || hash_file(repo, &on_disk(workdir, rela_path)?);
+    Ok(match status {
+        EntryStatus::Change(Change::Removed) => Some(Update::Removed),
+        EntryStatus::Change(Change::Modification { executable_bit_changed, content_change, .. }) => {
+            let mode = match (executable_bit_changed, entry.mode) {
+                (true, Mode::FILE) => Mode::FILE_EXECUTABLE,
+                (true, Mode::FILE_EXECUTABLE) => Mode::FILE,
+                (_, mode) => mode,
+            };
+            Some(Update::Changed { mode, id: content_change.unwrap_or(entry.id) })
+        }
+        EntryStatus::Change(Change::SubmoduleModification(head)) => {
+            Some(Update::Changed { mode: entry.mode, id: head })
+        }
+        // A type change or an intent-to-add entry: hash what is on disk now.
+        EntryStatus::Change(Change::Type { .. }) | EntryStatus::IntentToAdd => {
+            Some(on_disk()?.map_or(Update::Removed, |(mode, id)| Update::Changed { mode, id }))
+        }
+        EntryStatus::NeedsUpdate(_) | EntryStatus::Conflict { .. } => None,
+    })
+}
+
+/// Where the repository-relative `path` lies in the work tree.
+fn on_disk(workdir: &Path, path: &BStr) -> Result<PathBuf> {
+    let relative = gix::path::from_bstr(path).map_err(|err| Error::git("a work-tree path", err))?;
+    Ok(workdir.join(relative))
+}
+
+/// The mode and blob id a work-tree file would get if added (raw bytes; no filter), or `None` if it is missing.
+fn hash_file(repo: &gix::Repository, path: &Path) -> Result<Option<(Mode, ObjectId)>> {
+    let to_err = |err| Error::git("a work-tree file", err);
+    let metadata = match std::fs::symlink_metadata(path) {
+        Ok(metadata) => metadata,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(to_err(err.to_string())),
+    };
+    let (mode, bytes) = if metadata.is_symlink() {
+        let target = std::fs::read_link(path).map_err(|err| to_err(err.to_string()))?;
+        let target = gix::path::into_bstr(target).map_err(|err| to_err(err.to_string()))?.into_owned();
+        (Mode::SYMLINK, Vec::from(target))
+    } else if metadata.is_file() {
+        let bytes = std::fs::read(path).map_err(|err| to_err(err.to_string()))?;
+        (if is_executable(&metadata) { Mode::FILE_EXECUTABLE } else { Mode::FILE }, bytes)
+    } else {
+        return Ok(None);
+    };
+    let id = gix::objs::compute_hash(repo.object_hash(), gix::objs::Kind::Blob, &bytes)
+        .map_err(|err| to_err(err.to_string()))?;
+    Ok(Some((mode, id)))
+}
+
+#[cfg(unix)]
+fn is_executable(metadata: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    metadata.permissions().mode() & 0o111 != 0
+}
+
+#[cfg(not(unix))]
+fn is_executable(_metadata: &std::fs::Metadata) -> bool {
+    false
+}
+
+/// Reports a submodule as changed when its checked-out commit differs from the recorded one, like `git diff`
+/// (which shows `Subproject commit <sha>` lines). A submodule that is not checked out is unchanged; modified
+/// files inside a submodule are not looked at (git would add `-dirty`).
+#[derive(Clone)]
+struct SubmoduleHead {
+    workdir: PathBuf,
+}
+
+impl traits::SubmoduleStatus for SubmoduleHead {
+    type Output = ObjectId;
+
+    fn status(&mut self, entry: &gix::index::Entry, rela_path: &BStr) -> gix::Result<Option<ObjectId>> {
+        let Ok(path) = on_disk(&self.workdir, rela_path) else { return Ok(None) };
+        if !path.join(".git").exists() {
+            return Ok(None);
+        }
+        let head = gix::open_opts(&path, gix::open::Options::isolated())
+            .ok()
+            .and_then(|submodule| submodule.head_id().ok().map(gix::Id::detach));
+        Ok(head.filter(|head| *head != entry.id))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_filter_matches_whole_components() {
+        let filter = PathFilter::new(Some("src/"));
+        assert!(filter.matches("src".into()));
+        assert!(filter.matches("src/main.c".into()));
+        assert!(!filter.matches("srcs/main.c".into()));
+        assert!(PathFilter::new(Some(".")).matches("anything".into()));
+        assert!(PathFilter::new(None).matches("anything".into()));
+    }
+}

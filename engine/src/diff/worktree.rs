@@ -1,0 +1,100 @@
+//! `worktree.changes` (SPEC §5): per-path status and line counts of the work tree's changes, index and work tree
+//! kept apart: `staged` is `git diff --cached --numstat` (HEAD vs index), `unstaged` is `git diff --numstat`
+//! (index vs work tree), `untracked` is `git ls-files --others --exclude-standard`, and unmerged paths are listed
+//! once, in `conflicted`.
+
+use serde::Serialize;
+
+use super::side::PathFilter;
+use super::{FileStat, changes, diff_sides, head_side, side::Side, stats};
+use crate::engine::{Budgeted, Measure, first, fit_sections};
+use crate::error::Result;
+use crate::facets::worktree;
+
+/// The work tree's changes. Counts are exact; the lists may be cut by the budget (`omitted`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    /// `true` for a bare repository, which has no work tree (every list is then empty; absent when false).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub bare: bool,
+    /// Exact number of paths in each list.
+    pub counts: Counts,
+    /// Unmerged paths (use `conflict.read`).
+    pub conflicted: Vec<String>,
+    /// Index vs `HEAD`, with `--numstat` counts.
+    pub staged: Vec<FileStat>,
+    /// Work tree vs index, with `--numstat` counts.
+    pub unstaged: Vec<FileStat>,
+    /// Files neither tracked nor ignored, one by one.
+    pub untracked: Vec<String>,
+}
+
+/// Exact sizes of the lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    /// Unmerged paths.
+    pub conflicted: usize,
+    /// Paths changed in the index.
+    pub staged: usize,
+    /// Paths changed in the work tree.
+    pub unstaged: usize,
+    /// Untracked files.
+    pub untracked: usize,
+}
+
+/// Reads the full report.
+///
+/// # Errors
+/// [`crate::Error::GitRead`] on a failed read.
+pub fn read(repo: &gix::Repository) -> Result<Report> {
+    // Untracked and conflicted paths come from the work-tree status facet (which never writes the index).
+    let status = worktree::status(repo)?;
+    if status.bare {
+        let counts = Counts { conflicted: 0, staged: 0, unstaged: 0, untracked: 0 };
+        return Ok(Report {
+            bare: true,
+            counts,
+            conflicted: vec![],
+            staged: vec![],
+            unstaged: vec![],
+            untracked: vec![],
+        });
+    }
+    let rewrites = changes::configured_rewrites(repo)?;
+    let all = PathFilter::default();
+    let without_unmerged = |stats: Vec<FileStat>| -> Vec<FileStat> {
+        stats.into_iter().filter(|stat| stat.status != super::Status::Unmerged).collect()
+    };
+    let staged = without_unmerged(stats(repo, &diff_sides(repo, head_side(repo)?, Side::Index, &all, rewrites)?)?);
+    let unstaged = without_unmerged(stats(repo, &diff_sides(repo, Side::Index, Side::Worktree, &all, rewrites)?)?);
+    Ok(Report {
+        bare: false,
+        counts: Counts {
+            conflicted: status.conflicted.len(),
+            staged: staged.len(),
+            unstaged: unstaged.len(),
+            untracked: status.untracked.len(),
+        },
+        conflicted: status.conflicted,
+        staged,
+        unstaged,
+        untracked: status.untracked,
+    })
+}
+
+/// Cuts the lists to `max_tokens`, in priority conflicted > staged > unstaged > untracked.
+///
+/// # Errors
+/// [`crate::InvalidReason::BudgetBelowFloor`] when the required fields alone exceed `max_tokens`.
+pub fn fit(full: Report, max_tokens: usize, measure: &mut Measure<'_, Report>) -> Result<Budgeted<Report>> {
+    let totals = [full.conflicted.len(), full.staged.len(), full.unstaged.len(), full.untracked.len()];
+    let cut = |full: &Report, shown: &[usize]| Report {
+        conflicted: first(&full.conflicted, shown[0]),
+        staged: first(&full.staged, shown[1]),
+        unstaged: first(&full.unstaged, shown[2]),
+        untracked: first(&full.untracked, shown[3]),
+        ..full.clone()
+    };
+    fit_sections(&full, &["conflicted", "staged", "unstaged", "untracked"], &totals, max_tokens, &cut, measure)
+}

@@ -1,0 +1,7 @@
+//! `diff.text`, `commit.details` and `worktree.changes` checked against the git CLI: the same files, statuses and
+//! `--numstat` counts as git, patches that `git apply` turns into the target tree (also when cut), and every
+//! repository byte-identical after every read.
+
+mod details;
+mod support;
+mod text;

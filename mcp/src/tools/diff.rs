@@ -1,0 +1,263 @@
+//! The diff tool family: `commit.details`, `worktree.changes` and `diff.text`. Each handler maps arguments to one
+//! engine call and wraps the result in the envelope.
+
+use fluxgit_engine::diff::text;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use crate::tools::repo::{parse, run};
+use crate::tools::schema::{self, count, nullable_string};
+use crate::tools::{CallContext, ProtocolError, Tool, ToolDefinition, ToolOutput};
+
+/// A tool of this family: its definition and the function that handles a call.
+pub struct DiffTool {
+    definition: ToolDefinition,
+    handler: fn(&CallContext<'_>, &Map<String, Value>) -> Result<ToolOutput, ProtocolError>,
+}
+
+impl Tool for DiffTool {
+    fn definition(&self) -> &ToolDefinition {
+        &self.definition
+    }
+
+    fn call(&self, ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
+        (self.handler)(ctx, arguments)
+    }
+}
+
+/// `commit.details`' default budget in tokens.
+pub const COMMIT_DEFAULT_TOKENS: u64 = 4000;
+/// `worktree.changes`' default budget in tokens.
+pub const CHANGES_DEFAULT_TOKENS: u64 = 4000;
+/// `diff.text`'s default budget in tokens: room for a listing of hundreds of files plus about 35 KiB of patch.
+pub const DIFF_DEFAULT_TOKENS: u64 = 12_000;
+/// `diff.text`'s largest budget in tokens (about 1 MiB of patch, the `maxBytes` bound, does not fit less).
+pub const DIFF_MAX_TOKENS: u64 = 400_000;
+
+/// A revision argument: parsed as a revision, never an option (a leading `-` is refused with `invalid_revision`).
+fn revision(description: &str) -> Value {
+    json!({ "type": "string", "minLength": 1, "maxLength": 1024, "description": description })
+}
+
+/// One changed file, as every tool of this family lists it.
+fn file_stat(extra: Value) -> Value {
+    let mut properties = json!({
+        "path": { "type": "string" },
+        "from": { "type": "string", "description": "Old path of a rename or copy." },
+        "status": { "enum": ["added", "modified", "deleted", "renamed", "copied", "type-change", "unmerged"] },
+        "additions": { "type": ["integer", "null"], "minimum": 0, "description": "null for binary files and unmerged paths." },
+        "deletions": { "type": ["integer", "null"], "minimum": 0 },
+        "binary": { "type": "boolean" },
+        "nonUtf8": { "type": "boolean", "description": "Present and true when the text is not valid UTF-8." },
+        "similarity": { "type": "integer", "minimum": 0, "maximum": 100 },
+        "oldMode": { "type": "string" },
+        "newMode": { "type": "string" }
+    });
+    if let (Some(target), Some(extra)) = (properties.as_object_mut(), extra.as_object()) {
+        target.extend(extra.clone());
+    }
+    json!({ "type": "object", "required": ["path", "status", "additions", "deletions", "binary"], "properties": properties })
+}
+
+fn totals() -> Value {
+    json!({ "type": "object", "required": ["files", "additions", "deletions"],
+        "properties": { "files": count(), "additions": count(), "deletions": count() } })
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CommitArgs {
+    repo_path: String,
+    commit: String,
+    max_tokens: Option<usize>,
+}
+
+/// `commit.details`.
+pub fn commit_details() -> DiffTool {
+    let signature = json!({ "type": "object", "required": ["name", "email", "time"], "properties": {
+        "name": { "type": "string" }, "email": { "type": "string" },
+        "time": { "type": "string", "description": "ISO 8601 with the recorded offset." } } });
+    let data = json!({
+        "type": "object",
+        "required": ["sha", "parents", "author", "committer", "subject", "body", "merge", "diffedAgainst", "totals", "files"],
+        "properties": {
+            "sha": { "type": "string" }, "parents": { "type": "array", "items": { "type": "string" } },
+            "author": signature, "committer": signature, "subject": { "type": "string" }, "body": { "type": "string" },
+            "merge": { "type": "boolean" }, "diffedAgainst": nullable_string(), "note": { "type": "string" },
+            "totals": totals(), "files": { "type": "array", "items": file_stat(json!({})) }
+        }
+    });
+    DiffTool {
+        handler: call_commit_details,
+        definition: ToolDefinition {
+            name: "commit.details",
+            title: "Commit details",
+            description: "One commit: sha, parents, author and committer (name, email, ISO time), subject, body, and \
+            every changed file with status (added, modified, deleted, renamed with `from` and similarity, \
+            type-change), additions and deletions like `git show --numstat -M` (binary files: null counts). A merge \
+            is diffed against its first parent and says so in `note`; a root commit against the empty tree. Copies \
+            are not detected. Files, then the body, are cut to `maxTokens`; totals stay exact. Use diff.text for \
+            the patch itself.",
+            input_schema: schema::input(
+                json!({
+                    "repoPath": schema::repo_path(),
+                    "commit": revision("The commit: a sha (prefix), branch, tag, `HEAD~2`, ..."),
+                    "maxTokens": schema::max_tokens(200, 32000, COMMIT_DEFAULT_TOKENS),
+                }),
+                &["repoPath", "commit"],
+            ),
+            output_schema: schema::envelope(data),
+            read_only: true,
+        },
+    }
+}
+
+fn call_commit_details(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
+    let args: CommitArgs = parse(arguments)?;
+    let max_tokens = args.max_tokens.unwrap_or(COMMIT_DEFAULT_TOKENS as usize);
+    run(ctx, "commit.details", &args.repo_path, |repo, measure| {
+        ctx.engine.commit_details(repo, &args.commit, max_tokens, measure)
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct BudgetArgs {
+    repo_path: String,
+    max_tokens: Option<usize>,
+}
+
+/// `worktree.changes`.
+pub fn worktree_changes() -> DiffTool {
+    let paths = json!({ "type": "array", "items": { "type": "string" } });
+    let files = json!({ "type": "array", "items": file_stat(json!({})) });
+    let data = json!({
+        "type": "object",
+        "required": ["counts", "conflicted", "staged", "unstaged", "untracked"],
+        "properties": {
+            "bare": { "type": "boolean", "description": "Present and true for a bare repository (no work tree)." },
+            "counts": { "type": "object", "required": ["conflicted", "staged", "unstaged", "untracked"], "properties": {
+                "conflicted": count(), "staged": count(), "unstaged": count(), "untracked": count() } },
+            "conflicted": paths, "staged": files, "unstaged": files, "untracked": paths
+        }
+    });
+    DiffTool {
+        handler: call_worktree_changes,
+        definition: ToolDefinition {
+            name: "worktree.changes",
+            title: "Work-tree changes with line counts",
+            description: "Per path: status, additions, deletions and binary, with the index and the work tree kept \
+            apart: `staged` is `git diff --cached --numstat` (index vs HEAD, renames detected), `unstaged` is `git \
+            diff --numstat` (work tree vs index), plus untracked files one by one and unmerged paths (listed once, \
+            in `conflicted`). Never refreshes or writes the index. Lists are cut to `maxTokens` in that priority \
+            (conflicted, staged, unstaged, untracked); counts stay exact. Use diff.text for the patch.",
+            input_schema: schema::input(
+                json!({
+                    "repoPath": schema::repo_path(),
+                    "maxTokens": schema::max_tokens(200, 32000, CHANGES_DEFAULT_TOKENS),
+                }),
+                &["repoPath"],
+            ),
+            output_schema: schema::envelope(data),
+            read_only: true,
+        },
+    }
+}
+
+fn call_worktree_changes(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
+    let args: BudgetArgs = parse(arguments)?;
+    let max_tokens = args.max_tokens.unwrap_or(CHANGES_DEFAULT_TOKENS as usize);
+    run(ctx, "worktree.changes", &args.repo_path, |repo, measure| {
+        ctx.engine.worktree_changes(repo, max_tokens, measure)
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DiffArgs {
+    repo_path: String,
+    base: Option<String>,
+    head: Option<String>,
+    #[serde(default)]
+    staged: bool,
+    path: Option<String>,
+    #[serde(default)]
+    binary: bool,
+    max_bytes: Option<usize>,
+    max_lines: Option<usize>,
+    max_tokens: Option<usize>,
+}
+
+/// `diff.text`.
+pub fn diff_text() -> DiffTool {
+    let file = file_stat(json!({
+        "hunks": count(),
+        "inPatch": { "enum": ["full", "partial", "omitted"], "description": "How much of this file's patch `patch` holds; absent for unmerged paths." },
+        "hunksShown": count()
+    }));
+    let data = json!({
+        "type": "object",
+        "required": ["base", "head", "totals", "files", "patch", "truncated", "totalBytes", "totalLines"],
+        "properties": {
+            "base": { "type": ["string", "null"], "description": "Full sha, INDEX, or null (nothing: an unborn HEAD)." },
+            "head": { "type": "string", "description": "Full sha, INDEX or WORKTREE." },
+            "path": { "type": "string" },
+            "totals": totals(),
+            "files": { "type": "array", "items": file },
+            "patch": { "type": "string" },
+            "truncated": { "type": "boolean" },
+            "totalBytes": count(),
+            "totalLines": count()
+        }
+    });
+    DiffTool {
+        handler: call_diff_text,
+        definition: ToolDefinition {
+            name: "diff.text",
+            title: "Unified diff",
+            description: "A standard unified patch equal to `git diff` for the same selection (same files, statuses \
+            and --numstat counts; `git apply` of it reproduces the target). Selection: no base/head = work tree vs \
+            index (`git diff`); `staged: true` = index vs HEAD (`git diff --cached`, or vs `base`); `base` only = \
+            that revision vs work tree; `head` may be a revision, INDEX or WORKTREE (`base` then defaults to HEAD). \
+            `path` limits it to a file or directory. Renames are detected like git (50%). Every file is listed \
+            (path, status, additions, deletions, binary, nonUtf8, inPatch). Cuts drop whole hunks, never part of \
+            one, so what is kept still applies; the tightest of maxBytes (patch bytes), maxLines (patch lines) and \
+            maxTokens (the whole result) wins, and `truncated`, `totalBytes`, `totalLines` tell what the full patch \
+            was. Binary files show git's `Binary files ... differ` line (which `git apply` refuses) unless `binary: \
+            true` carries their content as `GIT binary patch` like `git diff --binary`; text that is not UTF-8 is \
+            always carried exactly as a `GIT binary patch`. No function names after `@@`. A text patch never shows \
+            moves of functions or classes (see diff.semantic).",
+            input_schema: schema::input(
+                json!({
+                    "repoPath": schema::repo_path(),
+                    "base": revision("Old side: a revision (default HEAD, or the index when neither base nor head is given) or INDEX."),
+                    "head": revision("New side: a revision, INDEX or WORKTREE (default WORKTREE; INDEX with staged)."),
+                    "staged": { "type": "boolean", "default": false, "description": "Compare with the index like `git diff --cached`." },
+                    "path": { "type": "string", "minLength": 1, "maxLength": 4096, "description": "Repository-relative file or directory (literal, no `..`)." },
+                    "binary": { "type": "boolean", "default": false, "description": "Carry binary content (up to 1 MiB a side) as `GIT binary patch`." },
+                    "maxBytes": schema::integer(1, text::MAX_MAX_BYTES as u64, text::DEFAULT_MAX_BYTES as u64, "Most bytes of patch text."),
+                    "maxLines": { "type": "integer", "minimum": 1, "maximum": 10_000_000, "description": "Most lines of patch text (default: no line cap)." },
+                    "maxTokens": schema::max_tokens(200, DIFF_MAX_TOKENS, DIFF_DEFAULT_TOKENS),
+                }),
+                &["repoPath"],
+            ),
+            output_schema: schema::envelope(data),
+            read_only: true,
+        },
+    }
+}
+
+fn call_diff_text(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
+    let args: DiffArgs = parse(arguments)?;
+    let options = text::Options {
+        base: args.base,
+        head: args.head,
+        staged: args.staged,
+        path: args.path,
+        max_bytes: args.max_bytes.unwrap_or(text::DEFAULT_MAX_BYTES),
+        max_lines: args.max_lines,
+        binary: args.binary,
+    };
+    let max_tokens = args.max_tokens.unwrap_or(DIFF_DEFAULT_TOKENS as usize);
+    run(ctx, "diff.text", &args.repo_path, |repo, measure| ctx.engine.diff_text(repo, &options, max_tokens, measure))
+}

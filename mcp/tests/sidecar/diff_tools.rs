@@ -1,0 +1,153 @@
+//! `commit.details`, `worktree.changes` and `diff.text` through the sidecar: bad input over stdio gets -32602
+//! with `data.reason` while the server serves on, repositories stay byte-identical, results fit their budgets on
+//! the exact text and match their output schemas.
+
+use fluxgit_engine::budget::count_tokens;
+use fluxgit_engine::{Engine, Options};
+use fluxgit_fixtures::Scenario;
+use fluxgit_mcp_sidecar::tools::{CallContext, Registry, Tool, ToolOutput, registry};
+use serde_json::{Map, Value, json};
+
+use crate::tools_stdio::{call, reason, session};
+
+#[test]
+fn bad_input_gets_its_reason_and_the_server_serves_on() {
+    let fixture = fluxgit_fixtures::build(Scenario::Diffs);
+    let root = fixture.root().canonicalize().expect("root");
+    let repo = fixture.path().to_str().expect("utf-8").to_owned();
+    let responses = session(
+        &root,
+        &[
+            call(1, "diff.text", json!({"repoPath": repo, "base": "no-such-branch"})),
+            call(2, "diff.text", json!({"repoPath": repo, "head": "--output=/tmp/owned"})),
+            call(3, "diff.text", json!({"repoPath": repo, "path": "../outside"})),
+            call(4, "diff.text", json!({"repoPath": repo, "path": "src/../../etc"})),
+            call(5, "commit.details", json!({"repoPath": repo, "commit": "nope"})),
+            call(6, "commit.details", json!({"repoPath": repo, "commit": "-p"})),
+            call(7, "diff.text", json!({"repoPath": repo, "staged": true, "head": "HEAD"})),
+            call(8, "diff.text", json!({"repoPath": repo, "maxBytes": 0})),
+            call(9, "commit.details", json!({"repoPath": repo})),
+            call(10, "worktree.changes", json!({"repoPath": repo, "maxTokens": 199})),
+            call(11, "diff.text", json!({"repoPath": repo, "staged": true})),
+            call(12, "commit.details", json!({"repoPath": repo, "commit": "HEAD"})),
+            call(13, "worktree.changes", json!({"repoPath": repo})),
+        ],
+    );
+    assert_eq!(reason(&responses[0]), "unknown_revision");
+    assert_eq!(reason(&responses[1]), "invalid_revision");
+    assert_eq!(reason(&responses[2]), "invalid_path");
+    assert_eq!(reason(&responses[3]), "invalid_path");
+    assert_eq!(reason(&responses[4]), "unknown_revision");
+    assert_eq!(reason(&responses[5]), "invalid_revision");
+    assert_eq!(reason(&responses[6]), "invalid_revision");
+    for (idx, what) in [(7, "maxBytes under 1"), (8, "commit missing"), (9, "maxTokens under 200")] {
+        assert_eq!(responses[idx]["error"]["code"], -32602, "{what}: {}", responses[idx]);
+        assert!(responses[idx]["error"]["data"]["errors"].is_array(), "{what}: schema errors listed");
+    }
+    let staged = &responses[10]["result"];
+    assert_eq!(staged["isError"], false, "{staged}");
+    assert_eq!(staged["structuredContent"]["data"]["head"], "INDEX");
+    assert!(
+        staged["structuredContent"]["data"]["patch"].as_str().expect("patch").contains("rename to docs/handbook.md")
+    );
+    assert_eq!(responses[11]["result"]["structuredContent"]["data"]["merge"], true);
+    assert_eq!(responses[12]["result"]["structuredContent"]["data"]["counts"]["unstaged"], 8);
+}
+
+#[test]
+fn diff_tools_leave_repositories_byte_identical() {
+    for scenario in [Scenario::Diffs, Scenario::MergeConflict, Scenario::Submodules, Scenario::FsMonitor] {
+        let fixture = fluxgit_fixtures::build(scenario);
+        let root = fixture.root().canonicalize().expect("root");
+        let before = fluxgit_fixtures::tree_digest(&root);
+        let repo = fixture.path().to_str().expect("utf-8").to_owned();
+        let requests = [
+            call(1, "worktree.changes", json!({"repoPath": repo})),
+            call(2, "diff.text", json!({"repoPath": repo})),
+            call(3, "diff.text", json!({"repoPath": repo, "staged": true, "binary": true})),
+            call(4, "diff.text", json!({"repoPath": repo, "base": "HEAD", "binary": true})),
+            call(5, "commit.details", json!({"repoPath": repo, "commit": "HEAD"})),
+        ];
+        for response in session(&root, &requests) {
+            assert_eq!(response["result"]["isError"], false, "{}: {response}", scenario.name());
+        }
+        assert_eq!(
+            fluxgit_fixtures::tree_digest(&root),
+            before,
+            "{}: a diff tool changed the repository",
+            scenario.name()
+        );
+        if let Some(traps) = fixture.traps() {
+            assert!(traps.sprung().is_empty(), "a repository-configured program ran: {:?}", traps.sprung());
+        }
+    }
+}
+
+fn run(registry: &Registry, engine: &Engine, tool: &str, arguments: Value) -> Result<ToolOutput, String> {
+    let tool: &dyn Tool = registry.lookup(tool).expect("registered");
+    let ctx = CallContext { engine, client_name: "diff-test", bridge: &fluxgit_mcp_sidecar::bridge::Bridge::NONE };
+    let arguments: Map<String, Value> = arguments.as_object().expect("object").clone();
+    tool.call(&ctx, &arguments).map_err(|err| format!("{} {} {:?}", err.code, err.message, err.data))
+}
+
+/// Checks the budget on the exact text and the output schema; returns the structured result.
+fn checked(registry: &Registry, engine: &Engine, tool: &str, arguments: Value, budget: usize) -> Value {
+    let output = run(registry, engine, tool, arguments).unwrap_or_else(|err| panic!("{tool} @{budget}: {err}"));
+    assert!(!output.is_error, "{tool}: {}", output.text);
+    let tokens = count_tokens(&output.text);
+    assert!(tokens <= budget, "{tool}: {tokens} tokens over a budget of {budget}");
+    let schema = &registry.lookup(tool).expect("registered").definition().output_schema;
+    let validator = jsonschema::validator_for(schema).expect("the output schema compiles");
+    let errors: Vec<String> = validator.iter_errors(&output.structured).map(|error| error.to_string()).collect();
+    assert!(errors.is_empty(), "{tool}: output does not match its schema: {errors:?}");
+    output.structured
+}
+
+#[test]
+fn budgets_hold_and_results_match_their_schemas() {
+    let registry = registry().expect("registry");
+    let large = fluxgit_fixtures::build(Scenario::LargeDiff);
+    let engine = Engine::new(Options { allowed_roots: vec![large.root().canonicalize().expect("root")] });
+    let path = large.path().to_str().expect("utf-8");
+    // The default budget lists all 30 files of a 40,000-line diff.
+    let range =
+        checked(&registry, &engine, "diff.text", json!({"repoPath": path, "base": "HEAD~1", "head": "HEAD"}), 12_000);
+    assert_eq!(range["data"]["files"].as_array().map(Vec::len), Some(30));
+    assert_eq!(range["data"]["totals"]["additions"], 40_000);
+    assert_eq!(range["data"]["truncated"], true);
+    for budget in [300, 1000, 4000, 20_000] {
+        let cut = checked(&registry, &engine, "diff.text", json!({"repoPath": path, "maxTokens": budget}), budget);
+        assert_eq!(cut["data"]["totals"]["files"], 30, "totals stay exact @{budget}");
+        let listed = cut["data"]["files"].as_array().map_or(0, Vec::len);
+        let omitted = cut["omitted"]["files"].as_u64().unwrap_or(0) as usize;
+        assert_eq!(listed + omitted, 30, "@{budget}: every file listed or counted");
+    }
+    let bytes =
+        checked(&registry, &engine, "diff.text", json!({"repoPath": path, "maxBytes": 5000, "maxLines": 80}), 12_000);
+    let patch = bytes["data"]["patch"].as_str().expect("patch");
+    assert!(patch.len() <= 5000 && patch.lines().count() <= 80 && !patch.is_empty());
+
+    let diffs = fluxgit_fixtures::build(Scenario::Diffs);
+    let engine = Engine::new(Options { allowed_roots: vec![diffs.root().canonicalize().expect("root")] });
+    let path = diffs.path().to_str().expect("utf-8");
+    for budget in [250, 600, 4000] {
+        let details = checked(
+            &registry,
+            &engine,
+            "commit.details",
+            json!({"repoPath": path, "commit": "HEAD~2", "maxTokens": budget}),
+            budget,
+        );
+        assert_eq!(details["data"]["totals"]["files"], 9);
+        let changes =
+            checked(&registry, &engine, "worktree.changes", json!({"repoPath": path, "maxTokens": budget}), budget);
+        assert_eq!(changes["data"]["counts"]["staged"], 4);
+    }
+    checked(&registry, &engine, "diff.text", json!({"repoPath": path, "binary": true}), 12_000);
+    let unmerged = fluxgit_fixtures::build(Scenario::MergeConflict);
+    let engine = Engine::new(Options { allowed_roots: vec![unmerged.root().canonicalize().expect("root")] });
+    let path = unmerged.path().to_str().expect("utf-8");
+    let conflict = checked(&registry, &engine, "diff.text", json!({"repoPath": path}), 12_000);
+    assert!(conflict["data"]["files"].as_array().expect("files").iter().any(|file| file["status"] == "unmerged"));
+    checked(&registry, &engine, "worktree.changes", json!({"repoPath": path}), 4000);
+}
