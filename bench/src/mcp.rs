@@ -26,8 +26,8 @@ pub(crate) struct Session {
     pub(crate) server_version: String,
     /// The protocol version the server chose.
     pub(crate) protocol_version: String,
-    /// The names in `tools/list`, in order.
-    pub(crate) tools: Vec<String>,
+    /// The names in `tools/list`, in order, each with the default of its `maxTokens` argument, if it has one.
+    pub(crate) tools: Vec<(String, Option<u64>)>,
 }
 
 /// What one `tools/call` gave back.
@@ -108,8 +108,13 @@ impl Session {
         Ok(Answer::Result { text: text.to_owned(), is_error: result["isError"].as_bool().unwrap_or(false) })
     }
 
+    /// The default `maxTokens` of `tool`, or `None` when the server does not list the tool.
+    pub(crate) fn tool(&self, tool: &str) -> Option<Option<u64>> {
+        self.tools.iter().find(|(name, _)| name == tool).map(|(_, budget)| *budget)
+    }
+
     /// Every page of `tools/list`.
-    fn list_tools(&mut self) -> anyhow::Result<Vec<String>> {
+    fn list_tools(&mut self) -> anyhow::Result<Vec<(String, Option<u64>)>> {
         let mut tools = Vec::new();
         let mut cursor: Option<String> = None;
         loop {
@@ -117,7 +122,10 @@ impl Session {
             let response = self.request("tools/list", params)?;
             let result = response.get("result").with_context(|| format!("tools/list failed: {response}"))?;
             let page = result["tools"].as_array().context("tools/list has no tools array")?;
-            tools.extend(page.iter().filter_map(|tool| tool["name"].as_str().map(str::to_owned)));
+            tools.extend(page.iter().filter_map(|tool| {
+                let budget = tool["inputSchema"]["properties"]["maxTokens"]["default"].as_u64();
+                Some((tool["name"].as_str()?.to_owned(), budget))
+            }));
             match result.get("nextCursor").and_then(Value::as_str) {
                 Some(next) => cursor = Some(next.to_owned()),
                 None => return Ok(tools),

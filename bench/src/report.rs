@@ -103,6 +103,7 @@ fn write_calls(dir: &Path, side: &ServerSide) -> anyhow::Result<Vec<Value>> {
                 "status": answer.status(),
                 "file": file,
                 "tokens": call.tokens,
+                "defaultMaxTokens": call.default_max_tokens,
             }))
         })
         .collect()

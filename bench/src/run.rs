@@ -61,6 +61,8 @@ pub(crate) struct Call {
     pub(crate) arguments: Value,
     pub(crate) answer: Option<Answer>,
     pub(crate) tokens: Tokens,
+    /// The default `maxTokens` the tool advertises (the arguments never set one).
+    pub(crate) default_max_tokens: Option<u64>,
 }
 
 /// A server's side: who it is and its calls.
@@ -225,17 +227,17 @@ fn server_side(
         let mut arguments: Value = serde_json::from_str(call.arguments).context("scenario arguments are JSON")?;
         let path = repo_path.to_str().context("fixture paths are UTF-8")?;
         arguments["repoPath"] = Value::from(path);
-        let answer = if session.tools.iter().any(|tool| tool == call.tool) {
-            Some(
+        let listed = session.tool(call.tool);
+        let answer = match listed {
+            Some(_) => Some(
                 session
                     .call(call.tool, &arguments)
                     .with_context(|| format!("{} on {}", call.tool, binary.display()))?,
-            )
-        } else {
-            None
+            ),
+            None => None,
         };
         let tokens = answer.as_ref().map(|answer| Tokens::of(answer.text())).unwrap_or_default();
-        calls.push(Call { tool: call.tool, arguments, answer, tokens });
+        calls.push(Call { tool: call.tool, arguments, answer, tokens, default_max_tokens: listed.flatten() });
     }
     Ok(ServerSide {
         name: session.server_name.clone(),

@@ -90,6 +90,15 @@ fn check_brief_against_oracle(scenario: &str, dir: &Path) {
     let recorded = &read_json(&dir.join("tokens.json"))["tools"][0];
     assert_eq!(recorded["tool"], "repo.brief");
     assert_eq!(recorded["tokens"]["o200k"], tokens, "{scenario}: tokens.json counts the exact text");
+    assert_eq!(recorded["defaultMaxTokens"], BRIEF_DEFAULT_BUDGET, "{scenario}: the advertised default");
+    // Every other tool answered (as they land: conflict.read, ...) fits the default budget it advertises too.
+    for call in read_json(&dir.join("tokens.json"))["tools"].as_array().expect("tools") {
+        if let (Some(budget), Some(file)) = (call["defaultMaxTokens"].as_u64(), call["file"].as_str()) {
+            let text = std::fs::read_to_string(dir.join("tools").join(file)).expect("answer file");
+            let tokens = fluxgit_engine::budget::count_tokens(&text) as u64;
+            assert!(tokens <= budget, "{scenario}: {} answered {tokens} tokens over {budget}", call["tool"]);
+        }
+    }
 
     let oracle = &read_json(&dir.join("facts.json"))["oracle"];
     let brief: Value = serde_json::from_str(&text).expect("the brief is JSON");
