@@ -28,6 +28,21 @@ pub const AUDIT_SIGN_KEY_VAR: &str = "FLUXGIT_MCP_AUDIT_SIGN_KEY";
 pub const PRESENCE_DISABLED_VAR: &str = "FLUXGIT_MCP_PRESENCE_DISABLED";
 /// Any value (even empty) turns agent detection off.
 pub const AGENT_DETECTION_DISABLED_VAR: &str = "FLUXGIT_MCP_AGENT_DETECTION_DISABLED";
+/// Pins "now" (Unix seconds) for the tools that read a clock (`repo.scope`'s churn window), so benchmarks and
+/// tests are reproducible. Unset, unparsable or negative: the system clock.
+pub const NOW_VAR: &str = "FLUXGIT_NOW_EPOCH_SECS";
+
+/// "Now" in Unix seconds: [`NOW_VAR`] when it holds a non-negative integer, else the system clock.
+pub fn now_epoch_secs() -> i64 {
+    let pinned = std::env::var(NOW_VAR).ok().and_then(|value| value.trim().parse::<i64>().ok());
+    if let Some(pinned) = pinned.filter(|pinned| *pinned >= 0) {
+        return pinned;
+    }
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX))
+}
+
 /// Gateway address variables, in order of precedence (SPEC §4.5).
 pub const GATEWAY_ADDR_VARS: [&str; 3] = ["FLUXGIT_MCP_HANDSHAKE_ADDR", "FLUXGIT_GATEWAY_ADDR", "FLUXGIT_GATEWAY_URL"];
 

@@ -96,9 +96,7 @@ pub fn scope() -> RepoTool {
 
 fn call_scope(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
     let args: ScopeArgs = parse(arguments)?;
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |elapsed| i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX));
+    let now = crate::config::now_epoch_secs();
     let options = scope::Options {
         path: args.path,
         churn_days: args.churn_days.unwrap_or(90),

@@ -1,0 +1,212 @@
+//! The counts a reader gets from git's human listings by counting their entries (the sweep and the
+//! counterexample carry counts this way, not as numbers).
+
+use crate::facts::Doc;
+
+/// A count a listing can yield.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Count {
+    Ahead,
+    Behind,
+    Staged,
+    Unstaged,
+    Untracked,
+    Conflicted,
+    Stashes,
+    Drifted,
+    Uninitialized,
+}
+
+/// What a `git status` listing says (long or short format).
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Status {
+    ahead_behind: Option<(usize, usize)>,
+    staged: usize,
+    unstaged: usize,
+    untracked: usize,
+    conflicted: usize,
+}
+
+/// The value of `count` in `doc`, if `doc` is a git listing that yields it.
+pub(crate) fn count(doc: &Doc<'_>, count: Count) -> Option<usize> {
+    let source = doc.source;
+    if let Some(status) = status(doc) {
+        return match count {
+            Count::Ahead => status.ahead_behind.map(|(ahead, _)| ahead),
+            Count::Behind => status.ahead_behind.map(|(_, behind)| behind),
+            Count::Staged => Some(status.staged),
+            Count::Unstaged => Some(status.unstaged),
+            Count::Untracked => Some(status.untracked),
+            Count::Conflicted => Some(status.conflicted),
+            _ => None,
+        };
+    }
+    let lines = || doc.text.lines();
+    match count {
+        Count::Stashes if source.starts_with("git stash list") => {
+            Some(lines().filter(|line| line.starts_with("stash@{")).count())
+        }
+        Count::Drifted if source.starts_with("git submodule status") => {
+            Some(lines().filter(|line| line.starts_with('+')).count())
+        }
+        Count::Uninitialized if source.starts_with("git submodule status") => {
+            Some(lines().filter(|line| line.starts_with('-')).count())
+        }
+        Count::Ahead | Count::Behind => {
+            let (ahead, behind) = if source.starts_with("git rev-list --left-right --count") {
+                let mut numbers = doc.text.split_whitespace().map(str::parse::<usize>);
+                let behind = numbers.next()?.ok()?;
+                (numbers.next()?.ok()?, behind)
+            } else if source.starts_with("git branch") {
+                current_branch_tracking(doc.text)?
+            } else {
+                return None;
+            };
+            Some(if count == Count::Ahead { ahead } else { behind })
+        }
+        _ => None,
+    }
+}
+
+/// `Some(true)` when `doc` is a `git status` listing with no entry at all.
+pub(crate) fn clean(doc: &Doc<'_>) -> Option<bool> {
+    status(doc).map(|status| status.staged + status.unstaged + status.untracked + status.conflicted == 0)
+}
+
+/// Parses `doc` if it is the output of `git status` (long) or `git status -s...` (short).
+fn status(doc: &Doc<'_>) -> Option<Status> {
+    let source = doc.source;
+    if source == "git status" {
+        Some(long_status(doc.text))
+    } else if source.starts_with("git status -s") || source.starts_with("git status --short") {
+        Some(short_status(doc.text))
+    } else {
+        None
+    }
+}
+
+/// `git status` long format: entries are tab-indented lines under their section header.
+fn long_status(text: &str) -> Status {
+    let mut status = Status { ahead_behind: long_ahead_behind(text), ..Status::default() };
+    let mut section: Option<&mut usize> = None;
+    for line in text.lines() {
+        if line.starts_with('\t') {
+            if let Some(count) = section.as_deref_mut() {
+                *count += 1;
+            }
+        } else if line.ends_with(':') && !line.starts_with(' ') {
+            section = match line {
+                "Changes to be committed:" => Some(&mut status.staged),
+                "Changes not staged for commit:" => Some(&mut status.unstaged),
+                "Untracked files:" => Some(&mut status.untracked),
+                "Unmerged paths:" => Some(&mut status.conflicted),
+                _ => None,
+            };
+        }
+    }
+    status
+}
+
+/// Ahead and behind from git's sentences about the upstream.
+fn long_ahead_behind(text: &str) -> Option<(usize, usize)> {
+    let number_after = |marker: &str| -> Option<usize> {
+        let rest = &text[text.find(marker)? + marker.len()..];
+        let rest = rest.trim_start_matches(|c: char| !c.is_ascii_digit());
+        rest.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()
+    };
+    if text.contains("Your branch is up to date with") {
+        Some((0, 0))
+    } else if text.contains("Your branch is ahead of") {
+        Some((number_after("Your branch is ahead of")?, 0))
+    } else if text.contains("Your branch is behind") {
+        Some((0, number_after("Your branch is behind")?))
+    } else if text.contains("have diverged") {
+        let ahead = number_after("and have ")?;
+        Some((ahead, number_after(&format!("and have {ahead} and "))?))
+    } else {
+        None
+    }
+}
+
+/// `git status -sb`: the `##` line, then one `XY path` line per entry.
+fn short_status(text: &str) -> Status {
+    let mut status = Status::default();
+    for line in text.lines() {
+        if let Some(branch) = line.strip_prefix("## ") {
+            status.ahead_behind = branch.contains("...").then(|| bracket_ahead_behind(branch));
+            continue;
+        }
+        let bytes = line.as_bytes();
+        let (Some(&x), Some(&y)) = (bytes.first(), bytes.get(1)) else { continue };
+        match (x, y) {
+            (b'?', b'?') => status.untracked += 1,
+            (b'!', b'!') => {}
+            (b'U', _) | (_, b'U') | (b'A', b'A') | (b'D', b'D') => status.conflicted += 1,
+            _ => {
+                status.staged += usize::from(x != b' ');
+                status.unstaged += usize::from(y != b' ');
+            }
+        }
+    }
+    status
+}
+
+/// `[ahead 2, behind 3]` (either part may be missing: then it is 0).
+fn bracket_ahead_behind(text: &str) -> (usize, usize) {
+    let number_after = |marker: &str| -> usize {
+        text.find(marker)
+            .and_then(|at| text[at + marker.len()..].split(|c: char| !c.is_ascii_digit()).next()?.parse().ok())
+            .unwrap_or(0)
+    };
+    (number_after("ahead "), number_after("behind "))
+}
+
+/// `git branch -vv`: the current branch's `[upstream: ahead 2, behind 3]` right after its sha.
+fn current_branch_tracking(text: &str) -> Option<(usize, usize)> {
+    let line = text.lines().find(|line| line.starts_with("* "))?;
+    let mut words = line.split_whitespace().skip(3);
+    let first = words.next()?;
+    if !first.starts_with('[') {
+        return None;
+    }
+    let bracket = &line[line.find('[')?..=line.find(']')?];
+    if bracket.contains(": gone]") {
+        return None;
+    }
+    Some(bracket_ahead_behind(bracket))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Count, count};
+    use crate::facts::Doc;
+
+    fn doc<'a>(source: &'a str, text: &'a str) -> Doc<'a> {
+        Doc { source, text }
+    }
+
+    #[test]
+    fn counts_come_from_git_listings() {
+        let long = "On branch main\nYour branch and 'origin/main' have diverged,\nand have 2 and 3 different commits each, respectively.\n\nChanges to be committed:\n  (use \"git restore --staged <file>...\" to unstage)\n\tmodified:   a\n\tnew file:   b\n\nUntracked files:\n\tc/\n";
+        assert_eq!(count(&doc("git status", long), Count::Ahead), Some(2));
+        assert_eq!(count(&doc("git status", long), Count::Behind), Some(3));
+        assert_eq!(count(&doc("git status", long), Count::Staged), Some(2));
+        assert_eq!(count(&doc("git status", long), Count::Untracked), Some(1));
+        let short = "## main...origin/main [behind 3]\nUU src/main.c\nM  a\n M b\nMM c\n?? d\n";
+        assert_eq!(count(&doc("git status -sb", short), Count::Ahead), Some(0));
+        assert_eq!(count(&doc("git status -sb", short), Count::Behind), Some(3));
+        assert_eq!(count(&doc("git status -sb", short), Count::Conflicted), Some(1));
+        assert_eq!(count(&doc("git status -sb", short), Count::Staged), Some(2));
+        assert_eq!(count(&doc("git status -sb", short), Count::Unstaged), Some(2));
+        let branches = "  fix/y 6604f4c fix(y): patch y\n* main  272b1a8 [origin/main: ahead 2, behind 3] Second\n";
+        assert_eq!(count(&doc("git branch -vv", branches), Count::Behind), Some(3));
+        let rev_list = "3\t2\n";
+        assert_eq!(
+            count(&doc("git rev-list --left-right --count @{upstream}...HEAD", rev_list), Count::Ahead),
+            Some(2)
+        );
+        let stashes = "stash@{0}: On main: a\nstash@{1}: On main: b\n";
+        assert_eq!(count(&doc("git stash list", stashes), Count::Stashes), Some(2));
+        assert_eq!(count(&doc("git log -n 10", stashes), Count::Stashes), None);
+    }
+}

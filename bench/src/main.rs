@@ -1,0 +1,178 @@
+//! `fluxgit-bench`: FluxGit's reproducible benchmarks (internal tool, not a library).
+//!
+//! `fluxgit-bench tokens` builds the deterministic fixtures, drives the real `fluxgit-mcp-sidecar` binary (and
+//! optionally a peer MCP server) over stdio, runs the raw git CLI sweep the tools replace and a hand-tuned minimal
+//! counterexample, judges every side against a fact checklist from the git oracle, counts tokens with
+//! `o200k_base` and `cl100k_base`, and writes `bench/results/<scenario>/` (raw outputs, commands, `SHA256SUMS`)
+//! and `BENCHMARK.md`.
+
+mod cli;
+mod facts;
+mod listing;
+mod markdown;
+mod mcp;
+mod oracle;
+mod report;
+mod run;
+mod scenarios;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use anyhow::{Context as _, bail};
+use clap::Parser as _;
+
+/// FluxGit benchmarks.
+#[derive(Debug, clap::Parser)]
+#[command(name = "fluxgit-bench", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Mode,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum Mode {
+    /// Token benchmark: tool answers vs the raw git sweep vs a hand-typed counterexample (vs a peer server).
+    Tokens(TokensArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct TokensArgs {
+    /// Run only this scenario (repeatable). Default: every scenario but big-history.
+    #[arg(long = "scenario", value_name = "NAME")]
+    scenarios: Vec<String>,
+    /// Run every scenario, big-history (100,000 files, 50,000 commits; about a minute to build) included.
+    #[arg(long, conflicts_with = "scenarios")]
+    all: bool,
+    /// Where fixtures are built, one directory per scenario (rebuilt every run).
+    #[arg(long, value_name = "DIR", default_value = "/tmp/fluxgit-bench")]
+    fixtures_dir: PathBuf,
+    /// Where results go. Default: bench/results in this workspace.
+    #[arg(long, value_name = "DIR")]
+    results_dir: Option<PathBuf>,
+    /// The Markdown report to write. Default: BENCHMARK.md in this workspace.
+    #[arg(long, value_name = "FILE")]
+    markdown: Option<PathBuf>,
+    /// The sidecar binary. Default: build it with cargo and use the one beside this binary.
+    #[arg(long, value_name = "BINARY")]
+    sidecar: Option<PathBuf>,
+    /// Another MCP server to run the same tool calls against, e.g. the published fluxgit-mcp-sidecar.
+    #[arg(long, value_name = "BINARY")]
+    peer: Option<PathBuf>,
+}
+
+fn main() -> ExitCode {
+    match Cli::parse().command {
+        Mode::Tokens(args) => match tokens(&args) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!("fluxgit-bench: {error:#}");
+                ExitCode::FAILURE
+            }
+        },
+    }
+}
+
+/// The workspace this binary was built from.
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
+}
+
+fn tokens(args: &TokensArgs) -> anyhow::Result<()> {
+    let selected: Vec<scenarios::BenchScenario> = if args.scenarios.is_empty() {
+        scenarios::ALL.iter().copied().filter(|scenario| args.all || !scenario.heavy).collect()
+    } else {
+        args.scenarios
+            .iter()
+            .map(|name| {
+                scenarios::by_name(name)
+                    .with_context(|| format!("unknown scenario {name:?}; known: {}", scenarios::names()))
+            })
+            .collect::<anyhow::Result<_>>()?
+    };
+    std::fs::create_dir_all(&args.fixtures_dir)?;
+    let fixtures_dir = std::fs::canonicalize(&args.fixtures_dir)?;
+    let results_dir = args.results_dir.clone().unwrap_or_else(|| workspace_root().join("bench/results"));
+    let markdown_path = args.markdown.clone().unwrap_or_else(|| workspace_root().join("BENCHMARK.md"));
+    let sidecar = match &args.sidecar {
+        Some(sidecar) => sidecar.clone(),
+        None => built_sidecar()?,
+    };
+    let setup = run::Setup { fixtures_dir: fixtures_dir.clone(), sidecar, peer: args.peer.clone() };
+    let git_version = git_version()?;
+
+    let mut runs = Vec::new();
+    for scenario in selected {
+        eprintln!("fluxgit-bench: {} ...", scenario.name);
+        let result = run::run(scenario, &setup).with_context(|| format!("scenario {}", scenario.name))?;
+        report::write_scenario(&results_dir, &result, &git_version)?;
+        eprintln!(
+            "fluxgit-bench: {}: built in {:.1} s, tools {:.1} s, peer {:.1} s, git {:.1} s; brief {} tokens, sweep {}, \
+             counterexample {}; facts {}/{}",
+            scenario.name,
+            result.timings.build,
+            result.timings.ours,
+            result.timings.peer.unwrap_or_default(),
+            result.timings.git,
+            result.ours.brief().map(|call| call.tokens.o200k).unwrap_or_default(),
+            result.sweep_total().o200k,
+            result.counterexample_total().o200k,
+            result.facts_carried(0).unwrap_or_default(),
+            result.facts.len(),
+        );
+        runs.push(result);
+    }
+
+    let invocation = invocation(args);
+    let fixtures_display = fixtures_dir.display().to_string();
+    let info =
+        markdown::RunInfo { invocation: &invocation, git_version: &git_version, fixtures_dir: &fixtures_display };
+    std::fs::write(&markdown_path, markdown::render(&runs, &info))
+        .with_context(|| format!("cannot write {}", markdown_path.display()))?;
+    eprintln!("fluxgit-bench: wrote {} and {}", markdown_path.display(), results_dir.display());
+    Ok(())
+}
+
+/// The command that reproduces this run, as README gives it.
+fn invocation(args: &TokensArgs) -> String {
+    let mut line = String::from("cargo run -q -p fluxgit-bench -- tokens");
+    if args.all {
+        line.push_str(" --all");
+    }
+    for scenario in &args.scenarios {
+        line.push_str(&format!(" --scenario {scenario}"));
+    }
+    if let Some(peer) = &args.peer {
+        line.push_str(&format!(" --peer {}", peer.display()));
+    }
+    line
+}
+
+/// Builds the sidecar with the cargo running us (when there is one) and returns the binary beside ours.
+fn built_sidecar() -> anyhow::Result<PathBuf> {
+    if let Some(cargo) = std::env::var_os("CARGO") {
+        let status = Command::new(cargo)
+            .args(["build", "-q", "-p", "fluxgit-mcp-sidecar", "--bin", "fluxgit-mcp-sidecar"])
+            .current_dir(workspace_root())
+            .status()
+            .context("cannot run cargo to build the sidecar")?;
+        if !status.success() {
+            bail!("building fluxgit-mcp-sidecar failed ({status})");
+        }
+    }
+    let exe = std::env::current_exe()?;
+    let mut dir = exe.parent().context("the binary has a directory")?;
+    if dir.ends_with("deps") {
+        dir = dir.parent().context("deps has a parent")?;
+    }
+    let sidecar = dir.join(format!("fluxgit-mcp-sidecar{}", std::env::consts::EXE_SUFFIX));
+    if !sidecar.is_file() {
+        bail!("no sidecar at {}; build it (cargo build -p fluxgit-mcp-sidecar) or pass --sidecar", sidecar.display());
+    }
+    Ok(sidecar)
+}
+
+fn git_version() -> anyhow::Result<String> {
+    let output = Command::new("git").arg("--version").output().context("git is on PATH")?;
+    Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
+}

@@ -1,0 +1,248 @@
+//! One scenario end to end: build the fixture, ask the oracle, run the tools (ours and the peer's), the git
+//! sweep and the counterexample, and judge every side against the checklist.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::Context as _;
+use fluxgit_engine::budget::{count_tokens, count_tokens_cl100k};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::cli::{self, CliRun};
+use crate::facts::{self, Carried, Doc, Fact};
+use crate::mcp::{Answer, Session};
+use crate::oracle::{self, Truth};
+use crate::scenarios::BenchScenario;
+
+/// The instant the harness pins the engine's clock to: 2026-03-01T00:00:00Z, after every fixture commit.
+///
+/// Passed as `FLUXGIT_NOW_EPOCH_SECS`, which `repo.scope` reads for its churn window (the only tool with a clock),
+/// so outputs are identical run to run.
+pub(crate) const PINNED_NOW_EPOCH_SECS: u64 = 1_772_323_200;
+
+/// Where and with what to run.
+#[derive(Debug, Clone)]
+pub(crate) struct Setup {
+    /// Fixtures are built at `<fixtures_dir>/<scenario>` (canonical, so paths in outputs are stable).
+    pub(crate) fixtures_dir: PathBuf,
+    /// Our sidecar binary.
+    pub(crate) sidecar: PathBuf,
+    /// Another MCP server to compare with.
+    pub(crate) peer: Option<PathBuf>,
+}
+
+/// Tokens of one text in both tokenizers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub(crate) struct Tokens {
+    /// `o200k_base`, the headline count.
+    pub(crate) o200k: usize,
+    /// `cl100k_base`, beside it.
+    pub(crate) cl100k: usize,
+}
+
+impl Tokens {
+    pub(crate) fn of(text: &str) -> Tokens {
+        Tokens { o200k: count_tokens(text), cl100k: count_tokens_cl100k(text) }
+    }
+
+    pub(crate) fn sum<'a>(all: impl IntoIterator<Item = &'a Tokens>) -> Tokens {
+        all.into_iter()
+            .fold(Tokens::default(), |sum, t| Tokens { o200k: sum.o200k + t.o200k, cl100k: sum.cl100k + t.cl100k })
+    }
+}
+
+/// One tool call and its answer; `answer` is `None` when the server does not list the tool.
+#[derive(Debug, Clone)]
+pub(crate) struct Call {
+    pub(crate) tool: &'static str,
+    /// The arguments sent, `repoPath` included.
+    pub(crate) arguments: Value,
+    pub(crate) answer: Option<Answer>,
+    pub(crate) tokens: Tokens,
+    /// The default `maxTokens` the tool advertises (the arguments never set one).
+    pub(crate) default_max_tokens: Option<u64>,
+}
+
+/// A server's side: who it is and its calls.
+#[derive(Debug, Clone)]
+pub(crate) struct ServerSide {
+    /// `serverInfo.name` and `.version`.
+    pub(crate) name: String,
+    pub(crate) version: String,
+    pub(crate) protocol_version: String,
+    pub(crate) calls: Vec<Call>,
+}
+
+impl ServerSide {
+    /// The `repo.brief` call.
+    pub(crate) fn brief(&self) -> Option<&Call> {
+        self.calls.iter().find(|call| call.tool == "repo.brief" && call.answer.is_some())
+    }
+
+    /// Tokens of every answered call.
+    pub(crate) fn total(&self) -> Tokens {
+        Tokens::sum(self.calls.iter().filter(|call| call.answer.is_some()).map(|call| &call.tokens))
+    }
+
+    fn docs(&self, brief_only: bool) -> Vec<Doc<'_>> {
+        self.calls
+            .iter()
+            .filter(|call| !brief_only || call.tool == "repo.brief")
+            .filter_map(|call| Some(Doc { source: call.tool, text: call.answer.as_ref()?.text() }))
+            .collect()
+    }
+}
+
+/// The sides facts are judged on, in table order.
+pub(crate) const SIDES: [&str; 6] = ["brief", "tools", "sweep", "counterexample", "peerBrief", "peerTools"];
+
+/// Wall-clock seconds of each phase (machine-dependent: reported, never checksummed).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Timings {
+    /// Building the fixture.
+    pub(crate) build: f64,
+    /// Our server: start, initialize, tools/list and the calls.
+    pub(crate) ours: f64,
+    /// The peer, the same way.
+    pub(crate) peer: Option<f64>,
+    /// The git sweep and the counterexample.
+    pub(crate) git: f64,
+}
+
+/// Everything measured for one scenario.
+#[derive(Debug, Clone)]
+pub(crate) struct ScenarioRun {
+    pub(crate) scenario: BenchScenario,
+    pub(crate) repo_path: PathBuf,
+    pub(crate) timings: Timings,
+    pub(crate) truth: Truth,
+    pub(crate) facts: Vec<Fact>,
+    /// Per fact, per side of [`SIDES`] (`None` for peer sides without a peer).
+    pub(crate) carried: Vec<Vec<Option<Carried>>>,
+    pub(crate) ours: ServerSide,
+    pub(crate) peer: Option<ServerSide>,
+    pub(crate) sweep: Vec<(CliRun, Tokens)>,
+    pub(crate) counterexample: Vec<(CliRun, Tokens)>,
+}
+
+impl ScenarioRun {
+    /// How many facts side `side_idx` of [`SIDES`] carries, or `None` when the side did not run.
+    pub(crate) fn facts_carried(&self, side_idx: usize) -> Option<usize> {
+        let mut total = 0;
+        for per_side in &self.carried {
+            total += usize::from(per_side[side_idx].as_ref()?.carried);
+        }
+        Some(total)
+    }
+
+    pub(crate) fn sweep_total(&self) -> Tokens {
+        Tokens::sum(self.sweep.iter().map(|(_, tokens)| tokens))
+    }
+
+    pub(crate) fn counterexample_total(&self) -> Tokens {
+        Tokens::sum(self.counterexample.iter().map(|(_, tokens)| tokens))
+    }
+}
+
+/// Runs `scenario` with `setup`.
+pub(crate) fn run(scenario: BenchScenario, setup: &Setup) -> anyhow::Result<ScenarioRun> {
+    let dir = setup.fixtures_dir.join(scenario.name);
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).with_context(|| format!("cannot remove the old {}", dir.display()))?;
+    }
+    let mut timings = Timings::default();
+    let mut started = Instant::now();
+    let lap = |started: &mut Instant| {
+        let secs = started.elapsed().as_secs_f64();
+        *started = Instant::now();
+        secs
+    };
+    let fixture = fluxgit_fixtures::build_in(scenario.fixture, &dir);
+    timings.build = lap(&mut started);
+    let repo_path = fixture.path().to_path_buf();
+
+    let truth = oracle::read(&fixture)?;
+    let facts = facts::checklist(&truth);
+    let env = server_env(&setup.fixtures_dir);
+    lap(&mut started);
+    let ours = server_side(&setup.sidecar, &env, scenario, &repo_path)?;
+    timings.ours = lap(&mut started);
+    let peer = setup.peer.as_deref().map(|peer| server_side(peer, &env, scenario, &repo_path)).transpose()?;
+    timings.peer = peer.as_ref().map(|_| lap(&mut started));
+    let run_all = |commands: Vec<Vec<String>>| -> anyhow::Result<Vec<(CliRun, Tokens)>> {
+        commands.iter().map(|args| cli::run(&fixture, args).map(|run| (run.clone(), Tokens::of(&run.output)))).collect()
+    };
+    let sweep = run_all(cli::sweep_commands(&truth.conflicted))?;
+    let counterexample = run_all(cli::counterexample_commands())?;
+    timings.git = lap(&mut started);
+
+    let sides: [Option<Vec<Doc<'_>>>; 6] = [
+        Some(ours.docs(true)),
+        Some(ours.docs(false)),
+        Some(cli_docs(&sweep)),
+        Some(cli_docs(&counterexample)),
+        peer.as_ref().map(|peer| peer.docs(true)),
+        peer.as_ref().map(|peer| peer.docs(false)),
+    ];
+    let carried = facts
+        .iter()
+        .map(|fact| sides.iter().map(|docs| docs.as_ref().map(|docs| facts::carried(fact, docs))).collect())
+        .collect();
+    Ok(ScenarioRun { scenario, repo_path, timings, truth, facts, carried, ours, peer, sweep, counterexample })
+}
+
+/// The documents of a git side: one per command, named by its command line.
+fn cli_docs(runs: &[(CliRun, Tokens)]) -> Vec<Doc<'_>> {
+    runs.iter().map(|(run, _)| Doc { source: &run.line, text: &run.output }).collect()
+}
+
+/// The environment every MCP server runs with: nothing inherited but `PATH`; the fixtures directory as the
+/// allowed root and home; no audit ledger, no presence file; the pinned clock.
+fn server_env(fixtures_dir: &Path) -> Vec<(&'static str, OsString)> {
+    vec![
+        ("PATH", std::env::var_os("PATH").unwrap_or_default()),
+        ("HOME", fixtures_dir.join(".home").into_os_string()),
+        ("FLUXGIT_MCP_ALLOWED_ROOTS", fixtures_dir.as_os_str().to_owned()),
+        ("FLUXGIT_RUN_DIR", fixtures_dir.join(".run").into_os_string()),
+        ("FLUXGIT_MCP_AUDIT_DISABLED", OsString::new()),
+        ("FLUXGIT_MCP_PRESENCE_DISABLED", OsString::new()),
+        ("FLUXGIT_NOW_EPOCH_SECS", PINNED_NOW_EPOCH_SECS.to_string().into()),
+        ("LC_ALL", "C".into()),
+        ("TZ", "UTC".into()),
+    ]
+}
+
+/// Starts `binary` and makes the scenario's calls; a tool it does not list is recorded, not called.
+fn server_side(
+    binary: &Path,
+    env: &[(&str, OsString)],
+    scenario: BenchScenario,
+    repo_path: &Path,
+) -> anyhow::Result<ServerSide> {
+    let mut session = Session::start(binary, env)?;
+    let mut calls = Vec::new();
+    for call in scenario.calls {
+        let mut arguments: Value = serde_json::from_str(call.arguments).context("scenario arguments are JSON")?;
+        let path = repo_path.to_str().context("fixture paths are UTF-8")?;
+        arguments["repoPath"] = Value::from(path);
+        let listed = session.tool(call.tool);
+        let answer = match listed {
+            Some(_) => Some(
+                session
+                    .call(call.tool, &arguments)
+                    .with_context(|| format!("{} on {}", call.tool, binary.display()))?,
+            ),
+            None => None,
+        };
+        let tokens = answer.as_ref().map(|answer| Tokens::of(answer.text())).unwrap_or_default();
+        calls.push(Call { tool: call.tool, arguments, answer, tokens, default_max_tokens: listed.flatten() });
+    }
+    Ok(ServerSide {
+        name: session.server_name.clone(),
+        version: session.server_version.clone(),
+        protocol_version: session.protocol_version.clone(),
+        calls,
+    })
+}
