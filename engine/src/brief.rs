@@ -13,6 +13,8 @@ use crate::facets::{commits, conventions, head, operation, refs, stashes, submod
 
 /// Hints kept at most (SPEC §5).
 pub const MAX_HINTS: usize = 3;
+/// Conflicted paths the conflicts hint names at most; the rest are counted (`+N more`).
+pub const MAX_NAMED_CONFLICTS: usize = 3;
 
 /// Knobs of `repo.brief`.
 #[derive(Debug, Clone)]
@@ -41,7 +43,7 @@ pub struct Brief {
     pub stashes: StashCount,
     /// Aggregated submodule drift.
     pub submodules: submodules::Summary,
-    /// Newest first, `sha` abbreviated to 12 digits.
+    /// Newest first, `sha` abbreviated like `git log --oneline` (shortest unique, at least 7 digits).
     pub recent_commits: Vec<CommitLine>,
     /// Detected conventions.
     pub conventions: Conventions,
@@ -60,7 +62,8 @@ pub struct BriefHead {
     /// The branch has no commit yet; left out of the JSON when false.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub unborn: bool,
-    /// HEAD's commit abbreviated to 12 hex digits like every sha of the brief; `null` when unborn.
+    /// HEAD's commit abbreviated like every sha of the brief (shortest unique, at least 7 digits); `null` when
+    /// unborn.
     pub sha: Option<String>,
     /// Upstream short name (`origin/main`); `null` without one.
     pub upstream: Option<String>,
@@ -71,6 +74,9 @@ pub struct BriefHead {
     /// `true` when the configured upstream ref no longer exists.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub upstream_gone: bool,
+    /// During a rebase (HEAD detached): the branch being rebased; left out of the JSON otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rebasing: Option<String>,
 }
 
 /// Exact work-tree counts.
@@ -146,14 +152,12 @@ pub fn read(repo: &gix::Repository, options: &Options) -> Result<Brief> {
             branch: head.branch,
             detached: head.detached,
             unborn: head.unborn,
-            sha: head.sha.map(|mut sha| {
-                sha.truncate(commits::SHORT_SHA_LEN);
-                sha
-            }),
+            sha: commits::abbreviated_head(repo),
             upstream: upstream.as_ref().map(|u| u.name.clone()),
             ahead: upstream.as_ref().map_or(0, |u| u.ahead),
             behind: upstream.as_ref().map_or(0, |u| u.behind),
             upstream_gone: upstream.as_ref().is_some_and(|u| u.gone),
+            rebasing: operation::rebasing_branch(repo),
         },
         operation_in_progress: operation::read(repo),
         working_tree: Counts::of(&status),
@@ -163,12 +167,12 @@ pub fn read(repo: &gix::Repository, options: &Options) -> Result<Brief> {
         conventions,
         hints: Vec::new(),
     };
-    Ok(Brief { hints: hints(&brief), ..brief })
+    Ok(Brief { hints: hints(&brief, &status.conflicted), ..brief })
 }
 
 /// Ranks the hints: conflicts > operation in progress > detached HEAD > behind upstream > submodules needing
 /// attention > uncommitted changes on the default branch (SPEC §5); keeps the first [`MAX_HINTS`].
-pub fn hints(brief: &Brief) -> Vec<Hint> {
+pub fn hints(brief: &Brief, conflicted: &[String]) -> Vec<Hint> {
     let hint = |kind, message: String, tool, arguments: &[(&'static str, String)]| Hint {
         kind,
         message,
@@ -178,60 +182,51 @@ pub fn hints(brief: &Brief) -> Vec<Hint> {
     let mut hints = Vec::new();
     let tree = &brief.working_tree;
     if tree.conflicted > 0 {
-        hints.push(hint(
-            "conflicts",
-            format!("{} conflicted path(s); read them as structured data before editing.", tree.conflicted),
-            "conflict.read",
-            &[],
-        ));
+        let mut named = conflicted.iter().take(MAX_NAMED_CONFLICTS).cloned().collect::<Vec<_>>().join(", ");
+        if tree.conflicted > MAX_NAMED_CONFLICTS {
+            named.push_str(&format!(" +{} more", tree.conflicted - MAX_NAMED_CONFLICTS));
+        }
+        hints.push(hint("conflicts", format!("conflicted: {named}"), "conflict.read", &[]));
     }
     if let Some(operation) = brief.operation_in_progress {
         let name = serde_json::to_value(operation).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
-        hints.push(hint(
-            "operation",
-            format!("A {name} is in progress; finish or abort it before starting other work."),
-            "repo.status",
-            &[],
-        ));
+        hints.push(hint("operation", format!("{name} in progress: continue or abort it first"), "repo.status", &[]));
     }
-    if brief.head.detached {
-        hints.push(hint(
-            "detached",
-            "HEAD is detached; commits made here belong to no branch.".to_owned(),
-            "repo.refs",
-            &[],
-        ));
+    // A rebase or bisect detaches HEAD itself; the operation hint already covers it.
+    let detached_by_operation = matches!(brief.operation_in_progress, Some(Operation::Rebase | Operation::Bisect));
+    if brief.head.detached && !detached_by_operation {
+        hints.push(hint("detached", "HEAD detached: new commits belong to no branch".to_owned(), "repo.refs", &[]));
     }
     if brief.head.behind > 0
         && let Some(upstream) = &brief.head.upstream
     {
         hints.push(hint(
             "behind",
-            format!("{} commit(s) behind {upstream}; preview the merge before integrating.", brief.head.behind),
+            format!("{} behind {upstream}: preview the merge", brief.head.behind),
             "repo.conflictPreflight",
             &[("targetRef", upstream.clone())],
         ));
     }
     let submodules = &brief.submodules;
-    if submodules.drifted + submodules.uninitialized + submodules.conflicts > 0 {
-        hints.push(hint(
-            "submodules",
-            format!(
-                "{} submodule(s) need attention ({} drifted, {} uninitialized, {} conflicted).",
-                submodules.drifted + submodules.uninitialized + submodules.conflicts,
-                submodules.drifted,
-                submodules.uninitialized,
-                submodules.conflicts
-            ),
-            "submodule.status",
-            &[],
-        ));
+    let needing = submodules.drifted + submodules.uninitialized + submodules.conflicts;
+    if needing > 0 {
+        let parts: Vec<String> = [
+            (submodules.drifted, "drifted"),
+            (submodules.uninitialized, "uninitialized"),
+            (submodules.conflicts, "conflicted"),
+        ]
+        .iter()
+        .filter(|(count, _)| *count > 0)
+        .map(|(count, what)| format!("{count} {what}"))
+        .collect();
+        hints.push(hint("submodules", format!("submodules: {}", parts.join(", ")), "submodule.status", &[]));
     }
     let on_default = brief.head.branch.is_some() && brief.head.branch == brief.conventions.default_branch;
     if on_default && !tree.clean && tree.conflicted == 0 {
+        let branch = brief.head.branch.clone().unwrap_or_default();
         hints.push(hint(
             "uncommittedOnDefault",
-            "Uncommitted changes on the default branch; propose a topic branch before committing.".to_owned(),
+            format!("uncommitted changes on {branch}: propose a topic branch"),
             "operation.preview.branch",
             &[],
         ));

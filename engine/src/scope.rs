@@ -21,7 +21,7 @@ use crate::brief::Counts;
 use crate::codeowners::{self, LineError};
 use crate::engine::{Budgeted, Engine, Measure, Repo, first, fit_sections};
 use crate::error::{Error, InvalidReason, Result};
-use crate::facets::commits::SHORT_SHA_LEN;
+use crate::facets::commits::abbreviate;
 use crate::facets::worktree::{self, Change};
 use crate::facets::{iso_time, subject, utf8};
 use crate::history::Walk;
@@ -89,7 +89,7 @@ pub struct Changes {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ScopeCommit {
-    /// The sha abbreviated to 12 hex digits.
+    /// The sha abbreviated like `git log --oneline` (shortest unique, at least 7 digits).
     pub sha: String,
     /// Author date, ISO 8601 with the author's offset.
     pub time: String,
@@ -319,10 +319,8 @@ fn recent(repo: &gix::Repository, tip: ObjectId, path: &str, limit: usize) -> Re
         let Some(id) = walk.next_shown()? else { break };
         let commit = repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
         let author = commit.author().map_err(|err| Error::git("commit author", err))?;
-        let mut sha = id.to_string();
-        sha.truncate(SHORT_SHA_LEN);
         out.push(ScopeCommit {
-            sha,
+            sha: abbreviate(commit.id()),
             time: iso_time(author.time().map_err(|err| Error::git("commit author date", err))?),
             author: utf8(author.name),
             subject: subject(commit.message_raw_sloppy()),

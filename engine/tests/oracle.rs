@@ -118,9 +118,14 @@ fn check(fixture: &Fixture, dir: &Path) -> Reads {
     // HEAD.
     let branch = git_line(fixture, dir, &["symbolic-ref", "-q", "--short", "HEAD"]);
     let sha = git_line(fixture, dir, &["rev-parse", "-q", "--verify", "HEAD"]);
+    let short = git_line(fixture, dir, &["rev-parse", "-q", "--short", "--verify", "HEAD"]);
     assert_eq!(brief.head.branch, branch, "{name}: branch");
-    assert_eq!(brief.head.sha, sha.as_ref().map(|sha| sha[..12].to_owned()), "{name}: abbreviated sha");
+    assert_eq!(brief.head.sha, short, "{name}: sha abbreviated as git does");
     assert_eq!(brief.head.detached, branch.is_none(), "{name}: detached");
+    let rebasing = git_line(fixture, dir, &["rev-parse", "--git-path", "rebase-merge/head-name"])
+        .and_then(|path| std::fs::read_to_string(dir.join(path)).ok())
+        .and_then(|name| name.trim().strip_prefix("refs/heads/").map(str::to_owned));
+    assert_eq!(brief.head.rebasing, rebasing, "{name}: branch being rebased");
     assert_eq!(brief.head.unborn, sha.is_none(), "{name}: unborn");
     assert_eq!(reads.status.head.sha, sha, "{name}: status sha");
 
@@ -152,12 +157,12 @@ fn check(fixture: &Fixture, dir: &Path) -> Reads {
     assert_eq!(brief.stashes.count, stash_shas.len(), "{name}: stash count");
     let engine_stashes: Vec<&str> = reads.refs.stashes.iter().map(|s| s.sha.as_str()).collect();
     assert_eq!(engine_stashes, stash_shas, "{name}: stash shas");
-    let log = git_line(fixture, dir, &["log", "-n", "20", "--format=%H %s"]).unwrap_or_default();
+    let log = git_line(fixture, dir, &["log", "-n", "20", "--format=%h %s"]).unwrap_or_default();
     let expected_log: Vec<(String, String)> = log
         .lines()
         .map(|line| {
             let (sha, subject) = line.split_once(' ').unwrap_or((line, ""));
-            (sha[..12].to_owned(), subject.to_owned())
+            (sha.to_owned(), subject.to_owned())
         })
         .collect();
     let engine_log: Vec<(String, String)> =

@@ -145,10 +145,7 @@ fn recent_commits_equal_git_log_of_the_path() {
     for path in PATHS {
         for limit in [1, 3, 10, 20] {
             let scope = read(&fixture, &options(path, 90, limit, CLOCK_START as i64)).expect("scope");
-            let expected: Vec<String> = git_log(&fixture, &["-n", &limit.to_string(), "--format=%H %an %aI %s"], path)
-                .into_iter()
-                .map(|line| format!("{}{}", &line[..12], &line[40..]))
-                .collect();
+            let expected: Vec<String> = git_log(&fixture, &["-n", &limit.to_string(), "--format=%h %an %aI %s"], path);
             let shown: Vec<String> = scope
                 .recent_commits
                 .iter()

@@ -9,14 +9,26 @@ use crate::facets::subject;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CommitLine {
-    /// The commit sha abbreviated to 12 hex digits (unambiguous in practice, and a third of the tokens).
+    /// The commit sha abbreviated as `git log --oneline` does: the shortest prefix that is unique in the repository,
+    /// at least `core.abbrev` (7 by default) hex digits.
     pub sha: String,
     /// The first line of the message.
     pub subject: String,
 }
 
-/// Hex digits kept of a sha in short listings.
+/// Hex digits kept of a sha where a fixed length is needed (e.g. a recovery branch name).
 pub const SHORT_SHA_LEN: usize = 12;
+
+/// `id` abbreviated like git: the shortest unique prefix of at least `core.abbrev` digits; the full sha if the object
+/// database cannot tell.
+pub fn abbreviate(id: gix::Id<'_>) -> String {
+    id.shorten_or_id().to_string()
+}
+
+/// HEAD's commit abbreviated with [`abbreviate`]; `None` when unborn.
+pub fn abbreviated_head(repo: &gix::Repository) -> Option<String> {
+    repo.head_id().ok().map(abbreviate)
+}
 
 /// The first `limit` commits reachable from HEAD, newest first by commit time like `git log`; empty when unborn.
 ///
@@ -36,9 +48,7 @@ pub fn recent(repo: &gix::Repository, limit: usize) -> Result<Vec<CommitLine>> {
         let info = info.map_err(|err| Error::git("commit history", err))?;
         let commit = info.object().map_err(|err| Error::git("commit", err))?;
         let message = commit.message_raw_sloppy();
-        let mut sha = info.id.to_string();
-        sha.truncate(SHORT_SHA_LEN);
-        lines.push(CommitLine { sha, subject: subject(message) });
+        lines.push(CommitLine { sha: abbreviate(info.id()), subject: subject(message) });
     }
     Ok(lines)
 }

@@ -33,3 +33,13 @@ pub fn read(repo: &gix::Repository) -> Option<Operation> {
         InProgress::ApplyMailbox => Operation::Am,
     })
 }
+
+/// The branch a stopped rebase is rewriting (`rebase-merge/head-name` or `rebase-apply/head-name`, short name);
+/// `None` when no rebase is in progress or it rebases a detached HEAD. HEAD itself is detached during a rebase, so
+/// this is the only place the branch shows.
+pub fn rebasing_branch(repo: &gix::Repository) -> Option<String> {
+    ["rebase-merge", "rebase-apply"].iter().find_map(|dir| {
+        let name = std::fs::read_to_string(repo.git_dir().join(dir).join("head-name")).ok()?;
+        name.trim().strip_prefix("refs/heads/").map(str::to_owned)
+    })
+}

@@ -43,6 +43,8 @@ fn conflict_scenarios_pass_the_general_oracle() {
         [Scenario::Preflight, Scenario::RebaseConflict, Scenario::CherryPickConflict, Scenario::StashPopConflict]
     {
         let fixture = fluxgit_fixtures::build(scenario);
-        crate::check(&fixture, fixture.path());
+        let reads = crate::check(&fixture, fixture.path());
+        let rebasing = (scenario == Scenario::RebaseConflict).then(|| "feature".to_owned());
+        assert_eq!(reads.brief.head.rebasing, rebasing, "{}", scenario.name());
     }
 }

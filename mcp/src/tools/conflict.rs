@@ -7,23 +7,7 @@ use serde_json::{Map, Value, json};
 
 use crate::tools::repo::{parse, run};
 use crate::tools::schema::{self, count};
-use crate::tools::{CallContext, ProtocolError, Tool, ToolDefinition, ToolOutput};
-
-/// A tool of this family: its definition and the function that handles a call.
-pub struct ConflictTool {
-    definition: ToolDefinition,
-    handler: fn(&CallContext<'_>, &Map<String, Value>) -> Result<ToolOutput, ProtocolError>,
-}
-
-impl Tool for ConflictTool {
-    fn definition(&self) -> &ToolDefinition {
-        &self.definition
-    }
-
-    fn call(&self, ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
-        (self.handler)(ctx, arguments)
-    }
-}
+use crate::tools::{CallContext, FnTool, ProtocolError, ToolDefinition, ToolOutput};
 
 /// `conflict.read`'s default budget in tokens.
 pub const READ_DEFAULT_TOKENS: u64 = 8000;
@@ -55,7 +39,7 @@ fn commit() -> Value {
 }
 
 /// `conflict.read`.
-pub fn read() -> ConflictTool {
+pub fn read() -> FnTool {
     let producer = json!({ "type": ["object", "null"], "required": ["role", "sha", "subject"], "properties": {
         "role": { "type": "string" }, "sha": { "type": "string" }, "subject": { "type": "string" } } });
     let side = json!({ "type": ["object", "null"], "required": ["oid", "mode", "size"], "properties": {
@@ -85,7 +69,7 @@ pub fn read() -> ConflictTool {
             "files": { "type": "array", "maxItems": 200, "items": file }
         }
     });
-    ConflictTool {
+    FnTool {
         handler: call_read,
         definition: ToolDefinition {
             name: "conflict.read",
@@ -138,7 +122,7 @@ struct PreflightArgs {
 }
 
 /// `repo.conflictPreflight`.
-pub fn preflight() -> ConflictTool {
+pub fn preflight() -> FnTool {
     let conflicts = json!({ "type": "array", "items": { "type": "object", "required": ["path", "kind"], "properties": {
         "path": { "type": "string" },
         "kind": { "enum": ["content", "add/add", "modify/delete", "rename/delete", "rename/rename", "binary",
@@ -167,7 +151,7 @@ pub fn preflight() -> ConflictTool {
             "caveats": { "type": "array", "items": { "type": "string" } }
         }
     });
-    ConflictTool {
+    FnTool {
         handler: call_preflight,
         definition: ToolDefinition {
             name: "repo.conflictPreflight",

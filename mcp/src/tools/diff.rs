@@ -7,23 +7,7 @@ use serde_json::{Map, Value, json};
 
 use crate::tools::repo::{parse, run};
 use crate::tools::schema::{self, count, nullable_string};
-use crate::tools::{CallContext, ProtocolError, Tool, ToolDefinition, ToolOutput};
-
-/// A tool of this family: its definition and the function that handles a call.
-pub struct DiffTool {
-    definition: ToolDefinition,
-    handler: fn(&CallContext<'_>, &Map<String, Value>) -> Result<ToolOutput, ProtocolError>,
-}
-
-impl Tool for DiffTool {
-    fn definition(&self) -> &ToolDefinition {
-        &self.definition
-    }
-
-    fn call(&self, ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
-        (self.handler)(ctx, arguments)
-    }
-}
+use crate::tools::{CallContext, FnTool, ProtocolError, ToolDefinition, ToolOutput};
 
 /// `commit.details`' default budget in tokens.
 pub const COMMIT_DEFAULT_TOKENS: u64 = 4000;
@@ -73,7 +57,7 @@ struct CommitArgs {
 }
 
 /// `commit.details`.
-pub fn commit_details() -> DiffTool {
+pub fn commit_details() -> FnTool {
     let signature = json!({ "type": "object", "required": ["name", "email", "time"], "properties": {
         "name": { "type": "string" }, "email": { "type": "string" },
         "time": { "type": "string", "description": "ISO 8601 with the recorded offset." } } });
@@ -87,7 +71,7 @@ pub fn commit_details() -> DiffTool {
             "totals": totals(), "files": { "type": "array", "items": file_stat(json!({})) }
         }
     });
-    DiffTool {
+    FnTool {
         handler: call_commit_details,
         definition: ToolDefinition {
             name: "commit.details",
@@ -128,7 +112,7 @@ struct BudgetArgs {
 }
 
 /// `worktree.changes`.
-pub fn worktree_changes() -> DiffTool {
+pub fn worktree_changes() -> FnTool {
     let paths = json!({ "type": "array", "items": { "type": "string" } });
     let files = json!({ "type": "array", "items": file_stat(json!({})) });
     let data = json!({
@@ -141,7 +125,7 @@ pub fn worktree_changes() -> DiffTool {
             "conflicted": paths, "staged": files, "unstaged": files, "untracked": paths
         }
     });
-    DiffTool {
+    FnTool {
         handler: call_worktree_changes,
         definition: ToolDefinition {
             name: "worktree.changes",
@@ -189,7 +173,7 @@ struct DiffArgs {
 }
 
 /// `diff.text`.
-pub fn diff_text() -> DiffTool {
+pub fn diff_text() -> FnTool {
     let file = file_stat(json!({
         "hunks": count(),
         "inPatch": { "enum": ["full", "partial", "omitted"], "description": "How much of this file's patch `patch` holds; absent for unmerged paths." },
@@ -210,7 +194,7 @@ pub fn diff_text() -> DiffTool {
             "totalLines": count()
         }
     });
-    DiffTool {
+    FnTool {
         handler: call_diff_text,
         definition: ToolDefinition {
             name: "diff.text",

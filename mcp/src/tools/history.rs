@@ -5,7 +5,8 @@ use fluxgit_engine::history;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::tools::repo::{RepoTool, parse, run};
+use crate::tools::FnTool;
+use crate::tools::repo::{parse, run};
 use crate::tools::schema::{self, count, nullable_string};
 use crate::tools::{CallContext, ProtocolError, ToolDefinition, ToolOutput};
 
@@ -40,7 +41,7 @@ struct HistoryArgs {
 }
 
 /// `repo.history`.
-pub fn history() -> RepoTool {
+pub fn history() -> FnTool {
     let commit = json!({ "type": "object", "required": ["sha", "parents", "author", "time", "subject"], "properties": {
         "sha": { "type": "string" }, "parents": { "type": "array", "items": { "type": "string" } },
         "author": person(), "time": { "type": "string" }, "subject": { "type": "string" } } });
@@ -50,7 +51,7 @@ pub fn history() -> RepoTool {
         "properties": { "ref": { "type": "string" }, "tip": nullable_string(), "path": { "type": "string" },
             "commits": { "type": "array", "items": commit }, "nextCursor": nullable_string() }
     });
-    RepoTool {
+    FnTool {
         handler: call_history,
         definition: ToolDefinition {
             name: "repo.history",
@@ -96,7 +97,7 @@ struct ReflogArgs {
 }
 
 /// `repo.reflog`.
-pub fn reflog() -> RepoTool {
+pub fn reflog() -> FnTool {
     let recovery = json!({ "type": "object", "required": ["lostTip", "lostCommits", "tool", "arguments"],
         "properties": { "lostTip": { "type": "string" }, "lostCommits": count(),
             "lostCommitsCapped": { "type": "boolean" }, "tool": { "type": "string" }, "arguments": { "type": "object" } } });
@@ -111,7 +112,7 @@ pub fn reflog() -> RepoTool {
         "properties": { "refName": { "type": "string" }, "total": count(),
             "entries": { "type": "array", "items": movement } }
     });
-    RepoTool {
+    FnTool {
         handler: call_reflog,
         definition: ToolDefinition {
             name: "repo.reflog",

@@ -67,6 +67,22 @@ pub mod diff;
 pub mod gateway;
 pub mod history;
 pub mod operation;
+/// A tool made of its definition and the function that handles a call: the shape of every local read tool.
+pub struct FnTool {
+    pub(crate) definition: ToolDefinition,
+    pub(crate) handler: fn(&CallContext<'_>, &Map<String, Value>) -> Result<ToolOutput, ProtocolError>,
+}
+
+impl Tool for FnTool {
+    fn definition(&self) -> &ToolDefinition {
+        &self.definition
+    }
+
+    fn call(&self, ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
+        (self.handler)(ctx, arguments)
+    }
+}
+
 mod registry;
 pub mod repo;
 pub mod schema;

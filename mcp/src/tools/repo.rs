@@ -7,23 +7,7 @@ use serde_json::{Map, Value, json};
 
 use crate::envelope::Frame;
 use crate::tools::schema::{self, count, nullable_string};
-use crate::tools::{CallContext, ProtocolError, Tool, ToolDefinition, ToolOutput};
-
-/// A tool of this family: its definition and the function that handles a call.
-pub struct RepoTool {
-    pub(crate) definition: ToolDefinition,
-    pub(crate) handler: fn(&CallContext<'_>, &Map<String, Value>) -> Result<ToolOutput, ProtocolError>,
-}
-
-impl Tool for RepoTool {
-    fn definition(&self) -> &ToolDefinition {
-        &self.definition
-    }
-
-    fn call(&self, ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
-        (self.handler)(ctx, arguments)
-    }
-}
+use crate::tools::{CallContext, FnTool, ProtocolError, ToolDefinition, ToolOutput};
 
 /// `repo.brief`'s default budget in tokens (SPEC §5).
 pub const BRIEF_DEFAULT_TOKENS: u64 = 600;
@@ -70,7 +54,7 @@ struct BriefArgs {
 }
 
 /// `repo.brief`.
-pub fn brief() -> RepoTool {
+pub fn brief() -> FnTool {
     let commit = json!({ "type": "object", "required": ["sha", "subject"],
         "properties": { "sha": { "type": "string" }, "subject": { "type": "string" } } });
     let hint = json!({ "type": "object", "required": ["kind", "message", "tool"], "properties": {
@@ -102,7 +86,7 @@ pub fn brief() -> RepoTool {
             "hints": { "type": "array", "maxItems": 3, "items": hint }
         }
     });
-    RepoTool {
+    FnTool {
         handler: call_brief,
         definition: ToolDefinition {
             name: "repo.brief",
@@ -149,7 +133,7 @@ pub(crate) fn change_list() -> Value {
 }
 
 /// `repo.status`.
-pub fn status() -> RepoTool {
+pub fn status() -> FnTool {
     let paths = json!({ "type": "array", "items": { "type": "string" } });
     let data = json!({
         "type": "object",
@@ -160,7 +144,7 @@ pub fn status() -> RepoTool {
             "untracked": paths
         }
     });
-    RepoTool {
+    FnTool {
         handler: call_status,
         definition: ToolDefinition {
             name: "repo.status",
@@ -185,7 +169,7 @@ fn call_status(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<
 }
 
 /// `repo.refs`.
-pub fn refs() -> RepoTool {
+pub fn refs() -> FnTool {
     let named = |extra: Value| {
         let mut properties = json!({ "name": { "type": "string" }, "sha": { "type": "string" } });
         if let (Some(target), Some(extra)) = (properties.as_object_mut(), extra.as_object()) {
@@ -210,7 +194,7 @@ pub fn refs() -> RepoTool {
             "remoteBranches": named(json!({}))
         }
     });
-    RepoTool {
+    FnTool {
         handler: call_refs,
         definition: ToolDefinition {
             name: "repo.refs",

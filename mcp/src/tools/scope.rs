@@ -5,7 +5,8 @@ use fluxgit_engine::scope;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::tools::repo::{RepoTool, change_list, parse, run};
+use crate::tools::FnTool;
+use crate::tools::repo::{change_list, parse, run};
 use crate::tools::schema::{self, count, nullable_string};
 use crate::tools::{CallContext, ProtocolError, ToolDefinition, ToolOutput};
 
@@ -60,8 +61,8 @@ fn output_schema() -> Value {
 }
 
 /// `repo.scope`.
-pub fn scope() -> RepoTool {
-    RepoTool {
+pub fn scope() -> FnTool {
+    FnTool {
         handler: call_scope,
         definition: ToolDefinition {
             name: "repo.scope",

@@ -5,7 +5,8 @@ use fluxgit_engine::{Budgeted, branch_stack};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::tools::repo::{RepoTool, parse, run};
+use crate::tools::FnTool;
+use crate::tools::repo::{parse, run};
 use crate::tools::schema::{self, count, nullable_string};
 use crate::tools::{CallContext, ProtocolError, ToolDefinition, ToolOutput};
 
@@ -22,7 +23,7 @@ struct BranchStackArgs {
 }
 
 /// `repo.branchStack`.
-pub fn branch_stack() -> RepoTool {
+pub fn branch_stack() -> FnTool {
     let related = json!({ "type": "object", "required": ["name", "sha", "relation", "ahead", "behind", "lastCommit"],
         "properties": { "name": { "type": "string" }, "sha": { "type": "string" },
             "relation": { "enum": ["stackedOnCurrent", "currentStackedOn", "sharesBase"] },
@@ -36,7 +37,7 @@ pub fn branch_stack() -> RepoTool {
         "properties": { "branch": nullable_string(), "sha": nullable_string(), "upstream": schema::upstream(),
             "base": base, "related": { "type": "array", "maxItems": 50, "items": related }, "relatedTotal": count() }
     });
-    RepoTool {
+    FnTool {
         handler: call_branch_stack,
         definition: ToolDefinition {
             name: "repo.branchStack",
@@ -78,7 +79,7 @@ struct RepoArgs {
 }
 
 /// `worktree.list`.
-pub fn worktree_list() -> RepoTool {
+pub fn worktree_list() -> FnTool {
     let worktree = json!({ "type": "object",
         "required": ["path", "main", "current", "branch", "detached", "headSha", "locked", "prunable"],
         "properties": { "path": { "type": "string" }, "main": { "type": "boolean" }, "current": { "type": "boolean" },
@@ -87,7 +88,7 @@ pub fn worktree_list() -> RepoTool {
             "prunable": { "type": "boolean" } } });
     let data = json!({ "type": "object", "required": ["worktrees"],
         "properties": { "worktrees": { "type": "array", "items": worktree } } });
-    RepoTool {
+    FnTool {
         handler: call_worktree_list,
         definition: ToolDefinition {
             name: "worktree.list",
@@ -115,7 +116,7 @@ struct SubmoduleArgs {
 }
 
 /// `submodule.status`.
-pub fn submodule_status() -> RepoTool {
+pub fn submodule_status() -> FnTool {
     let submodule = json!({ "type": "object",
         "required": ["path", "recordedSha", "checkedOutSha", "initialized", "state", "dirty", "untracked"],
         "properties": { "path": { "type": "string" }, "recordedSha": nullable_string(),
@@ -124,7 +125,7 @@ pub fn submodule_status() -> RepoTool {
             "untracked": count() } });
     let data = json!({ "type": "object", "required": ["submodules"],
         "properties": { "path": { "type": "string" }, "submodules": { "type": "array", "items": submodule } } });
-    RepoTool {
+    FnTool {
         handler: call_submodule_status,
         definition: ToolDefinition {
             name: "submodule.status",

@@ -59,7 +59,7 @@ fn bad_scope_input_is_refused_and_the_server_serves_on() {
     assert_eq!(data["kind"], "directory");
     assert_eq!(data["codeOwners"]["file"], ".github/CODEOWNERS");
     assert_eq!(data["codeOwners"]["owners"], json!(["@acme/frontend"]));
-    let git_log = fixture.git(&["log", "-n", "20", "--format=%h", "--abbrev=12", "--", "packages/web"]);
+    let git_log = fixture.git(&["log", "-n", "20", "--format=%h", "--", "packages/web"]);
     let shas: Vec<&str> =
         data["recentCommits"].as_array().expect("list").iter().filter_map(|c| c["sha"].as_str()).collect();
     assert_eq!(shas, git_log.lines().collect::<Vec<_>>());
