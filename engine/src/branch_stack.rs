@@ -96,6 +96,9 @@ pub struct Related {
 impl Engine {
     /// `repo.branchStack`: the current branch against its upstream and base, and its related branches.
     ///
+    /// Cost: one walk of HEAD's history and one of the base's, then per branch a walk of only the commits HEAD (or
+    /// the base) lacks; ahead/behind of a related branch are counted only for the `maxRelated` listed.
+    ///
     /// # Errors
     /// [`crate::Error::Invalid`] (`invalid_revision`) for a candidate starting with `-` or holding control
     /// characters; [`Error::GitRead`] when refs or commits cannot be read.
@@ -116,59 +119,117 @@ impl Engine {
             return Ok(report);
         };
         let base = find_base(git, &options.base_candidates, head.branch.as_deref())?;
-        let merge_base_of = |id: ObjectId| git.merge_base(tip, id).ok().flatten().map(gix::Id::detach);
-        let current_fork = base.as_ref().and_then(|(_, id)| merge_base_of(*id));
-        let is_ancestor = |ancestor: ObjectId, of: ObjectId| {
-            ancestor == of || git.merge_base(ancestor, of).ok().flatten().is_some_and(|base| base == ancestor)
+        let in_head = ancestors(git, tip)?;
+        let in_base = match &base {
+            Some((_, id)) => ancestors(git, *id)?,
+            None => HashSet::new(),
         };
+        let fork = base.as_ref().and_then(|(_, id)| git.merge_base(tip, *id).ok().flatten().map(gix::Id::detach));
         let mut related = Vec::new();
-        for branch in refs::branches(git)? {
-            let Ok(id) = ObjectId::from_hex(branch.sha.as_bytes()) else { continue };
-            if branch.current || base.as_ref().is_some_and(|(name, _)| *name == branch.name) {
+        for (name, id) in branch_tips(git)? {
+            if Some(&name) == head.branch.as_ref() || base.as_ref().is_some_and(|(base, _)| *base == name) {
                 continue;
             }
-            let relation = if id != tip && is_ancestor(tip, id) {
-                Some(Relation::StackedOnCurrent)
-            } else if id != tip && is_ancestor(id, tip) && base.as_ref().is_none_or(|(_, base)| !is_ancestor(id, *base))
-            {
-                Some(Relation::CurrentStackedOn)
-            } else if let (Some((_, base)), Some(fork)) = (&base, current_fork) {
-                (git.merge_base(id, *base).ok().flatten().map(gix::Id::detach) == Some(fork))
-                    .then_some(Relation::SharesBase)
+            let relation = if in_head.contains(&id) {
+                // Its tip is in HEAD's history: the current branch is stacked on it, unless the base has it too.
+                (base.is_none() || !in_base.contains(&id)).then_some(Relation::CurrentStackedOn)
+            } else if let Some(fork) = fork.filter(|_| base.is_some()) {
+                // Walk only the branch's own commits (those the base lacks): HEAD's tip among them means the branch
+                // is built on it; the fork point on their edge means it left the base where HEAD did.
+                let (edge, reached_tip) = boundary(git, id, &in_base, tip)?;
+                if reached_tip || (in_base.contains(&tip) && boundary(git, id, &in_head, tip)?.1) {
+                    Some(Relation::StackedOnCurrent)
+                } else {
+                    edge.contains(&fork).then_some(Relation::SharesBase)
+                }
             } else {
-                None
+                boundary(git, id, &in_head, tip)?.1.then_some(Relation::StackedOnCurrent)
             };
             let Some(relation) = relation else { continue };
             let commit = git.find_commit(id).map_err(|err| Error::git("commit", err))?;
             let time = commit.time().map_err(|err| Error::git("commit date", err))?;
-            related.push((
-                time.seconds,
-                Related {
-                    name: branch.name,
-                    sha: branch.sha,
-                    relation,
-                    ahead: refs::count_exclusive(git, id, tip)?,
-                    behind: refs::count_exclusive(git, tip, id)?,
-                    last_commit: iso_time(time),
-                },
-            ));
+            related.push((time.seconds, name, id, relation, iso_time(time)));
         }
-        related.sort_by(|(a_time, a), (b_time, b)| {
-            a.relation.cmp(&b.relation).then(b_time.cmp(a_time)).then(a.name.cmp(&b.name))
-        });
+        related.sort_by(|a, b| a.3.cmp(&b.3).then(b.0.cmp(&a.0)).then(a.1.cmp(&b.1)));
         report.related_total = related.len();
-        report.related = related.into_iter().take(options.max_related).map(|(_, related)| related).collect();
+        for (_, name, id, relation, last_commit) in related.into_iter().take(options.max_related) {
+            report.related.push(Related {
+                name,
+                sha: id.to_string(),
+                relation,
+                ahead: refs::count_exclusive(git, id, tip)?,
+                behind: refs::count_exclusive(git, tip, id)?,
+                last_commit,
+            });
+        }
         if let Some((name, id)) = base {
             report.base = Some(Base {
                 name,
                 sha: id.to_string(),
-                merge_base: current_fork.map(|fork| fork.to_string()),
+                merge_base: fork.map(|fork| fork.to_string()),
                 ahead: refs::count_exclusive(git, tip, id)?,
                 behind: refs::count_exclusive(git, id, tip)?,
             });
         }
         Ok(report)
     }
+}
+
+/// Every commit reachable from `tip`, `tip` included.
+fn ancestors(repo: &gix::Repository, tip: ObjectId) -> Result<HashSet<ObjectId>> {
+    let mut seen = HashSet::from([tip]);
+    let mut stack = vec![tip];
+    while let Some(id) = stack.pop() {
+        let commit = repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
+        for parent in commit.parent_ids() {
+            if seen.insert(parent.detach()) {
+                stack.push(parent.detach());
+            }
+        }
+    }
+    Ok(seen)
+}
+
+/// Walks from `from` through the commits outside `known` (only those are read) and returns the commits of `known`
+/// where it stopped, and whether it met `target`. For `known` = the ancestors of X, the stopping points hold the
+/// merge-bases of `from` and X; a `target` outside `known` is met exactly when it is an ancestor of `from`.
+fn boundary(
+    repo: &gix::Repository,
+    from: ObjectId,
+    known: &HashSet<ObjectId>,
+    target: ObjectId,
+) -> Result<(HashSet<ObjectId>, bool)> {
+    let (mut edge, mut reached) = (HashSet::new(), false);
+    let mut seen = HashSet::from([from]);
+    let mut stack = vec![from];
+    while let Some(id) = stack.pop() {
+        reached |= id == target;
+        if known.contains(&id) {
+            edge.insert(id);
+            continue;
+        }
+        let commit = repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
+        for parent in commit.parent_ids() {
+            if seen.insert(parent.detach()) {
+                stack.push(parent.detach());
+            }
+        }
+    }
+    Ok((edge, reached))
+}
+
+/// Local branches (short name, tip commit) without reading upstreams.
+fn branch_tips(repo: &gix::Repository) -> Result<Vec<(String, ObjectId)>> {
+    let platform = repo.references().map_err(|err| Error::git("refs", err))?;
+    let mut tips = Vec::new();
+    for reference in platform.local_branches().map_err(|err| Error::git("refs", err))? {
+        let mut reference = reference.map_err(|err| Error::git("refs", err))?;
+        let name = reference.name().shorten().to_string();
+        if let Ok(commit) = reference.peel_to_commit() {
+            tips.push((name, commit.id));
+        }
+    }
+    Ok(tips)
 }
 
 /// The first candidate, then default base, that names a commit and is not the current branch itself.
