@@ -38,9 +38,9 @@ pub(crate) struct Cli {
 
 #[derive(Debug, clap::Subcommand)]
 enum Command {
-    /// Run one tool through the MCP path and print its result envelope as JSON.
+    /// Run one tool through the MCP path and print its result envelope as JSON on stdout.
     ///
-    /// Exits 1 (envelope or error on stderr) for a JSON-RPC error or an `isError` result.
+    /// Exits 1 for an `isError` result (its envelope still on stdout) or a JSON-RPC error (on stderr).
     Call {
         /// Tool name, e.g. `repo.brief`.
         tool: String,
@@ -51,6 +51,11 @@ enum Command {
     /// Show the configuration in force: allowed roots, run dir, FLUXGIT_* variables, audit and presence
     /// settings, and the registered tools.
     Doctor,
+    /// Print a tool's description and inputSchema (its argument names, types and bounds) as JSON.
+    Schema {
+        /// Tool name, e.g. `commit.details`.
+        tool: String,
+    },
     /// Verify an audit ledger: its active file, retained segments and checkpoint, streamed with bounded memory.
     ///
     /// Prints counters (entries, chained, legacy, signed, unsigned, segments, sequence range). Exits 0 when the
@@ -82,6 +87,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         None => serve_stdio(),
         Some(Command::Call { tool, arguments }) => call(&tool, &arguments),
         Some(Command::Doctor) => Ok(doctor()),
+        Some(Command::Schema { tool }) => schema(&tool),
         Some(Command::VerifyAudit { file, pubkeys, require_signed }) => {
             Ok(verify_audit(&file, &pubkeys, require_signed))
         }
@@ -188,12 +194,23 @@ fn call(tool: &str, arguments: &str) -> anyhow::Result<ExitCode> {
     let result = &response["result"];
     let text = result["content"][0]["text"].as_str().unwrap_or_default();
     let shown = serde_json::from_str::<Value>(text).map_or_else(|_| text.to_owned(), |envelope| pretty(&envelope));
-    if result["isError"].as_bool().unwrap_or(false) {
-        eprintln!("{shown}");
-        return Ok(ExitCode::FAILURE);
-    }
     let mut stdout = io::stdout().lock();
     writeln!(stdout, "{shown}").context("writing to stdout")?;
+    Ok(if result["isError"].as_bool().unwrap_or(false) { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+/// `schema TOOL`: the tool's title, description and inputSchema; exit 1 for an unknown tool.
+fn schema(tool: &str) -> anyhow::Result<ExitCode> {
+    let registry = fluxgit_mcp_sidecar::tools::registry().context("building the tool registry")?;
+    let Some(found) = registry.lookup(tool) else {
+        let names: Vec<&str> = registry.tools().map(|tool| tool.definition().name).collect();
+        eprintln!("unknown tool {tool:?}; tools: {}", names.join(", "));
+        return Ok(ExitCode::FAILURE);
+    };
+    let definition = found.definition();
+    let shown = json!({ "name": definition.name, "title": definition.title, "description": definition.description,
+        "readOnly": definition.read_only, "inputSchema": definition.input_schema });
+    writeln!(io::stdout().lock(), "{}", pretty(&shown)).context("writing to stdout")?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -16,9 +16,9 @@ pub const GATEWAY_NOT_CONFIGURED: i64 = 10001;
 pub const GATEWAY_NO_PAYLOAD: i64 = 10002;
 
 /// What to tell an agent that called a gateway-only tool without a gateway.
-pub const UPGRADE_HINT: &str = "Run the FluxGit approval gateway (`fluxgit-gateway`) and set \
-FLUXGIT_MCP_HANDSHAKE_ADDR to the address it prints; restore points and the safety timeline exist only there. \
-Local history is available now through repo.reflog and repo.history.";
+pub const UPGRADE_HINT: &str = "Restore points and the safety timeline exist only at a FluxGit approval gateway: \
+run one (any gateway speaking the sidecar's gateway HTTP contract) and set FLUXGIT_MCP_HANDSHAKE_ADDR to the \
+address it prints. Local history is available now through repo.reflog and repo.history.";
 
 /// A gateway-only read tool: its definition, the route an argument set maps to, and the field its answer must have.
 pub struct GatewayTool {
