@@ -231,3 +231,58 @@ fn branch_stack_of_three_stacked_branches_and_an_unrelated_one() {
     let refused = engine.branch_stack(&repo, &StackOptions { base_candidates: vec!["--all".into()], max_related: 8 });
     assert!(matches!(refused, Err(Error::Invalid { reason: InvalidReason::InvalidRevision, .. })));
 }
+
+/// A clean filter configured inside a submodule (its own config, its own `.gitattributes`) must not run when a read
+/// looks into the submodule's work tree: the engine opens submodules with filter drivers removed, as it does the
+/// top-level repository.
+#[test]
+fn filter_drivers_inside_a_submodule_never_run() {
+    use fluxgit_engine::{Budgeted, brief, budget};
+    let fixture = fluxgit_fixtures::build(Scenario::Submodules);
+    let root = fixture.root().canonicalize().expect("root");
+    let submodule = fixture.path().join("libs/initialised");
+    let marker = root.join("submodule-filter.marker");
+    let script = root.join("submodule-filter.sh");
+    std::fs::write(&script, format!("#!/bin/sh\n: > '{}'\nexec cat\n", marker.display())).expect("script");
+    let chmod = std::process::Command::new("chmod").arg("+x").arg(&script).status().expect("chmod");
+    assert!(chmod.success());
+    std::fs::write(submodule.join(".gitattributes"), "* filter=evil\n").expect("attributes");
+    fixture.git_in(&submodule, &["add", ".gitattributes"]);
+    fixture.git_in(&submodule, &["commit", "-q", "-m", "chore: filter everything"]);
+    fixture.git_in(&submodule, &["config", "filter.evil.clean", &format!("'{}'", script.display())]);
+    // Edit a tracked file so any status of the submodule has to hash (and so filter) its content.
+    let tracked = fixture
+        .git_in(&submodule, &["ls-files"])
+        .lines()
+        .find(|path| !path.starts_with('.') && !path.starts_with("vendor"))
+        .expect("a tracked file")
+        .to_owned();
+    std::fs::write(submodule.join(&tracked), b"edited in the submodule\n").expect("edit");
+    assert!(!marker.exists(), "nothing ran while setting up");
+
+    let engine = engine_for(&fixture);
+    let repo = engine.resolve(fixture.path().to_str().expect("utf-8")).expect("resolves");
+    let mut measure =
+        |result: &Budgeted<brief::Brief>| budget::count_tokens(&serde_json::to_string(result).expect("json"));
+    engine.brief(&repo, &brief::Options::default(), 100_000, &mut measure).expect("brief");
+    assert!(!marker.exists(), "repo.brief ran a filter driver configured in a submodule");
+    let report = engine.submodule_status(&repo, None).expect("submodule status");
+    assert!(report.submodules.iter().any(|submodule| submodule.dirty), "the edit is seen");
+    assert!(!marker.exists(), "submodule.status ran a filter driver configured in a submodule");
+    let inner = engine.resolve(submodule.to_str().expect("utf-8")).expect("the submodule resolves");
+    let mut measure = |result: &Budgeted<fluxgit_engine::status::Report>| {
+        budget::count_tokens(&serde_json::to_string(result).expect("json"))
+    };
+    engine.status(&inner, 100_000, &mut measure).expect("status of the submodule itself");
+    let top = engine.status(&repo, 100_000, &mut measure).expect("status of the superproject").data;
+    assert!(!marker.exists(), "a filter driver configured in a submodule ran");
+    // Its modified content is still reported, as `git status --porcelain` does (` M libs/initialised`).
+    let unstaged: Vec<&str> = top.unstaged.iter().map(|change| change.path.as_str()).collect();
+    let porcelain = fixture.git(&["-c", "core.fsmonitor=false", "status", "--porcelain", "--ignore-submodules=none"]);
+    assert!(porcelain.lines().any(|line| line == " M libs/initialised"), "{porcelain}");
+    assert!(unstaged.contains(&"libs/initialised"), "{unstaged:?}");
+
+    // The trap is real: git itself runs it (a diff reads the file through the clean filter).
+    fixture.git_in(&submodule, &["diff"]);
+    assert!(marker.exists(), "git runs the submodule's clean filter, so the check above can fail");
+}

@@ -3,7 +3,9 @@
 //! Computed with gix's status (HEAD vs index, index vs work tree, untracked files one by one like
 //! `git status --porcelain --untracked-files=all`). Nothing is written: gix never refreshes the index on disk, never
 //! takes `index.lock`, runs no fsmonitor, and the repository was opened without filter drivers
-//! (see [`crate::repository`]).
+//! (see [`crate::repository`]). gix looks only at a submodule's checked-out commit; whether its work tree has
+//! changes is read here from the submodule opened the same way (gix's own look inside would use the submodule's
+//! configuration as is, filter drivers included).
 
 use std::collections::BTreeSet;
 
@@ -70,6 +72,10 @@ impl Status {
 /// # Errors
 /// [`Error::GitRead`] when the index or a tree cannot be read.
 pub fn status(repo: &gix::Repository) -> Result<Status> {
+    status_at(repo, 0)
+}
+
+fn status_at(repo: &gix::Repository, depth: usize) -> Result<Status> {
     if repo.workdir().is_none() {
         return Ok(Status { bare: true, ..Status::default() });
     }
@@ -78,6 +84,10 @@ pub fn status(repo: &gix::Repository) -> Result<Status> {
         .status(gix::progress::Discard)
         .map_err(to_err)?
         .untracked_files(gix::status::UntrackedFiles::Files)
+        .index_worktree_submodules(gix::status::Submodule::Given {
+            ignore: gix::submodule::config::Ignore::Dirty,
+            check_dirty: false,
+        })
         .index_worktree_rewrites(None)
         .into_iter(None)
         .map_err(to_err)?;
@@ -116,6 +126,11 @@ pub fn status(repo: &gix::Repository) -> Result<Status> {
             },
         }
     }
+    for path in dirty_submodules(repo, depth)? {
+        if !conflicted.contains(&path) && !out.unstaged.iter().any(|change| change.path == path) {
+            out.unstaged.push(Change { path, status: ChangeKind::Modified, from: None });
+        }
+    }
     // git reports an unmerged path once, as unmerged, never also as staged, unstaged or untracked.
     out.staged.retain(|change| !conflicted.contains(&change.path));
     out.unstaged.retain(|change| !conflicted.contains(&change.path));
@@ -152,4 +167,34 @@ fn staged_change(change: &gix::diff::index::Change) -> Change {
             from: Some(utf8(source_location)),
         },
     }
+}
+
+/// The initialised submodules (of this repository, not nested ones) whose work tree has changes, as `git status`
+/// reports them (` M` in porcelain: modified or untracked content), honouring `submodule.<name>.ignore`. Each is
+/// opened with filter drivers removed, like the top-level repository; nesting stops at
+/// [`crate::facets::submodules::MAX_DEPTH`].
+fn dirty_submodules(repo: &gix::Repository, depth: usize) -> Result<Vec<String>> {
+    use gix::submodule::config::Ignore;
+    let to_err = |err| Error::git("submodule status", err);
+    let Some(submodules) = repo.submodules().map_err(to_err)? else {
+        return Ok(Vec::new());
+    };
+    let mut dirty = Vec::new();
+    for submodule in submodules {
+        let ignore = submodule.ignore().ok().flatten();
+        if depth + 1 >= crate::facets::submodules::MAX_DEPTH || matches!(ignore, Some(Ignore::Dirty | Ignore::All)) {
+            continue;
+        }
+        let Some(opened) = submodule.open().ok().flatten() else { continue };
+        if !opened.workdir().is_some_and(|workdir| workdir.join(".git").exists()) {
+            continue;
+        }
+        let status = status_at(&crate::repository::without_filter_drivers(opened)?, depth + 1)?;
+        let changed = !(status.staged.is_empty() && status.unstaged.is_empty() && status.conflicted.is_empty());
+        let untracked = !status.untracked.is_empty() && ignore != Some(Ignore::Untracked);
+        if changed || untracked {
+            dirty.push(utf8(&submodule.path().map_err(to_err)?));
+        }
+    }
+    Ok(dirty)
 }
