@@ -27,9 +27,11 @@ FLUXGIT_SIDECAR_BIN="$target_dir/debug/fluxgit-mcp-sidecar" FLUXGIT_E2E_REPO="$P
   .venv/bin/python -m pytest mcp/tests/e2e -q
 
 # (Re)install the pinned Node clients only when node_modules is missing or older than the lock file; offline after that.
+# `npm install --no-save` installs the locked tree without rewriting the lock; `npm ci` refuses this lock because vite
+# 8.4.0 (pulled in by the Inspector) names an optional dependency missing from the registry (napi-windows-process-start-time).
 e2e_ts=mcp/tests/e2e-ts
 if [ ! -f "$e2e_ts/node_modules/.package-lock.json" ] || [ "$e2e_ts/package-lock.json" -nt "$e2e_ts/node_modules/.package-lock.json" ]; then
-  npm ci --prefix "$e2e_ts" --no-audit --no-fund
+  npm install --prefix "$e2e_ts" --no-save --no-audit --no-fund
 fi
 export FLUXGIT_SIDECAR_BIN="$target_dir/debug/fluxgit-mcp-sidecar" FLUXGIT_E2E_REPO="$PWD"
 (cd "$e2e_ts" && node --test --test-reporter=spec)
