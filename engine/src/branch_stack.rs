@@ -11,6 +11,7 @@ use std::collections::HashSet;
 use gix::ObjectId;
 use serde::Serialize;
 
+use crate::ancestry::Shallow;
 use crate::engine::{Engine, Repo};
 use crate::error::{Error, Result};
 use crate::facets::refs::{self, Upstream};
@@ -45,6 +46,10 @@ pub struct Report {
     pub related: Vec<Related>,
     /// Related branches in all (exact, also when `maxRelated` lists fewer).
     pub related_total: usize,
+    /// The repository is a shallow clone: history, ahead/behind and merge bases stop at the commits listed in
+    /// `.git/shallow`, whose parents git treats as absent; absent when `false`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub shallow: bool,
 }
 
 /// The base comparison.
@@ -114,17 +119,22 @@ impl Engine {
             base: None,
             related: vec![],
             related_total: 0,
+            shallow: head.shallow,
         };
         let Some(tip) = tip else {
             return Ok(report);
         };
         let base = find_base(git, &options.base_candidates, head.branch.as_deref())?;
-        let in_head = ancestors(git, tip)?;
+        let shallow = Shallow::read(git)?;
+        let in_head = shallow.ancestors(git, &[tip])?;
         let in_base = match &base {
-            Some((_, id)) => ancestors(git, *id)?,
+            Some((_, id)) => shallow.ancestors(git, &[*id])?,
             None => HashSet::new(),
         };
-        let fork = base.as_ref().and_then(|(_, id)| git.merge_base(tip, *id).ok().flatten().map(gix::Id::detach));
+        let fork = match &base {
+            Some((_, id)) => crate::ancestry::merge_base(git, tip, *id)?,
+            None => None,
+        };
         let mut related = Vec::new();
         for (name, id) in branch_tips(git)? {
             if Some(&name) == head.branch.as_ref() || base.as_ref().is_some_and(|(base, _)| *base == name) {
@@ -136,14 +146,14 @@ impl Engine {
             } else if let Some(fork) = fork.filter(|_| base.is_some()) {
                 // Walk only the branch's own commits (those the base lacks): HEAD's tip among them means the branch
                 // is built on it; the fork point on their edge means it left the base where HEAD did.
-                let (edge, reached_tip) = boundary(git, id, &in_base, tip)?;
-                if reached_tip || (in_base.contains(&tip) && boundary(git, id, &in_head, tip)?.1) {
+                let (edge, reached_tip) = boundary(git, &shallow, id, &in_base, tip)?;
+                if reached_tip || (in_base.contains(&tip) && boundary(git, &shallow, id, &in_head, tip)?.1) {
                     Some(Relation::StackedOnCurrent)
                 } else {
                     edge.contains(&fork).then_some(Relation::SharesBase)
                 }
             } else {
-                boundary(git, id, &in_head, tip)?.1.then_some(Relation::StackedOnCurrent)
+                boundary(git, &shallow, id, &in_head, tip)?.1.then_some(Relation::StackedOnCurrent)
             };
             let Some(relation) = relation else { continue };
             let commit = git.find_commit(id).map_err(|err| Error::git("commit", err))?;
@@ -175,26 +185,12 @@ impl Engine {
     }
 }
 
-/// Every commit reachable from `tip`, `tip` included.
-fn ancestors(repo: &gix::Repository, tip: ObjectId) -> Result<HashSet<ObjectId>> {
-    let mut seen = HashSet::from([tip]);
-    let mut stack = vec![tip];
-    while let Some(id) = stack.pop() {
-        let commit = repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
-        for parent in commit.parent_ids() {
-            if seen.insert(parent.detach()) {
-                stack.push(parent.detach());
-            }
-        }
-    }
-    Ok(seen)
-}
-
 /// Walks from `from` through the commits outside `known` (only those are read) and returns the commits of `known`
 /// where it stopped, and whether it met `target`. For `known` = the ancestors of X, the stopping points hold the
 /// merge-bases of `from` and X; a `target` outside `known` is met exactly when it is an ancestor of `from`.
 fn boundary(
     repo: &gix::Repository,
+    shallow: &Shallow,
     from: ObjectId,
     known: &HashSet<ObjectId>,
     target: ObjectId,
@@ -208,10 +204,9 @@ fn boundary(
             edge.insert(id);
             continue;
         }
-        let commit = repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
-        for parent in commit.parent_ids() {
-            if seen.insert(parent.detach()) {
-                stack.push(parent.detach());
+        for parent in shallow.parents_of(repo, id)? {
+            if seen.insert(parent) {
+                stack.push(parent);
             }
         }
     }

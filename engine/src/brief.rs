@@ -77,6 +77,10 @@ pub struct BriefHead {
     /// During a rebase (HEAD detached): the branch being rebased; left out of the JSON otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rebasing: Option<String>,
+    /// The repository is a shallow clone: history, ahead/behind and merge bases stop at the commits listed in
+    /// `.git/shallow`, whose parents git treats as absent; absent when `false`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub shallow: bool,
 }
 
 /// Exact work-tree counts.
@@ -158,6 +162,7 @@ pub fn read(repo: &gix::Repository, options: &Options) -> Result<Brief> {
             behind: upstream.as_ref().map_or(0, |u| u.behind),
             upstream_gone: upstream.as_ref().is_some_and(|u| u.gone),
             rebasing: operation::rebasing_branch(repo),
+            shallow: head.shallow,
         },
         operation_in_progress: operation::read(repo),
         working_tree: Counts::of(&status),

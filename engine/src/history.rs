@@ -11,6 +11,7 @@ use gix::ObjectId;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
+use crate::ancestry::Shallow;
 use crate::engine::{Budgeted, Engine, Measure, Repo, fit_sections};
 use crate::error::{Error, InvalidReason, Result};
 use crate::facets::{iso_time, subject, utf8};
@@ -42,6 +43,10 @@ pub struct Page {
     pub path: Option<String>,
     /// The commits of this page, newest first.
     pub commits: Vec<Commit>,
+    /// The repository is a shallow clone: history ends at the commits marked `shallow`, whose parents git treats
+    /// as absent; absent when `false`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub shallow: bool,
     /// Pass back as `cursor` for the next page; `null` when the history ends on this page.
     pub next_cursor: Option<String>,
 }
@@ -52,8 +57,12 @@ pub struct Page {
 pub struct Commit {
     /// Full sha.
     pub sha: String,
-    /// Full parent shas, first parent first.
+    /// Full parent shas, first parent first; empty for a root commit and for a shallow boundary commit (as
+    /// `git log --format=%P` shows them).
     pub parents: Vec<String>,
+    /// A shallow clone's boundary commit: its history was cut here, its parents are absent; absent when `false`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub shallow: bool,
     /// The author as recorded.
     pub author: Person,
     /// The author date, ISO 8601 with the author's offset (as `git log --format=%aI`).
@@ -151,8 +160,14 @@ impl Engine {
             None => match start_commit(&repo.git, &start)? {
                 Some(tip) => Cursor { tip, skip: 0, repository, query },
                 None => {
-                    let empty =
-                        Page { start, tip: None, path: options.path.clone(), commits: vec![], next_cursor: None };
+                    let empty = Page {
+                        start,
+                        tip: None,
+                        path: options.path.clone(),
+                        commits: vec![],
+                        shallow: false,
+                        next_cursor: None,
+                    };
                     return fit_page(empty, None, max_tokens, measure);
                 }
             },
@@ -163,7 +178,7 @@ impl Engine {
                 "the cursor's tip is not a commit of this repository",
             ));
         }
-        let mut walk = Walk::new(&repo.git, cursor.tip, options.path.as_deref());
+        let mut walk = Walk::new(&repo.git, cursor.tip, options.path.as_deref())?;
         for _ in 0..cursor.skip {
             if walk.next_shown()?.is_none() {
                 break;
@@ -172,13 +187,19 @@ impl Engine {
         let mut commits = Vec::new();
         while commits.len() < options.limit {
             match walk.next_shown()? {
-                Some(id) => commits.push(describe(&repo.git, id)?),
+                Some(id) => commits.push(describe(&repo.git, &walk.shallow, id)?),
                 None => break,
             }
         }
         let more = walk.next_shown()?.is_some();
-        let page =
-            Page { start, tip: Some(cursor.tip.to_string()), path: options.path.clone(), commits, next_cursor: None };
+        let page = Page {
+            start,
+            tip: Some(cursor.tip.to_string()),
+            path: options.path.clone(),
+            commits,
+            shallow: walk.shallow.is_shallow(),
+            next_cursor: None,
+        };
         fit_page(page, Some((cursor, more)), max_tokens, measure)
     }
 }
@@ -208,13 +229,14 @@ fn fit_page(
     fit_sections(&full, &["commits"], &[full.commits.len()], max_tokens, &cut, measure)
 }
 
-fn describe(repo: &gix::Repository, id: ObjectId) -> Result<Commit> {
+fn describe(repo: &gix::Repository, shallow: &Shallow, id: ObjectId) -> Result<Commit> {
     let commit = repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
     let author = commit.author().map_err(|err| Error::git("commit author", err))?;
     let time = author.time().map_err(|err| Error::git("commit author date", err))?;
     Ok(Commit {
         sha: id.to_string(),
-        parents: commit.parent_ids().map(|parent| parent.to_string()).collect(),
+        parents: shallow.parents(&commit).iter().map(ToString::to_string).collect(),
+        shallow: shallow.is_boundary(&id),
         author: Person { name: utf8(author.name), email: utf8(author.email) },
         time: iso_time(time),
         subject: subject(commit.message_raw_sloppy()),
@@ -232,9 +254,11 @@ struct Queued {
 /// The path's entry (mode and object) in a commit's tree, `None` when absent.
 type PathEntry = Option<(gix::object::tree::EntryMode, ObjectId)>;
 
-/// git's default revision walk with history simplification by `path` (`git log [--since=<t>] <tip> -- <path>`).
+/// git's default revision walk with history simplification by `path` (`git log [--since=<t>] <tip> -- <path>`);
+/// a shallow clone's boundary commits are walked as root commits, as git walks them.
 pub(crate) struct Walk<'r> {
     repo: &'r gix::Repository,
+    pub(crate) shallow: Shallow,
     queue: BinaryHeap<Queued>,
     seen: HashSet<ObjectId>,
     queued: u64,
@@ -245,10 +269,14 @@ pub(crate) struct Walk<'r> {
 
 impl<'r> Walk<'r> {
     /// A walk from `tip`, showing only commits that change `path` when given (`""` means no filter).
-    pub(crate) fn new(repo: &'r gix::Repository, tip: ObjectId, path: Option<&'r str>) -> Self {
+    ///
+    /// # Errors
+    /// [`Error::GitRead`] when the shallow boundary cannot be read.
+    pub(crate) fn new(repo: &'r gix::Repository, tip: ObjectId, path: Option<&'r str>) -> Result<Self> {
         let path = path.map(|path| path.trim_end_matches('/')).filter(|path| !path.is_empty());
         let mut walk = Walk {
             repo,
+            shallow: Shallow::read(repo)?,
             queue: BinaryHeap::new(),
             seen: HashSet::new(),
             queued: 0,
@@ -258,7 +286,7 @@ impl<'r> Walk<'r> {
         };
         walk.seen.insert(tip);
         walk.push(tip, 0);
-        walk
+        Ok(walk)
     }
 
     /// `git log --since=<since>` (seconds since the epoch): like git's streaming walk, a commit whose committer
@@ -291,7 +319,7 @@ impl<'r> Walk<'r> {
             {
                 continue;
             }
-            let parents: Vec<ObjectId> = commit.parent_ids().map(|parent| parent.detach()).collect();
+            let parents = self.shallow.parents(&commit);
             let Some(path) = self.path else {
                 for parent in parents {
                     self.enqueue(parent)?;

@@ -162,11 +162,12 @@ impl<'r> Reachable<'r> {
             || self.repo.find_commit(old).is_err()
             || self.tips()?.contains(&old)
             || self.commits()?.contains(&old)
-            || (!new.is_null() && self.repo.merge_base(old, new).ok().flatten().is_some_and(|base| base == old))
+            || (!new.is_null() && crate::ancestry::merge_base(self.repo, old, new).ok().flatten() == Some(old))
         {
             return Ok(None);
         }
         let repo = self.repo;
+        let shallow = crate::ancestry::Shallow::read(repo)?;
         let reachable = self.commits()?;
         let (mut lost, mut stack, mut seen) = (0, vec![old], HashSet::from([old]));
         while let Some(id) = stack.pop() {
@@ -174,9 +175,7 @@ impl<'r> Reachable<'r> {
             if lost == MAX_LOST_COUNT {
                 break;
             }
-            let commit = repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
-            for parent in commit.parent_ids() {
-                let parent = parent.detach();
+            for parent in shallow.parents_of(repo, id)? {
                 if !reachable.contains(&parent) && seen.insert(parent) {
                     stack.push(parent);
                 }

@@ -55,6 +55,10 @@ pub struct Scope {
     pub churn: Churn,
     /// Code owners.
     pub code_owners: Owners,
+    /// The repository is a shallow clone: recent commits and churn stop at the commits listed in `.git/shallow`,
+    /// whose parents git treats as absent; absent when `false`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub shallow: bool,
 }
 
 /// What a path is.
@@ -221,6 +225,7 @@ pub fn read(repo: &gix::Repository, options: &Options) -> Result<Scope> {
         },
         churn: churn(repo, tip, &path, options.churn_days, since, options.now)?,
         code_owners: owners(commit.as_ref(), tree.as_ref(), &path, kind)?,
+        shallow: crate::ancestry::Shallow::read(repo)?.is_shallow(),
     })
 }
 
@@ -313,7 +318,7 @@ fn changes(repo: &gix::Repository, path: &str) -> Result<Changes> {
 }
 
 fn recent(repo: &gix::Repository, tip: ObjectId, path: &str, limit: usize) -> Result<Vec<ScopeCommit>> {
-    let mut walk = Walk::new(repo, tip, Some(path));
+    let mut walk = Walk::new(repo, tip, Some(path))?;
     let mut out = Vec::new();
     while out.len() < limit {
         let Some(id) = walk.next_shown()? else { break };
@@ -342,7 +347,7 @@ fn churn(
     let mut authors: BTreeMap<String, (usize, String)> = BTreeMap::new();
     let mut commits = 0;
     if let Some(tip) = tip {
-        let mut walk = Walk::new(repo, tip, Some(path)).since(since);
+        let mut walk = Walk::new(repo, tip, Some(path))?.since(since);
         while let Some(id) = walk.next_shown()? {
             let commit = repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
             if commit.time().map_err(|err| Error::git("commit date", err))?.seconds > until {

@@ -17,6 +17,7 @@ use serde::Serialize;
 
 use super::markers::MarkerRegion;
 use super::{CommitInfo, ConflictKind, commit_info, paths};
+use crate::ancestry::Shallow;
 use crate::budget::Omitted;
 use crate::engine::Budgeted;
 use crate::error::{Error, Result};
@@ -67,6 +68,10 @@ pub struct Preflight {
     /// Reasons the prediction may differ from Git (e.g. a custom merge driver that was not run).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub caveats: Vec<String>,
+    /// The repository is a shallow clone: merge bases are looked for only down to the commits listed in
+    /// `.git/shallow` (as git does), so histories forked beyond it are `unrelated-histories`; absent when `false`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub shallow: bool,
 }
 
 /// One side of the prediction.
@@ -190,9 +195,8 @@ pub fn read(repo: &gix::Repository, target: &str, current: &str, options: &Optio
     let target_id = resolve_commit(repo, target)?;
     let current_id = resolve_commit(repo, current)?;
     let (scratch, drivers) = scratch(repo)?;
-    let to_err = |err| Error::git("merge bases", err);
-    let bases: Vec<ObjectId> =
-        scratch.merge_bases_many(current_id, &[target_id]).map_err(to_err)?.into_iter().map(|id| id.detach()).collect();
+    let shallow = Shallow::read(repo)?;
+    let bases = crate::ancestry::merge_bases(repo, current_id, &[target_id])?;
 
     let mut merge = MergePrediction { status: MergeStatus::Clean, conflict_count: 0, conflicts: Vec::new() };
     if bases.is_empty() {
@@ -217,7 +221,7 @@ pub fn read(repo: &gix::Repository, target: &str, current: &str, options: &Optio
             merge.status = MergeStatus::Conflicted;
         }
     }
-    let mut rebase = rebase(&scratch, current_id, target_id, &bases)?;
+    let mut rebase = rebase(&scratch, &shallow, current_id, target_id, &bases)?;
 
     let mut omitted = Vec::new();
     if merge.conflicts.len() > options.max_paths {
@@ -247,6 +251,7 @@ pub fn read(repo: &gix::Repository, target: &str, current: &str, options: &Optio
         merge,
         rebase,
         caveats,
+        shallow: shallow.is_shallow(),
     };
     Ok(Budgeted { data, omitted: Omitted(omitted) })
 }
@@ -278,7 +283,13 @@ fn scratch(repo: &gix::Repository) -> Result<(gix::Repository, Vec<String>)> {
 }
 
 /// Replays `current`'s commits that `target` lacks onto `target`, stopping at the first unresolved conflict.
-fn rebase(repo: &gix::Repository, current: ObjectId, target: ObjectId, bases: &[ObjectId]) -> Result<RebasePrediction> {
+fn rebase(
+    repo: &gix::Repository,
+    shallow: &Shallow,
+    current: ObjectId,
+    target: ObjectId,
+    bases: &[ObjectId],
+) -> Result<RebasePrediction> {
     let mut prediction = RebasePrediction {
         status: RebaseStatus::Clean,
         commits: 0,
@@ -294,7 +305,7 @@ fn rebase(repo: &gix::Repository, current: ObjectId, target: ObjectId, bases: &[
         prediction.status = RebaseStatus::FastForward;
         return Ok(prediction);
     }
-    let (commits, skipped_merges) = replay_list(repo, current, target)?;
+    let (commits, skipped_merges) = replay_list(repo, shallow, current, target)?;
     prediction.commits = commits.len();
     prediction.skipped_merges = skipped_merges;
     if commits.len() > MAX_REPLAY {
@@ -308,8 +319,8 @@ fn rebase(repo: &gix::Repository, current: ObjectId, target: ObjectId, bases: &[
     let mut tip = tree_of(target)?;
     for (step_idx, id) in commits.iter().enumerate() {
         let commit = repo.find_commit(*id).map_err(to_err)?;
-        let parent = match commit.parent_ids().next() {
-            Some(parent) => tree_of(parent.detach())?,
+        let parent = match shallow.parents(&commit).first() {
+            Some(parent) => tree_of(*parent)?,
             None => ObjectId::empty_tree(repo.object_hash()),
         };
         let tree = tree_of(*id)?;
@@ -347,12 +358,31 @@ fn rebase(repo: &gix::Repository, current: ObjectId, target: ObjectId, bases: &[
 
 /// `current`'s commits not reachable from `target`, parents before children (as `git rev-list --reverse
 /// --topo-order`), without merge commits; and how many merges were left out.
-fn replay_list(repo: &gix::Repository, current: ObjectId, target: ObjectId) -> Result<(Vec<ObjectId>, usize)> {
-    let to_err = |err| Error::git("rebase commits", err);
+fn replay_list(
+    repo: &gix::Repository,
+    shallow: &Shallow,
+    current: ObjectId,
+    target: ObjectId,
+) -> Result<(Vec<ObjectId>, usize)> {
     let mut parents: HashMap<ObjectId, Vec<ObjectId>> = HashMap::new();
-    for info in repo.rev_walk([current]).with_hidden([target]).all().map_err(to_err)? {
-        let info = info.map_err(to_err)?;
-        parents.insert(info.id, info.parent_ids().map(|id| id.detach()).collect());
+    if shallow.is_shallow() {
+        // gix's hidden walk would look for the boundary's absent parents: walk the short history ourselves.
+        let hidden = shallow.ancestors(repo, &[target])?;
+        let mut stack = vec![current];
+        while let Some(id) = stack.pop() {
+            if hidden.contains(&id) || parents.contains_key(&id) {
+                continue;
+            }
+            let own = shallow.parents_of(repo, id)?;
+            stack.extend(own.iter().copied());
+            parents.insert(id, own);
+        }
+    } else {
+        let to_err = |err| Error::git("rebase commits", err);
+        for info in repo.rev_walk([current]).with_hidden([target]).all().map_err(to_err)? {
+            let info = info.map_err(to_err)?;
+            parents.insert(info.id, info.parent_ids().map(|id| id.detach()).collect());
+        }
     }
     // Depth-first from the tip, first parents first, emitting a commit after all its parents in the set.
     let mut order = Vec::with_capacity(parents.len());

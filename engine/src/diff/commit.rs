@@ -20,8 +20,12 @@ use crate::revision::resolve_commit;
 pub struct Details {
     /// Full sha.
     pub sha: String,
-    /// Full parent shas, first parent first.
+    /// Full parent shas, first parent first; empty for a root commit and for a shallow clone's boundary commit.
     pub parents: Vec<String>,
+    /// A shallow clone's boundary commit: its parents are absent, so, like `git show`, its files are compared with
+    /// the empty tree; absent when `false`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub shallow: bool,
     /// Who wrote it, as recorded (configured identity, not proof of a person).
     pub author: Signature,
     /// Who committed it, as recorded.
@@ -63,7 +67,8 @@ pub fn read(repo: &gix::Repository, spec: &str) -> Result<Details> {
     let to_err = |err| Error::git("a commit", err);
     let commit = repo.find_commit(id).map_err(to_err)?;
     let decoded = commit.decode().map_err(to_err)?;
-    let parents: Vec<gix::ObjectId> = decoded.parents().collect();
+    let shallow = crate::ancestry::Shallow::read(repo)?;
+    let parents = shallow.parents(&commit);
     let signature = |sig: gix::actor::SignatureRef<'_>| -> Result<Signature> {
         let time = sig.time().map_err(|err| Error::git("a commit signature", err))?;
         Ok(Signature { name: utf8(sig.name), email: utf8(sig.email), time: iso_time(time) })
@@ -87,6 +92,7 @@ pub fn read(repo: &gix::Repository, spec: &str) -> Result<Details> {
     Ok(Details {
         sha: id.to_string(),
         parents: parents.iter().map(ToString::to_string).collect(),
+        shallow: shallow.is_boundary(&id),
         author,
         committer,
         subject,

@@ -16,6 +16,10 @@ pub struct Head {
     pub unborn: bool,
     /// The full commit sha HEAD resolves to; `None` when unborn.
     pub sha: Option<String>,
+    /// The repository is a shallow clone: history, ahead/behind and merge bases stop at the commits listed in
+    /// `.git/shallow`, whose parents git treats as absent; absent when `false`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub shallow: bool,
 }
 
 /// Reads HEAD. Equivalent of `git symbolic-ref -q --short HEAD` plus `git rev-parse HEAD`.
@@ -28,5 +32,6 @@ pub fn read(repo: &gix::Repository) -> Result<Head> {
     let unborn = head.is_unborn();
     let detached = head.is_detached();
     let sha = head.id().map(|id| id.to_string());
-    Ok(Head { branch, detached, unborn, sha })
+    let shallow = crate::ancestry::Shallow::read(repo)?.is_shallow();
+    Ok(Head { branch, detached, unborn, sha, shallow })
 }

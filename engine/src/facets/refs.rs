@@ -111,21 +111,13 @@ pub fn current_upstream(repo: &gix::Repository, head: &crate::facets::head::Head
     upstream_of(repo, name.as_ref(), tip)
 }
 
-/// Counts commits reachable from `from` but not from `hidden` (`git rev-list --count hidden..from`).
+/// Counts commits reachable from `from` but not from `hidden` (`git rev-list --count hidden..from`), walks cut
+/// at a shallow clone's boundary (see [`crate::ancestry::count_exclusive`]).
 ///
 /// # Errors
 /// [`Error::GitRead`] when a commit cannot be read.
 pub fn count_exclusive(repo: &gix::Repository, from: gix::ObjectId, hidden: gix::ObjectId) -> Result<usize> {
-    if from == hidden {
-        return Ok(0);
-    }
-    let walk = repo.rev_walk([from]).with_hidden([hidden]).all().map_err(|err| Error::git("commit graph", err))?;
-    let mut count = 0;
-    for info in walk {
-        info.map_err(|err| Error::git("commit graph", err))?;
-        count += 1;
-    }
-    Ok(count)
+    crate::ancestry::count_exclusive(repo, from, hidden)
 }
 
 /// All local branches in ref-name order, with upstreams; equivalent to `git branch -vv`.

@@ -137,6 +137,7 @@ pub fn preflight() -> FnTool {
             "prediction": { "const": true }, "note": { "type": "string" },
             "current": side, "target": side,
             "mergeBases": { "type": "array", "items": { "type": "string" } },
+            "shallow": schema::shallow("merge bases (histories forked beyond it are unrelated, as for git)"),
             "merge": { "type": "object", "required": ["status", "conflictCount", "conflicts"], "properties": {
                 "status": { "enum": ["clean", "conflicted", "up-to-date", "fast-forward", "unrelated-histories"] },
                 "conflictCount": count(), "conflicts": conflicts } },

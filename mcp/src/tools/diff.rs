@@ -68,6 +68,9 @@ pub fn commit_details() -> FnTool {
             "sha": { "type": "string" }, "parents": { "type": "array", "items": { "type": "string" } },
             "author": signature, "committer": signature, "subject": { "type": "string" }, "body": { "type": "string" },
             "merge": { "type": "boolean" }, "diffedAgainst": nullable_string(), "note": { "type": "string" },
+            "shallow": { "type": "boolean", "description": "Present and true for a shallow clone's boundary commit: \
+                its parents are absent, so (like `git show`) its files are compared with the empty tree. Absent \
+                means false." },
             "totals": totals(), "files": { "type": "array", "items": file_stat(json!({})) }
         }
     });

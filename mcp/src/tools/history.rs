@@ -43,13 +43,18 @@ struct HistoryArgs {
 /// `repo.history`.
 pub fn history() -> FnTool {
     let commit = json!({ "type": "object", "required": ["sha", "parents", "author", "time", "subject"], "properties": {
-        "sha": { "type": "string" }, "parents": { "type": "array", "items": { "type": "string" } },
+        "sha": { "type": "string" },
+        "parents": { "type": "array", "items": { "type": "string" },
+            "description": "Empty for a root commit and for a shallow clone's boundary commit (as `git log --format=%P`)." },
+        "shallow": { "type": "boolean", "description": "Present and true on a shallow clone's boundary commit: its \
+            parents are absent, history was cut here. Absent means false." },
         "author": person(), "time": { "type": "string" }, "subject": { "type": "string" } } });
     let data = json!({
         "type": "object",
         "required": ["ref", "tip", "commits", "nextCursor"],
         "properties": { "ref": { "type": "string" }, "tip": nullable_string(), "path": { "type": "string" },
-            "commits": { "type": "array", "items": commit }, "nextCursor": nullable_string() }
+            "commits": { "type": "array", "items": commit }, "nextCursor": nullable_string(),
+            "shallow": schema::shallow("the walk and its pages") }
     });
     FnTool {
         handler: call_history,

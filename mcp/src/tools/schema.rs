@@ -62,6 +62,13 @@ pub fn nullable_string() -> Value {
     json!({ "type": ["string", "null"] })
 }
 
+/// `shallow`: present (and `true`) only in a shallow clone (SPEC §4.4); `scope` says what stops at the boundary.
+pub fn shallow(scope: &str) -> Value {
+    json!({ "type": "boolean", "description": format!(
+        "Present and true when the repository is a shallow clone: {scope} stop at the commits listed in \
+         `.git/shallow`, whose parents git treats as absent (history was cut there). Absent means false." ) })
+}
+
 /// A non-negative integer.
 pub fn count() -> Value {
     json!({ "type": "integer", "minimum": 0 })
@@ -74,7 +81,7 @@ pub fn head() -> Value {
         "required": ["branch", "detached", "unborn", "sha"],
         "properties": {
             "branch": nullable_string(), "detached": { "type": "boolean" }, "unborn": { "type": "boolean" },
-            "sha": nullable_string()
+            "sha": nullable_string(), "shallow": shallow("ahead/behind counts")
         }
     })
 }

@@ -55,7 +55,8 @@ fn output_schema() -> Value {
             "codeOwners": { "type": "object", "required": ["file", "rule", "owners", "errorCount"],
                 "properties": { "file": nullable_string(), "rule": rule, "owners": owners,
                     "trackedFiles": count(), "ownersByRule": { "type": "array", "items": group },
-                    "errorCount": count(), "errors": { "type": "array", "items": error } } }
+                    "errorCount": count(), "errors": { "type": "array", "items": error } } },
+            "shallow": schema::shallow("recent commits and churn")
         }
     }))
 }

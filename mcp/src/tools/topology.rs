@@ -35,7 +35,8 @@ pub fn branch_stack() -> FnTool {
         "type": "object",
         "required": ["branch", "sha", "upstream", "base", "related", "relatedTotal"],
         "properties": { "branch": nullable_string(), "sha": nullable_string(), "upstream": schema::upstream(),
-            "base": base, "related": { "type": "array", "maxItems": 50, "items": related }, "relatedTotal": count() }
+            "base": base, "related": { "type": "array", "maxItems": 50, "items": related }, "relatedTotal": count(),
+            "shallow": schema::shallow("merge bases and ahead/behind") }
     });
     FnTool {
         handler: call_branch_stack,

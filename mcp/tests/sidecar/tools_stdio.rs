@@ -93,7 +93,9 @@ fn a_linked_worktree_whose_repository_lies_outside_the_roots_is_refused() {
 
 #[test]
 fn every_tool_leaves_the_repository_byte_identical() {
-    for scenario in [Scenario::Dirty, Scenario::MergeConflict, Scenario::Submodules, Scenario::FsMonitor] {
+    for scenario in
+        [Scenario::Dirty, Scenario::MergeConflict, Scenario::Submodules, Scenario::FsMonitor, Scenario::ShallowOne]
+    {
         let fixture = fluxgit_fixtures::build(scenario);
         let root = fixture.root().canonicalize().expect("root");
         let before = fluxgit_fixtures::tree_digest(&root);

@@ -1,0 +1,173 @@
+//! Commit ancestry as git reads it (SPEC §4.4): in a shallow clone, the commits listed in `.git/shallow` (the
+//! boundary) have no parents, whether or not their parents' objects happen to be present, exactly as git's own walks
+//! (`git log`, `git rev-list`, `git merge-base`) treat them.
+//!
+//! Every history walk of the engine takes its parents from [`Shallow::parents`]; counts and merge bases go through
+//! [`count_exclusive`] and [`merge_bases`], which use gix's fast graph walks on complete repositories and a
+//! boundary-aware walk of their own on shallow ones (shallow clones are short by construction).
+
+use std::collections::HashSet;
+
+use gix::ObjectId;
+
+use crate::error::{Error, Result};
+
+/// The shallow boundary of a repository: empty for a complete one.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Shallow {
+    /// The boundary commits, sorted for binary search.
+    boundary: Vec<ObjectId>,
+}
+
+impl Shallow {
+    /// Reads `.git/shallow` (through gix, which keeps it cached until the file changes).
+    ///
+    /// # Errors
+    /// [`Error::GitRead`] when the file exists but cannot be read or parsed.
+    pub fn read(repo: &gix::Repository) -> Result<Self> {
+        let commits = repo.shallow_commits().map_err(|err| Error::git("the shallow boundary (.git/shallow)", err))?;
+        let mut boundary: Vec<ObjectId> = commits.map(|commits| commits.iter().copied().collect()).unwrap_or_default();
+        boundary.sort_unstable();
+        Ok(Self { boundary })
+    }
+
+    /// Whether the repository is a shallow clone (its history is cut at [`Shallow::boundary`]).
+    pub fn is_shallow(&self) -> bool {
+        !self.boundary.is_empty()
+    }
+
+    /// Whether `id` is a boundary commit: git shows it without parents (`git log --format=%P` prints nothing).
+    pub fn is_boundary(&self, id: &gix::oid) -> bool {
+        self.boundary.binary_search_by(|probe| probe.as_ref().cmp(id)).is_ok()
+    }
+
+    /// The boundary commits, sorted by id.
+    pub fn boundary(&self) -> &[ObjectId] {
+        &self.boundary
+    }
+
+    /// The parents of `commit` as git walks them: none for a boundary commit, else the recorded ones in order.
+    pub fn parents(&self, commit: &gix::Commit<'_>) -> Vec<ObjectId> {
+        if self.is_boundary(&commit.id) {
+            return Vec::new();
+        }
+        commit.parent_ids().map(gix::Id::detach).collect()
+    }
+
+    /// The parents of the commit `id` (see [`Shallow::parents`]).
+    ///
+    /// # Errors
+    /// [`Error::GitRead`] when the commit cannot be read.
+    pub fn parents_of(&self, repo: &gix::Repository, id: ObjectId) -> Result<Vec<ObjectId>> {
+        if self.is_boundary(&id) {
+            return Ok(Vec::new());
+        }
+        let commit = repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
+        Ok(self.parents(&commit))
+    }
+
+    /// Every commit reachable from `tips` (the tips included), stopping at the boundary.
+    ///
+    /// # Errors
+    /// [`Error::GitRead`] when a commit cannot be read.
+    pub fn ancestors(&self, repo: &gix::Repository, tips: &[ObjectId]) -> Result<HashSet<ObjectId>> {
+        let mut seen: HashSet<ObjectId> = tips.iter().copied().collect();
+        let mut stack: Vec<ObjectId> = seen.iter().copied().collect();
+        while let Some(id) = stack.pop() {
+            for parent in self.parents_of(repo, id)? {
+                if seen.insert(parent) {
+                    stack.push(parent);
+                }
+            }
+        }
+        Ok(seen)
+    }
+}
+
+/// Counts commits reachable from `from` but not from `hidden` (`git rev-list --count hidden..from`), with the
+/// shallow boundary cutting both walks as git's does.
+///
+/// # Errors
+/// [`Error::GitRead`] when a commit cannot be read.
+pub fn count_exclusive(repo: &gix::Repository, from: ObjectId, hidden: ObjectId) -> Result<usize> {
+    if from == hidden {
+        return Ok(0);
+    }
+    let shallow = Shallow::read(repo)?;
+    if shallow.is_shallow() {
+        let hidden = shallow.ancestors(repo, &[hidden])?;
+        let mut count = 0;
+        let mut seen = HashSet::from([from]);
+        let mut stack = vec![from];
+        while let Some(id) = stack.pop() {
+            if hidden.contains(&id) {
+                continue;
+            }
+            count += 1;
+            for parent in shallow.parents_of(repo, id)? {
+                if seen.insert(parent) {
+                    stack.push(parent);
+                }
+            }
+        }
+        return Ok(count);
+    }
+    let walk = repo.rev_walk([from]).with_hidden([hidden]).all().map_err(|err| Error::git("commit graph", err))?;
+    let mut count = 0;
+    for info in walk {
+        info.map_err(|err| Error::git("commit graph", err))?;
+        count += 1;
+    }
+    Ok(count)
+}
+
+/// The best common ancestors of `one` and `others` taken together, as `git merge-base --all one others...`:
+/// newest committer date first; empty when the histories share no commit (also when the shallow boundary cuts
+/// them apart, as git answers).
+///
+/// # Errors
+/// [`Error::GitRead`] when a commit cannot be read.
+pub fn merge_bases(repo: &gix::Repository, one: ObjectId, others: &[ObjectId]) -> Result<Vec<ObjectId>> {
+    let shallow = Shallow::read(repo)?;
+    if !shallow.is_shallow() {
+        return Ok(repo
+            .merge_bases_many(one, others)
+            .map_err(|err| Error::git("merge bases", err))?
+            .into_iter()
+            .map(gix::Id::detach)
+            .collect());
+    }
+    if others.is_empty() || others.contains(&one) {
+        return Ok(vec![one]);
+    }
+    let of_one = shallow.ancestors(repo, &[one])?;
+    let of_others = shallow.ancestors(repo, others)?;
+    let common: HashSet<ObjectId> = of_one.intersection(&of_others).copied().collect();
+    // A common commit that is an ancestor of another common commit is not a best one.
+    let mut below = HashSet::new();
+    let mut stack = Vec::new();
+    for id in &common {
+        stack.extend(shallow.parents_of(repo, *id)?);
+    }
+    while let Some(id) = stack.pop() {
+        if below.insert(id) {
+            stack.extend(shallow.parents_of(repo, id)?);
+        }
+    }
+    let mut bases = Vec::new();
+    for id in common.into_iter().filter(|id| !below.contains(id)) {
+        let commit = repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
+        let time = commit.time().map_err(|err| Error::git("commit date", err))?;
+        bases.push((std::cmp::Reverse(time.seconds), id));
+    }
+    bases.sort_unstable();
+    Ok(bases.into_iter().map(|(_, id)| id).collect())
+}
+
+/// The first of [`merge_bases`] of `one` and `two`, `None` when they share no history.
+///
+/// # Errors
+/// As [`merge_bases`].
+pub fn merge_base(repo: &gix::Repository, one: ObjectId, two: ObjectId) -> Result<Option<ObjectId>> {
+    Ok(merge_bases(repo, one, &[two])?.into_iter().next())
+}
