@@ -217,8 +217,8 @@ fn boundary(
 fn branch_tips(repo: &gix::Repository) -> Result<Vec<(String, ObjectId)>> {
     let platform = repo.references().map_err(|err| Error::git("refs", err))?;
     let mut tips = Vec::new();
-    for reference in platform.local_branches().map_err(|err| Error::git("refs", err))? {
-        let mut reference = reference.map_err(|err| Error::git("refs", err))?;
+    // Refs that do not parse are skipped, as git skips them.
+    for mut reference in (platform.local_branches().map_err(|err| Error::git("refs", err))?).flatten() {
         let name = reference.name().shorten().to_string();
         if let Ok(commit) = reference.peel_to_commit() {
             tips.push((name, commit.id));

@@ -100,6 +100,9 @@ pub struct Counts {
     pub untracked: usize,
     /// Unmerged paths.
     pub conflicted: usize,
+    /// Submodules whose state could not be read (listed with why in `repo.status`); absent when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unreadable: usize,
 }
 
 impl Counts {
@@ -112,8 +115,13 @@ impl Counts {
             unstaged: status.unstaged.len(),
             untracked: status.untracked.len(),
             conflicted: status.conflicted.len(),
+            unreadable: status.unreadable.len(),
         }
     }
+}
+
+fn is_zero(count: &usize) -> bool {
+    *count == 0
 }
 
 /// The stash count.

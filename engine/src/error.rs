@@ -78,5 +78,34 @@ impl Error {
     }
 }
 
+/// Why one item of an answer could not be read (SPEC §4.4): the item is marked with it and the rest of the answer
+/// is given. Serialised as `error: {reason}` in the item's entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ItemError {
+    /// What went wrong, for a person or an agent to read (e.g. `ignoring suspicious submodule name ../x`).
+    pub reason: String,
+}
+
+impl ItemError {
+    /// An item error saying `reason`.
+    pub fn new(reason: impl Into<String>) -> Self {
+        Self { reason: reason.into() }
+    }
+
+    /// An item error rendering `err` with its sources on one line.
+    pub fn from_error(err: impl std::fmt::Display) -> Self {
+        Self { reason: format!("{err:#}").lines().map(str::trim).collect::<Vec<_>>().join(" ") }
+    }
+}
+
+/// A path of the repository that could not be read, with why (one entry of an `unreadable` list).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Unreadable {
+    /// The repository-relative path.
+    pub path: String,
+    /// Why it could not be read.
+    pub error: ItemError,
+}
+
 /// Shorthand for engine results.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -40,4 +40,4 @@ pub mod submodule_status;
 pub mod worktree_list;
 
 pub use engine::{Budgeted, Engine, Measure, Options, Repo};
-pub use error::{Error, InvalidReason, Result};
+pub use error::{Error, InvalidReason, ItemError, Result, Unreadable};

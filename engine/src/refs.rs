@@ -26,6 +26,10 @@ pub struct Report {
     pub tags: Vec<Tag>,
     /// Remote-tracking branches in name order.
     pub remote_branches: Vec<RemoteBranch>,
+    /// Refs that could not be read (a file that does not parse, a ref naming an object that does not exist), each
+    /// with `error: {reason}`: git skips them with a warning, and so do the lists above. Absent when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unreadable: Vec<crate::Unreadable>,
 }
 
 /// Exact totals.
@@ -49,11 +53,12 @@ pub struct RefCounts {
 /// # Errors
 /// [`crate::Error::GitRead`] when refs cannot be read.
 pub fn read(repo: &gix::Repository) -> Result<Report> {
-    let branches = refs::branches(repo)?;
+    let mut unreadable = Vec::new();
+    let branches = refs::branches(repo, &mut unreadable)?;
     let remotes = refs::remotes(repo)?;
     let stashes = stashes::read(repo)?;
-    let tags = refs::tags(repo)?;
-    let remote_branches = refs::remote_branches(repo)?;
+    let tags = refs::tags(repo, &mut unreadable)?;
+    let remote_branches = refs::remote_branches(repo, &mut unreadable)?;
     Ok(Report {
         head: head::read(repo)?,
         counts: RefCounts {
@@ -68,6 +73,7 @@ pub fn read(repo: &gix::Repository) -> Result<Report> {
         stashes,
         tags,
         remote_branches,
+        unreadable,
     })
 }
 
@@ -76,8 +82,14 @@ pub fn read(repo: &gix::Repository) -> Result<Report> {
 /// # Errors
 /// [`crate::Error::Invalid`] (`budget_below_floor`) when the required fields alone exceed `max_tokens`.
 pub fn fit(full: Report, max_tokens: usize, measure: &mut Measure<'_, Report>) -> Result<Budgeted<Report>> {
-    let totals =
-        [full.branches.len(), full.remotes.len(), full.stashes.len(), full.tags.len(), full.remote_branches.len()];
+    let totals = [
+        full.branches.len(),
+        full.remotes.len(),
+        full.stashes.len(),
+        full.tags.len(),
+        full.remote_branches.len(),
+        full.unreadable.len(),
+    ];
     let cut = |full: &Report, shown: &[usize]| Report {
         head: full.head.clone(),
         counts: full.counts,
@@ -86,7 +98,8 @@ pub fn fit(full: Report, max_tokens: usize, measure: &mut Measure<'_, Report>) -
         stashes: first(&full.stashes, shown[2]),
         tags: first(&full.tags, shown[3]),
         remote_branches: first(&full.remote_branches, shown[4]),
+        unreadable: first(&full.unreadable, shown[5]),
     };
-    let names = ["branches", "remotes", "stashes", "tags", "remoteBranches"];
+    let names = ["branches", "remotes", "stashes", "tags", "remoteBranches", "unreadable"];
     fit_sections(&full, &names, &totals, max_tokens, &cut, measure)
 }

@@ -30,6 +30,10 @@ pub struct Report {
     pub unstaged: Vec<Change>,
     /// Untracked files, one by one.
     pub untracked: Vec<String>,
+    /// Submodules whose state could not be read, each with `error: {reason}` (a name git ignores as suspicious, a
+    /// gitdir that is gone); the rest of the report is given without them. Absent when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unreadable: Vec<crate::Unreadable>,
 }
 
 /// Reads the full report.
@@ -49,6 +53,7 @@ pub fn read(repo: &gix::Repository) -> Result<Report> {
         staged: status.staged,
         unstaged: status.unstaged,
         untracked: status.untracked,
+        unreadable: status.unreadable,
     })
 }
 

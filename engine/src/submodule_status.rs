@@ -37,6 +37,9 @@ pub struct Submodule {
     pub dirty: bool,
     /// Untracked files in the submodule's work tree.
     pub untracked: usize,
+    /// Why the submodule (state `unreadable`) or its work tree could not be read; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<crate::ItemError>,
 }
 
 impl Engine {
@@ -60,13 +63,15 @@ impl Engine {
             if !selected {
                 continue;
             }
-            let (dirty, untracked) = match &opened {
-                Some(sub) => {
-                    let status = worktree::status(sub)?;
-                    (
-                        !(status.staged.is_empty() && status.unstaged.is_empty() && status.conflicted.is_empty()),
-                        status.untracked.len(),
-                    )
+            let mut error = submodule.error;
+            let (dirty, untracked) = match opened.as_ref().map(worktree::status) {
+                Some(Ok(status)) => (
+                    !(status.staged.is_empty() && status.unstaged.is_empty() && status.conflicted.is_empty()),
+                    status.untracked.len(),
+                ),
+                Some(Err(err)) => {
+                    error = Some(crate::ItemError::from_error(err));
+                    (false, 0)
                 }
                 None => (false, 0),
             };
@@ -78,6 +83,7 @@ impl Engine {
                 state: submodule.state,
                 dirty,
                 untracked,
+                error,
             });
         }
         Ok(Report { path: path.map(str::to_owned), submodules: out })

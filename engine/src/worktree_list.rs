@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use crate::engine::{Engine, Repo};
-use crate::error::{Error, Result};
+use crate::error::{Error, ItemError, Result};
 use crate::facets::{head, utf8};
 
 /// The worktrees of one repository: the main one first, then linked ones by path (git's order).
@@ -40,6 +40,10 @@ pub struct Worktree {
     pub lock_reason: Option<String>,
     /// `true` when its checkout is gone, so `git worktree prune` would remove its administrative files.
     pub prunable: bool,
+    /// Why this worktree's entry could not be read (e.g. its `HEAD` file is not a ref); its `branch` and `headSha`
+    /// are then `null`. Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<ItemError>,
 }
 
 impl Engine {
@@ -62,8 +66,26 @@ impl Engine {
             let prunable = proxy.is_prunable();
             let path = proxy.base().map_or_else(|_| proxy.git_dir().to_path_buf(), |base| canonical(&base));
             let is_current = canonical(proxy.git_dir()) == current;
-            let opened = proxy.into_repo_with_possibly_inaccessible_worktree().map_err(to_err)?;
-            let mut worktree = describe(&opened, path, is_current, false)?;
+            let described = proxy
+                .into_repo_with_possibly_inaccessible_worktree()
+                .map_err(|err| Error::git("worktree", err))
+                .and_then(|opened| describe(&opened, path.clone(), is_current, false));
+            let mut worktree = match described {
+                Ok(worktree) => worktree,
+                Err(err) => Worktree {
+                    path: path.display().to_string(),
+                    main: false,
+                    current: is_current,
+                    bare: false,
+                    branch: None,
+                    detached: false,
+                    head_sha: None,
+                    locked: false,
+                    lock_reason: None,
+                    prunable: false,
+                    error: Some(ItemError::from_error(err)),
+                },
+            };
             worktree.locked = locked;
             worktree.lock_reason = lock_reason;
             worktree.prunable = prunable;
@@ -93,5 +115,6 @@ fn describe(repo: &gix::Repository, path: std::path::PathBuf, current: bool, mai
         locked: false,
         lock_reason: None,
         prunable: false,
+        error: None,
     })
 }

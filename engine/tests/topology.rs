@@ -136,6 +136,7 @@ fn submodule_status_equals_git_submodule_status() {
                 SubmoduleState::Drifted => '+',
                 SubmoduleState::Uninitialized => '-',
                 SubmoduleState::Conflict => 'U',
+                SubmoduleState::Unreadable => '!',
             };
             let sha = submodule.checked_out_sha.clone().or(submodule.recorded_sha.clone()).expect("a sha");
             (state, sha, submodule.path.clone())

@@ -84,6 +84,10 @@ pub struct FileStat {
     /// The new mode (e.g. `100755`) when the mode changed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub new_mode: Option<String>,
+    /// Why the content could not be read (an object missing from the store, an unreadable file): the file is listed
+    /// with `null` counts and no patch, and the rest of the answer is given. Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<crate::ItemError>,
 }
 
 impl FileStat {
@@ -100,6 +104,7 @@ impl FileStat {
             similarity: None,
             old_mode: None,
             new_mode: None,
+            error: None,
         }
     }
 }

@@ -115,6 +115,7 @@ impl<'repo> Renderer<'repo> {
             similarity: None,
             old_mode: None,
             new_mode: None,
+            error: None,
         };
         if let Some((old, new)) = old.zip(new).filter(|(old, new)| old.mode != new.mode) {
             stat.old_mode = Some(mode_text(old.mode));
@@ -123,8 +124,19 @@ impl<'repo> Renderer<'repo> {
         let pairs = if type_change { vec![(old, None), (None, new)] } else { vec![(old, new)] };
         let mut sections = Vec::new();
         for (old, new) in pairs {
-            sections.push(self.pair(change.kind, old, new, &mut stat)?);
+            let section = self.pair(change.kind, old, new, &mut stat);
             self.cache.clear_resource_cache_keep_allocation();
+            match section {
+                Ok(section) => sections.push(section),
+                // One unreadable file never sinks the answer (SPEC §4.4): it is listed with why, without a patch.
+                Err(err) => {
+                    stat.additions = None;
+                    stat.deletions = None;
+                    stat.error = Some(crate::ItemError::from_error(err));
+                    sections.clear();
+                    break;
+                }
+            }
         }
         Ok(Rendered { stat, sections })
     }

@@ -28,6 +28,9 @@ pub struct Report {
     pub unstaged: Vec<FileStat>,
     /// Files neither tracked nor ignored, one by one.
     pub untracked: Vec<String>,
+    /// Submodules whose state could not be read, each with `error: {reason}`; absent when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unreadable: Vec<crate::Unreadable>,
 }
 
 /// Exact sizes of the lists.
@@ -59,6 +62,7 @@ pub fn read(repo: &gix::Repository) -> Result<Report> {
             staged: vec![],
             unstaged: vec![],
             untracked: vec![],
+            unreadable: vec![],
         });
     }
     let rewrites = changes::configured_rewrites(repo)?;
@@ -80,6 +84,7 @@ pub fn read(repo: &gix::Repository) -> Result<Report> {
         staged,
         unstaged,
         untracked: status.untracked,
+        unreadable: status.unreadable,
     })
 }
 

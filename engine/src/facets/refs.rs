@@ -4,7 +4,7 @@ use gix::bstr::ByteSlice;
 use gix::remote::Direction;
 use serde::Serialize;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ItemError, Result, Unreadable};
 
 /// A branch's upstream as configured by `branch.<name>.remote` and `branch.<name>.merge`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -32,6 +32,10 @@ pub struct Branch {
     pub current: bool,
     /// The configured upstream, if any.
     pub upstream: Option<Upstream>,
+    /// Why the branch could not be read, e.g. it names an object that does not exist (`sha` is then what the ref
+    /// file says, `upstream` is `null`); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<ItemError>,
 }
 
 /// A remote-tracking branch.
@@ -120,24 +124,62 @@ pub fn count_exclusive(repo: &gix::Repository, from: gix::ObjectId, hidden: gix:
     crate::ancestry::count_exclusive(repo, from, hidden)
 }
 
-/// All local branches in ref-name order, with upstreams; equivalent to `git branch -vv`.
+/// A ref that could not be read (its file does not parse, or it names an object that does not exist): git skips
+/// it with a warning, the engine lists it with why. The name comes from the error when the file does not parse.
+pub fn unreadable_ref(name: Option<&str>, err: impl std::fmt::Display) -> Unreadable {
+    let error = ItemError::from_error(err);
+    let path = name.map(str::to_owned).or_else(|| {
+        let (_, rest) = error.reason.split_once("relative_path: \"")?;
+        rest.split_once('"').map(|(path, _)| path.to_owned())
+    });
+    Unreadable { path: path.unwrap_or_else(|| "refs".to_owned()), error }
+}
+
+/// All local branches in ref-name order, with upstreams; equivalent to `git branch -vv`. Branches that cannot be
+/// read are left out, as git leaves them out, and pushed to `unreadable`.
 ///
 /// # Errors
-/// [`Error::GitRead`] when refs cannot be listed or peeled.
-pub fn branches(repo: &gix::Repository) -> Result<Vec<Branch>> {
+/// [`Error::GitRead`] when refs cannot be listed at all.
+pub fn branches(repo: &gix::Repository, unreadable: &mut Vec<Unreadable>) -> Result<Vec<Branch>> {
     let current = repo.head_name().map_err(|err| Error::git("HEAD", err))?;
     let platform = repo.references().map_err(|err| Error::git("refs", err))?;
     let mut branches = Vec::new();
     for reference in platform.local_branches().map_err(|err| Error::git("refs", err))? {
-        let mut reference = reference.map_err(|err| Error::git("refs", err))?;
-        let tip = reference.peel_to_id().map_err(|err| Error::git("branch tip", err))?.detach();
+        let mut reference = match reference {
+            Ok(reference) => reference,
+            Err(err) => {
+                unreadable.push(unreadable_ref(None, err));
+                continue;
+            }
+        };
         let full_name = reference.name().to_owned();
+        let tip = match reference.peel_to_id() {
+            Ok(tip) => tip.detach(),
+            // Listed as `git branch` lists it, with why it does not resolve.
+            Err(err) => match reference.try_id() {
+                Some(direct) => {
+                    branches.push(Branch {
+                        name: full_name.shorten().to_string(),
+                        sha: direct.to_string(),
+                        current: current.as_ref() == Some(&full_name),
+                        upstream: None,
+                        error: Some(ItemError::from_error(err)),
+                    });
+                    continue;
+                }
+                None => {
+                    unreadable.push(unreadable_ref(Some(&full_name.as_bstr().to_string()), err));
+                    continue;
+                }
+            },
+        };
         let upstream = upstream_of(repo, full_name.as_ref(), Some(tip))?;
         branches.push(Branch {
             name: full_name.shorten().to_string(),
             sha: tip.to_string(),
             current: current.as_ref() == Some(&full_name),
             upstream,
+            error: None,
         });
     }
     Ok(branches)
@@ -150,41 +192,68 @@ pub fn branches(repo: &gix::Repository) -> Result<Vec<Branch>> {
 pub fn local_branch_names(repo: &gix::Repository) -> Result<Vec<String>> {
     let platform = repo.references().map_err(|err| Error::git("refs", err))?;
     let mut names = Vec::new();
-    for reference in platform.local_branches().map_err(|err| Error::git("refs", err))? {
-        names.push(reference.map_err(|err| Error::git("refs", err))?.name().shorten().to_string());
+    // A ref that does not parse is no branch name (git skips it too).
+    for reference in (platform.local_branches().map_err(|err| Error::git("refs", err))?).flatten() {
+        names.push(reference.name().shorten().to_string());
     }
     Ok(names)
 }
 
-/// All remote-tracking branches in ref-name order, without symbolic refs such as `origin/HEAD`.
+/// All remote-tracking branches in ref-name order, without symbolic refs such as `origin/HEAD`; unreadable ones
+/// go to `unreadable`, as for [`branches`].
 ///
 /// # Errors
-/// [`Error::GitRead`] when refs cannot be listed or peeled.
-pub fn remote_branches(repo: &gix::Repository) -> Result<Vec<RemoteBranch>> {
+/// [`Error::GitRead`] when refs cannot be listed at all.
+pub fn remote_branches(repo: &gix::Repository, unreadable: &mut Vec<Unreadable>) -> Result<Vec<RemoteBranch>> {
     let platform = repo.references().map_err(|err| Error::git("refs", err))?;
     let mut branches = Vec::new();
     for reference in platform.remote_branches().map_err(|err| Error::git("refs", err))? {
-        let mut reference = reference.map_err(|err| Error::git("refs", err))?;
+        let mut reference = match reference {
+            Ok(reference) => reference,
+            Err(err) => {
+                unreadable.push(unreadable_ref(None, err));
+                continue;
+            }
+        };
         if matches!(reference.target(), gix::refs::TargetRef::Symbolic(_)) {
             continue;
         }
-        let tip = reference.peel_to_id().map_err(|err| Error::git("remote branch tip", err))?;
+        let tip = match reference.peel_to_id() {
+            Ok(tip) => tip,
+            Err(err) => {
+                unreadable.push(unreadable_ref(Some(&reference.name().as_bstr().to_string()), err));
+                continue;
+            }
+        };
         branches.push(RemoteBranch { name: reference.name().shorten().to_string(), sha: tip.to_string() });
     }
     Ok(branches)
 }
 
-/// All tags in ref-name order (`git tag`), peeled to their final object.
+/// All tags in ref-name order (`git tag`), peeled to their final object; unreadable ones go to `unreadable`, as
+/// for [`branches`].
 ///
 /// # Errors
-/// [`Error::GitRead`] when refs cannot be listed or peeled.
-pub fn tags(repo: &gix::Repository) -> Result<Vec<Tag>> {
+/// [`Error::GitRead`] when refs cannot be listed at all.
+pub fn tags(repo: &gix::Repository, unreadable: &mut Vec<Unreadable>) -> Result<Vec<Tag>> {
     let platform = repo.references().map_err(|err| Error::git("refs", err))?;
     let mut tags = Vec::new();
     for reference in platform.tags().map_err(|err| Error::git("refs", err))? {
-        let mut reference = reference.map_err(|err| Error::git("refs", err))?;
+        let mut reference = match reference {
+            Ok(reference) => reference,
+            Err(err) => {
+                unreadable.push(unreadable_ref(None, err));
+                continue;
+            }
+        };
         let direct = reference.try_id().map(gix::Id::detach);
-        let peeled = reference.peel_to_id().map_err(|err| Error::git("tag target", err))?.detach();
+        let peeled = match reference.peel_to_id() {
+            Ok(peeled) => peeled.detach(),
+            Err(err) => {
+                unreadable.push(unreadable_ref(Some(&reference.name().as_bstr().to_string()), err));
+                continue;
+            }
+        };
         let annotated = direct.is_some_and(|direct| direct != peeled);
         tags.push(Tag { name: reference.name().shorten().to_string(), sha: peeled.to_string(), annotated });
     }

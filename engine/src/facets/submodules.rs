@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ItemError, Result};
 use crate::facets::utf8;
 
 /// Submodules deeper than this are not descended into (a guard against cyclic setups).
@@ -22,6 +22,9 @@ pub enum SubmoduleState {
     Uninitialized,
     /// The superproject's index holds a merge conflict at the submodule path (`U`).
     Conflict,
+    /// Its state could not be read (see the entry's `error`): a `.gitmodules` name git ignores as suspicious, a
+    /// gitdir that is gone. Git itself skips the first and stops at the second.
+    Unreadable,
 }
 
 /// One submodule.
@@ -36,6 +39,9 @@ pub struct Submodule {
     pub checked_out_sha: Option<String>,
     /// The derived state.
     pub state: SubmoduleState,
+    /// Why the submodule could not be read, for [`SubmoduleState::Unreadable`]; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<ItemError>,
 }
 
 /// Aggregated submodule drift (SPEC §5 `repo.brief`).
@@ -59,6 +65,9 @@ pub struct Summary {
     /// In a merge conflict.
     #[serde(skip_serializing_if = "is_zero")]
     pub conflicts: usize,
+    /// Could not be read (see `submodule.status`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unreadable: usize,
     /// Up to [`MAX_ATTENTION`] non-clean submodules, `path (state)` in path order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub attention: Vec<String>,
@@ -100,12 +109,14 @@ pub fn summarize(submodules: &[Submodule]) -> Summary {
             SubmoduleState::Drifted => summary.drifted += 1,
             SubmoduleState::Uninitialized => summary.uninitialized += 1,
             SubmoduleState::Conflict => summary.conflicts += 1,
+            SubmoduleState::Unreadable => summary.unreadable += 1,
         }
         if submodule.state != SubmoduleState::Clean {
             let state = match submodule.state {
                 SubmoduleState::Drifted => "drifted",
                 SubmoduleState::Uninitialized => "uninitialized",
                 SubmoduleState::Conflict => "conflict",
+                SubmoduleState::Unreadable => "unreadable",
                 SubmoduleState::Clean => "clean",
             };
             non_clean.push(format!("{} ({state})", submodule.path));
@@ -130,24 +141,40 @@ fn collect(
     let index = repo.index_or_empty().map_err(to_err)?;
     let mut level = Vec::new();
     for submodule in submodules {
-        let path = utf8(&submodule.path().map_err(to_err)?);
+        // A path git would not accept leaves the section out, as git does.
+        let Ok(path) = submodule.path() else { continue };
+        let path = utf8(&path);
         let full_path = if prefix.is_empty() { path.clone() } else { format!("{prefix}/{path}") };
         let conflicted = index
             .entry_range(gix::bstr::BStr::new(path.as_bytes()))
             .is_some_and(|range| index.entries()[range].iter().any(|entry| entry.stage_raw() != 0));
-        let recorded = submodule.index_id().map_err(to_err)?;
-        let opened = submodule
-            .open()
-            .map_err(to_err)?
-            .filter(|sub| sub.workdir().is_some_and(|w| w.join(".git").exists()))
-            .map(crate::repository::without_filter_drivers)
-            .transpose()?;
+        let recorded = index
+            .entry_by_path(gix::bstr::BStr::new(path.as_bytes()))
+            .filter(|entry| entry.mode.is_submodule())
+            .map(|entry| entry.id);
+        // The name is checked before anything is opened: `..` in it would lead outside `.git/modules`.
+        let opened = if submodule.validated_name().is_err() {
+            let reason = format!("ignoring suspicious submodule name {:?}, as git does", utf8(submodule.name()));
+            Err(ItemError::new(reason))
+        } else {
+            submodule
+                .git_dir_try_old_form()
+                .map_err(|err| crate::facets::worktree::gitdir_error(repo, &path, err))
+                .and_then(|_| submodule.open().map_err(ItemError::from_error))
+                .map(|opened| opened.filter(|sub| sub.workdir().is_some_and(|w| w.join(".git").exists())))
+        };
+        let (opened, error) = match opened {
+            Ok(opened) => (opened.map(crate::repository::without_filter_drivers).transpose()?, None),
+            Err(error) => (None, Some(error)),
+        };
         let checked_out = match &opened {
             Some(sub) => sub.head_id().ok().map(gix::Id::detach),
             None => None,
         };
         let state = if conflicted {
             SubmoduleState::Conflict
+        } else if error.is_some() {
+            SubmoduleState::Unreadable
         } else if checked_out.is_none() {
             SubmoduleState::Uninitialized
         } else if checked_out != recorded {
@@ -161,6 +188,7 @@ fn collect(
                 recorded_sha: recorded.map(|id| id.to_string()),
                 checked_out_sha: checked_out.map(|id| id.to_string()),
                 state,
+                error,
             },
             opened,
         ));

@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use gix::status::index_worktree::Item as WorktreeItem;
 use serde::Serialize;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ItemError, Result, Unreadable};
 use crate::facets::utf8;
 
 /// How a path changed, in git's porcelain terms.
@@ -58,6 +58,9 @@ pub struct Status {
     pub untracked: Vec<String>,
     /// Paths with unmerged index entries (stages 1-3).
     pub conflicted: Vec<String>,
+    /// Submodules whose state could not be read (a `.gitmodules` name git ignores as suspicious, a gitdir that is
+    /// gone), in path order: they are in no other list unless their recorded commit was staged.
+    pub unreadable: Vec<Unreadable>,
 }
 
 impl Status {
@@ -80,9 +83,17 @@ fn status_at(repo: &gix::Repository, depth: usize) -> Result<Status> {
         return Ok(Status { bare: true, ..Status::default() });
     }
     let to_err = |err| Error::git("work-tree status", err);
-    let iter = repo
-        .status(gix::progress::Discard)
-        .map_err(to_err)?
+    let problems = submodule_problems(repo)?;
+    let mut platform = repo.status(gix::progress::Discard).map_err(to_err)?;
+    if !problems.is_empty() {
+        // gix's status would stop at these submodules: compare without their index entries, then put back what
+        // git shows for them (a staged pointer change) below.
+        let shared = repo.index_or_empty().map_err(to_err)?;
+        let mut index: gix::index::File = (**shared).clone();
+        index.remove_entries(|_, path, _| problems.iter().any(|problem| *problem.path.as_bytes() == **path));
+        platform = platform.index(gix::worktree::IndexPersistedOrInMemory::InMemory(index));
+    }
+    let iter = platform
         .untracked_files(gix::status::UntrackedFiles::Files)
         .index_worktree_submodules(gix::status::Submodule::Given {
             ignore: gix::submodule::config::Ignore::Dirty,
@@ -126,6 +137,18 @@ fn status_at(repo: &gix::Repository, depth: usize) -> Result<Status> {
             },
         }
     }
+    if !problems.is_empty() {
+        let inside = |path: &str| {
+            problems.iter().any(|problem| {
+                path == problem.path
+                    || path.strip_prefix(problem.path.as_str()).is_some_and(|rest| rest.starts_with('/'))
+            })
+        };
+        out.staged.retain(|change| !inside(&change.path));
+        out.untracked.retain(|path| !inside(path));
+        out.unstaged.retain(|change| !inside(&change.path));
+        out.staged.extend(staged_pointers(repo, &problems)?);
+    }
     for path in dirty_submodules(repo, depth)? {
         if !conflicted.contains(&path) && !out.unstaged.iter().any(|change| change.path == path) {
             out.unstaged.push(Change { path, status: ChangeKind::Modified, from: None });
@@ -137,11 +160,86 @@ fn status_at(repo: &gix::Repository, depth: usize) -> Result<Status> {
     // A path deleted by us (stages 1 and 3 only) has no stage-2 entry, so the directory walk also sees it as untracked.
     out.untracked.retain(|path| !conflicted.contains(path));
     out.conflicted = conflicted.into_iter().collect();
+    out.unreadable = problems;
     out.staged.sort_by(|a, b| a.path.cmp(&b.path));
     out.unstaged.sort_by(|a, b| a.path.cmp(&b.path));
     out.untracked.sort();
     out.staged.dedup();
     Ok(out)
+}
+
+/// The submodules gix's status cannot look at, with why, in path order: a `.gitmodules` section whose name git
+/// ignores as suspicious (a `..` component would lead outside `.git/modules`; nothing there is ever opened), or a
+/// checkout whose `.git` file points at a gitdir that is gone. An unreadable `.gitmodules` is one entry.
+///
+/// # Errors
+/// None today; reads that fail become entries.
+pub(crate) fn submodule_problems(repo: &gix::Repository) -> Result<Vec<Unreadable>> {
+    let submodules = match repo.submodules() {
+        Ok(Some(submodules)) => submodules,
+        Ok(None) => return Ok(Vec::new()),
+        Err(err) => {
+            return Ok(vec![Unreadable { path: ".gitmodules".to_owned(), error: ItemError::from_error(err) }]);
+        }
+    };
+    let mut problems = Vec::new();
+    for submodule in submodules {
+        let Ok(path) = submodule.path() else { continue };
+        let path = utf8(&path);
+        let error = if submodule.validated_name().is_err() {
+            ItemError::new(format!("ignoring suspicious submodule name {:?}, as git does", utf8(submodule.name())))
+        } else if let Err(err) = submodule.git_dir_try_old_form() {
+            gitdir_error(repo, &path, err)
+        } else {
+            continue;
+        };
+        problems.push(Unreadable { path, error });
+    }
+    problems.sort_by(|a, b| a.path.cmp(&b.path));
+    problems.dedup_by(|a, b| a.path == b.path);
+    Ok(problems)
+}
+
+/// Why a submodule's repository cannot be found: for a checkout whose `.git` file names a gitdir that is gone, says
+/// so with the gitdir it names; else `err` as is.
+pub(crate) fn gitdir_error(repo: &gix::Repository, path: &str, err: impl std::fmt::Display) -> ItemError {
+    let dot_git = repo.workdir().map(|workdir| workdir.join(path).join(".git"));
+    let named = dot_git
+        .filter(|dot_git| std::fs::metadata(dot_git).is_ok_and(|meta| meta.is_file() && meta.len() < 4096))
+        .and_then(|dot_git| std::fs::read_to_string(dot_git).ok())
+        .and_then(|text| text.trim().strip_prefix("gitdir:").map(|gitdir| gitdir.trim().to_owned()));
+    match named {
+        Some(gitdir) => {
+            ItemError::new(format!("its .git file names the gitdir {gitdir}, which is gone or not a repository"))
+        }
+        None => ItemError::from_error(err),
+    }
+}
+
+/// The staged changes of the `problems`' gitlinks: their index entry against HEAD's tree, like `git diff --cached`.
+fn staged_pointers(repo: &gix::Repository, problems: &[Unreadable]) -> Result<Vec<Change>> {
+    let to_err = |err| Error::git("work-tree status", err);
+    let index = repo.index_or_empty().map_err(to_err)?;
+    let tree = repo.head_tree().ok();
+    let mut changes = Vec::new();
+    for problem in problems {
+        let staged = index.entry_by_path(problem.path.as_str().into()).map(|entry| entry.id);
+        let committed = match &tree {
+            Some(tree) => tree
+                .lookup_entry_by_path(problem.path.as_str())
+                .map_err(|err| Error::git("HEAD tree", err))?
+                .map(|entry| entry.object_id()),
+            None => None,
+        };
+        let status = match (committed, staged) {
+            (None, Some(_)) => ChangeKind::Added,
+            (Some(_), None) => ChangeKind::Deleted,
+            (Some(old), Some(new)) if old != new => ChangeKind::Modified,
+            _ => continue,
+        };
+        changes.push(Change { path: problem.path.clone(), status, from: None });
+    }
+    Ok(changes)
 }
 
 fn staged_change(change: &gix::diff::index::Change) -> Change {
@@ -181,6 +279,10 @@ fn dirty_submodules(repo: &gix::Repository, depth: usize) -> Result<Vec<String>>
     };
     let mut dirty = Vec::new();
     for submodule in submodules {
+        // Submodules git ignores or cannot read are listed in `unreadable` by the caller.
+        if submodule.git_dir_try_old_form().is_err() {
+            continue;
+        }
         let ignore = submodule.ignore().ok().flatten();
         if depth + 1 >= crate::facets::submodules::MAX_DEPTH || matches!(ignore, Some(Ignore::Dirty | Ignore::All)) {
             continue;

@@ -35,7 +35,9 @@ fn file_stat(extra: Value) -> Value {
         "nonUtf8": { "type": "boolean", "description": "Present and true when the text is not valid UTF-8." },
         "similarity": { "type": "integer", "minimum": 0, "maximum": 100 },
         "oldMode": { "type": "string" },
-        "newMode": { "type": "string" }
+        "newMode": { "type": "string" },
+        "error": schema::item_error("the file's content (e.g. a blob missing from the object store; counts are then \
+            null and it has no patch)")
     });
     if let (Some(target), Some(extra)) = (properties.as_object_mut(), extra.as_object()) {
         target.extend(extra.clone());
@@ -125,7 +127,8 @@ pub fn worktree_changes() -> FnTool {
             "bare": { "type": "boolean", "description": "Present and true for a bare repository (no work tree)." },
             "counts": { "type": "object", "required": ["conflicted", "staged", "unstaged", "untracked"], "properties": {
                 "conflicted": count(), "staged": count(), "unstaged": count(), "untracked": count() } },
-            "conflicted": paths, "staged": files, "unstaged": files, "untracked": paths
+            "conflicted": paths, "staged": files, "unstaged": files, "untracked": paths,
+            "unreadable": schema::unreadable("Submodules (a name git ignores as suspicious, a gitdir that is gone)")
         }
     });
     FnTool {

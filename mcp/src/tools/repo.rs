@@ -77,6 +77,7 @@ pub fn brief() -> FnTool {
                 "description": "Zero counts, an empty attention list and a false attentionTruncated are omitted.",
                 "required": ["total"],
                 "properties": { "total": count(), "clean": count(), "drifted": count(), "uninitialized": count(),
+                    "unreadable": count(),
                     "conflicts": count(), "attention": { "type": "array", "maxItems": 10, "items": { "type": "string" } },
                     "attentionTruncated": { "type": "boolean" } } },
             "recentCommits": { "type": "array", "maxItems": 20, "items": commit },
@@ -142,7 +143,8 @@ pub fn status() -> FnTool {
         "properties": {
             "head": schema::head(), "upstream": schema::upstream(), "operationInProgress": schema::operation(),
             "counts": schema::counts(), "conflicted": paths, "staged": change_list(), "unstaged": change_list(),
-            "untracked": paths
+            "untracked": paths,
+            "unreadable": schema::unreadable("Submodules (a name git ignores as suspicious, a gitdir that is gone)")
         }
     });
     FnTool {
@@ -186,13 +188,17 @@ pub fn refs() -> FnTool {
             "counts": { "type": "object", "required": ["branches", "remotes", "stashes", "tags", "remoteBranches"],
                 "properties": { "branches": count(), "remotes": count(), "stashes": count(), "tags": count(),
                     "remoteBranches": count() } },
-            "branches": named(json!({ "current": { "type": "boolean" }, "upstream": schema::upstream() })),
+            "branches": named(json!({ "current": { "type": "boolean" }, "upstream": schema::upstream(),
+                "error": schema::item_error("the branch (e.g. it names an object that does not exist; `sha` is what \
+                    the ref file says)") })),
             "remotes": { "type": "array", "items": { "type": "object", "required": ["name", "fetchUrl"], "properties": {
                 "name": { "type": "string" }, "fetchUrl": nullable_string(), "pushUrl": { "type": "string" } } } },
             "stashes": { "type": "array", "items": { "type": "object", "required": ["index", "sha", "message"],
                 "properties": { "index": count(), "sha": { "type": "string" }, "message": { "type": "string" } } } },
             "tags": named(json!({ "annotated": { "type": "boolean" } })),
-            "remoteBranches": named(json!({}))
+            "remoteBranches": named(json!({})),
+            "unreadable": schema::unreadable("Refs (a file that does not parse, a tag or remote branch naming an \
+                object that does not exist; git skips them with a warning)")
         }
     });
     FnTool {

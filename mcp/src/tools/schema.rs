@@ -69,6 +69,21 @@ pub fn shallow(scope: &str) -> Value {
          `.git/shallow`, whose parents git treats as absent (history was cut there). Absent means false." ) })
 }
 
+/// `error: {reason}`: why one item of an answer could not be read (SPEC §4.4); the rest of the answer is given.
+pub fn item_error(what: &str) -> Value {
+    json!({ "type": "object", "required": ["reason"], "properties": { "reason": { "type": "string" } },
+        "description": format!("Present only when {what} could not be read: why. Absent means it was read.") })
+}
+
+/// `unreadable`: the items of an answer that could not be read, each `{path, error: {reason}}`; absent when empty.
+pub fn unreadable(what: &str) -> Value {
+    json!({ "type": "array", "description": format!(
+            "{what} that could not be read, each with why; the rest of the answer is given without them. Absent \
+             means none (an empty list)."),
+        "items": { "type": "object", "required": ["path", "error"], "properties": {
+            "path": { "type": "string" }, "error": item_error("the item") } } })
+}
+
 /// A non-negative integer.
 pub fn count() -> Value {
     json!({ "type": "integer", "minimum": 0 })
@@ -103,7 +118,9 @@ pub fn counts() -> Value {
         "properties": {
             "bare": { "type": "boolean", "description": "Present and true for a bare repository (no work tree)." },
             "clean": { "type": "boolean" }, "staged": count(), "unstaged": count(), "untracked": count(),
-            "conflicted": count()
+            "conflicted": count(),
+            "unreadable": { "type": "integer", "minimum": 1,
+                "description": "Submodules whose state could not be read (listed in repo.status). Absent means 0." }
         }
     })
 }

@@ -86,7 +86,9 @@ pub fn worktree_list() -> FnTool {
         "properties": { "path": { "type": "string" }, "main": { "type": "boolean" }, "current": { "type": "boolean" },
             "bare": { "type": "boolean" }, "branch": nullable_string(), "detached": { "type": "boolean" },
             "headSha": nullable_string(), "locked": { "type": "boolean" }, "lockReason": { "type": "string" },
-            "prunable": { "type": "boolean" } } });
+            "prunable": { "type": "boolean" },
+            "error": schema::item_error("the worktree's entry (e.g. its HEAD file is not a ref; branch and headSha \
+                are then null)") } });
     let data = json!({ "type": "object", "required": ["worktrees"],
         "properties": { "worktrees": { "type": "array", "items": worktree } } });
     FnTool {
@@ -122,8 +124,10 @@ pub fn submodule_status() -> FnTool {
         "required": ["path", "recordedSha", "checkedOutSha", "initialized", "state", "dirty", "untracked"],
         "properties": { "path": { "type": "string" }, "recordedSha": nullable_string(),
             "checkedOutSha": nullable_string(), "initialized": { "type": "boolean" },
-            "state": { "enum": ["clean", "drifted", "uninitialized", "conflict"] }, "dirty": { "type": "boolean" },
-            "untracked": count() } });
+            "state": { "enum": ["clean", "drifted", "uninitialized", "conflict", "unreadable"] },
+            "dirty": { "type": "boolean" }, "untracked": count(),
+            "error": schema::item_error("the submodule or its work tree (state `unreadable`: a `.gitmodules` name git \
+                ignores as suspicious, or a gitdir that is gone)") } });
     let data = json!({ "type": "object", "required": ["submodules"],
         "properties": { "path": { "type": "string" }, "submodules": { "type": "array", "items": submodule } } });
     FnTool {

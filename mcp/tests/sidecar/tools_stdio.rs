@@ -93,9 +93,15 @@ fn a_linked_worktree_whose_repository_lies_outside_the_roots_is_refused() {
 
 #[test]
 fn every_tool_leaves_the_repository_byte_identical() {
-    for scenario in
-        [Scenario::Dirty, Scenario::MergeConflict, Scenario::Submodules, Scenario::FsMonitor, Scenario::ShallowOne]
-    {
+    for scenario in [
+        Scenario::Dirty,
+        Scenario::MergeConflict,
+        Scenario::Submodules,
+        Scenario::FsMonitor,
+        Scenario::ShallowOne,
+        Scenario::BrokenSubmodules,
+        Scenario::Damaged,
+    ] {
         let fixture = fluxgit_fixtures::build(scenario);
         let root = fixture.root().canonicalize().expect("root");
         let before = fluxgit_fixtures::tree_digest(&root);
@@ -109,6 +115,7 @@ fn every_tool_leaves_the_repository_byte_identical() {
             "repo.reflog",
             "worktree.list",
             "submodule.status",
+            "worktree.changes",
         ];
         let requests: Vec<Value> =
             tools.iter().enumerate().map(|(idx, tool)| call(idx as i64 + 1, tool, json!({"repoPath": repo}))).collect();
