@@ -63,6 +63,10 @@ pub struct Event {
 pub enum EventType {
     /// `tool_call`: one MCP `tools/call`.
     ToolCall,
+    /// `human_decision`: a person approved or rejected a proposal at the gateway (or restored a restore point).
+    HumanDecision,
+    /// `execution`: the gateway executed an approved proposal (or refused to, after revalidation).
+    Execution,
 }
 
 /// `risk`.
@@ -74,6 +78,8 @@ pub enum Risk {
     WriteProposal,
     /// `unknown`: no such tool (nothing ran).
     Unknown,
+    /// `write`: the gateway changed (or tried to change) a repository.
+    Write,
 }
 
 /// `approval`.
@@ -103,6 +109,8 @@ impl EventType {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::ToolCall => "tool_call",
+            Self::HumanDecision => "human_decision",
+            Self::Execution => "execution",
         }
     }
 }
@@ -114,6 +122,7 @@ impl Risk {
             Self::Read => "read",
             Self::WriteProposal => "write-proposal",
             Self::Unknown => "unknown",
+            Self::Write => "write",
         }
     }
 }

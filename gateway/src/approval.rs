@@ -1,0 +1,206 @@
+//! A person's decisions: `show` (the card and a one-time code), `approve`, `reject`, `restore`.
+//!
+//! Approval is a person's act (SPEC §6): [`approve`] runs only on an interactive terminal (the binary checks that
+//! stdin is a TTY), only for a pending, unexpired proposal whose card was printed by `show`, and only when the
+//! person types the one-time code printed on that card (the journal keeps only its sha256, and a wrong code voids
+//! it) and, for a hard reset, the branch name. The card is rendered again and must be the one shown. The canonical
+//! repository is resolved again: a mismatch blocks. No HTTP route, MCP tool or environment variable reaches this.
+
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+
+use sha2::{Digest, Sha256};
+
+use crate::audit::Audit;
+use crate::card::{self, Card};
+use crate::executor;
+use crate::journal::{self, Change, Journal, Proposal, Status};
+use crate::repo::{self, Canonical};
+
+/// Characters of a one-time code (no 0/O, 1/I/L).
+const CODE_ALPHABET: &[u8] = b"ABCDEFGHJKMNPQRSTUVWXYZ23456789";
+
+/// A decision that could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The journal failed.
+    #[error(transparent)]
+    Journal(#[from] journal::Error),
+    /// No such proposal.
+    #[error("no proposal {0}")]
+    Unknown(String),
+    /// Not in a state that allows the act.
+    #[error("proposal {id} is {status}: {message}")]
+    State {
+        /// The proposal.
+        id: String,
+        /// Its state.
+        status: &'static str,
+        /// What to do.
+        message: &'static str,
+    },
+    /// Refused (not a terminal, wrong code, changed card, ...).
+    #[error("{0}")]
+    Refused(String),
+    /// IO on the terminal.
+    #[error("terminal: {0}")]
+    Io(#[from] std::io::Error),
+    /// Restore failed.
+    #[error(transparent)]
+    Restore(#[from] crate::restore::Error),
+}
+
+fn load(journal: &mut Journal, id: &str) -> Result<Proposal, Error> {
+    journal.expire_due()?;
+    journal.get(id)?.ok_or_else(|| Error::Unknown(id.to_owned()))
+}
+
+fn code_hash(id: &str, code: &str) -> String {
+    let normalised: String = code.chars().filter(|c| c.is_ascii_alphanumeric()).map(|c| c.to_ascii_uppercase()).collect();
+    Sha256::digest(format!("{id}:{normalised}").as_bytes()).iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+fn new_code() -> Result<String, Error> {
+    let mut bytes = [0u8; 8];
+    getrandom::fill(&mut bytes).map_err(|error| Error::Refused(format!("no randomness for the code: {error}")))?;
+    let chars: String = bytes.iter().map(|byte| CODE_ALPHABET[usize::from(*byte) % CODE_ALPHABET.len()] as char).collect();
+    Ok(format!("{}-{}", &chars[..4], &chars[4..]))
+}
+
+/// Renders the card of `id` for a person; for a pending proposal, issues a new one-time code (stored hashed,
+/// replacing any earlier one) and prints it on the card.
+pub fn show(journal: &mut Journal, id: &str) -> Result<String, Error> {
+    let proposal = load(journal, id)?;
+    let card = card::render(&proposal);
+    let mut text = format!("{}\n{}", card.header, card.body);
+    match proposal.status {
+        Status::Pending => {
+            let code = new_code()?;
+            journal.set_code(id, &code_hash(id, &code), &card.digest())?;
+            text.push_str(&format!(
+                "\nOne-time approval code: {code}\nTo approve: fluxgit-gateway approve {id}   (on this terminal; you will be asked for the code)\nTo reject:  fluxgit-gateway reject {id} --reason \"...\"\n"
+            ));
+        }
+        status => {
+            text.push_str(&format!("\nState: {}", status.as_str()));
+            if let Some(reason) = &proposal.status_reason {
+                text.push_str(&format!(" ({reason})"));
+            }
+            if let Some(message) = &proposal.status_message {
+                text.push_str(&format!(": {message}"));
+            }
+            text.push('\n');
+            if let Some(result) = &proposal.result {
+                text.push_str(&format!("Result: {result}\n"));
+            }
+        }
+    }
+    Ok(text)
+}
+
+/// Approves `id` after the checks of the module docs. `is_terminal` is whether stdin is an interactive terminal;
+/// prompts go to `output`, answers come from `input`.
+pub fn approve(
+    journal: &mut Journal,
+    id: &str,
+    is_terminal: bool,
+    input: &mut dyn BufRead,
+    output: &mut dyn Write,
+    allowed_roots: &[PathBuf],
+    audit: &Audit,
+) -> Result<(), Error> {
+    if !is_terminal {
+        return Err(Error::Refused(
+            "approve needs an interactive terminal (stdin is not a TTY): approval is a person's act".to_owned(),
+        ));
+    }
+    let proposal = load(journal, id)?;
+    if proposal.status != Status::Pending {
+        return Err(Error::State { id: id.to_owned(), status: proposal.status.as_str(), message: "only a pending proposal can be approved" });
+    }
+    let (Some(stored_hash), Some(stored_digest)) = (&proposal.code_hash, &proposal.card_digest) else {
+        return Err(Error::Refused(format!("no card was shown for {id}: run `fluxgit-gateway show {id}` first")));
+    };
+    let card: Card = card::render(&proposal);
+    if card.digest() != *stored_digest {
+        journal.clear_code(id)?;
+        return Err(Error::Refused(format!(
+            "the card of {id} changed since it was shown (the repository moved): run `fluxgit-gateway show {id}` again"
+        )));
+    }
+    write!(output, "One-time code from the card of {id}: ")?;
+    output.flush()?;
+    let mut code = String::new();
+    input.read_line(&mut code)?;
+    if code_hash(id, code.trim()) != *stored_hash {
+        journal.clear_code(id)?;
+        return Err(Error::Refused(format!("wrong code: the code is void; run `fluxgit-gateway show {id}` for a new one")));
+    }
+    if let Some(expected) = &card.confirmation {
+        write!(output, "Hard reset: type the branch name ({expected}) to confirm: ")?;
+        output.flush()?;
+        let mut typed = String::new();
+        input.read_line(&mut typed)?;
+        if typed.trim() != expected {
+            journal.clear_code(id)?;
+            return Err(Error::Refused("the branch name did not match: not approved".to_owned()));
+        }
+    }
+    let received: Option<Canonical> = serde_json::from_value(proposal.canonical.clone()).ok();
+    let resolved = repo::resolve(std::path::Path::new(&proposal.repo_path), allowed_roots).ok();
+    if resolved.is_none() || resolved != received {
+        let change = Change {
+            actor: "person",
+            detail: "approval blocked: repository mismatch",
+            reason: Some("blocked_repository_mismatch"),
+            message: Some("the repository path no longer resolves to the repository the proposal named"),
+            ..Change::default()
+        };
+        journal.transition(id, &[Status::Pending], Status::Failed, &change)?;
+        return Err(Error::Refused("the repository changed since the proposal: blocked".to_owned()));
+    }
+    let resolved = resolved.expect("checked above");
+    let snapshot = executor::approval_snapshot(&resolved).map_err(|error| Error::Refused(error.to_string()))?;
+    let change = Change { actor: "person", detail: "approved at the terminal with the card's code", approval: Some(&snapshot), ..Change::default() };
+    if !journal.transition(id, &[Status::Pending], Status::Approved, &change)? {
+        return Err(Error::Refused(format!("{id} is no longer pending")));
+    }
+    audit.decision(&proposal, true);
+    Ok(())
+}
+
+/// Rejects a pending (or approved, not yet claimed) proposal; `reason` is passed to the agent.
+pub fn reject(journal: &mut Journal, id: &str, reason: Option<&str>, audit: &Audit) -> Result<(), Error> {
+    let proposal = load(journal, id)?;
+    let message = reason.unwrap_or("a person rejected the proposal");
+    let change = Change {
+        actor: "person",
+        detail: "rejected",
+        reason: Some("rejected_by_person"),
+        message: Some(message),
+        ..Change::default()
+    };
+    if !journal.transition(id, &[Status::Pending, Status::Approved], Status::Rejected, &change)? {
+        return Err(Error::State { id: id.to_owned(), status: proposal.status.as_str(), message: "only a pending or approved proposal can be rejected" });
+    }
+    audit.decision(&proposal, false);
+    Ok(())
+}
+
+/// Puts back the restore point `id` (a restore point id, or the id of the proposal it protects).
+pub fn restore(journal: &mut Journal, id: &str, audit: &Audit) -> Result<String, Error> {
+    let point = match journal.restore_point(id)? {
+        Some(point) => point,
+        None => journal.restore_point_of(id)?.ok_or_else(|| Error::Unknown(id.to_owned()))?,
+    };
+    let proposal = journal.get(&point.proposal_id)?.ok_or_else(|| Error::Unknown(point.proposal_id.clone()))?;
+    if proposal.status == Status::Executing && !proposal.needs_reconciliation {
+        return Err(Error::State { id: proposal.id.clone(), status: "executing", message: "wait until it ends" });
+    }
+    let canonical: Canonical = serde_json::from_value(proposal.canonical.clone())
+        .map_err(|_| Error::Refused("the journal holds no canonical repository for it".to_owned()))?;
+    let result = crate::restore::restore(journal, &canonical, &point, "person");
+    audit.restored(&proposal, result.is_ok());
+    result?;
+    Ok(point.id)
+}

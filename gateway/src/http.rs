@@ -1,0 +1,342 @@
+//! The loopback HTTP API of `docs/gateway-http.md`: proposals (preview, status, cancel) and the read routes
+//! (restore points, safety timeline and events, semantic diff). There is deliberately no route that approves,
+//! rejects or executes: those are a person's acts at the CLI ([`crate::approval`]). Anything else is 404.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, Path, Query, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde_json::{Value, json};
+
+use crate::config::Config;
+use crate::executor::{is_executed, unsupported_message};
+use crate::git::Git;
+use crate::journal::{self, Change, Journal, NewProposal, Proposal, Recorded, Status};
+use crate::policy::Request;
+use crate::proposal::{self, OPERATIONS, is_safe_id};
+use crate::restore;
+use crate::time::format_ms;
+
+/// Largest request body: a 4 MiB patch, JSON-escaped, with room to spare.
+pub const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
+
+/// What the handlers share.
+#[derive(Debug, Clone)]
+pub struct AppState {
+    /// The journal (one connection; SQLite serialises with the CLI and the executor).
+    pub journal: Arc<Mutex<Journal>>,
+    /// The configuration.
+    pub config: Arc<Config>,
+}
+
+/// The router of every route.
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/v1/mcp/operation/preview/{op}", post(preview))
+        .route("/v1/mcp/operation/status/{id}", get(status))
+        .route("/v1/mcp/operation/cancel/{id}", post(cancel))
+        .route("/v1/mcp/restore-points", get(restore_points))
+        .route("/v1/mcp/restore-points/{id}", get(restore_point))
+        .route("/v1/mcp/safety/timeline", get(timeline))
+        .route("/v1/mcp/safety/events/{id}", get(event))
+        .route("/v1/mcp/diff/semantic", post(semantic))
+        .fallback(|| async { reply(StatusCode::NOT_FOUND, json!({ "reason": "not_found", "message": "no such route" })) })
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .with_state(state)
+}
+
+fn reply(status: StatusCode, body: Value) -> Response {
+    (status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+}
+
+fn refusal(status: StatusCode, reason: &str, message: &str) -> Response {
+    reply(status, json!({ "reason": reason, "message": message }))
+}
+
+fn internal(error: &dyn std::fmt::Display) -> Response {
+    tracing::error!(%error, "journal failure");
+    refusal(StatusCode::INTERNAL_SERVER_ERROR, "internal", "the gateway's journal failed")
+}
+
+fn lock(state: &AppState) -> std::sync::MutexGuard<'_, Journal> {
+    // A panic while holding the lock leaves SQLite consistent (transactions roll back): keep serving.
+    state.journal.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The status object of a proposal (`GET /v1/mcp/operation/status/{id}`).
+pub fn status_body(proposal: &Proposal) -> Value {
+    let mut body = json!({
+        "previewId": proposal.id,
+        "operationType": proposal.op,
+        "status": proposal.status.as_str(),
+        "requestedAt": proposal.requested_at,
+        "expiresAt": format_ms(proposal.expires_at_ms),
+    });
+    let object = body.as_object_mut().expect("a literal object");
+    if let Some(reason) = &proposal.status_reason {
+        object.insert("reason".into(), json!(reason));
+    }
+    if let Some(message) = &proposal.status_message {
+        object.insert("message".into(), json!(message));
+    }
+    if let Some(result) = &proposal.result {
+        object.insert("result".into(), result.clone());
+    }
+    if proposal.needs_reconciliation {
+        object.insert("needsReconciliation".into(), json!(true));
+    }
+    body
+}
+
+async fn preview(State(state): State<AppState>, Path(op): Path<String>, body: Bytes) -> Response {
+    if !OPERATIONS.contains(&op.as_str()) {
+        return refusal(StatusCode::NOT_FOUND, "unknown_operation", "no such operation");
+    }
+    let Ok(body) = serde_json::from_slice::<Value>(&body) else {
+        return refusal(StatusCode::BAD_REQUEST, "invalid_body", "the body must be one JSON object");
+    };
+    let checked = match proposal::check(&op, &body, &state.config.allowed_roots) {
+        Ok(checked) => checked,
+        Err(invalid) => {
+            return reply(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                json!({ "reason": invalid.reason, "message": invalid.message, "details": invalid.details }),
+            );
+        }
+    };
+    let request = Request {
+        agent: &checked.agent,
+        operation: &checked.op,
+        refs: checked.refs.clone(),
+        repo_path: &checked.repo_path,
+        worktree_path: checked.worktree_path.clone(),
+    };
+    if let Err(denial) = state.config.policy.decide(&request) {
+        return refusal(StatusCode::FORBIDDEN, "policy_denied", &denial.message);
+    }
+    let new = NewProposal {
+        id: checked.id.clone(),
+        agent: checked.agent.clone(),
+        idempotency_key: checked.idempotency_key.clone(),
+        op: checked.op.clone(),
+        repo_path: checked.repo_path.clone(),
+        canonical: serde_json::to_value(&checked.canonical).unwrap_or(Value::Null),
+        reason: checked.reason.clone(),
+        body: checked.body.clone(),
+        requested_at: checked.requested_at.clone(),
+        expires_at_ms: checked.expires_at_ms,
+    };
+    let mut journal = lock(&state);
+    let (code, proposal) = match journal.record(&new) {
+        Ok(Recorded::Created(proposal)) => (StatusCode::ACCEPTED, proposal),
+        Ok(Recorded::Existing(proposal)) => (StatusCode::OK, proposal),
+        Err(journal::Error::Quota(count)) => {
+            return reply(
+                StatusCode::TOO_MANY_REQUESTS,
+                json!({ "reason": "pending_cap", "message": format!("this agent already has {count} proposals waiting for a person (cap {})", journal::PENDING_CAP), "details": { "pending": count, "cap": journal::PENDING_CAP } }),
+            );
+        }
+        Err(journal::Error::IdTaken) => {
+            return refusal(StatusCode::CONFLICT, "preview_id_taken", "previewId is already used by another proposal");
+        }
+        Err(error) => return internal(&error),
+    };
+    let mut proposal = proposal;
+    if code == StatusCode::ACCEPTED && !is_executed(&proposal.op) {
+        let message = unsupported_message(&proposal.op);
+        let change = Change {
+            actor: "gateway",
+            detail: "operation not executed by this gateway",
+            reason: Some("unsupported_operation"),
+            message: Some(&message),
+            ..Change::default()
+        };
+        match journal.transition(&proposal.id, &[Status::Pending], Status::Failed, &change) {
+            Ok(_) => {}
+            Err(error) => return internal(&error),
+        }
+        match journal.get(&proposal.id) {
+            Ok(Some(updated)) => proposal = updated,
+            Ok(None) => {}
+            Err(error) => return internal(&error),
+        }
+    }
+    tracing::info!(id = %proposal.id, op = %proposal.op, agent = %proposal.agent, status = proposal.status.as_str(), "proposal");
+    reply(code, json!({ "previewId": proposal.id, "status": proposal.status.as_str(), "expiresAt": format_ms(proposal.expires_at_ms) }))
+}
+
+async fn status(State(state): State<AppState>, Path(id): Path<String>) -> Response {
+    if !is_safe_id(&id) {
+        return refusal(StatusCode::NOT_FOUND, "unknown_preview", "no such proposal");
+    }
+    let mut journal = lock(&state);
+    if let Err(error) = journal.expire_due() {
+        return internal(&error);
+    }
+    match journal.get(&id) {
+        Ok(Some(proposal)) => reply(StatusCode::OK, status_body(&proposal)),
+        Ok(None) => refusal(StatusCode::NOT_FOUND, "unknown_preview", "no such proposal"),
+        Err(error) => internal(&error),
+    }
+}
+
+async fn cancel(State(state): State<AppState>, Path(id): Path<String>, body: Bytes) -> Response {
+    let Ok(body) = serde_json::from_slice::<Value>(&body) else {
+        return refusal(StatusCode::BAD_REQUEST, "invalid_body", "the body must be one JSON object");
+    };
+    let agent = body.get("agentId").and_then(Value::as_str).unwrap_or_default();
+    let mut journal = lock(&state);
+    if let Err(error) = journal.expire_due() {
+        return internal(&error);
+    }
+    let proposal = match journal.get(&id) {
+        Ok(Some(proposal)) => proposal,
+        Ok(None) => return refusal(StatusCode::NOT_FOUND, "unknown_preview", "no such proposal"),
+        Err(error) => return internal(&error),
+    };
+    if proposal.agent != agent {
+        return refusal(StatusCode::FORBIDDEN, "other_agent", "only the agent that proposed it may cancel it");
+    }
+    let reason = body.get("reason").and_then(Value::as_str).unwrap_or("cancelled by its agent");
+    let actor = format!("agent:{agent}");
+    let change = Change { actor: &actor, detail: reason, reason: Some("cancelled"), message: Some(reason), ..Change::default() };
+    match journal.transition(&id, &[Status::Pending], Status::Cancelled, &change) {
+        Ok(true) => reply(StatusCode::OK, json!({ "previewId": id, "status": "cancelled" })),
+        Ok(false) => refusal(StatusCode::CONFLICT, "not_pending", &format!("the proposal is {}, not pending", proposal.status.as_str())),
+        Err(error) => internal(&error),
+    }
+}
+
+fn limit(query: &HashMap<String, String>, name: &str, default: i64, max: i64) -> i64 {
+    query.get(name).and_then(|value| value.parse::<i64>().ok()).unwrap_or(default).clamp(1, max)
+}
+
+async fn restore_points(State(state): State<AppState>, Query(query): Query<HashMap<String, String>>) -> Response {
+    let journal = lock(&state);
+    match journal.restore_points(query.get("repoPath").map(String::as_str), limit(&query, "limit", 50, 200)) {
+        Ok(points) => reply(StatusCode::OK, json!({ "restorePoints": points.iter().map(restore::to_json).collect::<Vec<_>>() })),
+        Err(error) => internal(&error),
+    }
+}
+
+async fn restore_point(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Response {
+    let journal = lock(&state);
+    let found = if id == "latest" {
+        journal.restore_points(query.get("repoPath").map(String::as_str), 1).map(|points| points.into_iter().next())
+    } else {
+        journal.restore_point(&id)
+    };
+    match found {
+        Ok(Some(point)) => reply(StatusCode::OK, restore::to_json(&point)),
+        Ok(None) => refusal(StatusCode::NOT_FOUND, "not_found", "no such restore point"),
+        Err(error) => internal(&error),
+    }
+}
+
+/// The safety timeline: journaled transitions (`operation`), restore points and, on request, HEAD's reflog.
+fn events(journal: &Journal, query: &HashMap<String, String>) -> Result<Vec<Value>, journal::Error> {
+    let repo = query.get("repoPath").map(String::as_str);
+    let max_events = limit(query, "limit", 50, 200);
+    let mut events: Vec<(i64, Value)> = Vec::new();
+    for transition in journal.timeline(repo, max_events)? {
+        let op = journal.get(&transition.proposal_id)?.map(|proposal| proposal.op).unwrap_or_default();
+        events.push((
+            transition.at_ms,
+            json!({
+                "id": format!("t-{}", transition.seq),
+                "kind": "operation",
+                "at": format_ms(transition.at_ms),
+                "operationType": op,
+                "previewId": transition.proposal_id,
+                "summary": format!("{op}: {} -> {} by {} ({})", transition.from.as_deref().unwrap_or("new"), transition.to, transition.actor, transition.detail),
+                "refs": [],
+            }),
+        ));
+    }
+    if query.get("includeRestorePoints").is_none_or(|value| value != "false") {
+        for point in journal.restore_points(repo, max_events)? {
+            let mut event = restore::to_json(&point);
+            let refs = event.get("refs").cloned().unwrap_or(json!([]));
+            event = json!({
+                "id": point.id,
+                "kind": "restore_point",
+                "at": format_ms(point.created_ms),
+                "operationType": point.op,
+                "previewId": point.proposal_id,
+                "summary": format!("restore point before {} (snapshot {})", point.op, point.snapshot),
+                "refs": refs,
+                "restorePoint": event,
+            });
+            events.push((point.created_ms, event));
+        }
+    }
+    if let (Some(repo), Some("true")) = (repo, query.get("includeReflog").map(String::as_str)) {
+        let count = limit(query, "reflogLimit", 20, 100).to_string();
+        let git = Git::new(std::path::Path::new(repo));
+        if let Ok(listing) = git.read_ok(&["log", "-g", "-n", count.as_str(), "--format=%H%x00%gD%x00%gs%x00%ct", "HEAD", "--"]) {
+            for (line_idx, line) in listing.lines().enumerate() {
+                let fields: Vec<&str> = line.split('\0').collect();
+                if let [sha, selector, subject, time] = fields.as_slice() {
+                    let at_ms = time.parse::<i64>().unwrap_or(0) * 1000;
+                    events.push((
+                        at_ms,
+                        json!({
+                            "id": format!("reflog-{line_idx}"),
+                            "kind": "reflog",
+                            "at": format_ms(at_ms),
+                            "operationType": Value::Null,
+                            "summary": format!("{selector}: {subject}"),
+                            "refs": [{ "name": "HEAD", "before": Value::Null, "after": sha }],
+                        }),
+                    ));
+                }
+            }
+        }
+    }
+    events.sort_by(|left, right| right.0.cmp(&left.0));
+    Ok(events.into_iter().take(usize::try_from(max_events).unwrap_or(50)).map(|(_, event)| event).collect())
+}
+
+async fn timeline(State(state): State<AppState>, Query(query): Query<HashMap<String, String>>) -> Response {
+    let journal = lock(&state);
+    match events(&journal, &query) {
+        Ok(events) => reply(StatusCode::OK, json!({ "events": events })),
+        Err(error) => internal(&error),
+    }
+}
+
+async fn event(State(state): State<AppState>, Path(id): Path<String>, Query(mut query): Query<HashMap<String, String>>) -> Response {
+    let journal = lock(&state);
+    query.insert("limit".into(), "200".into());
+    query.insert("includeReflog".into(), "true".into());
+    match events(&journal, &query) {
+        Ok(events) => {
+            let found = if id == "latest" {
+                events.into_iter().next()
+            } else {
+                events.into_iter().find(|event| event.get("id").and_then(Value::as_str) == Some(id.as_str()))
+            };
+            match found {
+                Some(event) => reply(StatusCode::OK, event),
+                None => refusal(StatusCode::NOT_FOUND, "not_found", "no such event"),
+            }
+        }
+        Err(error) => internal(&error),
+    }
+}
+
+async fn semantic() -> Response {
+    reply(
+        StatusCode::OK,
+        json!({ "supported": false, "reason": "The reference gateway has no semantic diff engine yet; use diff.text." }),
+    )
+}

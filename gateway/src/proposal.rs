@@ -1,0 +1,403 @@
+//! Checking a proposal body on receipt (docs/gateway-http.md): the gateway never trusts the sidecar's checks.
+//!
+//! Shape of the envelope fields (`previewId`, `agentId`, `idempotencyKey`, `operationType`, `repoPath`, `reason`,
+//! `requestedAt`), the canonical repository inside the allowed roots, and each operation's fields: revisions that
+//! must name a commit (`sourceRef`, `targetRef`, `ontoRef`, `currentRef`, `startPoint`), names that need only be
+//! valid branch names, repository-relative paths without `..`, sizes and enums. Nothing here writes anything.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value, json};
+
+use crate::git::Git;
+use crate::journal::EXPIRY_MS;
+use crate::repo::{self, Canonical};
+use crate::time::{now_ms, parse_ms};
+
+/// Every operation type of the contract, in its order.
+pub const OPERATIONS: [&str; 12] = [
+    "merge",
+    "rebase",
+    "discard",
+    "reset",
+    "patch",
+    "plan",
+    "worktree",
+    "commit",
+    "push",
+    "branch",
+    "branchDelete",
+    "submodulePointer",
+];
+
+/// The operations this gateway executes; the others are journaled and answered `failed` with
+/// `unsupported_operation`.
+pub const EXECUTED: [&str; 7] = ["merge", "rebase", "discard", "reset", "patch", "branch", "commit"];
+
+/// Longest `patchContent`, in bytes.
+pub const MAX_PATCH_BYTES: usize = 4 * 1024 * 1024;
+/// Most `paths` in discard and commit.
+pub const MAX_PATHS: usize = 10_000;
+/// Longest `reason`, in characters.
+pub const MAX_REASON_CHARS: usize = 4096;
+
+/// A proposal that passed every check.
+#[derive(Debug, Clone)]
+pub struct Checked {
+    /// The `previewId`.
+    pub id: String,
+    /// The agent id.
+    pub agent: String,
+    /// The idempotency key.
+    pub idempotency_key: String,
+    /// The operation type.
+    pub op: String,
+    /// `repoPath` as sent.
+    pub repo_path: String,
+    /// The canonical repository.
+    pub canonical: Canonical,
+    /// The reason.
+    pub reason: String,
+    /// `requestedAt` as sent.
+    pub requested_at: String,
+    /// Expiry: five minutes after `requestedAt` (a `requestedAt` in the future counts as now).
+    pub expires_at_ms: i64,
+    /// Every ref the proposal names (for the policy).
+    pub refs: Vec<String>,
+    /// A worktree proposal's path.
+    pub worktree_path: Option<String>,
+    /// The whole body.
+    pub body: Value,
+}
+
+/// A refusal (HTTP 422): a machine reason, a message, and details.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Invalid {
+    /// Machine reason, e.g. `invalid_revision`.
+    pub reason: &'static str,
+    /// One sentence.
+    pub message: String,
+    /// `{field}` and more.
+    pub details: Value,
+}
+
+fn invalid(reason: &'static str, field: &str, message: impl Into<String>) -> Invalid {
+    Invalid { reason, message: message.into(), details: json!({ "field": field }) }
+}
+
+/// Whether `id` has the `previewId` shape `[A-Za-z0-9_-]{1,128}`.
+pub fn is_safe_id(id: &str) -> bool {
+    (1..=128).contains(&id.len()) && id.bytes().all(|byte| byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'-')
+}
+
+/// Checks `body` POSTed for `op` against the repository and the allowed roots.
+pub fn check(op: &str, body: &Value, allowed_roots: &[PathBuf]) -> Result<Checked, Invalid> {
+    let object = body.as_object().ok_or_else(|| invalid("invalid_body", "", "the body must be a JSON object"))?;
+    let id = string(object, "previewId")?;
+    if !is_safe_id(id) {
+        return Err(invalid("invalid_preview_id", "previewId", "previewId must match [A-Za-z0-9_-]{1,128}"));
+    }
+    let agent = string(object, "agentId")?;
+    if !(1..=64).contains(&agent.len())
+        || !agent.bytes().all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'_' | b'-'))
+    {
+        return Err(invalid("invalid_agent_id", "agentId", "agentId must match [A-Za-z0-9._-]{1,64}"));
+    }
+    let key = string(object, "idempotencyKey")?;
+    let key_ok = key.strip_prefix(op).and_then(|rest| rest.strip_prefix(':')).and_then(|rest| {
+        rest.strip_prefix("client:").or_else(|| rest.strip_prefix("call:"))
+    });
+    if !key_ok.is_some_and(|tail| (1..=128).contains(&tail.len()) && tail.bytes().all(|byte| byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'-')) {
+        return Err(invalid("invalid_idempotency_key", "idempotencyKey", format!("idempotencyKey must be {op}:client:<key> or {op}:call:<uuid>")));
+    }
+    if string(object, "operationType")? != op {
+        return Err(invalid("operation_mismatch", "operationType", "operationType differs from the route's operation"));
+    }
+    let reason = string(object, "reason")?;
+    if reason.trim().is_empty() || reason.chars().count() > MAX_REASON_CHARS {
+        return Err(invalid("invalid_reason", "reason", format!("reason must be 1-{MAX_REASON_CHARS} characters")));
+    }
+    let requested_at = string(object, "requestedAt")?;
+    let requested_ms =
+        parse_ms(requested_at).ok_or_else(|| invalid("invalid_requested_at", "requestedAt", "requestedAt must be RFC 3339"))?;
+    let repo_path = string(object, "repoPath")?;
+    let canonical = repo::resolve(Path::new(repo_path), allowed_roots).map_err(|error| Invalid {
+        reason: error.reason(),
+        message: error.to_string(),
+        details: json!({ "field": "repoPath" }),
+    })?;
+    let git = Git::new(&canonical.work_tree);
+    let mut fields = Fields { object, git: &git, refs: Vec::new(), allowed_roots, worktree_path: None };
+    fields.operation(op, "")?;
+    Ok(Checked {
+        id: id.to_owned(),
+        agent: agent.to_owned(),
+        idempotency_key: key.to_owned(),
+        op: op.to_owned(),
+        repo_path: repo_path.to_owned(),
+        canonical,
+        reason: reason.to_owned(),
+        requested_at: requested_at.to_owned(),
+        expires_at_ms: requested_ms.min(now_ms()) + EXPIRY_MS,
+        refs: fields.refs,
+        worktree_path: fields.worktree_path,
+        body: body.clone(),
+    })
+}
+
+struct Fields<'a> {
+    object: &'a Map<String, Value>,
+    git: &'a Git,
+    refs: Vec<String>,
+    allowed_roots: &'a [PathBuf],
+    worktree_path: Option<String>,
+}
+
+impl Fields<'_> {
+    fn operation(&mut self, op: &str, prefix: &str) -> Result<(), Invalid> {
+        let object = self.object;
+        match op {
+            "merge" => {
+                self.revision(object, "sourceRef", prefix)?;
+                self.revision(object, "targetRef", prefix)?;
+                one_of(object, "strategy", &["merge", "squash"])?;
+            }
+            "rebase" => {
+                self.revision(object, "ontoRef", prefix)?;
+                self.revision(object, "currentRef", prefix)?;
+                if object.get("interactive").and_then(Value::as_bool) != Some(false) {
+                    return Err(invalid("invalid_field", "interactive", "interactive must be false"));
+                }
+            }
+            "discard" => {
+                paths(object, "paths", true)?;
+            }
+            "reset" => {
+                self.revision(object, "targetRef", prefix)?;
+                one_of(object, "mode", &["soft", "mixed", "hard"])?;
+            }
+            "patch" => {
+                let patch = string(object, "patchContent")?;
+                if patch.is_empty() || patch.len() > MAX_PATCH_BYTES {
+                    return Err(invalid("invalid_field", "patchContent", "patchContent must be 1 byte to 4 MiB"));
+                }
+                boolean(object, "applyToIndex")?;
+            }
+            "commit" => {
+                let message = string(object, "message")?;
+                if message.trim().is_empty() {
+                    return Err(invalid("invalid_field", "message", "message must not be empty"));
+                }
+                if object.contains_key("amend") {
+                    return Err(invalid("invalid_field", "amend", "amend is not supported"));
+                }
+                if object.contains_key("paths") {
+                    paths(object, "paths", false)?;
+                }
+                boolean(object, "stageAll")?;
+            }
+            "branch" => {
+                self.branch_name(object, "name")?;
+                self.revision(object, "startPoint", prefix)?;
+                boolean(object, "checkout")?;
+            }
+            "worktree" => {
+                self.branch_name(object, "branch")?;
+                let path = string(object, "path")?;
+                let inside = Path::new(path).is_absolute()
+                    && !has_parent_component(path)
+                    && self.allowed_roots.iter().any(|root| Path::new(path).starts_with(root));
+                if !inside {
+                    return Err(invalid("outside_allowed_roots", "path", "the worktree path must be absolute, inside the allowed roots"));
+                }
+                self.worktree_path = Some(path.to_owned());
+            }
+            "push" => {
+                name_shape(object, "remote")?;
+                if object.contains_key("branch") {
+                    self.refs.push(name_shape(object, "branch")?.to_owned());
+                }
+                boolean(object, "setUpstream")?;
+                boolean(object, "forceWithLease")?;
+            }
+            "plan" => {
+                let steps = object
+                    .get("steps")
+                    .and_then(Value::as_array)
+                    .filter(|steps| (1..=10).contains(&steps.len()))
+                    .ok_or_else(|| invalid("invalid_field", "steps", "steps must hold 1-10 steps"))?;
+                for (step_idx, step) in steps.iter().enumerate() {
+                    let step_object = step
+                        .as_object()
+                        .ok_or_else(|| invalid("invalid_field", "steps", "each step must be an object"))?;
+                    let step_type = string(step_object, "type")?;
+                    if !["merge", "rebase", "discard", "reset", "patch"].contains(&step_type) {
+                        return Err(invalid("invalid_field", "steps", "a step must be merge, rebase, discard, reset or patch"));
+                    }
+                    let mut nested = Fields {
+                        object: step_object,
+                        git: self.git,
+                        refs: Vec::new(),
+                        allowed_roots: self.allowed_roots,
+                        worktree_path: None,
+                    };
+                    // Later steps may name refs earlier steps create: only the shape is checked there.
+                    nested.operation_shape(step_type, &format!("steps[{step_idx}]."))?;
+                    self.refs.append(&mut nested.refs);
+                }
+            }
+            "branchDelete" => {
+                let targets = object
+                    .get("targets")
+                    .and_then(Value::as_array)
+                    .filter(|targets| (1..=20).contains(&targets.len()))
+                    .ok_or_else(|| invalid("invalid_field", "targets", "targets must hold 1-20 repositories"))?;
+                let mut total = 0;
+                for target in targets {
+                    let branches = target
+                        .get("branches")
+                        .and_then(Value::as_array)
+                        .filter(|branches| (1..=20).contains(&branches.len()))
+                        .ok_or_else(|| invalid("invalid_field", "targets", "each target needs 1-20 branches"))?;
+                    total += branches.len();
+                    for branch in branches {
+                        let name = branch.as_str().filter(|name| is_name_shape(name) && !name.starts_with("refs/remotes/"));
+                        let name = name.ok_or_else(|| invalid("invalid_name", "targets", "invalid branch name"))?;
+                        self.refs.push(name.to_owned());
+                    }
+                }
+                if total > 100 {
+                    return Err(invalid("invalid_field", "targets", "at most 100 branches in all"));
+                }
+            }
+            "submodulePointer" => {
+                let relative = string(object, "relativePath")?;
+                if !is_relative_path(relative) {
+                    return Err(invalid("invalid_path", "relativePath", "relativePath must be repository-relative without '..'"));
+                }
+                one_of(object, "direction", &["record", "return"])?;
+            }
+            _ => return Err(invalid("unknown_operation", "operationType", "unknown operation")),
+        }
+        Ok(())
+    }
+
+    /// A plan step: the same fields, revisions checked for shape only.
+    fn operation_shape(&mut self, op: &str, prefix: &str) -> Result<(), Invalid> {
+        let object = self.object;
+        for field in ["sourceRef", "targetRef", "ontoRef", "currentRef"] {
+            if object.contains_key(field) {
+                let name = name_shape(object, field)?;
+                self.refs.push(name.to_owned());
+            }
+        }
+        match op {
+            "merge" => one_of(object, "strategy", &["merge", "squash"]).map(drop),
+            "rebase" if object.get("interactive").and_then(Value::as_bool) == Some(true) => {
+                Err(invalid("invalid_field", &format!("{prefix}interactive"), "interactive must be false"))
+            }
+            "discard" => paths(object, "paths", true),
+            "reset" => one_of(object, "mode", &["soft", "mixed", "hard"]).map(drop),
+            "patch" => string(object, "patchContent").map(drop),
+            _ => Ok(()),
+        }
+    }
+
+    fn revision(&mut self, object: &Map<String, Value>, field: &str, prefix: &str) -> Result<(), Invalid> {
+        let revision = name_shape(object, field)?;
+        match self.git.resolve_commit(revision) {
+            Ok(Some(_)) => {
+                self.refs.push(revision.to_owned());
+                Ok(())
+            }
+            _ => Err(invalid("unknown_revision", &format!("{prefix}{field}"), format!("{field} does not name a commit"))),
+        }
+    }
+
+    fn branch_name(&mut self, object: &Map<String, Value>, field: &str) -> Result<(), Invalid> {
+        let name = name_shape(object, field)?;
+        let valid = self.git.read(&["check-ref-format", "--branch", name]).is_ok_and(|output| output.success);
+        if !valid {
+            return Err(invalid("invalid_name", field, format!("{field} is not a valid branch name")));
+        }
+        self.refs.push(name.to_owned());
+        Ok(())
+    }
+}
+
+fn string<'a>(object: &'a Map<String, Value>, field: &str) -> Result<&'a str, Invalid> {
+    object.get(field).and_then(Value::as_str).ok_or_else(|| invalid("missing_field", field, format!("{field} must be a string")))
+}
+
+fn boolean(object: &Map<String, Value>, field: &str) -> Result<bool, Invalid> {
+    object.get(field).and_then(Value::as_bool).ok_or_else(|| invalid("missing_field", field, format!("{field} must be a boolean")))
+}
+
+fn one_of<'a>(object: &'a Map<String, Value>, field: &str, allowed: &[&str]) -> Result<&'a str, Invalid> {
+    let value = string(object, field)?;
+    if allowed.contains(&value) {
+        Ok(value)
+    } else {
+        Err(invalid("invalid_field", field, format!("{field} must be one of {}", allowed.join(", "))))
+    }
+}
+
+/// A revision or name: 1-256 bytes, not starting with `-`, no control characters, no whitespace.
+fn is_name_shape(name: &str) -> bool {
+    (1..=256).contains(&name.len())
+        && !name.starts_with('-')
+        && !name.chars().any(|character| character.is_control() || character.is_whitespace())
+}
+
+fn name_shape<'a>(object: &'a Map<String, Value>, field: &str) -> Result<&'a str, Invalid> {
+    let name = string(object, field)?;
+    if is_name_shape(name) {
+        Ok(name)
+    } else {
+        Err(invalid("invalid_revision", field, format!("{field} must not start with '-' nor hold control characters")))
+    }
+}
+
+fn has_parent_component(path: &str) -> bool {
+    Path::new(path).components().any(|component| matches!(component, std::path::Component::ParentDir))
+}
+
+/// A repository-relative path: not empty, not absolute, no `..`, no control characters.
+pub fn is_relative_path(path: &str) -> bool {
+    !path.is_empty()
+        && !Path::new(path).is_absolute()
+        && !has_parent_component(path)
+        && !path.chars().any(char::is_control)
+}
+
+fn paths(object: &Map<String, Value>, field: &str, required: bool) -> Result<(), Invalid> {
+    let list = object
+        .get(field)
+        .and_then(Value::as_array)
+        .filter(|list| list.len() <= MAX_PATHS && (!required || !list.is_empty()))
+        .ok_or_else(|| invalid("invalid_field", field, format!("{field} must hold 1-{MAX_PATHS} paths")))?;
+    for path in list {
+        if !path.as_str().is_some_and(is_relative_path) {
+            return Err(invalid("invalid_path", field, "paths must be repository-relative without '..'"));
+        }
+    }
+    Ok(())
+}
+
+/// The `paths` array of a body, as strings (empty when absent).
+pub fn path_list(body: &Value) -> Vec<String> {
+    body.get("paths")
+        .and_then(Value::as_array)
+        .map(|list| list.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .unwrap_or_default()
+}
+
+/// A string field of a body, or `default`.
+pub fn field<'a>(body: &'a Value, name: &str, default: &'a str) -> &'a str {
+    body.get(name).and_then(Value::as_str).unwrap_or(default)
+}
+
+/// A boolean field of a body, or `false`.
+pub fn flag(body: &Value, name: &str) -> bool {
+    body.get(name).and_then(Value::as_bool).unwrap_or(false)
+}
