@@ -56,14 +56,16 @@ fn load(journal: &mut Journal, id: &str) -> Result<Proposal, Error> {
 }
 
 fn code_hash(id: &str, code: &str) -> String {
-    let normalised: String = code.chars().filter(|c| c.is_ascii_alphanumeric()).map(|c| c.to_ascii_uppercase()).collect();
+    let normalised: String =
+        code.chars().filter(|c| c.is_ascii_alphanumeric()).map(|c| c.to_ascii_uppercase()).collect();
     Sha256::digest(format!("{id}:{normalised}").as_bytes()).iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 fn new_code() -> Result<String, Error> {
     let mut bytes = [0u8; 8];
     getrandom::fill(&mut bytes).map_err(|error| Error::Refused(format!("no randomness for the code: {error}")))?;
-    let chars: String = bytes.iter().map(|byte| CODE_ALPHABET[usize::from(*byte) % CODE_ALPHABET.len()] as char).collect();
+    let chars: String =
+        bytes.iter().map(|byte| CODE_ALPHABET[usize::from(*byte) % CODE_ALPHABET.len()] as char).collect();
     Ok(format!("{}-{}", &chars[..4], &chars[4..]))
 }
 
@@ -116,7 +118,11 @@ pub fn approve(
     }
     let proposal = load(journal, id)?;
     if proposal.status != Status::Pending {
-        return Err(Error::State { id: id.to_owned(), status: proposal.status.as_str(), message: "only a pending proposal can be approved" });
+        return Err(Error::State {
+            id: id.to_owned(),
+            status: proposal.status.as_str(),
+            message: "only a pending proposal can be approved",
+        });
     }
     let (Some(stored_hash), Some(stored_digest)) = (&proposal.code_hash, &proposal.card_digest) else {
         return Err(Error::Refused(format!("no card was shown for {id}: run `fluxgit-gateway show {id}` first")));
@@ -134,7 +140,9 @@ pub fn approve(
     input.read_line(&mut code)?;
     if code_hash(id, code.trim()) != *stored_hash {
         journal.clear_code(id)?;
-        return Err(Error::Refused(format!("wrong code: the code is void; run `fluxgit-gateway show {id}` for a new one")));
+        return Err(Error::Refused(format!(
+            "wrong code: the code is void; run `fluxgit-gateway show {id}` for a new one"
+        )));
     }
     if let Some(expected) = &card.confirmation {
         write!(output, "Hard reset: type the branch name ({expected}) to confirm: ")?;
@@ -161,7 +169,12 @@ pub fn approve(
     }
     let resolved = resolved.expect("checked above");
     let snapshot = executor::approval_snapshot(&resolved).map_err(|error| Error::Refused(error.to_string()))?;
-    let change = Change { actor: "person", detail: "approved at the terminal with the card's code", approval: Some(&snapshot), ..Change::default() };
+    let change = Change {
+        actor: "person",
+        detail: "approved at the terminal with the card's code",
+        approval: Some(&snapshot),
+        ..Change::default()
+    };
     if !journal.transition(id, &[Status::Pending], Status::Approved, &change)? {
         return Err(Error::Refused(format!("{id} is no longer pending")));
     }
@@ -181,7 +194,11 @@ pub fn reject(journal: &mut Journal, id: &str, reason: Option<&str>, audit: &Aud
         ..Change::default()
     };
     if !journal.transition(id, &[Status::Pending, Status::Approved], Status::Rejected, &change)? {
-        return Err(Error::State { id: id.to_owned(), status: proposal.status.as_str(), message: "only a pending or approved proposal can be rejected" });
+        return Err(Error::State {
+            id: id.to_owned(),
+            status: proposal.status.as_str(),
+            message: "only a pending or approved proposal can be rejected",
+        });
     }
     audit.decision(&proposal, false);
     Ok(())

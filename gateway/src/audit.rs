@@ -39,32 +39,53 @@ impl Audit {
 
     /// A person approved (`true`) or rejected (`false`) `proposal`.
     pub fn decision(&self, proposal: &Proposal, approved: bool) {
-        let (approval, verb) = if approved { (Approval::Approved, "approved") } else { (Approval::Rejected, "rejected") };
-        self.append(proposal, EventType::HumanDecision, "gateway.decide", approval, Outcome::Success, &format!(
-            "{} proposal {verb} by a person at the gateway",
-            proposal.op
-        ));
+        let (approval, verb) =
+            if approved { (Approval::Approved, "approved") } else { (Approval::Rejected, "rejected") };
+        self.append(
+            proposal,
+            EventType::HumanDecision,
+            "gateway.decide",
+            approval,
+            Outcome::Success,
+            &format!("{} proposal {verb} by a person at the gateway", proposal.op),
+        );
     }
 
     /// A person restored the restore point of `proposal`.
     pub fn restored(&self, proposal: &Proposal, success: bool) {
         let outcome = if success { Outcome::Success } else { Outcome::Error };
-        self.append(proposal, EventType::HumanDecision, "gateway.restore", Approval::Approved, outcome, &format!(
-            "restore point of a {} proposal put back by a person",
-            proposal.op
-        ));
+        self.append(
+            proposal,
+            EventType::HumanDecision,
+            "gateway.restore",
+            Approval::Approved,
+            outcome,
+            &format!("restore point of a {} proposal put back by a person", proposal.op),
+        );
     }
 
     /// The executor ran (or refused to run) `proposal`.
     pub fn execution(&self, proposal: &Proposal, success: bool, reason: &str) {
         let outcome = if success { Outcome::Success } else { Outcome::Error };
-        self.append(proposal, EventType::Execution, "gateway.execute", Approval::Approved, outcome, &format!(
-            "{} executed by the gateway: {reason}",
-            proposal.op
-        ));
+        self.append(
+            proposal,
+            EventType::Execution,
+            "gateway.execute",
+            Approval::Approved,
+            outcome,
+            &format!("{} executed by the gateway: {reason}", proposal.op),
+        );
     }
 
-    fn append(&self, proposal: &Proposal, event_type: EventType, tool: &str, approval: Approval, result: Outcome, summary: &str) {
+    fn append(
+        &self,
+        proposal: &Proposal,
+        event_type: EventType,
+        tool: &str,
+        approval: Approval,
+        result: Outcome,
+        summary: &str,
+    ) {
         let Some(ledger) = &self.ledger else { return };
         let event = Event {
             tool: tool.to_owned(),

@@ -58,7 +58,8 @@ pub fn render(proposal: &Proposal) -> Card {
         let _ = write!(header, "  expires {} (in {}m{:02}s)", format_ms(proposal.expires_at_ms), left / 60, left % 60);
     }
     if proposal.needs_reconciliation {
-        header.push_str("\n!! Found executing after a restart: git may have run. Never re-run; check the restore point.");
+        header
+            .push_str("\n!! Found executing after a restart: git may have run. Never re-run; check the restore point.");
     }
     let mut body = String::new();
     let _ = writeln!(body, "Operation:  {} (risk: {risk})", proposal.op);
@@ -69,8 +70,17 @@ pub fn render(proposal: &Proposal) -> Card {
     body.push_str("Fields:\n");
     if let Value::Object(fields) = &proposal.body {
         for (name, value) in fields {
-            if ["previewId", "agentId", "idempotencyKey", "operationType", "repoPath", "reason", "requestedAt", "patchContent"]
-                .contains(&name.as_str())
+            if [
+                "previewId",
+                "agentId",
+                "idempotencyKey",
+                "operationType",
+                "repoPath",
+                "reason",
+                "requestedAt",
+                "patchContent",
+            ]
+            .contains(&name.as_str())
             {
                 continue;
             }
@@ -79,7 +89,12 @@ pub fn render(proposal: &Proposal) -> Card {
     }
     let head = git.head_symbolic().ok().flatten();
     let head_sha = git.head_sha().ok().flatten();
-    let _ = writeln!(body, "HEAD:       {} at {}", head.as_deref().unwrap_or("(detached)"), head_sha.as_deref().unwrap_or("(unborn)"));
+    let _ = writeln!(
+        body,
+        "HEAD:       {} at {}",
+        head.as_deref().unwrap_or("(detached)"),
+        head_sha.as_deref().unwrap_or("(unborn)")
+    );
     let mut confirmation = None;
     let details = details(&git, proposal, &mut confirmation);
     body.push_str(&details);
@@ -90,7 +105,8 @@ fn details(git: &Git, proposal: &Proposal, confirmation: &mut Option<String>) ->
     let body = &proposal.body;
     let mut out = String::new();
     let show = |out: &mut String, title: &str, args: &[&str]| {
-        let text = git.read(args).map(|output| if output.success { output.stdout } else { output.stderr }).unwrap_or_default();
+        let text =
+            git.read(args).map(|output| if output.success { output.stdout } else { output.stderr }).unwrap_or_default();
         let _ = writeln!(out, "{title}:");
         out.push_str(&bounded(&text));
     };
@@ -100,7 +116,11 @@ fn details(git: &Git, proposal: &Proposal, confirmation: &mut Option<String>) ->
             let range = format!("HEAD..{source}");
             show(&mut out, "Commits to merge", &["log", "--oneline", "--no-decorate", "-n", "50", range.as_str()]);
             let range = format!("HEAD...{source}");
-            show(&mut out, "Diff (what the merge brings)", &["diff", "--no-ext-diff", "--no-textconv", "--stat", range.as_str()]);
+            show(
+                &mut out,
+                "Diff (what the merge brings)",
+                &["diff", "--no-ext-diff", "--no-textconv", "--stat", range.as_str()],
+            );
             out.push_str(&preflight(git, "HEAD", source));
         }
         "rebase" => {
@@ -123,9 +143,17 @@ fn details(git: &Git, proposal: &Proposal, confirmation: &mut Option<String>) ->
         "reset" => {
             let target = field(body, "targetRef", "HEAD");
             let range = format!("{target}..HEAD");
-            show(&mut out, "Commits leaving the branch", &["log", "--oneline", "--no-decorate", "-n", "50", range.as_str()]);
+            show(
+                &mut out,
+                "Commits leaving the branch",
+                &["log", "--oneline", "--no-decorate", "-n", "50", range.as_str()],
+            );
             if field(body, "mode", "mixed") == "hard" {
-                show(&mut out, "Uncommitted changes a hard reset throws away", &["diff", "--no-ext-diff", "--no-textconv", "--stat", "HEAD"]);
+                show(
+                    &mut out,
+                    "Uncommitted changes a hard reset throws away",
+                    &["diff", "--no-ext-diff", "--no-textconv", "--stat", "HEAD"],
+                );
                 let name = git
                     .head_symbolic()
                     .ok()
@@ -143,7 +171,11 @@ fn details(git: &Git, proposal: &Proposal, confirmation: &mut Option<String>) ->
         "commit" => {
             let paths = path_list(body);
             if flag(body, "stageAll") {
-                show(&mut out, "Files (everything, staged and not)", &["status", "--porcelain=v1", "--untracked-files=all"]);
+                show(
+                    &mut out,
+                    "Files (everything, staged and not)",
+                    &["status", "--porcelain=v1", "--untracked-files=all"],
+                );
             } else if paths.is_empty() {
                 show(&mut out, "Files (what is staged)", &["diff", "--cached", "--name-status"]);
                 show(&mut out, "Diff (staged)", &["diff", "--cached", "--no-ext-diff", "--no-textconv"]);

@@ -69,12 +69,9 @@ pub enum Error {
 impl RawConfig {
     /// Reads the process environment.
     pub fn from_env() -> Self {
-        let names =
-            [RUN_DIR_VAR, ALLOWED_ROOTS_VAR, POLICY_VAR, AUDIT_LOG_VAR, AUDIT_DISABLED_VAR, AUDIT_SIGN_KEY_VAR];
-        let vars = names
-            .iter()
-            .filter_map(|name| std::env::var_os(name).map(|value| ((*name).to_owned(), value)))
-            .collect();
+        let names = [RUN_DIR_VAR, ALLOWED_ROOTS_VAR, POLICY_VAR, AUDIT_LOG_VAR, AUDIT_DISABLED_VAR, AUDIT_SIGN_KEY_VAR];
+        let vars =
+            names.iter().filter_map(|name| std::env::var_os(name).map(|value| ((*name).to_owned(), value))).collect();
         Self { vars, home_dir: dirs::home_dir(), data_local_dir: dirs::data_local_dir() }
     }
 

@@ -322,13 +322,26 @@ fn discard(git: &Git, body: &Value) -> Result<Outcome, git::Error> {
     let mut untracked = Vec::new();
     for path in &paths {
         let in_head = has_head
-            && git.read(&["--literal-pathspecs", "ls-tree", "-r", "--name-only", "HEAD", "--", path.as_str()])?.stdout.lines().next().is_some();
+            && git
+                .read(&["--literal-pathspecs", "ls-tree", "-r", "--name-only", "HEAD", "--", path.as_str()])?
+                .stdout
+                .lines()
+                .next()
+                .is_some();
         if in_head { tracked.push(path.clone()) } else { untracked.push(path.clone()) }
     }
     if !tracked.is_empty() {
         let list: Vec<u8> = tracked.iter().flat_map(|path| path.bytes().chain([0])).collect();
         let output = git.write(
-            &["--literal-pathspecs", "restore", "--source=HEAD", "--staged", "--worktree", "--pathspec-from-file=-", "--pathspec-file-nul"],
+            &[
+                "--literal-pathspecs",
+                "restore",
+                "--source=HEAD",
+                "--staged",
+                "--worktree",
+                "--pathspec-from-file=-",
+                "--pathspec-file-nul",
+            ],
             Some(&list),
         )?;
         if !output.success {
@@ -336,7 +349,10 @@ fn discard(git: &Git, body: &Value) -> Result<Outcome, git::Error> {
         }
     }
     for path in &untracked {
-        git.write_ok(&["--literal-pathspecs", "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", path.as_str()], None)?;
+        git.write_ok(
+            &["--literal-pathspecs", "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", path.as_str()],
+            None,
+        )?;
         git.write_ok(&["--literal-pathspecs", "clean", "-f", "-d", "-q", "--", path.as_str()], None)?;
     }
     completed(git, json!({ "discarded": paths }))

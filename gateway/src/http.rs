@@ -45,7 +45,9 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/mcp/safety/timeline", get(timeline))
         .route("/v1/mcp/safety/events/{id}", get(event))
         .route("/v1/mcp/diff/semantic", post(semantic))
-        .fallback(|| async { reply(StatusCode::NOT_FOUND, json!({ "reason": "not_found", "message": "no such route" })) })
+        .fallback(|| async {
+            reply(StatusCode::NOT_FOUND, json!({ "reason": "not_found", "message": "no such route" }))
+        })
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(state)
 }
@@ -167,7 +169,10 @@ async fn preview(State(state): State<AppState>, Path(op): Path<String>, body: By
         }
     }
     tracing::info!(id = %proposal.id, op = %proposal.op, agent = %proposal.agent, status = proposal.status.as_str(), "proposal");
-    reply(code, json!({ "previewId": proposal.id, "status": proposal.status.as_str(), "expiresAt": format_ms(proposal.expires_at_ms) }))
+    reply(
+        code,
+        json!({ "previewId": proposal.id, "status": proposal.status.as_str(), "expiresAt": format_ms(proposal.expires_at_ms) }),
+    )
 }
 
 async fn status(State(state): State<AppState>, Path(id): Path<String>) -> Response {
@@ -204,10 +209,15 @@ async fn cancel(State(state): State<AppState>, Path(id): Path<String>, body: Byt
     }
     let reason = body.get("reason").and_then(Value::as_str).unwrap_or("cancelled by its agent");
     let actor = format!("agent:{agent}");
-    let change = Change { actor: &actor, detail: reason, reason: Some("cancelled"), message: Some(reason), ..Change::default() };
+    let change =
+        Change { actor: &actor, detail: reason, reason: Some("cancelled"), message: Some(reason), ..Change::default() };
     match journal.transition(&id, &[Status::Pending], Status::Cancelled, &change) {
         Ok(true) => reply(StatusCode::OK, json!({ "previewId": id, "status": "cancelled" })),
-        Ok(false) => refusal(StatusCode::CONFLICT, "not_pending", &format!("the proposal is {}, not pending", proposal.status.as_str())),
+        Ok(false) => refusal(
+            StatusCode::CONFLICT,
+            "not_pending",
+            &format!("the proposal is {}, not pending", proposal.status.as_str()),
+        ),
         Err(error) => internal(&error),
     }
 }
@@ -219,7 +229,9 @@ fn limit(query: &HashMap<String, String>, name: &str, default: i64, max: i64) ->
 async fn restore_points(State(state): State<AppState>, Query(query): Query<HashMap<String, String>>) -> Response {
     let journal = lock(&state);
     match journal.restore_points(query.get("repoPath").map(String::as_str), limit(&query, "limit", 50, 200)) {
-        Ok(points) => reply(StatusCode::OK, json!({ "restorePoints": points.iter().map(restore::to_json).collect::<Vec<_>>() })),
+        Ok(points) => {
+            reply(StatusCode::OK, json!({ "restorePoints": points.iter().map(restore::to_json).collect::<Vec<_>>() }))
+        }
         Err(error) => internal(&error),
     }
 }
@@ -282,7 +294,9 @@ fn events(journal: &Journal, query: &HashMap<String, String>) -> Result<Vec<Valu
     if let (Some(repo), Some("true")) = (repo, query.get("includeReflog").map(String::as_str)) {
         let count = limit(query, "reflogLimit", 20, 100).to_string();
         let git = Git::new(std::path::Path::new(repo));
-        if let Ok(listing) = git.read_ok(&["log", "-g", "-n", count.as_str(), "--format=%H%x00%gD%x00%gs%x00%ct", "HEAD", "--"]) {
+        if let Ok(listing) =
+            git.read_ok(&["log", "-g", "-n", count.as_str(), "--format=%H%x00%gD%x00%gs%x00%ct", "HEAD", "--"])
+        {
             for (line_idx, line) in listing.lines().enumerate() {
                 let fields: Vec<&str> = line.split('\0').collect();
                 if let [sha, selector, subject, time] = fields.as_slice() {
@@ -302,7 +316,7 @@ fn events(journal: &Journal, query: &HashMap<String, String>) -> Result<Vec<Valu
             }
         }
     }
-    events.sort_by(|left, right| right.0.cmp(&left.0));
+    events.sort_by_key(|event| std::cmp::Reverse(event.0));
     Ok(events.into_iter().take(usize::try_from(max_events).unwrap_or(50)).map(|(_, event)| event).collect())
 }
 
@@ -314,7 +328,11 @@ async fn timeline(State(state): State<AppState>, Query(query): Query<HashMap<Str
     }
 }
 
-async fn event(State(state): State<AppState>, Path(id): Path<String>, Query(mut query): Query<HashMap<String, String>>) -> Response {
+async fn event(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Query(mut query): Query<HashMap<String, String>>,
+) -> Response {
     let journal = lock(&state);
     query.insert("limit".into(), "200".into());
     query.insert("includeReflog".into(), "true".into());

@@ -420,9 +420,8 @@ impl Journal {
     pub fn expire_due(&mut self) -> Result<Vec<String>, Error> {
         let now = now_ms();
         let due: Vec<String> = {
-            let mut statement = self
-                .connection
-                .prepare("SELECT id FROM proposals WHERE status = 'pending' AND expires_at_ms <= ?1")?;
+            let mut statement =
+                self.connection.prepare("SELECT id FROM proposals WHERE status = 'pending' AND expires_at_ms <= ?1")?;
             let rows = statement.query_map(params![now], |row| row.get(0))?;
             rows.collect::<Result<_, _>>()?
         };
@@ -454,7 +453,8 @@ impl Journal {
 
     /// Forgets the outstanding code (after a wrong one: `show` must print a new card).
     pub fn clear_code(&mut self, id: &str) -> Result<(), Error> {
-        self.connection.execute("UPDATE proposals SET code_hash = NULL, card_digest = NULL WHERE id = ?1", params![id])?;
+        self.connection
+            .execute("UPDATE proposals SET code_hash = NULL, card_digest = NULL WHERE id = ?1", params![id])?;
         Ok(())
     }
 
@@ -552,9 +552,8 @@ impl Journal {
     }
 
     fn transitions(&self, filter: &str, parameters: &[&dyn rusqlite::ToSql]) -> Result<Vec<Transition>, Error> {
-        let sql = format!(
-            "SELECT seq, proposal_id, from_status, to_status, at_ms, actor, detail FROM transitions {filter}"
-        );
+        let sql =
+            format!("SELECT seq, proposal_id, from_status, to_status, at_ms, actor, detail FROM transitions {filter}");
         let mut statement = self.connection.prepare(&sql)?;
         let rows = statement.query_map(parameters, |row| {
             Ok(Transition {

@@ -17,7 +17,11 @@ use fluxgit_gateway::serve;
 use fluxgit_gateway::time::{format_ms, now_ms};
 
 #[derive(Debug, Parser)]
-#[command(name = "fluxgit-gateway", version, about = "FluxGit reference approval gateway: a person approves each write an agent proposes")]
+#[command(
+    name = "fluxgit-gateway",
+    version,
+    about = "FluxGit reference approval gateway: a person approves each write an agent proposes"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -84,7 +88,8 @@ fn main() -> std::process::ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<()> {
     let config = Config::from_env().context("refusing to start")?;
-    let command = cli.command.unwrap_or(Command::Serve { addr: serve::DEFAULT_ADDR.parse().context("default address")? });
+    let command =
+        cli.command.unwrap_or(Command::Serve { addr: serve::DEFAULT_ADDR.parse().context("default address")? });
     if let Command::Serve { addr } = command {
         return serve::run(config, addr);
     }
@@ -138,7 +143,15 @@ fn list(journal: &mut Journal, all: bool) -> anyhow::Result<()> {
             state.push_str(&format!(" (expires in {}s)", (proposal.expires_at_ms - now_ms()).max(0) / 1000));
         }
         let reason: String = proposal.reason.chars().take(60).collect();
-        println!("{}  {}  {}  agent={}  received={}  {}", proposal.id, state, proposal.op, proposal.agent, format_ms(proposal.created_ms), reason);
+        println!(
+            "{}  {}  {}  agent={}  received={}  {}",
+            proposal.id,
+            state,
+            proposal.op,
+            proposal.agent,
+            format_ms(proposal.created_ms),
+            reason
+        );
     }
     Ok(())
 }
@@ -153,7 +166,11 @@ fn wait_for_outcome(journal: &Journal, id: &str, wait: Duration) -> anyhow::Resu
         if let Some(proposal) = journal.get(id)?
             && proposal.status.is_terminal()
         {
-            println!("{}: {}", proposal.status.as_str(), proposal.result.map(|result| result.to_string()).unwrap_or_default());
+            println!(
+                "{}: {}",
+                proposal.status.as_str(),
+                proposal.result.map(|result| result.to_string()).unwrap_or_default()
+            );
             if let Some(message) = proposal.status_message {
                 println!("{message}");
             }

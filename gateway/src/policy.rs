@@ -142,8 +142,8 @@ impl Policy {
         if path.as_os_str().is_empty() {
             return Err(Error::Empty);
         }
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| Error::Unreadable { path: path.to_owned(), source })?;
+        let text =
+            std::fs::read_to_string(path).map_err(|source| Error::Unreadable { path: path.to_owned(), source })?;
         Self::parse(&text, path)
     }
 
@@ -187,7 +187,11 @@ impl Policy {
             }
         }
         Err(Denial {
-            message: format!("no policy rule for agent '{}' allows this proposal: {}", request.agent, reasons.join("; ")),
+            message: format!(
+                "no policy rule for agent '{}' allows this proposal: {}",
+                request.agent,
+                reasons.join("; ")
+            ),
         })
     }
 }

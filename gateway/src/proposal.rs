@@ -104,11 +104,19 @@ pub fn check(op: &str, body: &Value, allowed_roots: &[PathBuf]) -> Result<Checke
         return Err(invalid("invalid_agent_id", "agentId", "agentId must match [A-Za-z0-9._-]{1,64}"));
     }
     let key = string(object, "idempotencyKey")?;
-    let key_ok = key.strip_prefix(op).and_then(|rest| rest.strip_prefix(':')).and_then(|rest| {
-        rest.strip_prefix("client:").or_else(|| rest.strip_prefix("call:"))
-    });
-    if !key_ok.is_some_and(|tail| (1..=128).contains(&tail.len()) && tail.bytes().all(|byte| byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'-')) {
-        return Err(invalid("invalid_idempotency_key", "idempotencyKey", format!("idempotencyKey must be {op}:client:<key> or {op}:call:<uuid>")));
+    let key_ok = key
+        .strip_prefix(op)
+        .and_then(|rest| rest.strip_prefix(':'))
+        .and_then(|rest| rest.strip_prefix("client:").or_else(|| rest.strip_prefix("call:")));
+    if !key_ok.is_some_and(|tail| {
+        (1..=128).contains(&tail.len())
+            && tail.bytes().all(|byte| byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'-')
+    }) {
+        return Err(invalid(
+            "invalid_idempotency_key",
+            "idempotencyKey",
+            format!("idempotencyKey must be {op}:client:<key> or {op}:call:<uuid>"),
+        ));
     }
     if string(object, "operationType")? != op {
         return Err(invalid("operation_mismatch", "operationType", "operationType differs from the route's operation"));
@@ -118,8 +126,8 @@ pub fn check(op: &str, body: &Value, allowed_roots: &[PathBuf]) -> Result<Checke
         return Err(invalid("invalid_reason", "reason", format!("reason must be 1-{MAX_REASON_CHARS} characters")));
     }
     let requested_at = string(object, "requestedAt")?;
-    let requested_ms =
-        parse_ms(requested_at).ok_or_else(|| invalid("invalid_requested_at", "requestedAt", "requestedAt must be RFC 3339"))?;
+    let requested_ms = parse_ms(requested_at)
+        .ok_or_else(|| invalid("invalid_requested_at", "requestedAt", "requestedAt must be RFC 3339"))?;
     let repo_path = string(object, "repoPath")?;
     let canonical = repo::resolve(Path::new(repo_path), allowed_roots).map_err(|error| Invalid {
         reason: error.reason(),
@@ -208,7 +216,11 @@ impl Fields<'_> {
                     && !has_parent_component(path)
                     && self.allowed_roots.iter().any(|root| Path::new(path).starts_with(root));
                 if !inside {
-                    return Err(invalid("outside_allowed_roots", "path", "the worktree path must be absolute, inside the allowed roots"));
+                    return Err(invalid(
+                        "outside_allowed_roots",
+                        "path",
+                        "the worktree path must be absolute, inside the allowed roots",
+                    ));
                 }
                 self.worktree_path = Some(path.to_owned());
             }
@@ -232,7 +244,11 @@ impl Fields<'_> {
                         .ok_or_else(|| invalid("invalid_field", "steps", "each step must be an object"))?;
                     let step_type = string(step_object, "type")?;
                     if !["merge", "rebase", "discard", "reset", "patch"].contains(&step_type) {
-                        return Err(invalid("invalid_field", "steps", "a step must be merge, rebase, discard, reset or patch"));
+                        return Err(invalid(
+                            "invalid_field",
+                            "steps",
+                            "a step must be merge, rebase, discard, reset or patch",
+                        ));
                     }
                     let mut nested = Fields {
                         object: step_object,
@@ -261,7 +277,8 @@ impl Fields<'_> {
                         .ok_or_else(|| invalid("invalid_field", "targets", "each target needs 1-20 branches"))?;
                     total += branches.len();
                     for branch in branches {
-                        let name = branch.as_str().filter(|name| is_name_shape(name) && !name.starts_with("refs/remotes/"));
+                        let name =
+                            branch.as_str().filter(|name| is_name_shape(name) && !name.starts_with("refs/remotes/"));
                         let name = name.ok_or_else(|| invalid("invalid_name", "targets", "invalid branch name"))?;
                         self.refs.push(name.to_owned());
                     }
@@ -273,7 +290,11 @@ impl Fields<'_> {
             "submodulePointer" => {
                 let relative = string(object, "relativePath")?;
                 if !is_relative_path(relative) {
-                    return Err(invalid("invalid_path", "relativePath", "relativePath must be repository-relative without '..'"));
+                    return Err(invalid(
+                        "invalid_path",
+                        "relativePath",
+                        "relativePath must be repository-relative without '..'",
+                    ));
                 }
                 one_of(object, "direction", &["record", "return"])?;
             }
@@ -310,7 +331,9 @@ impl Fields<'_> {
                 self.refs.push(revision.to_owned());
                 Ok(())
             }
-            _ => Err(invalid("unknown_revision", &format!("{prefix}{field}"), format!("{field} does not name a commit"))),
+            _ => {
+                Err(invalid("unknown_revision", &format!("{prefix}{field}"), format!("{field} does not name a commit")))
+            }
         }
     }
 
@@ -326,11 +349,17 @@ impl Fields<'_> {
 }
 
 fn string<'a>(object: &'a Map<String, Value>, field: &str) -> Result<&'a str, Invalid> {
-    object.get(field).and_then(Value::as_str).ok_or_else(|| invalid("missing_field", field, format!("{field} must be a string")))
+    object
+        .get(field)
+        .and_then(Value::as_str)
+        .ok_or_else(|| invalid("missing_field", field, format!("{field} must be a string")))
 }
 
 fn boolean(object: &Map<String, Value>, field: &str) -> Result<bool, Invalid> {
-    object.get(field).and_then(Value::as_bool).ok_or_else(|| invalid("missing_field", field, format!("{field} must be a boolean")))
+    object
+        .get(field)
+        .and_then(Value::as_bool)
+        .ok_or_else(|| invalid("missing_field", field, format!("{field} must be a boolean")))
 }
 
 fn one_of<'a>(object: &'a Map<String, Value>, field: &str, allowed: &[&str]) -> Result<&'a str, Invalid> {

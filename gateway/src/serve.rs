@@ -26,10 +26,17 @@ pub const WORKER_TICK: Duration = Duration::from_millis(150);
 /// Takes the serve lock of `journal`'s directory; `Err` when another gateway serves this run dir.
 pub fn take_serve_lock(journal: &Journal) -> anyhow::Result<std::fs::File> {
     let path = journal.dir().join("serve.lock");
-    let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path).with_context(|| format!("open {}", path.display()))?;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("open {}", path.display()))?;
     match file.try_lock() {
         Ok(()) => Ok(file),
-        Err(_) => anyhow::bail!("another fluxgit-gateway is already serving this run dir ({})", journal.dir().display()),
+        Err(_) => {
+            anyhow::bail!("another fluxgit-gateway is already serving this run dir ({})", journal.dir().display())
+        }
     }
 }
 

@@ -1,0 +1,81 @@
+//! Crash recovery: the serving gateway killed with SIGKILL at each executor fault point during a real git
+//! operation, then restarted: nothing runs twice, nothing is lost, an interrupted execution is flagged for a
+//! person to reconcile. And an approval made while no gateway serves is executed after the next start.
+
+use serde_json::json;
+
+use crate::support::{Sandbox, approve_lib, body, git, propose_lib};
+use fluxgit_gateway::journal::{Journal, Status};
+
+fn commits(repo: &std::path::Path) -> usize {
+    git(repo, &["rev-list", "--count", "HEAD"]).trim().parse().expect("a count")
+}
+
+#[test]
+fn killed_at_each_fault_point_runs_nothing_twice_and_loses_nothing() {
+    for point in ["after_claim", "after_restore_point", "after_git", "after_complete"] {
+        let sandbox = Sandbox::new();
+        let repo = sandbox.repo("repo");
+        crate::support::write(&repo, "new.txt", "new\n");
+        let roots = sandbox.roots();
+        let id = format!("crash-{}", point.replace('_', "-"));
+        {
+            let mut journal = Journal::open(&sandbox.run_dir).expect("journal");
+            let fields = json!({"message": "crash test commit", "stageAll": true});
+            propose_lib(&mut journal, &roots, &body(&id, "agent", "commit", &repo, fields));
+            approve_lib(&mut journal, &roots, &id, &[]).expect("approve");
+        }
+        let before = commits(&repo);
+        let mut gateway = sandbox.serve(&[("FLUXGIT_GATEWAY_FAULT", point)]);
+        let status = gateway.child.wait().expect("the gateway dies at the fault point");
+        assert!(!status.success(), "{point}: {status:?}");
+        let ran = commits(&repo) - before;
+
+        let gateway = sandbox.serve(&[]);
+        std::thread::sleep(std::time::Duration::from_millis(600));
+        let answer = gateway.status(&id);
+        let journal = Journal::open(&sandbox.run_dir).expect("journal");
+        let proposal = journal.get(&id).expect("get").expect("not lost");
+        match point {
+            "after_complete" => {
+                assert_eq!(ran, 1, "{point}");
+                assert_eq!(proposal.status, Status::Completed);
+            }
+            _ => {
+                assert_eq!(proposal.status, Status::Executing, "{point}");
+                assert!(proposal.needs_reconciliation, "{point}");
+                assert_eq!(answer["needsReconciliation"], true, "{point}: {answer}");
+                assert_eq!(ran, usize::from(point == "after_git"), "{point}");
+            }
+        }
+        assert_eq!(commits(&repo) - before, ran, "{point}: nothing ran again after the restart");
+        let (_, listing, _) = sandbox.cli(&["list"]);
+        if point != "after_complete" {
+            assert!(listing.contains("NEEDS RECONCILIATION"), "{listing}");
+            // The person can put the repository back from the restore point when one was taken.
+            if point != "after_claim" {
+                let (ok, out, err) = sandbox.cli(&["restore", &id]);
+                assert!(ok, "{out}{err}");
+                assert_eq!(commits(&repo), before);
+            }
+        }
+        drop(gateway);
+    }
+}
+
+#[test]
+fn approved_while_stopped_runs_after_revalidation_on_the_next_start() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("repo");
+    let roots = sandbox.roots();
+    {
+        let mut journal = Journal::open(&sandbox.run_dir).expect("journal");
+        let fields = json!({"name": "later", "startPoint": "HEAD", "checkout": false});
+        propose_lib(&mut journal, &roots, &body("later", "agent", "branch", &repo, fields));
+        approve_lib(&mut journal, &roots, "later", &[]).expect("approve");
+    }
+    let gateway = sandbox.serve(&[]);
+    let done = gateway.wait_terminal("later");
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["result"]["newSha"], git(&repo, &["rev-parse", "refs/heads/later"]).trim());
+}

@@ -1,0 +1,8 @@
+//! Integration tests of the reference gateway with real git repositories (the git CLI is the oracle): the HTTP
+//! API on the real binary, a person's approval through a pseudo-terminal, the executor and restore points through
+//! the library, and crash recovery with fault points.
+
+mod api;
+mod crash;
+mod restore;
+mod support;
