@@ -23,8 +23,9 @@ cargo test --workspace
 
 # The binary cargo just built, wherever the target dir is (CARGO_TARGET_DIR is honoured).
 target_dir=$(cargo metadata --format-version 1 --no-deps | .venv/bin/python -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
-FLUXGIT_SIDECAR_BIN="$target_dir/debug/fluxgit-mcp-sidecar" FLUXGIT_E2E_REPO="$PWD" \
-  .venv/bin/python -m pytest mcp/tests/e2e -q
+# The gateway end-to-end test (test_gateway.py) writes only to a throwaway repository it makes itself.
+FLUXGIT_SIDECAR_BIN="$target_dir/debug/fluxgit-mcp-sidecar" FLUXGIT_GATEWAY_BIN="$target_dir/debug/fluxgit-gateway" \
+  FLUXGIT_E2E_REPO="$PWD" .venv/bin/python -m pytest mcp/tests/e2e -q
 
 # (Re)install the pinned Node clients only when node_modules is missing or older than the lock file; offline after that.
 # `npm install --no-save` installs the locked tree without rewriting the lock; `npm ci` refuses this lock because vite
