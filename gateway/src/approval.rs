@@ -204,6 +204,45 @@ pub fn reject(journal: &mut Journal, id: &str, reason: Option<&str>, audit: &Aud
     Ok(())
 }
 
+/// Closes a proposal that was found `executing` after a restart, once a person has looked at the repository:
+/// `completed` (git did it) or `failed` (it did not, or it was restored). Only such flagged proposals.
+pub fn reconcile(
+    journal: &mut Journal,
+    id: &str,
+    completed: bool,
+    note: Option<&str>,
+    audit: &Audit,
+) -> Result<(), Error> {
+    let proposal = load(journal, id)?;
+    if proposal.status != Status::Executing || !proposal.needs_reconciliation {
+        return Err(Error::State {
+            id: id.to_owned(),
+            status: proposal.status.as_str(),
+            message: "only an execution interrupted by a restart is reconciled",
+        });
+    }
+    let point = journal.restore_point_of(id)?.map(|point| point.id);
+    let result = serde_json::json!({ "reconciled": true, "restorePointId": point });
+    let (to, message) = if completed {
+        (Status::Completed, note.unwrap_or("a person confirmed the interrupted execution completed"))
+    } else {
+        (Status::Failed, note.unwrap_or("a person found the interrupted execution did not complete"))
+    };
+    let change = Change {
+        actor: "person",
+        detail: "reconciled after a restart",
+        reason: (!completed).then_some("reconciled_by_person"),
+        message: Some(message),
+        result: Some(&result),
+        ..Change::default()
+    };
+    if !journal.transition(id, &[Status::Executing], to, &change)? {
+        return Err(Error::Refused(format!("{id} is no longer executing")));
+    }
+    audit.execution(&proposal, completed, "reconciled by a person");
+    Ok(())
+}
+
 /// Puts back the restore point `id` (a restore point id, or the id of the proposal it protects).
 pub fn restore(journal: &mut Journal, id: &str, audit: &Audit) -> Result<String, Error> {
     let point = match journal.restore_point(id)? {

@@ -1,7 +1,7 @@
 //! `fluxgit-gateway`: the reference approval gateway (glue over the `fluxgit_gateway` library).
 //!
 //! `serve` (the default) listens on loopback and prints the `FLUXGIT_MCP_HANDSHAKE_ADDR` line; `list`, `show`,
-//! `approve`, `reject` and `restore` are a person's commands on the same run dir.
+//! `approve`, `reject`, `reconcile` and `restore` are a person's commands on the same run dir.
 
 use std::io::IsTerminal;
 use std::net::SocketAddr;
@@ -62,6 +62,17 @@ enum Command {
         #[arg(long)]
         reason: Option<String>,
     },
+    /// Close a proposal that was executing when the gateway stopped, after looking at the repository.
+    Reconcile {
+        /// The previewId.
+        id: String,
+        /// What you found: `completed` (git did it) or `failed` (it did not, or you restored it).
+        #[arg(long, value_parser = ["completed", "failed"])]
+        outcome: String,
+        /// A note for the agent.
+        #[arg(long)]
+        note: Option<String>,
+    },
     /// Put back the restore point of a proposal (or a restore point id): refs, index and work tree.
     Restore {
         /// The previewId or restore point id.
@@ -114,6 +125,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Reject { id, reason } => {
             approval::reject(&mut journal, &id, reason.as_deref(), &audit)?;
             println!("rejected {id}");
+            Ok(())
+        }
+        Command::Reconcile { id, outcome, note } => {
+            approval::reconcile(&mut journal, &id, outcome == "completed", note.as_deref(), &audit)?;
+            println!("reconciled {id}: {outcome}");
             Ok(())
         }
         Command::Restore { id } => {

@@ -58,6 +58,16 @@ fn killed_at_each_fault_point_runs_nothing_twice_and_loses_nothing() {
                 assert!(ok, "{out}{err}");
                 assert_eq!(commits(&repo), before);
             }
+            // Then closes it; the agent sees how it ended.
+            let (ok, out, err) = sandbox.cli(&["reconcile", &id, "--outcome", "failed", "--note", "undone by hand"]);
+            assert!(ok, "{out}{err}");
+            let closed = gateway.status(&id);
+            assert_eq!(
+                (closed["status"].as_str(), closed["message"].as_str()),
+                (Some("failed"), Some("undone by hand"))
+            );
+            let (ok, _, _) = sandbox.cli(&["reconcile", &id, "--outcome", "failed"]);
+            assert!(!ok, "only once");
         }
         drop(gateway);
     }
