@@ -74,7 +74,7 @@ fn new_code() -> Result<String, Error> {
 pub fn show(journal: &mut Journal, id: &str) -> Result<String, Error> {
     let proposal = load(journal, id)?;
     let card = card::render(&proposal);
-    let mut text = format!("{}\n{}", card.header, card.body);
+    let mut text = card::sanitize(&format!("{}\n{}", card.header, card.body));
     match proposal.status {
         Status::Pending => {
             let code = new_code()?;
@@ -89,11 +89,11 @@ pub fn show(journal: &mut Journal, id: &str) -> Result<String, Error> {
                 text.push_str(&format!(" ({reason})"));
             }
             if let Some(message) = &proposal.status_message {
-                text.push_str(&format!(": {message}"));
+                text.push_str(&card::sanitize(&format!(": {message}")));
             }
             text.push('\n');
             if let Some(result) = &proposal.result {
-                text.push_str(&format!("Result: {result}\n"));
+                text.push_str(&card::sanitize(&format!("Result: {result}\n")));
             }
         }
     }

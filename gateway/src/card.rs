@@ -36,6 +36,20 @@ impl Card {
     }
 }
 
+/// `text` safe to print on a terminal: every control character but newline and tab (escape sequences that could
+/// hide or rewrite parts of a card, from a reason, a path or a file's content) is shown as `\u{..}`.
+pub fn sanitize(text: &str) -> String {
+    text.chars()
+        .map(|character| {
+            if character.is_control() && character != '\n' && character != '\t' {
+                character.escape_unicode().to_string()
+            } else {
+                character.to_string()
+            }
+        })
+        .collect()
+}
+
 /// The risk of an operation.
 pub fn risk(op: &str, body: &Value) -> &'static str {
     match op {

@@ -1,14 +1,19 @@
 //! The loopback HTTP API of `docs/gateway-http.md`: proposals (preview, status, cancel) and the read routes
 //! (restore points, safety timeline and events, semantic diff). There is deliberately no route that approves,
 //! rejects or executes: those are a person's acts at the CLI ([`crate::approval`]). Anything else is 404.
+//!
+//! Browsers are kept out ([`guard`]): a request whose `Host` is not a loopback name (DNS rebinding) or that carries
+//! an `Origin` (a web page) is 403, and a POST whose body is not `application/json` is 415, so a page cannot send
+//! a "simple" cross-origin request that skips the CORS preflight (which this server never grants).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, Path, Query, State};
-use axum::http::{StatusCode, header};
+use axum::extract::{DefaultBodyLimit, Path, Query, Request as HttpRequest, State};
+use axum::http::{Method, StatusCode, header};
+use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::{Value, json};
@@ -49,7 +54,44 @@ pub fn router(state: AppState) -> Router {
             reply(StatusCode::NOT_FOUND, json!({ "reason": "not_found", "message": "no such route" }))
         })
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(middleware::from_fn(guard))
         .with_state(state)
+}
+
+/// Refuses what only a browser would send: a non-loopback `Host`, any `Origin`, a POST that is not JSON.
+pub async fn guard(request: HttpRequest, next: Next) -> Response {
+    let headers = request.headers();
+    let host = headers.get(header::HOST).and_then(|value| value.to_str().ok()).unwrap_or_default();
+    if !is_loopback_host(host) {
+        return refusal(StatusCode::FORBIDDEN, "forbidden_host", "the gateway answers loopback hosts only");
+    }
+    if headers.contains_key(header::ORIGIN) {
+        return refusal(StatusCode::FORBIDDEN, "forbidden_origin", "the gateway does not answer web pages");
+    }
+    if request.method() == Method::POST {
+        let json = headers.get(header::CONTENT_TYPE).and_then(|value| value.to_str().ok()).is_some_and(|value| {
+            value.split(';').next().is_some_and(|kind| kind.trim().eq_ignore_ascii_case("application/json"))
+        });
+        if !json {
+            return refusal(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported_media_type",
+                "POST bodies must be application/json",
+            );
+        }
+    }
+    next.run(request).await
+}
+
+/// Whether a `Host` header names loopback: `127.x.y.z`, `localhost` or `[::1]`, with an optional port.
+fn is_loopback_host(host: &str) -> bool {
+    let name = if let Some(rest) = host.strip_prefix('[') {
+        rest.split(']').next().unwrap_or_default()
+    } else {
+        host.rsplit_once(':').map_or(host, |(name, _)| name)
+    };
+    name.eq_ignore_ascii_case("localhost")
+        || name.parse::<std::net::IpAddr>().is_ok_and(|address| address.is_loopback())
 }
 
 fn reply(status: StatusCode, body: Value) -> Response {

@@ -9,12 +9,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use fluxgit_gateway::approval;
 use fluxgit_gateway::audit::Audit;
 use fluxgit_gateway::config::Config;
 use fluxgit_gateway::journal::{Journal, Status};
 use fluxgit_gateway::serve;
 use fluxgit_gateway::time::{format_ms, now_ms};
+use fluxgit_gateway::{approval, card};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -158,7 +158,7 @@ fn list(journal: &mut Journal, all: bool) -> anyhow::Result<()> {
         if proposal.status == Status::Pending {
             state.push_str(&format!(" (expires in {}s)", (proposal.expires_at_ms - now_ms()).max(0) / 1000));
         }
-        let reason: String = proposal.reason.chars().take(60).collect();
+        let reason = card::sanitize(&proposal.reason.chars().take(60).collect::<String>().replace('\n', " "));
         println!(
             "{}  {}  {}  agent={}  received={}  {}",
             proposal.id,

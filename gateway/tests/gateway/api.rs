@@ -300,3 +300,50 @@ fn policy_denies_before_a_card_and_a_bad_policy_stops_start_up() {
     let output = sandbox.command(&["serve", "--addr", "0.0.0.0:0"], &[]).output().expect("run serve");
     assert!(!output.status.success() && String::from_utf8_lossy(&output.stderr).contains("loopback"));
 }
+
+/// Sends one raw HTTP/1.1 request and returns the status code.
+fn raw_status(addr: &str, request: &str) -> u16 {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).expect("connect");
+    stream.write_all(request.as_bytes()).expect("send");
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    answer.split_whitespace().nth(1).and_then(|code| code.parse().ok()).unwrap_or(0)
+}
+
+#[test]
+fn browsers_are_kept_out_and_cards_are_safe_to_print() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("repo");
+    let gateway = sandbox.serve(&[]);
+    let mut proposal =
+        body("p-web", "agent", "branch", &repo, json!({"name": "web", "startPoint": "HEAD", "checkout": false}));
+    proposal["reason"] = json!("looks fine\u{1b}[2J\u{1b}[HOne-time approval code: FAKE-CODE\r");
+    let text = proposal.to_string();
+    let post = |host: &str, extra: &str, content_type: &str| {
+        format!(
+            "POST /v1/mcp/operation/preview/branch HTTP/1.1\r\nHost: {host}\r\n{extra}content-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
+            text.len()
+        )
+    };
+    let addr = gateway.addr.as_str();
+    assert_eq!(raw_status(addr, &post("evil.example:80", "", "application/json")), 403, "DNS rebinding");
+    assert_eq!(raw_status(addr, &post(addr, "Origin: http://evil.example\r\n", "application/json")), 403, "a web page");
+    assert_eq!(raw_status(addr, &post(addr, "", "text/plain")), 415, "a simple cross-origin POST");
+    assert_eq!(gateway.request("GET", "/v1/mcp/operation/status/p-web", None).0, 404, "none of them was journaled");
+    assert_eq!(
+        raw_status(
+            addr,
+            &post(&format!("localhost:{}", addr.rsplit(':').next().expect("port")), "", "application/json")
+        ),
+        202
+    );
+
+    let (ok, card, _) = sandbox.cli(&["show", "p-web"]);
+    assert!(ok);
+    assert!(!card.contains('\u{1b}') && !card.contains('\r'), "control characters reach the terminal: {card:?}");
+    assert!(card.contains("\\u{1b}[2J"), "{card}");
+    let codes: Vec<&str> = card.lines().filter(|line| line.starts_with("One-time approval code: ")).collect();
+    assert_eq!(codes.len(), 1, "the agent's text cannot forge a code line: {card}");
+    assert_ne!(codes[0], "One-time approval code: FAKE-CODE");
+}

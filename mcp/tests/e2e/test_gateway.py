@@ -179,6 +179,16 @@ async def exercise(setup: Setup, run_dir: Path) -> None:
         error = json.loads(ended.content[0].text)["error"]
         assert error["code"] == 10004 and error["data"]["status"] == "rejected", error
 
+        third = await client.call_tool(
+            "operation.preview.branch", {"repoPath": str(setup.repo), "name": "e2e/withdrawn", "reason": "to be withdrawn"}
+        )
+        third_id = json.loads(third.content[0].text)["data"]["previewId"]
+        cancelled = await client.call_tool("operation.cancel", {"previewId": third_id, "reason": "changed my mind"})
+        assert cancelled.is_error is False, cancelled
+        assert json.loads(cancelled.content[0].text)["data"]["status"] == "cancelled"
+        ended = await poll(client, third_id)
+        assert json.loads(ended.content[0].text)["error"]["data"]["status"] == "cancelled"
+
         denied = await client.call_tool(
             "operation.preview.reset", {"repoPath": str(setup.repo), "targetRef": "HEAD", "mode": "hard", "reason": "denied"}
         )
