@@ -245,6 +245,7 @@ pub fn reconcile(
 
 /// Puts back the restore point `id` (a restore point id, or the id of the proposal it protects).
 pub fn restore(journal: &mut Journal, id: &str, audit: &Audit) -> Result<String, Error> {
+    let _lock = journal.execution_lock()?;
     let point = match journal.restore_point(id)? {
         Some(point) => point,
         None => journal.restore_point_of(id)?.ok_or_else(|| Error::Unknown(id.to_owned()))?,

@@ -179,8 +179,27 @@ fn details(git: &Git, proposal: &Proposal, confirmation: &mut Option<String>) ->
             }
         }
         "patch" => {
+            // `git apply --check` reads the work tree (and the index with --index) and writes nothing.
+            let patch = field(body, "patchContent", "");
+            let mut args = vec!["apply", "--check", "--numstat"];
+            if flag(body, "applyToIndex") {
+                args.push("--index");
+            }
+            args.push("-");
+            match git.read_with_input(&args, patch.as_bytes()) {
+                Ok(output) if output.success => {
+                    out.push_str("Files (added, deleted lines), the patch applies cleanly:\n");
+                    out.push_str(&bounded(&output.stdout));
+                }
+                Ok(output) => {
+                    let _ = writeln!(out, "The patch does NOT apply: {}", output.stderr.trim());
+                }
+                Err(error) => {
+                    let _ = writeln!(out, "The patch could not be checked: {error}");
+                }
+            }
             out.push_str("Patch:\n");
-            out.push_str(&bounded(field(body, "patchContent", "")));
+            out.push_str(&bounded(patch));
         }
         "commit" => {
             let paths = path_list(body);

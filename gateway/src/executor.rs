@@ -93,6 +93,7 @@ pub fn run_approved(
     allowed_roots: &[PathBuf],
     audit: &Audit,
 ) -> Result<bool, Error> {
+    let _lock = journal.execution_lock()?;
     if let Some((reason, message)) = revalidate(proposal, allowed_roots) {
         let change = Change {
             actor: "gateway",

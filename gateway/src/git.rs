@@ -92,6 +92,11 @@ impl Git {
         run(self.read_command(), args, None)
     }
 
+    /// Runs a read command with `args`, feeding `stdin`; any exit status.
+    pub fn read_with_input<S: AsRef<OsStr>>(&self, args: &[S], stdin: &[u8]) -> Result<Output, Error> {
+        run(self.read_command(), args, Some(stdin))
+    }
+
     /// Runs a read command and returns stdout, or [`Error::Failed`].
     pub fn read_ok<S: AsRef<OsStr>>(&self, args: &[S]) -> Result<String, Error> {
         ok(self.read(args)?, args)

@@ -303,6 +303,13 @@ fn events(journal: &Journal, query: &HashMap<String, String>) -> Result<Vec<Valu
     let mut events: Vec<(i64, Value)> = Vec::new();
     for transition in journal.timeline(repo, max_events)? {
         let op = journal.get(&transition.proposal_id)?.map(|proposal| proposal.op).unwrap_or_default();
+        let refs = match transition.to.as_str() {
+            "completed" | "failed" | "restored" => journal
+                .restore_point_of(&transition.proposal_id)?
+                .and_then(|point| restore::to_json(&point).get("refs").cloned())
+                .unwrap_or(json!([])),
+            _ => json!([]),
+        };
         events.push((
             transition.at_ms,
             json!({
@@ -312,7 +319,7 @@ fn events(journal: &Journal, query: &HashMap<String, String>) -> Result<Vec<Valu
                 "operationType": op,
                 "previewId": transition.proposal_id,
                 "summary": format!("{op}: {} -> {} by {} ({})", transition.from.as_deref().unwrap_or("new"), transition.to, transition.actor, transition.detail),
-                "refs": [],
+                "refs": refs,
             }),
         ));
     }

@@ -299,6 +299,16 @@ impl Journal {
         &self.dir
     }
 
+    /// Takes `<run_dir>/gateway/execute.lock` (waiting for it): held by the executor while it runs a proposal and
+    /// by `restore`, so two of them never change repositories at once. Released when the file is dropped.
+    pub fn execution_lock(&self) -> Result<std::fs::File, Error> {
+        let path = self.dir.join("execute.lock");
+        let wrap = |source| Error::Dir { path: path.clone(), source };
+        let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path).map_err(wrap)?;
+        file.lock().map_err(wrap)?;
+        Ok(file)
+    }
+
     /// Records a new proposal as pending, or returns the existing one for a reused idempotency key; refuses when
     /// the agent is at its pending cap. One immediate transaction.
     pub fn record(&mut self, new: &NewProposal) -> Result<Recorded, Error> {

@@ -78,6 +78,14 @@ fn branch_proposal_approved_on_a_terminal_completes_with_the_sha_git_shows() {
     let kinds: Vec<&str> =
         timeline["events"].as_array().expect("events").iter().filter_map(|event| event["kind"].as_str()).collect();
     assert!(kinds.contains(&"operation") && kinds.contains(&"restore_point"), "{timeline}");
+    let completed = timeline["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .find(|event| event["summary"].as_str().is_some_and(|summary| summary.contains("-> completed")))
+        .expect("the completion is on the timeline");
+    assert_eq!(completed["refs"][0]["name"], "refs/heads/feature/x", "{completed}");
+    assert_eq!(completed["refs"][0]["after"], sha.trim(), "{completed}");
     let (code, event) = gateway.request("GET", &format!("/v1/mcp/safety/events/latest{query}"), None);
     assert!(code == 200 && event["id"].is_string(), "{event}");
     let (code, semantic) =

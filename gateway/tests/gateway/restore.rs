@@ -237,3 +237,20 @@ fn execution_is_blocked_when_the_repository_moved_after_approval() {
         "{refused:?}"
     );
 }
+
+#[test]
+fn patch_cards_tell_whether_the_patch_applies_and_which_files_it_touches() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("repo");
+    let mut journal = Journal::open(&sandbox.run_dir).expect("journal");
+    let roots = sandbox.roots();
+    let good = "diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,3 @@\n one\n two\n+three\n";
+    let bad = "diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,3 @@\n nine\n ten\n+three\n";
+    for (id, patch, expected) in [("pc-good", good, "1\t0\ta.txt"), ("pc-bad", bad, "does NOT apply")] {
+        let fields = json!({"patchContent": patch, "applyToIndex": false});
+        let proposal = propose_lib(&mut journal, &roots, &body(id, "agent", "patch", &repo, fields));
+        let card = approval::show(&mut journal, &proposal.id).expect("show");
+        assert!(card.contains(expected), "{id}: {card}");
+    }
+    assert_eq!(std::fs::read_to_string(repo.join("a.txt")).expect("a.txt"), "one\ntwo\n", "checking applies nothing");
+}
