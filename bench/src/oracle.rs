@@ -34,7 +34,7 @@ pub(crate) struct Truth {
     pub(crate) staged: Vec<String>,
     /// Paths whose work tree differs from the index (porcelain v2 `Y` not `.`).
     pub(crate) unstaged: Vec<String>,
-    /// Untracked files, one by one (`--untracked-files=all`).
+    /// Untracked files as `git status` lists them (a wholly untracked directory as `dir/`).
     pub(crate) untracked: Vec<String>,
     /// Unmerged paths.
     pub(crate) conflicted: Vec<String>,
@@ -97,7 +97,7 @@ pub(crate) fn read(fixture: &Fixture) -> anyhow::Result<Truth> {
         truth.rebasing_branch = Some(head_name.trim().trim_start_matches("refs/heads/").to_owned());
     }
 
-    let status = git(&["status", "--porcelain=v2", "-z", "--untracked-files=all"])?.context("git status")?;
+    let status = git(&["status", "--porcelain=v2", "-z"])?.context("git status")?;
     read_status(&status, &mut truth);
     truth.stashes = git(&["stash", "list"])?.context("git stash list")?.lines().count();
     let submodules = git(&["submodule", "status", "--recursive"])?.context("git submodule status")?;
@@ -125,7 +125,7 @@ pub(crate) fn read(fixture: &Fixture) -> anyhow::Result<Truth> {
     Ok(truth)
 }
 
-/// Fills the path lists from `git status --porcelain=v2 -z --untracked-files=all`.
+/// Fills the path lists from `git status --porcelain=v2 -z`.
 fn read_status(status: &str, truth: &mut Truth) {
     let mut records = status.split('\0').filter(|record| !record.is_empty());
     while let Some(record) = records.next() {

@@ -9,6 +9,7 @@ use crate::error::Result;
 use crate::facets::commits::CommitLine;
 use crate::facets::conventions::Conventions;
 use crate::facets::operation::Operation;
+use crate::facets::worktree::UntrackedMode;
 use crate::facets::{commits, conventions, head, operation, refs, stashes, submodules, worktree};
 
 /// Hints kept at most (SPEC §5).
@@ -96,8 +97,12 @@ pub struct Counts {
     pub staged: usize,
     /// Paths whose work-tree file differs from the index.
     pub unstaged: usize,
-    /// Untracked, not ignored files.
+    /// Untracked, not ignored files (a wholly untracked directory counts once in `normal` mode).
     pub untracked: usize,
+    /// How untracked files were counted (`status.showUntrackedFiles`): `all` (every file), `no` (none looked for);
+    /// absent for `normal`, the default, where a wholly untracked directory counts once, as `dir/`.
+    #[serde(rename = "untrackedFiles", skip_serializing_if = "UntrackedMode::is_normal")]
+    pub untracked_mode: UntrackedMode,
     /// Unmerged paths.
     pub conflicted: usize,
     /// Submodules whose state could not be read (listed with why in `repo.status`); absent when 0.
@@ -114,6 +119,7 @@ impl Counts {
             staged: status.staged.len(),
             unstaged: status.unstaged.len(),
             untracked: status.untracked.len(),
+            untracked_mode: status.untracked_mode,
             conflicted: status.conflicted.len(),
             unreadable: status.unreadable.len(),
         }

@@ -85,7 +85,8 @@ pub struct Changes {
     pub staged: Vec<Change>,
     /// Work tree vs index.
     pub unstaged: Vec<Change>,
-    /// Untracked files, one by one.
+    /// Untracked files inside the subtree, as `status.showUntrackedFiles` lists them (a wholly untracked directory
+    /// as one `dir/` entry by default).
     pub untracked: Vec<String>,
 }
 
@@ -306,7 +307,21 @@ fn changes(repo: &gix::Repository, path: &str) -> Result<Changes> {
         |change: &Change| within(&change.path, path) || change.from.as_deref().is_some_and(|from| within(from, path));
     status.staged.retain(inside);
     status.unstaged.retain(inside);
-    status.untracked.retain(|file| within(file, path));
+    // A collapsed untracked directory holding the path stands for the path itself, as `git status -- <path>` shows.
+    let workdir = repo.workdir().map(std::path::Path::to_path_buf);
+    status.untracked = std::mem::take(&mut status.untracked)
+        .into_iter()
+        .filter_map(|file| {
+            if within(file.trim_end_matches('/'), path) {
+                return Some(file);
+            }
+            let dir = file.strip_suffix('/')?;
+            within(path, dir).then(|| {
+                let is_dir = workdir.as_ref().is_some_and(|workdir| workdir.join(path).is_dir());
+                if is_dir { format!("{path}/") } else { path.to_owned() }
+            })
+        })
+        .collect();
     status.conflicted.retain(|file| within(file, path));
     Ok(Changes {
         counts: Counts::of(&status),

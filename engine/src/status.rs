@@ -28,7 +28,8 @@ pub struct Report {
     pub staged: Vec<Change>,
     /// Work tree vs index.
     pub unstaged: Vec<Change>,
-    /// Untracked files, one by one.
+    /// Untracked files as `status.showUntrackedFiles` lists them: by default (`normal`) a wholly untracked
+    /// directory is one `dir/` entry, as in `git status`; `all` lists every file, `no` none.
     pub untracked: Vec<String>,
     /// Submodules whose state could not be read, each with `error: {reason}` (a name git ignores as suspicious, a
     /// gitdir that is gone); the rest of the report is given without them. Absent when empty.

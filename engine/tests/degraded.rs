@@ -28,7 +28,7 @@ fn repo_path(fixture: &Fixture) -> String {
 
 /// `git status --porcelain=v1` lines (paths unquoted) for `extra` arguments.
 fn porcelain(fixture: &Fixture, extra: &[&str]) -> BTreeSet<String> {
-    let mut args = vec!["-c", "core.quotePath=false", "status", "--porcelain=v1", "--untracked-files=all"];
+    let mut args = vec!["-c", "core.quotePath=false", "status", "--porcelain=v1"];
     args.extend_from_slice(extra);
     fixture.git(&args).lines().map(str::to_owned).collect()
 }

@@ -49,7 +49,7 @@ fn read_all(fixture: &Fixture, path: &Path) -> Reads {
     reads
 }
 
-/// What `git status --porcelain=v2 -z --untracked-files=all` says, paths as lossy UTF-8.
+/// What `git status --porcelain=v2 -z` says (untracked files as the repository configures them), paths as lossy UTF-8.
 #[derive(Debug, Default, PartialEq, Eq)]
 struct GitStatus {
     staged: BTreeSet<String>,
@@ -60,8 +60,7 @@ struct GitStatus {
 
 fn git_status(fixture: &Fixture, dir: &Path) -> GitStatus {
     // The oracle must not spring the traps either: disable fsmonitor for this one command.
-    let output =
-        fixture.git_raw_in(dir, &["-c", "core.fsmonitor=", "status", "--porcelain=v2", "-z", "--untracked-files=all"]);
+    let output = fixture.git_raw_in(dir, &["-c", "core.fsmonitor=", "status", "--porcelain=v2", "-z"]);
     assert!(output.status.success(), "git status failed: {}", String::from_utf8_lossy(&output.stderr));
     let mut out = GitStatus::default();
     let mut records = output.stdout.split(|b| *b == 0).filter(|r| !r.is_empty());

@@ -48,9 +48,9 @@ fn letter(kind: ChangeKind) -> char {
 /// `(staged, unstaged, untracked, conflicted)` as `(path, letter)` / path sets.
 type StatusSets = (BTreeSet<(String, char)>, BTreeSet<(String, char)>, BTreeSet<String>, BTreeSet<String>);
 
-/// `git status --porcelain=v2 -z --untracked-files=all -- <path>`.
+/// `git status --porcelain=v2 -z -- <path>` (untracked files as the repository configures them).
 fn git_status(fixture: &Fixture, path: &str) -> StatusSets {
-    let output = fixture.git_raw(&["status", "--porcelain=v2", "-z", "--untracked-files=all", "--", path]);
+    let output = fixture.git_raw(&["status", "--porcelain=v2", "-z", "--", path]);
     assert!(output.status.success(), "git status failed: {}", String::from_utf8_lossy(&output.stderr));
     let mut sets = StatusSets::default();
     let mut records = output.stdout.split(|b| *b == 0).filter(|r| !r.is_empty());

@@ -151,7 +151,7 @@ fn submodule_status_equals_git_submodule_status() {
         assert_eq!(submodule.initialized, submodule.state != SubmoduleState::Uninitialized);
         let checkout = fixture.path().join(&submodule.path);
         if submodule.initialized {
-            let porcelain = fixture.git_in(&checkout, &["status", "--porcelain", "--untracked-files=all"]);
+            let porcelain = fixture.git_in(&checkout, &["status", "--porcelain"]);
             let untracked = porcelain.lines().filter(|line| line.starts_with("??")).count();
             assert_eq!(submodule.untracked, untracked, "{}", submodule.path);
             assert_eq!(submodule.dirty, porcelain.lines().any(|line| !line.starts_with("??")), "{}", submodule.path);

@@ -9,7 +9,7 @@ use super::side::PathFilter;
 use super::{FileStat, changes, diff_sides, head_side, side::Side, stats};
 use crate::engine::{Budgeted, Measure, first, fit_sections};
 use crate::error::Result;
-use crate::facets::worktree;
+use crate::facets::worktree::{self, UntrackedMode};
 
 /// The work tree's changes. Counts are exact; the lists may be cut by the budget (`omitted`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -26,7 +26,8 @@ pub struct Report {
     pub staged: Vec<FileStat>,
     /// Work tree vs index, with `--numstat` counts.
     pub unstaged: Vec<FileStat>,
-    /// Files neither tracked nor ignored, one by one.
+    /// Files neither tracked nor ignored, as `status.showUntrackedFiles` lists them (a wholly untracked directory
+    /// is one `dir/` entry by default).
     pub untracked: Vec<String>,
     /// Submodules whose state could not be read, each with `error: {reason}`; absent when empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -42,8 +43,12 @@ pub struct Counts {
     pub staged: usize,
     /// Paths changed in the work tree.
     pub unstaged: usize,
-    /// Untracked files.
+    /// Untracked files (a wholly untracked directory counts once in `normal` mode).
     pub untracked: usize,
+    /// How untracked files were counted (`status.showUntrackedFiles`): `all` (every file), `no` (none looked for);
+    /// absent for `normal`, the default, where a wholly untracked directory counts once, as `dir/`.
+    #[serde(rename = "untrackedFiles", skip_serializing_if = "UntrackedMode::is_normal")]
+    pub untracked_mode: UntrackedMode,
 }
 
 /// Reads the full report.
@@ -54,7 +59,8 @@ pub fn read(repo: &gix::Repository) -> Result<Report> {
     // Untracked and conflicted paths come from the work-tree status facet (which never writes the index).
     let status = worktree::status(repo)?;
     if status.bare {
-        let counts = Counts { conflicted: 0, staged: 0, unstaged: 0, untracked: 0 };
+        let counts =
+            Counts { conflicted: 0, staged: 0, unstaged: 0, untracked: 0, untracked_mode: status.untracked_mode };
         return Ok(Report {
             bare: true,
             counts,
@@ -79,6 +85,7 @@ pub fn read(repo: &gix::Repository) -> Result<Report> {
             staged: staged.len(),
             unstaged: unstaged.len(),
             untracked: status.untracked.len(),
+            untracked_mode: status.untracked_mode,
         },
         conflicted: status.conflicted,
         staged,

@@ -1,7 +1,8 @@
 //! The work-tree status facet: staged, unstaged, untracked and conflicted paths with exact counts.
 //!
-//! Computed with gix's status (HEAD vs index, index vs work tree, untracked files one by one like
-//! `git status --porcelain --untracked-files=all`). Nothing is written: gix never refreshes the index on disk, never
+//! Computed with gix's status (HEAD vs index, index vs work tree, untracked files as `status.showUntrackedFiles`
+//! says: `normal` (the default) lists a wholly untracked directory as one `dir/` entry like `git status`, `all`
+//! lists every file, `no` none). Nothing is written: gix never refreshes the index on disk, never
 //! takes `index.lock`, runs no fsmonitor, and the repository was opened without filter drivers
 //! (see [`crate::repository`]). gix looks only at a submodule's checked-out commit; whether its work tree has
 //! changes is read here from the submodule opened the same way (gix's own look inside would use the submodule's
@@ -44,6 +45,37 @@ pub struct Change {
     pub from: Option<String>,
 }
 
+/// How untracked files are listed: git's `status.showUntrackedFiles` (`--untracked-files`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UntrackedMode {
+    /// None are looked for (`no`, or `false`).
+    No,
+    /// Files one by one, but a wholly untracked directory as one `dir/` entry (`normal`, `true`, or unset).
+    #[default]
+    Normal,
+    /// Every untracked file one by one (`all`).
+    All,
+}
+
+impl UntrackedMode {
+    /// The mode `status.showUntrackedFiles` sets in `repo`'s configuration; a value git would refuse counts as
+    /// `normal`, so the answer is still given.
+    pub fn configured(repo: &gix::Repository) -> Self {
+        let config = repo.config_snapshot();
+        match config.string("status.showUntrackedFiles").map(|value| value.to_string().to_ascii_lowercase()) {
+            Some(value) if matches!(value.as_str(), "no" | "false" | "off" | "0") => Self::No,
+            Some(value) if value == "all" => Self::All,
+            _ => Self::Normal,
+        }
+    }
+
+    /// `true` for [`UntrackedMode::Normal`], the default, which answers leave out.
+    pub fn is_normal(&self) -> bool {
+        *self == Self::Normal
+    }
+}
+
 /// The work tree's state; every list is sorted by path.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -54,8 +86,11 @@ pub struct Status {
     pub staged: Vec<Change>,
     /// Work tree differs from index (`git diff --name-status`), conflicted paths excluded.
     pub unstaged: Vec<Change>,
-    /// Files not in the index and not ignored.
+    /// Files not in the index and not ignored, as [`Status::untracked_mode`] lists them (a wholly untracked
+    /// directory is one `dir/` entry in `normal` mode).
     pub untracked: Vec<String>,
+    /// How `untracked` was listed.
+    pub untracked_mode: UntrackedMode,
     /// Paths with unmerged index entries (stages 1-3).
     pub conflicted: Vec<String>,
     /// Submodules whose state could not be read (a `.gitmodules` name git ignores as suspicious, a gitdir that is
@@ -84,6 +119,7 @@ fn status_at(repo: &gix::Repository, depth: usize) -> Result<Status> {
     }
     let to_err = |err| Error::git("work-tree status", err);
     let problems = submodule_problems(repo)?;
+    let untracked_mode = UntrackedMode::configured(repo);
     let mut platform = repo.status(gix::progress::Discard).map_err(to_err)?;
     if !problems.is_empty() {
         // gix's status would stop at these submodules: compare without their index entries, then put back what
@@ -94,7 +130,11 @@ fn status_at(repo: &gix::Repository, depth: usize) -> Result<Status> {
         platform = platform.index(gix::worktree::IndexPersistedOrInMemory::InMemory(index));
     }
     let iter = platform
-        .untracked_files(gix::status::UntrackedFiles::Files)
+        .untracked_files(match untracked_mode {
+            UntrackedMode::No => gix::status::UntrackedFiles::None,
+            UntrackedMode::Normal => gix::status::UntrackedFiles::Collapsed,
+            UntrackedMode::All => gix::status::UntrackedFiles::Files,
+        })
         .index_worktree_submodules(gix::status::Submodule::Given {
             ignore: gix::submodule::config::Ignore::Dirty,
             check_dirty: false,
@@ -128,7 +168,12 @@ fn status_at(repo: &gix::Repository, depth: usize) -> Result<Status> {
                 }
                 WorktreeItem::DirectoryContents { entry, .. } => {
                     if matches!(entry.status, gix::dir::entry::Status::Untracked) {
-                        out.untracked.push(utf8(&entry.rela_path));
+                        let mut path = utf8(&entry.rela_path);
+                        // A collapsed directory is shown as git shows it, with a trailing slash.
+                        if entry.disk_kind.is_some_and(|kind| kind.is_dir()) {
+                            path.push('/');
+                        }
+                        out.untracked.push(path);
                     }
                 }
                 WorktreeItem::Rewrite { dirwalk_entry, .. } => {
@@ -161,6 +206,7 @@ fn status_at(repo: &gix::Repository, depth: usize) -> Result<Status> {
     out.untracked.retain(|path| !conflicted.contains(path));
     out.conflicted = conflicted.into_iter().collect();
     out.unreadable = problems;
+    out.untracked_mode = untracked_mode;
     out.staged.sort_by(|a, b| a.path.cmp(&b.path));
     out.unstaged.sort_by(|a, b| a.path.cmp(&b.path));
     out.untracked.sort();

@@ -114,7 +114,19 @@ fn worktree_changes_match_git_diff_and_ls_files() {
         };
         assert_eq!(numstat_of(&report.unstaged), git(&[]), "{name}: unstaged");
         assert_eq!(numstat_of(&report.staged), git(&["--cached"]), "{name}: staged");
-        let untracked = paths(&fixture, &["-c", "core.fsmonitor=", "ls-files", "-z", "--others", "--exclude-standard"]);
+        let untracked = paths(
+            &fixture,
+            &[
+                "-c",
+                "core.fsmonitor=",
+                "ls-files",
+                "-z",
+                "--others",
+                "--exclude-standard",
+                "--directory",
+                "--no-empty-directory",
+            ],
+        );
         assert_eq!(report.untracked, untracked, "{name}: untracked");
         assert_eq!(report.conflicted, unmerged(&fixture), "{name}: conflicted");
         assert_eq!(

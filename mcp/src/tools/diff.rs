@@ -126,7 +126,8 @@ pub fn worktree_changes() -> FnTool {
         "properties": {
             "bare": { "type": "boolean", "description": "Present and true for a bare repository (no work tree)." },
             "counts": { "type": "object", "required": ["conflicted", "staged", "unstaged", "untracked"], "properties": {
-                "conflicted": count(), "staged": count(), "unstaged": count(), "untracked": count() } },
+                "conflicted": count(), "staged": count(), "unstaged": count(), "untracked": count(),
+                "untrackedFiles": schema::untracked_mode() } },
             "conflicted": paths, "staged": files, "unstaged": files, "untracked": paths,
             "unreadable": schema::unreadable("Submodules (a name git ignores as suspicious, a gitdir that is gone)")
         }
@@ -138,7 +139,8 @@ pub fn worktree_changes() -> FnTool {
             title: "Work-tree changes with line counts",
             description: "Per path: status, additions, deletions and binary, with the index and the work tree kept \
             apart: `staged` is `git diff --cached --numstat` (index vs HEAD, renames detected), `unstaged` is `git \
-            diff --numstat` (work tree vs index), plus untracked files one by one and unmerged paths (listed once, \
+            diff --numstat` (work tree vs index), plus untracked files as `git status` lists them (a wholly untracked directory is one `dir/` entry unless \
+            `status.showUntrackedFiles=all`) and unmerged paths (listed once, \
             in `conflicted`). Never refreshes or writes the index. Lists are cut to `maxTokens` in that priority \
             (conflicted, staged, unstaged, untracked); counts stay exact. Use diff.text for the patch.",
             input_schema: schema::input(

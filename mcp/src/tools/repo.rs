@@ -154,7 +154,8 @@ pub fn status() -> FnTool {
             title: "Work-tree status",
             description: "Current branch, upstream with ahead/behind, the operation in progress, exact counts and \
             every dirty path: conflicted, staged (index vs HEAD), unstaged (work tree vs index) and untracked \
-            files one by one, paths as UTF-8. Lists are cut to `maxTokens` in that priority; counts stay exact.",
+            files as `git status` lists them (`status.showUntrackedFiles`: a wholly untracked directory is one \
+            `dir/` entry by default), paths as UTF-8. Lists are cut to `maxTokens` in that priority; counts stay exact.",
             input_schema: schema::input(
                 json!({ "repoPath": schema::repo_path(), "maxTokens": schema::max_tokens(200, 32000, STATUS_DEFAULT_TOKENS) }),
                 &["repoPath"],

@@ -84,6 +84,13 @@ pub fn unreadable(what: &str) -> Value {
             "path": { "type": "string" }, "error": item_error("the item") } } })
 }
 
+/// `untrackedFiles`: the `status.showUntrackedFiles` mode untracked files were counted in, when not `normal`.
+pub fn untracked_mode() -> Value {
+    json!({ "enum": ["no", "all"], "description": "How untracked files were listed and counted, from the \
+        repository's `status.showUntrackedFiles`: `all` every file, `no` none looked for. Absent means `normal` \
+        (the default): files one by one, but a wholly untracked directory as one `dir/` entry, as `git status`." })
+}
+
 /// A non-negative integer.
 pub fn count() -> Value {
     json!({ "type": "integer", "minimum": 0 })
@@ -118,7 +125,7 @@ pub fn counts() -> Value {
         "properties": {
             "bare": { "type": "boolean", "description": "Present and true for a bare repository (no work tree)." },
             "clean": { "type": "boolean" }, "staged": count(), "unstaged": count(), "untracked": count(),
-            "conflicted": count(),
+            "conflicted": count(), "untrackedFiles": untracked_mode(),
             "unreadable": { "type": "integer", "minimum": 1,
                 "description": "Submodules whose state could not be read (listed in repo.status). Absent means 0." }
         }

@@ -152,7 +152,7 @@ fn status_and_refs_fit_every_budget() {
             .expect("full")
             .structured;
         let porcelain = |filter: &dyn Fn(&str) -> bool| {
-            let output = fixture.git_raw(&["status", "--porcelain", "--untracked-files=all"]);
+            let output = fixture.git_raw(&["status", "--porcelain"]);
             String::from_utf8_lossy(&output.stdout).lines().filter(|l| filter(l)).count()
         };
         let unmerged = ["DD", "AU", "UD", "UA", "DU", "AA", "UU"];

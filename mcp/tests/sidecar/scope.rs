@@ -63,7 +63,7 @@ fn bad_scope_input_is_refused_and_the_server_serves_on() {
     let shas: Vec<&str> =
         data["recentCommits"].as_array().expect("list").iter().filter_map(|c| c["sha"].as_str()).collect();
     assert_eq!(shas, git_log.lines().collect::<Vec<_>>());
-    let porcelain = fixture.git(&["status", "--porcelain", "--untracked-files=all", "--", "packages/web"]);
+    let porcelain = fixture.git(&["status", "--porcelain", "--", "packages/web"]);
     let counts = &data["workingTree"]["counts"];
     let count = |field: &str| counts[field].as_u64().expect("count") as usize;
     assert_eq!(count("staged") + count("untracked"), porcelain.lines().filter(|l| !l.starts_with(' ')).count());
@@ -111,7 +111,7 @@ fn scope_fits_every_budget() {
         assert!(full.get("omitted").is_none(), "nothing cut at an unlimited budget");
         assert!(output_schema.is_valid(&full), "{path}: the result fits the advertised outputSchema: {full}");
         let status = |prefix: &dyn Fn(&str) -> bool| {
-            let output = fixture.git_raw(&["status", "--porcelain", "--untracked-files=all", "--", path]);
+            let output = fixture.git_raw(&["status", "--porcelain", "--", path]);
             String::from_utf8_lossy(&output.stdout).lines().filter(|line| prefix(line)).count()
         };
         let totals = [
