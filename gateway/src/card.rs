@@ -142,6 +142,8 @@ fn details(git: &Git, proposal: &Proposal, confirmation: &mut Option<String>) ->
             let current = field(body, "currentRef", "HEAD");
             let range = format!("{onto}..{current}");
             show(&mut out, "Commits to replay", &["log", "--oneline", "--no-decorate", "-n", "50", range.as_str()]);
+            let range = format!("{onto}...{current}");
+            show(&mut out, "Files they change", &["diff", "--no-ext-diff", "--no-textconv", "--stat", range.as_str()]);
             out.push_str(&preflight(git, current, onto));
         }
         "discard" => {

@@ -96,6 +96,12 @@ fn branch_proposal_approved_on_a_terminal_completes_with_the_sha_git_shows() {
     let ledger = std::fs::read_to_string(sandbox.run_dir.join("audit/mcp.jsonl")).expect("audit ledger");
     assert!(ledger.contains("\"human_decision\"") && ledger.contains("\"execution\""), "{ledger}");
     assert!(!ledger.contains(repo.to_str().expect("utf-8")), "raw paths never appear in the ledger");
+    let report = fluxgit_audit::verify_audit_ledger(
+        &sandbox.run_dir.join("audit/mcp.jsonl"),
+        &fluxgit_audit::VerifyOptions { public_keys: &[], require_signed: false },
+    )
+    .expect("the ledger the gateway wrote verifies");
+    assert_eq!(report.chained, 2, "one decision and one execution");
 }
 
 #[test]
