@@ -17,6 +17,10 @@ pub struct Canonical {
     pub git_dir: PathBuf,
     /// The common dir (objects, refs).
     pub common_dir: PathBuf,
+    /// The common dir's identity on disk (`device:inode` on Unix): a repository replaced by another at the same
+    /// path is a different repository.
+    #[serde(default)]
+    pub identity: String,
 }
 
 /// Why a repository path is refused.
@@ -82,9 +86,26 @@ pub fn resolve(repo_path: &Path, allowed_roots: &[PathBuf]) -> Result<Canonical,
     if work_tree != path {
         return Err(Error::NotCanonicalRoot);
     }
-    let resolved = Canonical { work_tree, git_dir: canonical(git_dir)?, common_dir: canonical(common_dir)? };
+    let common_dir = canonical(common_dir)?;
+    let identity = identity(&common_dir).ok_or(Error::NotARepository)?;
+    let resolved = Canonical { work_tree, git_dir: canonical(git_dir)?, common_dir, identity };
     if !inside(&resolved.git_dir) || !inside(&resolved.common_dir) {
         return Err(Error::OutsideAllowedRoots);
     }
     Ok(resolved)
+}
+
+/// `device:inode` of `path` on Unix; the empty string elsewhere (paths alone are compared there).
+fn identity(path: &Path) -> Option<String> {
+    let metadata = std::fs::metadata(path).ok()?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        Some(format!("{}:{}", metadata.dev(), metadata.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = metadata;
+        Some(String::new())
+    }
 }

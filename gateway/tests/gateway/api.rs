@@ -311,6 +311,11 @@ fn policy_denies_before_a_card_and_a_bad_policy_stops_start_up() {
         assert!(!output.status.success() && stderr.contains(expected), "{expected}: {stderr}");
         assert!(!String::from_utf8_lossy(&output.stdout).contains("FLUXGIT_MCP_HANDSHAKE_ADDR"));
     }
+    // One serving gateway per run dir.
+    let first = sandbox.serve(&[]);
+    let output = sandbox.command(&["serve", "--addr", "127.0.0.1:0"], &[]).output().expect("run serve");
+    assert!(!output.status.success() && String::from_utf8_lossy(&output.stderr).contains("already serving"));
+    drop(first);
     let output = sandbox.command(&["serve", "--addr", "0.0.0.0:0"], &[]).output().expect("run serve");
     assert!(!output.status.success() && String::from_utf8_lossy(&output.stderr).contains("loopback"));
 }

@@ -254,3 +254,43 @@ fn patch_cards_tell_whether_the_patch_applies_and_which_files_it_touches() {
     }
     assert_eq!(std::fs::read_to_string(repo.join("a.txt")).expect("a.txt"), "one\ntwo\n", "checking applies nothing");
 }
+
+#[test]
+fn a_repository_replaced_at_the_same_path_blocks_approval() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("repo");
+    let mut journal = Journal::open(&sandbox.run_dir).expect("journal");
+    let roots = sandbox.roots();
+    let fields = json!({"name": "x", "startPoint": "HEAD", "checkout": false});
+    let proposal = propose_lib(&mut journal, &roots, &body("switched", "agent", "branch", &repo, fields));
+    let card = approval::show(&mut journal, &proposal.id).expect("show");
+    // Another repository with the same history, put where the first one was.
+    std::fs::rename(&repo, sandbox.root.join("old")).expect("move the repository away");
+    git(&sandbox.root, &["clone", "-q", "old", "repo"]);
+    git(&repo, &["switch", "-q", "main"]);
+    let mut input = std::io::Cursor::new(format!("{}\n", crate::support::code_of(&card)).into_bytes());
+    let refused =
+        approval::approve(&mut journal, &proposal.id, true, &mut input, &mut Vec::new(), &roots, &Audit::DISABLED);
+    assert!(refused.is_err(), "{refused:?}");
+    let done = journal.get(&proposal.id).expect("get").expect("known");
+    assert_ne!(done.status, Status::Approved);
+    assert!(git(&repo, &["branch", "--list", "x"]).is_empty());
+}
+
+#[test]
+fn expired_proposals_cannot_be_approved() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("repo");
+    let mut journal = Journal::open(&sandbox.run_dir).expect("journal");
+    let roots = sandbox.roots();
+    let mut proposal =
+        body("late", "agent", "branch", &repo, json!({"name": "x", "startPoint": "HEAD", "checkout": false}));
+    proposal["requestedAt"] =
+        json!(fluxgit_gateway::time::format_ms(fluxgit_gateway::time::now_ms() - 5 * 60 * 1000 + 1500));
+    propose_lib(&mut journal, &roots, &proposal);
+    let card = approval::show(&mut journal, "late").expect("show");
+    std::thread::sleep(std::time::Duration::from_millis(2000));
+    let mut input = std::io::Cursor::new(format!("{}\n", crate::support::code_of(&card)).into_bytes());
+    let refused = approval::approve(&mut journal, "late", true, &mut input, &mut Vec::new(), &roots, &Audit::DISABLED);
+    assert!(matches!(refused, Err(approval::Error::State { status: "expired", .. })), "{refused:?}");
+}
