@@ -5,7 +5,8 @@
 //! (`approved -> executing`, committed before anything else), take the restore point (journaled), run the
 //! operation, record the refs after it, and complete or fail with the result (`newSha`, `conflicts`,
 //! `restorePointId`). A merge or rebase that stops on conflicts is aborted (`git merge --abort`,
-//! `git rebase --abort`) and reported with its conflicting paths. Hooks, signing and credential helpers apply.
+//! `git rebase --abort`) and reported with its conflicting paths. Hooks, signing and credential helpers apply; a
+//! git command still running after [`git_timeout`] is stopped with everything it started, and the proposal fails.
 //!
 //! Fault points for crash tests: when `FLUXGIT_GATEWAY_FAULT` names one (`after_claim`, `after_restore_point`,
 //! `after_git`, `after_complete`), the process sends itself SIGKILL there.
@@ -24,6 +25,15 @@ use crate::restore;
 
 /// The fault point variable (tests only).
 pub const FAULT_VAR: &str = "FLUXGIT_GATEWAY_FAULT";
+/// Seconds an executed git command (with its hooks) may run before it is stopped; default 600.
+pub const GIT_TIMEOUT_VAR: &str = "FLUXGIT_GATEWAY_GIT_TIMEOUT_SECS";
+
+/// The executor's git timeout: [`GIT_TIMEOUT_VAR`], else 10 minutes.
+pub fn git_timeout() -> std::time::Duration {
+    let seconds =
+        std::env::var(GIT_TIMEOUT_VAR).ok().and_then(|value| value.parse::<u64>().ok()).filter(|seconds| *seconds > 0);
+    std::time::Duration::from_secs(seconds.unwrap_or(600))
+}
 
 /// How an operation ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -132,7 +142,7 @@ pub fn run_approved(
         }
     };
     fault("after_restore_point");
-    let git = Git::new(&canonical.work_tree);
+    let git = Git::new(&canonical.work_tree).with_timeout(git_timeout());
     let mut outcome = execute(&git, &proposal.op, &proposal.body).unwrap_or_else(|error| Outcome {
         completed: false,
         reason: Some("git_failed".into()),
@@ -385,7 +395,7 @@ fn commit(git: &Git, body: &Value, previous: Option<String>) -> Result<Outcome, 
     }
     let mut command = git.write_command();
     command.env("GIT_LITERAL_PATHSPECS", "1");
-    let output = git::Git::run_command(command, &args, Some(message.as_bytes()));
+    let output = git.write_prepared(command, &args, Some(message.as_bytes()));
     match output {
         Ok(_) => completed(git, json!({ "previousSha": previous, "files": paths })),
         Err(error) => Ok(failed("git_failed", error.to_string(), json!({}))),

@@ -8,11 +8,15 @@ use std::ffi::OsStr;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 /// A repository's work tree, for running git in it.
 #[derive(Debug, Clone)]
 pub struct Git {
     work_tree: PathBuf,
+    timeout: Option<Duration>,
 }
 
 /// What one git run printed.
@@ -47,7 +51,14 @@ pub enum Error {
 impl Git {
     /// Git in `work_tree`.
     pub fn new(work_tree: &Path) -> Self {
-        Self { work_tree: work_tree.to_owned() }
+        Self { work_tree: work_tree.to_owned(), timeout: None }
+    }
+
+    /// The same, with executor commands ([`Git::write`]) stopped after `timeout`: git and everything it started
+    /// (hooks, signing programs) are killed as one process group, and the run fails saying so.
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
     }
 
     /// The work tree.
@@ -84,17 +95,23 @@ impl Git {
             .env_remove("GIT_WORK_TREE")
             .env_remove("GIT_INDEX_FILE")
             .stdin(Stdio::null());
+        #[cfg(unix)]
+        {
+            // Its own process group, so a timeout stops hooks and helpers too.
+            use std::os::unix::process::CommandExt;
+            command.process_group(0);
+        }
         command
     }
 
     /// Runs a read command with `args`; any exit status.
     pub fn read<S: AsRef<OsStr>>(&self, args: &[S]) -> Result<Output, Error> {
-        run(self.read_command(), args, None)
+        run(self.read_command(), args, None, None)
     }
 
     /// Runs a read command with `args`, feeding `stdin`; any exit status.
     pub fn read_with_input<S: AsRef<OsStr>>(&self, args: &[S], stdin: &[u8]) -> Result<Output, Error> {
-        run(self.read_command(), args, Some(stdin))
+        run(self.read_command(), args, Some(stdin), None)
     }
 
     /// Runs a read command and returns stdout, or [`Error::Failed`].
@@ -104,7 +121,7 @@ impl Git {
 
     /// Runs an executor command with `args` and optional stdin bytes; any exit status.
     pub fn write<S: AsRef<OsStr>>(&self, args: &[S], stdin: Option<&[u8]>) -> Result<Output, Error> {
-        run(self.write_command(), args, stdin)
+        run(self.write_command(), args, stdin, self.timeout)
     }
 
     /// Runs an executor command and returns stdout, or [`Error::Failed`].
@@ -114,7 +131,17 @@ impl Git {
 
     /// Runs `command` (made by [`Git::write_command`] or [`Git::read_command`] and adjusted) with `args`.
     pub fn run_command<S: AsRef<OsStr>>(command: Command, args: &[S], stdin: Option<&[u8]>) -> Result<String, Error> {
-        ok(run(command, args, stdin)?, args)
+        ok(run(command, args, stdin, None)?, args)
+    }
+
+    /// Runs `command` (made by [`Git::write_command`] and adjusted) with `args` under this value's timeout.
+    pub fn write_prepared<S: AsRef<OsStr>>(
+        &self,
+        command: Command,
+        args: &[S],
+        stdin: Option<&[u8]>,
+    ) -> Result<String, Error> {
+        ok(run(command, args, stdin, self.timeout)?, args)
     }
 
     /// The commit `revision` names, or `None` when it names none.
@@ -147,7 +174,12 @@ impl Git {
     }
 }
 
-fn run<S: AsRef<OsStr>>(mut command: Command, args: &[S], stdin: Option<&[u8]>) -> Result<Output, Error> {
+fn run<S: AsRef<OsStr>>(
+    mut command: Command,
+    args: &[S],
+    stdin: Option<&[u8]>,
+    timeout: Option<Duration>,
+) -> Result<Output, Error> {
     command.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
     if stdin.is_some() {
         command.stdin(Stdio::piped());
@@ -157,12 +189,35 @@ fn run<S: AsRef<OsStr>>(mut command: Command, args: &[S], stdin: Option<&[u8]>) 
         // A git that exits early closes the pipe; its exit status tells what happened.
         let _ = pipe.write_all(bytes);
     }
-    let output = child.wait_with_output()?;
+    let finished = Arc::new(AtomicBool::new(false));
+    let watchdog = timeout.map(|limit| {
+        let (finished, group) = (Arc::clone(&finished), format!("-{}", child.id()));
+        std::thread::spawn(move || {
+            let deadline = Instant::now() + limit;
+            while Instant::now() < deadline {
+                if finished.load(Ordering::SeqCst) {
+                    return false;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let _ = Command::new("kill").args(["-KILL", "--", group.as_str()]).status();
+            true
+        })
+    });
+    let output = child.wait_with_output();
+    finished.store(true, Ordering::SeqCst);
+    let timed_out = watchdog.is_some_and(|watchdog| watchdog.join().unwrap_or(false));
+    let output = output?;
+    let mut stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    if timed_out {
+        let seconds = timeout.map_or(0, |limit| limit.as_secs());
+        stderr = format!("git (and its hooks) were stopped after {seconds} s; {stderr}");
+    }
     Ok(Output {
-        success: output.status.success(),
+        success: output.status.success() && !timed_out,
         code: output.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        stderr,
     })
 }
 

@@ -89,3 +89,47 @@ fn approved_while_stopped_runs_after_revalidation_on_the_next_start() {
     assert_eq!(done["status"], "completed", "{done}");
     assert_eq!(done["result"]["newSha"], git(&repo, &["rev-parse", "refs/heads/later"]).trim());
 }
+
+#[test]
+fn hooks_apply_and_a_hanging_hook_is_stopped() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("repo");
+    let roots = sandbox.roots();
+    let hooks = repo.join(".git/hooks");
+    std::fs::create_dir_all(&hooks).expect("hooks dir");
+    let install = |name: &str, script: &str| {
+        let path = hooks.join(name);
+        std::fs::write(&path, script).expect("write hook");
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod hook");
+    };
+    install("pre-commit", "#!/bin/sh\necho 'pre-commit says no' >&2\nexit 1\n");
+    crate::support::write(&repo, "new.txt", "new\n");
+    let propose = |id: &str| {
+        let mut journal = Journal::open(&sandbox.run_dir).expect("journal");
+        let fields = json!({"message": "hooked", "stageAll": true});
+        propose_lib(&mut journal, &roots, &body(id, "agent", "commit", &repo, fields));
+        approve_lib(&mut journal, &roots, id, &[]).expect("approve");
+    };
+    let gateway = sandbox.serve(&[("FLUXGIT_GATEWAY_GIT_TIMEOUT_SECS", "2")]);
+    propose("hook-no");
+    let refused = gateway.wait_terminal("hook-no");
+    assert_eq!(refused["status"], "failed", "{refused}");
+    assert!(refused["message"].as_str().is_some_and(|message| message.contains("pre-commit says no")), "{refused}");
+
+    install("pre-commit", "#!/bin/sh\nsleep 60\n");
+    let started = std::time::Instant::now();
+    propose("hook-hangs");
+    let stopped = gateway.wait_terminal("hook-hangs");
+    assert_eq!(stopped["status"], "failed", "{stopped}");
+    assert!(stopped["message"].as_str().is_some_and(|message| message.contains("stopped after 2 s")), "{stopped}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "the hook was not stopped");
+
+    install("pre-commit", "#!/bin/sh\nexit 0\n");
+    install("post-commit", "#!/bin/sh\ngit rev-parse HEAD > .git/post-commit-ran\n");
+    propose("hook-ok");
+    let done = gateway.wait_terminal("hook-ok");
+    assert_eq!(done["status"], "completed", "{done}");
+    let marker = std::fs::read_to_string(repo.join(".git/post-commit-ran")).expect("the post-commit hook ran");
+    assert_eq!(done["result"]["newSha"], marker.trim());
+}
