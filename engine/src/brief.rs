@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::engine::{Budgeted, Measure, first, fit_sections};
+use crate::budget::{Budgeted, Measure, first, fit_sections};
 use crate::error::Result;
 use crate::facets::commits::CommitLine;
 use crate::facets::conventions::Conventions;

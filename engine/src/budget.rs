@@ -5,6 +5,8 @@
 //! tokens. [`fit`] then picks, section by section in priority order, the largest count that keeps the text within
 //! the budget, so the budget is used and not merely respected.
 
+use serde::Serialize;
+
 use crate::error::{Error, InvalidReason, Result};
 
 /// Counts `text` in `o200k_base` tokens, the tokenizer of current OpenAI models (tiktoken-rs).
@@ -12,6 +14,17 @@ use crate::error::{Error, InvalidReason, Result};
 /// The BPE tables are built once per process (about 100 ms in release) and shared.
 pub fn count_tokens(text: &str) -> usize {
     tiktoken_rs::o200k_base_singleton().encode_ordinary(text).len()
+}
+
+/// Builds the `o200k_base` tables on a background thread, so that the first [`count_tokens`] does not wait for them
+/// (about 100 ms and 50 MB in release). Calling it more than once, or counting while it runs, is harmless: the
+/// singleton is built once and a concurrent first use waits for it.
+pub fn preload_tokenizer() {
+    let spawned = std::thread::Builder::new().name("o200k-preload".to_owned()).spawn(|| {
+        tiktoken_rs::o200k_base_singleton();
+    });
+    // Without a thread the first count builds the tables itself, as before.
+    drop(spawned);
 }
 
 /// Counts `text` in `cl100k_base` tokens, for comparison tables.
@@ -93,6 +106,40 @@ impl Omitted {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
+}
+
+/// A result cut to a token budget: the data, and how many items of each list section were dropped.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Budgeted<T> {
+    /// The (possibly shortened) result.
+    pub data: T,
+    /// Dropped items per section; empty when nothing was cut.
+    pub omitted: Omitted,
+}
+
+/// Measures the rendered size, in tokens, of a candidate result (see [`fit`]).
+pub type Measure<'a, T> = dyn FnMut(&Budgeted<T>) -> usize + 'a;
+
+/// Shows the first `count` items of `items`.
+pub(crate) fn first<T: Clone>(items: &[T], count: usize) -> Vec<T> {
+    items[..count.min(items.len())].to_vec()
+}
+
+/// Runs [`crate::budget::fit`] over named sections of a full result, rebuilding the shortened result with `cut`.
+pub(crate) fn fit_sections<T>(
+    full: &T,
+    names: &[&'static str],
+    totals: &[usize],
+    max_tokens: usize,
+    cut: &dyn Fn(&T, &[usize]) -> T,
+    measure: &mut Measure<'_, T>,
+) -> Result<Budgeted<T>> {
+    let mut candidate = |shown: &[usize]| {
+        let data = cut(full, shown);
+        measure(&Budgeted { data, omitted: Omitted::from_counts(names, totals, shown) })
+    };
+    let shown = fit(totals, max_tokens, &mut candidate)?;
+    Ok(Budgeted { data: cut(full, &shown), omitted: Omitted::from_counts(names, totals, &shown) })
 }
 
 #[cfg(test)]

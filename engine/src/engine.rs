@@ -2,9 +2,7 @@
 
 use std::path::PathBuf;
 
-use serde::Serialize;
-
-use crate::budget::Omitted;
+use crate::budget::{Budgeted, Measure};
 use crate::error::Result;
 use crate::repository::{self, Location};
 use crate::{brief, refs, status};
@@ -34,18 +32,6 @@ impl std::fmt::Debug for Repo {
         f.debug_struct("Repo").field("location", &self.location).finish_non_exhaustive()
     }
 }
-
-/// A result cut to a token budget: the data, and how many items of each list section were dropped.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Budgeted<T> {
-    /// The (possibly shortened) result.
-    pub data: T,
-    /// Dropped items per section; empty when nothing was cut.
-    pub omitted: Omitted,
-}
-
-/// Measures the rendered size, in tokens, of a candidate result (see [`crate::budget::fit`]).
-pub type Measure<'a, T> = dyn FnMut(&Budgeted<T>) -> usize + 'a;
 
 impl Engine {
     /// Creates an engine with `options`.
@@ -115,26 +101,4 @@ impl Engine {
     ) -> Result<Budgeted<refs::Report>> {
         refs::fit(refs::read(&repo.git)?, max_tokens, measure)
     }
-}
-
-/// Shows the first `count` items of `items`.
-pub(crate) fn first<T: Clone>(items: &[T], count: usize) -> Vec<T> {
-    items[..count.min(items.len())].to_vec()
-}
-
-/// Runs [`crate::budget::fit`] over named sections of a full result, rebuilding the shortened result with `cut`.
-pub(crate) fn fit_sections<T>(
-    full: &T,
-    names: &[&'static str],
-    totals: &[usize],
-    max_tokens: usize,
-    cut: &dyn Fn(&T, &[usize]) -> T,
-    measure: &mut Measure<'_, T>,
-) -> Result<Budgeted<T>> {
-    let mut candidate = |shown: &[usize]| {
-        let data = cut(full, shown);
-        measure(&Budgeted { data, omitted: Omitted::from_counts(names, totals, shown) })
-    };
-    let shown = crate::budget::fit(totals, max_tokens, &mut candidate)?;
-    Ok(Budgeted { data: cut(full, &shown), omitted: Omitted::from_counts(names, totals, &shown) })
 }

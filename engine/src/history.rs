@@ -12,7 +12,8 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::ancestry::Shallow;
-use crate::engine::{Budgeted, Engine, Measure, Repo, fit_sections};
+use crate::budget::{Budgeted, Measure, fit_sections};
+use crate::engine::{Engine, Repo};
 use crate::error::{Error, InvalidReason, Result};
 use crate::facets::{iso_time, subject, utf8};
 
@@ -224,7 +225,7 @@ fn fit_page(
             (*more || shown[0] < full.commits.len())
                 .then(|| Cursor { skip: cursor.skip + shown[0], ..cursor.clone() }.encode())
         });
-        Page { commits: crate::engine::first(&full.commits, shown[0]), next_cursor, ..full.clone() }
+        Page { commits: crate::budget::first(&full.commits, shown[0]), next_cursor, ..full.clone() }
     };
     fit_sections(&full, &["commits"], &[full.commits.len()], max_tokens, &cut, measure)
 }

@@ -39,5 +39,6 @@ pub mod status;
 pub mod submodule_status;
 pub mod worktree_list;
 
-pub use engine::{Budgeted, Engine, Measure, Options, Repo};
+pub use budget::{Budgeted, Measure};
+pub use engine::{Engine, Options, Repo};
 pub use error::{Error, InvalidReason, ItemError, Result, Unreadable};

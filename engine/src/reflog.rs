@@ -10,7 +10,8 @@ use gix::ObjectId;
 use serde::Serialize;
 use serde_json::json;
 
-use crate::engine::{Budgeted, Engine, Measure, Repo, fit_sections};
+use crate::budget::{Budgeted, Measure, fit_sections};
+use crate::engine::{Engine, Repo};
 use crate::error::{Error, InvalidReason, Result};
 use crate::facets::commits::SHORT_SHA_LEN;
 use crate::facets::{iso_time, utf8};
@@ -89,7 +90,7 @@ impl Engine {
     ) -> Result<Budgeted<Report>> {
         let full = read(&repo.git, ref_name.unwrap_or("HEAD"), limit)?;
         let cut = |full: &Report, shown: &[usize]| Report {
-            entries: crate::engine::first(&full.entries, shown[0]),
+            entries: crate::budget::first(&full.entries, shown[0]),
             ..full.clone()
         };
         fit_sections(&full, &["entries"], &[full.entries.len()], max_tokens, &cut, measure)

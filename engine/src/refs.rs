@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::engine::{Budgeted, Measure, first, fit_sections};
+use crate::budget::{Budgeted, Measure, first, fit_sections};
 use crate::error::Result;
 use crate::facets::refs::{Branch, Remote, RemoteBranch, Tag};
 use crate::facets::stashes::Stash;

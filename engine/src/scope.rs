@@ -18,8 +18,9 @@ use gix::ObjectId;
 use serde::Serialize;
 
 use crate::brief::Counts;
+use crate::budget::{Budgeted, Measure, first, fit_sections};
 use crate::codeowners::{self, LineError};
-use crate::engine::{Budgeted, Engine, Measure, Repo, first, fit_sections};
+use crate::engine::{Engine, Repo};
 use crate::error::{Error, InvalidReason, Result};
 use crate::facets::commits::abbreviate;
 use crate::facets::worktree::{self, Change};

@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use crate::brief::Counts;
-use crate::engine::{Budgeted, Measure, first, fit_sections};
+use crate::budget::{Budgeted, Measure, first, fit_sections};
 use crate::error::Result;
 use crate::facets::operation::Operation;
 use crate::facets::refs::Upstream;

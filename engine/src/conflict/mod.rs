@@ -11,7 +11,8 @@ pub mod state;
 use gix::bstr::ByteSlice;
 use serde::Serialize;
 
-use crate::engine::{Budgeted, Engine, Measure, Repo};
+use crate::budget::{Budgeted, Measure};
+use crate::engine::{Engine, Repo};
 use crate::error::{Error, Result};
 use crate::facets::subject;
 

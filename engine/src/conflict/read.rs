@@ -16,8 +16,7 @@ use serde::Serialize;
 use super::markers::{MarkerRegion, Scanner};
 use super::state::{self, Activity, Producer, Progress, Stages};
 use super::{is_binary, marker_sizes};
-use crate::budget::Omitted;
-use crate::engine::{Budgeted, Measure, fit_sections};
+use crate::budget::{Budgeted, Measure, Omitted, fit_sections};
 use crate::error::{Error, Result};
 use crate::facets::utf8;
 

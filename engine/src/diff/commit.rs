@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::side::{PathFilter, Side};
 use super::{FileStat, Totals, diff_sides, stats};
-use crate::engine::{Budgeted, Measure, first, fit_sections};
+use crate::budget::{Budgeted, Measure, first, fit_sections};
 use crate::error::{Error, Result};
 use crate::facets::{iso_time, subject, utf8};
 use crate::revision::resolve_commit;

@@ -28,7 +28,8 @@ use std::collections::BTreeSet;
 use gix::bstr::BString;
 use serde::Serialize;
 
-use crate::engine::{Budgeted, Engine, Measure, Repo};
+use crate::budget::{Budgeted, Measure};
+use crate::engine::{Engine, Repo};
 use crate::error::Result;
 use changes::Change;
 use side::{PathFilter, Side};

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::side::PathFilter;
 use super::{FileStat, changes, diff_sides, head_side, side::Side, stats};
-use crate::engine::{Budgeted, Measure, first, fit_sections};
+use crate::budget::{Budgeted, Measure, first, fit_sections};
 use crate::error::Result;
 use crate::facets::worktree::{self, UntrackedMode};
 
