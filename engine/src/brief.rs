@@ -5,12 +5,13 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::budget::{Budgeted, Measure, first, fit_sections};
+use crate::cache::{Diagnostics, Reader};
 use crate::error::Result;
 use crate::facets::commits::CommitLine;
 use crate::facets::conventions::Conventions;
 use crate::facets::operation::Operation;
 use crate::facets::worktree::UntrackedMode;
-use crate::facets::{commits, conventions, head, operation, refs, stashes, submodules, worktree};
+use crate::facets::{Facet, commits, conventions, head, operation, refs, stashes, submodules, worktree};
 
 /// Hints kept at most (SPEC §5).
 pub const MAX_HINTS: usize = 3;
@@ -50,7 +51,23 @@ pub struct Brief {
     pub conventions: Conventions,
     /// At most 3 ranked next steps, each naming the tool to call.
     pub hints: Vec<Hint>,
+    /// How the engine's cache serves this repository (watched, stat-validated or off, and why); set by
+    /// [`crate::Engine::brief`], absent from [`read`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diagnostics: Option<Diagnostics>,
 }
+
+/// The facets a brief reads (its answer is cached until one of them changes).
+pub const READS: &[Facet] = &[
+    Facet::Head,
+    Facet::Upstream,
+    Facet::WorkTreeStatus,
+    Facet::Submodules,
+    Facet::RecentCommits,
+    Facet::Conventions,
+    Facet::Stashes,
+    Facet::Operation,
+];
 
 /// HEAD plus upstream.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -157,34 +174,52 @@ pub struct Hint {
 /// # Errors
 /// [`crate::Error::GitRead`] when a facet cannot be read.
 pub fn read(repo: &gix::Repository, options: &Options) -> Result<Brief> {
-    let head = head::read(repo)?;
-    let upstream = refs::current_upstream(repo, &head)?;
-    let status = worktree::status(repo)?;
-    let submodules = submodules::summarize(&submodules::list(repo)?);
+    read_from(&Reader::direct(repo), options)
+}
+
+/// [`read`] with facets from `facets` (the engine's cache or the repository). Each facet is computed from reads of
+/// its own, so a cached facet never mixes states.
+pub(crate) fn read_from(facets: &Reader<'_>, options: &Options) -> Result<Brief> {
+    let head = facets.get(Facet::Head, |git| Ok((head::read(git)?, commits::abbreviated_head(git))))?;
+    let upstream = facets.get(Facet::Upstream, |git| refs::current_upstream(git, &head::read(git)?))?;
+    let status = facets.get(Facet::WorkTreeStatus, worktree::status)?;
+    let submodules = facets.get(Facet::Submodules, |git| Ok(submodules::summarize(&submodules::list(git)?)))?;
     // One walk serves both the recent commits and the conventions' subjects.
-    let mut history = commits::recent(repo, options.recent_commits.max(conventions::SUBJECTS_EXAMINED))?;
-    let conventions = conventions::read(repo, &history, &refs::local_branch_names(repo)?)?;
+    let walked = options.recent_commits.max(conventions::SUBJECTS_EXAMINED);
+    let mut history = if walked == conventions::SUBJECTS_EXAMINED {
+        (*facets.get(Facet::RecentCommits, |git| commits::recent(git, walked))?).clone()
+    } else {
+        commits::recent(facets.git(), walked)?
+    };
+    let conventions = facets.get(Facet::Conventions, |git| {
+        let subjects = commits::recent(git, conventions::SUBJECTS_EXAMINED)?;
+        conventions::read(git, &subjects, &refs::local_branch_names(git)?)
+    })?;
+    let (operation, rebasing) =
+        (*facets.get(Facet::Operation, |git| Ok((operation::read(git), operation::rebasing_branch(git))))?).clone();
     history.truncate(options.recent_commits);
+    let (head, sha) = (&head.0, head.1.clone());
     let brief = Brief {
         head: BriefHead {
-            branch: head.branch,
+            branch: head.branch.clone(),
             detached: head.detached,
             unborn: head.unborn,
-            sha: commits::abbreviated_head(repo),
-            upstream: upstream.as_ref().map(|u| u.name.clone()),
-            ahead: upstream.as_ref().map_or(0, |u| u.ahead),
-            behind: upstream.as_ref().map_or(0, |u| u.behind),
-            upstream_gone: upstream.as_ref().is_some_and(|u| u.gone),
-            rebasing: operation::rebasing_branch(repo),
+            sha,
+            upstream: upstream.as_ref().as_ref().map(|u| u.name.clone()),
+            ahead: upstream.as_ref().as_ref().map_or(0, |u| u.ahead),
+            behind: upstream.as_ref().as_ref().map_or(0, |u| u.behind),
+            upstream_gone: upstream.as_ref().as_ref().is_some_and(|u| u.gone),
+            rebasing,
             shallow: head.shallow,
         },
-        operation_in_progress: operation::read(repo),
+        operation_in_progress: operation,
         working_tree: Counts::of(&status),
-        stashes: StashCount { count: stashes::read(repo)?.len() },
-        submodules,
+        stashes: StashCount { count: facets.get(Facet::Stashes, stashes::read)?.len() },
+        submodules: (*submodules).clone(),
         recent_commits: history,
-        conventions,
+        conventions: (*conventions).clone(),
         hints: Vec::new(),
+        diagnostics: None,
     };
     Ok(Brief { hints: hints(&brief, &status.conflicted), ..brief })
 }

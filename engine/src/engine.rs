@@ -3,7 +3,9 @@
 use std::path::PathBuf;
 
 use crate::budget::{Budgeted, Measure};
+use crate::cache::{self, Cache, CallState, Reader};
 use crate::error::Result;
+use crate::facets::Facet;
 use crate::repository::{self, Location};
 use crate::{brief, refs, status};
 
@@ -14,10 +16,12 @@ pub struct Options {
     pub allowed_roots: Vec<PathBuf>,
 }
 
-/// The context engine. Cheap to share by reference; every call opens what it reads.
+/// The context engine: resolution, the facet and answer caches with their watcher, and every tool's read. Shared
+/// by reference; `Send + Sync`, and safe for concurrent callers (two calls needing the same facet compute it once).
 #[derive(Debug)]
 pub struct Engine {
     options: Options,
+    cache: Cache,
 }
 
 /// A repository resolved by [`Engine::resolve`]: where it is, and an open gix handle (no filter drivers).
@@ -25,6 +29,7 @@ pub struct Repo {
     /// Canonical locations, all inside an allowed root.
     pub location: Location,
     pub(crate) git: gix::Repository,
+    pub(crate) call: CallState,
 }
 
 impl std::fmt::Debug for Repo {
@@ -34,9 +39,48 @@ impl std::fmt::Debug for Repo {
 }
 
 impl Engine {
-    /// Creates an engine with `options`.
+    /// Creates an engine with `options` and the default cache (on, watched, [`cache::DEFAULT_CAPACITY_BYTES`]).
     pub fn new(options: Options) -> Self {
-        Self { options }
+        Self::with_cache(options, cache::Options::default())
+    }
+
+    /// Creates an engine with `options` and the cache configured by `cache`. The watcher starts with the first
+    /// repository resolved.
+    pub fn with_cache(options: Options, cache: cache::Options) -> Self {
+        Self { options, cache: Cache::new(cache) }
+    }
+
+    /// The cache's and watcher's counters since start (for `doctor`).
+    pub fn cache_stats(&self) -> cache::Stats {
+        self.cache.stats()
+    }
+
+    /// How the cache serves `repo` (what `repo.brief` reports as `diagnostics`).
+    pub fn cache_diagnostics(&self, repo: &Repo) -> cache::Diagnostics {
+        self.cache.diagnostics(&repo.call)
+    }
+
+    /// A tool's rendered answer for `repo`, from memory when none of the facets it `reads` changed since it was
+    /// rendered (`None`: it depends on everything, any event invalidates it), else rendered by `render`. Only `Ok`
+    /// answers are kept. `variant` must name the tool and hold every input besides the repository (arguments,
+    /// the caller's path); `weight` estimates an answer's size in bytes for the cache's bound. A warm answer of an
+    /// unchanged repository is one lookup and one clone.
+    ///
+    /// # Errors
+    /// Whatever `render` returns.
+    pub fn answer<V: Clone + Send + Sync + 'static, E>(
+        &self,
+        repo: &Repo,
+        variant: &str,
+        reads: Option<&[Facet]>,
+        weight: impl Fn(&V) -> usize,
+        render: impl FnOnce() -> std::result::Result<V, E>,
+    ) -> std::result::Result<V, E> {
+        self.cache.answer(&repo.call, &repo.location, variant, reads, weight, render)
+    }
+
+    fn facets<'a>(&'a self, repo: &'a Repo) -> Reader<'a> {
+        Reader::cached(&repo.git, &self.cache, &repo.call, &repo.location)
     }
 
     /// The allowed roots in force.
@@ -50,7 +94,8 @@ impl Engine {
     /// [`crate::Error::Invalid`] with `invalid_path`, `not_found`, `outside_allowed_roots` or `not_a_repository`.
     pub fn resolve(&self, repo_path: &str) -> Result<Repo> {
         let (location, git) = repository::resolve(repo_path, &self.options.allowed_roots)?;
-        Ok(Repo { location, git })
+        let call = self.cache.call(&location);
+        Ok(Repo { location, git, call })
     }
 
     /// Resolves a revision argument to a full commit sha (see [`crate::revision::resolve_commit`]).
@@ -73,7 +118,9 @@ impl Engine {
         max_tokens: usize,
         measure: &mut Measure<'_, brief::Brief>,
     ) -> Result<Budgeted<brief::Brief>> {
-        brief::fit(brief::read(&repo.git, options)?, max_tokens, measure)
+        let mut brief = brief::read_from(&self.facets(repo), options)?;
+        brief.diagnostics = Some(self.cache.diagnostics(&repo.call));
+        brief::fit(brief, max_tokens, measure)
     }
 
     /// `repo.status`: branch, operation and every dirty path, cut to `max_tokens`.
@@ -86,7 +133,7 @@ impl Engine {
         max_tokens: usize,
         measure: &mut Measure<'_, status::Report>,
     ) -> Result<Budgeted<status::Report>> {
-        status::fit(status::read(&repo.git)?, max_tokens, measure)
+        status::fit(status::read_from(&self.facets(repo))?, max_tokens, measure)
     }
 
     /// `repo.refs`: branches with upstreams, tags, remotes and stashes, cut to `max_tokens`.
@@ -99,6 +146,6 @@ impl Engine {
         max_tokens: usize,
         measure: &mut Measure<'_, refs::Report>,
     ) -> Result<Budgeted<refs::Report>> {
-        refs::fit(refs::read(&repo.git)?, max_tokens, measure)
+        refs::fit(refs::read_from(&self.facets(repo))?, max_tokens, measure)
     }
 }

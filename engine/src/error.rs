@@ -44,7 +44,7 @@ impl InvalidReason {
 ///
 /// [`Error::Invalid`] is the caller's fault (the MCP layer maps it to JSON-RPC -32602 with `data.reason`);
 /// [`Error::GitRead`] is a read that failed on a valid repository (tool error 10010, SPEC §4.3).
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum Error {
     /// The input was refused; nothing was read.
     #[error("{message}")]

@@ -23,6 +23,7 @@ pub mod ancestry;
 pub mod branch_stack;
 pub mod brief;
 pub mod budget;
+pub mod cache;
 pub mod codeowners;
 pub mod conflict;
 pub mod diff;

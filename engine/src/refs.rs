@@ -3,10 +3,11 @@
 use serde::Serialize;
 
 use crate::budget::{Budgeted, Measure, first, fit_sections};
+use crate::cache::Reader;
 use crate::error::Result;
 use crate::facets::refs::{Branch, Remote, RemoteBranch, Tag};
 use crate::facets::stashes::Stash;
-use crate::facets::{head, refs, stashes};
+use crate::facets::{Facet, commits, head, refs, stashes};
 
 /// The refs report. `counts` are exact; lists may be cut by the budget (see the envelope's `omitted`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -53,14 +54,27 @@ pub struct RefCounts {
 /// # Errors
 /// [`crate::Error::GitRead`] when refs cannot be read.
 pub fn read(repo: &gix::Repository) -> Result<Report> {
-    let mut unreadable = Vec::new();
-    let branches = refs::branches(repo, &mut unreadable)?;
-    let remotes = refs::remotes(repo)?;
-    let stashes = stashes::read(repo)?;
-    let tags = refs::tags(repo, &mut unreadable)?;
-    let remote_branches = refs::remote_branches(repo, &mut unreadable)?;
+    read_from(&Reader::direct(repo))
+}
+
+/// The facets a refs report reads.
+pub const READS: &[Facet] =
+    &[Facet::Head, Facet::Branches, Facet::Remotes, Facet::Stashes, Facet::Tags, Facet::RemoteBranches];
+
+/// [`read`] with facets from `facets`.
+pub(crate) fn read_from(facets: &Reader<'_>) -> Result<Report> {
+    // Each ref list is cached with the refs it could not read; they are reported in the same order as before.
+    let (branches, mut unreadable) = (*facets.get(Facet::Branches, with_unreadable(refs::branches))?).clone();
+    let remotes = (*facets.get(Facet::Remotes, refs::remotes)?).clone();
+    let stashes = (*facets.get(Facet::Stashes, stashes::read)?).clone();
+    let (tags, tags_unreadable) = (*facets.get(Facet::Tags, with_unreadable(refs::tags))?).clone();
+    let (remote_branches, remote_unreadable) =
+        (*facets.get(Facet::RemoteBranches, with_unreadable(refs::remote_branches))?).clone();
+    unreadable.extend(tags_unreadable);
+    unreadable.extend(remote_unreadable);
+    let head = facets.get(Facet::Head, |git| Ok((head::read(git)?, commits::abbreviated_head(git))))?;
     Ok(Report {
-        head: head::read(repo)?,
+        head: head.0.clone(),
         counts: RefCounts {
             branches: branches.len(),
             remotes: remotes.len(),
@@ -102,4 +116,14 @@ pub fn fit(full: Report, max_tokens: usize, measure: &mut Measure<'_, Report>) -
     };
     let names = ["branches", "remotes", "stashes", "tags", "remoteBranches", "unreadable"];
     fit_sections(&full, &names, &totals, max_tokens, &cut, measure)
+}
+
+/// A ref list reader that also returns the refs it could not read (one cacheable value).
+fn with_unreadable<T>(
+    list: fn(&gix::Repository, &mut Vec<crate::Unreadable>) -> Result<Vec<T>>,
+) -> impl FnOnce(&gix::Repository) -> Result<(Vec<T>, Vec<crate::Unreadable>)> {
+    move |git| {
+        let mut unreadable = Vec::new();
+        list(git, &mut unreadable).map(|items| (items, unreadable))
+    }
 }

@@ -4,11 +4,12 @@ use serde::Serialize;
 
 use crate::brief::Counts;
 use crate::budget::{Budgeted, Measure, first, fit_sections};
+use crate::cache::Reader;
 use crate::error::Result;
 use crate::facets::operation::Operation;
 use crate::facets::refs::Upstream;
 use crate::facets::worktree::Change;
-use crate::facets::{head, operation, refs, worktree};
+use crate::facets::{Facet, commits, head, operation, refs, worktree};
 
 /// The status report. Counts are exact; the path lists may be cut by the budget (see the envelope's `omitted`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -42,19 +43,28 @@ pub struct Report {
 /// # Errors
 /// [`crate::Error::GitRead`] when a facet cannot be read.
 pub fn read(repo: &gix::Repository) -> Result<Report> {
-    let head = head::read(repo)?;
-    let upstream = refs::current_upstream(repo, &head)?;
-    let status = worktree::status(repo)?;
+    read_from(&Reader::direct(repo))
+}
+
+/// The facets a status report reads.
+pub const READS: &[Facet] = &[Facet::Head, Facet::Upstream, Facet::WorkTreeStatus, Facet::Operation];
+
+/// [`read`] with facets from `facets`.
+pub(crate) fn read_from(facets: &Reader<'_>) -> Result<Report> {
+    let head = facets.get(Facet::Head, |git| Ok((head::read(git)?, commits::abbreviated_head(git))))?;
+    let upstream = facets.get(Facet::Upstream, |git| refs::current_upstream(git, &head::read(git)?))?;
+    let status = facets.get(Facet::WorkTreeStatus, worktree::status)?;
+    let operation = facets.get(Facet::Operation, |git| Ok((operation::read(git), operation::rebasing_branch(git))))?.0;
     Ok(Report {
-        head,
-        upstream,
-        operation_in_progress: operation::read(repo),
+        head: head.0.clone(),
+        upstream: (*upstream).clone(),
+        operation_in_progress: operation,
         counts: Counts::of(&status),
-        conflicted: status.conflicted,
-        staged: status.staged,
-        unstaged: status.unstaged,
-        untracked: status.untracked,
-        unreadable: status.unreadable,
+        conflicted: status.conflicted.clone(),
+        staged: status.staged.clone(),
+        unstaged: status.unstaged.clone(),
+        untracked: status.untracked.clone(),
+        unreadable: status.unreadable.clone(),
     })
 }
 

@@ -49,8 +49,14 @@ enum Command {
         arguments: String,
     },
     /// Show the configuration in force: allowed roots, run dir, FLUXGIT_* variables, audit and presence
-    /// settings, and the registered tools.
-    Doctor,
+    /// settings, the engine cache and its watcher, and the registered tools.
+    ///
+    /// With repository paths, reads each through the engine as a server would and shows how its cache serves it
+    /// (watched or stat-validated, and why) and the watcher's counts.
+    Doctor {
+        /// Repositories to check (absolute paths under the allowed roots).
+        repos: Vec<String>,
+    },
     /// Print a tool's description and inputSchema (its argument names, types and bounds) as JSON.
     Schema {
         /// Tool name, e.g. `commit.details`.
@@ -86,7 +92,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         None => serve_stdio(),
         Some(Command::Call { tool, arguments }) => call(&tool, &arguments),
-        Some(Command::Doctor) => Ok(doctor()),
+        Some(Command::Doctor { repos }) => Ok(doctor(&repos)),
         Some(Command::Schema { tool }) => schema(&tool),
         Some(Command::VerifyAudit { file, pubkeys, require_signed }) => {
             Ok(verify_audit(&file, &pubkeys, require_signed))
@@ -96,7 +102,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 }
 
 fn build_server(config: &Config) -> anyhow::Result<Server> {
-    let engine = fluxgit_engine::Engine::new(config.engine_options());
+    let engine = fluxgit_engine::Engine::with_cache(config.engine_options(), config.cache_options());
     let registry = fluxgit_mcp_sidecar::tools::registry().context("building the tool registry")?;
     Ok(Server::new(registry, engine).with_bridge(Bridge::from_config(config)))
 }
@@ -229,7 +235,7 @@ const PATH_VARS: [&str; 5] = [
     "FLUXGIT_MCP_AGENT_POLICY",
 ];
 
-fn doctor() -> ExitCode {
+fn doctor(repos: &[String]) -> ExitCode {
     let raw = RawConfig::from_env();
     let mut out = String::new();
     let info = ServerInfo::CURRENT;
@@ -297,6 +303,7 @@ fn doctor() -> ExitCode {
     let detection = if config.agent_detection_disabled { "disabled" } else { "no agents.presence tool yet" };
     out.push_str(&format!("agent detection: {detection}\n"));
     out.push_str(&format!("gateway: {}\n", Bridge::from_config(&config).describe()));
+    healthy &= engine_cache(&config, repos, &mut out);
 
     match fluxgit_mcp_sidecar::tools::registry() {
         Ok(registry) => {
@@ -315,6 +322,58 @@ fn doctor() -> ExitCode {
     }
     print!("{out}");
     if healthy { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+}
+
+/// The engine cache section of `doctor`: bound, watcher mode, kernel limits, and for each repository given, how it
+/// is served; then the watcher's counts. Returns `false` when a repository cannot be read.
+fn engine_cache(config: &Config, repos: &[String], out: &mut String) -> bool {
+    let mib = config.cache_bytes / (1024 * 1024);
+    out.push_str(&format!("engine cache: {mib} MiB bound ({})\n", config::CACHE_MB_VAR));
+    let watching = if config.watch_disabled {
+        format!("disabled ({}): every repository is served stat-validated", config::WATCH_DISABLED_VAR)
+    } else {
+        "on: one inotify instance watches every repository seen".to_owned()
+    };
+    out.push_str(&format!("watcher: {watching}\n"));
+    for limit in ["max_user_watches", "max_user_instances", "max_queued_events"] {
+        if let Ok(value) = std::fs::read_to_string(format!("/proc/sys/fs/inotify/{limit}")) {
+            out.push_str(&format!("  fs.inotify.{limit} = {}\n", value.trim()));
+        }
+    }
+    let engine = fluxgit_engine::Engine::with_cache(config.engine_options(), config.cache_options());
+    let mut healthy = true;
+    for path in repos {
+        let outcome = engine.resolve(path).and_then(|repo| {
+            let options = fluxgit_engine::brief::Options::default();
+            let measure = &mut |_: &fluxgit_engine::Budgeted<fluxgit_engine::brief::Brief>| 0;
+            engine.brief(&repo, &options, usize::MAX, measure)?;
+            Ok(engine.cache_diagnostics(&repo))
+        });
+        match outcome {
+            Ok(diagnostics) => {
+                let reason = diagnostics.reason.map(|reason| format!(": {reason}")).unwrap_or_default();
+                out.push_str(&format!("  {path}: {}{reason}\n", diagnostics.cache));
+            }
+            Err(error) => {
+                healthy = false;
+                out.push_str(&format!("  {path}: {error}\n"));
+            }
+        }
+    }
+    let stats = engine.cache_stats();
+    out.push_str(&format!(
+        "  watcher {}: {} repositories ({} watched, {} stat-validated), {} watches, {} events, {} invalidations, \
+         {} overflows\n",
+        stats.watcher,
+        stats.repositories,
+        stats.watched,
+        stats.fallbacks,
+        stats.watches,
+        stats.events,
+        stats.invalidations,
+        stats.overflows
+    ));
+    healthy
 }
 
 /// The audit ledger's state for `doctor`.

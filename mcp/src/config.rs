@@ -31,6 +31,10 @@ pub const AGENT_DETECTION_DISABLED_VAR: &str = "FLUXGIT_MCP_AGENT_DETECTION_DISA
 /// Pins "now" (Unix seconds) for the tools that read a clock (`repo.scope`'s churn window), so benchmarks and
 /// tests are reproducible. Unset, unparsable or negative: the system clock.
 pub const NOW_VAR: &str = "FLUXGIT_NOW_EPOCH_SECS";
+/// Turns the engine's watcher off (any value): every repository is served stat-validated.
+pub const WATCH_DISABLED_VAR: &str = fluxgit_engine::cache::WATCH_DISABLED_VAR;
+/// The engine cache's weight bound in MiB (default 64).
+pub const CACHE_MB_VAR: &str = "FLUXGIT_ENGINE_CACHE_MB";
 
 /// "Now" in Unix seconds: [`NOW_VAR`] when it holds a non-negative integer, else the system clock.
 pub fn now_epoch_secs() -> i64 {
@@ -89,6 +93,10 @@ pub struct Config {
     pub agent_detection_disabled: bool,
     /// The first set gateway address variable and its value, unvalidated (the bridge checks it, SPEC §4.5).
     pub gateway_addr: Option<(String, String)>,
+    /// `FLUXGIT_ENGINE_WATCH_DISABLED` is set.
+    pub watch_disabled: bool,
+    /// The engine cache's weight bound in bytes (`FLUXGIT_ENGINE_CACHE_MB`, default 64 MiB).
+    pub cache_bytes: u64,
     /// Every set `FLUXGIT_*` variable, for `doctor`.
     pub vars: BTreeMap<String, OsString>,
 }
@@ -150,6 +158,9 @@ pub enum Error {
     /// `FLUXGIT_MCP_AUDIT_LOG` is not an absolute path.
     #[error("{AUDIT_LOG_VAR} must be an absolute path, got {0:?}")]
     AuditLogNotAbsolute(PathBuf),
+    /// `FLUXGIT_ENGINE_CACHE_MB` is not a whole number of MiB from 1 to 65536.
+    #[error("{CACHE_MB_VAR} must be a whole number of MiB from 1 to 65536, got {0:?}")]
+    CacheSize(String),
 }
 
 impl RawConfig {
@@ -220,8 +231,20 @@ impl Config {
         let gateway_addr = GATEWAY_ADDR_VARS
             .iter()
             .find_map(|name| raw.var(name).map(|value| ((*name).to_owned(), value.to_string_lossy().into_owned())));
+        let cache_bytes = match raw.var(CACHE_MB_VAR) {
+            None => fluxgit_engine::cache::DEFAULT_CAPACITY_BYTES,
+            Some(value) => {
+                let text = value.to_string_lossy();
+                match text.trim().parse::<u64>() {
+                    Ok(mib @ 1..=65536) => mib * 1024 * 1024,
+                    _ => return Err(Error::CacheSize(text.into_owned())),
+                }
+            }
+        };
         Ok(Config {
             allowed_roots,
+            watch_disabled: raw.var(WATCH_DISABLED_VAR).is_some(),
+            cache_bytes,
             roots_source,
             dropped_roots,
             presence_dir: run_dir.join("presence").join("mcp"),
@@ -240,6 +263,17 @@ impl Config {
     /// The engine options for this configuration.
     pub fn engine_options(&self) -> fluxgit_engine::Options {
         fluxgit_engine::Options { allowed_roots: self.allowed_roots.clone() }
+    }
+
+    /// The engine's cache options: watched unless disabled, barrier markers under `<run dir>/engine`.
+    pub fn cache_options(&self) -> fluxgit_engine::cache::Options {
+        fluxgit_engine::cache::Options {
+            enabled: true,
+            capacity_bytes: self.cache_bytes,
+            watch: !self.watch_disabled,
+            run_dir: Some(self.run_dir.join("engine")),
+            watch_limit: None,
+        }
     }
 }
 

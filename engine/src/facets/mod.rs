@@ -40,12 +40,27 @@ pub enum Facet {
     RecentCommits,
     /// Detected conventions ([`conventions::read`]).
     Conventions,
+    /// Remote-tracking branches ([`refs::remote_branches`]).
+    RemoteBranches,
+}
+
+impl Facet {
+    /// The facet's bit in a set of facets (its position in this enum).
+    pub(crate) const fn bit(self) -> usize {
+        self as usize
+    }
+
+    /// `true` for facets shared by every worktree of a repository (keyed by the common dir); the others are keyed
+    /// by the worktree's git dir.
+    pub fn is_shared(self) -> bool {
+        matches!(self, Self::Tags | Self::Remotes | Self::Stashes | Self::RemoteBranches)
+    }
 }
 
 /// The cache key of one facet of one repository: the repository's canonical common dir plus the facet.
 ///
-/// Linked worktrees share refs (common dir) but not HEAD, index or work tree; callers key per-worktree facets
-/// ([`Facet::Head`], [`Facet::WorkTreeStatus`], [`Facet::Operation`], [`Facet::Upstream`]) by the git dir instead.
+/// Linked worktrees share refs (common dir) but not HEAD, index or work tree: facets that depend on HEAD or the work
+/// tree are keyed by the git dir ([`Facet::is_shared`] tells which).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct FacetKey {
     /// The canonical git dir (per-worktree facets) or common dir (shared facets).

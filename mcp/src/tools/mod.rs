@@ -13,6 +13,8 @@ pub struct CallContext<'a> {
     pub client_name: &'a str,
     /// The write-proposal bridge to the approval gateway ([`crate::bridge::Bridge::NONE`] when none is configured).
     pub bridge: &'a crate::bridge::Bridge,
+    /// The call's validated arguments, as the client sent them (the key of the engine's answer cache).
+    pub arguments: &'a Map<String, Value>,
 }
 
 /// A tool as advertised in `tools/list`.
