@@ -129,14 +129,14 @@ fn act(fixture: &Fixture, action: &str) {
             git(&["checkout", "-q", target]);
         }
         "reset" => {
-            if n % 2 == 0 {
+            if n.is_multiple_of(2) {
                 git(&["reset", "-q", "--soft", "HEAD~1"]);
             } else {
                 git(&["reset", "-q", "--hard", "HEAD@{1}"]);
             }
         }
         "stash" => {
-            if n % 2 == 0 {
+            if n.is_multiple_of(2) {
                 std::fs::write(path.join("stashed.txt"), format!("{n}\n")).expect("write");
                 git(&["stash", "push", "-q", "--include-untracked", "-m", &format!("wip {n}")]);
             } else {
@@ -152,7 +152,7 @@ fn act(fixture: &Fixture, action: &str) {
         }
         // Only the index changes: stage or unstage the edited file.
         "add" => {
-            if n % 2 == 0 {
+            if n.is_multiple_of(2) {
                 git(&["add", "counter.txt"]);
             } else {
                 git(&["reset", "-q", "counter.txt"]);

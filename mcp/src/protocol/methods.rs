@@ -159,12 +159,7 @@ pub(crate) fn call_tool(
     let Value::Object(arguments) = arguments else {
         return Err(ProtocolError::internal("arguments are not an object"));
     };
-    let call_context = CallContext {
-        engine: tools.engine,
-        client_name: &context.client_name,
-        bridge: tools.bridge,
-        arguments: &arguments,
-    };
+    let call_context = CallContext { engine: tools.engine, client_name: &context.client_name, bridge: tools.bridge };
     let outcome = catch_unwind(AssertUnwindSafe(|| tool.call(&call_context, &arguments)));
     match outcome {
         Ok(Ok(output)) => Ok(output),

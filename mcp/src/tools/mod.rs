@@ -3,6 +3,7 @@
 //! Each tool family lives in its own module; a handler maps validated arguments to one engine call and wraps the
 //! result in the envelope of SPEC §4.2.
 
+use fluxgit_engine::facets::Facet;
 use serde_json::{Map, Value};
 
 /// What a tool call needs besides its arguments.
@@ -13,8 +14,6 @@ pub struct CallContext<'a> {
     pub client_name: &'a str,
     /// The write-proposal bridge to the approval gateway ([`crate::bridge::Bridge::NONE`] when none is configured).
     pub bridge: &'a crate::bridge::Bridge,
-    /// The call's validated arguments, as the client sent them (the key of the engine's answer cache).
-    pub arguments: &'a Map<String, Value>,
 }
 
 /// A tool as advertised in `tools/list`.
@@ -80,8 +79,45 @@ impl Tool for FnTool {
         &self.definition
     }
 
+    /// Runs the handler, or serves its rendered answer from the engine's cache when the tool's answers are cached
+    /// ([`cached_reads`]) and nothing they read changed since the same arguments were answered.
     fn call(&self, ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
-        (self.handler)(ctx, arguments)
+        let name = self.definition.name;
+        let repo = match (cached_reads(name), arguments.get("repoPath").and_then(Value::as_str)) {
+            (Some(reads), Some(path)) => ctx.engine.resolve(path).ok().map(|repo| (reads, repo)),
+            _ => None,
+        };
+        let Some((reads, repo)) = repo else {
+            return (self.handler)(ctx, arguments);
+        };
+        // Everything the answer depends on besides the repository's state: the tool, the path the caller gave
+        // (the envelope names it) and the arguments. Product errors and protocol errors are never kept.
+        let variant = format!("{name}\0{}\0{}", repo.location.requested.display(), Value::Object(arguments.clone()));
+        let outcome = ctx.engine.answer(
+            &repo,
+            &variant,
+            reads,
+            |output: &ToolOutput| output.text.len() * 3,
+            || match (self.handler)(ctx, arguments) {
+                Ok(output) if !output.is_error => Ok(output),
+                other => Err(other),
+            },
+        );
+        outcome.or_else(|uncached| uncached)
+    }
+}
+
+/// Tools whose rendered answers the engine keeps until a facet they read changes: `Some(Some(facets))`, or
+/// `Some(None)` when any change of the repository invalidates them. `None`: never cached (`repo.scope` depends on
+/// the clock, `worktree.list` on directories outside the repository's trees, the rest on the gateway).
+fn cached_reads(tool: &str) -> Option<Option<&'static [Facet]>> {
+    match tool {
+        "repo.brief" => Some(Some(fluxgit_engine::brief::READS)),
+        "repo.status" => Some(Some(fluxgit_engine::status::READS)),
+        "repo.refs" => Some(Some(fluxgit_engine::refs::READS)),
+        "repo.history" | "repo.reflog" | "repo.branchStack" | "commit.details" | "diff.text" | "worktree.changes"
+        | "submodule.status" | "conflict.read" => Some(None),
+        _ => None,
     }
 }
 

@@ -1,8 +1,7 @@
 //! The `repo.*` tool family: `repo.brief`, `repo.status`, `repo.refs`. Each handler maps arguments to one engine
 //! call and wraps the result in the envelope.
 
-use fluxgit_engine::facets::Facet;
-use fluxgit_engine::{brief, refs, status};
+use fluxgit_engine::brief;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
@@ -40,31 +39,9 @@ pub(crate) fn run<T: serde::Serialize>(
         Err(error) => return unresolved.engine_error(error),
     };
     let frame = Frame::local(tool, &repo.location);
-    let render = || read(&repo, &mut |candidate| frame.measure(candidate)).map(|result| frame.output(&result));
-    let outcome = match cached_reads(tool) {
-        Some(reads) => {
-            // Everything the answer depends on besides the repository's state: the tool, the path the caller
-            // gave (the envelope names it) and the arguments.
-            let arguments = Value::Object(ctx.arguments.clone()).to_string();
-            let variant = format!("{tool}\0{}\0{arguments}", repo.location.requested.display());
-            ctx.engine.answer(&repo, &variant, reads, |output: &ToolOutput| output.text.len() * 3, render)
-        }
-        None => render(),
-    };
-    outcome.or_else(|error| frame.engine_error(error))
-}
-
-/// Tools whose rendered answers the engine keeps until a facet they read changes: `Some(Some(facets))`, or
-/// `Some(None)` when any change of the repository invalidates them. `None`: never cached (`repo.scope` depends on
-/// the clock; `worktree.list` on directories outside the repository's trees).
-fn cached_reads(tool: &str) -> Option<Option<&'static [Facet]>> {
-    match tool {
-        "repo.brief" => Some(Some(brief::READS)),
-        "repo.status" => Some(Some(status::READS)),
-        "repo.refs" => Some(Some(refs::READS)),
-        "repo.history" | "repo.reflog" | "repo.branchStack" | "commit.details" | "diff.text" | "worktree.changes"
-        | "submodule.status" | "conflict.read" => Some(None),
-        _ => None,
+    match read(&repo, &mut |candidate| frame.measure(candidate)) {
+        Ok(result) => Ok(frame.output(&result)),
+        Err(error) => frame.engine_error(error),
     }
 }
 
