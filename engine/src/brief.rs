@@ -51,8 +51,9 @@ pub struct Brief {
     pub conventions: Conventions,
     /// At most 3 ranked next steps, each naming the tool to call.
     pub hints: Vec<Hint>,
-    /// How the engine's cache serves this repository (watched, stat-validated or off, and why); set by
-    /// [`crate::Engine::brief`], absent from [`read`].
+    /// How the engine's cache serves this repository when it is not watched (stat-validated or off, and why); absent
+    /// when the repository is watched (the default) and from [`read`]. Set by [`crate::Engine::brief`]; the lowest
+    /// priority of the budget (a cut is counted in `omitted`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diagnostics: Option<Diagnostics>,
 }
@@ -289,8 +290,9 @@ pub fn hints(brief: &Brief, conflicted: &[String]) -> Vec<Hint> {
     hints
 }
 
-/// Cuts `full` to `max_tokens`: required fields always; then hints, submodule attention, recent commits and branch
-/// prefixes, in that priority. A cut attention list sets `attentionTruncated`.
+/// Cuts `full` to `max_tokens`: required fields always; then hints, submodule attention, recent commits, branch
+/// prefixes and the cache diagnostics (present only when the repository is not watched), in that priority. A cut
+/// attention list sets `attentionTruncated`.
 ///
 /// # Errors
 /// [`crate::Error::Invalid`] (`budget_below_floor`) when the required fields alone exceed `max_tokens`.
@@ -300,6 +302,7 @@ pub fn fit(full: Brief, max_tokens: usize, measure: &mut Measure<'_, Brief>) -> 
         full.submodules.attention.len(),
         full.recent_commits.len(),
         full.conventions.branch_prefixes.len(),
+        usize::from(full.diagnostics.is_some()),
     ];
     let cut = |full: &Brief, shown: &[usize]| {
         let mut brief = full.clone();
@@ -308,8 +311,9 @@ pub fn fit(full: Brief, max_tokens: usize, measure: &mut Measure<'_, Brief>) -> 
         brief.submodules.attention_truncated |= shown[1] < full.submodules.attention.len();
         brief.recent_commits = first(&full.recent_commits, shown[2]);
         brief.conventions.branch_prefixes = first(&full.conventions.branch_prefixes, shown[3]);
+        brief.diagnostics = full.diagnostics.clone().filter(|_| shown[4] > 0);
         brief
     };
-    let names = ["hints", "submoduleAttention", "recentCommits", "branchPrefixes"];
+    let names = ["hints", "submoduleAttention", "recentCommits", "branchPrefixes", "diagnostics"];
     fit_sections(&full, &names, &totals, max_tokens, &cut, measure)
 }

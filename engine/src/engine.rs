@@ -119,7 +119,8 @@ impl Engine {
         measure: &mut Measure<'_, brief::Brief>,
     ) -> Result<Budgeted<brief::Brief>> {
         let mut brief = brief::read_from(&self.facets(repo), options)?;
-        brief.diagnostics = Some(self.cache.diagnostics(&repo.call));
+        brief.diagnostics =
+            Some(self.cache.diagnostics(&repo.call)).filter(|diagnostics| diagnostics.cache != "watched");
         brief::fit(brief, max_tokens, measure)
     }
 

@@ -87,11 +87,12 @@ pub fn brief() -> FnTool {
                     "branchPrefixes": { "type": "array", "items": { "type": "string" } } } },
             "hints": { "type": "array", "maxItems": 3, "items": hint },
             "diagnostics": { "type": "object", "required": ["cache"],
-                "description": "How the engine's cache serves this repository. `watched`: answers from memory, \
-                invalidated by filesystem events and never older than the last change made before the call; \
-                `stat-validated` (watching disabled with FLUXGIT_ENGINE_WATCH_DISABLED, or no watch could be \
-                added): git-dir facets checked against file metadata, work-tree status read on every call; `reason` \
-                says why (absent when watched).",
+                "description": "How the engine's cache serves this repository when it is not watched. Absent \
+                (the default): watched, answers come from memory invalidated by filesystem events and are never \
+                older than the last change made before the call. `stat-validated` (watching disabled with \
+                FLUXGIT_ENGINE_WATCH_DISABLED, or no watch could be added): git-dir facets are checked against file \
+                metadata and the work-tree status is read on every call; `reason` says why. The budget's last \
+                priority: a cut is counted in `omitted.diagnostics`.",
                 "properties": { "cache": { "enum": ["watched", "stat-validated", "off"] },
                     "reason": { "type": "string" } } }
         }

@@ -2,12 +2,14 @@
 //! `tools_stdio`, `history`, `scope`, `topology`, `diff_tools`), the token budgets of the tools on real fixtures (`budget`), and the
 //! write-proposal bridge against a fake gateway (`bridge`, `bridge_status`, `fake_gateway`), and the gateway read tools
 //! (`gateway_reads`), the audit of every call (`audit`), `verify-audit` (`verify_audit`) and the presence file
-//! (`presence`).
+//! (`presence`), and the engine cache's freshness and diagnostics over stdio (`cache`).
 
 mod audit;
 mod bridge;
 mod bridge_status;
+
 mod budget;
+mod cache;
 mod conflict;
 mod diff_tools;
 mod fake_gateway;
