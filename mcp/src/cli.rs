@@ -62,6 +62,12 @@ enum Command {
         /// Tool name, e.g. `commit.details`.
         tool: String,
     },
+    /// Print generated documentation: `docs tools` writes the Markdown reference of every tool (arguments with
+    /// bounds and defaults, output fields, errors) from the registry's schemas; `docs/tools.md` is its output.
+    Docs {
+        /// What to document: `tools`.
+        topic: String,
+    },
     /// Verify an audit ledger: its active file, retained segments and checkpoint, streamed with bounded memory.
     ///
     /// Prints counters (entries, chained, legacy, signed, unsigned, segments, sequence range). Exits 0 when the
@@ -94,6 +100,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Call { tool, arguments }) => call(&tool, &arguments),
         Some(Command::Doctor { repos }) => Ok(doctor(&repos)),
         Some(Command::Schema { tool }) => schema(&tool),
+        Some(Command::Docs { topic }) => docs(&topic),
         Some(Command::VerifyAudit { file, pubkeys, require_signed }) => {
             Ok(verify_audit(&file, &pubkeys, require_signed))
         }
@@ -219,6 +226,18 @@ fn schema(tool: &str) -> anyhow::Result<ExitCode> {
     let shown = json!({ "name": definition.name, "title": definition.title, "description": definition.description,
         "readOnly": definition.read_only, "inputSchema": definition.input_schema });
     writeln!(io::stdout().lock(), "{}", pretty(&shown)).context("writing to stdout")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `docs tools`: the tools reference as Markdown on stdout; exit 2 for another topic.
+fn docs(topic: &str) -> anyhow::Result<ExitCode> {
+    if topic != "tools" {
+        eprintln!("unknown docs topic {topic:?}; topics: tools");
+        return Ok(ExitCode::from(2));
+    }
+    let registry = fluxgit_mcp_sidecar::tools::registry().context("building the tool registry")?;
+    let markdown = fluxgit_mcp_sidecar::tools::docs::tools_markdown(&registry);
+    io::stdout().lock().write_all(markdown.as_bytes()).context("writing to stdout")?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -65,6 +65,7 @@ pub trait Tool: Send + Sync {
 
 pub mod conflict;
 pub mod diff;
+pub mod docs;
 pub mod gateway;
 pub mod history;
 pub mod operation;
