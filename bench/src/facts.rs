@@ -8,7 +8,8 @@
 //! - a count: a number right after a word naming it (`ahead 2`, `"staged":2`, `stashes":{"count":8`, at most
 //!   40 non-digit characters between, same line), or the count a reader gets by counting the entries of a git
 //!   listing (`git status` sections, `git status -sb` codes, `git stash list` lines, `git submodule status`
-//!   markers, `git rev-list --left-right --count`, the `*` line of `git branch -vv`);
+//!   markers, `git rev-list --left-right --count`, the `*` line of `git branch -vv`); in compact JSON (SPEC §4.2)
+//!   an ahead or behind of 0 is a JSON document that names the upstream and leaves the count out;
 //! - detached HEAD, a clean tree, an operation in progress: `detached":true`-like flags, a JSON string equal to
 //!   the operation's name, or git's own sentences (`HEAD detached at`, `working tree clean`,
 //!   `You are currently rebasing`);
@@ -145,7 +146,10 @@ pub(crate) fn carried(fact: &Fact, docs: &[Doc<'_>]) -> Carried {
         Kind::Count { concepts, value, derived } => yes(docs.iter().any(|doc| {
             let labelled = !doc.source.starts_with("git branch")
                 && concepts.iter().any(|concept| labelled_number(doc.text, concept, *value));
-            labelled || listing::count(doc, *derived) == Some(*value)
+            let compact_zero = *value == 0
+                && matches!(derived, Count::Ahead | Count::Behind)
+                && compact_default(doc.text, "upstream", concepts);
+            labelled || compact_zero || listing::count(doc, *derived) == Some(*value)
         })),
         Kind::Detached => yes(docs.iter().any(|doc| {
             flag_true(doc.text, "detached")
@@ -176,6 +180,14 @@ pub(crate) fn carried(fact: &Fact, docs: &[Doc<'_>]) -> Carried {
             }
         }
     }
+}
+
+/// `text` is a JSON document (compact, SPEC §4.2) with a `"context"` key and none of the `concepts` as keys: the
+/// counts are left out because they are 0.
+fn compact_default(text: &str, context: &str, concepts: &[&str]) -> bool {
+    text.starts_with('{')
+        && text.contains(&format!("\"{context}\":"))
+        && !concepts.iter().any(|concept| text.contains(&format!("\"{concept}\":")))
 }
 
 /// Git's own words for an operation in progress (`git status`).
@@ -245,7 +257,7 @@ fn flag_true(text: &str, concept: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{contains_sha, contains_text, flag_true, labelled_number};
+    use super::{compact_default, contains_sha, contains_text, flag_true, labelled_number};
 
     #[test]
     fn values_are_found_in_json_and_in_git_prose() {
@@ -267,6 +279,9 @@ mod tests {
         ));
         assert!(contains_sha("3b7949f feat", "3b7949ff9327971289f94e90edb3c7132b887638"));
         assert!(!contains_sha("3b7949 feat", "3b7949ff9327971289f94e90edb3c7132b887638"), "six digits are not enough");
+        assert!(compact_default(r#"{"head":{"branch":"main","upstream":"origin/main"}}"#, "upstream", &["ahead"]));
+        assert!(!compact_default(r#"{"head":{"upstream":"origin/main","ahead":2}}"#, "upstream", &["ahead"]));
+        assert!(!compact_default("## main...origin/main", "upstream", &["ahead"]));
         assert!(flag_true(r#"{"detached":true}"#, "detached"));
         assert!(!flag_true(r#"{"detached":false}"#, "detached"));
     }

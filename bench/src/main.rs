@@ -34,6 +34,12 @@ struct Cli {
 enum Mode {
     /// Token benchmark: tool answers vs the raw git sweep vs a hand-typed counterexample (vs a peer server).
     Tokens(TokensArgs),
+    /// Prints the o200k_base token count of each file (`-` for stdin), one `COUNT FILE` line each.
+    Count {
+        /// Files to count.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
 }
 
 #[derive(Debug, clap::Args)]
@@ -70,7 +76,26 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+        Mode::Count { files } => match count(&files) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!("fluxgit-bench: {error:#}");
+                ExitCode::FAILURE
+            }
+        },
     }
+}
+
+fn count(files: &[PathBuf]) -> anyhow::Result<()> {
+    for file in files {
+        let text = if file.as_os_str() == "-" {
+            std::io::read_to_string(std::io::stdin())?
+        } else {
+            std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?
+        };
+        println!("{} {}", fluxgit_engine::budget::count_tokens(&text), file.display());
+    }
+    Ok(())
 }
 
 /// The workspace this binary was built from.

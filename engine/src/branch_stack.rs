@@ -12,6 +12,14 @@ use gix::ObjectId;
 use serde::Serialize;
 
 use crate::ancestry::Shallow;
+use crate::compact::is_zero;
+use crate::facets::commits::{abbreviate, abbreviate_hex};
+
+/// `id` abbreviated like `git log --oneline` (every sha of this report is).
+fn short(repo: &gix::Repository, id: ObjectId) -> String {
+    abbreviate(gix::prelude::ObjectIdExt::attach(id, repo))
+}
+
 use crate::engine::{Engine, Repo};
 use crate::error::{Error, Result};
 use crate::facets::refs::{self, Upstream};
@@ -33,18 +41,24 @@ pub struct Options {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Report {
-    /// The current branch's short name; `None` when HEAD is detached.
+    /// The current branch's short name; default `null` (HEAD detached).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
-    /// HEAD's commit; `None` on an unborn branch.
+    /// HEAD's commit; default `null` (unborn branch).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub sha: Option<String>,
-    /// The current branch's upstream with ahead/behind.
+    /// The current branch's upstream with ahead/behind; default `null` (none).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub upstream: Option<Upstream>,
-    /// The base the branch is compared with; `None` when no candidate exists (or only the current branch does).
+    /// The base the branch is compared with; default `null` (no candidate exists, or only the current branch does).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub base: Option<Base>,
     /// Related local branches, stacked-on-current first, then current-stacked-on, then sharing the base; each group
-    /// newest tip first.
+    /// newest tip first. Default empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub related: Vec<Related>,
-    /// Related branches in all (exact, also when `maxRelated` lists fewer).
+    /// Related branches in all (exact, also when `maxRelated` lists fewer); default 0.
+    #[serde(skip_serializing_if = "is_zero")]
     pub related_total: usize,
     /// The repository is a shallow clone: history, ahead/behind and merge bases stop at the commits listed in
     /// `.git/shallow`, whose parents git treats as absent; absent when `false`.
@@ -60,11 +74,14 @@ pub struct Base {
     pub name: String,
     /// Its commit.
     pub sha: String,
-    /// The best common ancestor of HEAD and the base; `None` for unrelated histories.
+    /// The best common ancestor of HEAD and the base; default `null` (unrelated histories).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub merge_base: Option<String>,
-    /// Commits on HEAD not on the base.
+    /// Commits on HEAD not on the base; default 0.
+    #[serde(skip_serializing_if = "is_zero")]
     pub ahead: usize,
-    /// Commits on the base not on HEAD.
+    /// Commits on the base not on HEAD; default 0.
+    #[serde(skip_serializing_if = "is_zero")]
     pub behind: usize,
 }
 
@@ -90,9 +107,11 @@ pub struct Related {
     pub sha: String,
     /// How it relates.
     pub relation: Relation,
-    /// Commits on it not on HEAD.
+    /// Commits on it not on HEAD; default 0.
+    #[serde(skip_serializing_if = "is_zero")]
     pub ahead: usize,
-    /// Commits on HEAD not on it.
+    /// Commits on HEAD not on it; default 0.
+    #[serde(skip_serializing_if = "is_zero")]
     pub behind: usize,
     /// Its tip's committer date, ISO 8601.
     pub last_commit: String,
@@ -114,7 +133,7 @@ impl Engine {
         let tip = head.sha.as_deref().and_then(|sha| ObjectId::from_hex(sha.as_bytes()).ok());
         let mut report = Report {
             branch: head.branch.clone(),
-            sha: head.sha.clone(),
+            sha: head.sha.as_deref().map(|sha| abbreviate_hex(git, sha)),
             upstream,
             base: None,
             related: vec![],
@@ -165,7 +184,7 @@ impl Engine {
         for (_, name, id, relation, last_commit) in related.into_iter().take(options.max_related) {
             report.related.push(Related {
                 name,
-                sha: id.to_string(),
+                sha: short(git, id),
                 relation,
                 ahead: refs::count_exclusive(git, id, tip)?,
                 behind: refs::count_exclusive(git, tip, id)?,
@@ -175,8 +194,8 @@ impl Engine {
         if let Some((name, id)) = base {
             report.base = Some(Base {
                 name,
-                sha: id.to_string(),
-                merge_base: fork.map(|fork| fork.to_string()),
+                sha: short(git, id),
+                merge_base: fork.map(|fork| short(git, fork)),
                 ahead: refs::count_exclusive(git, tip, id)?,
                 behind: refs::count_exclusive(git, id, tip)?,
             });

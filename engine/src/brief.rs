@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use crate::budget::{Budgeted, Measure, first, fit_sections};
 use crate::cache::{Diagnostics, Reader};
+use crate::compact::{is_false, is_zero};
 use crate::error::Result;
 use crate::facets::commits::CommitLine;
 use crate::facets::conventions::Conventions;
@@ -31,25 +32,33 @@ impl Default for Options {
     }
 }
 
-/// The brief.
+/// The brief. Compact (SPEC §4.2): every field documented with a default is left out of the JSON when it has that
+/// default.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Brief {
     /// Where HEAD is and how it relates to its upstream.
     pub head: BriefHead,
-    /// The unfinished operation, or `null`.
+    /// The unfinished operation; default `null` (no operation).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub operation_in_progress: Option<Operation>,
     /// Exact counts of the work tree's state.
     pub working_tree: Counts,
-    /// Stash count.
+    /// Stash count; default 0.
+    #[serde(skip_serializing_if = "StashCount::is_zero")]
     pub stashes: StashCount,
-    /// Aggregated submodule drift.
+    /// Aggregated submodule drift; default: no submodule (left out when `total` is 0).
+    #[serde(skip_serializing_if = "submodules::Summary::is_empty")]
     pub submodules: submodules::Summary,
-    /// Newest first, `sha` abbreviated like `git log --oneline` (shortest unique, at least 7 digits).
+    /// Newest first, `"<sha> <subject>"` strings with the sha abbreviated like `git log --oneline` (shortest
+    /// unique, at least 7 digits); default empty (unborn branch).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub recent_commits: Vec<CommitLine>,
-    /// Detected conventions.
+    /// Detected conventions; default: none detected.
+    #[serde(skip_serializing_if = "Conventions::is_empty")]
     pub conventions: Conventions,
-    /// At most 3 ranked next steps, each naming the tool to call.
+    /// At most 3 ranked next steps, each naming the tool to call; default empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hints: Vec<Hint>,
     /// How the engine's cache serves this repository when it is not watched (stat-validated or off, and why); absent
     /// when the repository is watched (the default) and from [`read`]. Set by [`crate::Engine::brief`]; the lowest
@@ -74,21 +83,27 @@ pub const READS: &[Facet] = &[
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BriefHead {
-    /// Current branch (also when unborn); `null` when detached.
+    /// Current branch (also when unborn); default `null` (detached).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
-    /// HEAD names a commit directly.
+    /// HEAD names a commit directly; default false.
+    #[serde(skip_serializing_if = "is_false")]
     pub detached: bool,
     /// The branch has no commit yet; left out of the JSON when false.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub unborn: bool,
-    /// HEAD's commit abbreviated like every sha of the brief (shortest unique, at least 7 digits); `null` when
-    /// unborn.
+    /// HEAD's commit abbreviated like every sha of the brief (shortest unique, at least 7 digits); default `null`
+    /// (unborn).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub sha: Option<String>,
-    /// Upstream short name (`origin/main`); `null` without one.
+    /// Upstream short name (`origin/main`); default `null` (no upstream).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub upstream: Option<String>,
-    /// Commits HEAD has that the upstream lacks.
+    /// Commits HEAD has that the upstream lacks; default 0.
+    #[serde(skip_serializing_if = "is_zero")]
     pub ahead: usize,
-    /// Commits the upstream has that HEAD lacks.
+    /// Commits the upstream has that HEAD lacks; default 0.
+    #[serde(skip_serializing_if = "is_zero")]
     pub behind: usize,
     /// `true` when the configured upstream ref no longer exists.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -109,19 +124,24 @@ pub struct Counts {
     /// A bare repository: there is no work tree, so all counts are 0. Left out of the JSON when false.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub bare: bool,
-    /// Nothing staged, unstaged, untracked or conflicted (also `true` for a bare repository).
+    /// Nothing staged, unstaged, untracked or conflicted (also `true` for a bare repository); default false.
+    #[serde(skip_serializing_if = "is_false")]
     pub clean: bool,
-    /// Paths whose index entry differs from HEAD.
+    /// Paths whose index entry differs from HEAD; default 0.
+    #[serde(skip_serializing_if = "is_zero")]
     pub staged: usize,
-    /// Paths whose work-tree file differs from the index.
+    /// Paths whose work-tree file differs from the index; default 0.
+    #[serde(skip_serializing_if = "is_zero")]
     pub unstaged: usize,
-    /// Untracked, not ignored files (a wholly untracked directory counts once in `normal` mode).
+    /// Untracked, not ignored files (a wholly untracked directory counts once in `normal` mode); default 0.
+    #[serde(skip_serializing_if = "is_zero")]
     pub untracked: usize,
     /// How untracked files were counted (`status.showUntrackedFiles`): `all` (every file), `no` (none looked for);
     /// absent for `normal`, the default, where a wholly untracked directory counts once, as `dir/`.
     #[serde(rename = "untrackedFiles", skip_serializing_if = "UntrackedMode::is_normal")]
     pub untracked_mode: UntrackedMode,
-    /// Unmerged paths.
+    /// Unmerged paths; default 0.
+    #[serde(skip_serializing_if = "is_zero")]
     pub conflicted: usize,
     /// Submodules whose state could not be read (listed with why in `repo.status`); absent when 0.
     #[serde(skip_serializing_if = "is_zero")]
@@ -144,15 +164,19 @@ impl Counts {
     }
 }
 
-fn is_zero(count: &usize) -> bool {
-    *count == 0
-}
-
-/// The stash count.
+/// The stash count; serialises as a bare number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
 pub struct StashCount {
     /// Entries in `git stash list`.
     pub count: usize,
+}
+
+impl StashCount {
+    /// `true` without stashes (the field is then left out).
+    pub fn is_zero(&self) -> bool {
+        self.count == 0
+    }
 }
 
 /// A ranked next step.
@@ -160,6 +184,8 @@ pub struct StashCount {
 #[serde(rename_all = "camelCase")]
 pub struct Hint {
     /// What the hint is about: `conflicts`, `operation`, `detached`, `behind`, `submodules`, `uncommittedOnDefault`.
+    /// Not serialised: the message and the tool already say it (SPEC §4.2).
+    #[serde(skip)]
     pub kind: &'static str,
     /// One sentence for the agent.
     pub message: String,

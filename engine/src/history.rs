@@ -15,6 +15,7 @@ use crate::ancestry::Shallow;
 use crate::budget::{Budgeted, Measure, fit_sections};
 use crate::engine::{Engine, Repo};
 use crate::error::{Error, InvalidReason, Result};
+use crate::facets::commits::abbreviate;
 use crate::facets::{iso_time, subject, utf8};
 
 /// What to list.
@@ -42,13 +43,15 @@ pub struct Page {
     /// The `path` filter, when given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
-    /// The commits of this page, newest first.
+    /// The commits of this page, newest first; default empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub commits: Vec<Commit>,
     /// The repository is a shallow clone: history ends at the commits marked `shallow`, whose parents git treats
     /// as absent; absent when `false`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub shallow: bool,
-    /// Pass back as `cursor` for the next page; `null` when the history ends on this page.
+    /// Pass back as `cursor` for the next page; default `null` (the history ends on this page).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
 }
 
@@ -56,15 +59,16 @@ pub struct Page {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Commit {
-    /// Full sha.
+    /// The sha abbreviated like `git log --oneline` (shortest unique, at least 7 digits; the page's `tip` is full).
     pub sha: String,
-    /// Full parent shas, first parent first; empty for a root commit and for a shallow boundary commit (as
-    /// `git log --format=%P` shows them).
+    /// Parent shas abbreviated the same way, first parent first; default empty (a root commit, or a shallow
+    /// boundary commit, as `git log --format=%p` shows them).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub parents: Vec<String>,
     /// A shallow clone's boundary commit: its history was cut here, its parents are absent; absent when `false`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub shallow: bool,
-    /// The author as recorded.
+    /// The author as recorded, serialised `"Name <email>"`.
     pub author: Person,
     /// The author date, ISO 8601 with the author's offset (as `git log --format=%aI`).
     pub time: String,
@@ -72,13 +76,20 @@ pub struct Commit {
     pub subject: String,
 }
 
-/// A name and email exactly as git recorded them (configured identity, not proof of a person).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// A name and email exactly as git recorded them (configured identity, not proof of a person); serialises as one
+/// string, `"Name <email>"`, as git prints an identity.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Person {
     /// The name.
     pub name: String,
     /// The email.
     pub email: String,
+}
+
+impl Serialize for Person {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        serializer.collect_str(&format_args!("{} <{}>", self.name, self.email))
+    }
 }
 
 /// Where a page resumes: the pinned tip and how many commits earlier pages showed.
@@ -235,8 +246,8 @@ fn describe(repo: &gix::Repository, shallow: &Shallow, id: ObjectId) -> Result<C
     let author = commit.author().map_err(|err| Error::git("commit author", err))?;
     let time = author.time().map_err(|err| Error::git("commit author date", err))?;
     Ok(Commit {
-        sha: id.to_string(),
-        parents: shallow.parents(&commit).iter().map(ToString::to_string).collect(),
+        sha: abbreviate(commit.id()),
+        parents: shallow.parents(&commit).iter().map(|parent| abbreviate(gix::prelude::ObjectIdExt::attach(*parent, repo))).collect(),
         shallow: shallow.is_boundary(&id),
         author: Person { name: utf8(author.name), email: utf8(author.email) },
         time: iso_time(time),

@@ -25,6 +25,7 @@ pub mod brief;
 pub mod budget;
 pub mod cache;
 pub mod codeowners;
+mod compact;
 pub mod conflict;
 pub mod diff;
 mod engine;

@@ -13,7 +13,7 @@ use serde_json::json;
 use crate::budget::{Budgeted, Measure, fit_sections};
 use crate::engine::{Engine, Repo};
 use crate::error::{Error, InvalidReason, Result};
-use crate::facets::commits::SHORT_SHA_LEN;
+use crate::facets::commits::{SHORT_SHA_LEN, abbreviate};
 use crate::facets::{iso_time, utf8};
 use crate::history::Person;
 
@@ -28,7 +28,8 @@ pub struct Report {
     pub ref_name: String,
     /// Entries in the whole reflog (exact, also when `limit` or the budget shows fewer).
     pub total: usize,
-    /// Movements, newest first.
+    /// Movements, newest first; default empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub entries: Vec<Movement>,
 }
 
@@ -38,9 +39,12 @@ pub struct Report {
 pub struct Movement {
     /// Position as in `<ref>@{N}`; 0 is the newest.
     pub index: usize,
-    /// The tip before the movement; `null` when the ref was created.
+    /// The tip before the movement, abbreviated like `git reflog` (shortest unique, at least 7 digits); default
+    /// `null` (the ref was created).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub old_sha: Option<String>,
-    /// The tip after the movement; `null` when the ref was deleted.
+    /// The tip after the movement, abbreviated the same way; default `null` (the ref was deleted).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub new_sha: Option<String>,
     /// What moved it: the message up to its first `": "`, e.g. `commit (amend)`, `reset`, `rebase (start)`.
     pub action: String,
@@ -48,7 +52,8 @@ pub struct Movement {
     pub message: String,
     /// When, ISO 8601 with the recorded offset.
     pub time: String,
-    /// The committer identity git recorded for the movement (configured, not proof of a person or agent).
+    /// The committer identity git recorded for the movement (configured, not proof of a person or agent), serialised
+    /// `"Name <email>"`.
     pub identity: Person,
     /// Present when the old tip is reachable from no ref: how to bring it back.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -59,7 +64,8 @@ pub struct Movement {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Recovery {
-    /// The dropped tip (full sha); still in the object store while the reflog names it.
+    /// The dropped tip (abbreviated; `arguments.startPoint` has it in full); still in the object store while the
+    /// reflog names it.
     pub lost_tip: String,
     /// Commits reachable from `lostTip` and from no ref (at most [`MAX_LOST_COUNT`]).
     pub lost_commits: usize,
@@ -128,7 +134,7 @@ fn read(repo: &gix::Repository, name: &str, limit: usize) -> Result<Report> {
             Some((action, message)) => (action.to_owned(), message.to_owned()),
             None => (text.clone(), String::new()),
         };
-        let sha = |id: ObjectId| (!id.is_null()).then(|| id.to_string());
+        let sha = |id: ObjectId| (!id.is_null()).then(|| abbreviate(gix::prelude::ObjectIdExt::attach(id, repo)));
         let recovery = reachable.recovery(line.previous_oid, line.new_oid)?;
         entries.push(Movement {
             index: entries.len(),
@@ -185,7 +191,7 @@ impl<'r> Reachable<'r> {
         let mut short = old.to_string();
         short.truncate(SHORT_SHA_LEN);
         Ok(Some(Recovery {
-            lost_tip: old.to_string(),
+            lost_tip: abbreviate(gix::prelude::ObjectIdExt::attach(old, repo)),
             lost_commits: lost,
             lost_commits_capped: lost == MAX_LOST_COUNT,
             tool: "operation.preview.branch",

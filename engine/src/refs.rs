@@ -4,7 +4,9 @@ use serde::Serialize;
 
 use crate::budget::{Budgeted, Measure, first, fit_sections};
 use crate::cache::Reader;
+use crate::compact::is_zero;
 use crate::error::Result;
+use crate::facets::commits::abbreviate_hex;
 use crate::facets::refs::{Branch, Remote, RemoteBranch, Tag};
 use crate::facets::stashes::Stash;
 use crate::facets::{Facet, commits, head, refs, stashes};
@@ -17,15 +19,20 @@ pub struct Report {
     pub head: head::Head,
     /// Exact totals of each list.
     pub counts: RefCounts,
-    /// Local branches in name order, with upstream and ahead/behind.
+    /// Local branches in name order, with upstream and ahead/behind; default empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub branches: Vec<Branch>,
-    /// Remotes with passwords removed from URLs.
+    /// Remotes with passwords removed from URLs; default empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub remotes: Vec<Remote>,
-    /// Stashes, newest first.
+    /// Stashes, newest first; default empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub stashes: Vec<Stash>,
-    /// Tags in name order.
+    /// Tags in name order; default empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<Tag>,
-    /// Remote-tracking branches in name order.
+    /// Remote-tracking branches in name order; default empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub remote_branches: Vec<RemoteBranch>,
     /// Refs that could not be read (a file that does not parse, a ref naming an object that does not exist), each
     /// with `error: {reason}`: git skips them with a warning, and so do the lists above. Absent when empty.
@@ -37,15 +44,20 @@ pub struct Report {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RefCounts {
-    /// Local branches.
+    /// Local branches; default 0.
+    #[serde(skip_serializing_if = "is_zero")]
     pub branches: usize,
-    /// Remotes.
+    /// Remotes; default 0.
+    #[serde(skip_serializing_if = "is_zero")]
     pub remotes: usize,
-    /// Stashes.
+    /// Stashes; default 0.
+    #[serde(skip_serializing_if = "is_zero")]
     pub stashes: usize,
-    /// Tags.
+    /// Tags; default 0.
+    #[serde(skip_serializing_if = "is_zero")]
     pub tags: usize,
-    /// Remote-tracking branches.
+    /// Remote-tracking branches; default 0.
+    #[serde(skip_serializing_if = "is_zero")]
     pub remote_branches: usize,
 }
 
@@ -64,15 +76,21 @@ pub const READS: &[Facet] =
 /// [`read`] with facets from `facets`.
 pub(crate) fn read_from(facets: &Reader<'_>) -> Result<Report> {
     // Each ref list is cached with the refs it could not read; they are reported in the same order as before.
-    let (branches, mut unreadable) = (*facets.get(Facet::Branches, with_unreadable(refs::branches))?).clone();
+    let (mut branches, mut unreadable) = (*facets.get(Facet::Branches, with_unreadable(refs::branches))?).clone();
     let remotes = (*facets.get(Facet::Remotes, refs::remotes)?).clone();
-    let stashes = (*facets.get(Facet::Stashes, stashes::read)?).clone();
-    let (tags, tags_unreadable) = (*facets.get(Facet::Tags, with_unreadable(refs::tags))?).clone();
-    let (remote_branches, remote_unreadable) =
+    let mut stashes = (*facets.get(Facet::Stashes, stashes::read)?).clone();
+    let (mut tags, tags_unreadable) = (*facets.get(Facet::Tags, with_unreadable(refs::tags))?).clone();
+    let (mut remote_branches, remote_unreadable) =
         (*facets.get(Facet::RemoteBranches, with_unreadable(refs::remote_branches))?).clone();
     unreadable.extend(tags_unreadable);
     unreadable.extend(remote_unreadable);
     let head = facets.get(Facet::Head, |git| Ok((head::read(git)?, commits::abbreviated_head(git))))?;
+    // Shas abbreviated as `git branch -v` shows them (shortest unique, at least 7 digits).
+    let short = |sha: &mut String| *sha = abbreviate_hex(facets.git(), sha);
+    branches.iter_mut().for_each(|branch| short(&mut branch.sha));
+    stashes.iter_mut().for_each(|stash| short(&mut stash.sha));
+    tags.iter_mut().for_each(|tag| short(&mut tag.sha));
+    remote_branches.iter_mut().for_each(|branch| short(&mut branch.sha));
     Ok(Report {
         head: head.0.clone(),
         counts: RefCounts {

@@ -20,9 +20,10 @@ use serde::Serialize;
 use crate::brief::Counts;
 use crate::budget::{Budgeted, Measure, first, fit_sections};
 use crate::codeowners::{self, LineError};
+use crate::compact::is_zero;
 use crate::engine::{Engine, Repo};
 use crate::error::{Error, InvalidReason, Result};
-use crate::facets::commits::abbreviate;
+use crate::facets::commits::{CommitLine, abbreviate};
 use crate::facets::worktree::{self, Change};
 use crate::facets::{iso_time, subject, utf8};
 use crate::history::Walk;
@@ -50,8 +51,10 @@ pub struct Scope {
     pub kind: PathKind,
     /// The subtree's work-tree changes.
     pub working_tree: Changes,
-    /// Commits touching the path, newest first (`git log -n <recentCommits> -- <path>`).
-    pub recent_commits: Vec<ScopeCommit>,
+    /// Commits touching the path, newest first (`git log --oneline -n <recentCommits> -- <path>`): `"<sha>
+    /// <subject>"` strings; default empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub recent_commits: Vec<CommitLine>,
     /// Commits and authors touching the path in the window.
     pub churn: Churn,
     /// Code owners.
@@ -80,46 +83,40 @@ pub enum PathKind {
 pub struct Changes {
     /// Exact counts inside the subtree.
     pub counts: Counts,
-    /// Unmerged paths.
+    /// Unmerged paths; default empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conflicted: Vec<String>,
-    /// Index vs HEAD.
+    /// Index vs HEAD; default empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub staged: Vec<Change>,
-    /// Work tree vs index.
+    /// Work tree vs index; default empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unstaged: Vec<Change>,
     /// Untracked files inside the subtree, as `status.showUntrackedFiles` lists them (a wholly untracked directory
-    /// as one `dir/` entry by default).
+    /// as one `dir/` entry by default); default empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub untracked: Vec<String>,
-}
-
-/// A commit in the recent list.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ScopeCommit {
-    /// The sha abbreviated like `git log --oneline` (shortest unique, at least 7 digits).
-    pub sha: String,
-    /// Author date, ISO 8601 with the author's offset.
-    pub time: String,
-    /// Author name as recorded.
-    pub author: String,
-    /// First line of the message.
-    pub subject: String,
 }
 
 /// Churn in the window `[since, until]`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Churn {
-    /// The window's length in days.
+    /// The window's length in days; not serialised (`since` and `until` say it).
+    #[serde(skip)]
     pub days: u32,
     /// Start of the window (`now - days`), ISO 8601 UTC.
     pub since: String,
     /// End of the window (`now`), ISO 8601 UTC.
     pub until: String,
-    /// Commits touching the path with a committer date in the window.
+    /// Commits touching the path with a committer date in the window; default 0.
+    #[serde(skip_serializing_if = "is_zero")]
     pub commits: usize,
-    /// Distinct author emails among them.
+    /// Distinct author emails among them; default 0.
+    #[serde(skip_serializing_if = "is_zero")]
     pub author_count: usize,
-    /// Those authors, most commits first, then by email.
+    /// Those authors, most commits first, then by email; default empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub authors: Vec<ChurnAuthor>,
 }
 
@@ -139,11 +136,15 @@ pub struct ChurnAuthor {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Owners {
-    /// The CODEOWNERS file used (`.github/CODEOWNERS`, `CODEOWNERS` or `docs/CODEOWNERS` at HEAD); `null` when none.
+    /// The CODEOWNERS file used (`.github/CODEOWNERS`, `CODEOWNERS` or `docs/CODEOWNERS` at HEAD); default `null`
+    /// (none).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<&'static str>,
-    /// The deciding rule; `null` when no rule matches.
+    /// The deciding rule; default `null` (no rule matches).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub rule: Option<RuleRef>,
-    /// Its owners; empty when unowned (no rule, or a rule without owners).
+    /// Its owners; default empty (unowned: no rule, or a rule without owners).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub owners: Vec<String>,
     /// For a directory: the files under it in HEAD's tree.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -151,7 +152,8 @@ pub struct Owners {
     /// For a directory: its files grouped by deciding rule, most files first.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub owners_by_rule: Vec<OwnerGroup>,
-    /// Lines GitHub would skip as invalid (exact count).
+    /// Lines GitHub would skip as invalid (exact count); default 0.
+    #[serde(skip_serializing_if = "is_zero")]
     pub error_count: usize,
     /// Those lines.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -171,9 +173,11 @@ pub struct RuleRef {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OwnerGroup {
-    /// The deciding rule; `null` for files no rule matches.
+    /// The deciding rule; default `null` (files no rule matches).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub rule: Option<RuleRef>,
-    /// Its owners (empty: unowned).
+    /// Its owners; default empty (unowned).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub owners: Vec<String>,
     /// How many files.
     pub files: usize,
@@ -333,19 +337,13 @@ fn changes(repo: &gix::Repository, path: &str) -> Result<Changes> {
     })
 }
 
-fn recent(repo: &gix::Repository, tip: ObjectId, path: &str, limit: usize) -> Result<Vec<ScopeCommit>> {
+fn recent(repo: &gix::Repository, tip: ObjectId, path: &str, limit: usize) -> Result<Vec<CommitLine>> {
     let mut walk = Walk::new(repo, tip, Some(path))?;
     let mut out = Vec::new();
     while out.len() < limit {
         let Some(id) = walk.next_shown()? else { break };
         let commit = repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
-        let author = commit.author().map_err(|err| Error::git("commit author", err))?;
-        out.push(ScopeCommit {
-            sha: abbreviate(commit.id()),
-            time: iso_time(author.time().map_err(|err| Error::git("commit author date", err))?),
-            author: utf8(author.name),
-            subject: subject(commit.message_raw_sloppy()),
-        });
+        out.push(CommitLine { sha: abbreviate(commit.id()), subject: subject(commit.message_raw_sloppy()) });
     }
     Ok(out)
 }

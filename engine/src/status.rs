@@ -15,22 +15,28 @@ use crate::facets::{Facet, commits, head, operation, refs, worktree};
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Report {
-    /// Where HEAD is.
+    /// Where HEAD is; its sha abbreviated like `git log --oneline` (shortest unique, at least 7 digits).
     pub head: head::Head,
-    /// The current branch's upstream with ahead/behind, if configured.
+    /// The current branch's upstream with ahead/behind; default `null` (none configured).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub upstream: Option<Upstream>,
-    /// The unfinished operation, or `null`.
+    /// The unfinished operation; default `null`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub operation_in_progress: Option<Operation>,
     /// Exact counts.
     pub counts: Counts,
-    /// Unmerged paths.
+    /// Unmerged paths; default empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conflicted: Vec<String>,
-    /// Index vs HEAD.
+    /// Index vs HEAD; default empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub staged: Vec<Change>,
-    /// Work tree vs index.
+    /// Work tree vs index; default empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unstaged: Vec<Change>,
     /// Untracked files as `status.showUntrackedFiles` lists them: by default (`normal`) a wholly untracked
-    /// directory is one `dir/` entry, as in `git status`; `all` lists every file, `no` none.
+    /// directory is one `dir/` entry, as in `git status`; `all` lists every file, `no` none. Default empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub untracked: Vec<String>,
     /// Submodules whose state could not be read, each with `error: {reason}` (a name git ignores as suspicious, a
     /// gitdir that is gone); the rest of the report is given without them. Absent when empty.
@@ -56,7 +62,7 @@ pub(crate) fn read_from(facets: &Reader<'_>) -> Result<Report> {
     let status = facets.get(Facet::WorkTreeStatus, worktree::status)?;
     let operation = facets.get(Facet::Operation, |git| Ok((operation::read(git), operation::rebasing_branch(git))))?.0;
     Ok(Report {
-        head: head.0.clone(),
+        head: head::Head { sha: head.1.clone(), ..head.0.clone() },
         upstream: (*upstream).clone(),
         operation_in_progress: operation,
         counts: Counts::of(&status),

@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use crate::compact::{is_false, is_zero};
 use crate::engine::{Engine, Repo};
 use crate::error::Result;
 use crate::facets::submodules::{self, SubmoduleState};
@@ -15,7 +16,8 @@ pub struct Report {
     /// The `path` filter, when given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
-    /// The submodules at or under `path`.
+    /// The submodules at or under `path`; default empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub submodules: Vec<Submodule>,
 }
 
@@ -25,17 +27,22 @@ pub struct Report {
 pub struct Submodule {
     /// Path relative to the top-level repository, e.g. `libs/a/vendor/nested`.
     pub path: String,
-    /// The commit the (super)project's index records; `None` when nothing is recorded.
+    /// The commit the (super)project's index records; `None` when nothing is recorded; default `null`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub recorded_sha: Option<String>,
-    /// The commit checked out in the submodule; `None` when not initialised.
+    /// The commit checked out in the submodule; `None` when not initialised; default `null`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub checked_out_sha: Option<String>,
-    /// `true` when a repository is checked out at the path.
+    /// `true` when a repository is checked out at the path; default false.
+    #[serde(skip_serializing_if = "is_false")]
     pub initialized: bool,
     /// `clean`, `drifted` (checked out elsewhere than recorded: `+`), `uninitialized` (`-`) or `conflict` (`U`).
     pub state: SubmoduleState,
-    /// `true` when the submodule's own work tree has staged, unstaged or conflicted changes.
+    /// `true` when the submodule's own work tree has staged, unstaged or conflicted changes; default false.
+    #[serde(skip_serializing_if = "is_false")]
     pub dirty: bool,
-    /// Untracked files in the submodule's work tree.
+    /// Untracked files in the submodule's work tree; default 0.
+    #[serde(skip_serializing_if = "is_zero")]
     pub untracked: usize,
     /// Why the submodule (state `unreadable`) or its work tree could not be read; absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 
+use crate::compact::is_false;
 use crate::engine::{Engine, Repo};
 use crate::error::{Error, ItemError, Result};
 use crate::facets::{head, utf8};
@@ -20,25 +21,32 @@ pub struct Report {
 pub struct Worktree {
     /// Absolute path of the checkout (the git dir for a bare main repository).
     pub path: String,
-    /// `true` for the main work tree (or bare repository), `false` for a linked worktree.
+    /// `true` for the main work tree (or bare repository), `false` for a linked worktree; default false.
+    #[serde(skip_serializing_if = "is_false")]
     pub main: bool,
-    /// `true` for the worktree `repoPath` resolved to.
+    /// `true` for the worktree `repoPath` resolved to; default false.
+    #[serde(skip_serializing_if = "is_false")]
     pub current: bool,
     /// `true` when the main repository is bare (it has no checkout).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub bare: bool,
-    /// The checked-out branch's short name; `None` when detached (or bare).
+    /// The checked-out branch's short name; `None` when detached (or bare); default `null`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
-    /// `true` when HEAD names a commit directly.
+    /// `true` when HEAD names a commit directly; default false.
+    #[serde(skip_serializing_if = "is_false")]
     pub detached: bool,
-    /// The commit HEAD resolves to; `None` on an unborn branch and for a bare repository (as git lists it).
+    /// The commit HEAD resolves to; `None` on an unborn branch and for a bare repository (as git lists it); default `null`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub head_sha: Option<String>,
-    /// `true` when `git worktree lock` protects it from pruning.
+    /// `true` when `git worktree lock` protects it from pruning; default false.
+    #[serde(skip_serializing_if = "is_false")]
     pub locked: bool,
     /// The lock reason, when one was given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lock_reason: Option<String>,
-    /// `true` when its checkout is gone, so `git worktree prune` would remove its administrative files.
+    /// `true` when its checkout is gone, so `git worktree prune` would remove its administrative files; default false.
+    #[serde(skip_serializing_if = "is_false")]
     pub prunable: bool,
     /// Why this worktree's entry could not be read (e.g. its `HEAD` file is not a ref); its `branch` and `headSha`
     /// are then `null`. Absent otherwise.

@@ -126,7 +126,7 @@ fn check(fixture: &Fixture, dir: &Path) -> Reads {
         .and_then(|name| name.trim().strip_prefix("refs/heads/").map(str::to_owned));
     assert_eq!(brief.head.rebasing, rebasing, "{name}: branch being rebased");
     assert_eq!(brief.head.unborn, sha.is_none(), "{name}: unborn");
-    assert_eq!(reads.status.head.sha, sha, "{name}: status sha");
+    assert_eq!(reads.status.head.sha, short, "{name}: status sha abbreviated as git does");
 
     // Upstream and ahead/behind.
     let upstream = git_line(fixture, dir, &["rev-parse", "--abbrev-ref", "@{upstream}"]);
@@ -151,7 +151,7 @@ fn check(fixture: &Fixture, dir: &Path) -> Reads {
     assert_eq!(counts, reads.status.counts, "{name}: brief and status agree");
 
     // Stashes and recent commits.
-    let stash_list = git_line(fixture, dir, &["stash", "list", "--format=%H"]).unwrap_or_default();
+    let stash_list = git_line(fixture, dir, &["stash", "list", "--format=%h"]).unwrap_or_default();
     let stash_shas: Vec<&str> = stash_list.lines().collect();
     assert_eq!(brief.stashes.count, stash_shas.len(), "{name}: stash count");
     let engine_stashes: Vec<&str> = reads.refs.stashes.iter().map(|s| s.sha.as_str()).collect();
@@ -177,9 +177,9 @@ fn check(fixture: &Fixture, dir: &Path) -> Reads {
             .collect()
     };
     let branches: Vec<String> = reads.refs.branches.iter().map(|b| format!("{} {}", b.name, b.sha)).collect();
-    assert_eq!(branches, for_each("refs/heads", "%(refname:short) %(objectname)"), "{name}: branches");
+    assert_eq!(branches, for_each("refs/heads", "%(refname:short) %(objectname:short)"), "{name}: branches");
     let tags: Vec<String> = reads.refs.tags.iter().map(|t| format!("{} {}", t.name, t.sha)).collect();
-    let git_tags: Vec<String> = for_each("refs/tags", "%(refname:short) %(objectname) %(*objectname)")
+    let git_tags: Vec<String> = for_each("refs/tags", "%(refname:short) %(objectname:short) %(*objectname:short)")
         .into_iter()
         .map(|line| {
             let parts: Vec<&str> = line.split(' ').collect();

@@ -107,9 +107,11 @@ pub enum MergeStatus {
 pub struct MergePrediction {
     /// The verdict.
     pub status: MergeStatus,
-    /// Exact number of conflicting paths.
+    /// Exact number of conflicting paths; default 0.
+    #[serde(skip_serializing_if = "is_zero")]
     pub conflict_count: usize,
-    /// Conflicting paths in path order, at most `maxPaths`.
+    /// Conflicting paths in path order, at most `maxPaths`; default empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conflicts: Vec<PathConflict>,
 }
 
@@ -135,13 +137,17 @@ pub enum RebaseStatus {
 pub struct RebasePrediction {
     /// The verdict.
     pub status: RebaseStatus,
-    /// Commits that would be replayed (merge commits excluded, as `git rebase` drops them).
+    /// Commits that would be replayed (merge commits excluded, as `git rebase` drops them); default 0.
+    #[serde(skip_serializing_if = "is_zero")]
     pub commits: usize,
-    /// Merge commits left out of the replay.
+    /// Merge commits left out of the replay; default 0.
+    #[serde(skip_serializing_if = "is_zero")]
     pub skipped_merges: usize,
-    /// Replayed commits before the stop (or all) whose change is already in the target; Git drops them.
+    /// Replayed commits before the stop (or all) whose change is already in the target; Git drops them; default 0.
+    #[serde(skip_serializing_if = "is_zero")]
     pub become_empty: usize,
-    /// The first commit that would stop, or `null`.
+    /// The first commit that would stop, or `null`; default `null`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub stops_at: Option<RebaseStop>,
 }
 

@@ -45,12 +45,14 @@ pub const NO_CONFLICT: &str = "No conflict in progress: the index has no unmerge
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ConflictRead {
-    /// `true` when the index has unmerged paths.
+    /// `true` when the index has unmerged paths; default false.
+    #[serde(skip_serializing_if = "is_false")]
     pub conflict: bool,
     /// Set when there is no conflict.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<&'static str>,
-    /// The operation in progress, or `null`.
+    /// The operation in progress, or `null`; default `null`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub operation: Option<Activity>,
     /// The state files or facts the operation was recognised by.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -58,13 +60,17 @@ pub struct ConflictRead {
     /// Progress of a rebase (step of total) or of a cherry-pick / revert sequence (remaining).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub progress: Option<Progress>,
-    /// The commit behind stage 2.
+    /// The commit behind stage 2; default `null`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ours: Option<Producer>,
-    /// The commit behind stage 3.
+    /// The commit behind stage 3; default `null`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub theirs: Option<Producer>,
-    /// Exact number of unmerged paths.
+    /// Exact number of unmerged paths; default 0.
+    #[serde(skip_serializing_if = "crate::compact::is_zero")]
     pub conflicted_files: usize,
-    /// Unmerged paths in path order, at most `maxFiles`.
+    /// Unmerged paths in path order, at most `maxFiles`; default empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<ConflictFile>,
 }
 
@@ -112,11 +118,14 @@ pub struct ConflictFile {
     pub path: String,
     /// The `git status` classification.
     pub status: FileStatus,
-    /// Stage 1 (common ancestor), if present.
+    /// Stage 1 (common ancestor), if present; default `null`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub base: Option<SideBlob>,
-    /// Stage 2, if present.
+    /// Stage 2, if present; default `null`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ours: Option<SideBlob>,
-    /// Stage 3, if present.
+    /// Stage 3, if present; default `null`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub theirs: Option<SideBlob>,
     /// The file in the work tree and its marker regions.
     pub work_tree: WorkTreeFile,
@@ -126,9 +135,10 @@ pub struct ConflictFile {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SideBlob {
-    /// Object id.
+    /// Object id, abbreviated like `git ls-files -u --abbrev` (shortest unique, at least 7 digits).
     pub oid: String,
-    /// Mode in octal, e.g. `100644`, `120000` (symlink), `160000` (submodule).
+    /// Mode in octal, e.g. `120000` (symlink), `160000` (submodule), `100755`; default `100644` (a regular file).
+    #[serde(skip_serializing_if = "is_regular_file")]
     pub mode: String,
     /// Full size in bytes.
     pub size: usize,
@@ -156,23 +166,32 @@ pub struct SideBlob {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkTreeFile {
-    /// `false` when the path is absent (e.g. deleted by one side and not written back) or not a regular file.
+    /// `false` when the path is absent (e.g. deleted by one side and not written back) or not a regular file; default false.
+    #[serde(skip_serializing_if = "is_false")]
     pub exists: bool,
-    /// Size in bytes.
+    /// Size in bytes; default 0.
+    #[serde(skip_serializing_if = "crate::compact::is_zero_u64")]
     pub size: u64,
     /// `true` when it is binary: Git writes no markers into binary files.
     #[serde(skip_serializing_if = "is_false")]
     pub binary: bool,
     /// The `conflict-marker-size` the markers were searched with.
     pub marker_size: usize,
-    /// Exact number of complete marker regions.
+    /// Exact number of complete marker regions; default 0.
+    #[serde(skip_serializing_if = "crate::compact::is_zero")]
     pub region_count: usize,
-    /// The regions, in file order (the budget may cut them; see `omitted.markerRegions`).
+    /// The regions, in file order (the budget may cut them; see `omitted.markerRegions`); default empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub regions: Vec<MarkerRegion>,
 }
 
 fn is_false(value: &bool) -> bool {
     !*value
+}
+
+/// `true` for git's default mode, `100644`: left out of the JSON.
+fn is_regular_file(mode: &str) -> bool {
+    mode == "100644"
 }
 
 /// Reads the active conflict.
@@ -272,7 +291,7 @@ fn sides(file: &ConflictFile) -> impl Iterator<Item = &SideBlob> {
 
 fn side_blob(repo: &gix::Repository, mode: u32, id: ObjectId, options: &Options) -> Result<SideBlob> {
     let mut side = SideBlob {
-        oid: id.to_string(),
+        oid: crate::facets::commits::abbreviate(gix::prelude::ObjectIdExt::attach(id, repo)),
         mode: format!("{mode:06o}"),
         size: 0,
         binary: false,

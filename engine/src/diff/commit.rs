@@ -11,6 +11,7 @@ use super::side::{PathFilter, Side};
 use super::{FileStat, Totals, diff_sides, stats};
 use crate::budget::{Budgeted, Measure, first, fit_sections};
 use crate::error::{Error, Result};
+use crate::facets::commits::abbreviate;
 use crate::facets::{iso_time, subject, utf8};
 use crate::revision::resolve_commit;
 
@@ -20,7 +21,9 @@ use crate::revision::resolve_commit;
 pub struct Details {
     /// Full sha.
     pub sha: String,
-    /// Full parent shas, first parent first; empty for a root commit and for a shallow clone's boundary commit.
+    /// Parent shas abbreviated like `git log --oneline` (shortest unique, at least 7 digits), first parent first;
+    /// default empty (a root commit, or a shallow clone's boundary commit).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub parents: Vec<String>,
     /// A shallow clone's boundary commit: its parents are absent, so, like `git show`, its files are compared with
     /// the empty tree; absent when `false`.
@@ -28,22 +31,30 @@ pub struct Details {
     pub shallow: bool,
     /// Who wrote it, as recorded (configured identity, not proof of a person).
     pub author: Signature,
-    /// Who committed it, as recorded.
-    pub committer: Signature,
+    /// Who committed it, as recorded; default `null`: the same name, email and time as the author.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub committer: Option<Signature>,
     /// The first line of the message.
     pub subject: String,
-    /// The rest of the message, trimmed; cut from the end when the budget needs it (`omitted.bodyChars`).
+    /// The rest of the message, trimmed; cut from the end when the budget needs it (`omitted.bodyChars`); default
+    /// empty.
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub body: String,
-    /// `true` for a merge (two or more parents).
+    /// `true` for a merge (two or more parents). Not serialised: `parents` and `note` say it.
+    #[serde(skip)]
     pub merge: bool,
-    /// The commit the files are compared with: the first parent, or `null` for a root commit (empty tree).
+    /// The commit the files are compared with: the first parent, or `null` for a root commit (empty tree). Not
+    /// serialised: it is always `parents[0]`.
+    #[serde(skip)]
     pub diffed_against: Option<String>,
     /// Present for merges: how they are diffed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
     /// Exact totals over all changed files.
     pub totals: Totals,
-    /// Changed files in path order, with status and `--numstat` counts (cut by the budget: `omitted.files`).
+    /// Changed files in path order, with status and `--numstat` counts (cut by the budget: `omitted.files`); default
+    /// empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<FileStat>,
 }
 
@@ -82,7 +93,7 @@ pub fn read(repo: &gix::Repository, spec: &str) -> Result<Details> {
     let (old, diffed_against) = match parents.first() {
         Some(parent) => {
             let parent_tree = repo.find_commit(*parent).map_err(to_err)?.tree_id().map_err(to_err)?.detach();
-            (Side::Tree(parent_tree), Some(parent.to_string()))
+            (Side::Tree(parent_tree), Some(abbreviate(gix::prelude::ObjectIdExt::attach(*parent, repo))))
         }
         None => (Side::Empty, None),
     };
@@ -91,10 +102,10 @@ pub fn read(repo: &gix::Repository, spec: &str) -> Result<Details> {
     let merge = parents.len() > 1;
     Ok(Details {
         sha: id.to_string(),
-        parents: parents.iter().map(ToString::to_string).collect(),
+        parents: parents.iter().map(|parent| abbreviate(gix::prelude::ObjectIdExt::attach(*parent, repo))).collect(),
         shallow: shallow.is_boundary(&id),
+        committer: (committer != author).then_some(committer),
         author,
-        committer,
         subject,
         body,
         merge,

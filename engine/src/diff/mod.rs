@@ -66,11 +66,16 @@ pub struct FileStat {
     pub from: Option<String>,
     /// How the file changed.
     pub status: Status,
-    /// Added lines, or `null` for a binary file (`-` in `--numstat`).
+    /// Added lines, or `null` for a binary file (`-` in `--numstat`); left out of the JSON when 0 or `null`
+    /// (default 0; `binary` tells a binary file apart).
+    #[serde(skip_serializing_if = "zero_or_none")]
     pub additions: Option<u64>,
-    /// Deleted lines, or `null` for a binary file.
+    /// Deleted lines, or `null` for a binary file; left out like `additions`.
+    #[serde(skip_serializing_if = "zero_or_none")]
     pub deletions: Option<u64>,
-    /// Git considers the content binary: the patch says `Binary files ... differ` and carries no content.
+    /// Git considers the content binary: the patch says `Binary files ... differ` and carries no content. Default
+    /// false.
+    #[serde(skip_serializing_if = "crate::compact::is_false")]
     pub binary: bool,
     /// Text that is not valid UTF-8 on at least one side: counted as text, carried in the patch as an exact
     /// `GIT binary patch` (present only when true).
@@ -114,12 +119,20 @@ impl FileStat {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Totals {
-    /// Changed files.
+    /// Changed files; default 0.
+    #[serde(skip_serializing_if = "crate::compact::is_zero")]
     pub files: usize,
-    /// Added lines over text files.
+    /// Added lines over text files; default 0.
+    #[serde(skip_serializing_if = "crate::compact::is_zero_u64")]
     pub additions: u64,
-    /// Deleted lines over text files.
+    /// Deleted lines over text files; default 0.
+    #[serde(skip_serializing_if = "crate::compact::is_zero_u64")]
     pub deletions: u64,
+}
+
+/// A line count left out of the JSON: 0, or `null` for a binary file.
+fn zero_or_none(count: &Option<u64>) -> bool {
+    count.is_none_or(|count| count == 0)
 }
 
 impl Totals {

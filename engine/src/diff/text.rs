@@ -62,7 +62,8 @@ pub struct Options {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Report {
-    /// The old side: a full commit sha, `INDEX`, or `null` for nothing (an unborn `HEAD`).
+    /// The old side: a full commit sha, `INDEX`, or `null` for nothing (an unborn `HEAD`); default `null`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub base: Option<String>,
     /// The new side: a full commit sha, `INDEX` or `WORKTREE`.
     pub head: String,
@@ -71,15 +72,21 @@ pub struct Report {
     pub path: Option<String>,
     /// Exact totals over all changed files.
     pub totals: Totals,
-    /// Every changed file in path order (cut only if the budget cannot hold the listing: `omitted.files`).
+    /// Every changed file in path order (cut only if the budget cannot hold the listing: `omitted.files`); default
+    /// empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<FileEntry>,
-    /// The unified patch of the kept hunks; `git apply` accepts it.
+    /// The unified patch of the kept hunks; `git apply` accepts it. Default empty.
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub patch: String,
-    /// `true` when any hunk or file was left out.
+    /// `true` when any hunk or file was left out; default false.
+    #[serde(skip_serializing_if = "crate::compact::is_false")]
     pub truncated: bool,
-    /// Bytes of the whole, uncut patch.
+    /// Bytes of the whole, uncut patch; default 0.
+    #[serde(skip_serializing_if = "crate::compact::is_zero")]
     pub total_bytes: usize,
-    /// Lines of the whole, uncut patch.
+    /// Lines of the whole, uncut patch; default 0.
+    #[serde(skip_serializing_if = "crate::compact::is_zero")]
     pub total_lines: usize,
 }
 
@@ -90,14 +97,20 @@ pub struct FileEntry {
     /// Path, status, counts and markings.
     #[serde(flatten)]
     pub stat: FileStat,
-    /// Hunks in its patch (a `GIT binary patch` block counts as one).
+    /// Hunks in its patch (a `GIT binary patch` block counts as one); default 0.
+    #[serde(skip_serializing_if = "crate::compact::is_zero")]
     pub hunks: usize,
-    /// How much of its patch `patch` holds; absent for unmerged paths, which have none.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// How much of its patch `patch` holds; default `full` (also left out for unmerged paths, which have none).
+    #[serde(skip_serializing_if = "in_patch_default")]
     pub in_patch: Option<Inclusion>,
     /// For `partial`: how many of its hunks are in `patch`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hunks_shown: Option<usize>,
+}
+
+/// `true` for a whole patch or none at all: `inPatch` is then left out of the JSON.
+fn in_patch_default(inclusion: &Option<Inclusion>) -> bool {
+    matches!(inclusion, None | Some(Inclusion::Full))
 }
 
 /// How much of a file's patch was kept.

@@ -20,30 +20,38 @@ pub struct Report {
     pub bare: bool,
     /// Exact number of paths in each list.
     pub counts: Counts,
-    /// Unmerged paths (use `conflict.read`).
+    /// Unmerged paths (use `conflict.read`); default empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conflicted: Vec<String>,
-    /// Index vs `HEAD`, with `--numstat` counts.
+    /// Index vs `HEAD`, with `--numstat` counts; default empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub staged: Vec<FileStat>,
-    /// Work tree vs index, with `--numstat` counts.
+    /// Work tree vs index, with `--numstat` counts; default empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unstaged: Vec<FileStat>,
     /// Files neither tracked nor ignored, as `status.showUntrackedFiles` lists them (a wholly untracked directory
-    /// is one `dir/` entry by default).
+    /// is one `dir/` entry by default); default empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub untracked: Vec<String>,
     /// Submodules whose state could not be read, each with `error: {reason}`; absent when empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unreadable: Vec<crate::Unreadable>,
 }
 
-/// Exact sizes of the lists.
+/// Exact sizes of the lists (each left out of the JSON when 0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Counts {
-    /// Unmerged paths.
+    /// Unmerged paths; default 0.
+    #[serde(skip_serializing_if = "crate::compact::is_zero")]
     pub conflicted: usize,
-    /// Paths changed in the index.
+    /// Paths changed in the index; default 0.
+    #[serde(skip_serializing_if = "crate::compact::is_zero")]
     pub staged: usize,
-    /// Paths changed in the work tree.
+    /// Paths changed in the work tree; default 0.
+    #[serde(skip_serializing_if = "crate::compact::is_zero")]
     pub unstaged: usize,
-    /// Untracked files (a wholly untracked directory counts once in `normal` mode).
+    /// Untracked files (a wholly untracked directory counts once in `normal` mode); default 0.
+    #[serde(skip_serializing_if = "crate::compact::is_zero")]
     pub untracked: usize,
     /// How untracked files were counted (`status.showUntrackedFiles`): `all` (every file), `no` (none looked for);
     /// absent for `normal`, the default, where a wholly untracked directory counts once, as `dir/`.

@@ -5,15 +5,28 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::facets::subject;
 
-/// One commit in a short listing.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+/// One commit in a short listing; serialises as one string, `"<sha> <subject>"`, like `git log --oneline`
+/// (SPEC §4.2).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommitLine {
     /// The commit sha abbreviated as `git log --oneline` does: the shortest prefix that is unique in the repository,
     /// at least `core.abbrev` (7 by default) hex digits.
     pub sha: String,
     /// The first line of the message.
     pub subject: String,
+}
+
+impl CommitLine {
+    /// `"<sha> <subject>"`, as `git log --oneline` prints the commit.
+    pub fn oneline(&self) -> String {
+        format!("{} {}", self.sha, self.subject)
+    }
+}
+
+impl Serialize for CommitLine {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        serializer.collect_str(&format_args!("{} {}", self.sha, self.subject))
+    }
 }
 
 /// Hex digits kept of a sha where a fixed length is needed (e.g. a recovery branch name).
@@ -23,6 +36,14 @@ pub const SHORT_SHA_LEN: usize = 12;
 /// database cannot tell.
 pub fn abbreviate(id: gix::Id<'_>) -> String {
     id.shorten_or_id().to_string()
+}
+
+/// A full hex sha abbreviated with [`abbreviate`]; text that is not a sha is returned unchanged.
+pub fn abbreviate_hex(repo: &gix::Repository, sha: &str) -> String {
+    match gix::ObjectId::from_hex(sha.as_bytes()) {
+        Ok(id) => abbreviate(gix::prelude::ObjectIdExt::attach(id, repo)),
+        Err(_) => sha.to_owned(),
+    }
 }
 
 /// HEAD's commit abbreviated with [`abbreviate`]; `None` when unborn.

@@ -18,12 +18,23 @@ pub const MAX_PREFIXES: usize = 3;
 #[serde(rename_all = "camelCase")]
 pub struct Conventions {
     /// Share (0.0-1.0, two decimals) of the last 50 commit subjects that follow Conventional Commits
-    /// (`type(scope)!: description`); `None` without commits.
+    /// (`type(scope)!: description`); default `null` (no commits).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub conventional_commit_ratio: Option<f64>,
-    /// `origin/HEAD`'s branch, else `main` or `master` if it exists locally.
+    /// `origin/HEAD`'s branch, else `main` or `master` if it exists locally; default `null` (none).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub default_branch: Option<String>,
-    /// The most common `x/` prefixes of local branch names, most used first (ties by name), at most 3.
+    /// The most common `x/` prefixes of local branch names, most used first (ties by name), at most 3; default
+    /// empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub branch_prefixes: Vec<String>,
+}
+
+impl Conventions {
+    /// `true` when nothing was detected (the object is then left out of the brief).
+    pub fn is_empty(&self) -> bool {
+        self.conventional_commit_ratio.is_none() && self.default_branch.is_none() && self.branch_prefixes.is_empty()
+    }
 }
 
 /// Reads the conventions from `history` (newest first; the first [`SUBJECTS_EXAMINED`] are used), the local

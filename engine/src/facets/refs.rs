@@ -4,6 +4,7 @@ use gix::bstr::ByteSlice;
 use gix::remote::Direction;
 use serde::Serialize;
 
+use crate::compact::{is_false, is_zero};
 use crate::error::{Error, ItemError, Result, Unreadable};
 
 /// A branch's upstream as configured by `branch.<name>.remote` and `branch.<name>.merge`.
@@ -12,11 +13,15 @@ use crate::error::{Error, ItemError, Result, Unreadable};
 pub struct Upstream {
     /// The remote-tracking branch's short name, e.g. `origin/main`.
     pub name: String,
-    /// Commits on the branch that the upstream does not have (`git rev-list --count @{u}..HEAD`).
+    /// Commits on the branch that the upstream does not have (`git rev-list --count @{u}..HEAD`); default 0.
+    #[serde(skip_serializing_if = "is_zero")]
     pub ahead: usize,
-    /// Commits on the upstream that the branch does not have (`git rev-list --count HEAD..@{u}`).
+    /// Commits on the upstream that the branch does not have (`git rev-list --count HEAD..@{u}`); default 0.
+    #[serde(skip_serializing_if = "is_zero")]
     pub behind: usize,
     /// `true` when the upstream is configured but its remote-tracking ref no longer exists (`[gone]`); counts are 0.
+    /// Default false.
+    #[serde(skip_serializing_if = "is_false")]
     pub gone: bool,
 }
 
@@ -28,9 +33,11 @@ pub struct Branch {
     pub name: String,
     /// Tip commit sha.
     pub sha: String,
-    /// `true` for the branch HEAD names in this worktree.
+    /// `true` for the branch HEAD names in this worktree; default false.
+    #[serde(skip_serializing_if = "is_false")]
     pub current: bool,
-    /// The configured upstream, if any.
+    /// The configured upstream; default `null` (none).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub upstream: Option<Upstream>,
     /// Why the branch could not be read, e.g. it names an object that does not exist (`sha` is then what the ref
     /// file says, `upstream` is `null`); absent otherwise.
@@ -56,7 +63,8 @@ pub struct Tag {
     pub name: String,
     /// The object the tag finally points to after peeling annotated tags (usually a commit).
     pub sha: String,
-    /// `true` for an annotated tag object, `false` for a lightweight tag.
+    /// `true` for an annotated tag object; default false (a lightweight tag).
+    #[serde(skip_serializing_if = "is_false")]
     pub annotated: bool,
 }
 
@@ -66,7 +74,8 @@ pub struct Tag {
 pub struct Remote {
     /// The remote's name, e.g. `origin`.
     pub name: String,
-    /// The fetch URL with any password removed.
+    /// The fetch URL with any password removed; default `null` (none configured).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub fetch_url: Option<String>,
     /// The push URL with any password removed, when it differs from the fetch URL.
     #[serde(skip_serializing_if = "Option::is_none")]

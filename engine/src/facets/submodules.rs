@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 
+use crate::compact::is_zero;
 use crate::error::{Error, ItemError, Result};
 use crate::facets::utf8;
 
@@ -51,7 +52,8 @@ pub struct Submodule {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Summary {
-    /// Submodules at any depth.
+    /// Submodules at any depth; default 0 (then the whole summary is left out of the brief).
+    #[serde(skip_serializing_if = "is_zero")]
     pub total: usize,
     /// Checked out where recorded.
     #[serde(skip_serializing_if = "is_zero")]
@@ -76,8 +78,11 @@ pub struct Summary {
     pub attention_truncated: bool,
 }
 
-fn is_zero(count: &usize) -> bool {
-    *count == 0
+impl Summary {
+    /// `true` without submodules: the summary carries nothing and is left out of the brief.
+    pub fn is_empty(&self) -> bool {
+        self.total == 0
+    }
 }
 
 /// Lists every submodule of `repo`, descending into initialised ones, in path order per level.

@@ -13,7 +13,7 @@ fn commit_details_match_git_show() {
         let details =
             read(&fixture, |engine, repo| engine.commit_details(repo, rev, UNLIMITED, &mut measure)).expect("details");
         let details = details.data;
-        let format = "--format=%H%n%P%n%an%n%ae%n%aI%n%cn%n%ce%n%cI%n%s";
+        let format = "--format=%H%n%p%n%an%n%ae%n%aI%n%cn%n%ce%n%cI%n%s";
         let meta = fixture.git(&["log", "-1", format, rev]);
         let meta: Vec<&str> = meta.lines().collect();
         assert_eq!(details.sha, meta[0], "{rev}");
@@ -24,8 +24,9 @@ fn commit_details_match_git_show() {
             [meta[2], meta[3], &git_time(meta[4])],
             "{rev}"
         );
-        assert_eq!([&details.committer.name, &details.committer.email], [meta[5], meta[6]], "{rev}");
-        assert_eq!(details.committer.time, git_time(meta[7]), "{rev}");
+        let committer = details.committer.as_ref().unwrap_or(&details.author);
+        assert_eq!([&committer.name, &committer.email], [meta[5], meta[6]], "{rev}");
+        assert_eq!(committer.time, git_time(meta[7]), "{rev}");
         assert_eq!(details.subject, meta[8], "{rev}");
         assert_eq!(details.body, fixture.git(&["log", "-1", "--format=%b", rev]).trim(), "{rev}");
         assert_eq!(details.merge, details.parents.len() > 1, "{rev}");
@@ -135,7 +136,7 @@ fn worktree_changes_match_git_diff_and_ls_files() {
         );
     }
     let fixture = fluxgit_fixtures::build(Scenario::Diffs);
-    let small = read(&fixture, |engine, repo| engine.worktree_changes(repo, 300, &mut measure)).expect("fits");
-    assert!(measure(&small) <= 300 && !small.omitted.0.is_empty());
+    let small = read(&fixture, |engine, repo| engine.worktree_changes(repo, 150, &mut measure)).expect("fits");
+    assert!(measure(&small) <= 150 && !small.omitted.0.is_empty());
     assert_eq!(small.data.counts.unstaged, 8, "counts stay exact");
 }

@@ -22,7 +22,7 @@ fn read(fixture: &Fixture, options: &Options) -> ConflictRead {
 /// Checks every file against git: stages, modes and oids (`ls-files -u`), the `git status` classification, the
 /// side contents (`cat-file`) with their caps, and the marker regions against a plain scan of the work-tree file.
 fn check_against_git(fixture: &Fixture, read: &ConflictRead, options: &Options) {
-    let unmerged = stage_lines(&records(&fixture.git_raw(&["ls-files", "-u", "-z"]).stdout));
+    let unmerged = stage_lines(&records(&fixture.git_raw(&["ls-files", "-u", "-z", "--abbrev"]).stdout));
     let mut engine_stages = Vec::new();
     for file in &read.files {
         for (stage, side) in [(1u8, &file.base), (2, &file.ours), (3, &file.theirs)] {

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::tools::repo::{parse, run};
-use crate::tools::schema::{self, count};
+use crate::tools::schema::{self, count, defaulted, opt_count, opt_flag, opt_list, opt_string};
 use crate::tools::{CallContext, FnTool, ProtocolError, ToolDefinition, ToolOutput};
 
 /// `conflict.read`'s default budget in tokens.
@@ -27,10 +27,11 @@ fn line_span() -> Value {
 }
 
 fn marker_regions() -> Value {
-    json!({ "type": "array", "items": { "type": "object", "required": ["start", "end", "ours", "theirs"],
-        "properties": { "start": count(), "end": count(), "ours": line_span(), "base": line_span(),
-            "theirs": line_span(), "oursLabel": { "type": "string" }, "baseLabel": { "type": "string" },
-            "theirsLabel": { "type": "string" } } } })
+    opt_list(json!({ "type": "object", "required": ["start", "end", "ours", "theirs"],
+        "properties": { "start": count(), "end": count(), "ours": line_span(),
+            "base": defaulted(line_span(), "null (merge style: no base section)"),
+            "theirs": line_span(), "oursLabel": opt_string(), "baseLabel": opt_string(),
+            "theirsLabel": opt_string() } }))
 }
 
 fn commit() -> Value {
@@ -40,33 +41,42 @@ fn commit() -> Value {
 
 /// `conflict.read`.
 pub fn read() -> FnTool {
-    let producer = json!({ "type": ["object", "null"], "required": ["role", "sha", "subject"], "properties": {
-        "role": { "type": "string" }, "sha": { "type": "string" }, "subject": { "type": "string" } } });
-    let side = json!({ "type": ["object", "null"], "required": ["oid", "mode", "size"], "properties": {
-        "oid": { "type": "string" }, "mode": { "type": "string" }, "size": count(),
-        "binary": { "type": "boolean" }, "submodule": { "type": "boolean" }, "nonUtf8": { "type": "boolean" },
-        "truncated": { "type": "boolean" }, "contentOmitted": { "type": "boolean" }, "content": { "type": "string" } } });
-    let file = json!({ "type": "object", "required": ["path", "status", "base", "ours", "theirs", "workTree"],
+    let producer = defaulted(
+        json!({ "type": "object", "required": ["role", "sha", "subject"], "properties": {
+        "role": { "type": "string" }, "sha": { "type": "string" }, "subject": { "type": "string" } } }),
+        "null (unknown)",
+    );
+    let side = defaulted(
+        json!({ "type": "object", "required": ["oid", "size"], "properties": {
+        "oid": { "type": "string", "description": "Abbreviated as `git ls-files -u --abbrev` does." },
+        "mode": defaulted(json!({ "type": "string" }), "100644 (a regular file)"), "size": count(),
+        "binary": opt_flag(), "submodule": opt_flag(), "nonUtf8": opt_flag(),
+        "truncated": opt_flag(), "contentOmitted": opt_flag(),
+        "content": defaulted(json!({ "type": "string" }), "null (binary, submodule or cut)") } }),
+        "null (stage absent)",
+    );
+    let file = json!({ "type": "object", "required": ["path", "status", "workTree"],
         "properties": {
             "path": { "type": "string" },
             "status": { "enum": ["both-modified", "both-added", "added-by-us", "added-by-them", "deleted-by-us",
                 "deleted-by-them", "both-deleted"] },
             "base": side, "ours": side, "theirs": side,
-            "workTree": { "type": "object", "required": ["exists", "size", "markerSize", "regionCount", "regions"],
-                "properties": { "exists": { "type": "boolean" }, "size": count(), "binary": { "type": "boolean" },
-                    "markerSize": count(), "regionCount": count(), "regions": marker_regions() } } } });
+            "workTree": { "type": "object", "required": ["markerSize"],
+                "properties": { "exists": opt_flag(), "size": opt_count(), "binary": opt_flag(),
+                    "markerSize": count(), "regionCount": opt_count(), "regions": marker_regions() } } } });
     let data = json!({
         "type": "object",
-        "required": ["conflict", "operation", "ours", "theirs", "conflictedFiles", "files"],
         "properties": {
-            "conflict": { "type": "boolean" },
-            "message": { "type": "string" },
-            "operation": { "enum": ["merge", "rebase", "cherry-pick", "revert", "am", "bisect", "stash-apply", null] },
-            "evidence": { "type": "string" },
-            "progress": { "type": "object", "properties": { "step": count(), "total": count(), "remaining": count() } },
+            "conflict": opt_flag(),
+            "message": defaulted(json!({ "type": "string", "description": "Why there is no conflict." }), "null (a conflict)"),
+            "operation": defaulted(json!({ "enum": ["merge", "rebase", "cherry-pick", "revert", "am", "bisect", "stash-apply"] }),
+                "null (no operation)"),
+            "evidence": opt_string(),
+            "progress": defaulted(json!({ "type": "object", "properties": { "step": opt_count(), "total": opt_count(),
+                "remaining": opt_count() } }), "null (no progress known)"),
             "ours": producer, "theirs": producer,
-            "conflictedFiles": count(),
-            "files": { "type": "array", "maxItems": 200, "items": file }
+            "conflictedFiles": opt_count(),
+            "files": defaulted(json!({ "type": "array", "maxItems": 200, "items": file }), "empty")
         }
     });
     FnTool {
@@ -123,11 +133,11 @@ struct PreflightArgs {
 
 /// `repo.conflictPreflight`.
 pub fn preflight() -> FnTool {
-    let conflicts = json!({ "type": "array", "items": { "type": "object", "required": ["path", "kind"], "properties": {
+    let conflicts = opt_list(json!({ "type": "object", "required": ["path", "kind"], "properties": {
         "path": { "type": "string" },
         "kind": { "enum": ["content", "add/add", "modify/delete", "rename/delete", "rename/rename", "binary",
             "submodule", "file/directory", "distinct types", "unknown"] },
-        "renamedFrom": { "type": "string" }, "regionCount": count(), "regions": marker_regions() } } });
+        "renamedFrom": opt_string(), "regionCount": opt_count(), "regions": marker_regions() } }));
     let side = json!({ "type": "object", "required": ["ref", "sha", "subject"], "properties": {
         "ref": { "type": "string" }, "sha": { "type": "string" }, "subject": { "type": "string" } } });
     let data = json!({
@@ -138,18 +148,19 @@ pub fn preflight() -> FnTool {
             "current": side, "target": side,
             "mergeBases": { "type": "array", "items": { "type": "string" } },
             "shallow": schema::shallow("merge bases (histories forked beyond it are unrelated, as for git)"),
-            "merge": { "type": "object", "required": ["status", "conflictCount", "conflicts"], "properties": {
+            "merge": { "type": "object", "required": ["status"], "properties": {
                 "status": { "enum": ["clean", "conflicted", "up-to-date", "fast-forward", "unrelated-histories"] },
-                "conflictCount": count(), "conflicts": conflicts } },
-            "rebase": { "type": "object", "required": ["status", "commits", "skippedMerges", "becomeEmpty", "stopsAt"],
+                "conflictCount": opt_count(), "conflicts": conflicts.clone() } },
+            "rebase": { "type": "object", "required": ["status"],
                 "properties": {
                     "status": { "enum": ["clean", "stops", "up-to-date", "fast-forward", "too-many-commits"] },
-                    "commits": count(), "skippedMerges": count(), "becomeEmpty": count(),
-                    "stopsAt": { "type": ["object", "null"],
+                    "commits": opt_count(), "skippedMerges": opt_count(), "becomeEmpty": opt_count(),
+                    "stopsAt": defaulted(json!({ "type": "object",
                         "required": ["step", "total", "commit", "reason", "conflictCount", "conflicts"],
                         "properties": { "step": count(), "total": count(), "commit": commit(),
-                            "reason": { "type": "string" }, "conflictCount": count(), "conflicts": conflicts } } } },
-            "caveats": { "type": "array", "items": { "type": "string" } }
+                            "reason": { "type": "string" }, "conflictCount": count(), "conflicts": conflicts } }),
+                        "null (the rebase does not stop)") } },
+            "caveats": opt_list(json!({ "type": "string" }))
         }
     });
     FnTool {

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::tools::repo::{parse, run};
-use crate::tools::schema::{self, count, nullable_string};
+use crate::tools::schema::{self, count, defaulted, opt_count, opt_flag, opt_list};
 use crate::tools::{CallContext, FnTool, ProtocolError, ToolDefinition, ToolOutput};
 
 /// `commit.details`' default budget in tokens.
@@ -27,27 +27,27 @@ fn revision(description: &str) -> Value {
 fn file_stat(extra: Value) -> Value {
     let mut properties = json!({
         "path": { "type": "string" },
-        "from": { "type": "string", "description": "Old path of a rename or copy." },
+        "from": defaulted(json!({ "type": "string", "description": "Old path of a rename or copy." }), "null"),
         "status": { "enum": ["added", "modified", "deleted", "renamed", "copied", "type-change", "unmerged"] },
-        "additions": { "type": ["integer", "null"], "minimum": 0, "description": "null for binary files and unmerged paths." },
-        "deletions": { "type": ["integer", "null"], "minimum": 0 },
-        "binary": { "type": "boolean" },
-        "nonUtf8": { "type": "boolean", "description": "Present and true when the text is not valid UTF-8." },
-        "similarity": { "type": "integer", "minimum": 0, "maximum": 100 },
-        "oldMode": { "type": "string" },
-        "newMode": { "type": "string" },
+        "additions": defaulted(json!({ "type": "integer", "minimum": 0,
+            "description": "Added lines (`--numstat`); binary files, unmerged paths and unreadable ones have none." }), "0"),
+        "deletions": defaulted(json!({ "type": "integer", "minimum": 0, "description": "Deleted lines." }), "0"),
+        "binary": opt_flag(),
+        "nonUtf8": defaulted(json!({ "type": "boolean", "description": "The text is not valid UTF-8." }), "false"),
+        "similarity": defaulted(json!({ "type": "integer", "minimum": 0, "maximum": 100 }), "null (not a rename)"),
+        "oldMode": defaulted(json!({ "type": "string" }), "null (mode unchanged)"),
+        "newMode": defaulted(json!({ "type": "string" }), "null (mode unchanged)"),
         "error": schema::item_error("the file's content (e.g. a blob missing from the object store; counts are then \
-            null and it has no patch)")
+            left out and it has no patch)")
     });
     if let (Some(target), Some(extra)) = (properties.as_object_mut(), extra.as_object()) {
         target.extend(extra.clone());
     }
-    json!({ "type": "object", "required": ["path", "status", "additions", "deletions", "binary"], "properties": properties })
+    json!({ "type": "object", "required": ["path", "status"], "properties": properties })
 }
 
 fn totals() -> Value {
-    json!({ "type": "object", "required": ["files", "additions", "deletions"],
-        "properties": { "files": count(), "additions": count(), "deletions": count() } })
+    json!({ "type": "object", "properties": { "files": opt_count(), "additions": opt_count(), "deletions": opt_count() } })
 }
 
 #[derive(Deserialize)]
@@ -65,15 +65,20 @@ pub fn commit_details() -> FnTool {
         "time": { "type": "string", "description": "ISO 8601 with the recorded offset." } } });
     let data = json!({
         "type": "object",
-        "required": ["sha", "parents", "author", "committer", "subject", "body", "merge", "diffedAgainst", "totals", "files"],
+        "required": ["sha", "author", "subject", "totals"],
         "properties": {
-            "sha": { "type": "string" }, "parents": { "type": "array", "items": { "type": "string" } },
-            "author": signature, "committer": signature, "subject": { "type": "string" }, "body": { "type": "string" },
-            "merge": { "type": "boolean" }, "diffedAgainst": nullable_string(), "note": { "type": "string" },
+            "sha": { "type": "string" },
+            "parents": defaulted(json!({ "type": "array", "items": { "type": "string" },
+                "description": "Abbreviated as `git log --oneline` does; files are diffed against the first." }),
+                "empty (a root commit or a shallow boundary, diffed against the empty tree)"),
+            "author": signature.clone(),
+            "committer": defaulted(signature, "null (same name, email and time as the author)"),
+            "subject": { "type": "string" }, "body": defaulted(json!({ "type": "string" }), "empty"),
+            "note": defaulted(json!({ "type": "string", "description": "How a merge is diffed." }), "null (not a merge)"),
             "shallow": { "type": "boolean", "description": "Present and true for a shallow clone's boundary commit: \
                 its parents are absent, so (like `git show`) its files are compared with the empty tree. Absent \
                 means false." },
-            "totals": totals(), "files": { "type": "array", "items": file_stat(json!({})) }
+            "totals": totals(), "files": opt_list(file_stat(json!({})))
         }
     });
     FnTool {
@@ -118,15 +123,15 @@ struct BudgetArgs {
 
 /// `worktree.changes`.
 pub fn worktree_changes() -> FnTool {
-    let paths = json!({ "type": "array", "items": { "type": "string" } });
-    let files = json!({ "type": "array", "items": file_stat(json!({})) });
+    let paths = opt_list(json!({ "type": "string" }));
+    let files = opt_list(file_stat(json!({})));
     let data = json!({
         "type": "object",
-        "required": ["counts", "conflicted", "staged", "unstaged", "untracked"],
+        "required": ["counts"],
         "properties": {
-            "bare": { "type": "boolean", "description": "Present and true for a bare repository (no work tree)." },
-            "counts": { "type": "object", "required": ["conflicted", "staged", "unstaged", "untracked"], "properties": {
-                "conflicted": count(), "staged": count(), "unstaged": count(), "untracked": count(),
+            "bare": defaulted(json!({ "type": "boolean", "description": "A bare repository (no work tree)." }), "false"),
+            "counts": { "type": "object", "properties": {
+                "conflicted": opt_count(), "staged": opt_count(), "unstaged": opt_count(), "untracked": opt_count(),
                 "untrackedFiles": schema::untracked_mode() } },
             "conflicted": paths, "staged": files, "unstaged": files, "untracked": paths,
             "unreadable": schema::unreadable("Submodules (a name git ignores as suspicious, a gitdir that is gone)")
@@ -183,23 +188,24 @@ struct DiffArgs {
 /// `diff.text`.
 pub fn diff_text() -> FnTool {
     let file = file_stat(json!({
-        "hunks": count(),
-        "inPatch": { "enum": ["full", "partial", "omitted"], "description": "How much of this file's patch `patch` holds; absent for unmerged paths." },
-        "hunksShown": count()
+        "hunks": opt_count(),
+        "inPatch": defaulted(json!({ "enum": ["partial", "omitted"],
+            "description": "How much of this file's patch `patch` holds (unmerged paths have none)." }), "full"),
+        "hunksShown": defaulted(count(), "null (not partial)")
     }));
     let data = json!({
         "type": "object",
-        "required": ["base", "head", "totals", "files", "patch", "truncated", "totalBytes", "totalLines"],
+        "required": ["head", "totals"],
         "properties": {
-            "base": { "type": ["string", "null"], "description": "Full sha, INDEX, or null (nothing: an unborn HEAD)." },
+            "base": defaulted(json!({ "type": "string", "description": "Full sha or INDEX." }), "null (nothing: an unborn HEAD)"),
             "head": { "type": "string", "description": "Full sha, INDEX or WORKTREE." },
-            "path": { "type": "string" },
+            "path": defaulted(json!({ "type": "string" }), "null (no path filter)"),
             "totals": totals(),
-            "files": { "type": "array", "items": file },
-            "patch": { "type": "string" },
-            "truncated": { "type": "boolean" },
-            "totalBytes": count(),
-            "totalLines": count()
+            "files": opt_list(file),
+            "patch": defaulted(json!({ "type": "string" }), "empty"),
+            "truncated": opt_flag(),
+            "totalBytes": opt_count(),
+            "totalLines": opt_count()
         }
     });
     FnTool {

@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 
 use crate::tools::FnTool;
 use crate::tools::repo::{parse, run};
-use crate::tools::schema::{self, count, nullable_string};
+use crate::tools::schema::{self, count, defaulted, nullable_string, opt_flag, opt_list};
 use crate::tools::{CallContext, ProtocolError, ToolDefinition, ToolOutput};
 
 /// `repo.history`'s default budget in tokens: a full default page of 50 commits fits.
@@ -24,8 +24,7 @@ fn relative_path(description: &str) -> Value {
 }
 
 fn person() -> Value {
-    json!({ "type": "object", "required": ["name", "email"],
-        "properties": { "name": { "type": "string" }, "email": { "type": "string" } } })
+    json!({ "type": "string", "description": "\"Name <email>\" as git recorded it." })
 }
 
 #[derive(Deserialize)]
@@ -42,18 +41,19 @@ struct HistoryArgs {
 
 /// `repo.history`.
 pub fn history() -> FnTool {
-    let commit = json!({ "type": "object", "required": ["sha", "parents", "author", "time", "subject"], "properties": {
-        "sha": { "type": "string" },
-        "parents": { "type": "array", "items": { "type": "string" },
-            "description": "Empty for a root commit and for a shallow clone's boundary commit (as `git log --format=%P`)." },
+    let commit = json!({ "type": "object", "required": ["sha", "author", "time", "subject"], "properties": {
+        "sha": { "type": "string", "description": "Abbreviated as `git log --oneline` does." },
+        "parents": defaulted(json!({ "type": "array", "items": { "type": "string" } }),
+            "empty (a root commit, or a shallow clone's boundary commit, as `git log --format=%p`)"),
         "shallow": { "type": "boolean", "description": "Present and true on a shallow clone's boundary commit: its \
             parents are absent, history was cut here. Absent means false." },
         "author": person(), "time": { "type": "string" }, "subject": { "type": "string" } } });
     let data = json!({
         "type": "object",
-        "required": ["ref", "tip", "commits", "nextCursor"],
-        "properties": { "ref": { "type": "string" }, "tip": nullable_string(), "path": { "type": "string" },
-            "commits": { "type": "array", "items": commit }, "nextCursor": nullable_string(),
+        "required": ["ref", "tip"],
+        "properties": { "ref": { "type": "string" }, "tip": nullable_string(),
+            "path": defaulted(json!({ "type": "string" }), "null (no path filter)"),
+            "commits": opt_list(commit), "nextCursor": defaulted(json!({ "type": "string" }), "null (no more pages)"),
             "shallow": schema::shallow("the walk and its pages") }
     });
     FnTool {
@@ -105,17 +105,17 @@ struct ReflogArgs {
 pub fn reflog() -> FnTool {
     let recovery = json!({ "type": "object", "required": ["lostTip", "lostCommits", "tool", "arguments"],
         "properties": { "lostTip": { "type": "string" }, "lostCommits": count(),
-            "lostCommitsCapped": { "type": "boolean" }, "tool": { "type": "string" }, "arguments": { "type": "object" } } });
+            "lostCommitsCapped": opt_flag(), "tool": { "type": "string" }, "arguments": { "type": "object" } } });
     let movement = json!({ "type": "object",
-        "required": ["index", "oldSha", "newSha", "action", "message", "time", "identity"],
-        "properties": { "index": count(), "oldSha": nullable_string(), "newSha": nullable_string(),
+        "required": ["index", "action", "message", "time", "identity"],
+        "properties": { "index": count(), "oldSha": defaulted(json!({ "type": "string" }), "null (the ref was created)"),
+            "newSha": defaulted(json!({ "type": "string" }), "null (the ref was deleted)"),
             "action": { "type": "string" }, "message": { "type": "string" }, "time": { "type": "string" },
-            "identity": person(), "recovery": recovery } });
+            "identity": person(), "recovery": defaulted(recovery, "null (nothing was dropped)") } });
     let data = json!({
         "type": "object",
-        "required": ["refName", "total", "entries"],
-        "properties": { "refName": { "type": "string" }, "total": count(),
-            "entries": { "type": "array", "items": movement } }
+        "required": ["refName", "total"],
+        "properties": { "refName": { "type": "string" }, "total": count(), "entries": opt_list(movement) }
     });
     FnTool {
         handler: call_reflog,

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::envelope::Frame;
-use crate::tools::schema::{self, count, nullable_string};
+use crate::tools::schema::{self, count, defaulted, opt_count, opt_flag, opt_list, opt_string};
 use crate::tools::{CallContext, FnTool, ProtocolError, ToolDefinition, ToolOutput};
 
 /// `repo.brief`'s default budget in tokens (SPEC §5).
@@ -55,37 +55,37 @@ struct BriefArgs {
 
 /// `repo.brief`.
 pub fn brief() -> FnTool {
-    let commit = json!({ "type": "object", "required": ["sha", "subject"],
-        "properties": { "sha": { "type": "string" }, "subject": { "type": "string" } } });
-    let hint = json!({ "type": "object", "required": ["kind", "message", "tool"], "properties": {
-        "kind": { "type": "string" }, "message": { "type": "string" }, "tool": { "type": "string" },
-        "arguments": { "type": "object", "additionalProperties": { "type": "string" } } } });
+    let hint = json!({ "type": "object", "required": ["message", "tool"], "properties": {
+        "message": { "type": "string" }, "tool": { "type": "string" },
+        "arguments": defaulted(json!({ "type": "object", "additionalProperties": { "type": "string" },
+            "description": "Arguments for `tool` besides repoPath." }), "{}") } });
     let data = json!({
         "type": "object",
-        "required": ["head", "operationInProgress", "workingTree", "stashes", "submodules", "recentCommits",
-                     "conventions", "hints"],
+        "required": ["head", "workingTree"],
         "properties": {
-            "head": { "type": "object", "required": ["branch", "detached", "sha", "upstream", "ahead", "behind"],
-                "properties": { "branch": nullable_string(), "detached": { "type": "boolean" },
-                    "unborn": { "type": "boolean" }, "sha": nullable_string(), "upstream": nullable_string(),
-                    "ahead": count(), "behind": count(), "upstreamGone": { "type": "boolean" },
+            "head": { "type": "object",
+                "properties": { "branch": defaulted(json!({ "type": "string" }), "null (detached)"),
+                    "detached": opt_flag(), "unborn": opt_flag(),
+                    "sha": defaulted(json!({ "type": "string" }), "null (unborn)"),
+                    "upstream": defaulted(json!({ "type": "string" }), "null (no upstream)"),
+                    "ahead": opt_count(), "behind": opt_count(), "upstreamGone": opt_flag(),
+                    "rebasing": defaulted(json!({ "type": "string", "description": "The branch being rebased." }), "null"),
                     "shallow": schema::shallow("recent commits and ahead/behind") } },
             "operationInProgress": schema::operation(),
             "workingTree": schema::counts(),
-            "stashes": { "type": "object", "required": ["count"], "properties": { "count": count() } },
-            "submodules": { "type": "object",
-                "description": "Zero counts, an empty attention list and a false attentionTruncated are omitted.",
-                "required": ["total"],
-                "properties": { "total": count(), "clean": count(), "drifted": count(), "uninitialized": count(),
-                    "unreadable": count(),
-                    "conflicts": count(), "attention": { "type": "array", "maxItems": 10, "items": { "type": "string" } },
-                    "attentionTruncated": { "type": "boolean" } } },
-            "recentCommits": { "type": "array", "maxItems": 20, "items": commit },
-            "conventions": { "type": "object", "required": ["conventionalCommitRatio", "defaultBranch", "branchPrefixes"],
-                "properties": { "conventionalCommitRatio": { "type": ["number", "null"], "minimum": 0, "maximum": 1 },
-                    "defaultBranch": nullable_string(),
-                    "branchPrefixes": { "type": "array", "items": { "type": "string" } } } },
-            "hints": { "type": "array", "maxItems": 3, "items": hint },
+            "stashes": opt_count(),
+            "submodules": defaulted(json!({ "type": "object",
+                "properties": { "total": opt_count(), "clean": opt_count(), "drifted": opt_count(),
+                    "uninitialized": opt_count(), "unreadable": opt_count(), "conflicts": opt_count(),
+                    "attention": defaulted(json!({ "type": "array", "maxItems": 10, "items": { "type": "string" } }), "empty"),
+                    "attentionTruncated": opt_flag() } }), "no submodule"),
+            "recentCommits": defaulted(json!({ "type": "array", "maxItems": 20, "items": { "type": "string" },
+                "description": "\"<abbreviated sha> <subject>\", newest first, as `git log --oneline`." }), "empty"),
+            "conventions": defaulted(json!({ "type": "object",
+                "properties": { "conventionalCommitRatio": defaulted(json!({ "type": "number", "minimum": 0, "maximum": 1 }), "null (no commits)"),
+                    "defaultBranch": opt_string(),
+                    "branchPrefixes": opt_list(json!({ "type": "string" })) } }), "nothing detected"),
+            "hints": defaulted(json!({ "type": "array", "maxItems": 3, "items": hint }), "empty"),
             "diagnostics": { "type": "object", "required": ["cache"],
                 "description": "How the engine's cache serves this repository when it is not watched. Absent \
                 (the default): watched, answers come from memory invalidated by filesystem events and are never \
@@ -137,18 +137,18 @@ struct BudgetArgs {
 
 /// The schema of a list of changed paths (`repo.status`, `repo.scope`).
 pub(crate) fn change_list() -> Value {
-    json!({ "type": "array", "items": { "type": "object", "required": ["path", "status"], "properties": {
+    opt_list(json!({ "type": "object", "required": ["path", "status"], "properties": {
         "path": { "type": "string" },
         "status": { "enum": ["added", "modified", "deleted", "renamed", "type-change"] },
-        "from": { "type": "string" } } } })
+        "from": defaulted(json!({ "type": "string", "description": "A rename's old path." }), "null") } }))
 }
 
 /// `repo.status`.
 pub fn status() -> FnTool {
-    let paths = json!({ "type": "array", "items": { "type": "string" } });
+    let paths = opt_list(json!({ "type": "string" }));
     let data = json!({
         "type": "object",
-        "required": ["head", "upstream", "operationInProgress", "counts", "conflicted", "staged", "unstaged", "untracked"],
+        "required": ["head", "counts"],
         "properties": {
             "head": schema::head(), "upstream": schema::upstream(), "operationInProgress": schema::operation(),
             "counts": schema::counts(), "conflicted": paths, "staged": change_list(), "unstaged": change_list(),
@@ -188,24 +188,25 @@ pub fn refs() -> FnTool {
         if let (Some(target), Some(extra)) = (properties.as_object_mut(), extra.as_object()) {
             target.extend(extra.clone());
         }
-        json!({ "type": "array", "items": { "type": "object", "required": ["name", "sha"], "properties": properties } })
+        opt_list(json!({ "type": "object", "required": ["name", "sha"], "properties": properties }))
     };
     let data = json!({
         "type": "object",
-        "required": ["head", "counts", "branches", "remotes", "stashes", "tags", "remoteBranches"],
+        "required": ["head", "counts"],
         "properties": {
             "head": schema::head(),
-            "counts": { "type": "object", "required": ["branches", "remotes", "stashes", "tags", "remoteBranches"],
-                "properties": { "branches": count(), "remotes": count(), "stashes": count(), "tags": count(),
-                    "remoteBranches": count() } },
-            "branches": named(json!({ "current": { "type": "boolean" }, "upstream": schema::upstream(),
+            "counts": { "type": "object",
+                "properties": { "branches": opt_count(), "remotes": opt_count(), "stashes": opt_count(),
+                    "tags": opt_count(), "remoteBranches": opt_count() } },
+            "branches": named(json!({ "current": opt_flag(), "upstream": schema::upstream(),
                 "error": schema::item_error("the branch (e.g. it names an object that does not exist; `sha` is what \
                     the ref file says)") })),
-            "remotes": { "type": "array", "items": { "type": "object", "required": ["name", "fetchUrl"], "properties": {
-                "name": { "type": "string" }, "fetchUrl": nullable_string(), "pushUrl": { "type": "string" } } } },
-            "stashes": { "type": "array", "items": { "type": "object", "required": ["index", "sha", "message"],
-                "properties": { "index": count(), "sha": { "type": "string" }, "message": { "type": "string" } } } },
-            "tags": named(json!({ "annotated": { "type": "boolean" } })),
+            "remotes": opt_list(json!({ "type": "object", "required": ["name"], "properties": {
+                "name": { "type": "string" }, "fetchUrl": opt_string(),
+                "pushUrl": defaulted(json!({ "type": "string" }), "null (same as fetchUrl)") } })),
+            "stashes": opt_list(json!({ "type": "object", "required": ["index", "sha", "message"],
+                "properties": { "index": count(), "sha": { "type": "string" }, "message": { "type": "string" } } })),
+            "tags": named(json!({ "annotated": opt_flag() })),
             "remoteBranches": named(json!({})),
             "unreadable": schema::unreadable("Refs (a file that does not parse, a tag or remote branch naming an \
                 object that does not exist; git skips them with a warning)")

@@ -96,43 +96,78 @@ pub fn count() -> Value {
     json!({ "type": "integer", "minimum": 0 })
 }
 
+/// A field of compact JSON (SPEC §4.2): left out when it has its `default`, which the description states (an
+/// absent field means exactly that value). Every property a schema does not require carries such a description.
+pub fn defaulted(mut schema: Value, default: &str) -> Value {
+    let note = format!("Default {default}: left out when it has this value.");
+    let description = match schema.get("description").and_then(Value::as_str) {
+        Some(description) => format!("{description} {note}"),
+        None => note,
+    };
+    schema["description"] = Value::String(description);
+    schema
+}
+
+/// A count left out when 0.
+pub fn opt_count() -> Value {
+    defaulted(count(), "0")
+}
+
+/// A flag left out when false.
+pub fn opt_flag() -> Value {
+    defaulted(json!({ "type": "boolean" }), "false")
+}
+
+/// A string left out when `null`.
+pub fn opt_string() -> Value {
+    defaulted(json!({ "type": "string" }), "null")
+}
+
+/// A list of `items` left out when empty.
+pub fn opt_list(items: Value) -> Value {
+    defaulted(json!({ "type": "array", "items": items }), "empty")
+}
+
 /// The HEAD object of `repo.status` and `repo.refs`.
 pub fn head() -> Value {
     json!({
         "type": "object",
-        "required": ["branch", "detached", "unborn", "sha"],
         "properties": {
-            "branch": nullable_string(), "detached": { "type": "boolean" }, "unborn": { "type": "boolean" },
-            "sha": nullable_string(), "shallow": shallow("ahead/behind counts")
+            "branch": defaulted(json!({ "type": "string" }), "null (detached)"), "detached": opt_flag(),
+            "unborn": opt_flag(), "sha": defaulted(json!({ "type": "string" }), "null (unborn)"),
+            "shallow": shallow("ahead/behind counts")
         }
     })
 }
 
-/// An upstream object or `null`.
+/// An upstream object; `default` says when it is left out.
 pub fn upstream() -> Value {
-    json!({
-        "type": ["object", "null"],
-        "required": ["name", "ahead", "behind", "gone"],
-        "properties": { "name": { "type": "string" }, "ahead": count(), "behind": count(), "gone": { "type": "boolean" } }
-    })
+    defaulted(
+        json!({
+            "type": "object",
+            "required": ["name"],
+            "properties": { "name": { "type": "string" }, "ahead": opt_count(), "behind": opt_count(),
+                "gone": defaulted(json!({ "type": "boolean", "description": "The upstream ref no longer exists." }), "false") }
+        }),
+        "null (no upstream)",
+    )
 }
 
-/// Exact work-tree counts.
+/// Exact work-tree counts (an absent count is 0).
 pub fn counts() -> Value {
     json!({
         "type": "object",
-        "required": ["clean", "staged", "unstaged", "untracked", "conflicted"],
         "properties": {
-            "bare": { "type": "boolean", "description": "Present and true for a bare repository (no work tree)." },
-            "clean": { "type": "boolean" }, "staged": count(), "unstaged": count(), "untracked": count(),
-            "conflicted": count(), "untrackedFiles": untracked_mode(),
+            "bare": defaulted(json!({ "type": "boolean", "description": "A bare repository (no work tree)." }), "false"),
+            "clean": opt_flag(), "staged": opt_count(), "unstaged": opt_count(), "untracked": opt_count(),
+            "conflicted": opt_count(), "untrackedFiles": untracked_mode(),
             "unreadable": { "type": "integer", "minimum": 1,
                 "description": "Submodules whose state could not be read (listed in repo.status). Absent means 0." }
         }
     })
 }
 
-/// The operation in progress or `null`.
+/// The operation in progress, left out when there is none.
 pub fn operation() -> Value {
-    json!({ "enum": ["merge", "rebase", "cherry-pick", "revert", "bisect", "am", null] })
+    defaulted(json!({ "enum": ["merge", "rebase", "cherry-pick", "revert", "bisect", "am"] }), "null (no operation)")
 }

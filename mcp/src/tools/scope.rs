@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 
 use crate::tools::FnTool;
 use crate::tools::repo::{change_list, parse, run};
-use crate::tools::schema::{self, count, nullable_string};
+use crate::tools::schema::{self, count, defaulted, opt_count, opt_list};
 use crate::tools::{CallContext, ProtocolError, ToolDefinition, ToolOutput};
 
 /// `repo.scope`'s default budget in tokens.
@@ -24,38 +24,36 @@ struct ScopeArgs {
 }
 
 fn output_schema() -> Value {
-    let paths = json!({ "type": "array", "items": { "type": "string" } });
-    let rule = json!({ "type": ["object", "null"], "required": ["line", "pattern"],
+    let paths = opt_list(json!({ "type": "string" }));
+    let rule = json!({ "type": "object", "required": ["line", "pattern"],
         "properties": { "line": count(), "pattern": { "type": "string" } } });
-    let owners = json!({ "type": "array", "items": { "type": "string" } });
-    let commit = json!({ "type": "object", "required": ["sha", "time", "author", "subject"], "properties": {
-        "sha": { "type": "string" }, "time": { "type": "string" }, "author": { "type": "string" },
-        "subject": { "type": "string" } } });
+    let owners = opt_list(json!({ "type": "string" }));
     let author = json!({ "type": "object", "required": ["email", "name", "commits"], "properties": {
         "email": { "type": "string" }, "name": { "type": "string" }, "commits": count() } });
-    let group = json!({ "type": "object", "required": ["rule", "owners", "files"],
-        "properties": { "rule": rule, "owners": owners, "files": count() } });
+    let group = json!({ "type": "object", "required": ["files"],
+        "properties": { "rule": defaulted(rule.clone(), "null (no rule matches)"), "owners": owners, "files": count() } });
     let error = json!({ "type": "object", "required": ["line", "message"],
         "properties": { "line": count(), "message": { "type": "string" } } });
     schema::envelope(json!({
         "type": "object",
-        "required": ["path", "kind", "workingTree", "recentCommits", "churn", "codeOwners"],
+        "required": ["path", "kind", "workingTree", "churn", "codeOwners"],
         "properties": {
             "path": { "type": "string" },
             "kind": { "enum": ["file", "directory", "absent"] },
             "workingTree": { "type": "object",
-                "required": ["counts", "conflicted", "staged", "unstaged", "untracked"],
+                "required": ["counts"],
                 "properties": { "counts": schema::counts(), "conflicted": paths, "staged": change_list(),
                     "unstaged": change_list(), "untracked": paths } },
-            "recentCommits": { "type": "array", "maxItems": 20, "items": commit },
-            "churn": { "type": "object", "required": ["days", "since", "until", "commits", "authorCount", "authors"],
-                "properties": { "days": { "type": "integer", "minimum": 1, "maximum": 365 },
-                    "since": { "type": "string" }, "until": { "type": "string" }, "commits": count(),
-                    "authorCount": count(), "authors": { "type": "array", "items": author } } },
-            "codeOwners": { "type": "object", "required": ["file", "rule", "owners", "errorCount"],
-                "properties": { "file": nullable_string(), "rule": rule, "owners": owners,
-                    "trackedFiles": count(), "ownersByRule": { "type": "array", "items": group },
-                    "errorCount": count(), "errors": { "type": "array", "items": error } } },
+            "recentCommits": defaulted(json!({ "type": "array", "maxItems": 20, "items": { "type": "string" },
+                "description": "\"<abbreviated sha> <subject>\", newest first, as `git log --oneline -- path`." }), "empty"),
+            "churn": { "type": "object", "required": ["since", "until"],
+                "properties": { "since": { "type": "string" }, "until": { "type": "string" }, "commits": opt_count(),
+                    "authorCount": opt_count(), "authors": opt_list(author) } },
+            "codeOwners": { "type": "object",
+                "properties": { "file": defaulted(json!({ "type": "string" }), "null (no CODEOWNERS file)"),
+                    "rule": defaulted(rule, "null (no rule matches)"), "owners": owners,
+                    "trackedFiles": defaulted(count(), "null (a file, not a directory)"), "ownersByRule": opt_list(group),
+                    "errorCount": opt_count(), "errors": opt_list(error) } },
             "shallow": schema::shallow("recent commits and churn")
         }
     }))

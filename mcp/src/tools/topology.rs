@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 
 use crate::tools::FnTool;
 use crate::tools::repo::{parse, run};
-use crate::tools::schema::{self, count, nullable_string};
+use crate::tools::schema::{self, defaulted, opt_count, opt_flag, opt_list, opt_string};
 use crate::tools::{CallContext, ProtocolError, ToolDefinition, ToolOutput};
 
 fn whole<T>(data: T) -> Budgeted<T> {
@@ -24,19 +24,23 @@ struct BranchStackArgs {
 
 /// `repo.branchStack`.
 pub fn branch_stack() -> FnTool {
-    let related = json!({ "type": "object", "required": ["name", "sha", "relation", "ahead", "behind", "lastCommit"],
+    let related = json!({ "type": "object", "required": ["name", "sha", "relation", "lastCommit"],
         "properties": { "name": { "type": "string" }, "sha": { "type": "string" },
             "relation": { "enum": ["stackedOnCurrent", "currentStackedOn", "sharesBase"] },
-            "ahead": count(), "behind": count(), "lastCommit": { "type": "string" } } });
-    let base = json!({ "type": ["object", "null"], "required": ["name", "sha", "mergeBase", "ahead", "behind"],
-        "properties": { "name": { "type": "string" }, "sha": { "type": "string" }, "mergeBase": nullable_string(),
-            "ahead": count(), "behind": count() } });
+            "ahead": opt_count(), "behind": opt_count(), "lastCommit": { "type": "string" } } });
+    let base = defaulted(
+        json!({ "type": "object", "required": ["name", "sha"],
+        "properties": { "name": { "type": "string" }, "sha": { "type": "string" },
+            "mergeBase": defaulted(json!({ "type": "string" }), "null (unrelated histories)"),
+            "ahead": opt_count(), "behind": opt_count() } }),
+        "null (no base found)",
+    );
     let data = json!({
         "type": "object",
-        "required": ["branch", "sha", "upstream", "base", "related", "relatedTotal"],
-        "properties": { "branch": nullable_string(), "sha": nullable_string(), "upstream": schema::upstream(),
-            "base": base, "related": { "type": "array", "maxItems": 50, "items": related }, "relatedTotal": count(),
-            "shallow": schema::shallow("merge bases and ahead/behind") }
+        "properties": { "branch": defaulted(json!({ "type": "string" }), "null (detached)"),
+            "sha": defaulted(json!({ "type": "string" }), "null (unborn)"), "upstream": schema::upstream(),
+            "base": base, "related": defaulted(json!({ "type": "array", "maxItems": 50, "items": related }), "empty"),
+            "relatedTotal": opt_count(), "shallow": schema::shallow("merge bases and ahead/behind") }
     });
     FnTool {
         handler: call_branch_stack,
@@ -82,13 +86,13 @@ struct RepoArgs {
 /// `worktree.list`.
 pub fn worktree_list() -> FnTool {
     let worktree = json!({ "type": "object",
-        "required": ["path", "main", "current", "branch", "detached", "headSha", "locked", "prunable"],
-        "properties": { "path": { "type": "string" }, "main": { "type": "boolean" }, "current": { "type": "boolean" },
-            "bare": { "type": "boolean" }, "branch": nullable_string(), "detached": { "type": "boolean" },
-            "headSha": nullable_string(), "locked": { "type": "boolean" }, "lockReason": { "type": "string" },
-            "prunable": { "type": "boolean" },
+        "required": ["path"],
+        "properties": { "path": { "type": "string" }, "main": opt_flag(), "current": opt_flag(),
+            "bare": opt_flag(), "branch": defaulted(json!({ "type": "string" }), "null (detached or bare)"),
+            "detached": opt_flag(), "headSha": defaulted(json!({ "type": "string" }), "null (unborn or bare)"),
+            "locked": opt_flag(), "lockReason": opt_string(), "prunable": opt_flag(),
             "error": schema::item_error("the worktree's entry (e.g. its HEAD file is not a ref; branch and headSha \
-                are then null)") } });
+                are then left out)") } });
     let data = json!({ "type": "object", "required": ["worktrees"],
         "properties": { "worktrees": { "type": "array", "items": worktree } } });
     FnTool {
@@ -121,15 +125,15 @@ struct SubmoduleArgs {
 /// `submodule.status`.
 pub fn submodule_status() -> FnTool {
     let submodule = json!({ "type": "object",
-        "required": ["path", "recordedSha", "checkedOutSha", "initialized", "state", "dirty", "untracked"],
-        "properties": { "path": { "type": "string" }, "recordedSha": nullable_string(),
-            "checkedOutSha": nullable_string(), "initialized": { "type": "boolean" },
-            "state": { "enum": ["clean", "drifted", "uninitialized", "conflict", "unreadable"] },
-            "dirty": { "type": "boolean" }, "untracked": count(),
+        "required": ["path", "state"],
+        "properties": { "path": { "type": "string" }, "recordedSha": defaulted(json!({ "type": "string" }), "null (nothing recorded)"),
+            "checkedOutSha": defaulted(json!({ "type": "string" }), "null (not initialised)"), "initialized": opt_flag(),
+            "state": { "enum": ["clean", "drifted", "uninitialized", "conflict", "unreadable"] }, "dirty": opt_flag(),
+            "untracked": opt_count(),
             "error": schema::item_error("the submodule or its work tree (state `unreadable`: a `.gitmodules` name git \
                 ignores as suspicious, or a gitdir that is gone)") } });
-    let data = json!({ "type": "object", "required": ["submodules"],
-        "properties": { "path": { "type": "string" }, "submodules": { "type": "array", "items": submodule } } });
+    let data = json!({ "type": "object",
+        "properties": { "path": defaulted(json!({ "type": "string" }), "null (no filter)"), "submodules": opt_list(submodule) } });
     FnTool {
         handler: call_submodule_status,
         definition: ToolDefinition {

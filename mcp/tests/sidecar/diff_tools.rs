@@ -50,7 +50,9 @@ fn bad_input_gets_its_reason_and_the_server_serves_on() {
     assert!(
         staged["structuredContent"]["data"]["patch"].as_str().expect("patch").contains("rename to docs/handbook.md")
     );
-    assert_eq!(responses[11]["result"]["structuredContent"]["data"]["merge"], true);
+    let merge = &responses[11]["result"]["structuredContent"]["data"];
+    assert_eq!(merge["parents"].as_array().map(Vec::len), Some(2), "a merge: {merge}");
+    assert!(merge["note"].is_string(), "a merge says how it is diffed: {merge}");
     assert_eq!(responses[12]["result"]["structuredContent"]["data"]["counts"]["unstaged"], 8);
 }
 

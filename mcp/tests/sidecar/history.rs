@@ -16,7 +16,7 @@ fn history_pages_follow_the_cursor_and_bad_input_is_refused() {
     let fixture = fluxgit_fixtures::build(Scenario::RewrittenHistory);
     let root = fixture.root().canonicalize().expect("root");
     let repo = fixture.path().to_str().expect("utf-8").to_owned();
-    let expected: Vec<String> = fixture.git(&["log", "--format=%H"]).lines().map(str::to_owned).collect();
+    let expected: Vec<String> = fixture.git(&["log", "--format=%h"]).lines().map(str::to_owned).collect();
 
     // Page by page, each page in its own process: the cursor is all the state there is.
     let mut shas = Vec::new();
@@ -92,7 +92,10 @@ fn reflog_names_the_lost_tips_within_budget() {
         .collect();
     let mut expected = facts::REWRITTEN_LOST_TIPS.to_vec();
     expected.reverse();
-    assert_eq!(lost, expected, "newest first: the rebase, the amend, the reset");
+    assert_eq!(lost.len(), expected.len(), "{lost:?}");
+    for (lost, expected) in lost.iter().zip(&expected) {
+        assert!(lost.len() >= 7 && expected.starts_with(lost), "newest first: the rebase, the amend, the reset");
+    }
 
     let text = responses[1]["result"]["content"][0]["text"].as_str().expect("text");
     assert!(fluxgit_engine::budget::count_tokens(text) <= 400);

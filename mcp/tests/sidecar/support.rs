@@ -60,6 +60,66 @@ pub(crate) fn assert_fits_output_schema(tool: &str, response: &Value) {
     let errors: Vec<String> =
         validator.iter_errors(structured).map(|error| format!("{error} at {}", error.instance_path())).collect();
     assert!(errors.is_empty(), "{tool}: result does not fit its outputSchema: {errors:?}\n{structured}");
+    if COMPACT_TOOLS.contains(&tool) {
+        let mut problems = Vec::new();
+        compact_problems(&definition.output_schema, structured, "", &mut problems);
+        assert!(problems.is_empty(), "{tool}: not compact (SPEC §4.2): {problems:?}\n{structured}");
+    }
+}
+
+/// Tools whose answers follow SPEC §4.2's compact shape.
+pub(crate) const COMPACT_TOOLS: &[&str] = &[
+    "repo.brief",
+    "repo.scope",
+    "repo.status",
+    "repo.refs",
+    "repo.branchStack",
+    "repo.history",
+    "repo.reflog",
+    "conflict.read",
+    "commit.details",
+    "worktree.changes",
+    "worktree.list",
+    "submodule.status",
+    "diff.text",
+    "repo.conflictPreflight",
+];
+
+/// SPEC §4.2: a field the schema does not require is left out when it has its default (null, 0, false, an empty
+/// list or object), and its schema description states that default. Collects every violation in `value`.
+pub(crate) fn compact_problems(schema: &Value, value: &Value, at: &str, problems: &mut Vec<String>) {
+    if let (Some(properties), Some(object)) = (schema.get("properties").and_then(Value::as_object), value.as_object()) {
+        let required: Vec<&str> =
+            schema.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
+        for (key, field) in object {
+            let Some(field_schema) = properties.get(key) else { continue };
+            let is_default = match field {
+                Value::Null => true,
+                Value::Bool(flag) => !flag,
+                Value::Number(number) => number.as_f64() == Some(0.0),
+                Value::Array(items) => items.is_empty(),
+                Value::Object(entries) => entries.is_empty(),
+                Value::String(_) => false,
+            };
+            // Envelope keys stay (SPEC §4.2): `data` is there even when it is `{}`.
+            if is_default && !required.contains(&key.as_str()) && !at.is_empty() {
+                problems.push(format!("{at}/{key} = {field} is a default and should be left out"));
+            }
+            let described = field_schema
+                .get("description")
+                .and_then(Value::as_str)
+                .is_some_and(|d| d.contains("Default") || d.contains("Absent means"));
+            if !required.contains(&key.as_str()) && !described && at.starts_with("/data") {
+                problems.push(format!("{at}/{key}: optional, but its schema states no default"));
+            }
+            compact_problems(field_schema, field, &format!("{at}/{key}"), problems);
+        }
+    }
+    if let (Some(items), Some(array)) = (schema.get("items"), value.as_array()) {
+        for (idx, item) in array.iter().enumerate() {
+            compact_problems(items, item, &format!("{at}/{idx}"), problems);
+        }
+    }
 }
 
 /// A server process driven one request at a time: each response is read before the next request is sent, so

@@ -107,20 +107,32 @@ fn every_tool_leaves_the_repository_byte_identical() {
         let before = fluxgit_fixtures::tree_digest(&root);
         let repo = fixture.path().to_str().expect("utf-8").to_owned();
         let tools = [
-            "repo.brief",
-            "repo.status",
-            "repo.refs",
-            "repo.branchStack",
-            "repo.history",
-            "repo.reflog",
-            "worktree.list",
-            "submodule.status",
-            "worktree.changes",
+            ("repo.brief", json!({})),
+            ("repo.scope", json!({"path": "."})),
+            ("repo.status", json!({})),
+            ("repo.refs", json!({})),
+            ("repo.branchStack", json!({})),
+            ("repo.history", json!({})),
+            ("repo.reflog", json!({})),
+            ("conflict.read", json!({})),
+            ("commit.details", json!({"commit": "HEAD"})),
+            ("worktree.changes", json!({})),
+            ("worktree.list", json!({})),
+            ("submodule.status", json!({})),
+            ("diff.text", json!({})),
+            ("repo.conflictPreflight", json!({"targetRef": "HEAD"})),
         ];
-        let requests: Vec<Value> =
-            tools.iter().enumerate().map(|(idx, tool)| call(idx as i64 + 1, tool, json!({"repoPath": repo}))).collect();
+        let requests: Vec<Value> = tools
+            .iter()
+            .enumerate()
+            .map(|(idx, (tool, arguments))| {
+                let mut arguments = arguments.clone();
+                arguments["repoPath"] = json!(repo);
+                call(idx as i64 + 1, tool, arguments)
+            })
+            .collect();
         let responses = session(&root, &requests);
-        for (tool, response) in tools.iter().zip(&responses) {
+        for ((tool, _), response) in tools.iter().zip(&responses) {
             assert_eq!(response["result"]["isError"], false, "{}: {response}", scenario.name());
             crate::support::assert_fits_output_schema(tool, response);
         }
