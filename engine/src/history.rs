@@ -247,7 +247,11 @@ fn describe(repo: &gix::Repository, shallow: &Shallow, id: ObjectId) -> Result<C
     let time = author.time().map_err(|err| Error::git("commit author date", err))?;
     Ok(Commit {
         sha: abbreviate(commit.id()),
-        parents: shallow.parents(&commit).iter().map(|parent| abbreviate(gix::prelude::ObjectIdExt::attach(*parent, repo))).collect(),
+        parents: shallow
+            .parents(&commit)
+            .iter()
+            .map(|parent| abbreviate(gix::prelude::ObjectIdExt::attach(*parent, repo)))
+            .collect(),
         shallow: shallow.is_boundary(&id),
         author: Person { name: utf8(author.name), email: utf8(author.email) },
         time: iso_time(time),

@@ -61,7 +61,7 @@ fn history_matches_git_log_and_marks_the_boundary() {
                     cursor: None,
                 };
                 let page = engine.history(&repo, &options, UNLIMITED, &mut measure).expect("history answers").data;
-                let mut args = vec!["log", "--format=%H %P", start, "--"];
+                let mut args = vec!["log", "--format=%h %p", start, "--"];
                 args.extend(path);
                 let expected: Vec<String> = fixture.git(&args).lines().map(|line| line.trim().to_owned()).collect();
                 let shown: Vec<String> = page
@@ -72,7 +72,8 @@ fn history_matches_git_log_and_marks_the_boundary() {
                 assert_eq!(shown, expected, "{scenario:?} git log {start} -- {path:?}");
                 assert!(page.shallow, "{scenario:?}: the page says history is cut");
                 for commit in &page.commits {
-                    assert_eq!(commit.shallow, cut.contains(&commit.sha), "{scenario:?} {}", commit.sha);
+                    let on_boundary = cut.iter().any(|full| full.starts_with(&commit.sha));
+                    assert_eq!(commit.shallow, on_boundary, "{scenario:?} {}", commit.sha);
                 }
                 assert!(page.next_cursor.is_none());
             }
@@ -142,7 +143,10 @@ fn branch_stack_scope_preflight_and_details_answer_as_git() {
         assert!(stack.shallow);
         let base = stack.base.expect("origin/side is the base");
         let expected = git_merge_bases(&fixture, "HEAD", "origin/side");
-        assert_eq!(base.merge_base.iter().cloned().collect::<BTreeSet<_>>(), expected, "{scenario:?}");
+        // branchStack abbreviates its shas as git does; git names the merge bases in full.
+        let ours: Vec<&String> = base.merge_base.iter().collect();
+        assert_eq!(ours.len(), expected.len(), "{scenario:?}");
+        assert!(ours.iter().all(|sha| expected.iter().any(|full| full.starts_with(sha.as_str()))), "{scenario:?}");
         assert_eq!(base.ahead, count(&fixture, "origin/side..HEAD"));
         assert_eq!(base.behind, count(&fixture, "HEAD..origin/side"));
         for related in &stack.related {
