@@ -39,6 +39,7 @@ pub mod revision;
 pub mod scope;
 pub mod status;
 pub mod submodule_status;
+pub mod text;
 pub mod worktree_list;
 
 pub use budget::{Budgeted, Measure};

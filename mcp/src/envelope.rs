@@ -115,6 +115,13 @@ impl Frame {
         text_output(self.render(result), false)
     }
 
+    /// A successful tool output whose `content[0].text` is `text` (SPEC §4.2 `format: "text"`), with the JSON
+    /// envelope of `result` as `structuredContent`.
+    pub fn text_rendering_output<T: Serialize>(&self, text: String, result: &Budgeted<T>) -> ToolOutput {
+        let structured: Value = serde_json::from_str(&self.render(result)).expect("the envelope was just rendered");
+        ToolOutput { text, structured, is_error: false }
+    }
+
     /// Maps an engine error: refused input becomes a JSON-RPC error with `data.reason` (SPEC §4.4); a failed read
     /// on a valid repository becomes tool error 10010 (SPEC §4.3).
     pub fn engine_error(&self, error: EngineError) -> Result<ToolOutput, ProtocolError> {

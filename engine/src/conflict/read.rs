@@ -254,12 +254,18 @@ pub fn fit(
         |read: &ConflictRead| read.files.iter().flat_map(sides).filter(|side| side.content.is_some()).count();
     let totals = [full.files.len(), regions_in(&full), contents_in(&full)];
     let names = ["files", "markerRegions", "contents"];
-    let fitted = fit_sections(&full, &names, &totals, max_tokens, &cut, measure)?;
     // Count what is really missing: regions and contents of files that were cut are missing too, and files beyond
-    // `maxFiles` were never read.
-    let shown = [fitted.data.files.len(), regions_in(&fitted.data), contents_in(&fitted.data)];
-    let totals = [full.conflicted_files, totals[1], totals[2]];
-    Ok(Budgeted { omitted: Omitted::from_counts(&names, &totals, &shown), data: fitted.data })
+    // `maxFiles` were never read. Candidates are measured with these counts, so the answer is what was measured.
+    let real_totals = [full.conflicted_files, totals[1], totals[2]];
+    let real_omitted = |data: &ConflictRead| {
+        let shown = [data.files.len(), regions_in(data), contents_in(data)];
+        Omitted::from_counts(&names, &real_totals, &shown)
+    };
+    let mut measure_real = |candidate: &Budgeted<ConflictRead>| {
+        measure(&Budgeted { omitted: real_omitted(&candidate.data), data: candidate.data.clone() })
+    };
+    let fitted = fit_sections(&full, &names, &totals, max_tokens, &cut, &mut measure_real)?;
+    Ok(Budgeted { omitted: real_omitted(&fitted.data), data: fitted.data })
 }
 
 /// `full` with its first `shown[0]` files, `shown[1]` marker regions and `shown[2]` side contents.

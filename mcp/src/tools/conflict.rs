@@ -5,7 +5,7 @@ use fluxgit_engine::conflict::{preflight, read};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::tools::repo::{parse, run};
+use crate::tools::repo::{Format, parse, run, run_formatted};
 use crate::tools::schema::{self, count, defaulted, opt_count, opt_flag, opt_list, opt_string};
 use crate::tools::{CallContext, FnTool, ProtocolError, ToolDefinition, ToolOutput};
 
@@ -19,6 +19,8 @@ struct ReadArgs {
     max_files: Option<usize>,
     max_bytes_per_side: Option<usize>,
     max_tokens: Option<usize>,
+    #[serde(default)]
+    format: Format,
 }
 
 fn line_span() -> Value {
@@ -100,6 +102,7 @@ pub fn read() -> FnTool {
                     "maxBytesPerSide": schema::integer(1, read::MAX_BYTES_PER_SIDE as u64, 16 * 1024,
                         "Most bytes of each side's content (up to 1 MiB); the full size is always reported."),
                     "maxTokens": schema::max_tokens(500, 200_000, READ_DEFAULT_TOKENS),
+                    "format": schema::format(),
                 }),
                 &["repoPath"],
             ),
@@ -117,9 +120,14 @@ fn call_read(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<To
         max_bytes_per_side: args.max_bytes_per_side.unwrap_or(defaults.max_bytes_per_side),
     };
     let max_tokens = args.max_tokens.unwrap_or(READ_DEFAULT_TOKENS as usize);
-    run(ctx, "conflict.read", &args.repo_path, |repo, measure| {
-        ctx.engine.conflict_read(repo, &options, max_tokens, measure)
-    })
+    run_formatted(
+        ctx,
+        "conflict.read",
+        &args.repo_path,
+        args.format,
+        fluxgit_engine::text::conflict_read,
+        |repo, measure| ctx.engine.conflict_read(repo, &options, max_tokens, measure),
+    )
 }
 
 #[derive(Deserialize)]

@@ -5,7 +5,7 @@ use fluxgit_engine::diff::text;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::tools::repo::{parse, run};
+use crate::tools::repo::{Format, parse, run_formatted};
 use crate::tools::schema::{self, count, defaulted, opt_count, opt_flag, opt_list};
 use crate::tools::{CallContext, FnTool, ProtocolError, ToolDefinition, ToolOutput};
 
@@ -56,6 +56,8 @@ struct CommitArgs {
     repo_path: String,
     commit: String,
     max_tokens: Option<usize>,
+    #[serde(default)]
+    format: Format,
 }
 
 /// `commit.details`.
@@ -97,6 +99,7 @@ pub fn commit_details() -> FnTool {
                     "repoPath": schema::repo_path(),
                     "commit": revision("The commit: a sha (prefix), branch, tag, `HEAD~2`, ..."),
                     "maxTokens": schema::max_tokens(200, 32000, COMMIT_DEFAULT_TOKENS),
+                    "format": schema::format(),
                 }),
                 &["repoPath", "commit"],
             ),
@@ -109,9 +112,14 @@ pub fn commit_details() -> FnTool {
 fn call_commit_details(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
     let args: CommitArgs = parse(arguments)?;
     let max_tokens = args.max_tokens.unwrap_or(COMMIT_DEFAULT_TOKENS as usize);
-    run(ctx, "commit.details", &args.repo_path, |repo, measure| {
-        ctx.engine.commit_details(repo, &args.commit, max_tokens, measure)
-    })
+    run_formatted(
+        ctx,
+        "commit.details",
+        &args.repo_path,
+        args.format,
+        fluxgit_engine::text::commit_details,
+        |repo, measure| ctx.engine.commit_details(repo, &args.commit, max_tokens, measure),
+    )
 }
 
 #[derive(Deserialize)]
@@ -119,6 +127,8 @@ fn call_commit_details(ctx: &CallContext<'_>, arguments: &Map<String, Value>) ->
 struct BudgetArgs {
     repo_path: String,
     max_tokens: Option<usize>,
+    #[serde(default)]
+    format: Format,
 }
 
 /// `worktree.changes`.
@@ -152,6 +162,7 @@ pub fn worktree_changes() -> FnTool {
                 json!({
                     "repoPath": schema::repo_path(),
                     "maxTokens": schema::max_tokens(200, 32000, CHANGES_DEFAULT_TOKENS),
+                    "format": schema::format(),
                 }),
                 &["repoPath"],
             ),
@@ -164,9 +175,14 @@ pub fn worktree_changes() -> FnTool {
 fn call_worktree_changes(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
     let args: BudgetArgs = parse(arguments)?;
     let max_tokens = args.max_tokens.unwrap_or(CHANGES_DEFAULT_TOKENS as usize);
-    run(ctx, "worktree.changes", &args.repo_path, |repo, measure| {
-        ctx.engine.worktree_changes(repo, max_tokens, measure)
-    })
+    run_formatted(
+        ctx,
+        "worktree.changes",
+        &args.repo_path,
+        args.format,
+        fluxgit_engine::text::worktree_changes,
+        |repo, measure| ctx.engine.worktree_changes(repo, max_tokens, measure),
+    )
 }
 
 #[derive(Deserialize)]
@@ -183,6 +199,8 @@ struct DiffArgs {
     max_bytes: Option<usize>,
     max_lines: Option<usize>,
     max_tokens: Option<usize>,
+    #[serde(default)]
+    format: Format,
 }
 
 /// `diff.text`.
@@ -236,6 +254,7 @@ pub fn diff_text() -> FnTool {
                     "maxBytes": schema::integer(1, text::MAX_MAX_BYTES as u64, text::DEFAULT_MAX_BYTES as u64, "Most bytes of patch text."),
                     "maxLines": { "type": "integer", "minimum": 1, "maximum": 10_000_000, "description": "Most lines of patch text (default: no line cap)." },
                     "maxTokens": schema::max_tokens(200, DIFF_MAX_TOKENS, DIFF_DEFAULT_TOKENS),
+                    "format": schema::format(),
                 }),
                 &["repoPath"],
             ),
@@ -257,5 +276,7 @@ fn call_diff_text(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Resu
         binary: args.binary,
     };
     let max_tokens = args.max_tokens.unwrap_or(DIFF_DEFAULT_TOKENS as usize);
-    run(ctx, "diff.text", &args.repo_path, |repo, measure| ctx.engine.diff_text(repo, &options, max_tokens, measure))
+    run_formatted(ctx, "diff.text", &args.repo_path, args.format, fluxgit_engine::text::diff_text, |repo, measure| {
+        ctx.engine.diff_text(repo, &options, max_tokens, measure)
+    })
 }

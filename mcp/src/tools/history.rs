@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::tools::FnTool;
-use crate::tools::repo::{parse, run};
+use crate::tools::repo::{Format, parse, run_formatted};
 use crate::tools::schema::{self, count, defaulted, nullable_string, opt_flag, opt_list};
 use crate::tools::{CallContext, ProtocolError, ToolDefinition, ToolOutput};
 
@@ -37,6 +37,8 @@ struct HistoryArgs {
     limit: Option<usize>,
     cursor: Option<String>,
     max_tokens: Option<usize>,
+    #[serde(default)]
+    format: Format,
 }
 
 /// `repo.history`.
@@ -75,6 +77,7 @@ pub fn history() -> FnTool {
                     "cursor": { "type": "string", "minLength": 1, "maxLength": 256,
                         "description": "`nextCursor` of the previous page." },
                     "maxTokens": schema::max_tokens(200, 32000, HISTORY_DEFAULT_TOKENS),
+                    "format": schema::format(),
                 }),
                 &["repoPath"],
             ),
@@ -89,7 +92,9 @@ fn call_history(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result
     let options =
         history::Options { start: args.start, path: args.path, limit: args.limit.unwrap_or(50), cursor: args.cursor };
     let max_tokens = args.max_tokens.unwrap_or(HISTORY_DEFAULT_TOKENS as usize);
-    run(ctx, "repo.history", &args.repo_path, |repo, measure| ctx.engine.history(repo, &options, max_tokens, measure))
+    run_formatted(ctx, "repo.history", &args.repo_path, args.format, fluxgit_engine::text::history, |repo, measure| {
+        ctx.engine.history(repo, &options, max_tokens, measure)
+    })
 }
 
 #[derive(Deserialize)]
@@ -99,6 +104,8 @@ struct ReflogArgs {
     ref_name: Option<String>,
     limit: Option<usize>,
     max_tokens: Option<usize>,
+    #[serde(default)]
+    format: Format,
 }
 
 /// `repo.reflog`.
@@ -134,6 +141,7 @@ pub fn reflog() -> FnTool {
                     "refName": revision("The ref whose log to read: `HEAD` (default), `main`, `refs/heads/x`, ..."),
                     "limit": schema::integer(1, 100, 20, "Newest entries to return."),
                     "maxTokens": schema::max_tokens(200, 32000, REFLOG_DEFAULT_TOKENS),
+                    "format": schema::format(),
                 }),
                 &["repoPath"],
             ),
@@ -147,7 +155,7 @@ fn call_reflog(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<
     let args: ReflogArgs = parse(arguments)?;
     let limit = args.limit.unwrap_or(20);
     let max_tokens = args.max_tokens.unwrap_or(REFLOG_DEFAULT_TOKENS as usize);
-    run(ctx, "repo.reflog", &args.repo_path, |repo, measure| {
+    run_formatted(ctx, "repo.reflog", &args.repo_path, args.format, fluxgit_engine::text::reflog, |repo, measure| {
         ctx.engine.reflog(repo, args.ref_name.as_deref(), limit, max_tokens, measure)
     })
 }

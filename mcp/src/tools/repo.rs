@@ -1,7 +1,7 @@
 //! The `repo.*` tool family: `repo.brief`, `repo.status`, `repo.refs`. Each handler maps arguments to one engine
 //! call and wraps the result in the envelope.
 
-use fluxgit_engine::brief;
+use fluxgit_engine::{brief, text};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
@@ -21,6 +21,45 @@ pub const REFS_DEFAULT_TOKENS: u64 = 2000;
 pub(crate) fn parse<T: for<'de> Deserialize<'de>>(arguments: &Map<String, Value>) -> Result<T, ProtocolError> {
     serde_json::from_value(Value::Object(arguments.clone()))
         .map_err(|err| ProtocolError::invalid_params(format!("invalid arguments: {err}"), None))
+}
+
+/// How `content[0].text` renders a result (SPEC §4.2 `format`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Format {
+    /// The compact JSON envelope.
+    #[default]
+    Json,
+    /// The engine's terse text rendering; `structuredContent` stays the JSON envelope.
+    Text,
+}
+
+/// [`run`] for a tool that takes `format`: with [`Format::Text`] the budget is measured on, and `content[0].text`
+/// carries, `render`'s text instead of the JSON envelope.
+pub(crate) fn run_formatted<T: serde::Serialize>(
+    ctx: &CallContext<'_>,
+    tool: &'static str,
+    repo_path: &str,
+    format: Format,
+    render: fn(&fluxgit_engine::Budgeted<T>) -> String,
+    read: impl FnOnce(
+        &fluxgit_engine::Repo,
+        &mut fluxgit_engine::Measure<'_, T>,
+    ) -> fluxgit_engine::Result<fluxgit_engine::Budgeted<T>>,
+) -> Result<ToolOutput, ProtocolError> {
+    if format == Format::Json {
+        return run(ctx, tool, repo_path, read);
+    }
+    let unresolved = Frame { tool, read_only: true, repo_path: None, resolved_from: None, source: "local-git" };
+    let repo = match ctx.engine.resolve(repo_path) {
+        Ok(repo) => repo,
+        Err(error) => return unresolved.engine_error(error),
+    };
+    let frame = Frame::local(tool, &repo.location);
+    match read(&repo, &mut |candidate| fluxgit_engine::budget::count_tokens(&render(candidate))) {
+        Ok(result) => Ok(frame.text_rendering_output(render(&result), &result)),
+        Err(error) => frame.engine_error(error),
+    }
 }
 
 /// Resolves the repository, runs `read` with a measure over this tool's envelope, and maps errors.
@@ -51,6 +90,8 @@ struct BriefArgs {
     repo_path: String,
     recent_commits: Option<usize>,
     max_tokens: Option<usize>,
+    #[serde(default)]
+    format: Format,
 }
 
 /// `repo.brief`.
@@ -112,6 +153,7 @@ pub fn brief() -> FnTool {
                     "repoPath": schema::repo_path(),
                     "recentCommits": schema::integer(1, 20, 10, "Recent commits to include, newest first."),
                     "maxTokens": schema::max_tokens(200, 4000, BRIEF_DEFAULT_TOKENS),
+                    "format": schema::format(),
                 }),
                 &["repoPath"],
             ),
@@ -125,7 +167,9 @@ fn call_brief(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<T
     let args: BriefArgs = parse(arguments)?;
     let options = brief::Options { recent_commits: args.recent_commits.unwrap_or(10) };
     let max_tokens = args.max_tokens.unwrap_or(BRIEF_DEFAULT_TOKENS as usize);
-    run(ctx, "repo.brief", &args.repo_path, |repo, measure| ctx.engine.brief(repo, &options, max_tokens, measure))
+    run_formatted(ctx, "repo.brief", &args.repo_path, args.format, text::brief, |repo, measure| {
+        ctx.engine.brief(repo, &options, max_tokens, measure)
+    })
 }
 
 #[derive(Deserialize)]
@@ -133,6 +177,8 @@ fn call_brief(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<T
 struct BudgetArgs {
     repo_path: String,
     max_tokens: Option<usize>,
+    #[serde(default)]
+    format: Format,
 }
 
 /// The schema of a list of changed paths (`repo.status`, `repo.scope`).
@@ -166,7 +212,8 @@ pub fn status() -> FnTool {
             files as `git status` lists them (`status.showUntrackedFiles`: a wholly untracked directory is one \
             `dir/` entry by default), paths as UTF-8. Lists are cut to `maxTokens` in that priority; counts stay exact.",
             input_schema: schema::input(
-                json!({ "repoPath": schema::repo_path(), "maxTokens": schema::max_tokens(200, 32000, STATUS_DEFAULT_TOKENS) }),
+                json!({ "repoPath": schema::repo_path(), "maxTokens": schema::max_tokens(200, 32000, STATUS_DEFAULT_TOKENS),
+                    "format": schema::format() }),
                 &["repoPath"],
             ),
             output_schema: schema::envelope(data),
@@ -178,7 +225,9 @@ pub fn status() -> FnTool {
 fn call_status(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
     let args: BudgetArgs = parse(arguments)?;
     let max_tokens = args.max_tokens.unwrap_or(STATUS_DEFAULT_TOKENS as usize);
-    run(ctx, "repo.status", &args.repo_path, |repo, measure| ctx.engine.status(repo, max_tokens, measure))
+    run_formatted(ctx, "repo.status", &args.repo_path, args.format, text::status, |repo, measure| {
+        ctx.engine.status(repo, max_tokens, measure)
+    })
 }
 
 /// `repo.refs`.
@@ -221,7 +270,8 @@ pub fn refs() -> FnTool {
             without passwords), stashes newest first, tags peeled to their commit, and remote-tracking branches. \
             Exact counts always; lists are cut to `maxTokens` in that priority and counted in `omitted`.",
             input_schema: schema::input(
-                json!({ "repoPath": schema::repo_path(), "maxTokens": schema::max_tokens(200, 32000, REFS_DEFAULT_TOKENS) }),
+                json!({ "repoPath": schema::repo_path(), "maxTokens": schema::max_tokens(200, 32000, REFS_DEFAULT_TOKENS),
+                    "format": schema::format() }),
                 &["repoPath"],
             ),
             output_schema: schema::envelope(data),
@@ -233,5 +283,7 @@ pub fn refs() -> FnTool {
 fn call_refs(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
     let args: BudgetArgs = parse(arguments)?;
     let max_tokens = args.max_tokens.unwrap_or(REFS_DEFAULT_TOKENS as usize);
-    run(ctx, "repo.refs", &args.repo_path, |repo, measure| ctx.engine.refs(repo, max_tokens, measure))
+    run_formatted(ctx, "repo.refs", &args.repo_path, args.format, text::refs, |repo, measure| {
+        ctx.engine.refs(repo, max_tokens, measure)
+    })
 }

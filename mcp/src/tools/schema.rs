@@ -24,9 +24,21 @@ pub fn max_tokens(min: u64, max: u64, default: u64) -> Value {
         min,
         max,
         default,
-        "Hard budget, in o200k_base tokens, of the whole JSON text of the result; lists are cut by priority and what \
-         was cut is counted in `omitted`.",
+        "Hard budget, in o200k_base tokens, of the whole text of the result (`content[0].text`: the JSON, or the \
+         text rendering with `format: \"text\"`); lists are cut by priority and what was cut is counted in \
+         `omitted` (and stated as `... N more` lines in text).",
     )
+}
+
+/// `format` (SPEC §4.2): `json` (default) or `text`, a terse line-oriented rendering in git's idioms.
+pub fn format() -> Value {
+    json!({
+        "enum": ["json", "text"],
+        "default": "json",
+        "description": "`json` (default): content[0].text is the compact JSON envelope. `text`: content[0].text is a \
+            terse line-oriented rendering in git's idioms (`## main...origin/main [ahead 1]`, `M  path`, `?? path`, \
+            `sha subject`, `... 7 more commits` for cuts) that `maxTokens` counts; structuredContent stays the JSON."
+    })
 }
 
 /// A closed input object schema.

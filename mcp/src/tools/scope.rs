@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::tools::FnTool;
-use crate::tools::repo::{change_list, parse, run};
+use crate::tools::repo::{Format, change_list, parse, run_formatted};
 use crate::tools::schema::{self, count, defaulted, opt_count, opt_list};
 use crate::tools::{CallContext, ProtocolError, ToolDefinition, ToolOutput};
 
@@ -21,6 +21,8 @@ struct ScopeArgs {
     churn_days: Option<u32>,
     recent_commits: Option<usize>,
     max_tokens: Option<usize>,
+    #[serde(default)]
+    format: Format,
 }
 
 fn output_schema() -> Value {
@@ -85,6 +87,7 @@ pub fn scope() -> FnTool {
                     "churnDays": schema::integer(1, 365, 90, "Churn window: days before now."),
                     "recentCommits": schema::integer(1, 20, 10, "Recent commits touching the path to list."),
                     "maxTokens": schema::max_tokens(200, 32000, SCOPE_DEFAULT_TOKENS),
+                    "format": schema::format(),
                 }),
                 &["repoPath", "path"],
             ),
@@ -104,5 +107,7 @@ fn call_scope(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<T
         now,
     };
     let max_tokens = args.max_tokens.unwrap_or(SCOPE_DEFAULT_TOKENS as usize);
-    run(ctx, "repo.scope", &args.repo_path, |repo, measure| ctx.engine.scope(repo, &options, max_tokens, measure))
+    run_formatted(ctx, "repo.scope", &args.repo_path, args.format, fluxgit_engine::text::scope, |repo, measure| {
+        ctx.engine.scope(repo, &options, max_tokens, measure)
+    })
 }

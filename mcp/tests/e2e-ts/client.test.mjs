@@ -45,6 +45,15 @@ for (const { mode, version, era } of MODES) {
       assertBrief(assert, await client.callTool({ name: 'repo.brief', arguments: { repoPath: repo } }));
     });
 
+    it('calls repo.status with format text', async () => {
+      const result = await client.callTool({ name: 'repo.status', arguments: { repoPath: repo, format: 'text' } });
+      assert.equal(result.isError ?? false, false, JSON.stringify(result).slice(0, 500));
+      const text = result.content[0].text;
+      assert.ok(text.startsWith('## '), text);
+      assert.equal(result.structuredContent?.tool, 'repo.status');
+      assert.ok(text.includes(result.structuredContent.data.head.sha), text);
+    });
+
     it('rejects an unknown tool and bad arguments with -32602', async () => {
       await assert.rejects(client.callTool({ name: 'nope.tool', arguments: {} }), {
         code: -32602,

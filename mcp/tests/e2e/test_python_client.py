@@ -97,6 +97,15 @@ async def exercise(mode: str, repo: Path, run_dir: Path) -> None:
         assert result.structured_content["tool"] == "repo.brief"
         assert result.structured_content == envelope
 
+        # format "text": a terse rendering in content[0].text, the JSON envelope still in structuredContent.
+        status = await client.call_tool("repo.status", {"repoPath": str(repo), "format": "text"})
+        assert status.is_error is False, status
+        lines = status.content[0].text.splitlines()
+        assert lines[0].startswith("## "), lines
+        assert status.structured_content is not None
+        assert status.structured_content["tool"] == "repo.status"
+        assert status.structured_content["data"]["head"]["sha"] in status.content[0].text
+
 
 @pytest.mark.parametrize("mode", MODES)
 def test_list_and_call(mode: str, repo: Path, tmp_path: Path) -> None:

@@ -103,6 +103,34 @@ pub(crate) fn check_budget(
     cut_value.get("omitted").is_some()
 }
 
+/// The text format of the same call (SPEC §4.2): the text fits `budget`, the JSON in `structuredContent` counts
+/// exactly what was cut (shown + omitted = the oracle's total), and each cut is stated in the text.
+pub(crate) fn check_text_budget(
+    cut: &ToolOutput,
+    budget: u64,
+    sections: &[(&str, &str)],
+    totals: &[usize],
+    label: &str,
+) {
+    let tokens = count_tokens(&cut.text);
+    assert!(tokens as u64 <= budget, "{label} text: {tokens} tokens over a budget of {budget}\n{}", cut.text);
+    for ((section, pointer), total) in sections.iter().zip(totals) {
+        let shown = list_len(&cut.structured, pointer);
+        let omitted =
+            cut.structured.pointer(&format!("/omitted/{section}")).and_then(Value::as_u64).unwrap_or(0) as usize;
+        assert_eq!(shown + omitted, *total, "{label} text: {section} shown {shown} + omitted {omitted} != {total}");
+        if omitted > 0 {
+            assert!(cut.text.contains(&format!("... {omitted} more")), "{label} text: {section} cut not stated");
+        }
+    }
+}
+
+/// `arguments` with `format: "text"`.
+pub(crate) fn as_text(mut arguments: Value) -> Value {
+    arguments["format"] = json!("text");
+    arguments
+}
+
 pub(crate) fn git_count(fixture: &Fixture, args: &[&str]) -> usize {
     let output = fixture.git_raw(args);
     String::from_utf8_lossy(&output.stdout).lines().filter(|l| !l.is_empty()).count()
@@ -150,6 +178,11 @@ fn brief_fits_every_budget() {
                 Ok(cut) => cuts += usize::from(check_budget(&full, &cut, budget, BRIEF_SECTIONS, &totals, &label)),
                 Err(err) => assert!(err.starts_with("-32602") && budget < 200, "{label}: {err}"),
             }
+            let arguments = as_text(json!({"repoPath": path, "recentCommits": 20, "maxTokens": budget}));
+            match call(&registry, &engine, "repo.brief", arguments) {
+                Ok(cut) => check_text_budget(&cut, budget, BRIEF_SECTIONS, &totals, &label),
+                Err(err) => assert!(err.starts_with("-32602") && budget < 200, "{label} text: {err}"),
+            }
         }
     }
     assert!(cuts >= 5, "the small budgets must cut something ({cuts} cut results)");
@@ -190,6 +223,10 @@ fn status_and_refs_fit_every_budget() {
         ];
         for budget in SMALL_AND_USUAL_BUDGETS {
             let label = format!("{} repo.status @{budget}", scenario.name());
+            match call(&registry, &engine, "repo.status", as_text(json!({"repoPath": path, "maxTokens": budget}))) {
+                Ok(cut) => check_text_budget(&cut, budget, STATUS_SECTIONS, &status_totals, &label),
+                Err(err) => assert!(err.starts_with("-32602") && budget < 200, "{label} text: {err}"),
+            }
             match call(&registry, &engine, "repo.status", json!({"repoPath": path, "maxTokens": budget})) {
                 Ok(cut) => {
                     cuts +=
@@ -198,6 +235,10 @@ fn status_and_refs_fit_every_budget() {
                 Err(err) => assert!(err.starts_with("-32602") && budget < 200, "{label}: {err}"),
             }
             let label = format!("{} repo.refs @{budget}", scenario.name());
+            match call(&registry, &engine, "repo.refs", as_text(json!({"repoPath": path, "maxTokens": budget}))) {
+                Ok(cut) => check_text_budget(&cut, budget, REFS_SECTIONS, &refs_totals, &label),
+                Err(err) => assert!(err.starts_with("-32602") && budget < 200, "{label} text: {err}"),
+            }
             match call(&registry, &engine, "repo.refs", json!({"repoPath": path, "maxTokens": budget})) {
                 Ok(cut) => {
                     cuts += usize::from(check_budget(&refs_full, &cut, budget, REFS_SECTIONS, &refs_totals, &label))

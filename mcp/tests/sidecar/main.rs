@@ -13,6 +13,7 @@ mod cache;
 mod conflict;
 mod diff_tools;
 mod fake_gateway;
+mod formats;
 mod gateway_reads;
 mod history;
 mod presence;

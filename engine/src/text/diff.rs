@@ -1,0 +1,159 @@
+//! Text renderings of `commit.details`, `worktree.changes` and `diff.text`.
+
+use super::Lines;
+use crate::budget::Budgeted;
+use crate::diff::text::{FileEntry, Inclusion, Report as DiffReport};
+use crate::diff::worktree::Report as ChangesReport;
+use crate::diff::{FileStat, Status, Totals, commit::Details};
+
+/// The letter `git diff --name-status` uses.
+fn letter(status: Status) -> char {
+    match status {
+        Status::Added => 'A',
+        Status::Modified => 'M',
+        Status::Deleted => 'D',
+        Status::Renamed => 'R',
+        Status::Copied => 'C',
+        Status::TypeChange => 'T',
+        Status::Unmerged => 'U',
+    }
+}
+
+/// `path` or `from -> path`, then `+3 -1`, `binary` or nothing (unmerged), and the marks.
+fn stat_line(stat: &FileStat) -> String {
+    let mut line = match &stat.from {
+        Some(from) => format!("{from} -> {}", stat.path),
+        None => stat.path.clone(),
+    };
+    if stat.binary {
+        line.push_str(" binary");
+    } else if stat.status != Status::Unmerged {
+        line.push_str(&format!(" +{} -{}", stat.additions.unwrap_or(0), stat.deletions.unwrap_or(0)));
+    }
+    if stat.non_utf8 {
+        line.push_str(" non-utf8");
+    }
+    if let Some(similarity) = stat.similarity {
+        line.push_str(&format!(" {similarity}%"));
+    }
+    if let (Some(old), Some(new)) = (&stat.old_mode, &stat.new_mode) {
+        line.push_str(&format!(" mode {old}->{new}"));
+    }
+    line
+}
+
+/// `3 files changed, +10 -2`.
+fn totals_line(totals: &Totals) -> String {
+    format!("{} files changed, +{} -{}", totals.files, totals.additions, totals.deletions)
+}
+
+/// `commit.details`: `git show --numstat`-like: header lines, the message, one `X path +a -d` line per file, totals.
+pub fn commit_details(result: &Budgeted<Details>) -> String {
+    let details = &result.data;
+    let mut out = Lines::default();
+    out.line(format!("commit {}", details.sha));
+    match details.parents.len() {
+        0 => out.line("root commit"),
+        _ => out.line(format!("parents {}", details.parents.join(" "))),
+    }
+    let author = &details.author;
+    out.line(format!("Author: {} <{}> {}", author.name, author.email, author.time));
+    if let Some(committer) = &details.committer {
+        out.line(format!("Commit: {} <{}> {}", committer.name, committer.email, committer.time));
+    }
+    if let Some(note) = &details.note {
+        out.line(format!("note: {note}"));
+    }
+    out.line("");
+    out.line(format!("    {}", details.subject));
+    if !details.body.is_empty() {
+        out.line("");
+        for line in details.body.lines() {
+            out.line(format!("    {line}"));
+        }
+    }
+    out.more(&result.omitted, "bodyChars", "characters of the message");
+    out.line("");
+    for file in &details.files {
+        out.line(format!("{} {}", letter(file.status), stat_line(file)));
+    }
+    out.more(&result.omitted, "files", "files");
+    out.line(totals_line(&details.totals));
+    out.finish()
+}
+
+/// `worktree.changes`: porcelain-like lines with counts: `UU path`, `X  path +a -d` (staged), ` Y path +a -d`
+/// (unstaged), `?? path`, each list with its cut notice; `clean` when there is nothing.
+pub fn worktree_changes(result: &Budgeted<ChangesReport>) -> String {
+    let report = &result.data;
+    let omitted = &result.omitted;
+    let mut out = Lines::default();
+    if report.bare {
+        out.line("bare");
+    }
+    let counts = &report.counts;
+    if counts.conflicted + counts.staged + counts.unstaged + counts.untracked == 0 && !report.bare {
+        out.line("clean");
+    }
+    for path in &report.conflicted {
+        out.line(format!("UU {path}"));
+    }
+    out.more(omitted, "conflicted", "conflicted");
+    for file in &report.staged {
+        out.line(format!("{}  {}", letter(file.status), stat_line(file)));
+    }
+    out.more(omitted, "staged", "staged");
+    for file in &report.unstaged {
+        out.line(format!(" {} {}", letter(file.status), stat_line(file)));
+    }
+    out.more(omitted, "unstaged", "unstaged");
+    for path in &report.untracked {
+        out.line(format!("?? {path}"));
+    }
+    out.more(omitted, "untracked", "untracked");
+    out.finish()
+}
+
+/// `diff.text`: what was compared, one `X path +a -d` line per file (with `partial 2/5 hunks` or `omitted` when
+/// its patch was cut), totals, then the patch itself, which `git apply` accepts.
+pub fn diff_text(result: &Budgeted<DiffReport>) -> String {
+    let report = &result.data;
+    let mut out = Lines::default();
+    let mut head = format!("# {}..{}", report.base.as_deref().unwrap_or("(nothing)"), report.head);
+    if let Some(path) = &report.path {
+        head.push_str(&format!(" -- {path}"));
+    }
+    out.line(head);
+    for file in &report.files {
+        out.line(file_line(file));
+    }
+    out.more(&result.omitted, "files", "files");
+    out.line(totals_line(&report.totals));
+    if report.truncated {
+        out.line(format!(
+            "patch cut: {} hunks left out of {} lines, {} bytes",
+            super::cut(&result.omitted, "hunks"),
+            report.total_lines,
+            report.total_bytes
+        ));
+    }
+    if !report.patch.is_empty() {
+        out.0.push_str(&report.patch);
+        if !report.patch.ends_with('\n') {
+            out.0.push('\n');
+        }
+    }
+    out.finish()
+}
+
+fn file_line(file: &FileEntry) -> String {
+    let mut line = format!("{} {}", letter(file.stat.status), stat_line(&file.stat));
+    match file.in_patch {
+        Some(Inclusion::Partial) => {
+            line.push_str(&format!(" partial {}/{} hunks", file.hunks_shown.unwrap_or(0), file.hunks));
+        }
+        Some(Inclusion::Omitted) => line.push_str(" omitted"),
+        Some(Inclusion::Full) | None => {}
+    }
+    line
+}

@@ -1,0 +1,140 @@
+//! Terse text renderings of tool results (SPEC §4.2, `format: "text"`), in git's own idioms where they exist:
+//! `## main...origin/main [ahead 1]` branch lines, porcelain-like status letters (`M  path`, `?? path`, `UU path`),
+//! `sha subject` commit lines, and `... 7 more commits` wherever a budget cut a list.
+//!
+//! Each renderer is a plain function from a budgeted result to the exact text a model reads. They belong to the
+//! engine because the token budget is fitted on what is returned: with `format: "text"` the caller's `measure`
+//! counts these strings instead of the JSON. Counts stay exact: every cut list ends with its cut notice, so the
+//! lines shown plus the notice give the total.
+
+mod conflict;
+mod diff;
+mod history;
+mod repo;
+mod scope;
+
+use std::fmt::Write as _;
+
+pub use conflict::conflict_read;
+pub use diff::{commit_details, diff_text, worktree_changes};
+pub use history::{history, reflog};
+pub use repo::{brief, refs, status};
+pub use scope::scope;
+
+use crate::budget::Omitted;
+use crate::facets::operation::Operation;
+use crate::facets::worktree::{Change, ChangeKind};
+
+/// Hex digits a text rendering keeps of a full sha (the JSON carries it whole).
+const TEXT_SHA_LEN: usize = 12;
+
+/// A text being built line by line.
+#[derive(Default)]
+struct Lines(String);
+
+impl Lines {
+    /// Appends one line.
+    fn line(&mut self, text: impl AsRef<str>) {
+        self.0.push_str(text.as_ref());
+        self.0.push('\n');
+    }
+
+    /// Appends `... N more <noun>` when the budget cut `section`.
+    fn more(&mut self, omitted: &Omitted, section: &str, noun: &str) {
+        let count = cut(omitted, section);
+        if count > 0 {
+            self.line(format!("... {count} more {noun}"));
+        }
+    }
+
+    /// The finished text; every line ends with a line break, as git's output does.
+    fn finish(self) -> String {
+        self.0
+    }
+}
+
+/// Items the budget dropped from `section`.
+fn cut(omitted: &Omitted, section: &str) -> usize {
+    omitted.0.iter().find(|(name, _)| *name == section).map_or(0, |(_, count)| *count)
+}
+
+/// A full sha shortened for reading; abbreviated shas pass unchanged.
+fn short(sha: &str) -> &str {
+    &sha[..sha.len().min(TEXT_SHA_LEN)]
+}
+
+/// The operation's name as git says it (`merge`, `cherry-pick`, ...).
+fn operation_name(operation: Operation) -> &'static str {
+    match operation {
+        Operation::Merge => "merge",
+        Operation::Rebase => "rebase",
+        Operation::CherryPick => "cherry-pick",
+        Operation::Revert => "revert",
+        Operation::Bisect => "bisect",
+        Operation::Am => "am",
+    }
+}
+
+/// The letter `git status --short` uses for a change.
+fn change_letter(kind: ChangeKind) -> char {
+    match kind {
+        ChangeKind::Added => 'A',
+        ChangeKind::Modified => 'M',
+        ChangeKind::Deleted => 'D',
+        ChangeKind::Renamed => 'R',
+        ChangeKind::TypeChange => 'T',
+    }
+}
+
+/// `from -> path` for renames, else `path`.
+fn change_path(change: &Change) -> String {
+    match &change.from {
+        Some(from) => format!("{from} -> {}", change.path),
+        None => change.path.clone(),
+    }
+}
+
+/// Where HEAD is, as `git status -sb` prints it: `## main...origin/main [ahead 1, behind 2]`, `## main` without an
+/// upstream, `## HEAD (detached at abc1234)`, `## No commits yet on main`.
+struct BranchLine<'a> {
+    branch: Option<&'a str>,
+    detached: bool,
+    unborn: bool,
+    sha: Option<&'a str>,
+    upstream: Option<&'a str>,
+    ahead: usize,
+    behind: usize,
+    gone: bool,
+}
+
+impl BranchLine<'_> {
+    fn render(&self) -> String {
+        let mut line = String::from("## ");
+        match (self.branch, self.detached, self.unborn) {
+            (Some(branch), _, true) => {
+                let _ = write!(line, "No commits yet on {branch}");
+            }
+            (Some(branch), false, false) => line.push_str(branch),
+            _ => {
+                let _ = write!(line, "HEAD (detached at {})", self.sha.map_or("?", short));
+            }
+        }
+        if let Some(upstream) = self.upstream {
+            let _ = write!(line, "...{upstream}");
+            let mut marks = Vec::new();
+            if self.gone {
+                marks.push("gone".to_owned());
+            }
+            if self.ahead > 0 {
+                marks.push(format!("ahead {}", self.ahead));
+            }
+            if self.behind > 0 {
+                marks.push(format!("behind {}", self.behind));
+            }
+            if !marks.is_empty() {
+                let _ = write!(line, " [{}]", marks.join(", "));
+            }
+        }
+        line
+    }
+}

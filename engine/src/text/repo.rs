@@ -1,0 +1,214 @@
+//! Text renderings of `repo.brief`, `repo.status` and `repo.refs`.
+
+use super::{BranchLine, Lines, change_letter, change_path, operation_name, short};
+use crate::brief::{Brief, Counts};
+use crate::budget::Budgeted;
+use crate::{refs, status};
+
+/// `repo.brief`: the `##` branch line, the operation, counts (or `clean`), stashes, submodules, `sha subject`
+/// lines, conventions and `next` hints.
+pub fn brief(result: &Budgeted<Brief>) -> String {
+    let brief = &result.data;
+    let head = &brief.head;
+    let mut out = Lines::default();
+    out.line(
+        BranchLine {
+            branch: head.branch.as_deref(),
+            detached: head.detached,
+            unborn: head.unborn,
+            sha: head.sha.as_deref(),
+            upstream: head.upstream.as_deref(),
+            ahead: head.ahead,
+            behind: head.behind,
+            gone: head.upstream_gone,
+        }
+        .render(),
+    );
+    if let Some(operation) = brief.operation_in_progress {
+        out.line(operation_line(operation_name(operation), head.rebasing.as_deref()));
+    }
+    out.line(counts_line(&brief.working_tree));
+    if brief.stashes.count > 0 {
+        out.line(format!("stashes {}", brief.stashes.count));
+    }
+    let submodules = &brief.submodules;
+    if submodules.total > 0 {
+        let states = [
+            ("clean", submodules.clean),
+            ("drifted", submodules.drifted),
+            ("uninitialized", submodules.uninitialized),
+            ("conflicts", submodules.conflicts),
+        ];
+        let states: Vec<String> =
+            states.iter().filter(|(_, count)| *count > 0).map(|(name, count)| format!("{name} {count}")).collect();
+        out.line(format!("submodules {}: {}", submodules.total, states.join(", ")));
+        if !submodules.attention.is_empty() {
+            let more = if submodules.attention_truncated { ", ..." } else { "" };
+            out.line(format!("attention: {}{more}", submodules.attention.join(", ")));
+        }
+    }
+    // The first recent commit is HEAD; without one shown, HEAD's sha gets its own line.
+    if brief.recent_commits.is_empty()
+        && let (Some(sha), false) = (&head.sha, head.detached)
+    {
+        out.line(format!("HEAD {sha}"));
+    }
+    for commit in &brief.recent_commits {
+        out.line(commit.oneline());
+    }
+    out.more(&result.omitted, "recentCommits", "commits");
+    let conventions = &brief.conventions;
+    let mut parts = Vec::new();
+    if let Some(branch) = &conventions.default_branch {
+        parts.push(format!("default {branch}"));
+    }
+    if let Some(ratio) = conventions.conventional_commit_ratio {
+        parts.push(format!("conventional {}%", (ratio * 100.0).round()));
+    }
+    if !conventions.branch_prefixes.is_empty() {
+        parts.push(format!("prefixes {}", conventions.branch_prefixes.join(" ")));
+    }
+    out.more(&result.omitted, "branchPrefixes", "prefixes");
+    if !parts.is_empty() {
+        out.line(parts.join(", "));
+    }
+    for hint in &brief.hints {
+        let arguments: String = hint.arguments.iter().map(|(key, value)| format!(" {key}={value}")).collect();
+        out.line(format!("next {}{arguments}: {}", hint.tool, hint.message));
+    }
+    out.more(&result.omitted, "hints", "hints");
+    out.more(&result.omitted, "submoduleAttention", "submodules needing attention");
+    out.finish()
+}
+
+/// `rebase in progress (rebasing feature/parser)`.
+fn operation_line(name: &str, rebasing: Option<&str>) -> String {
+    match rebasing {
+        Some(branch) => format!("{name} in progress (rebasing {branch})"),
+        None => format!("{name} in progress"),
+    }
+}
+
+/// `clean`, `bare`, or `staged 2, unstaged 1, untracked 3, conflicted 1` (zero counts left out).
+fn counts_line(counts: &Counts) -> String {
+    if counts.bare {
+        return "bare".to_owned();
+    }
+    if counts.clean {
+        return "clean".to_owned();
+    }
+    let parts = [
+        ("staged", counts.staged),
+        ("unstaged", counts.unstaged),
+        ("untracked", counts.untracked),
+        ("conflicted", counts.conflicted),
+    ];
+    parts
+        .iter()
+        .filter(|(_, count)| *count > 0)
+        .map(|(name, count)| format!("{name} {count}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `repo.status`: the `##` branch line and `HEAD <sha>`, the operation, then porcelain-like lines: `UU path`
+/// (conflicted), `X  path` (staged), ` Y path` (unstaged), `?? path` (untracked), or `clean`.
+pub fn status(result: &Budgeted<status::Report>) -> String {
+    let report = &result.data;
+    let head = &report.head;
+    let upstream = report.upstream.as_ref();
+    let mut out = Lines::default();
+    out.line(
+        BranchLine {
+            branch: head.branch.as_deref(),
+            detached: head.detached,
+            unborn: head.unborn,
+            sha: head.sha.as_deref(),
+            upstream: upstream.map(|u| u.name.as_str()),
+            ahead: upstream.map_or(0, |u| u.ahead),
+            behind: upstream.map_or(0, |u| u.behind),
+            gone: upstream.is_some_and(|u| u.gone),
+        }
+        .render(),
+    );
+    if let (Some(sha), false) = (&head.sha, head.detached) {
+        out.line(format!("HEAD {sha}"));
+    }
+    if let Some(operation) = report.operation_in_progress {
+        out.line(operation_line(operation_name(operation), None));
+    }
+    if report.counts.bare || report.counts.clean {
+        out.line(counts_line(&report.counts));
+    }
+    for path in &report.conflicted {
+        out.line(format!("UU {path}"));
+    }
+    out.more(&result.omitted, "conflicted", "conflicted");
+    for change in &report.staged {
+        out.line(format!("{}  {}", change_letter(change.status), change_path(change)));
+    }
+    out.more(&result.omitted, "staged", "staged");
+    for change in &report.unstaged {
+        out.line(format!(" {} {}", change_letter(change.status), change_path(change)));
+    }
+    out.more(&result.omitted, "unstaged", "unstaged");
+    for path in &report.untracked {
+        out.line(format!("?? {path}"));
+    }
+    out.more(&result.omitted, "untracked", "untracked");
+    out.finish()
+}
+
+/// `repo.refs`: branches as `git branch -vv` (`* main abc1234 [origin/main: ahead 1]`), then `remote`, `stash@{N}`,
+/// `tag` and `remotes/` lines.
+pub fn refs(result: &Budgeted<refs::Report>) -> String {
+    let report = &result.data;
+    let mut out = Lines::default();
+    if report.head.detached {
+        out.line(format!("* (HEAD detached at {})", report.head.sha.as_deref().map_or("?", short)));
+    } else if let (true, Some(branch)) = (report.head.unborn, &report.head.branch) {
+        out.line(format!("* {branch} (no commits yet)"));
+    }
+    for branch in &report.branches {
+        let mark = if branch.current { '*' } else { ' ' };
+        let mut line = format!("{mark} {} {}", branch.name, short(&branch.sha));
+        if let Some(upstream) = &branch.upstream {
+            let mut marks = Vec::new();
+            if upstream.gone {
+                marks.push("gone".to_owned());
+            }
+            if upstream.ahead > 0 {
+                marks.push(format!("ahead {}", upstream.ahead));
+            }
+            if upstream.behind > 0 {
+                marks.push(format!("behind {}", upstream.behind));
+            }
+            let marks = if marks.is_empty() { String::new() } else { format!(": {}", marks.join(", ")) };
+            line.push_str(&format!(" [{}{marks}]", upstream.name));
+        }
+        out.line(line);
+    }
+    out.more(&result.omitted, "branches", "branches");
+    for remote in &report.remotes {
+        let mut line = format!("remote {} {}", remote.name, remote.fetch_url.as_deref().unwrap_or("(no url)"));
+        if let Some(push) = &remote.push_url {
+            line.push_str(&format!(" (push {push})"));
+        }
+        out.line(line);
+    }
+    out.more(&result.omitted, "remotes", "remotes");
+    for stash in &report.stashes {
+        out.line(format!("stash@{{{}}} {} {}", stash.index, short(&stash.sha), stash.message));
+    }
+    out.more(&result.omitted, "stashes", "stashes");
+    for tag in &report.tags {
+        let annotated = if tag.annotated { " (annotated)" } else { "" };
+        out.line(format!("tag {} {}{annotated}", tag.name, short(&tag.sha)));
+    }
+    out.more(&result.omitted, "tags", "tags");
+    for branch in &report.remote_branches {
+        out.line(format!("remotes/{} {}", branch.name, short(&branch.sha)));
+    }
+    out.more(&result.omitted, "remoteBranches", "remote branches");
+    out.finish()
+}

@@ -1,0 +1,84 @@
+//! Text rendering of `repo.scope`.
+
+use super::{Lines, change_letter, change_path};
+use crate::budget::Budgeted;
+use crate::scope::{PathKind, Scope};
+
+/// `repo.scope`: the path and its kind, porcelain-like change lines, `sha subject` lines, churn and owners.
+pub fn scope(result: &Budgeted<Scope>) -> String {
+    let scope = &result.data;
+    let omitted = &result.omitted;
+    let mut out = Lines::default();
+    let kind = match scope.kind {
+        PathKind::File => "file",
+        PathKind::Directory => "directory",
+        PathKind::Absent => "absent",
+    };
+    out.line(format!("# {} ({kind})", scope.path));
+    let tree = &scope.working_tree;
+    if tree.counts.clean {
+        out.line("clean");
+    }
+    for path in &tree.conflicted {
+        out.line(format!("UU {path}"));
+    }
+    out.more(omitted, "conflicted", "conflicted");
+    for change in &tree.staged {
+        out.line(format!("{}  {}", change_letter(change.status), change_path(change)));
+    }
+    out.more(omitted, "staged", "staged");
+    for change in &tree.unstaged {
+        out.line(format!(" {} {}", change_letter(change.status), change_path(change)));
+    }
+    out.more(omitted, "unstaged", "unstaged");
+    for path in &tree.untracked {
+        out.line(format!("?? {path}"));
+    }
+    out.more(omitted, "untracked", "untracked");
+    for commit in &scope.recent_commits {
+        out.line(commit.oneline());
+    }
+    out.more(omitted, "recentCommits", "commits");
+    let churn = &scope.churn;
+    let mut line =
+        format!("churn {}..{}: {} commits, {} authors", churn.since, churn.until, churn.commits, churn.author_count);
+    let authors: Vec<String> =
+        churn.authors.iter().map(|author| format!("{} <{}> {}", author.name, author.email, author.commits)).collect();
+    if !authors.is_empty() {
+        line.push_str(&format!(": {}", authors.join(", ")));
+    }
+    out.line(line);
+    out.more(omitted, "authors", "authors");
+    let owners = &scope.code_owners;
+    match owners.file {
+        None => out.line("owners: no CODEOWNERS file"),
+        Some(file) => {
+            let rule = owners
+                .rule
+                .as_ref()
+                .map_or_else(|| "no rule".to_owned(), |rule| format!("{file}:{} {}", rule.line, rule.pattern));
+            let who = if owners.owners.is_empty() { "unowned".to_owned() } else { owners.owners.join(" ") };
+            out.line(format!("owners: {who} ({rule})"));
+        }
+    }
+    if let Some(files) = owners.tracked_files {
+        out.line(format!("tracked files {files}"));
+    }
+    for group in &owners.owners_by_rule {
+        let rule = group
+            .rule
+            .as_ref()
+            .map_or_else(|| "no rule".to_owned(), |rule| format!("line {} {}", rule.line, rule.pattern));
+        let who = if group.owners.is_empty() { "unowned".to_owned() } else { group.owners.join(" ") };
+        out.line(format!("  {} files: {who} ({rule})", group.files));
+    }
+    out.more(omitted, "ownersByRule", "owner groups");
+    if owners.error_count > 0 {
+        out.line(format!("CODEOWNERS errors {}", owners.error_count));
+    }
+    for error in &owners.errors {
+        out.line(format!("  line {}: {}", error.line, error.message));
+    }
+    out.more(omitted, "codeOwnersErrors", "CODEOWNERS errors");
+    out.finish()
+}

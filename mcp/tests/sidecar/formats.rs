@@ -1,0 +1,347 @@
+//! `format: "text"` (SPEC §4.2) on every tool that takes it: the text and the JSON carry the same facts on the
+//! fixtures (the text is parsed back and compared with the JSON), `structuredContent` stays the JSON, and the text
+//! fits every budget with its cuts stated (`... N more`) and counted exactly in `omitted`.
+
+use fluxgit_engine::budget::count_tokens;
+use fluxgit_fixtures::Scenario;
+use serde_json::{Value, json};
+
+use crate::budget::{BUDGETS, call, setup};
+
+/// The tools that take `format`, with the arguments each gets besides `repoPath`.
+fn calls() -> Vec<(&'static str, Value)> {
+    vec![
+        ("repo.brief", json!({"recentCommits": 20})),
+        ("repo.scope", json!({"path": ".", "recentCommits": 20})),
+        ("repo.status", json!({})),
+        ("repo.refs", json!({})),
+        ("repo.history", json!({})),
+        ("repo.reflog", json!({})),
+        ("conflict.read", json!({})),
+        ("commit.details", json!({"commit": "HEAD"})),
+        ("worktree.changes", json!({})),
+        ("diff.text", json!({})),
+    ]
+}
+
+const SCENARIOS: [Scenario; 6] = [
+    Scenario::Dirty,
+    Scenario::MergeConflict,
+    Scenario::ManyBranches,
+    Scenario::Submodules,
+    Scenario::AheadBehind,
+    Scenario::RewrittenHistory,
+];
+
+fn strings<'a>(value: &'a Value, pointer: &str) -> Vec<&'a str> {
+    value.pointer(pointer).and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect()
+}
+
+fn objects<'a>(value: &'a Value, pointer: &str) -> Vec<&'a Value> {
+    value.pointer(pointer).and_then(Value::as_array).into_iter().flatten().collect()
+}
+
+fn count(value: &Value, pointer: &str) -> u64 {
+    value.pointer(pointer).and_then(Value::as_u64).unwrap_or(0)
+}
+
+/// Porcelain-like lines of a text rendering: (conflicted, staged, unstaged, untracked) paths, each with any
+/// ` +a -d` / ` binary` suffix dropped.
+fn porcelain(text: &str) -> [Vec<String>; 4] {
+    let mut lists: [Vec<String>; 4] = Default::default();
+    let path = |rest: &str| {
+        let rest = rest.split(" +").next().unwrap_or(rest);
+        rest.strip_suffix(" binary").unwrap_or(rest).to_owned()
+    };
+    for line in text.lines() {
+        let bytes = line.as_bytes();
+        if bytes.len() < 4 || bytes[2] != b' ' {
+            continue;
+        }
+        let (x, y, rest) = (bytes[0], bytes[1], &line[3..]);
+        let letters = b"AMDRTCU";
+        match (x, y) {
+            (b'U', b'U') | (b'A', b'A') | (b'D', b'D') | (b'A' | b'D', b'U') | (b'U', b'A' | b'D') => {
+                lists[0].push(path(rest))
+            }
+            (b'?', b'?') => lists[3].push(path(rest)),
+            (x, b' ') if letters.contains(&x) => lists[1].push(path(rest)),
+            (b' ', y) if letters.contains(&y) => lists[2].push(path(rest)),
+            _ => {}
+        }
+    }
+    lists
+}
+
+/// A change's path as the text shows it (`from -> path` for renames).
+fn change_path(change: &Value) -> String {
+    let path = change["path"].as_str().expect("path");
+    match change["from"].as_str() {
+        Some(from) => format!("{from} -> {path}"),
+        None => path.to_owned(),
+    }
+}
+
+fn check_lists(label: &str, text: &str, data: &Value, pointers: [&str; 4]) {
+    let [conflicted, staged, unstaged, untracked] = porcelain(text);
+    let changes = |pointer: &str| objects(data, pointer).into_iter().map(change_path).collect::<Vec<_>>();
+    let paths = |pointer: &str| strings(data, pointer).into_iter().map(str::to_owned).collect::<Vec<_>>();
+    assert_eq!(conflicted, paths(pointers[0]), "{label}: conflicted");
+    assert_eq!(staged, changes(pointers[1]), "{label}: staged");
+    assert_eq!(unstaged, changes(pointers[2]), "{label}: unstaged");
+    assert_eq!(untracked, paths(pointers[3]), "{label}: untracked");
+}
+
+/// The `## branch...upstream [ahead N, behind M]` line, parsed back.
+fn branch_line(text: &str) -> (Option<String>, Option<String>, u64, u64) {
+    let line = text.lines().find_map(|line| line.strip_prefix("## ")).expect("a ## line");
+    let number = |marker: &str| {
+        line.find(marker).map_or(0, |at| {
+            line[at + marker.len()..]
+                .split(|c: char| !c.is_ascii_digit())
+                .next()
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0)
+        })
+    };
+    let names = line.split(" [").next().unwrap_or(line);
+    if names.starts_with("HEAD (detached") {
+        return (None, None, 0, 0);
+    }
+    let names = names.strip_prefix("No commits yet on ").unwrap_or(names);
+    let (branch, upstream) = match names.split_once("...") {
+        Some((branch, upstream)) => (branch.to_owned(), Some(upstream.to_owned())),
+        None => (names.to_owned(), None),
+    };
+    (Some(branch), upstream, number("ahead "), number("behind "))
+}
+
+fn lines_starting(text: &str, prefix: &str) -> usize {
+    text.lines().filter(|line| line.starts_with(prefix)).count()
+}
+
+/// The facts of `json` (the JSON answer's envelope) that `text` must carry, per tool.
+fn check_same_facts(tool: &str, label: &str, text: &str, json: &Value) {
+    let data = &json["data"];
+    let has_line = |line: &str| text.lines().any(|l| l == line);
+    match tool {
+        "repo.brief" => {
+            let head = &data["head"];
+            let (branch, upstream, ahead, behind) = branch_line(text);
+            if head["detached"] != true {
+                assert_eq!(branch.as_deref(), head["branch"].as_str(), "{label}: branch");
+            }
+            assert_eq!(upstream.as_deref(), head["upstream"].as_str(), "{label}: upstream");
+            assert_eq!((ahead, behind), (count(head, "/ahead"), count(head, "/behind")), "{label}: ahead/behind");
+            let tree = &data["workingTree"];
+            assert_eq!(has_line("clean"), tree["clean"] == true, "{label}: clean");
+            for key in ["staged", "unstaged", "untracked", "conflicted"] {
+                let n = count(tree, &format!("/{key}"));
+                assert_eq!(n > 0, text.contains(&format!("{key} {n}")), "{label}: {key} {n}");
+            }
+            let stashes = count(data, "/stashes");
+            assert_eq!(stashes > 0, has_line(&format!("stashes {stashes}")), "{label}: stashes");
+            for commit in strings(data, "/recentCommits") {
+                assert!(has_line(commit), "{label}: commit {commit}");
+            }
+            for hint in objects(data, "/hints") {
+                assert!(text.contains(hint["message"].as_str().expect("message")), "{label}: hint {hint}");
+            }
+            for path in strings(data, "/submodules/attention") {
+                assert!(text.contains(path), "{label}: submodule {path}");
+            }
+        }
+        "repo.status" => {
+            let (branch, upstream, ahead, behind) = branch_line(text);
+            if data["head"]["detached"] != true {
+                assert_eq!(branch.as_deref(), data["head"]["branch"].as_str(), "{label}: branch");
+            }
+            assert_eq!(upstream.as_deref(), data["upstream"]["name"].as_str(), "{label}: upstream");
+            let up = &data["upstream"];
+            assert_eq!((ahead, behind), (count(up, "/ahead"), count(up, "/behind")), "{label}: ahead/behind");
+            if let Some(sha) = data["head"]["sha"].as_str() {
+                assert!(text.contains(sha), "{label}: HEAD {sha}");
+            }
+            check_lists(label, text, data, ["/conflicted", "/staged", "/unstaged", "/untracked"]);
+        }
+        "repo.scope" => {
+            check_lists(
+                label,
+                text,
+                data,
+                ["/workingTree/conflicted", "/workingTree/staged", "/workingTree/unstaged", "/workingTree/untracked"],
+            );
+            for commit in strings(data, "/recentCommits") {
+                assert!(has_line(commit), "{label}: commit {commit}");
+            }
+            let churn = &data["churn"];
+            assert!(text.contains(&format!(
+                "{} commits, {} authors",
+                count(churn, "/commits"),
+                count(churn, "/authorCount")
+            )));
+            for owner in strings(data, "/codeOwners/owners") {
+                assert!(text.contains(owner), "{label}: owner {owner}");
+            }
+        }
+        "repo.refs" => {
+            for branch in objects(data, "/branches") {
+                let line =
+                    format!("{} {}", branch["name"].as_str().expect("name"), branch["sha"].as_str().expect("sha"));
+                assert!(text.lines().any(|l| l[2.min(l.len())..].starts_with(&line)), "{label}: branch {line}");
+            }
+            for tag in objects(data, "/tags") {
+                let line = format!("tag {} {}", tag["name"].as_str().expect("name"), tag["sha"].as_str().expect("sha"));
+                assert!(text.contains(&line), "{label}: {line}");
+            }
+            for stash in objects(data, "/stashes") {
+                assert!(text.contains(&format!(
+                    "stash@{{{}}} {}",
+                    stash["index"],
+                    stash["sha"].as_str().expect("sha")
+                )));
+            }
+            for branch in objects(data, "/remoteBranches") {
+                assert!(text.contains(&format!("remotes/{} ", branch["name"].as_str().expect("name"))), "{label}");
+            }
+            assert_eq!(lines_starting(text, "remote "), objects(data, "/remotes").len(), "{label}: remotes");
+        }
+        "repo.history" => {
+            let commits = objects(data, "/commits");
+            let lines: Vec<&str> = text.lines().skip(1).take(commits.len()).collect();
+            assert_eq!(lines.len(), commits.len(), "{label}: one line per commit");
+            for (line, commit) in lines.iter().zip(commits) {
+                assert!(line.starts_with(&format!("{} ", commit["sha"].as_str().expect("sha"))), "{label}: {line}");
+                assert!(line.contains(commit["subject"].as_str().expect("subject")), "{label}: {line}");
+            }
+        }
+        "repo.reflog" => {
+            assert!(text.contains(&format!("({} movements)", count(data, "/total"))), "{label}: total");
+            for entry in objects(data, "/entries") {
+                let sha = entry["newSha"].as_str().unwrap_or("0000000");
+                assert!(text.contains(&format!("{sha} ")) && text.contains(&format!("@{{{}}}: ", entry["index"])));
+                if let Some(tip) = entry["recovery"]["lostTip"].as_str() {
+                    assert!(text.contains(&format!("at {tip}: operation.preview.branch")), "{label}: recovery");
+                }
+            }
+        }
+        "conflict.read" => {
+            assert_eq!(count(data, "/conflictedFiles") > 0, text.contains("conflicted "), "{label}: count");
+            let [conflicted, ..] = porcelain(text);
+            // `UU path markers 5-9` or `UD path (not in the work tree)`: the path is what comes first.
+            let conflicted: Vec<&str> = conflicted
+                .iter()
+                .map(|line| line.split(" markers ").next().unwrap_or(line))
+                .map(|line| line.split(" (").next().unwrap_or(line))
+                .collect();
+            let paths: Vec<&str> = objects(data, "/files").iter().filter_map(|f| f["path"].as_str()).collect();
+            assert_eq!(conflicted, paths, "{label}: unmerged files");
+            for file in objects(data, "/files") {
+                for side in ["base", "ours", "theirs"] {
+                    if let Some(content) = file[side]["content"].as_str() {
+                        assert!(text.contains(content), "{label}: {side} of {}", file["path"]);
+                    }
+                }
+            }
+        }
+        "commit.details" => {
+            assert!(has_line(&format!("commit {}", data["sha"].as_str().expect("sha"))), "{label}: sha");
+            assert!(text.contains(data["subject"].as_str().expect("subject")), "{label}: subject");
+            for file in objects(data, "/files") {
+                let path = change_path(file);
+                let counts = format!("+{} -{}", count(file, "/additions"), count(file, "/deletions"));
+                assert!(text.lines().any(|l| l.contains(&path) && (l.contains(&counts) || file["binary"] == true)));
+            }
+            let totals = &data["totals"];
+            let line = format!(
+                "{} files changed, +{} -{}",
+                count(totals, "/files"),
+                count(totals, "/additions"),
+                count(totals, "/deletions")
+            );
+            assert!(has_line(&line), "{label}: {line}");
+        }
+        "worktree.changes" => {
+            let [conflicted, staged, unstaged, untracked] = porcelain(text);
+            let counts = &data["counts"];
+            let lens = [conflicted.len(), staged.len(), unstaged.len(), untracked.len()].map(|n| n as u64);
+            let expected = ["/conflicted", "/staged", "/unstaged", "/untracked"].map(|key| count(counts, key));
+            assert_eq!(lens, expected, "{label}: counts");
+        }
+        "diff.text" => {
+            if let Some(patch) = data["patch"].as_str() {
+                assert!(text.contains(patch), "{label}: the patch\n{patch}\n---- text:\n{text}");
+            }
+            for file in objects(data, "/files") {
+                assert!(text.contains(&change_path(file)), "{label}: {file}");
+            }
+        }
+        other => panic!("no parser for {other}"),
+    }
+}
+
+#[test]
+fn text_and_json_carry_the_same_facts() {
+    for scenario in SCENARIOS {
+        let (_fixture, engine, registry, path) = setup(scenario);
+        for (tool, arguments) in calls() {
+            let label = format!("{} {tool}", scenario.name());
+            let mut arguments = arguments.clone();
+            arguments["repoPath"] = json!(path);
+            arguments["maxTokens"] = json!(100_000);
+            let json_answer = call(&registry, &engine, tool, arguments.clone()).expect("json");
+            arguments["format"] = json!("text");
+            let text_answer = call(&registry, &engine, tool, arguments).expect("text");
+            assert!(!text_answer.is_error, "{label}: {}", text_answer.text);
+            assert!(serde_json::from_str::<Value>(&text_answer.text).is_err(), "{label}: text is not JSON");
+            // The scope's churn window ends at the clock's now, which moves between the two calls.
+            let without_clock = |mut envelope: Value| {
+                if let Some(churn) = envelope.pointer_mut("/data/churn").and_then(Value::as_object_mut) {
+                    churn.remove("since");
+                    churn.remove("until");
+                }
+                envelope
+            };
+            assert_eq!(
+                without_clock(text_answer.structured.clone()),
+                without_clock(json_answer.structured.clone()),
+                "{label}: structuredContent stays the JSON"
+            );
+            check_same_facts(tool, &label, &text_answer.text, &json_answer.structured);
+        }
+    }
+}
+
+#[test]
+fn text_fits_every_budget_and_states_its_cuts() {
+    let mut cuts = 0;
+    for scenario in [Scenario::ManyBranches, Scenario::MergeConflict, Scenario::Dirty, Scenario::RewrittenHistory] {
+        let (_fixture, engine, registry, path) = setup(scenario);
+        for (tool, arguments) in calls() {
+            for budget in [60, 100, 150].into_iter().chain(BUDGETS) {
+                let label = format!("{} {tool} text @{budget}", scenario.name());
+                let mut arguments = arguments.clone();
+                arguments["repoPath"] = json!(path);
+                arguments["maxTokens"] = json!(budget);
+                arguments["format"] = json!("text");
+                let answer = match call(&registry, &engine, tool, arguments) {
+                    Ok(answer) => answer,
+                    Err(err) => {
+                        assert!(err.starts_with("-32602") && err.contains("floor"), "{label}: {err}");
+                        continue;
+                    }
+                };
+                let tokens = count_tokens(&answer.text);
+                assert!(tokens as u64 <= budget, "{label}: {tokens} tokens\n{}", answer.text);
+                let omitted = answer.structured["omitted"].as_object().cloned().unwrap_or_default();
+                for (section, n) in &omitted {
+                    let stated =
+                        if section == "hunks" { format!("{n} hunks left out") } else { format!("... {n} more") };
+                    assert!(answer.text.contains(&stated), "{label}: {section} cut by {n} not stated\n{}", answer.text);
+                }
+                cuts += usize::from(!omitted.is_empty());
+            }
+        }
+    }
+    assert!(cuts >= 20, "small budgets must cut ({cuts} cut answers)");
+}
