@@ -9,10 +9,12 @@
 //!   40 non-digit characters between, same line), or the count a reader gets by counting the entries of a git
 //!   listing (`git status` sections, `git status -sb` codes, `git stash list` lines, `git submodule status`
 //!   markers, `git rev-list --left-right --count`, the `*` line of `git branch -vv`); in compact JSON (SPEC §4.2)
-//!   an ahead or behind of 0 is a JSON document that names the upstream and leaves the count out;
+//!   an ahead or behind of 0 is a JSON document that names the upstream and leaves the count out; a `##
+//!   branch...upstream [ahead N]` line (git status -sb, and our text format) gives both;
 //! - detached HEAD, a clean tree, an operation in progress: `detached":true`-like flags, a JSON string equal to
-//!   the operation's name, or git's own sentences (`HEAD detached at`, `working tree clean`,
-//!   `You are currently rebasing`);
+//!   the operation's name, git's own sentences (`HEAD detached at`, `working tree clean`,
+//!   `You are currently rebasing`), or our text format's lines (`## HEAD (detached at`, `clean`,
+//!   `merge in progress`);
 //! - recent commits: every one of the ten with a sha prefix and its subject in the same document.
 
 use serde::Serialize;
@@ -149,17 +151,28 @@ pub(crate) fn carried(fact: &Fact, docs: &[Doc<'_>]) -> Carried {
             let compact_zero = *value == 0
                 && matches!(derived, Count::Ahead | Count::Behind)
                 && compact_default(doc.text, "upstream", concepts);
-            labelled || compact_zero || listing::count(doc, *derived) == Some(*value)
+            let branch_line = match derived {
+                Count::Ahead => listing::branch_line(doc.text).map(|(ahead, _)| ahead),
+                Count::Behind => listing::branch_line(doc.text).map(|(_, behind)| behind),
+                _ => None,
+            };
+            labelled || compact_zero || branch_line == Some(*value) || listing::count(doc, *derived) == Some(*value)
         })),
         Kind::Detached => yes(docs.iter().any(|doc| {
             flag_true(doc.text, "detached")
-                || ["HEAD detached at", "HEAD detached from", "(no branch"].iter().any(|p| doc.text.contains(p))
+                || ["HEAD detached at", "HEAD detached from", "(no branch", "## HEAD (detached at"]
+                    .iter()
+                    .any(|p| doc.text.contains(p))
         })),
         Kind::Clean => yes(docs.iter().any(|doc| {
-            flag_true(doc.text, "clean") || doc.text.contains("working tree clean") || listing::clean(doc) == Some(true)
+            flag_true(doc.text, "clean")
+                || doc.text.contains("working tree clean")
+                || doc.text.lines().any(|line| line == "clean")
+                || listing::clean(doc) == Some(true)
         })),
         Kind::Operation(operation) => yes(docs.iter().any(|doc| {
             doc.text.contains(&format!("\"{operation}\""))
+                || doc.text.lines().any(|line| line.starts_with(&format!("{operation} in progress")))
                 || operation_sentences(operation).iter().any(|s| doc.text.contains(s))
         })),
         Kind::RebasingBranch(branch) => yes(docs.iter().any(|doc| {

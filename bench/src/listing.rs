@@ -151,6 +151,13 @@ fn short_status(text: &str) -> Status {
     status
 }
 
+/// Ahead and behind from a `## branch...upstream [ahead 2, behind 3]` line (`git status -sb` and the tools' text
+/// format), when `text` has one naming an upstream.
+pub(crate) fn branch_line(text: &str) -> Option<(usize, usize)> {
+    let line = text.lines().find_map(|line| line.strip_prefix("## "))?;
+    line.contains("...").then(|| bracket_ahead_behind(line))
+}
+
 /// `[ahead 2, behind 3]` (either part may be missing: then it is 0).
 fn bracket_ahead_behind(text: &str) -> (usize, usize) {
     let number_after = |marker: &str| -> usize {

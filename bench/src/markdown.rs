@@ -9,6 +9,8 @@ use crate::run::{PINNED_NOW_EPOCH_SECS, SIDES, ScenarioRun, ServerSide, Tokens};
 
 /// The ratio of our brief to the peer's that issue 6 asks for, at equal facts.
 const PEER_TARGET: f64 = 0.8;
+/// The ratio of our text brief to the hand-typed counterexample that issue 16 asks for, carrying every fact.
+const TEXT_TARGET: f64 = 1.3;
 
 /// What the document says about the run besides the scenarios.
 pub(crate) struct RunInfo<'a> {
@@ -42,6 +44,7 @@ pub(crate) fn render(runs: &[ScenarioRun], info: &RunInfo<'_>) -> String {
          `SHA256SUMS` are identical from run to run (the harness's test checks it)."
     );
     overall(&mut out, runs);
+    text_format(&mut out, runs);
     counterexample(&mut out, runs);
     gaps(&mut out, runs);
     for run in runs {
@@ -155,6 +158,67 @@ fn overall(out: &mut String, runs: &[ScenarioRun]) {
     );
 }
 
+/// Our answers with `format: "text"` beside the JSON ones and the counterexample.
+fn text_format(out: &mut String, runs: &[ScenarioRun]) {
+    out.push_str(
+        "## Text format
+
+The same calls with `format: \"text\"` (every tool that takes `maxTokens`; the text is what \
+         `maxTokens` counts), against the JSON answers and the hand-typed counterexample. Target: the text brief at \
+         most 1.3x the counterexample while carrying every checklist fact.\n\n\
+         | scenario | repo.brief JSON | repo.brief text | facts | counterexample | facts | text ÷ counterexample | \
+         calls JSON | calls text | facts |\n|---|---:|---:|---|---:|---|---:|---:|---:|---|\n",
+    );
+    let (mut json_sum, mut text_sum, mut counter_sum) = (Tokens::default(), Tokens::default(), Tokens::default());
+    for run in runs {
+        let brief = run.ours.brief().map(|call| call.tokens).unwrap_or_default();
+        let text = run.ours_text.brief().map(|call| call.tokens).unwrap_or_default();
+        let counter = run.counterexample_total();
+        json_sum = Tokens::sum([&json_sum, &brief]);
+        text_sum = Tokens::sum([&text_sum, &text]);
+        counter_sum = Tokens::sum([&counter_sum, &counter]);
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            run.scenario.name,
+            tokens(brief),
+            tokens(text),
+            facts_of(run, 6),
+            tokens(counter),
+            facts_of(run, 3),
+            ratio(text.o200k, counter.o200k),
+            tokens(run.ours.total()),
+            tokens(run.ours_text.total()),
+            facts_of(run, 7),
+        );
+    }
+    let _ = writeln!(
+        out,
+        "| **total** | {} | {} | | {} | | {} | | | |\n",
+        tokens(json_sum),
+        tokens(text_sum),
+        tokens(counter_sum),
+        ratio(text_sum.o200k, counter_sum.o200k),
+    );
+    for run in runs {
+        let text = run.ours_text.brief().map(|call| call.tokens.o200k).unwrap_or_default();
+        let counter = run.counterexample_total().o200k;
+        let over = text as f64 > counter as f64 * TEXT_TARGET;
+        let misses = missed(run, 6);
+        if over || !misses.is_empty() {
+            let misses =
+                if misses.is_empty() { "every fact".to_owned() } else { format!("misses {}", misses.join("; ")) };
+            let _ = writeln!(
+                out,
+                "- {}: text brief {text} tokens vs counterexample {counter} = {:.2}x (target {TEXT_TARGET}x), {misses}.",
+                run.scenario.name,
+                text as f64 / counter.max(1) as f64,
+            );
+        }
+    }
+    out.push('\n');
+}
+
 /// The labels (with values) of the facts side `side_idx` misses.
 fn missed(run: &ScenarioRun, side_idx: usize) -> Vec<String> {
     run.facts
@@ -224,7 +288,7 @@ fn scenario(out: &mut String, run: &ScenarioRun) {
         run.scenario.fixture.name(),
         run.scenario.name,
     );
-    out.push_str("| tool call | ours | peer |\n|---|---:|---:|\n");
+    out.push_str("| tool call | ours | ours, text | peer |\n|---|---:|---:|---:|\n");
     for (call_idx, call) in run.ours.calls.iter().enumerate() {
         let mut arguments = call.arguments.clone();
         if let Some(object) = arguments.as_object_mut() {
@@ -238,8 +302,21 @@ fn scenario(out: &mut String, run: &ScenarioRun) {
                 Some(answer) => format!("{} ({})", tokens(call.tokens), answer.status()),
             },
         };
-        let _ =
-            writeln!(out, "| `{} {arguments}` | {} | {} |", call.tool, cell(Some(&run.ours)), cell(run.peer.as_ref()));
+        let text = run.ours_text.calls.iter().find(|text| text.tool == call.tool).map_or_else(
+            || "–".to_owned(),
+            |text| match &text.answer {
+                Some(answer) if answer.status() == "ok" => tokens(text.tokens),
+                Some(answer) => format!("{} ({})", tokens(text.tokens), answer.status()),
+                None => NOT_AVAILABLE.to_owned(),
+            },
+        );
+        let _ = writeln!(
+            out,
+            "| `{} {arguments}` | {} | {text} | {} |",
+            call.tool,
+            cell(Some(&run.ours)),
+            cell(run.peer.as_ref())
+        );
     }
     for (title, runs) in [("raw git sweep", &run.sweep), ("counterexample", &run.counterexample)] {
         let _ = write!(out, "\n| {title} | tokens |\n|---|---:|\n");

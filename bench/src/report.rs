@@ -38,20 +38,24 @@ pub(crate) fn write_scenario(results_dir: &Path, run: &ScenarioRun, git_version:
     );
     write(&dir.join("env.txt"), env.as_bytes())?;
 
-    let tools = write_calls(&dir.join("tools"), &run.ours)?;
-    let peer = run.peer.as_ref().map(|peer| write_calls(&dir.join("peer"), peer)).transpose()?;
+    let tools = write_calls(&dir.join("tools"), &run.ours, "json")?;
+    let tools_text = write_calls(&dir.join("tools-text"), &run.ours_text, "txt")?;
+    let peer = run.peer.as_ref().map(|peer| write_calls(&dir.join("peer"), peer, "json")).transpose()?;
     let sweep = write_cli(&dir.join("sweep"), &run.sweep)?;
     let counterexample = write_cli(&dir.join("counterexample"), &run.counterexample)?;
     let brief_tokens = |side: &ServerSide| side.brief().map(|call| call.tokens);
     let tokens = json!({
         "scenario": run.scenario.name,
         "tools": tools,
+        "toolsText": tools_text,
         "peer": peer,
         "sweep": sweep,
         "counterexample": counterexample,
         "totals": {
             "brief": brief_tokens(&run.ours),
             "tools": run.ours.total(),
+            "briefText": brief_tokens(&run.ours_text),
+            "toolsText": run.ours_text.total(),
             "sweep": run.sweep_total(),
             "counterexample": run.counterexample_total(),
             "peerBrief": run.peer.as_ref().and_then(brief_tokens),
@@ -85,8 +89,8 @@ pub(crate) fn write_scenario(results_dir: &Path, run: &ScenarioRun, git_version:
     write(&dir.join("SHA256SUMS"), sums.as_bytes())
 }
 
-/// Writes each answered call's exact text; returns the calls' token records.
-fn write_calls(dir: &Path, side: &ServerSide) -> anyhow::Result<Vec<Value>> {
+/// Writes each answered call's exact text (files named `NN-<tool>.<extension>`); returns the calls' token records.
+fn write_calls(dir: &Path, side: &ServerSide, extension: &str) -> anyhow::Result<Vec<Value>> {
     fs::create_dir_all(dir)?;
     side.calls
         .iter()
@@ -95,7 +99,7 @@ fn write_calls(dir: &Path, side: &ServerSide) -> anyhow::Result<Vec<Value>> {
             let Some(answer) = &call.answer else {
                 return Ok(json!({"tool": call.tool, "arguments": call.arguments, "status": NOT_AVAILABLE}));
             };
-            let file = format!("{:02}-{}.json", call_idx + 1, call.tool);
+            let file = format!("{:02}-{}.{extension}", call_idx + 1, call.tool);
             write(&dir.join(&file), answer.text().as_bytes())?;
             Ok(json!({
                 "tool": call.tool,

@@ -95,8 +95,10 @@ impl ServerSide {
     }
 }
 
-/// The sides facts are judged on, in table order.
-pub(crate) const SIDES: [&str; 6] = ["brief", "tools", "sweep", "counterexample", "peerBrief", "peerTools"];
+/// The sides facts are judged on, in table order: ours (JSON), the git sweep, the counterexample, the peer, and ours
+/// again with `format: "text"`.
+pub(crate) const SIDES: [&str; 8] =
+    ["brief", "tools", "sweep", "counterexample", "peerBrief", "peerTools", "briefText", "toolsText"];
 
 /// Wall-clock seconds of each phase (machine-dependent: reported, never checksummed).
 #[derive(Debug, Clone, Copy, Default)]
@@ -122,6 +124,8 @@ pub(crate) struct ScenarioRun {
     /// Per fact, per side of [`SIDES`] (`None` for peer sides without a peer).
     pub(crate) carried: Vec<Vec<Option<Carried>>>,
     pub(crate) ours: ServerSide,
+    /// Our calls again with `format: "text"` (those that take `maxTokens`; SPEC §4.2).
+    pub(crate) ours_text: ServerSide,
     pub(crate) peer: Option<ServerSide>,
     pub(crate) sweep: Vec<(CliRun, Tokens)>,
     pub(crate) counterexample: Vec<(CliRun, Tokens)>,
@@ -167,9 +171,11 @@ pub(crate) fn run(scenario: BenchScenario, setup: &Setup) -> anyhow::Result<Scen
     let facts = facts::checklist(&truth);
     let env = server_env(&setup.fixtures_dir);
     lap(&mut started);
-    let ours = server_side(&setup.sidecar, &env, scenario, &repo_path)?;
+    let ours = server_side(&setup.sidecar, &env, scenario, &repo_path, Format::Json)?;
+    let ours_text = server_side(&setup.sidecar, &env, scenario, &repo_path, Format::Text)?;
     timings.ours = lap(&mut started);
-    let peer = setup.peer.as_deref().map(|peer| server_side(peer, &env, scenario, &repo_path)).transpose()?;
+    let peer =
+        setup.peer.as_deref().map(|peer| server_side(peer, &env, scenario, &repo_path, Format::Json)).transpose()?;
     timings.peer = peer.as_ref().map(|_| lap(&mut started));
     let run_all = |commands: Vec<Vec<String>>| -> anyhow::Result<Vec<(CliRun, Tokens)>> {
         commands.iter().map(|args| cli::run(&fixture, args).map(|run| (run.clone(), Tokens::of(&run.output)))).collect()
@@ -178,19 +184,33 @@ pub(crate) fn run(scenario: BenchScenario, setup: &Setup) -> anyhow::Result<Scen
     let counterexample = run_all(cli::counterexample_commands())?;
     timings.git = lap(&mut started);
 
-    let sides: [Option<Vec<Doc<'_>>>; 6] = [
+    let sides: [Option<Vec<Doc<'_>>>; 8] = [
         Some(ours.docs(true)),
         Some(ours.docs(false)),
         Some(cli_docs(&sweep)),
         Some(cli_docs(&counterexample)),
         peer.as_ref().map(|peer| peer.docs(true)),
         peer.as_ref().map(|peer| peer.docs(false)),
+        Some(ours_text.docs(true)),
+        Some(ours_text.docs(false)),
     ];
     let carried = facts
         .iter()
         .map(|fact| sides.iter().map(|docs| docs.as_ref().map(|docs| facts::carried(fact, docs))).collect())
         .collect();
-    Ok(ScenarioRun { scenario, repo_path, timings, truth, facts, carried, ours, peer, sweep, counterexample })
+    Ok(ScenarioRun {
+        scenario,
+        repo_path,
+        timings,
+        truth,
+        facts,
+        carried,
+        ours,
+        ours_text,
+        peer,
+        sweep,
+        counterexample,
+    })
 }
 
 /// The documents of a git side: one per command, named by its command line.
@@ -214,12 +234,22 @@ fn server_env(fixtures_dir: &Path) -> Vec<(&'static str, OsString)> {
     ]
 }
 
+/// How the calls ask for their answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    /// The default: JSON.
+    Json,
+    /// `format: "text"`, only for the tools that take `maxTokens` (the others are left out of this side).
+    Text,
+}
+
 /// Starts `binary` and makes the scenario's calls; a tool it does not list is recorded, not called.
 fn server_side(
     binary: &Path,
     env: &[(&str, OsString)],
     scenario: BenchScenario,
     repo_path: &Path,
+    format: Format,
 ) -> anyhow::Result<ServerSide> {
     let mut session = Session::start(binary, env)?;
     let mut calls = Vec::new();
@@ -228,6 +258,12 @@ fn server_side(
         let path = repo_path.to_str().context("fixture paths are UTF-8")?;
         arguments["repoPath"] = Value::from(path);
         let listed = session.tool(call.tool);
+        if format == Format::Text {
+            if listed.flatten().is_none() {
+                continue;
+            }
+            arguments["format"] = Value::from("text");
+        }
         let answer = match listed {
             Some(_) => Some(
                 session

@@ -153,6 +153,7 @@ fn check_fact_matching(scenario: &str, dir: &Path) {
             assert_eq!(sides["tools"]["carried"], conflict_read_available, "{scenario}: {id} via conflict.read");
         } else {
             assert_eq!(sides["brief"]["carried"], true, "{scenario}: the brief carries {id}");
+            assert_eq!(sides["briefText"]["carried"], true, "{scenario}: the text brief carries {id}");
         }
     }
     if scenario == "merge-conflict" {
