@@ -63,8 +63,12 @@ struct TokensArgs {
     #[arg(long, value_name = "BINARY")]
     sidecar: Option<PathBuf>,
     /// Another MCP server to run the same tool calls against, e.g. the published fluxgit-mcp-sidecar.
-    #[arg(long, value_name = "BINARY")]
+    #[arg(long, value_name = "BINARY", conflicts_with = "peer_recorded")]
     peer: Option<PathBuf>,
+    /// Instead of running a peer: its answers recorded by an earlier run (a copy of its results directory, with
+    /// `<scenario>/peer/` and `tokens.json`), replayed when the scenario's fixtures are at the same path.
+    #[arg(long, value_name = "DIR")]
+    peer_recorded: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -123,7 +127,12 @@ fn tokens(args: &TokensArgs) -> anyhow::Result<()> {
         Some(sidecar) => sidecar.clone(),
         None => built_sidecar()?,
     };
-    let setup = run::Setup { fixtures_dir: fixtures_dir.clone(), sidecar, peer: args.peer.clone() };
+    let setup = run::Setup {
+        fixtures_dir: fixtures_dir.clone(),
+        sidecar,
+        peer: args.peer.clone(),
+        peer_recorded: args.peer_recorded.clone(),
+    };
     let git_version = git_version()?;
 
     let mut runs = Vec::new();
@@ -169,6 +178,9 @@ fn invocation(args: &TokensArgs) -> String {
     }
     if let Some(peer) = &args.peer {
         line.push_str(&format!(" --peer {}", peer.display()));
+    }
+    if let Some(recorded) = &args.peer_recorded {
+        line.push_str(&format!(" --peer-recorded {}", recorded.display()));
     }
     line
 }

@@ -81,7 +81,10 @@ const METHOD: &str = "## Method\n\n\
 - **Counterexample**: what an expert types by hand: `git status -sb`, `git log --oneline -10` (the checklist's ten \
   commits) and `git stash list` (free when empty).\n\
 - **Peer**: the same tool calls against another MCP server (`--peer`), counted the same way, its version taken from \
-  its `initialize` answer.\n\
+  its `initialize` answer; or its answers recorded by an earlier run on fixtures at the same paths, replayed \
+  (`--peer-recorded`).\n\
+- **Text format**: our calls again with `format: \"text\"` (the tools that take `maxTokens`), counted and judged the \
+  same way (sides `briefText`, `toolsText`).\n\
 - **Facts**: a checklist per scenario with the true values from git's machine formats (porcelain v2, `--format`): \
   branch or detached HEAD, the branch being rebased, HEAD, upstream, ahead, behind, each non-zero work-tree count \
   (or a clean tree), operation in progress, conflicted paths, stash count, submodule drift and the paths needing \

@@ -31,6 +31,8 @@ pub(crate) struct Setup {
     pub(crate) sidecar: PathBuf,
     /// Another MCP server to compare with.
     pub(crate) peer: Option<PathBuf>,
+    /// A peer's answers recorded by an earlier run, replayed instead of running one.
+    pub(crate) peer_recorded: Option<PathBuf>,
 }
 
 /// Tokens of one text in both tokenizers.
@@ -174,8 +176,11 @@ pub(crate) fn run(scenario: BenchScenario, setup: &Setup) -> anyhow::Result<Scen
     let ours = server_side(&setup.sidecar, &env, scenario, &repo_path, Format::Json)?;
     let ours_text = server_side(&setup.sidecar, &env, scenario, &repo_path, Format::Text)?;
     timings.ours = lap(&mut started);
-    let peer =
-        setup.peer.as_deref().map(|peer| server_side(peer, &env, scenario, &repo_path, Format::Json)).transpose()?;
+    let peer = match (&setup.peer, &setup.peer_recorded) {
+        (Some(peer), _) => Some(server_side(peer, &env, scenario, &repo_path, Format::Json)?),
+        (None, Some(recorded)) => Some(recorded_side(recorded, scenario, &repo_path)?),
+        (None, None) => None,
+    };
     timings.peer = peer.as_ref().map(|_| lap(&mut started));
     let run_all = |commands: Vec<Vec<String>>| -> anyhow::Result<Vec<(CliRun, Tokens)>> {
         commands.iter().map(|args| cli::run(&fixture, args).map(|run| (run.clone(), Tokens::of(&run.output)))).collect()
@@ -232,6 +237,53 @@ fn server_env(fixtures_dir: &Path) -> Vec<(&'static str, OsString)> {
         ("LC_ALL", "C".into()),
         ("TZ", "UTC".into()),
     ]
+}
+
+/// A peer's side as an earlier run recorded it (`<dir>/<scenario>/env.txt`, `tokens.json` and `peer/`): the same
+/// calls on a fixture at the same path, so the same answers; tokens are counted again on the recorded text.
+fn recorded_side(dir: &Path, scenario: BenchScenario, repo_path: &Path) -> anyhow::Result<ServerSide> {
+    let dir = dir.join(scenario.name);
+    let env = std::fs::read_to_string(dir.join("env.txt")).with_context(|| format!("no {}/env.txt", dir.display()))?;
+    let line = env.lines().find_map(|line| line.strip_prefix("peer: ")).context("env.txt names no peer")?;
+    // `name version (protocol P)`.
+    let (who, protocol) = line.split_once(" (protocol ").context("peer line shape")?;
+    let (name, version) = who.rsplit_once(' ').context("peer name and version")?;
+    let tokens: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("tokens.json"))?)?;
+    let mut calls = Vec::new();
+    for record in tokens["peer"].as_array().context("tokens.json has no peer calls")? {
+        let arguments = record["arguments"].clone();
+        anyhow::ensure!(
+            arguments["repoPath"].as_str() == repo_path.to_str(),
+            "recorded peer answers are for {}, not {}",
+            arguments["repoPath"],
+            repo_path.display()
+        );
+        let tool: &'static str = scenario
+            .calls
+            .iter()
+            .map(|call| call.tool)
+            .find(|tool| record["tool"] == *tool)
+            .context("a recorded call the scenario does not make")?;
+        let answer = match record["file"].as_str() {
+            None => None,
+            Some(file) => {
+                let text = std::fs::read_to_string(dir.join("peer").join(file))?;
+                Some(match record["status"].as_str() {
+                    Some("rpcError") => Answer::RpcError { text },
+                    status => Answer::Result { text, is_error: status == Some("isError") },
+                })
+            }
+        };
+        let tokens = answer.as_ref().map(|answer| Tokens::of(answer.text())).unwrap_or_default();
+        let default_max_tokens = record["defaultMaxTokens"].as_u64();
+        calls.push(Call { tool, arguments, answer, tokens, default_max_tokens });
+    }
+    Ok(ServerSide {
+        name: name.to_owned(),
+        version: version.to_owned(),
+        protocol_version: protocol.trim_end_matches(')').to_owned(),
+        calls,
+    })
 }
 
 /// How the calls ask for their answers.
