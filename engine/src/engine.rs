@@ -22,6 +22,7 @@ pub struct Options {
 pub struct Engine {
     options: Options,
     cache: Cache,
+    agents: crate::agents::Detector,
 }
 
 /// A repository resolved by [`Engine::resolve`]: where it is, and an open gix handle (no filter drivers).
@@ -47,7 +48,7 @@ impl Engine {
     /// Creates an engine with `options` and the cache configured by `cache`. The watcher starts with the first
     /// repository resolved.
     pub fn with_cache(options: Options, cache: cache::Options) -> Self {
-        Self { options, cache: Cache::new(cache) }
+        Self { options, cache: Cache::new(cache), agents: crate::agents::Detector::default() }
     }
 
     /// The cache's and watcher's counters since start (for `doctor`).
@@ -149,4 +150,31 @@ impl Engine {
     ) -> Result<Budgeted<refs::Report>> {
         refs::fit(refs::read_from(&self.facets(repo))?, max_tokens, measure)
     }
+}
+
+impl Engine {
+    /// `agents.presence`: the other coding agents working in `repo` (SPEC §5), cut to `max_tokens`. Detection reads
+    /// only local sources (see [`crate::agents`]); stores are cached by size and mtime across calls.
+    ///
+    /// # Errors
+    /// [`crate::Error::Invalid`] (`budget_below_floor`) when an empty answer exceeds `max_tokens`.
+    pub fn agents_presence(
+        &self,
+        repo: &Repo,
+        options: &crate::agents::Options,
+        max_tokens: usize,
+        measure: &mut Measure<'_, crate::agents::Report>,
+    ) -> Result<Budgeted<crate::agents::Report>> {
+        self.agents.presence(&repo.location.root, current_branch(repo).as_deref(), options, max_tokens, measure)
+    }
+
+    /// The agents working in `repo`, uncut (for previews' `otherAgents`).
+    pub fn agents_detect(&self, repo: &Repo, options: &crate::agents::Options) -> crate::agents::Report {
+        self.agents.detect(&repo.location.root, current_branch(repo).as_deref(), options)
+    }
+}
+
+/// The short name of the branch HEAD points to, if any.
+fn current_branch(repo: &Repo) -> Option<String> {
+    repo.git.head_name().ok().flatten().map(|name| name.shorten().to_string())
 }

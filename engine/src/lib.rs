@@ -19,6 +19,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod agents;
 pub mod ancestry;
 pub mod branch_stack;
 pub mod brief;

@@ -47,6 +47,37 @@ pub fn now_epoch_secs() -> i64 {
         .map_or(0, |elapsed| i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX))
 }
 
+/// Codex CLI's home directory variable (its session store is `$CODEX_HOME/sessions`).
+pub const CODEX_HOME_VAR: &str = "CODEX_HOME";
+
+/// Where `agents.presence` and previews' `otherAgents` look, read from the environment at call time (the home and
+/// run dir of the process, `CODEX_HOME`); `None` when [`AGENT_DETECTION_DISABLED_VAR`] is set (any value).
+pub fn agent_detection(client_name: &str) -> Option<fluxgit_engine::agents::Options> {
+    if std::env::var_os(AGENT_DETECTION_DISABLED_VAR).is_some() {
+        return None;
+    }
+    let non_empty = |name: &str| std::env::var_os(name).filter(|value| !value.is_empty()).map(PathBuf::from);
+    let default_run_dir = dirs::data_local_dir().map(|dir| dir.join("FluxGit").join("run"));
+    let mut run_dirs: Vec<PathBuf> = non_empty(RUN_DIR_VAR).filter(|path| path.is_absolute()).into_iter().collect();
+    if let Some(default) = default_run_dir
+        && !run_dirs.contains(&default)
+    {
+        run_dirs.push(default);
+    }
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX));
+    Some(fluxgit_engine::agents::Options {
+        home: dirs::home_dir(),
+        codex_home: non_empty(CODEX_HOME_VAR).filter(|path| path.is_absolute()),
+        run_dirs,
+        proc_root: PathBuf::from("/proc"),
+        own_pid: std::process::id(),
+        client_name: Some(client_name.to_owned()),
+        now_ms,
+    })
+}
+
 /// Gateway address variables, in order of precedence (SPEC §4.5).
 pub const GATEWAY_ADDR_VARS: [&str; 3] = ["FLUXGIT_MCP_HANDSHAKE_ADDR", "FLUXGIT_GATEWAY_ADDR", "FLUXGIT_GATEWAY_URL"];
 

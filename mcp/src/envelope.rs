@@ -20,6 +20,9 @@ pub const UNSAFE_PREVIEW_ID: i64 = 10007;
 /// Product code: a local read-only git operation failed (SPEC §4.3).
 pub const GIT_READ_FAILED: i64 = 10010;
 
+/// Product code: agent detection is disabled (`FLUXGIT_MCP_AGENT_DETECTION_DISABLED`), `agents.presence` only.
+pub const AGENT_DETECTION_DISABLED: i64 = 10011;
+
 /// Where a result came from (SPEC §4.2 `source`): the local repository.
 pub const SOURCE_LOCAL: &str = "local-git";
 /// Where a result came from: the approval gateway (write proposals and their status).

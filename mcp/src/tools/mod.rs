@@ -63,6 +63,7 @@ pub trait Tool: Send + Sync {
     fn call(&self, ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError>;
 }
 
+pub mod agents;
 pub mod conflict;
 pub mod diff;
 pub mod docs;
@@ -153,6 +154,7 @@ pub fn registry() -> Result<Registry, RegistryError> {
     registry.register(Box::new(topology::submodule_status()))?;
     registry.register(Box::new(diff::diff_text()))?;
     registry.register(Box::new(operation::status_tool()))?;
+    registry.register(Box::new(agents::presence()))?;
     registry.register(Box::new(semantic::semantic()))?;
     registry.register(Box::new(semantic::semantic_fallbacks()))?;
     registry.register(Box::new(conflict::preflight()))?;

@@ -35,6 +35,7 @@ for (const { mode, version, era } of MODES) {
       assert.equal(names.length, EXPECTED_TOOL_COUNT, names.join(', '));
       assert.equal(new Set(names).size, names.length, 'duplicate tool names');
       assert.equal(names[0], 'repo.brief');
+      assert.ok(names.includes('agents.presence'), names.join(', '));
       for (const tool of tools) {
         assert.equal(tool.inputSchema.type, 'object', tool.name);
         assert.equal(typeof tool.annotations?.readOnlyHint, 'boolean', tool.name);

@@ -3,15 +3,13 @@
 // Environment:
 // - FLUXGIT_SIDECAR_BIN: the binary (default: <workspace>/target/debug/fluxgit-mcp-sidecar; build it first).
 // - FLUXGIT_E2E_REPO: the repository passed as repoPath (default: this workspace's checkout).
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const workspace = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
-
-/** Tools the sidecar registers (mcp/src/tools/mod.rs `registry()`); repo.brief comes first. */
-export const EXPECTED_TOOL_COUNT = 35;
 
 /** The binary under test, checked to exist. */
 export const sidecarBin = resolve(
@@ -36,6 +34,26 @@ export const serverEnv = {
   FLUXGIT_MCP_AUDIT_DISABLED: '1',
   FLUXGIT_MCP_PRESENCE_DISABLED: '1',
 };
+
+/**
+ * Tools the sidecar registers, counted from a plain JSON-RPC `tools/list` over stdio (no SDK involved), so the
+ * clients' listings are checked against the server's own and the count never goes stale as tools are added.
+ */
+export const EXPECTED_TOOL_COUNT = rawToolCount();
+
+function rawToolCount() {
+  const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'count', version: '1' } } };
+  const list = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
+  const input = `${JSON.stringify(initialize)}\n${JSON.stringify(list)}\n`;
+  const run = spawnSync(sidecarBin, [], { input, env: serverEnv, encoding: 'utf8' });
+  const answer = run.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line)).find((m) => m.id === 2);
+  const count = answer?.result?.tools?.length;
+  if (!Number.isInteger(count) || count < 36) {
+    throw new Error(`tools/list over plain stdio listed ${count} tools: ${run.stderr}`);
+  }
+  return count;
+}
 
 /** Checks a repo.brief CallToolResult: not an error, structuredContent equal to content[0].text parsed. */
 export function assertBrief(assert, result) {

@@ -83,6 +83,7 @@ async def exercise(mode: str, repo: Path, run_dir: Path) -> None:
         assert len(names) == len(set(names)), names
         if names:
             assert names[0] == "repo.brief", names
+            assert "agents.presence" in names, names
         for tool in listed.tools:
             assert tool.input_schema.get("type") == "object", tool.name
             assert tool.annotations is not None and tool.annotations.read_only_hint is not None, tool.name

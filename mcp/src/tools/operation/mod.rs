@@ -4,6 +4,7 @@
 //! here changes a repository, and none claims that Git changed unless the gateway reports `completed`.
 
 pub mod fields;
+pub mod others;
 
 use serde_json::{Map, Value, json};
 
@@ -136,7 +137,8 @@ fn proposal_schema() -> Value {
             "operationType": { "type": "string" },
             "status": status_schema(),
             "expiresAt": { "type": "string" },
-            "nextAction": next_action_schema()
+            "nextAction": next_action_schema(),
+            "otherAgents": others::schema()
         }
     })
 }
@@ -195,6 +197,7 @@ fn preview(
     body.insert("repoPath".to_owned(), Value::from(repo.location.root.display().to_string()));
     body.insert("reason".to_owned(), Value::from(text("reason")));
     body.insert("requestedAt".to_owned(), Value::from(now()));
+    let paths = others::proposal_paths(operation.name, &checked);
     body.extend(checked);
     match ctx.bridge.propose(operation.name, &Value::Object(body)) {
         Ok(snapshot) => {
@@ -206,6 +209,11 @@ fn preview(
             });
             copy_text(&snapshot, "expiresAt", &mut data);
             data["nextAction"] = next_action(&snapshot.preview_id);
+            // Informational, after the gateway's decision: it cannot change what was proposed.
+            if let Some(options) = crate::config::agent_detection(ctx.client_name) {
+                let report = ctx.engine.agents_detect(&repo, &options);
+                data["otherAgents"] = others::other_agents(&report, ctx.client_name, paths.as_deref());
+            }
             Ok(frame.data_output(&data))
         }
         Err(failure) => Ok(failed(&frame, failure)),
