@@ -121,7 +121,8 @@ fn aider_files(root: &Path) {
          > Applied edit to README.md\n> {SECRET}\n"
     );
     std::fs::write(root.join(".aider.chat.history.md"), chat).expect("write");
-    std::fs::write(root.join(".aider.input.history"), format!("\n# 2026-11-30 10:00:00.000000\n+{SECRET}\n")).expect("write");
+    std::fs::write(root.join(".aider.input.history"), format!("\n# 2026-11-30 10:00:00.000000\n+{SECRET}\n"))
+        .expect("write");
 }
 
 /// Cursor: a workspace opened on the repository with its editor history, and a prompt beside it.
@@ -149,9 +150,13 @@ fn presence_files(run_dir: &Path, root: &Path, sidecar_pid: u32, own_pid: u32) {
     };
     std::fs::write(dir.join(format!("{sidecar_pid}.json")), file(sidecar_pid, "windsurf", now_ms() - 1000).to_string())
         .expect("write");
-    std::fs::write(dir.join(format!("{own_pid}.json")), file(own_pid, "claude-code", now_ms()).to_string()).expect("write");
-    std::fs::write(dir.join("999999999.json"), file(999_999_999, "old-client", now_ms() - 48 * 3600 * 1000).to_string())
+    std::fs::write(dir.join(format!("{own_pid}.json")), file(own_pid, "claude-code", now_ms()).to_string())
         .expect("write");
+    std::fs::write(
+        dir.join("999999999.json"),
+        file(999_999_999, "old-client", now_ms() - 48 * 3600 * 1000).to_string(),
+    )
+    .expect("write");
     std::fs::write(dir.join("bad.json"), "{not json").expect("write");
 }
 
@@ -212,7 +217,9 @@ fn detects_each_agent_from_its_real_layout() {
     let sleep = ["/bin/sleep", "/usr/bin/sleep"].into_iter().find(|path| Path::new(path).exists()).expect("sleep");
     std::fs::copy(sleep, bin.join("claude")).expect("copy sleep");
     let mut processes = Processes(Vec::new());
-    processes.0.push(Command::new(bin.join("claude")).arg("300").current_dir(root.join("src")).spawn().expect("claude"));
+    processes
+        .0
+        .push(Command::new(bin.join("claude")).arg("300").current_dir(root.join("src")).spawn().expect("claude"));
     // `codex` (a shell) whose child `gemini` stands for this process: the caller and ourselves.
     processes.0.push(
         Command::new("bash")
@@ -265,7 +272,10 @@ fn detects_each_agent_from_its_real_layout() {
     assert_eq!((codex[0].state, codex[0].pid), (State::Working, Some(codex_pid)));
     assert_eq!(codex[0].sources, [Source::Process, Source::SessionStore]);
     assert_eq!(codex[0].branch.as_deref(), Some("feature/codex"));
-    assert_eq!((codex[0].last_tool.as_deref(), codex[0].files.as_slice()), (Some("shell"), &["src/main.rs".to_owned()][..]));
+    assert_eq!(
+        (codex[0].last_tool.as_deref(), codex[0].files.as_slice()),
+        (Some("shell"), &["src/main.rs".to_owned()][..])
+    );
     assert!(codex[0].likely_caller, "our parent process is the likely caller: {text}");
 
     // Our own process (named gemini) is excluded: the Gemini session stands alone, an hour old.
@@ -273,7 +283,10 @@ fn detects_each_agent_from_its_real_layout() {
     assert_eq!(gemini.len(), 1, "{text}");
     assert_eq!((gemini[0].state, gemini[0].pid), (State::Recent, None));
     assert_eq!(gemini[0].sources, [Source::SessionStore]);
-    assert_eq!((gemini[0].last_tool.as_deref(), gemini[0].files.as_slice()), (Some("write_file"), &["docs/guide.md".to_owned()][..]));
+    assert_eq!(
+        (gemini[0].last_tool.as_deref(), gemini[0].files.as_slice()),
+        (Some("write_file"), &["docs/guide.md".to_owned()][..])
+    );
 
     let aider = by_agent(&report, "aider");
     assert_eq!(aider.len(), 1, "{text}");
@@ -288,7 +301,10 @@ fn detects_each_agent_from_its_real_layout() {
     let windsurf = by_agent(&report, "windsurf");
     assert_eq!(windsurf.len(), 1, "{text}");
     assert_eq!(windsurf[0].sources, [Source::McpPresence]);
-    assert_eq!((windsurf[0].mcp_client.as_deref(), windsurf[0].last_tool.as_deref()), (Some("windsurf"), Some("repo.status")));
+    assert_eq!(
+        (windsurf[0].mcp_client.as_deref(), windsurf[0].last_tool.as_deref()),
+        (Some("windsurf"), Some("repo.status"))
+    );
     assert_eq!(windsurf[0].state, State::Working);
 
     assert_eq!(report.agent_count, 6, "{text}");
@@ -301,8 +317,12 @@ fn detects_each_agent_from_its_real_layout() {
     assert_eq!(detector.detect(&root, Some("main"), &options).agents, report.agents);
     let log = home.join(".claude/projects").join(claude::encode(&root)).join("s1.jsonl");
     let mut file = std::fs::File::options().append(true).open(&log).expect("append");
-    writeln!(file, "{}", json!({"type": "assistant", "cwd": root, "gitBranch": "feature/claude-2", "message": {"content": [
-        {"type": "tool_use", "name": "Write", "input": {"file_path": "src/new.rs", "content": SECRET}}]}}))
+    writeln!(
+        file,
+        "{}",
+        json!({"type": "assistant", "cwd": root, "gitBranch": "feature/claude-2", "message": {"content": [
+        {"type": "tool_use", "name": "Write", "input": {"file_path": "src/new.rs", "content": SECRET}}]}})
+    )
     .expect("append");
     drop(file);
     let again = detector.detect(&root, Some("main"), &options);

@@ -61,10 +61,9 @@ fn chat_files(path: &Path, caches: &mut Caches) -> std::io::Result<Summary> {
     let text = String::from_utf8_lossy(&bytes);
     let mut summary = Summary { cwd: Some(String::new()), ..Summary::default() };
     for line in text.lines() {
-        let path = line
-            .strip_prefix("> Applied edit to ")
-            .map(|path| ("edit", path))
-            .or_else(|| line.strip_prefix("> Added ").and_then(|rest| rest.strip_suffix(" to the chat")).map(|p| ("add", p)));
+        let path = line.strip_prefix("> Applied edit to ").map(|path| ("edit", path)).or_else(|| {
+            line.strip_prefix("> Added ").and_then(|rest| rest.strip_suffix(" to the chat")).map(|p| ("add", p))
+        });
         if let Some((tool, path)) = path {
             summary.last_tool = Some(tool.to_owned());
             let path = path.trim();

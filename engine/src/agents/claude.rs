@@ -41,7 +41,7 @@ pub fn sightings(
         }
         for log in entries(&dir) {
             if log.extension().is_some_and(|ext| ext == "jsonl")
-                && let Some(sighting) = log_sighting(AGENT, &log, root, now_ms, caches, diagnostics, visit, None)
+                && let Some(sighting) = log_sighting((AGENT, visit), &log, root, now_ms, caches, diagnostics, None)
             {
                 found.push(sighting);
             }

@@ -37,7 +37,8 @@ pub fn sightings(
                     let name = log.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
                     if name.starts_with("rollout-")
                         && name.ends_with(".jsonl")
-                        && let Some(sighting) = log_sighting(AGENT, &log, root, now_ms, caches, diagnostics, visit, None)
+                        && let Some(sighting) =
+                            log_sighting((AGENT, visit), &log, root, now_ms, caches, diagnostics, None)
                     {
                         found.push(sighting);
                     }

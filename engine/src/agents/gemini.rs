@@ -56,7 +56,7 @@ pub fn sightings(
                 continue;
             }
             let sighting = if name.ends_with(".jsonl") {
-                log_sighting(AGENT, &session, root, now_ms, caches, diagnostics, visit, Some(&project_root))
+                log_sighting((AGENT, visit), &session, root, now_ms, caches, diagnostics, Some(&project_root))
             } else if name.ends_with(".json") {
                 document_sighting(&session, root, &project_root, now_ms, caches, diagnostics)
             } else {
@@ -84,15 +84,16 @@ fn document_sighting(
         return None;
     }
     let size = metadata.len();
-    let cached = caches.documents.get(path).filter(|(s, m, _)| *s == size && *m == modified).map(|(_, _, sum)| sum.clone());
+    let cached =
+        caches.documents.get(path).filter(|(s, m, _)| *s == size && *m == modified).map(|(_, _, sum)| sum.clone());
     let mut summary = match cached {
         Some(summary) => summary,
         None => {
             let mut summary = Summary { cwd: Some(project_root.display().to_string()), ..Summary::default() };
             if size <= MAX_DOCUMENT_BYTES {
-                let parsed = std::fs::read(path).map_err(|error| error.kind().to_string()).and_then(|bytes| {
-                    serde_json::from_slice::<Value>(&bytes).map_err(|_| "not JSON".to_owned())
-                });
+                let parsed = std::fs::read(path)
+                    .map_err(|error| error.kind().to_string())
+                    .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).map_err(|_| "not JSON".to_owned()));
                 match parsed {
                     Ok(document) => visit(&mut summary, &document),
                     Err(why) => {

@@ -224,7 +224,8 @@ impl Detector {
                 sightings.extend(gemini::sightings(home, root, options.now_ms, &mut caches, &mut diagnostics));
                 sightings.extend(vscode::sightings(home, root, options.now_ms, &mut caches, &mut diagnostics));
             }
-            let codex_home = options.codex_home.clone().or_else(|| options.home.as_ref().map(|home| home.join(".codex")));
+            let codex_home =
+                options.codex_home.clone().or_else(|| options.home.as_ref().map(|home| home.join(".codex")));
             if let Some(codex_home) = codex_home {
                 sightings.extend(codex::sightings(&codex_home, root, options.now_ms, &mut caches, &mut diagnostics));
             }
@@ -411,17 +412,22 @@ pub(crate) fn inside(root: &Path, path: &Path) -> bool {
     path.starts_with(root)
 }
 
-
 #[cfg(test)]
 mod tests;
 
 /// The sighting of a session log whose recorded `cwd` lies inside `root`; `None` for another repository's log.
-pub(crate) fn session_sighting(agent: &str, root: &Path, summary: &tail::Summary, modified_ms: u64) -> Option<Sighting> {
+pub(crate) fn session_sighting(
+    agent: &str,
+    root: &Path,
+    summary: &tail::Summary,
+    modified_ms: u64,
+) -> Option<Sighting> {
     let cwd = PathBuf::from(summary.cwd.as_deref()?);
     if !inside(root, &cwd) {
         return None;
     }
-    let files = summary.files.iter().filter_map(|file| relative_to(root, None, file)).take(MAX_FILES_PER_AGENT).collect();
+    let files =
+        summary.files.iter().filter_map(|file| relative_to(root, None, file)).take(MAX_FILES_PER_AGENT).collect();
     Some(Sighting {
         agent: agent.to_owned(),
         source: Some(Source::SessionStore),
@@ -438,13 +444,12 @@ pub(crate) fn session_sighting(agent: &str, root: &Path, summary: &tail::Summary
 /// Reads the log at `path` through the cache and turns it into a sighting for `root`; skips logs older than a day
 /// by their mtime alone, and reports unreadable or unparseable logs in `diagnostics`.
 pub(crate) fn log_sighting(
-    agent: &str,
+    (agent, visit): (&str, tail::Visit),
     path: &Path,
     root: &Path,
     now_ms: u64,
     caches: &mut Caches,
     diagnostics: &mut Vec<String>,
-    visit: tail::Visit,
     fixed_cwd: Option<&Path>,
 ) -> Option<Sighting> {
     let metadata = std::fs::metadata(path).ok()?;

@@ -32,9 +32,9 @@ pub fn sightings(
             seen.push(file.clone());
             let name = file.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
             let document = match std::fs::metadata(&file) {
-                Ok(metadata) if metadata.len() <= MAX_FILE_BYTES => std::fs::read(&file)
-                    .ok()
-                    .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok()),
+                Ok(metadata) if metadata.len() <= MAX_FILE_BYTES => {
+                    std::fs::read(&file).ok().and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
+                }
                 _ => None,
             };
             let Some(document) = document else {
@@ -51,7 +51,9 @@ pub fn sightings(
             let client = document.pointer("/client/name").and_then(Value::as_str).unwrap_or("external-mcp-sidecar");
             let repos = document.get("repos").and_then(Value::as_array).into_iter().flatten();
             let latest = repos
-                .filter(|repo| repo.get("repoPath").and_then(Value::as_str).is_some_and(|path| inside(root, Path::new(path))))
+                .filter(|repo| {
+                    repo.get("repoPath").and_then(Value::as_str).is_some_and(|path| inside(root, Path::new(path)))
+                })
                 .max_by_key(|repo| repo.get("lastCallMs").and_then(Value::as_u64));
             let Some(repo) = latest else { continue };
             let alive = table.alive(pid);

@@ -103,7 +103,8 @@ impl LogCache {
                 (summary, head_end)
             }
         };
-        let (start, resync) = if size.saturating_sub(start) > TAIL_BYTES { (size - TAIL_BYTES, true) } else { (start, false) };
+        let (start, resync) =
+            if size.saturating_sub(start) > TAIL_BYTES { (size - TAIL_BYTES, true) } else { (start, false) };
         file.seek(SeekFrom::Start(start))?;
         let mut buffer = Vec::new();
         (&mut file).take(size - start).read_to_end(&mut buffer)?;

@@ -28,7 +28,8 @@ fn store_names() {
     assert_eq!(claude::encode(Path::new("/home/me/my.repo")), "-home-me-my-repo");
     assert_eq!(vscode::file_uri_path("file:///home/me/a%20b/c.rs").as_deref(), Some("/home/me/a b/c.rs"));
     assert_eq!(vscode::file_uri_path("vscode-remote://ssh/home/x"), None);
-    let patch = "*** Begin Patch\n*** Update File: src/a.rs\n@@\n-secret\n+more\n*** Add File: b.txt\n+x\n*** End Patch";
+    let patch =
+        "*** Begin Patch\n*** Update File: src/a.rs\n@@\n-secret\n+more\n*** Add File: b.txt\n+x\n*** End Patch";
     assert_eq!(tail::patch_paths(patch).collect::<Vec<_>>(), ["src/a.rs", "b.txt"]);
     assert_eq!(gemini::project_hash(Path::new("/a")).len(), 64);
 }

@@ -100,7 +100,8 @@ fn call_presence(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Resul
 
 /// 10011 for a repository that resolves (an invalid `repoPath` is still a JSON-RPC error).
 fn disabled(ctx: &CallContext<'_>, repo_path: &str) -> Result<ToolOutput, ProtocolError> {
-    let unresolved = Frame { tool: "agents.presence", read_only: true, repo_path: None, resolved_from: None, source: "local-git" };
+    let unresolved =
+        Frame { tool: "agents.presence", read_only: true, repo_path: None, resolved_from: None, source: "local-git" };
     let repo = match ctx.engine.resolve(repo_path) {
         Ok(repo) => repo,
         Err(error) => return unresolved.engine_error(error),

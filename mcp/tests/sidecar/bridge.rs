@@ -148,8 +148,12 @@ fn every_operation_sends_its_exact_body_and_returns_a_submitted_proposal() {
         assert_eq!(result["tool"], format!("operation.preview.{operation}"));
         assert_eq!((result["readOnly"].clone(), result["source"].clone()), (json!(false), json!("fluxgit-gateway")));
         assert_eq!(result["repoPath"], repo.as_str());
+        // Informational `otherAgents` (issue 18) rides along; the proposal's own fields are unchanged.
+        let mut data = result["data"].clone();
+        let others = data.as_object_mut().and_then(|data| data.remove("otherAgents")).expect("otherAgents");
+        assert_eq!(others["informational"], true, "{others}");
         assert_eq!(
-            result["data"],
+            data,
             json!({"accepted": true, "previewId": preview_id, "operationType": operation,
             "status": "pending", "expiresAt": EXPIRES_AT,
             "nextAction": {"tool": "operation.status", "data": {"previewId": preview_id}}})

@@ -2,8 +2,10 @@
 //! `tools_stdio`, `history`, `scope`, `topology`, `diff_tools`), the token budgets of the tools on real fixtures (`budget`), and the
 //! write-proposal bridge against a fake gateway (`bridge`, `bridge_status`, `fake_gateway`), and the gateway read tools
 //! (`gateway_reads`), the audit of every call (`audit`), `verify-audit` (`verify_audit`) and the presence file
-//! (`presence`), and the engine cache's freshness and diagnostics over stdio (`cache`).
+//! (`presence`), the engine cache's freshness and diagnostics over stdio (`cache`), and `agents.presence` with
+//! previews' `otherAgents` (`agents`).
 
+mod agents;
 mod audit;
 mod bridge;
 mod bridge_status;

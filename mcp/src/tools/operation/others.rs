@@ -90,7 +90,8 @@ pub fn patch_files(patch: &str) -> Vec<String> {
 
 /// Whether `a` and `b` are the same path or one is a directory holding the other.
 fn overlaps(a: &str, b: &str) -> bool {
-    let holds = |dir: &str, path: &str| path.len() > dir.len() && path.starts_with(dir) && path.as_bytes()[dir.len()] == b'/';
+    let holds =
+        |dir: &str, path: &str| path.len() > dir.len() && path.starts_with(dir) && path.as_bytes()[dir.len()] == b'/';
     a == b || holds(a, b) || holds(b, a)
 }
 
@@ -127,11 +128,8 @@ pub fn other_agents(report: &agents::Report, client_name: &str, paths: Option<&[
 }
 
 fn entry(agent: &Agent, caller_kind: &str, paths: &[String]) -> (Value, bool) {
-    let overlapping: Vec<&String> = paths
-        .iter()
-        .filter(|path| agent.files.iter().any(|file| overlaps(path, file)))
-        .take(MAX_OVERLAPS)
-        .collect();
+    let overlapping: Vec<&String> =
+        paths.iter().filter(|path| agent.files.iter().any(|file| overlaps(path, file))).take(MAX_OVERLAPS).collect();
     let mut value = serde_json::to_value(agent).expect("agent records serialise");
     if let Some(object) = value.as_object_mut() {
         object.remove("likelyCaller");
@@ -185,7 +183,10 @@ mod tests {
             { "type": "discard", "paths": ["docs/", "a"] }] });
         assert_eq!(proposal_paths("plan", fields.as_object().expect("object")), Some(vec!["a".into(), "docs".into()]));
         let fields = json!({ "relativePath": "lib/sub", "parentPath": "vendor" });
-        assert_eq!(proposal_paths("submodulePointer", fields.as_object().expect("object")), Some(vec!["vendor/lib/sub".into()]));
+        assert_eq!(
+            proposal_paths("submodulePointer", fields.as_object().expect("object")),
+            Some(vec!["vendor/lib/sub".into()])
+        );
         assert_eq!(proposal_paths("merge", &Map::new()), None);
         assert!(overlaps("docs", "docs/x.md") && overlaps("a/b", "a") && !overlaps("doc", "docs/x"));
     }
