@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 use crate::config;
 use crate::envelope::{AGENT_DETECTION_DISABLED, Frame};
 use crate::tools::repo::{parse, run};
-use crate::tools::schema::{self, count};
+use crate::tools::schema;
 use crate::tools::{CallContext, FnTool, ProtocolError, ToolDefinition, ToolOutput};
 
 /// `agents.presence`'s default budget in tokens.
@@ -55,7 +55,7 @@ pub fn presence() -> FnTool {
         "properties": {
             "agents": { "type": "array", "items": agent, "description": "working first, then open, then recent; \
                 newest activity first. Absent (the default): none found." },
-            "agentCount": { "allOf": [count()], "description": "Exact number of agents found, even when `agents` is \
+            "agentCount": { "type": "integer", "minimum": 0, "description": "Exact number of agents found, even when `agents` is \
                 cut. Absent: 0." },
             "diagnostics": { "type": "array", "items": { "type": "string" }, "description": "Stores skipped because \
                 they could not be read or parsed. Absent: none." }

@@ -115,6 +115,8 @@ fn errors(definition: &ToolDefinition) -> Vec<&'static str> {
         out.push("`10003`: the write-handshake bridge is missing, invalid or unreachable");
         out.push("`10004`: the proposal ended without completion (rejected, failed, expired, cancelled)");
         out.push("`10005`: the gateway does not know this `previewId`");
+    } else if name == "agents.presence" {
+        out.push("`10011`: agent detection is disabled (`FLUXGIT_MCP_AGENT_DETECTION_DISABLED`); a store that cannot be read is a diagnostic, never an error");
     } else {
         out.push("`10010`: a local read failed on a repository that cannot be read at all (one bad item is marked in its entry instead)");
     }
