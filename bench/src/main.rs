@@ -8,6 +8,7 @@
 
 mod cli;
 mod facts;
+mod latency;
 mod listing;
 mod markdown;
 mod mcp;
@@ -40,6 +41,39 @@ enum Mode {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+    /// Latency benchmark: per tool cold and warm medians vs the git commands it replaces, start-up, peak RSS.
+    Latency(LatencyArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct LatencyArgs {
+    /// Fixtures to measure (bench scenario names). Default: clean-small and big-history.
+    #[arg(long = "scenario", value_name = "NAME")]
+    scenarios: Vec<String>,
+    /// A repository of your own to measure too (repeatable); it is only read.
+    #[arg(long = "repo", value_name = "PATH")]
+    repos: Vec<PathBuf>,
+    /// Where fixtures are built, one directory per scenario (rebuilt every run).
+    #[arg(long, value_name = "DIR", default_value = "/tmp/fluxgit-bench-latency")]
+    fixtures_dir: PathBuf,
+    /// Warm calls per tool (their median is reported).
+    #[arg(long, default_value_t = 20)]
+    samples: usize,
+    /// Also report the peak RSS of one server after reading this many copies of clean-small (0: skip).
+    #[arg(long, default_value_t = 0)]
+    many: usize,
+    /// Where raw numbers go. Default: bench/results/latency in this workspace.
+    #[arg(long, value_name = "DIR")]
+    results_dir: Option<PathBuf>,
+    /// The Markdown report whose `## Latency` section is replaced. Default: BENCHMARK.md in this workspace.
+    #[arg(long, value_name = "FILE")]
+    markdown: Option<PathBuf>,
+    /// The sidecar binary (use a release build). Default: build it with cargo and use the one beside this binary.
+    #[arg(long, value_name = "BINARY")]
+    sidecar: Option<PathBuf>,
+    /// Another MCP server measured on the same repositories, e.g. the published fluxgit-mcp-sidecar.
+    #[arg(long, value_name = "BINARY")]
+    peer: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -72,22 +106,94 @@ struct TokensArgs {
 }
 
 fn main() -> ExitCode {
-    match Cli::parse().command {
-        Mode::Tokens(args) => match tokens(&args) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(error) => {
-                eprintln!("fluxgit-bench: {error:#}");
-                ExitCode::FAILURE
-            }
-        },
-        Mode::Count { files } => match count(&files) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(error) => {
-                eprintln!("fluxgit-bench: {error:#}");
-                ExitCode::FAILURE
-            }
-        },
+    let outcome = match Cli::parse().command {
+        Mode::Tokens(args) => tokens(&args),
+        Mode::Latency(args) => latency(&args),
+        Mode::Count { files } => count(&files),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("fluxgit-bench: {error:#}");
+            ExitCode::FAILURE
+        }
     }
+}
+
+fn latency(args: &LatencyArgs) -> anyhow::Result<()> {
+    let names: Vec<String> = if args.scenarios.is_empty() {
+        vec!["clean-small".to_owned(), "big-history".to_owned()]
+    } else {
+        args.scenarios.clone()
+    };
+    std::fs::create_dir_all(&args.fixtures_dir)?;
+    let fixtures_dir = std::fs::canonicalize(&args.fixtures_dir)?;
+    let sidecar = match &args.sidecar {
+        Some(sidecar) => sidecar.clone(),
+        None => built_sidecar()?,
+    };
+    let mut targets = Vec::new();
+    for name in &names {
+        let scenario = scenarios::by_name(name)
+            .with_context(|| format!("unknown scenario {name:?}; known: {}", scenarios::names()))?;
+        eprintln!("fluxgit-bench: building {name} ...");
+        let dir = fixtures_dir.join(name);
+        let fixture = fluxgit_fixtures::build_in(scenario.fixture, &dir);
+        targets.push((name.clone(), fixture.path().to_path_buf()));
+    }
+    let mut roots = vec![fixtures_dir.clone()];
+    for repo in &args.repos {
+        let repo = std::fs::canonicalize(repo).with_context(|| format!("--repo {}", repo.display()))?;
+        let label = repo.file_name().map_or_else(|| "repo".to_owned(), |name| name.to_string_lossy().into_owned());
+        roots.push(repo.clone());
+        targets.push((label, repo));
+    }
+    let warmup = fluxgit_fixtures::build_in(fluxgit_fixtures::Scenario::Clean, &fixtures_dir.join("latency-warmup"));
+    let setup = latency::Setup {
+        sidecar: sidecar.clone(),
+        peer: args.peer.clone(),
+        samples: args.samples.max(1),
+        warmup_repo: warmup.path().to_path_buf(),
+        allowed_roots: std::env::join_paths(&roots).context("allowed roots")?,
+    };
+    let mut runs = Vec::new();
+    for (label, path) in &targets {
+        eprintln!("fluxgit-bench: latency on {label} ...");
+        runs.push(latency::run_repo(label, path, &setup)?);
+    }
+    let many = if args.many > 0 {
+        let many_dir = fixtures_dir.join("many");
+        let _ = std::fs::remove_dir_all(&many_dir);
+        std::fs::create_dir_all(&many_dir)?;
+        let mut repos = Vec::new();
+        for idx in 0..args.many {
+            let copy = many_dir.join(format!("r{idx}"));
+            let status = Command::new("cp").arg("-a").arg(warmup.path()).arg(&copy).status()?;
+            if !status.success() {
+                bail!("cannot copy the warm-up repository");
+            }
+            repos.push(copy);
+        }
+        Some(latency::many_repos_rss(&sidecar, &repos, &setup.allowed_roots)?)
+    } else {
+        None
+    };
+    let results_dir = args.results_dir.clone().unwrap_or_else(|| workspace_root().join("bench/results/latency"));
+    latency::write_results(&results_dir, &runs, many)?;
+    let markdown_path = args.markdown.clone().unwrap_or_else(|| workspace_root().join("BENCHMARK.md"));
+    let existing = std::fs::read_to_string(&markdown_path).unwrap_or_default();
+    let mut invocation = String::from("cargo run --release -q -p fluxgit-bench -- latency");
+    for name in &args.scenarios {
+        invocation.push_str(&format!(" --scenario {name}"));
+    }
+    if args.many > 0 {
+        invocation.push_str(&format!(" --many {}", args.many));
+    }
+    let section = latency::render(&runs, many, &invocation);
+    std::fs::write(&markdown_path, latency::splice(&existing, &section))
+        .with_context(|| format!("cannot write {}", markdown_path.display()))?;
+    eprintln!("fluxgit-bench: wrote {} and {}", markdown_path.display(), results_dir.display());
+    Ok(())
 }
 
 fn count(files: &[PathBuf]) -> anyhow::Result<()> {
@@ -161,8 +267,13 @@ fn tokens(args: &TokensArgs) -> anyhow::Result<()> {
     let fixtures_display = fixtures_dir.display().to_string();
     let info =
         markdown::RunInfo { invocation: &invocation, git_version: &git_version, fixtures_dir: &fixtures_display };
-    std::fs::write(&markdown_path, markdown::render(&runs, &info))
-        .with_context(|| format!("cannot write {}", markdown_path.display()))?;
+    // The latency section (written by `latency`) is kept.
+    let existing = std::fs::read_to_string(&markdown_path).unwrap_or_default();
+    let rendered = match existing.find("\n## Latency\n") {
+        Some(start) => latency::splice(&markdown::render(&runs, &info), &existing[start + 1..]),
+        None => markdown::render(&runs, &info),
+    };
+    std::fs::write(&markdown_path, rendered).with_context(|| format!("cannot write {}", markdown_path.display()))?;
     eprintln!("fluxgit-bench: wrote {} and {}", markdown_path.display(), results_dir.display());
     Ok(())
 }

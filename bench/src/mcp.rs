@@ -108,6 +108,11 @@ impl Session {
         Ok(Answer::Result { text: text.to_owned(), is_error: result["isError"].as_bool().unwrap_or(false) })
     }
 
+    /// The server's process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// The default `maxTokens` of `tool`, or `None` when the server does not list the tool.
     pub(crate) fn tool(&self, tool: &str) -> Option<Option<u64>> {
         self.tools.iter().find(|(name, _)| name == tool).map(|(_, budget)| *budget)
