@@ -56,8 +56,11 @@ impl Engine {
         self.cache.stats()
     }
 
-    /// How the cache serves `repo` (what `repo.brief` reports as `diagnostics`).
+    /// How the cache serves `repo` (what `repo.brief` reports as `diagnostics`), once its watches are in place:
+    /// the first time a repository is seen they are added in the background (calls read fresh meanwhile); this
+    /// waits for that, at most 30 s.
     pub fn cache_diagnostics(&self, repo: &Repo) -> cache::Diagnostics {
+        self.cache.settle(&repo.call, std::time::Duration::from_secs(30));
         self.cache.diagnostics(&repo.call)
     }
 

@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use serde::Serialize;
@@ -135,6 +135,9 @@ pub(crate) struct RepoState {
     /// Set when a watched top directory went away: the repository is watched anew at its next call.
     lost: AtomicBool,
     work_trees: Mutex<Vec<PathBuf>>,
+    /// `true` while its watches are being added in the background: calls read fresh meanwhile.
+    pending: Mutex<bool>,
+    settled: Condvar,
 }
 
 impl RepoState {
@@ -145,6 +148,33 @@ impl RepoState {
             fallback: Mutex::new(None),
             lost: AtomicBool::new(false),
             work_trees: Mutex::new(Vec::new()),
+            pending: Mutex::new(false),
+            settled: Condvar::new(),
+        }
+    }
+
+    fn is_pending(&self) -> bool {
+        *lock(&self.pending)
+    }
+
+    fn set_pending(&self, pending: bool) {
+        *lock(&self.pending) = pending;
+        self.settled.notify_all();
+    }
+
+    /// Waits (at most `timeout`) until the background registration of its watches has finished.
+    fn wait_settled(&self, timeout: Duration) {
+        let mut pending = lock(&self.pending);
+        let deadline = std::time::Instant::now() + timeout;
+        while *pending {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            pending = match self.settled.wait_timeout(pending, left) {
+                Ok((guard, _)) => guard,
+                Err(poisoned) => poisoned.into_inner().0,
+            };
         }
     }
 
@@ -215,8 +245,19 @@ pub(crate) struct Cache {
     repos: Mutex<HashMap<PathBuf, Arc<RepoState>>>,
     epochs: AtomicU64,
     #[cfg(target_os = "linux")]
-    watcher: OnceLock<std::result::Result<watch::Watcher, String>>,
+    watcher: OnceLock<std::result::Result<Arc<watch::Watcher>, String>>,
+    /// Registrations for the background thread that adds watches (started with the watcher).
+    #[cfg(target_os = "linux")]
+    registrations: OnceLock<std::sync::mpsc::Sender<Registration>>,
     counters: Arc<Counters>,
+}
+
+/// A repository (or one more work tree of it) to watch, for the registration thread.
+#[cfg(target_os = "linux")]
+struct Registration {
+    state: Arc<RepoState>,
+    common_dir: Option<PathBuf>,
+    work_tree: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for Cache {
@@ -251,6 +292,8 @@ impl Cache {
             epochs: AtomicU64::new(0),
             #[cfg(target_os = "linux")]
             watcher: OnceLock::new(),
+            #[cfg(target_os = "linux")]
+            registrations: OnceLock::new(),
             counters: Arc::new(Counters::default()),
             options,
         }
@@ -292,7 +335,7 @@ impl Cache {
     }
 
     #[cfg(target_os = "linux")]
-    fn watcher(&self) -> std::result::Result<&watch::Watcher, &str> {
+    fn watcher(&self) -> std::result::Result<&Arc<watch::Watcher>, &str> {
         self.watcher
             .get_or_init(|| {
                 watch::Watcher::start(
@@ -300,10 +343,51 @@ impl Cache {
                     self.options.watch_limit,
                     Arc::clone(&self.counters),
                 )
+                .map(Arc::new)
                 .map_err(|error| format!("the watcher cannot start: {error}"))
             })
             .as_ref()
             .map_err(String::as_str)
+    }
+
+    /// Queues a registration for the background thread, which adds the watches (a large work tree takes a while:
+    /// one watch per directory) while calls read fresh; the repository is marked pending until it is done.
+    #[cfg(target_os = "linux")]
+    fn register(&self, registration: Registration) {
+        let watcher = match self.watcher() {
+            Ok(watcher) => Arc::clone(watcher),
+            Err(reason) => {
+                registration.state.fall_back(reason, &self.counters);
+                return;
+            }
+        };
+        let sender = self.registrations.get_or_init(|| {
+            let (sender, receiver) = std::sync::mpsc::channel::<Registration>();
+            // The thread ends when the cache (and so the sender) is dropped.
+            let spawned = std::thread::Builder::new().name("fluxgit-watch-add".to_owned()).spawn(move || {
+                for job in receiver {
+                    let outcome = match &job.common_dir {
+                        Some(common_dir) => watcher.watch(&job.state, common_dir, job.work_tree.as_deref()),
+                        None => {
+                            job.work_tree.as_deref().map_or(Ok(()), |tree| watcher.watch_work_tree(&job.state, tree))
+                        }
+                    };
+                    if let Err(error) = outcome {
+                        job.state.fall_back(&error.to_string(), &Counters::default());
+                    }
+                    job.state.set_pending(false);
+                }
+            });
+            // Without the thread, the receiver is gone and every send below falls back to stat validation.
+            drop(spawned);
+            sender
+        });
+        registration.state.set_pending(true);
+        let state = Arc::clone(&registration.state);
+        if sender.send(registration).is_err() {
+            state.fall_back("the watch registration thread is gone", &self.counters);
+            state.set_pending(false);
+        }
     }
 
     fn watch(&self, state: &Arc<RepoState>, common_dir: &Path, work_tree: Option<&Path>) {
@@ -312,15 +396,11 @@ impl Cache {
             return;
         }
         #[cfg(target_os = "linux")]
-        {
-            let outcome = self
-                .watcher()
-                .map_err(str::to_owned)
-                .and_then(|watcher| watcher.watch(state, common_dir, work_tree).map_err(|error| error.to_string()));
-            if let Err(reason) = outcome {
-                state.fall_back(&reason, &self.counters);
-            }
-        }
+        self.register(Registration {
+            state: Arc::clone(state),
+            common_dir: Some(common_dir.to_path_buf()),
+            work_tree: work_tree.map(Path::to_path_buf),
+        });
         #[cfg(not(target_os = "linux"))]
         {
             let _ = (common_dir, work_tree);
@@ -330,11 +410,11 @@ impl Cache {
 
     fn watch_work_tree(&self, state: &Arc<RepoState>, work_tree: &Path) {
         #[cfg(target_os = "linux")]
-        if let Ok(watcher) = self.watcher()
-            && let Err(error) = watcher.watch_work_tree(state, work_tree)
-        {
-            state.fall_back(&error.to_string(), &self.counters);
-        }
+        self.register(Registration {
+            state: Arc::clone(state),
+            common_dir: None,
+            work_tree: Some(work_tree.to_path_buf()),
+        });
         #[cfg(not(target_os = "linux"))]
         let _ = (state, work_tree);
     }
@@ -344,6 +424,10 @@ impl Cache {
     /// files changed too recently to be trusted).
     fn tag(&self, call: &CallState, location: &Location, facets: FacetSet) -> Option<u64> {
         let state = call.repo.as_ref()?;
+        if state.is_pending() {
+            // Its watches are still being added: nothing is cached or served from memory yet.
+            return None;
+        }
         if state.fallback_reason().is_none() {
             #[cfg(target_os = "linux")]
             {
@@ -365,7 +449,15 @@ impl Cache {
         fingerprint.map(|print| print ^ 0x5354_4154_5354_4154 ^ state.epoch)
     }
 
-    /// How the repository of `call` is served.
+    /// Waits (at most `timeout`) until the repository of `call` has all its watches or has fallen back.
+    pub(crate) fn settle(&self, call: &CallState, timeout: Duration) {
+        if let Some(state) = &call.repo {
+            state.wait_settled(timeout);
+        }
+    }
+
+    /// How the repository of `call` is served (a repository whose watches are still being added counts as watched:
+    /// it is read fresh meanwhile).
     pub(crate) fn diagnostics(&self, call: &CallState) -> Diagnostics {
         match &call.repo {
             None => Diagnostics { cache: "off", reason: Some("caching disabled".to_owned()) },
@@ -436,6 +528,7 @@ impl Cache {
     pub(crate) fn stats(&self) -> Stats {
         let repos = lock(&self.repos);
         let fallbacks = repos.values().filter(|state| state.fallback_reason().is_some()).count();
+        let pending = repos.values().filter(|state| state.is_pending()).count();
         let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
         self.facets.run_pending_tasks();
         self.answers.run_pending_tasks();
@@ -452,7 +545,7 @@ impl Cache {
         Stats {
             watcher,
             repositories: repos.len(),
-            watched: repos.len() - fallbacks,
+            watched: repos.len().saturating_sub(fallbacks + pending),
             fallbacks,
             watches,
             events: load(&self.counters.events),

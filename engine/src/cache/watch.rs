@@ -54,6 +54,8 @@ struct Shared {
     seen: Mutex<u64>,
     barrier_seen: Condvar,
     stop: AtomicBool,
+    /// Set when the thread ended on a read error: no repository is watched from then on.
+    failed: AtomicBool,
     counters: Arc<Counters>,
     limit: Option<usize>,
 }
@@ -124,6 +126,7 @@ impl Watcher {
             seen: Mutex::new(0),
             barrier_seen: Condvar::new(),
             stop: AtomicBool::new(false),
+            failed: AtomicBool::new(false),
             counters,
             limit,
         });
@@ -148,6 +151,9 @@ impl Watcher {
         common_dir: &Path,
         work_tree: Option<&Path>,
     ) -> Result<(), WatchError> {
+        if self.shared.failed.load(Ordering::SeqCst) {
+            return Err(WatchError::Other("the watcher stopped after a read error".to_owned()));
+        }
         let mut watches = self.watches.clone();
         add_tree(&self.shared, &mut watches, repo, Root::GitTree, &Arc::from(common_dir), Path::new(""))?;
         if let Some(work_tree) = work_tree {
@@ -171,6 +177,9 @@ impl Watcher {
     /// began covers it too, so concurrent callers share barriers. Returns `false` on timeout (the caller then
     /// reads fresh).
     pub(crate) fn barrier(&self, timeout: Duration) -> bool {
+        if self.shared.failed.load(Ordering::SeqCst) {
+            return false;
+        }
         let started = Instant::now();
         let issued_at_start = self.shared.issued.load(Ordering::SeqCst);
         if *lock(&self.shared.seen) > issued_at_start {
@@ -286,6 +295,7 @@ fn run(mut inotify: Inotify, shared: &Shared, mut watches: Watches, marker_dir: 
                 // Events may be lost: everything is invalidated, waiting barriers are released (the next reads
                 // are fresh), and the thread ends; repositories are served stat-validated from now on.
                 shared.counters.errors.fetch_add(1, Ordering::Relaxed);
+                shared.failed.store(true, Ordering::SeqCst);
                 lose_everything(shared, "the watcher failed reading events");
                 release_issued(shared);
                 return;
