@@ -138,6 +138,7 @@ fn latency(args: &LatencyArgs) -> anyhow::Result<()> {
             .with_context(|| format!("unknown scenario {name:?}; known: {}", scenarios::names()))?;
         eprintln!("fluxgit-bench: building {name} ...");
         let dir = fixtures_dir.join(name);
+        let _ = std::fs::remove_dir_all(&dir);
         let fixture = fluxgit_fixtures::build_in(scenario.fixture, &dir);
         targets.push((name.clone(), fixture.path().to_path_buf()));
     }
@@ -148,7 +149,9 @@ fn latency(args: &LatencyArgs) -> anyhow::Result<()> {
         roots.push(repo.clone());
         targets.push((label, repo));
     }
-    let warmup = fluxgit_fixtures::build_in(fluxgit_fixtures::Scenario::Clean, &fixtures_dir.join("latency-warmup"));
+    let warmup_dir = fixtures_dir.join("latency-warmup");
+    let _ = std::fs::remove_dir_all(&warmup_dir);
+    let warmup = fluxgit_fixtures::build_in(fluxgit_fixtures::Scenario::Clean, &warmup_dir);
     let setup = latency::Setup {
         sidecar: sidecar.clone(),
         peer: args.peer.clone(),
