@@ -1,13 +1,15 @@
 //! The [`Engine`]: the single owner of per-process state, and the entry point of every tool's read logic.
 
-use std::path::PathBuf;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use crate::budget::{Budgeted, Measure};
 use crate::cache::{self, Cache, CallState, Reader};
 use crate::error::Result;
 use crate::facets::Facet;
 use crate::repository::{self, Location};
-use crate::{brief, refs, status};
+use crate::{brief, fleet, refs, status};
 
 /// Validated engine configuration.
 #[derive(Debug, Clone)]
@@ -23,6 +25,10 @@ pub struct Engine {
     options: Options,
     cache: Cache,
     agents: crate::agents::Detector,
+    /// The fleet registry file, when the engine keeps one ([`Engine::with_registry`]).
+    registry: Option<PathBuf>,
+    /// Repository roots already recorded in the registry by this engine (each is written once per process).
+    recorded: Mutex<HashSet<PathBuf>>,
 }
 
 /// A repository resolved by [`Engine::resolve`]: where it is, and an open gix handle (no filter drivers).
@@ -48,7 +54,26 @@ impl Engine {
     /// Creates an engine with `options` and the cache configured by `cache`. The watcher starts with the first
     /// repository resolved.
     pub fn with_cache(options: Options, cache: cache::Options) -> Self {
-        Self { options, cache: Cache::new(cache), agents: crate::agents::Detector::default() }
+        Self {
+            options,
+            cache: Cache::new(cache),
+            agents: crate::agents::Detector::default(),
+            registry: None,
+            recorded: Mutex::new(HashSet::new()),
+        }
+    }
+
+    /// Keeps the fleet registry in `file` (`<run dir>/fleet/registry.json` for the sidecar): every repository a
+    /// call resolves is recorded there as `seen` (once per process), and fleet calls without a list read it.
+    #[must_use]
+    pub fn with_registry(mut self, file: PathBuf) -> Self {
+        self.registry = Some(file);
+        self
+    }
+
+    /// The fleet registry file, if any.
+    pub fn registry_file(&self) -> Option<&Path> {
+        self.registry.as_deref()
     }
 
     /// The cache's and watcher's counters since start (for `doctor`).
@@ -83,7 +108,7 @@ impl Engine {
         self.cache.answer(&repo.call, &repo.location, variant, reads, weight, render)
     }
 
-    fn facets<'a>(&'a self, repo: &'a Repo) -> Reader<'a> {
+    pub(crate) fn facets<'a>(&'a self, repo: &'a Repo) -> Reader<'a> {
         Reader::cached(&repo.git, &self.cache, &repo.call, &repo.location)
     }
 
@@ -97,9 +122,35 @@ impl Engine {
     /// # Errors
     /// [`crate::Error::Invalid`] with `invalid_path`, `not_found`, `outside_allowed_roots` or `not_a_repository`.
     pub fn resolve(&self, repo_path: &str) -> Result<Repo> {
+        let repo = self.resolve_unrecorded(repo_path)?;
+        self.record_seen(&repo.location.root);
+        Ok(repo)
+    }
+
+    /// [`Engine::resolve`] without recording the repository in the registry (fleet calls and `fleet add`).
+    ///
+    /// # Errors
+    /// As [`Engine::resolve`].
+    pub fn resolve_unrecorded(&self, repo_path: &str) -> Result<Repo> {
         let (location, git) = repository::resolve(repo_path, &self.options.allowed_roots)?;
         let call = self.cache.call(&location);
         Ok(Repo { location, git, call })
+    }
+
+    /// Records `root` in the registry as seen, the first time this engine resolves it. A registry that cannot be
+    /// read or written is left alone (logged by nobody: the call must not fail for it).
+    fn record_seen(&self, root: &Path) {
+        let Some(file) = &self.registry else { return };
+        if !self.recorded.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(root.to_path_buf()) {
+            return;
+        }
+        let Ok(mut registry) = fleet::registry::Registry::load(file) else { return };
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |elapsed| i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX));
+        if registry.insert(root, None, fleet::registry::Origin::Seen, now_ms) {
+            let _ = registry.save(file);
+        }
     }
 
     /// Resolves a revision argument to a full commit sha (see [`crate::revision::resolve_commit`]).

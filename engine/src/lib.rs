@@ -32,6 +32,7 @@ pub mod diff;
 mod engine;
 pub mod error;
 pub mod facets;
+pub mod fleet;
 pub mod history;
 pub mod reflog;
 pub mod refs;

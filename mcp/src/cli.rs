@@ -84,12 +84,49 @@ enum Command {
         #[arg(long)]
         require_signed: bool,
     },
+    /// Manage the fleet registry: the repositories fleet.radar and fleet.digest read when a call names none.
+    ///
+    /// Stored in `<run dir>/fleet/registry.json`; only repositories inside the allowed roots are added. Tool calls
+    /// add the repositories they read as `seen`.
+    Fleet {
+        #[command(subcommand)]
+        command: FleetCommand,
+    },
     /// Generate an Ed25519 audit signing key: PATH (PKCS#8 PEM, mode 0600) and PATH.pub.pem.
     ///
     /// Point FLUXGIT_MCP_AUDIT_SIGN_KEY at PATH; give PATH.pub.pem to verify-audit --pubkey. Never overwrites.
     AuditKeygen {
         /// Where to write the private key.
         path: PathBuf,
+    },
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum FleetCommand {
+    /// Register repositories (a path inside a work tree registers its repository), or with --scan every work tree
+    /// found below a directory. Exits 1 when a named path is refused (the others are still added).
+    Add {
+        /// Repositories to add.
+        paths: Vec<PathBuf>,
+        /// Find work trees below this directory instead (symlinks are not followed; a work tree is not searched
+        /// further).
+        #[arg(long, value_name = "DIR", conflicts_with = "paths")]
+        scan: Option<PathBuf>,
+        /// How many levels below --scan's directory to look.
+        #[arg(long, default_value_t = fluxgit_engine::fleet::registry::DEFAULT_SCAN_DEPTH)]
+        depth: usize,
+        /// A label the radar shows with the repository (one path only).
+        #[arg(long)]
+        label: Option<String>,
+    },
+    /// List the registry: path, label, how it got there, and whether it can be read now.
+    List,
+    /// Remove repositories from the registry (the repositories themselves are not touched). Exits 1 when a path was
+    /// not registered.
+    Remove {
+        /// Repositories to remove, as `fleet list` shows them or any path that resolves to them.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
     },
 }
 
@@ -105,11 +142,118 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(verify_audit(&file, &pubkeys, require_signed))
         }
         Some(Command::AuditKeygen { path }) => audit_keygen(&path),
+        Some(Command::Fleet { command }) => fleet(command),
     }
 }
 
+/// `fleet add|list|remove`: edits `<run dir>/fleet/registry.json` (atomically replaced).
+fn fleet(command: FleetCommand) -> anyhow::Result<ExitCode> {
+    use fluxgit_engine::fleet::registry::{self, Origin, Registry};
+    let config = Config::validate(RawConfig::from_env()).context("invalid configuration")?;
+    let file = config.registry_file();
+    // No cache and no watcher: this process only resolves paths.
+    let cache = fluxgit_engine::cache::Options { enabled: false, watch: false, ..config.cache_options() };
+    let engine = fluxgit_engine::Engine::with_cache(config.engine_options(), cache);
+    let mut registry = Registry::load(&file)?;
+    let mut out = String::new();
+    let mut refused = false;
+    match command {
+        FleetCommand::Add { paths, scan, depth, label } => {
+            if label.is_some() && (scan.is_some() || paths.len() != 1) {
+                eprintln!("fluxgit-mcp-sidecar fleet add: --label names one repository: give exactly one path");
+                return Ok(ExitCode::from(EXIT_USAGE));
+            }
+            let candidates = match &scan {
+                Some(dir) => {
+                    let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.clone());
+                    let canonical = dir.canonicalize().with_context(|| format!("{}", dir.display()))?;
+                    if !config.allowed_roots.iter().any(|root| canonical.starts_with(root)) {
+                        eprintln!(
+                            "fluxgit-mcp-sidecar fleet add: {} is outside the allowed roots ({})",
+                            canonical.display(),
+                            config::ALLOWED_ROOTS_VAR
+                        );
+                        return Ok(ExitCode::FAILURE);
+                    }
+                    registry::scan(&canonical, depth)
+                }
+                None => paths,
+            };
+            if scan.is_none() && candidates.is_empty() {
+                eprintln!("fluxgit-mcp-sidecar fleet add: name repositories or --scan DIR");
+                return Ok(ExitCode::from(EXIT_USAGE));
+            }
+            let now_ms = i64::try_from(
+                SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |elapsed| elapsed.as_millis()),
+            )
+            .unwrap_or(i64::MAX);
+            for (path, outcome) in fluxgit_engine::fleet::resolve_for_registry(&engine, &candidates) {
+                match outcome {
+                    Ok(root) => {
+                        let changed = registry.insert(&root, label.as_deref(), Origin::Added, now_ms);
+                        let verb = if changed { "added" } else { "already registered" };
+                        out.push_str(&format!("{verb}: {}\n", root.display()));
+                    }
+                    Err(failure) => {
+                        // A scan reports what it skips; a named path that is refused fails the command.
+                        refused |= scan.is_none();
+                        out.push_str(&format!(
+                            "refused: {} ({}: {})\n",
+                            path.display(),
+                            failure.reason,
+                            failure.message
+                        ));
+                    }
+                }
+            }
+            registry.save(&file)?;
+        }
+        FleetCommand::List => {
+            for entry in &registry.repositories {
+                let inside = config.allowed_roots.iter().any(|root| entry.path.starts_with(root));
+                let status = if !inside {
+                    "outside the allowed roots: not read".to_owned()
+                } else {
+                    match engine.resolve_unrecorded(&entry.path.display().to_string()) {
+                        Ok(_) => "ok".to_owned(),
+                        Err(error) => format!("unreadable: {error}"),
+                    }
+                };
+                let origin = match entry.origin {
+                    Origin::Added => "added",
+                    Origin::Seen => "seen",
+                };
+                let label = entry.label.as_deref().map(|label| format!(" [{label}]")).unwrap_or_default();
+                out.push_str(&format!("{}{label}\t{origin}\t{status}\n", entry.path.display()));
+            }
+            if registry.repositories.is_empty() {
+                out.push_str(&format!("the registry is empty ({})\n", file.display()));
+            }
+        }
+        FleetCommand::Remove { paths } => {
+            for path in paths {
+                let absolute = std::path::absolute(&path).unwrap_or_else(|_| path.clone());
+                let resolved = engine.resolve_unrecorded(&absolute.display().to_string()).ok();
+                let removed = registry.remove(&absolute)
+                    | resolved.is_some_and(|repo| registry.remove(&repo.location.root))
+                    | absolute.canonicalize().is_ok_and(|canonical| registry.remove(&canonical));
+                if removed {
+                    out.push_str(&format!("removed: {}\n", absolute.display()));
+                } else {
+                    refused = true;
+                    out.push_str(&format!("not registered: {}\n", absolute.display()));
+                }
+            }
+            registry.save(&file)?;
+        }
+    }
+    io::stdout().write_all(out.as_bytes())?;
+    Ok(if refused { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
 fn build_server(config: &Config) -> anyhow::Result<Server> {
-    let engine = fluxgit_engine::Engine::with_cache(config.engine_options(), config.cache_options());
+    let engine = fluxgit_engine::Engine::with_cache(config.engine_options(), config.cache_options())
+        .with_registry(config.registry_file());
     let registry = fluxgit_mcp_sidecar::tools::registry().context("building the tool registry")?;
     Ok(Server::new(registry, engine).with_bridge(Bridge::from_config(config)))
 }

@@ -296,6 +296,11 @@ impl Config {
         fluxgit_engine::Options { allowed_roots: self.allowed_roots.clone() }
     }
 
+    /// The fleet registry file, `<run dir>/fleet/registry.json`.
+    pub fn registry_file(&self) -> PathBuf {
+        self.run_dir.join("fleet").join("registry.json")
+    }
+
     /// The engine's cache options: watched unless disabled, barrier markers under `<run dir>/engine`.
     pub fn cache_options(&self) -> fluxgit_engine::cache::Options {
         fluxgit_engine::cache::Options {

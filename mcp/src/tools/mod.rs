@@ -67,6 +67,7 @@ pub mod agents;
 pub mod conflict;
 pub mod diff;
 pub mod docs;
+pub mod fleet;
 pub mod gateway;
 pub mod history;
 pub mod operation;
@@ -153,6 +154,8 @@ pub fn registry() -> Result<Registry, RegistryError> {
     registry.register(Box::new(topology::worktree_list()))?;
     registry.register(Box::new(topology::submodule_status()))?;
     registry.register(Box::new(diff::diff_text()))?;
+    registry.register(Box::new(fleet::digest()))?;
+    registry.register(Box::new(fleet::radar()))?;
     registry.register(Box::new(operation::status_tool()))?;
     registry.register(Box::new(agents::presence()))?;
     registry.register(Box::new(semantic::semantic()))?;

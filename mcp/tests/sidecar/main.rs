@@ -2,8 +2,8 @@
 //! `tools_stdio`, `history`, `scope`, `topology`, `diff_tools`), the token budgets of the tools on real fixtures (`budget`), and the
 //! write-proposal bridge against a fake gateway (`bridge`, `bridge_status`, `fake_gateway`), and the gateway read tools
 //! (`gateway_reads`), the audit of every call (`audit`), `verify-audit` (`verify_audit`) and the presence file
-//! (`presence`), the engine cache's freshness and diagnostics over stdio (`cache`), and `agents.presence` with
-//! previews' `otherAgents` (`agents`).
+//! (`presence`), the engine cache's freshness and diagnostics over stdio (`cache`), `agents.presence` with
+//! previews' `otherAgents` (`agents`), and the fleet tools and `fleet` subcommands (`fleet`).
 
 mod agents;
 mod audit;
@@ -15,6 +15,7 @@ mod cache;
 mod conflict;
 mod diff_tools;
 mod fake_gateway;
+mod fleet;
 mod formats;
 mod gateway_reads;
 mod history;

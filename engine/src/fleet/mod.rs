@@ -1,0 +1,156 @@
+//! The fleet (SPEC §3, §5): many repositories at once. [`registry`] keeps the repositories the engine knows of
+//! (registered with `fleet add` or seen in calls); [`radar`] ranks them by what needs attention and [`digest`]
+//! lists how their HEADs and branches moved. One bad repository never fails a fleet call: its entry carries
+//! `error: {reason}` and the others are read.
+
+pub mod digest;
+pub mod radar;
+pub mod registry;
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::engine::{Engine, Repo};
+use crate::error::{Error, InvalidReason, ItemError};
+
+/// A repository a fleet call should read: the path the caller gave (or the registry holds) and its label.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// Absolute path of the repository or a folder inside it.
+    pub path: String,
+    /// The caller's label for it, echoed in the answer.
+    pub label: Option<String>,
+}
+
+/// Where a fleet call's repositories came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Targets {
+    /// The caller's list (`repoPaths` or `repositories`), at most [`registry::MAX_REPOSITORIES`].
+    Given(Vec<Target>),
+    /// The registry: repositories added with `fleet add` or seen in calls, inside the allowed roots.
+    Registry,
+}
+
+/// The failure of one repository of a fleet call: `error: {reason}` in its entry (SPEC §4.4).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Failure {
+    /// A machine-readable reason: `not_found`, `not_a_repository`, `outside_allowed_roots`, `invalid_path` or
+    /// `git_read_failed`.
+    pub reason: &'static str,
+    /// What happened, for a person or an agent.
+    pub message: String,
+}
+
+impl Failure {
+    fn of(error: &Error) -> Self {
+        match error {
+            Error::Invalid { reason, message, .. } => Self { reason: reason.as_str(), message: message.clone() },
+            Error::GitRead { .. } => Self { reason: "git_read_failed", message: error.to_string() },
+        }
+    }
+
+    /// The entry's `error` object.
+    pub fn item(&self) -> ItemError {
+        ItemError::new(self.reason)
+    }
+}
+
+/// A target after resolution: the repository, or why it could not be opened.
+pub(crate) struct Resolved {
+    pub(crate) target: Target,
+    /// The canonical root (`repoPath`), or the path as given when it could not be resolved.
+    pub(crate) root: String,
+    pub(crate) repo: std::result::Result<Repo, Failure>,
+}
+
+/// What a fleet call read of one target: the target, its root (or the path as given) and the read or why not.
+pub(crate) type Outcome<T> = (Target, String, std::result::Result<T, Failure>);
+
+impl Engine {
+    /// The targets of a fleet call: the given list, or the registry's entries inside the allowed roots (none
+    /// without a registry file or when it cannot be read).
+    pub(crate) fn fleet_targets(&self, targets: &Targets) -> Vec<Target> {
+        match targets {
+            Targets::Given(list) => list.iter().take(registry::MAX_REPOSITORIES).cloned().collect(),
+            Targets::Registry => {
+                let Some(file) = self.registry_file() else { return Vec::new() };
+                let Ok(loaded) = registry::Registry::load(file) else { return Vec::new() };
+                loaded
+                    .repositories
+                    .into_iter()
+                    .filter(|entry| self.allowed_roots().iter().any(|root| entry.path.starts_with(root)))
+                    .take(registry::MAX_REPOSITORIES)
+                    .map(|entry| Target { path: entry.path.display().to_string(), label: entry.label })
+                    .collect()
+            }
+        }
+    }
+
+    /// Resolves every target on up to `available_parallelism` threads, then `read`s each resolved repository on
+    /// the same threads; targets naming a repository already listed are dropped (the first label wins). Results
+    /// come back in target order.
+    pub(crate) fn fleet_each<T: Send>(
+        &self,
+        targets: Vec<Target>,
+        read: impl Fn(&Repo) -> crate::Result<T> + Sync,
+    ) -> Vec<Outcome<T>> {
+        let slots: Vec<std::sync::Mutex<Option<Outcome<T>>>> =
+            targets.iter().map(|_| std::sync::Mutex::new(None)).collect();
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 8).min(targets.len());
+        std::thread::scope(|scope| {
+            for _ in 0..workers {
+                scope.spawn(|| {
+                    loop {
+                        let idx = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        let Some(target) = targets.get(idx) else { break };
+                        let resolved = self.resolve_target(target.clone());
+                        let outcome = resolved.repo.and_then(|repo| read(&repo).map_err(|error| Failure::of(&error)));
+                        *slots[idx].lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
+                            Some((resolved.target, resolved.root, outcome));
+                    }
+                });
+            }
+        });
+        let mut seen = HashSet::new();
+        slots
+            .into_iter()
+            .filter_map(|slot| slot.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner))
+            .filter(|(_, root, _)| seen.insert(root.clone()))
+            .collect()
+    }
+
+    fn resolve_target(&self, target: Target) -> Resolved {
+        match self.resolve_unrecorded(&target.path) {
+            Ok(repo) => Resolved { root: repo.location.root.display().to_string(), target, repo: Ok(repo) },
+            Err(error) => Resolved { root: target.path.clone(), target, repo: Err(Failure::of(&error)) },
+        }
+    }
+}
+
+/// Milliseconds since the Unix epoch of `seconds`.
+pub(crate) fn millis(seconds: i64) -> i64 {
+    seconds.saturating_mul(1000)
+}
+
+/// The canonical roots of `paths` that lie inside `allowed_roots`, for `fleet add`; the others with why.
+pub fn resolve_for_registry(
+    engine: &Engine,
+    paths: &[PathBuf],
+) -> Vec<(PathBuf, std::result::Result<PathBuf, Failure>)> {
+    paths
+        .iter()
+        .map(|path| {
+            let absolute = std::path::absolute(path).unwrap_or_else(|_| path.clone());
+            let outcome = match absolute.to_str() {
+                Some(text) => {
+                    engine.resolve_unrecorded(text).map(|repo| repo.location.root).map_err(|error| Failure::of(&error))
+                }
+                None => Err(Failure::of(&Error::invalid(InvalidReason::InvalidPath, "the path is not UTF-8"))),
+            };
+            (path.clone(), outcome)
+        })
+        .collect()
+}

@@ -1,0 +1,258 @@
+//! The repository registry (SPEC §3): the repositories `fleet.radar` and `fleet.digest` look at when a call names
+//! none. It holds repositories registered with `fluxgit-mcp-sidecar fleet add` and repositories seen in tool calls,
+//! stored as one JSON file in the run dir (`<run dir>/fleet/registry.json`), replaced atomically (written to a
+//! temporary file in the same directory, synced, renamed over the old one).
+//!
+//! Only repositories inside the allowed roots are added; entries whose path later falls outside the roots in force
+//! are kept in the file but never read (the fleet tools skip them, `fleet list` marks them).
+
+use std::collections::HashSet;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// The registry file's format version.
+pub const VERSION: u32 = 1;
+/// Repositories a fleet call reads at most (SPEC §5).
+pub const MAX_REPOSITORIES: usize = 500;
+/// How deep `fleet add --scan` looks below its directory by default (the directory itself is depth 0).
+pub const DEFAULT_SCAN_DEPTH: usize = 4;
+
+/// How an entry got into the registry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Origin {
+    /// `fluxgit-mcp-sidecar fleet add` (a path or a scan).
+    Added,
+    /// A tool call named it.
+    Seen,
+}
+
+/// One registered repository.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Entry {
+    /// The repository's canonical root (work-tree top), as tools report `repoPath`.
+    pub path: PathBuf,
+    /// A label given with `fleet add --label`, shown by the radar.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// How it got here; an `added` entry is never downgraded to `seen`.
+    pub origin: Origin,
+    /// When it was added or first seen, Unix milliseconds.
+    pub since_ms: i64,
+}
+
+/// The registry file's content.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Registry {
+    /// [`VERSION`].
+    pub version: u32,
+    /// Entries in path order, one per path.
+    pub repositories: Vec<Entry>,
+}
+
+/// Registry file failures (the file is never left half-written).
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Reading or writing the file failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The failure.
+        source: std::io::Error,
+    },
+    /// The file is not a registry this version understands.
+    #[error("{path} is not a fleet registry of version {VERSION}: {message}")]
+    Format {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+impl Registry {
+    /// Reads the registry at `file`; a missing file is an empty registry.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the file cannot be read, [`Error::Format`] when it does not parse or has another version.
+    pub fn load(file: &Path) -> Result<Self, Error> {
+        let text = match std::fs::read_to_string(file) {
+            Ok(text) => text,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Self { version: VERSION, repositories: Vec::new() });
+            }
+            Err(source) => return Err(Error::Io { path: file.to_path_buf(), source }),
+        };
+        let registry: Self = serde_json::from_str(&text)
+            .map_err(|error| Error::Format { path: file.to_path_buf(), message: error.to_string() })?;
+        if registry.version != VERSION {
+            return Err(Error::Format { path: file.to_path_buf(), message: format!("version {}", registry.version) });
+        }
+        Ok(registry)
+    }
+
+    /// Writes the registry to `file` atomically: a temporary file beside it (mode 0600), synced, then renamed over
+    /// it. The directory is created (0700) when missing.
+    ///
+    /// # Errors
+    /// [`Error::Io`] naming the path that failed.
+    pub fn save(&self, file: &Path) -> Result<(), Error> {
+        fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
+            move |source| Error::Io { path: path.to_path_buf(), source }
+        }
+        let dir = file.parent().unwrap_or_else(|| Path::new("."));
+        create_private_dir(dir).map_err(io(dir))?;
+        let temporary = dir.join(format!(".registry.{}.tmp", std::process::id()));
+        let text = serde_json::to_string_pretty(self).expect("the registry serialises: strings and numbers");
+        let written = (|| {
+            let mut options = std::fs::OpenOptions::new();
+            options.write(true).create(true).truncate(true);
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+            let mut handle = options.open(&temporary)?;
+            handle.write_all(text.as_bytes())?;
+            handle.write_all(b"\n")?;
+            handle.sync_all()?;
+            std::fs::rename(&temporary, file)
+        })();
+        if written.is_err() {
+            let _ = std::fs::remove_file(&temporary);
+        }
+        written.map_err(io(file))
+    }
+
+    /// Adds `path` (a canonical repository root) or updates its entry: an `added` origin and a label win over
+    /// `seen`. Returns `true` when the registry changed.
+    pub fn insert(&mut self, path: &Path, label: Option<&str>, origin: Origin, now_ms: i64) -> bool {
+        match self.repositories.iter_mut().find(|entry| entry.path == path) {
+            Some(entry) => {
+                let mut changed = false;
+                if origin == Origin::Added && entry.origin != Origin::Added {
+                    entry.origin = Origin::Added;
+                    changed = true;
+                }
+                if let Some(label) = label
+                    && entry.label.as_deref() != Some(label)
+                {
+                    entry.label = Some(label.to_owned());
+                    changed = true;
+                }
+                changed
+            }
+            None => {
+                self.repositories.push(Entry {
+                    path: path.to_path_buf(),
+                    label: label.map(str::to_owned),
+                    origin,
+                    since_ms: now_ms,
+                });
+                self.repositories.sort_by(|one, two| one.path.cmp(&two.path));
+                true
+            }
+        }
+    }
+
+    /// Removes the entry of `path`; `true` when there was one.
+    pub fn remove(&mut self, path: &Path) -> bool {
+        let before = self.repositories.len();
+        self.repositories.retain(|entry| entry.path != path);
+        self.repositories.len() != before
+    }
+}
+
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}
+
+/// Finds Git work trees below `dir`: directories holding a `.git` entry (directory or file), at most `max_depth`
+/// levels down (`dir` itself is level 0). Symbolic links are never followed (so no loop is possible), a work tree
+/// found is not searched further (its submodules and nested clones are its own business), and unreadable
+/// directories are skipped. Returns the directories in path order, not yet resolved or checked against roots.
+pub fn scan(dir: &Path, max_depth: usize) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut visited = HashSet::new();
+    let mut stack = vec![(dir.to_path_buf(), 0usize)];
+    while let Some((current, depth)) = stack.pop() {
+        let Ok(metadata) = std::fs::symlink_metadata(&current) else { continue };
+        if !metadata.is_dir() {
+            continue;
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt as _;
+            if !visited.insert((metadata.dev(), metadata.ino())) {
+                continue;
+            }
+        }
+        #[cfg(not(unix))]
+        if !visited.insert(current.clone()) {
+            continue;
+        }
+        if std::fs::symlink_metadata(current.join(".git")).is_ok() {
+            found.push(current);
+            continue;
+        }
+        if depth == max_depth {
+            continue;
+        }
+        let Ok(entries) = std::fs::read_dir(&current) else { continue };
+        for entry in entries.flatten() {
+            // `file_type` does not follow symlinks: a linked directory is skipped.
+            if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+                stack.push((entry.path(), depth + 1));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn insert_update_remove_and_round_trip() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = dir.path().join("fleet/registry.json");
+        let mut registry = Registry::load(&file).expect("missing is empty");
+        assert!(registry.insert(Path::new("/b"), None, Origin::Seen, 1));
+        assert!(registry.insert(Path::new("/a"), Some("api"), Origin::Added, 2));
+        assert!(!registry.insert(Path::new("/a"), None, Origin::Seen, 3));
+        assert!(registry.insert(Path::new("/b"), None, Origin::Added, 4));
+        registry.save(&file).expect("saved");
+        let loaded = Registry::load(&file).expect("loads");
+        assert_eq!(loaded, registry);
+        assert_eq!(loaded.repositories[0].label.as_deref(), Some("api"));
+        assert_eq!(loaded.repositories[1].origin, Origin::Added);
+        let mut loaded = loaded;
+        assert!(loaded.remove(Path::new("/a")) && !loaded.remove(Path::new("/a")));
+        std::fs::write(&file, "{\"version\": 9, \"repositories\": []}").expect("write");
+        assert!(matches!(Registry::load(&file), Err(Error::Format { .. })));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn scan_is_bounded_and_follows_no_symlink() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = dir.path();
+        for repo in ["a", "x/b", "x/y/z/deep", "a/nested"] {
+            std::fs::create_dir_all(root.join(repo).join(".git")).expect("mkdir");
+        }
+        std::fs::create_dir_all(root.join("w")).expect("mkdir");
+        std::fs::write(root.join("w/.git"), "gitdir: ../a/.git\n").expect("write");
+        std::os::unix::fs::symlink(root, root.join("x/loop")).expect("symlink");
+        let found = scan(root, 3);
+        let names: Vec<_> = found.iter().map(|path| path.strip_prefix(root).expect("below").to_owned()).collect();
+        assert_eq!(names, [PathBuf::from("a"), PathBuf::from("w"), PathBuf::from("x/b")]);
+        assert_eq!(scan(root, 4).len(), 4);
+    }
+}

@@ -1,0 +1,344 @@
+//! `fleet.radar` and `fleet.digest` against the git CLI on a generated fleet with every state (conflicted merge,
+//! stopped rebase, detached, behind, dirty, ahead, stale by dates, clean, no remote, a deleted directory, a
+//! non-repository): states and counts vs `git status --porcelain=v2 --branch`, state files and `git log -g`; the
+//! digest vs the reflog files after commits, resets, rebases, amends and forced branch moves; fresh answers right
+//! after a change; the registry; budgets.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use fluxgit_engine::fleet::radar::{self, State};
+use fluxgit_engine::fleet::{Target, Targets, digest};
+use fluxgit_engine::{Budgeted, Engine, Options, budget};
+use fluxgit_fixtures::fleet::{self, FLEET_NOW, Fleet, Kind};
+
+const UNLIMITED: usize = 1_000_000;
+
+fn measure<T: serde::Serialize>(result: &Budgeted<T>) -> usize {
+    budget::count_tokens(&serde_json::to_string(result).expect("serialises"))
+}
+
+fn engine(fleet: &Fleet) -> Engine {
+    Engine::new(Options { allowed_roots: vec![fleet.root().to_path_buf()] })
+}
+
+fn targets(paths: &[&Path]) -> Targets {
+    Targets::Given(paths.iter().map(|path| Target { path: path.display().to_string(), label: None }).collect())
+}
+
+fn all_members(fleet: &Fleet) -> Targets {
+    targets(&fleet.members().iter().map(|member| member.path.as_path()).collect::<Vec<_>>())
+}
+
+fn radar_of(engine: &Engine, targets: &Targets, now: i64, max_tokens: usize) -> Budgeted<radar::Radar> {
+    let options = radar::Options { max_repos: 500, now };
+    engine.radar(targets, &options, max_tokens, &mut measure).expect("the radar answers")
+}
+
+/// The state git's own output puts a repository in, by the radar's ranking.
+fn git_state(fleet: &Fleet, path: &Path, now: i64) -> State {
+    let status = fleet.git(path, &["--no-optional-locks", "status", "--porcelain=v2", "--branch"]);
+    let (mut detached, mut ahead, mut behind, mut conflicted, mut dirty) = (false, 0, 0, 0, 0);
+    for line in status.lines() {
+        if let Some(head) = line.strip_prefix("# branch.head ") {
+            detached = head == "(detached)";
+        } else if let Some(counts) = line.strip_prefix("# branch.ab ") {
+            let mut parts = counts.split(' ');
+            ahead = parts.next().and_then(|a| a.trim_start_matches('+').parse().ok()).expect("ahead");
+            behind = parts.next().and_then(|b| b.trim_start_matches('-').parse().ok()).expect("behind");
+        } else if line.starts_with("u ") {
+            conflicted += 1;
+        } else if line.starts_with("1 ") || line.starts_with("2 ") || line.starts_with("? ") {
+            dirty += 1;
+        }
+    }
+    let git_dir = path.join(".git");
+    let operation = ["MERGE_HEAD", "rebase-merge", "rebase-apply", "CHERRY_PICK_HEAD", "REVERT_HEAD", "BISECT_LOG"]
+        .iter()
+        .any(|name| git_dir.join(name).exists());
+    let mut newest = 0i64;
+    let mut refs = vec!["HEAD".to_owned()];
+    refs.extend(fleet.git(path, &["for-each-ref", "--format=%(refname)", "refs/heads"]).lines().map(str::to_owned));
+    for name in &refs {
+        let moved = fleet.git(path, &["log", "-g", "-1", "--date=unix", "--format=%gd", name]);
+        if let Some(seconds) =
+            moved.trim().rsplit_once("@{").and_then(|(_, rest)| rest.trim_end_matches('}').parse().ok())
+        {
+            newest = newest.max(seconds);
+        }
+        let committed = fleet.git(path, &["log", "-1", "--format=%ct", name]);
+        newest = newest.max(committed.trim().parse().unwrap_or(0));
+    }
+    if conflicted > 0 {
+        State::Conflicts
+    } else if operation {
+        State::Operation
+    } else if detached {
+        State::Detached
+    } else if behind > 0 {
+        State::Behind
+    } else if dirty > 0 {
+        State::Dirty
+    } else if ahead > 0 {
+        State::Unpushed
+    } else if now - newest > radar::STALE_DAYS * 86_400 {
+        State::Stale
+    } else {
+        State::Clean
+    }
+}
+
+#[test]
+fn radar_states_and_counts_match_git() {
+    let fleet = fleet::build_fleet();
+    let before = fluxgit_fixtures::tree_digest(fleet.root());
+    let engine = engine(&fleet);
+    let now = FLEET_NOW as i64;
+    let radar = radar_of(&engine, &all_members(&fleet), now, UNLIMITED).data;
+    assert_eq!(radar.repositories, Kind::ALL.len());
+    let by_path: BTreeMap<&str, &radar::Entry> =
+        radar.queue.iter().map(|entry| (entry.repo_path.as_str(), entry)).collect();
+    let mut tally: BTreeMap<State, usize> = BTreeMap::new();
+    for member in fleet.members() {
+        let entry = by_path[member.path.to_str().expect("utf-8")];
+        let expected = match member.kind {
+            Kind::Deleted | Kind::NotARepository => State::Error,
+            _ => git_state(&fleet, &member.path, now),
+        };
+        assert_eq!(entry.state, expected, "{:?} at {}: {}", member.kind, member.path.display(), entry.reason);
+        let designed = match member.kind {
+            Kind::Conflicted => State::Conflicts,
+            Kind::Rebasing => State::Operation,
+            Kind::Detached => State::Detached,
+            Kind::Behind => State::Behind,
+            Kind::Dirty => State::Dirty,
+            Kind::Ahead => State::Unpushed,
+            Kind::Stale => State::Stale,
+            Kind::Clean | Kind::NoRemote => State::Clean,
+            Kind::Deleted | Kind::NotARepository => State::Error,
+        };
+        assert_eq!(entry.state, designed, "{:?} was built to be {designed:?}", member.kind);
+        *tally.entry(entry.state).or_default() += 1;
+        match member.kind {
+            Kind::Deleted => assert_eq!(entry.error.as_ref().map(|e| e.reason.as_str()), Some("not_found")),
+            Kind::NotARepository => {
+                assert_eq!(entry.error.as_ref().map(|e| e.reason.as_str()), Some("not_a_repository"));
+            }
+            _ => assert!(entry.error.is_none() && !entry.reason.is_empty()),
+        }
+    }
+    let counts = serde_json::to_value(radar.counts).expect("serialises");
+    for (state, count) in &tally {
+        let name = serde_json::to_value(state).expect("serialises");
+        assert_eq!(counts[name.as_str().expect("a string")], *count, "{state:?}");
+    }
+    assert!(
+        radar.queue.windows(2).all(|pair| (pair[0].state, &pair[0].repo_path) <= (pair[1].state, &pair[1].repo_path))
+    );
+    assert_eq!(
+        by_path[fleet.member(Kind::Conflicted).to_str().expect("utf-8")].reason,
+        "1 conflicted: f.txt (merge stopped)"
+    );
+    assert_eq!(by_path[fleet.member(Kind::Behind).to_str().expect("utf-8")].reason, "1 behind origin/main on main");
+    assert_eq!(by_path[fleet.member(Kind::NoRemote).to_str().expect("utf-8")].reason, "clean on main, no upstream");
+    // Warm: the same answer from memory.
+    assert_eq!(radar_of(&engine, &all_members(&fleet), now, UNLIMITED).data, radar);
+    // Thirty days on, every repository without other news is stale.
+    let later = radar_of(&engine, &all_members(&fleet), now + 40 * 86_400, UNLIMITED).data;
+    assert_eq!(later.counts.stale, 3, "{:?}", later.counts);
+    drop(engine);
+    assert_eq!(before, fluxgit_fixtures::tree_digest(fleet.root()), "the radar changed a repository");
+}
+
+#[test]
+fn radar_budget_cuts_the_queue_and_keeps_counts() {
+    let fleet = fleet::build_fleet();
+    let engine = engine(&fleet);
+    let full = radar_of(&engine, &all_members(&fleet), FLEET_NOW as i64, UNLIMITED);
+    for max_tokens in [200, 300, 500] {
+        let cut = radar_of(&engine, &all_members(&fleet), FLEET_NOW as i64, max_tokens);
+        assert!(measure(&cut) <= max_tokens);
+        assert_eq!(cut.data.counts, full.data.counts);
+        let omitted = cut.omitted.0.iter().find(|(name, _)| *name == "queue").map_or(0, |(_, n)| *n);
+        assert_eq!(cut.data.queue.len() + omitted, full.data.queue.len());
+        assert_eq!(cut.data.queue[..], full.data.queue[..cut.data.queue.len()]);
+    }
+    let options = radar::Options { max_repos: 3, now: FLEET_NOW as i64 };
+    let capped = engine.radar(&all_members(&fleet), &options, UNLIMITED, &mut measure).expect("answers");
+    assert_eq!(capped.data.queue.len(), 3);
+    assert_eq!(capped.omitted.0, vec![("queue", Kind::ALL.len() - 3)]);
+}
+
+/// `(new sha, unix time, identity, message)` of every entry of `name`'s reflog, newest first (`git log -g`).
+fn git_reflog(fleet: &Fleet, path: &Path, name: &str) -> Vec<(String, i64, String, String)> {
+    let format = "--format=%H%x00%gd%x00%gn <%ge>%x00%gs";
+    fleet
+        .git(path, &["log", "-g", "--date=unix", format, name])
+        .lines()
+        .map(|line| {
+            let fields: Vec<&str> = line.split('\0').collect();
+            let seconds = fields[1].rsplit_once("@{").and_then(|(_, rest)| rest.trim_end_matches('}').parse().ok());
+            (fields[0].to_owned(), seconds.expect("a unix date"), fields[2].to_owned(), fields[3].to_owned())
+        })
+        .collect()
+}
+
+fn is_ancestor(fleet: &Fleet, path: &Path, old: &str, new: &str) -> bool {
+    fleet.git_raw(path, &["merge-base", "--is-ancestor", old, new]).status.success()
+}
+
+#[test]
+fn digest_matches_the_reflog_files() {
+    let fleet = fleet::build_fleet();
+    let (clean, ahead, origin) = (fleet.member(Kind::Clean), fleet.member(Kind::Ahead), fleet.member(Kind::NoRemote));
+    // Commits, a reset back, an amend, a rebase and a forced branch move, in three repositories.
+    for (idx, path) in [clean, ahead, origin].iter().enumerate() {
+        for round in 0..3 {
+            std::fs::write(path.join(format!("d{round}.txt")), format!("{idx} {round}\n")).expect("writable");
+            fleet.git(path, &["add", "-A"]);
+            fleet.git(path, &["commit", "-q", "-m", &format!("digest {round}")]);
+        }
+    }
+    fleet.git(clean, &["reset", "-q", "--hard", "HEAD~1"]);
+    fleet.git(clean, &["commit", "-q", "--amend", "-m", "amended"]);
+    fleet.git(ahead, &["checkout", "-q", "-b", "topic", "HEAD~2"]);
+    std::fs::write(ahead.join("t.txt"), "topic\n").expect("writable");
+    fleet.git(ahead, &["add", "t.txt"]);
+    fleet.git(ahead, &["commit", "-q", "-m", "topic"]);
+    fleet.git(ahead, &["rebase", "-q", "main"]);
+    fleet.git(ahead, &["checkout", "-q", "main"]);
+    fleet.git(origin, &["branch", "-f", "side", "HEAD~2"]);
+    fleet.git(origin, &["branch", "-f", "side", "HEAD"]);
+    fleet.git(origin, &["branch", "-f", "side", "HEAD~1"]);
+
+    let before = fluxgit_fixtures::tree_digest(fleet.root());
+    let engine = engine(&fleet);
+    let repos = [clean, ahead, origin, fleet.member(Kind::Deleted)];
+    let options = digest::Options { since_ms: 0, max_events: 1000 };
+    let digest = engine.digest(&targets(&repos), &options, UNLIMITED, &mut measure).expect("answers").data;
+    assert_eq!(digest.repositories, 3);
+    assert_eq!(digest.unreadable.len(), 1);
+    assert_eq!(digest.unreadable[0].error.reason, "not_found");
+    assert!(!digest.truncated);
+    assert_eq!(digest.total, digest.events.len());
+    assert!(digest.events.windows(2).all(|pair| pair[0].at >= pair[1].at), "newest first");
+
+    for path in [clean, ahead, origin] {
+        let root = path.to_str().expect("utf-8");
+        let events: Vec<_> = digest.events.iter().filter(|event| event.repo_path == root).collect();
+        let mut refs = vec!["HEAD".to_owned()];
+        refs.extend(
+            fleet.git(path, &["for-each-ref", "--format=%(refname:short)", "refs/heads"]).lines().map(str::to_owned),
+        );
+        for name in &refs {
+            let mut expected: Vec<(String, String, String)> = git_reflog(&fleet, path, name)
+                .into_iter()
+                .map(|(new, _, identity, message)| (new[..digest::SHA_DIGITS].to_owned(), identity, message))
+                .collect();
+            let mut found: Vec<(String, String, String)> = events
+                .iter()
+                .filter(|event| &event.ref_name == name || (name == "HEAD" && event.head))
+                .map(|event| {
+                    (event.new.clone().expect("no deletions here"), event.identity.clone(), event.message.clone())
+                })
+                .collect();
+            expected.sort();
+            found.sort();
+            assert_eq!(found, expected, "{name} in {root}");
+        }
+        for event in &events {
+            let (Some(old), Some(new)) = (&event.old, &event.new) else { continue };
+            let switch = event.ref_name == "HEAD"
+                && (event.message.starts_with("checkout:") || event.message.starts_with("rebase"));
+            assert_eq!(event.rewrote, !switch && !is_ancestor(&fleet, path, old, new), "{event:?}");
+        }
+    }
+    let rewrote = |root: &Path, needle: &str| {
+        digest.events.iter().any(|event| {
+            event.repo_path == root.to_str().expect("utf-8") && event.rewrote && event.message.starts_with(needle)
+        })
+    };
+    assert!(rewrote(clean, "reset: moving to HEAD~1"));
+    assert!(rewrote(clean, "commit (amend)"));
+    assert!(rewrote(ahead, "rebase (finish)"));
+    assert!(rewrote(origin, "branch: Reset to HEAD~1"));
+    assert!(digest.events.iter().all(|event| event.identity == "Fixture Author <fixture@example.invalid>"));
+
+    // sinceMs keeps the movements at or after it.
+    let newest = git_reflog(&fleet, origin, "HEAD")[0].1;
+    let options = digest::Options { since_ms: newest * 1000, max_events: 1000 };
+    let recent = engine.digest(&targets(&[origin]), &options, UNLIMITED, &mut measure).expect("answers").data;
+    let expected = ["HEAD", "main", "side"]
+        .iter()
+        .flat_map(|name| git_reflog(&fleet, origin, name))
+        .filter(|(_, seconds, ..)| *seconds >= newest)
+        .count();
+    let counted: usize = recent.events.iter().map(|event| 1 + usize::from(event.head)).sum();
+    assert_eq!(counted, expected);
+    // maxEvents and the budget.
+    let options = digest::Options { since_ms: 0, max_events: 5 };
+    let capped = engine.digest(&targets(&repos), &options, UNLIMITED, &mut measure).expect("answers");
+    assert!(capped.data.truncated && capped.data.events.len() == 5 && capped.data.total == digest.total);
+    assert_eq!(capped.data.events[..], digest.events[..5]);
+    let options = digest::Options { since_ms: 0, max_events: 1000 };
+    let cut = engine.digest(&targets(&repos), &options, 400, &mut measure).expect("answers");
+    assert!(measure(&cut) <= 400 && cut.data.total == digest.total);
+    let omitted: usize = cut.omitted.0.iter().map(|(_, n)| n).sum();
+    assert_eq!(cut.data.events.len() + cut.data.unreadable.len() + omitted, digest.events.len() + 1);
+    drop(engine);
+    assert_eq!(before, fluxgit_fixtures::tree_digest(fleet.root()), "the digest changed a repository");
+}
+
+#[test]
+fn fresh_right_after_a_commit() {
+    let fleet = fleet::build_fleet();
+    let run = tempfile::tempdir().expect("temp dir");
+    let cache = fluxgit_engine::cache::Options { run_dir: Some(run.path().to_path_buf()), ..Default::default() };
+    let engine = Engine::with_cache(Options { allowed_roots: vec![fleet.root().to_path_buf()] }, cache);
+    let clean = fleet.member(Kind::Clean);
+    let all = all_members(&fleet);
+    let now = FLEET_NOW as i64;
+    let options = digest::Options { since_ms: 0, max_events: 1000 };
+    let before = radar_of(&engine, &all, now, UNLIMITED).data;
+    let digest_before = engine.digest(&all, &options, UNLIMITED, &mut measure).expect("answers").data;
+    let entry = |radar: &radar::Radar| {
+        radar.queue.iter().find(|entry| entry.repo_path == clean.to_str().expect("utf-8")).cloned().expect("listed")
+    };
+    assert_eq!(entry(&before).state, State::Clean);
+    std::fs::write(clean.join("fresh.txt"), "fresh\n").expect("writable");
+    fleet.git(clean, &["add", "fresh.txt"]);
+    fleet.git(clean, &["commit", "-q", "-m", "fresh commit"]);
+    let after = radar_of(&engine, &all, now, UNLIMITED).data;
+    assert_eq!(entry(&after).state, State::Unpushed, "{}", entry(&after).reason);
+    assert_eq!(after.counts.clean + 1, before.counts.clean);
+    let digest_after = engine.digest(&all, &options, UNLIMITED, &mut measure).expect("answers").data;
+    assert_eq!(digest_after.total, digest_before.total + 1);
+    assert_eq!(digest_after.events[0].message, "commit: fresh commit");
+    assert!(digest_after.events[0].head && digest_after.events[0].ref_name == "main");
+    // A work-tree edit alone makes it dirty at once.
+    std::fs::write(clean.join("fresh.txt"), "edited\n").expect("writable");
+    assert_eq!(entry(&radar_of(&engine, &all, now, UNLIMITED).data).state, State::Dirty);
+}
+
+#[test]
+fn registry_holds_seen_repositories_inside_the_roots() {
+    let fleet = fleet::build_fleet();
+    let run = tempfile::tempdir().expect("temp dir");
+    let file = run.path().join("fleet/registry.json");
+    let engine = engine(&fleet).with_registry(file.clone());
+    let empty = radar_of(&engine, &Targets::Registry, FLEET_NOW as i64, UNLIMITED).data;
+    assert_eq!((empty.repositories, empty.from_registry), (0, true));
+    let ahead = fleet.member(Kind::Ahead);
+    engine.resolve(ahead.join("a.txt").parent().expect("dir").to_str().expect("utf-8")).expect("resolves");
+    // A fleet call records nothing.
+    radar_of(&engine, &all_members(&fleet), FLEET_NOW as i64, UNLIMITED);
+    let registry = fluxgit_engine::fleet::registry::Registry::load(&file).expect("loads");
+    assert_eq!(registry.repositories.len(), 1);
+    assert_eq!(registry.repositories[0].path, ahead);
+    let mut registry = registry;
+    registry.insert(Path::new("/outside/the/roots"), None, fluxgit_engine::fleet::registry::Origin::Added, 0);
+    registry.save(&file).expect("saves");
+    let radar = radar_of(&engine, &Targets::Registry, FLEET_NOW as i64, UNLIMITED).data;
+    assert_eq!(radar.repositories, 1, "entries outside the allowed roots are not read");
+    assert_eq!(radar.queue[0].state, State::Unpushed);
+}

@@ -1,0 +1,224 @@
+//! The fleet tools: `fleet.radar` (an attention queue across repositories) and `fleet.digest` (how their HEADs and
+//! branches moved). Each handler maps arguments to one engine call; the envelope has no `repoPath` (the answer is
+//! about many), and one bad repository is reported in its own entry, never as a failed call (SPEC §4.4).
+
+use fluxgit_engine::fleet::{Target, Targets, digest, radar, registry::MAX_REPOSITORIES};
+use fluxgit_engine::{Budgeted, Measure};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use crate::envelope::{Frame, SOURCE_LOCAL};
+use crate::tools::repo::parse;
+use crate::tools::schema::{self, count};
+use crate::tools::{CallContext, FnTool, ProtocolError, ToolDefinition, ToolOutput};
+
+/// `fleet.radar`'s default budget in tokens.
+pub const RADAR_DEFAULT_TOKENS: u64 = 4000;
+/// `fleet.digest`'s default budget in tokens.
+pub const DIGEST_DEFAULT_TOKENS: u64 = 4000;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Labelled {
+    repo_path: String,
+    label: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RadarArgs {
+    repo_paths: Option<Vec<String>>,
+    repositories: Option<Vec<Labelled>>,
+    max_repos: Option<usize>,
+    max_tokens: Option<usize>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DigestArgs {
+    since_ms: i64,
+    repo_paths: Option<Vec<String>>,
+    max_events: Option<usize>,
+    max_tokens: Option<usize>,
+}
+
+fn repo_paths() -> Value {
+    json!({ "type": "array", "maxItems": MAX_REPOSITORIES, "items": schema::repo_path(),
+        "description": "Repositories to read (absolute paths under the allowed roots); without it, the registry: \
+        repositories added with `fluxgit-mcp-sidecar fleet add` or seen in earlier calls." })
+}
+
+fn targets(repo_paths: Option<Vec<String>>, repositories: Option<Vec<Labelled>>) -> Result<Targets, ProtocolError> {
+    match (repo_paths, repositories) {
+        (Some(_), Some(_)) => Err(ProtocolError::invalid_params(
+            "give either repoPaths or repositories, not both".to_owned(),
+            Some(json!({ "reason": "invalid_arguments" })),
+        )),
+        (Some(paths), None) => Ok(Targets::Given(paths.into_iter().map(|path| Target { path, label: None }).collect())),
+        (None, Some(list)) => Ok(Targets::Given(
+            list.into_iter().map(|item| Target { path: item.repo_path, label: item.label }).collect(),
+        )),
+        (None, None) => Ok(Targets::Registry),
+    }
+}
+
+/// Runs a fleet read with a measure over this tool's envelope (no `repoPath`) and maps errors.
+fn run<T: serde::Serialize>(
+    tool: &'static str,
+    read: impl FnOnce(&mut Measure<'_, T>) -> fluxgit_engine::Result<Budgeted<T>>,
+) -> Result<ToolOutput, ProtocolError> {
+    let frame = Frame { tool, read_only: true, repo_path: None, resolved_from: None, source: SOURCE_LOCAL };
+    match read(&mut |candidate| frame.measure(candidate)) {
+        Ok(result) => Ok(frame.output(&result)),
+        Err(error) => frame.engine_error(error),
+    }
+}
+
+fn radar_schema() -> Value {
+    let states = ["error", "conflicts", "operation", "detached", "behind", "dirty", "unpushed", "stale", "clean"];
+    let counts: Map<String, Value> = states.iter().map(|state| ((*state).to_owned(), count())).collect();
+    let entry = json!({ "type": "object", "required": ["repoPath", "state", "reason"], "properties": {
+        "repoPath": { "type": "string" },
+        "label": { "type": "string", "description": "The caller's or the registry's label. Absent: none." },
+        "state": { "enum": states },
+        "reason": { "type": "string", "description": "One short line saying why." },
+        "error": { "type": "object", "required": ["reason"], "properties": { "reason": { "type": "string" } },
+            "description": "Only with state `error`: why the repository could not be read (`not_found`, \
+            `not_a_repository`, `outside_allowed_roots`, `invalid_path`, `git_read_failed`); `reason` above says \
+            more. Absent: it was read." } } });
+    schema::envelope(json!({
+        "type": "object",
+        "required": ["repositories", "counts", "queue"],
+        "properties": {
+            "repositories": count(),
+            "counts": { "type": "object", "properties": counts, "additionalProperties": false,
+                "description": "Repositories per state, each counted once in its highest-ranked state; exact even \
+                when the queue is cut. A state with no repository is absent (absent means 0)." },
+            "fromRegistry": { "type": "boolean", "description": "Present and true when the repositories came \
+                from the registry (no repoPaths or repositories given). Absent means false." },
+            "queue": { "type": "array", "maxItems": MAX_REPOSITORIES, "items": entry }
+        }
+    }))
+}
+
+/// `fleet.radar`.
+pub fn radar() -> FnTool {
+    FnTool {
+        handler: call_radar,
+        definition: ToolDefinition {
+            name: "fleet.radar",
+            title: "Fleet radar: which repositories need attention",
+            description: "An attention queue across many repositories, one entry per repository with its state \
+            and one short reason, ranked error (could not be read) > conflicts > operation in progress > detached \
+            HEAD > behind upstream > dirty > unpushed (ahead) > stale (no commit and no reflog movement for 30 \
+            days) > clean, then by path. Counts per state are exact even when the queue is cut. Repositories \
+            come from `repoPaths`, `repositories` [{repoPath, label}] or, without either, the registry \
+            (`fluxgit-mcp-sidecar fleet add`, and repositories seen in earlier calls). A repository that cannot \
+            be read is an entry with state `error`; the call goes on. Local: nothing is fetched or written, so \
+            `behind` is as of the last fetch. The queue is cut to `maxRepos` and `maxTokens` (counted in \
+            `omitted.queue`).",
+            input_schema: schema::input(
+                json!({
+                    "repoPaths": repo_paths(),
+                    "repositories": { "type": "array", "maxItems": MAX_REPOSITORIES, "items": {
+                        "type": "object", "required": ["repoPath"], "additionalProperties": false,
+                        "properties": { "repoPath": schema::repo_path(),
+                            "label": { "type": "string", "minLength": 1, "maxLength": 200 } } },
+                        "description": "Repositories with labels (instead of repoPaths)." },
+                    "maxRepos": schema::integer(1, MAX_REPOSITORIES as u64, 200, "Queue entries listed at most."),
+                    "maxTokens": schema::max_tokens(200, 32000, RADAR_DEFAULT_TOKENS),
+                }),
+                &[],
+            ),
+            output_schema: radar_schema(),
+            read_only: true,
+        },
+    }
+}
+
+fn call_radar(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
+    let args: RadarArgs = parse(arguments)?;
+    let targets = targets(args.repo_paths, args.repositories)?;
+    let options = radar::Options { max_repos: args.max_repos.unwrap_or(200), now: crate::config::now_epoch_secs() };
+    let max_tokens = args.max_tokens.unwrap_or(RADAR_DEFAULT_TOKENS as usize);
+    run("fleet.radar", |measure| ctx.engine.radar(&targets, &options, max_tokens, measure))
+}
+
+fn digest_schema() -> Value {
+    let event = json!({ "type": "object", "required": ["repoPath", "ref", "at", "identity", "message"],
+        "properties": {
+            "repoPath": { "type": "string" },
+            "ref": { "type": "string", "description": "The local branch that moved (short name), or `HEAD` for a \
+                movement of HEAD alone (checkout, detached commit, rebase step)." },
+            "head": { "type": "boolean", "description": "Present and true when HEAD moved with the branch (the \
+                same line is in both reflogs). Absent means false." },
+            "at": { "type": "string", "description": "ISO 8601 with the offset git recorded." },
+            "old": { "type": "string", "description": "The tip before (12 hex digits). Absent: the ref was \
+                created." },
+            "new": { "type": "string", "description": "The tip after (12 hex digits). Absent: the ref was \
+                deleted." },
+            "identity": { "type": "string", "description": "`Name <email>` exactly as git recorded it: the \
+                configured identity, not proof of a person or an agent." },
+            "message": { "type": "string", "description": "The reflog message exactly." },
+            "rewrote": { "type": "boolean", "description": "Present and true when the old tip is not an ancestor \
+                of the new one: the movement dropped commits from the ref (reset back, amend, rebase, forced \
+                move). Absent means false." } } });
+    let unreadable = json!({ "type": "array", "description": "Repositories that could not be read (`not_found`, \
+        `not_a_repository`, `outside_allowed_roots`, `invalid_path`, `git_read_failed`). Absent means none.",
+        "items": { "type": "object", "required": ["repoPath", "error"], "properties": {
+            "repoPath": { "type": "string" },
+            "error": { "type": "object", "required": ["reason"], "properties": { "reason": { "type": "string" } } }
+        } } });
+    schema::envelope(json!({
+        "type": "object",
+        "required": ["repositories", "total", "events"],
+        "properties": {
+            "repositories": count(),
+            "total": count(),
+            "truncated": { "type": "boolean", "description": "Present and true when `maxEvents` cut the list \
+                (`total` is exact). Absent means false." },
+            "fromRegistry": { "type": "boolean", "description": "Present and true when the repositories came \
+                from the registry. Absent means false." },
+            "events": { "type": "array", "maxItems": 1000, "items": event },
+            "unreadable": unreadable
+        }
+    }))
+}
+
+/// `fleet.digest`.
+pub fn digest() -> FnTool {
+    FnTool {
+        handler: call_digest,
+        definition: ToolDefinition {
+            name: "fleet.digest",
+            title: "Fleet digest: how HEADs and branches moved",
+            description: "The reflog movements of HEAD and the local branches across repositories since \
+            `sinceMs`, newest first: branch (or HEAD alone), time, old and new tip, the identity exactly as git \
+            recorded it (configured, not proof of who), the reflog message, and `rewrote` where the old tip was \
+            dropped (reset back, amend, rebase, forced move). Read from the reflog files: nothing is fetched and \
+            nothing written. Repositories from `repoPaths` or, without it, the registry; one that cannot be read \
+            is listed in `unreadable` and the call goes on. `total` is exact; the list is cut to `maxEvents` \
+            (`truncated`) and `maxTokens` (`omitted.events`).",
+            input_schema: schema::input(
+                json!({
+                    "sinceMs": { "type": "integer", "minimum": 0,
+                        "description": "Unix time in milliseconds: movements at or after it are listed." },
+                    "repoPaths": repo_paths(),
+                    "maxEvents": schema::integer(1, 1000, 200, "Events listed at most."),
+                    "maxTokens": schema::max_tokens(200, 32000, DIGEST_DEFAULT_TOKENS),
+                }),
+                &["sinceMs"],
+            ),
+            output_schema: digest_schema(),
+            read_only: true,
+        },
+    }
+}
+
+fn call_digest(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
+    let args: DigestArgs = parse(arguments)?;
+    let targets = targets(args.repo_paths, None)?;
+    let options = digest::Options { since_ms: args.since_ms, max_events: args.max_events.unwrap_or(200) };
+    let max_tokens = args.max_tokens.unwrap_or(DIGEST_DEFAULT_TOKENS as usize);
+    run("fleet.digest", |measure| ctx.engine.digest(&targets, &options, max_tokens, measure))
+}

@@ -1,0 +1,137 @@
+//! The fleet over stdio through the real binary: `tools/list` lists `fleet.radar` and `fleet.digest`, answers fit
+//! their outputSchemas and budgets, bad repositories are entries and bad arguments JSON-RPC errors, the
+//! `fleet add|list|remove` subcommands edit the registry the tools read, and a commit shows at once.
+
+use serde_json::{Value, json};
+
+use crate::support::{Running, assert_fits_output_schema, initialize, sidecar, tool_call};
+use fluxgit_fixtures::fleet::{self, FLEET_NOW, Kind};
+
+fn start(fleet: &fleet::Fleet, home: &std::path::Path) -> Running {
+    let mut command = sidecar(fleet.root(), home, &[]);
+    command.env("FLUXGIT_NOW_EPOCH_SECS", FLEET_NOW.to_string());
+    let mut server = Running::start(command);
+    server.request(&initialize("fleet-test", "1"));
+    server
+}
+
+fn envelope(response: &Value) -> Value {
+    let text = response["result"]["content"][0]["text"].as_str().expect("a text result");
+    serde_json::from_str(text).expect("the text is JSON")
+}
+
+fn tokens(response: &Value) -> usize {
+    fluxgit_engine::budget::count_tokens(response["result"]["content"][0]["text"].as_str().expect("text"))
+}
+
+#[test]
+fn fleet_tools_over_stdio() {
+    let fleet = fleet::build_fleet();
+    let home = tempfile::tempdir().expect("temp dir");
+    let mut server = start(&fleet, home.path());
+    let listed = server.request(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+    let names: Vec<&str> =
+        listed["result"]["tools"].as_array().expect("tools").iter().filter_map(|tool| tool["name"].as_str()).collect();
+    assert!(names.contains(&"fleet.radar") && names.contains(&"fleet.digest"), "{names:?}");
+
+    let paths: Vec<String> = fleet.members().iter().map(|member| member.path.display().to_string()).collect();
+    let radar = server.request(&tool_call(2, "fleet.radar", json!({"repoPaths": paths})));
+    assert_eq!(radar["result"]["isError"], false, "{radar}");
+    assert_fits_output_schema("fleet.radar", &radar);
+    let data = envelope(&radar)["data"].clone();
+    assert_eq!(data["repositories"], Kind::ALL.len());
+    assert_eq!(
+        data["counts"],
+        json!({"error": 2, "conflicts": 1, "operation": 1, "detached": 1, "behind": 1,
+        "dirty": 1, "unpushed": 1, "stale": 1, "clean": 2})
+    );
+    assert_eq!(data["queue"][2]["state"], "conflicts");
+    assert!(envelope(&radar).get("repoPath").is_none());
+    assert!(tokens(&radar) <= 4000);
+
+    let labelled = json!([{"repoPath": paths[0], "label": "first"}, {"repoPath": "/nowhere/at/all"}]);
+    let radar = server.request(&tool_call(3, "fleet.radar", json!({"repositories": labelled, "maxTokens": 200})));
+    assert_fits_output_schema("fleet.radar", &radar);
+    assert!(tokens(&radar) <= 200);
+    let data = envelope(&radar)["data"].clone();
+    assert_eq!(data["counts"]["error"], 1, "a path outside the roots is an entry, not a failed call");
+
+    for (id, arguments) in [
+        (4, json!({"repoPaths": ["relative/path"]})),
+        (5, json!({"repoPaths": [paths[0]], "repositories": []})),
+        (6, json!({"maxRepos": 0})),
+        (7, json!({"maxTokens": 10})),
+    ] {
+        let refused = server.request(&tool_call(id, "fleet.radar", arguments.clone()));
+        assert_eq!(refused["error"]["code"], -32602, "{arguments}: {refused}");
+    }
+    let refused = server.request(&tool_call(8, "fleet.digest", json!({})));
+    assert_eq!(refused["error"]["code"], -32602, "sinceMs is required: {refused}");
+
+    let digest = server.request(&tool_call(9, "fleet.digest", json!({"sinceMs": 0, "repoPaths": paths})));
+    assert_eq!(digest["result"]["isError"], false, "{digest}");
+    assert_fits_output_schema("fleet.digest", &digest);
+    let data = envelope(&digest)["data"].clone();
+    assert_eq!(data["unreadable"].as_array().map(Vec::len), Some(2));
+    let total = data["total"].as_u64().expect("total");
+    assert!(total > 10 && tokens(&digest) <= 4000);
+
+    // A commit shows at once in both tools.
+    let clean = fleet.member(Kind::Clean);
+    std::fs::write(clean.join("x.txt"), "x\n").expect("writable");
+    fleet.git(clean, &["add", "x.txt"]);
+    fleet.git(clean, &["commit", "-q", "-m", "over stdio"]);
+    let clean_path = clean.display().to_string();
+    let radar = server.request(&tool_call(10, "fleet.radar", json!({"repoPaths": [clean_path]})));
+    assert_eq!(envelope(&radar)["data"]["queue"][0]["state"], "unpushed");
+    let digest = server.request(&tool_call(11, "fleet.digest", json!({"sinceMs": 0, "repoPaths": paths})));
+    let data = envelope(&digest)["data"].clone();
+    assert_eq!(data["total"].as_u64(), Some(total + 1));
+    assert_eq!(data["events"][0]["message"], "commit: over stdio");
+    let (status, stderr) = server.finish();
+    assert!(status.success(), "{stderr}");
+}
+
+#[test]
+fn fleet_subcommands_edit_the_registry_the_tools_read() {
+    let fleet = fleet::build_fleet();
+    let home = tempfile::tempdir().expect("temp dir");
+    let run = |args: &[&str]| {
+        let output = sidecar(fleet.root(), home.path(), args).output().expect("runs");
+        (output.status.code(), String::from_utf8_lossy(&output.stdout).into_owned())
+    };
+    let root = fleet.root().display().to_string();
+    let (code, out) = run(&["fleet", "add", "--scan", &root]);
+    assert_eq!(code, Some(0), "{out}");
+    // Every work tree below the root: the nine repositories (not the deleted one nor the plain directory).
+    assert_eq!(out.lines().filter(|line| line.starts_with("added: ")).count(), 9, "{out}");
+    let (code, out) = run(&["fleet", "add", "/", &fleet.member(Kind::NotARepository).display().to_string()]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("outside_allowed_roots") && out.contains("not_a_repository"), "{out}");
+    let dirty = fleet.member(Kind::Dirty).display().to_string();
+    let (code, out) = run(&["fleet", "add", "--label", "the dirty one", &dirty]);
+    assert_eq!(code, Some(0), "{out}");
+    let (_, listing) = run(&["fleet", "list"]);
+    assert_eq!(listing.lines().count(), 9, "{listing}");
+    assert!(listing.contains(&format!("{dirty} [the dirty one]\tadded\tok")), "{listing}");
+    let (code, out) = run(&["fleet", "remove", &fleet.member(Kind::Stale).display().to_string()]);
+    assert_eq!(code, Some(0), "{out}");
+    let (code, _) = run(&["fleet", "remove", "/not/registered"]);
+    assert_eq!(code, Some(1));
+
+    let mut server = start(&fleet, home.path());
+    let radar = server.request(&tool_call(1, "fleet.radar", json!({})));
+    assert_fits_output_schema("fleet.radar", &radar);
+    let data = envelope(&radar)["data"].clone();
+    assert_eq!((data["repositories"].as_u64(), data["fromRegistry"].as_bool()), (Some(8), Some(true)));
+    assert!(data["counts"].get("stale").is_none(), "removed: {data}");
+    let labelled = data["queue"].as_array().expect("queue").iter().find(|entry| entry["repoPath"] == dirty.as_str());
+    assert_eq!(labelled.map(|entry| entry["label"].clone()), Some(json!("the dirty one")));
+    let digest = server.request(&tool_call(2, "fleet.digest", json!({"sinceMs": 0, "maxEvents": 3})));
+    assert_fits_output_schema("fleet.digest", &digest);
+    let data = envelope(&digest)["data"].clone();
+    assert_eq!((data["repositories"].as_u64(), data["truncated"].as_bool()), (Some(8), Some(true)));
+    assert_eq!(data["events"].as_array().map(Vec::len), Some(3));
+    let (status, stderr) = server.finish();
+    assert!(status.success(), "{stderr}");
+}
