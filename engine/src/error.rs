@@ -22,6 +22,10 @@ pub enum InvalidReason {
     BudgetBelowFloor,
     /// A pagination cursor that was altered, or made for another repository, ref or path.
     InvalidCursor,
+    /// A repository path that names a directory or a submodule where a file is expected (`file.read`).
+    NotAFile,
+    /// A line range that is empty or starts past the end of the file (`endLine` < `startLine`, ...).
+    InvalidRange,
 }
 
 impl InvalidReason {
@@ -36,6 +40,8 @@ impl InvalidReason {
             Self::InvalidRevision => "invalid_revision",
             Self::BudgetBelowFloor => "budget_below_floor",
             Self::InvalidCursor => "invalid_cursor",
+            Self::NotAFile => "not_a_file",
+            Self::InvalidRange => "invalid_range",
         }
     }
 }

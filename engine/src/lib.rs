@@ -5,7 +5,7 @@
 //! in its envelope; the budget is measured on that envelope through a `measure` callback ([`budget::fit`]).
 //!
 //! Main entry points: [`Engine::resolve`] (SPEC §4.4), then [`Engine::brief`], [`Engine::status`],
-//! [`Engine::refs`], [`Engine::history`], [`Engine::reflog`], [`Engine::scope`]. Every read goes through gix; no git
+//! [`Engine::refs`], [`Engine::history`], [`Engine::reflog`], [`Engine::scope`], [`Engine::file_read`]. Every read goes through gix; no git
 //! process is started and nothing is written.
 //!
 //! ```no_run
@@ -32,6 +32,7 @@ pub mod diff;
 mod engine;
 pub mod error;
 pub mod facets;
+pub mod file;
 pub mod fleet;
 pub mod history;
 pub mod reflog;

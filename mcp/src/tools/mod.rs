@@ -67,6 +67,7 @@ pub mod agents;
 pub mod conflict;
 pub mod diff;
 pub mod docs;
+pub mod file;
 pub mod fleet;
 pub mod gateway;
 pub mod history;
@@ -119,7 +120,7 @@ fn cached_reads(tool: &str) -> Option<Option<&'static [Facet]>> {
         "repo.status" => Some(Some(fluxgit_engine::status::READS)),
         "repo.refs" => Some(Some(fluxgit_engine::refs::READS)),
         "repo.history" | "repo.reflog" | "repo.branchStack" | "commit.details" | "diff.text" | "worktree.changes"
-        | "submodule.status" | "conflict.read" => Some(None),
+        | "submodule.status" | "conflict.read" | "file.read" => Some(None),
         _ => None,
     }
 }
@@ -164,6 +165,7 @@ pub fn registry() -> Result<Registry, RegistryError> {
     for tool in gateway::tools() {
         registry.register(Box::new(tool))?;
     }
+    registry.register(Box::new(file::read_tool()))?;
     for preview in operation::previews() {
         registry.register(Box::new(preview))?;
     }

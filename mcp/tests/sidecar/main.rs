@@ -1,5 +1,5 @@
 //! The sidecar's integration tests, one test binary (STYLE §5): the real binary over stdio (`protocol`,
-//! `tools_stdio`, `history`, `scope`, `topology`, `diff_tools`), the token budgets of the tools on real fixtures (`budget`), and the
+//! `tools_stdio`, `history`, `scope`, `topology`, `diff_tools`, `file_tools`), the token budgets of the tools on real fixtures (`budget`), and the
 //! write-proposal bridge against a fake gateway (`bridge`, `bridge_status`, `fake_gateway`), and the gateway read tools
 //! (`gateway_reads`), the audit of every call (`audit`), `verify-audit` (`verify_audit`) and the presence file
 //! (`presence`), the engine cache's freshness and diagnostics over stdio (`cache`), `agents.presence` with
@@ -15,6 +15,7 @@ mod cache;
 mod conflict;
 mod diff_tools;
 mod fake_gateway;
+mod file_tools;
 mod fleet;
 mod formats;
 mod gateway_reads;

@@ -1,0 +1,30 @@
+//! Files at a revision (SPEC §5, ours): `file.read` ([`read`]).
+//!
+//! A file is looked up in the tree of the commit a revision names, through gix; no git process runs, no filter,
+//! textconv or attribute program is applied, and nothing is written.
+
+pub mod read;
+
+use crate::budget::{Budgeted, Measure};
+use crate::engine::{Engine, Repo};
+use crate::error::Result;
+
+/// File tools.
+impl Engine {
+    /// `file.read`: a file's content at a revision, cut at whole lines to `options.max_bytes` and `max_tokens`.
+    ///
+    /// # Errors
+    /// [`crate::Error::Invalid`] for a refused path (`invalid_path`), a revision that is refused or names no commit
+    /// (`invalid_revision`, `unknown_revision`), a path absent at the revision (`not_found`), a directory or
+    /// submodule (`not_a_file`), a bad line range (`invalid_range`) or a budget under the floor;
+    /// [`crate::Error::GitRead`] when the tree or blob cannot be read.
+    pub fn file_read(
+        &self,
+        repo: &Repo,
+        options: &read::Options,
+        max_tokens: usize,
+        measure: &mut Measure<'_, read::Report>,
+    ) -> Result<Budgeted<read::Report>> {
+        read::fit(&read::read(&repo.git, options)?, options, max_tokens, measure)
+    }
+}
