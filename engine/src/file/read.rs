@@ -13,6 +13,7 @@
 //! `omitted.lines` counts the requested lines left out. To read on, ask again from `endLine + 1`.
 
 use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
 use gix::bstr::ByteSlice;
 use serde::Serialize;
 
@@ -58,34 +59,30 @@ pub struct Report {
     /// Size of the whole blob in bytes.
     pub size: u64,
     /// Git would call it binary (a NUL in the first 8000 bytes): no content is inlined. Absent means false.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(skip_serializing_if = "crate::compact::is_false")]
     pub binary: bool,
     /// Text that is not valid UTF-8: the shown lines are in `contentBase64`, never in `content`. Absent means false.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(skip_serializing_if = "crate::compact::is_false")]
     pub non_utf8: bool,
     /// Lines in the whole file (absent, i.e. 0, for an empty or binary file).
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "crate::compact::is_zero")]
     pub total_lines: usize,
     /// First line of the range (1-based); absent for binary files.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub start_line: Option<usize>,
-    /// Last line shown (`startLine - 1` when none fits); absent for binary files.
+    /// Last line shown; absent when no line is shown (a binary or empty file, or none fitted the caps).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub end_line: Option<usize>,
-    /// The shown lines, exactly (UTF-8 text only).
+    /// The shown lines, exactly (UTF-8 text only); absent when no line is shown.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub content: Option<String>,
-    /// The shown lines' exact bytes in standard base64 (non-UTF-8 text only).
+    /// The shown lines' exact bytes in standard base64 (non-UTF-8 text only); absent when no line is shown.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub content_base64: Option<String>,
     /// A cap (`maxBytes` or `maxTokens`) left out lines of the range; `omitted.lines` counts them. Absent means
     /// false.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(skip_serializing_if = "crate::compact::is_false")]
     pub truncated: bool,
-}
-
-fn is_zero(value: &usize) -> bool {
-    *value == 0
 }
 
 /// The uncut file: its metadata and bytes, and where its lines start.
@@ -125,16 +122,17 @@ impl Full {
 
     /// The report showing the first `count` lines of the range.
     fn report(&self, count: usize) -> Report {
-        let (start_line, end_line, content, content_base64) = if self.binary {
-            (None, None, None, None)
-        } else {
-            let shown = self.lines(count);
-            let (content, base64) = if self.non_utf8 {
-                (None, Some(base64::engine::general_purpose::STANDARD.encode(shown)))
-            } else {
-                (Some(String::from_utf8_lossy(shown).into_owned()), None)
-            };
-            (Some(self.start), Some(self.start + count - 1), content, base64)
+        let shown = self.lines(count);
+        let (start_line, end_line, content, content_base64) = match (self.binary, count, self.non_utf8) {
+            (true, ..) => (None, None, None, None),
+            (false, 0, _) => (Some(self.start), None, None, None),
+            (false, _, true) => (Some(self.start), Some(self.start + count - 1), None, Some(STANDARD.encode(shown))),
+            (false, _, false) => (
+                Some(self.start),
+                Some(self.start + count - 1),
+                Some(String::from_utf8_lossy(shown).into_owned()),
+                None,
+            ),
         };
         Report {
             rev: self.rev.clone(),

@@ -9,6 +9,7 @@
 
 mod conflict;
 mod diff;
+mod file;
 mod history;
 mod repo;
 mod scope;
@@ -17,6 +18,7 @@ use std::fmt::Write as _;
 
 pub use conflict::conflict_read;
 pub use diff::{commit_details, diff_text, worktree_changes};
+pub use file::file_read;
 pub use history::{history, reflog};
 pub use repo::{brief, refs, status};
 pub use scope::scope;

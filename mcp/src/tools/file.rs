@@ -5,7 +5,7 @@ use fluxgit_engine::file::read;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::tools::repo::{parse, run};
+use crate::tools::repo::{Format, parse, run_formatted};
 use crate::tools::schema;
 use crate::tools::{CallContext, FnTool, ProtocolError, ToolDefinition, ToolOutput};
 
@@ -24,6 +24,8 @@ struct ReadArgs {
     end_line: Option<usize>,
     max_bytes: Option<usize>,
     max_tokens: Option<usize>,
+    #[serde(default)]
+    format: Format,
 }
 
 /// A repository-relative file path argument.
@@ -51,11 +53,11 @@ pub fn read_tool() -> FnTool {
             "binary": { "type": "boolean", "description": "A NUL in the first 8000 bytes (git's test): no content is inlined. Absent means false." },
             "nonUtf8": { "type": "boolean", "description": "Text that is not valid UTF-8: the shown lines are in `contentBase64`. Absent means false." },
             "totalLines": { "type": "integer", "minimum": 1, "description": "Lines in the whole file (a last line without newline counts). Absent means 0 (an empty or binary file)." },
-            "startLine": { "type": "integer", "minimum": 1, "description": "First line of the range; absent for binary files." },
-            "endLine": { "type": "integer", "minimum": 0, "description": "Last line shown (startLine - 1 when none fitted); absent for binary files." },
-            "content": { "type": "string", "description": "The shown lines, byte for byte (UTF-8 text)." },
-            "contentBase64": { "type": "string", "description": "The shown lines' exact bytes, standard base64 (non-UTF-8 text)." },
-            "truncated": { "type": "boolean", "description": "maxBytes or maxTokens left out lines of the range (counted in `omitted.lines`); read on from endLine + 1. Absent means false." }
+            "startLine": { "type": "integer", "minimum": 1, "description": "First line of the range. Absent means a binary file." },
+            "endLine": { "type": "integer", "minimum": 0, "description": "Last line shown. Absent means no line is shown (a binary or empty file, or none fitted the caps)." },
+            "content": { "type": "string", "description": "The shown lines, byte for byte (UTF-8 text). Absent means no line is shown or the text is not UTF-8." },
+            "contentBase64": { "type": "string", "description": "The shown lines' exact bytes, standard base64 (non-UTF-8 text). Absent means UTF-8 text, a binary file or no line shown." },
+            "truncated": { "type": "boolean", "description": "maxBytes or maxTokens left out lines of the range (counted in `omitted.lines`); read on from endLine + 1 (startLine when endLine is absent). Absent means false." }
         }
     });
     FnTool {
@@ -67,7 +69,8 @@ pub fn read_tool() -> FnTool {
             and total line count, with the lines startLine..endLine (default: all). UTF-8 text is in `content`; text \
             that is not UTF-8 is in `contentBase64` (`nonUtf8: true`); binary files (`binary: true`) carry no \
             content. Cut at whole lines by the tightest of maxBytes and maxTokens: `truncated`, `endLine` (the last \
-            line shown) and `omitted.lines` say so; ask again from endLine + 1. A path absent at the revision is \
+            line shown) and `omitted.lines` say so; ask again from endLine + 1. `format: \"text\"` gives a header line \
+            and the content as is. A path absent at the revision is \
             invalid params `not_found`, a directory or submodule `not_a_file`, endLine < startLine or a start past \
             the end `invalid_range`. No filters or attributes are applied.",
             input_schema: schema::input(
@@ -80,6 +83,7 @@ pub fn read_tool() -> FnTool {
                     "endLine": line("Last line, 1-based inclusive (default: the last; larger values are clamped)."),
                     "maxBytes": schema::integer(1, read::MAX_MAX_BYTES as u64, read::DEFAULT_MAX_BYTES as u64, "Most bytes of content shown."),
                     "maxTokens": schema::max_tokens(200, READ_MAX_TOKENS, READ_DEFAULT_TOKENS),
+                    "format": schema::format(),
                 }),
                 &["repoPath", "path"],
             ),
@@ -99,5 +103,7 @@ fn call_read(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<To
         max_bytes: args.max_bytes.unwrap_or(read::DEFAULT_MAX_BYTES),
     };
     let max_tokens = args.max_tokens.unwrap_or(READ_DEFAULT_TOKENS as usize);
-    run(ctx, "file.read", &args.repo_path, |repo, measure| ctx.engine.file_read(repo, &options, max_tokens, measure))
+    run_formatted(ctx, "file.read", &args.repo_path, args.format, fluxgit_engine::text::file_read, |repo, measure| {
+        ctx.engine.file_read(repo, &options, max_tokens, measure)
+    })
 }

@@ -21,7 +21,15 @@ fn calls() -> Vec<(&'static str, Value)> {
         ("commit.details", json!({"commit": "HEAD"})),
         ("worktree.changes", json!({})),
         ("diff.text", json!({})),
+        ("file.read", json!({"path": "README.md"})),
     ]
+}
+
+/// `file.read` reads `README.md`, which every scenario but `many-branches` has; there it reads its first change.
+fn file_in(scenario: Scenario, tool: &str, arguments: &mut Value) {
+    if tool == "file.read" && scenario.name() == "many-branches" {
+        arguments["path"] = json!("changes/00.md");
+    }
 }
 
 const SCENARIOS: [Scenario; 6] = [
@@ -276,6 +284,15 @@ fn check_same_facts(tool: &str, label: &str, text: &str, json: &Value) {
                 assert!(text.contains(&change_path(file)), "{label}: {file}");
             }
         }
+        "file.read" => {
+            let header = text.lines().next().unwrap_or_default();
+            let sha = data["blobSha"].as_str().unwrap_or_default();
+            assert!(header.starts_with(&format!("# {} @ ", data["path"].as_str().unwrap_or_default())), "{label}");
+            assert!(header.contains(&format!(" blob {} {} bytes", &sha[..12], data["size"])), "{label}: {header}");
+            if let Some(content) = data["content"].as_str() {
+                assert!(text.contains(content), "{label}: the content\n{content}\n---- text:\n{text}");
+            }
+        }
         other => panic!("no parser for {other}"),
     }
 }
@@ -288,6 +305,7 @@ fn text_and_json_carry_the_same_facts() {
             let label = format!("{} {tool}", scenario.name());
             let mut arguments = arguments.clone();
             arguments["repoPath"] = json!(path);
+            file_in(scenario, tool, &mut arguments);
             arguments["maxTokens"] = json!(100_000);
             let json_answer = call(&registry, &engine, tool, arguments.clone()).expect("json");
             arguments["format"] = json!("text");
@@ -322,6 +340,7 @@ fn text_fits_every_budget_and_states_its_cuts() {
                 let label = format!("{} {tool} text @{budget}", scenario.name());
                 let mut arguments = arguments.clone();
                 arguments["repoPath"] = json!(path);
+                file_in(scenario, tool, &mut arguments);
                 arguments["maxTokens"] = json!(budget);
                 arguments["format"] = json!("text");
                 let answer = match call(&registry, &engine, tool, arguments) {
