@@ -293,8 +293,10 @@ fn invocation(args: &TokensArgs) -> String {
     if let Some(peer) = &args.peer {
         line.push_str(&format!(" --peer {}", peer.display()));
     }
-    if let Some(recorded) = &args.peer_recorded {
-        line.push_str(&format!(" --peer-recorded {}", recorded.display()));
+    if args.peer_recorded.is_some() {
+        // The directory given on this run was a local copy; name the reproducible way to make one instead.
+        line.insert_str(0, "# the peer's answers recorded by an earlier run, copied first (the run rewrites bench/results):\ncp -r bench/results /tmp/peer-recorded\n");
+        line.push_str(" --peer-recorded /tmp/peer-recorded");
     }
     line
 }
