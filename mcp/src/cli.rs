@@ -463,7 +463,11 @@ fn doctor(repos: &[String]) -> ExitCode {
     let presence_state =
         if config.presence_disabled { "disabled" } else { "on: written from the first accepted call, removed at exit" };
     out.push_str(&format!("presence files: {} ({presence_state})\n", config.presence_dir.display()));
-    let detection = if config.agent_detection_disabled { "disabled" } else { "no agents.presence tool yet" };
+    let detection = if config.agent_detection_disabled {
+        "disabled (agents.presence answers 10011, previews carry no otherAgents)"
+    } else {
+        "on (agents.presence; informational otherAgents on previews)"
+    };
     out.push_str(&format!("agent detection: {detection}\n"));
     out.push_str(&format!("gateway: {}\n", Bridge::from_config(&config).describe()));
     healthy &= engine_cache(&config, repos, &mut out);
