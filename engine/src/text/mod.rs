@@ -7,6 +7,7 @@
 //! counts these strings instead of the JSON. Counts stay exact: every cut list ends with its cut notice, so the
 //! lines shown plus the notice give the total.
 
+mod agents;
 mod conflict;
 mod diff;
 mod file;
@@ -16,6 +17,7 @@ mod scope;
 
 use std::fmt::Write as _;
 
+pub use agents::agents_presence;
 pub use conflict::conflict_read;
 pub use diff::{commit_details, diff_text, worktree_changes};
 pub use file::file_read;

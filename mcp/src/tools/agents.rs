@@ -6,7 +6,7 @@ use serde_json::{Map, Value, json};
 
 use crate::config;
 use crate::envelope::{AGENT_DETECTION_DISABLED, Frame};
-use crate::tools::repo::{parse, run};
+use crate::tools::repo::{Format, parse, run_formatted};
 use crate::tools::schema;
 use crate::tools::{CallContext, FnTool, ProtocolError, ToolDefinition, ToolOutput};
 
@@ -18,6 +18,8 @@ pub const PRESENCE_DEFAULT_TOKENS: u64 = 1000;
 struct PresenceArgs {
     repo_path: String,
     max_tokens: Option<usize>,
+    #[serde(default)]
+    format: Format,
 }
 
 /// The schema of one agent record (shared with previews' `otherAgents`).
@@ -78,6 +80,7 @@ pub fn presence() -> FnTool {
                 json!({
                     "repoPath": schema::repo_path(),
                     "maxTokens": schema::max_tokens(200, 8000, PRESENCE_DEFAULT_TOKENS),
+                    "format": schema::format(),
                 }),
                 &["repoPath"],
             ),
@@ -93,7 +96,8 @@ fn call_presence(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Resul
     let Some(options) = config::agent_detection(ctx.client_name) else {
         return disabled(ctx, &args.repo_path);
     };
-    run(ctx, "agents.presence", &args.repo_path, |repo, measure| {
+    let render = fluxgit_engine::text::agents_presence;
+    run_formatted(ctx, "agents.presence", &args.repo_path, args.format, render, |repo, measure| {
         ctx.engine.agents_presence(repo, &options, max_tokens, measure)
     })
 }

@@ -128,6 +128,55 @@ fn presence_reports_the_session_without_its_content() {
 }
 
 #[test]
+fn text_format_carries_the_same_agents_within_its_budget() {
+    let setup = setup();
+    let repo = repo_path(&setup);
+    let responses = run(
+        &setup,
+        &[],
+        &[
+            call(1, "agents.presence", json!({"repoPath": repo})),
+            call(2, "agents.presence", json!({"repoPath": repo, "format": "text"})),
+            call(3, "agents.presence", json!({"repoPath": repo, "format": "text", "maxTokens": 200})),
+        ],
+    );
+    let (json_result, _) = envelope(&responses[0]);
+    let text = responses[1]["result"]["content"][0]["text"].as_str().expect("text");
+    assert!(!text.contains(SECRET), "{text}");
+    assert_eq!(
+        responses[1]["result"]["structuredContent"]["data"], json_result["data"],
+        "structuredContent stays JSON"
+    );
+    let count = json_result["data"]["agentCount"].as_u64().expect("count");
+    let first = text.lines().next().expect("count line");
+    assert_eq!(first, if count == 1 { "1 other agent".to_string() } else { format!("{count} other agents") });
+    for agent in json_result["data"]["agents"].as_array().expect("agents") {
+        let line = text
+            .lines()
+            .find(|line| {
+                line.starts_with(&format!(
+                    "{} {}",
+                    agent["state"].as_str().expect("state"),
+                    agent["agent"].as_str().expect("agent")
+                ))
+            })
+            .unwrap_or_else(|| panic!("{agent} in {text}"));
+        if let Some(branch) = agent["branch"].as_str() {
+            assert!(line.contains(&format!(" on {branch}")), "{line}");
+        }
+        if let Some(tool) = agent["lastTool"].as_str() {
+            assert!(line.contains(&format!(" last {tool}")), "{line}");
+        }
+        let sources: Vec<&str> =
+            agent["sources"].as_array().expect("sources").iter().filter_map(Value::as_str).collect();
+        assert!(line.ends_with(&format!(" via {}", sources.join(","))), "{line}");
+    }
+    assert!(text.contains("  files: src/lib.rs"), "{text}");
+    let cut = responses[2]["result"]["content"][0]["text"].as_str().expect("text");
+    assert!(fluxgit_engine::budget::count_tokens(cut) <= 200, "{cut}");
+}
+
+#[test]
 fn disabled_detection_is_10011_and_leaves_previews_alone() {
     let setup = setup();
     let repo = repo_path(&setup);
