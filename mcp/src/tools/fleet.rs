@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::envelope::{Frame, SOURCE_LOCAL};
-use crate::tools::repo::parse;
+use crate::tools::repo::{Format, parse};
 use crate::tools::schema::{self, count};
 use crate::tools::{CallContext, FnTool, ProtocolError, ToolDefinition, ToolOutput};
 
@@ -31,6 +31,8 @@ struct RadarArgs {
     repositories: Option<Vec<Labelled>>,
     max_repos: Option<usize>,
     max_tokens: Option<usize>,
+    #[serde(default)]
+    format: Format,
 }
 
 #[derive(Deserialize)]
@@ -40,6 +42,8 @@ struct DigestArgs {
     repo_paths: Option<Vec<String>>,
     max_events: Option<usize>,
     max_tokens: Option<usize>,
+    #[serde(default)]
+    format: Format,
 }
 
 fn repo_paths() -> Value {
@@ -65,12 +69,19 @@ fn targets(repo_paths: Option<Vec<String>>, repositories: Option<Vec<Labelled>>)
 /// Runs a fleet read with a measure over this tool's envelope (no `repoPath`) and maps errors.
 fn run<T: serde::Serialize>(
     tool: &'static str,
+    format: Format,
+    render: fn(&Budgeted<T>) -> String,
     read: impl FnOnce(&mut Measure<'_, T>) -> fluxgit_engine::Result<Budgeted<T>>,
 ) -> Result<ToolOutput, ProtocolError> {
     let frame = Frame { tool, read_only: true, repo_path: None, resolved_from: None, source: SOURCE_LOCAL };
-    match read(&mut |candidate| frame.measure(candidate)) {
-        Ok(result) => Ok(frame.output(&result)),
-        Err(error) => frame.engine_error(error),
+    let result = match format {
+        Format::Json => read(&mut |candidate| frame.measure(candidate)),
+        Format::Text => read(&mut |candidate| fluxgit_engine::budget::count_tokens(&render(candidate))),
+    };
+    match (result, format) {
+        (Ok(result), Format::Json) => Ok(frame.output(&result)),
+        (Ok(result), Format::Text) => Ok(frame.text_rendering_output(render(&result), &result)),
+        (Err(error), _) => frame.engine_error(error),
     }
 }
 
@@ -127,6 +138,7 @@ pub fn radar() -> FnTool {
                         "description": "Repositories with labels (instead of repoPaths)." },
                     "maxRepos": schema::integer(1, MAX_REPOSITORIES as u64, 200, "Queue entries listed at most."),
                     "maxTokens": schema::max_tokens(200, 32000, RADAR_DEFAULT_TOKENS),
+                    "format": schema::format(),
                 }),
                 &[],
             ),
@@ -141,7 +153,9 @@ fn call_radar(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<T
     let targets = targets(args.repo_paths, args.repositories)?;
     let options = radar::Options { max_repos: args.max_repos.unwrap_or(200), now: crate::config::now_epoch_secs() };
     let max_tokens = args.max_tokens.unwrap_or(RADAR_DEFAULT_TOKENS as usize);
-    run("fleet.radar", |measure| ctx.engine.radar(&targets, &options, max_tokens, measure))
+    run("fleet.radar", args.format, fluxgit_engine::text::fleet_radar, |measure| {
+        ctx.engine.radar(&targets, &options, max_tokens, measure)
+    })
 }
 
 fn digest_schema() -> Value {
@@ -206,6 +220,7 @@ pub fn digest() -> FnTool {
                     "repoPaths": repo_paths(),
                     "maxEvents": schema::integer(1, 1000, 200, "Events listed at most."),
                     "maxTokens": schema::max_tokens(200, 32000, DIGEST_DEFAULT_TOKENS),
+                    "format": schema::format(),
                 }),
                 &["sinceMs"],
             ),
@@ -220,5 +235,7 @@ fn call_digest(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<
     let targets = targets(args.repo_paths, None)?;
     let options = digest::Options { since_ms: args.since_ms, max_events: args.max_events.unwrap_or(200) };
     let max_tokens = args.max_tokens.unwrap_or(DIGEST_DEFAULT_TOKENS as usize);
-    run("fleet.digest", |measure| ctx.engine.digest(&targets, &options, max_tokens, measure))
+    run("fleet.digest", args.format, fluxgit_engine::text::fleet_digest, |measure| {
+        ctx.engine.digest(&targets, &options, max_tokens, measure)
+    })
 }

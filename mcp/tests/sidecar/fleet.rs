@@ -135,3 +135,67 @@ fn fleet_subcommands_edit_the_registry_the_tools_read() {
     let (status, stderr) = server.finish();
     assert!(status.success(), "{stderr}");
 }
+
+#[test]
+fn fleet_tools_in_text_carry_the_json_facts_within_budget() {
+    let fleet = fleet::build_fleet();
+    let home = tempfile::tempdir().expect("temp dir");
+    let mut server = start(&fleet, home.path());
+    let paths: Vec<String> = fleet.members().iter().map(|member| member.path.display().to_string()).collect();
+    let text_of = |response: &Value| response["result"]["content"][0]["text"].as_str().expect("text").to_owned();
+
+    let json_radar = server.request(&tool_call(1, "fleet.radar", json!({"repoPaths": paths})));
+    let text_radar = server.request(&tool_call(2, "fleet.radar", json!({"repoPaths": paths, "format": "text"})));
+    let data = envelope(&json_radar)["data"].clone();
+    assert_eq!(text_radar["result"]["structuredContent"]["data"], data, "structuredContent stays JSON");
+    let text = text_of(&text_radar);
+    let first = text.lines().next().expect("count line");
+    assert!(first.starts_with(&format!("{} repositories: ", data["repositories"])), "{first}");
+    for (state, count) in data["counts"].as_object().expect("counts") {
+        assert!(first.contains(&format!("{count} {state}")), "{state} {count} in {first}");
+    }
+    let queue = data["queue"].as_array().expect("queue");
+    assert_eq!(text.lines().count(), 1 + queue.len(), "{text}");
+    for (entry, line) in queue.iter().zip(text.lines().skip(1)) {
+        let expected = format!(
+            "{} {}: {}",
+            entry["state"].as_str().expect("state"),
+            entry["repoPath"].as_str().expect("path"),
+            entry["reason"].as_str().expect("reason")
+        );
+        assert_eq!(line, expected);
+    }
+    let cut =
+        server.request(&tool_call(3, "fleet.radar", json!({"repoPaths": paths, "format": "text", "maxTokens": 200})));
+    let cut_text = text_of(&cut);
+    assert!(tokens(&cut) <= 200, "{cut_text}");
+    let shown = cut_text.lines().count() - 1 - usize::from(cut_text.contains("more repositories"));
+    if shown < queue.len() {
+        assert!(cut_text.ends_with(&format!("... {} more repositories\n", queue.len() - shown)), "{cut_text}");
+    }
+
+    let json_digest = server.request(&tool_call(4, "fleet.digest", json!({"sinceMs": 0, "repoPaths": paths})));
+    let text_digest =
+        server.request(&tool_call(5, "fleet.digest", json!({"sinceMs": 0, "repoPaths": paths, "format": "text"})));
+    let data = envelope(&json_digest)["data"].clone();
+    let text = text_of(&text_digest);
+    assert!(
+        text.starts_with(&format!("{} movements in {} repositories\n", data["total"], data["repositories"])),
+        "{text}"
+    );
+    for event in data["events"].as_array().expect("events").iter().take(5) {
+        let message = event["message"].as_str().expect("message");
+        let at = event["at"].as_str().expect("at");
+        assert!(text.lines().any(|line| line.starts_with(at) && line.ends_with(message)), "{event} in {text}");
+    }
+    assert_eq!(text.lines().filter(|line| line.starts_with("unreadable ")).count(), 2, "{text}");
+    let cut = server.request(&tool_call(
+        6,
+        "fleet.digest",
+        json!({"sinceMs": 0, "repoPaths": paths, "format": "text", "maxTokens": 200}),
+    ));
+    assert!(tokens(&cut) <= 200, "{}", text_of(&cut));
+    assert!(text_of(&cut).contains(" more movements\n"), "{}", text_of(&cut));
+    let (status, stderr) = server.finish();
+    assert!(status.success(), "{stderr}");
+}

@@ -1,0 +1,80 @@
+//! Text renderings of `fleet.radar` and `fleet.digest`.
+
+use super::Lines;
+use crate::budget::Budgeted;
+use crate::fleet::digest::Digest;
+use crate::fleet::radar::{Radar, State};
+
+/// `fleet.radar`: a count line (`12 repositories: 1 conflicts, 2 dirty, 9 clean`, states in rank order, zero counts
+/// left out, `(registry)` when the registry chose them), then the attention queue one repository a line
+/// (`<state> <repoPath> [label]: <reason>`), and `... N more repositories` when the budget or `maxRepos` cut it.
+pub fn fleet_radar(result: &Budgeted<Radar>) -> String {
+    let radar = &result.data;
+    let counts = &radar.counts;
+    let by_state = [
+        (State::Error, counts.error),
+        (State::Conflicts, counts.conflicts),
+        (State::Operation, counts.operation),
+        (State::Detached, counts.detached),
+        (State::Behind, counts.behind),
+        (State::Dirty, counts.dirty),
+        (State::Unpushed, counts.unpushed),
+        (State::Stale, counts.stale),
+        (State::Clean, counts.clean),
+    ];
+    let parts: Vec<String> =
+        by_state.iter().filter(|(_, n)| *n > 0).map(|(state, n)| format!("{n} {}", state_name(*state))).collect();
+    let mut out = Lines::default();
+    let from = if radar.from_registry { " (registry)" } else { "" };
+    out.line(format!("{} repositories{from}: {}", radar.repositories, parts.join(", ")));
+    for entry in &radar.queue {
+        let label = entry.label.as_ref().map(|label| format!(" [{label}]")).unwrap_or_default();
+        out.line(format!("{} {}{label}: {}", state_name(entry.state), entry.repo_path, entry.reason));
+    }
+    out.more(&result.omitted, "queue", "repositories");
+    out.finish()
+}
+
+/// `fleet.digest`: a count line (`5 movements in 3 repositories`), then one movement a line, newest first, like
+/// `git reflog`: `<at> <repoPath> <ref>[+HEAD] <old>..<new> [rewrote] <identity>: <message>` (`0000000` for a created
+/// or deleted side), `... N more movements` for a cut, and `unreadable <repoPath>: <reason>` lines.
+pub fn fleet_digest(result: &Budgeted<Digest>) -> String {
+    let digest = &result.data;
+    let mut out = Lines::default();
+    let from = if digest.from_registry { " (registry)" } else { "" };
+    out.line(format!("{} movements in {} repositories{from}", digest.total, digest.repositories));
+    for event in &digest.events {
+        let head = if event.head { "+HEAD" } else { "" };
+        let old = event.old.as_deref().unwrap_or("0000000");
+        let new = event.new.as_deref().unwrap_or("0000000");
+        let rewrote = if event.rewrote { " rewrote" } else { "" };
+        out.line(format!(
+            "{} {} {}{head} {old}..{new}{rewrote} {}: {}",
+            event.at, event.repo_path, event.ref_name, event.identity, event.message
+        ));
+    }
+    // `total` is exact: what `maxEvents` left out and what the budget cut (`omitted.events`) are both in it.
+    let more = digest.total.saturating_sub(digest.events.len());
+    if more > 0 {
+        out.line(format!("... {more} more movements"));
+    }
+    for unreadable in &digest.unreadable {
+        out.line(format!("unreadable {}: {}", unreadable.repo_path, unreadable.error.reason));
+    }
+    out.finish()
+}
+
+/// The JSON names of [`State`].
+fn state_name(state: State) -> &'static str {
+    match state {
+        State::Error => "error",
+        State::Conflicts => "conflicts",
+        State::Operation => "operation",
+        State::Detached => "detached",
+        State::Behind => "behind",
+        State::Dirty => "dirty",
+        State::Unpushed => "unpushed",
+        State::Stale => "stale",
+        State::Clean => "clean",
+    }
+}
