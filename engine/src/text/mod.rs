@@ -59,6 +59,34 @@ impl Lines {
     }
 }
 
+/// Porcelain-like lines of one work-tree change listing, as `repo.status` and `repo.scope` share it: `UU path`,
+/// staged `X  path`, unstaged ` X path`, `?? path`, each section followed by its cut notice.
+fn change_lists(
+    out: &mut Lines,
+    omitted: &Omitted,
+    conflicted: &[String],
+    staged: &[Change],
+    unstaged: &[Change],
+    untracked: &[String],
+) {
+    for path in conflicted {
+        out.line(format!("UU {path}"));
+    }
+    out.more(omitted, "conflicted", "conflicted");
+    for change in staged {
+        out.line(format!("{}  {}", change_letter(change.status), change_path(change)));
+    }
+    out.more(omitted, "staged", "staged");
+    for change in unstaged {
+        out.line(format!(" {} {}", change_letter(change.status), change_path(change)));
+    }
+    out.more(omitted, "unstaged", "unstaged");
+    for path in untracked {
+        out.line(format!("?? {path}"));
+    }
+    out.more(omitted, "untracked", "untracked");
+}
+
 /// Items the budget dropped from `section`.
 fn cut(omitted: &Omitted, section: &str) -> usize {
     omitted.0.iter().find(|(name, _)| *name == section).map_or(0, |(_, count)| *count)

@@ -1,6 +1,6 @@
 //! Text renderings of `repo.brief`, `repo.status` and `repo.refs`.
 
-use super::{BranchLine, Lines, change_letter, change_path, operation_name, short};
+use super::{BranchLine, Lines, change_lists, operation_name, short};
 use crate::brief::{Brief, Counts};
 use crate::budget::Budgeted;
 use crate::{refs, status};
@@ -140,22 +140,7 @@ pub fn status(result: &Budgeted<status::Report>) -> String {
     if report.counts.bare || report.counts.clean {
         out.line(counts_line(&report.counts));
     }
-    for path in &report.conflicted {
-        out.line(format!("UU {path}"));
-    }
-    out.more(&result.omitted, "conflicted", "conflicted");
-    for change in &report.staged {
-        out.line(format!("{}  {}", change_letter(change.status), change_path(change)));
-    }
-    out.more(&result.omitted, "staged", "staged");
-    for change in &report.unstaged {
-        out.line(format!(" {} {}", change_letter(change.status), change_path(change)));
-    }
-    out.more(&result.omitted, "unstaged", "unstaged");
-    for path in &report.untracked {
-        out.line(format!("?? {path}"));
-    }
-    out.more(&result.omitted, "untracked", "untracked");
+    change_lists(&mut out, &result.omitted, &report.conflicted, &report.staged, &report.unstaged, &report.untracked);
     out.finish()
 }
 

@@ -1,6 +1,6 @@
 //! Text rendering of `repo.scope`.
 
-use super::{Lines, change_letter, change_path};
+use super::{Lines, change_lists};
 use crate::budget::Budgeted;
 use crate::scope::{PathKind, Scope};
 
@@ -19,22 +19,7 @@ pub fn scope(result: &Budgeted<Scope>) -> String {
     if tree.counts.clean {
         out.line("clean");
     }
-    for path in &tree.conflicted {
-        out.line(format!("UU {path}"));
-    }
-    out.more(omitted, "conflicted", "conflicted");
-    for change in &tree.staged {
-        out.line(format!("{}  {}", change_letter(change.status), change_path(change)));
-    }
-    out.more(omitted, "staged", "staged");
-    for change in &tree.unstaged {
-        out.line(format!(" {} {}", change_letter(change.status), change_path(change)));
-    }
-    out.more(omitted, "unstaged", "unstaged");
-    for path in &tree.untracked {
-        out.line(format!("?? {path}"));
-    }
-    out.more(omitted, "untracked", "untracked");
+    change_lists(&mut out, omitted, &tree.conflicted, &tree.staged, &tree.unstaged, &tree.untracked);
     for commit in &scope.recent_commits {
         out.line(commit.oneline());
     }
