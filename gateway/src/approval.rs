@@ -3,8 +3,9 @@
 //! Approval is a person's act (SPEC §6): [`approve`] runs only on an interactive terminal (the binary checks that
 //! stdin is a TTY), only for a pending, unexpired proposal whose card was printed by `show`, and only when the
 //! person types the one-time code printed on that card (the journal keeps only its sha256, and a wrong code voids
-//! it) and, for a hard reset, the branch name. The card is rendered again and must be the one shown. The canonical
-//! repository is resolved again: a mismatch blocks. No HTTP route, MCP tool or environment variable reaches this.
+//! it) and, for a hard reset or a forced push, the branch name. The card is rendered again and must be the one
+//! shown. The canonical repository is resolved again: a mismatch blocks. No HTTP route, MCP tool or environment
+//! variable reaches this.
 
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
@@ -145,7 +146,7 @@ pub fn approve(
         )));
     }
     if let Some(expected) = &card.confirmation {
-        write!(output, "Hard reset: type the branch name ({expected}) to confirm: ")?;
+        write!(output, "Strong confirmation ({} risk): type the branch name ({expected}) to confirm: ", card.risk)?;
         output.flush()?;
         let mut typed = String::new();
         input.read_line(&mut typed)?;

@@ -1,16 +1,19 @@
 //! The card a person reads before deciding (`fluxgit-gateway show ID`): reason, agent (self-declared), operation,
 //! risk, exact fields, exact paths and the diff (git CLI, bounded), a conflict preflight for merge and rebase
-//! (`git merge-tree --write-tree`, which writes no ref, index or work-tree file), and for a hard reset the strong
-//! confirmation `approve` will ask for (typing the branch name).
+//! (`git merge-tree --write-tree`, which writes no ref, index or work-tree file), and for a hard reset or a forced
+//! push the strong confirmation `approve` will ask for (typing the branch name). branchDelete cards give each
+//! branch's verdict as the executor would reach it now, push cards the remote, the commits that go (and for a forced
+//! push those the remote loses) and the lease, submodulePointer cards the recorded and checked-out commits.
 
 use std::fmt::Write as _;
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use crate::executor;
 use crate::git::Git;
 use crate::journal::Proposal;
-use crate::proposal::{field, flag, path_list};
+use crate::proposal::{OBSERVED, field, flag, path_list};
 use crate::time::{format_ms, now_ms};
 
 /// Longest diff shown on a card, in lines; the rest is counted.
@@ -25,7 +28,7 @@ pub struct Card {
     pub body: String,
     /// `low`, `medium` or `high`.
     pub risk: &'static str,
-    /// For a hard reset: the text the person must type (the branch name, or `HEAD` when detached).
+    /// For a hard reset or a forced push: the text the person must type (the branch name, or `HEAD` when detached).
     pub confirmation: Option<String>,
 }
 
@@ -93,6 +96,7 @@ pub fn render(proposal: &Proposal) -> Card {
                 "reason",
                 "requestedAt",
                 "patchContent",
+                crate::proposal::OBSERVED,
             ]
             .contains(&name.as_str())
             {
@@ -227,11 +231,63 @@ fn details(git: &Git, proposal: &Proposal, confirmation: &mut Option<String>) ->
             let start = field(body, "startPoint", "HEAD");
             show(&mut out, "Start point", &["log", "--oneline", "--no-decorate", "-n", "1", start]);
         }
+        "branchDelete" => branch_delete(&mut out, body),
+        "worktree" => worktree(&mut out, git, body),
+        "push" => push(&mut out, git, body, confirmation),
+        "submodulePointer" => submodule_pointer(&mut out, body),
         _ => {
             let _ = writeln!(out, "This gateway does not execute '{}' proposals yet.", proposal.op);
         }
     }
     out
+}
+
+/// Each target repository and branch: its tip observed on receipt and what would happen to it now.
+fn branch_delete(out: &mut String, body: &Value) {
+    out.push_str("Branches (local only; remote branches are never touched; the restore point keeps every tip):\n");
+    for target in body[OBSERVED]["targets"].as_array().into_iter().flatten() {
+        let work_tree = target["canonical"]["workTree"].as_str().unwrap_or_default();
+        let _ = writeln!(out, "  Repository {work_tree}");
+        let git = Git::new(std::path::Path::new(work_tree));
+        for (branch, tip) in target["tips"].as_object().into_iter().flatten() {
+            let tip = tip.as_str();
+            let verdict = match executor::assess_branch(&git, branch, tip) {
+                Ok(assessment) => match assessment.keep {
+                    None => "DELETE".to_owned(),
+                    Some((outcome, reason, message)) => format!("{outcome} ({reason}): {message}"),
+                },
+                Err(error) => format!("cannot be assessed: {error}"),
+            };
+            let subject = tip
+                .and_then(|sha| git.read_ok(&["log", "-1", "--format=%s", sha]).ok())
+                .map(|subject| subject.trim().to_owned())
+                .unwrap_or_default();
+            let _ = writeln!(out, "    {branch} at {} {subject}\n      -> {verdict}", tip.unwrap_or("(absent)"));
+        }
+    }
+}
+
+/// The worktree's path (and whether it is refused) and its branch (existing, or created from HEAD).
+fn worktree(out: &mut String, git: &Git, body: &Value) {
+    let branch = field(body, "branch", "");
+    let path = std::path::Path::new(field(body, "path", ""));
+    let _ = writeln!(out, "New worktree at: {}", path.display());
+    if path.symlink_metadata().is_ok() {
+        out.push_str("  REFUSED at execution: the path already exists\n");
+    }
+    match crate::proposal::local_branch_tip(git, branch) {
+        Some(tip) => {
+            let _ = writeln!(out, "Branch {branch} (exists) at {tip}");
+            let listing = git.read_ok(&["worktree", "list", "--porcelain", "-z"]).unwrap_or_default();
+            let full = format!("refs/heads/{branch}");
+            if listing.split('\0').any(|field| field.strip_prefix("branch ") == Some(full.as_str())) {
+                let _ = writeln!(out, "  {branch} is already checked out in a worktree: git will refuse");
+            }
+        }
+        None => {
+            let _ = writeln!(out, "Branch {branch} does not exist: it is created at HEAD");
+        }
+    }
 }
 
 fn preflight(git: &Git, ours: &str, theirs: &str) -> String {
@@ -260,4 +316,97 @@ fn bounded(text: &str) -> String {
         out.push_str("  (nothing)\n");
     }
     out
+}
+
+/// The remote and its URL, the branch and the commits that go, the lease (with its expected sha) and, for a forced
+/// push, the commits it drops and the strong confirmation.
+fn push(out: &mut String, git: &Git, body: &Value, confirmation: &mut Option<String>) {
+    let observed = &body[OBSERVED];
+    let remote = observed["remote"].as_str().unwrap_or("origin");
+    let branch = observed["branch"].as_str().unwrap_or_default();
+    let tracking = observed["trackingRef"].as_str().unwrap_or_default();
+    let expected = observed["expectedRemoteSha"].as_str();
+    let url = git.read_ok(&["remote", "get-url", "--push", "--", remote]).unwrap_or_default();
+    let local = crate::proposal::local_branch_tip(git, branch);
+    let _ = writeln!(
+        out,
+        "Push: refs/heads/{branch} at {} -> {remote} ({})",
+        local.as_deref().unwrap_or("(absent)"),
+        url.trim()
+    );
+    let _ = writeln!(
+        out,
+        "Remote branch as last fetched ({tracking}): {} (nothing is fetched now)",
+        expected.unwrap_or("(absent: a new remote branch)")
+    );
+    if flag(body, "setUpstream") {
+        let _ = writeln!(out, "Sets the upstream of {branch} to {remote}/{branch}");
+    }
+    let local_rev = format!("refs/heads/{branch}");
+    let mut args = vec![
+        "log".to_owned(),
+        "--oneline".to_owned(),
+        "--no-decorate".to_owned(),
+        "-n".to_owned(),
+        "50".to_owned(),
+        local_rev.clone(),
+    ];
+    match expected {
+        Some(sha) => args.extend(["--not".to_owned(), sha.to_owned()]),
+        None => args.extend(["--not".to_owned(), format!("--remotes={remote}")]),
+    }
+    let text = git.read(&args).map(|output| output.stdout).unwrap_or_default();
+    out.push_str("Commits to push:\n");
+    out.push_str(&bounded(&text));
+    if flag(body, "forceWithLease") {
+        let _ = writeln!(
+            out,
+            "FORCE PUSH with lease: --force-with-lease=refs/heads/{branch}:{} (refused if the remote branch is not there any more)",
+            expected.unwrap_or("")
+        );
+        if let Some(sha) = expected {
+            let range = format!("{local_rev}..{sha}");
+            let dropped = git.read(&["log", "--oneline", "--no-decorate", "-n", "50", range.as_str()]);
+            out.push_str("Commits the remote LOSES:\n");
+            out.push_str(&bounded(&dropped.map(|output| output.stdout).unwrap_or_default()));
+        }
+        let _ = writeln!(out, "Strong confirmation: `approve` asks you to type the branch name: {branch}");
+        *confirmation = Some(branch.to_owned());
+    }
+}
+
+/// The parent, the submodule, the recorded and checked-out commits and what the operation does with them.
+fn submodule_pointer(out: &mut String, body: &Value) {
+    let observed = &body[OBSERVED];
+    let relative = observed["relativePath"].as_str().unwrap_or_default();
+    let parent = observed["parentWorkTree"].as_str().unwrap_or_default();
+    let recorded = observed["recordedOid"].as_str().unwrap_or_default();
+    let checked_out = observed["checkedOutOid"].as_str().unwrap_or_default();
+    let sub_git = Git::new(std::path::Path::new(observed["submoduleWorkTree"].as_str().unwrap_or_default()));
+    let _ = writeln!(out, "Submodule {relative} of {parent}");
+    let _ = writeln!(out, "  recorded in the parent's HEAD: {recorded}");
+    let _ = writeln!(
+        out,
+        "  checked out:                   {checked_out} ({})",
+        observed["checkedOutRef"].as_str().unwrap_or("detached")
+    );
+    if field(body, "direction", "record") == "record" {
+        let _ = writeln!(
+            out,
+            "Record: commits only the gitlink {relative} = {checked_out} in the parent (hooks and signing apply; nothing is pushed)"
+        );
+        let range = format!("{recorded}..{checked_out}");
+        let log = sub_git.read(&["log", "--oneline", "--no-decorate", "-n", "50", range.as_str()]);
+        out.push_str("Commits the new pointer adds:\n");
+        out.push_str(&bounded(&log.map(|output| output.stdout).unwrap_or_default()));
+    } else {
+        let _ = writeln!(
+            out,
+            "Return: checks out {recorded} detached in the submodule (the restore point keeps the current checkout)"
+        );
+        let range = format!("{recorded}..{checked_out}");
+        let log = sub_git.read(&["log", "--oneline", "--no-decorate", "-n", "50", range.as_str()]);
+        out.push_str("Commits the submodule leaves:\n");
+        out.push_str(&bounded(&log.map(|output| output.stdout).unwrap_or_default()));
+    }
 }

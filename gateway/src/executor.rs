@@ -5,7 +5,9 @@
 //! (`approved -> executing`, committed before anything else), take the restore point (journaled), run the
 //! operation, record the refs after it, and complete or fail with the result (`newSha`, `conflicts`,
 //! `restorePointId`). A merge or rebase that stops on conflicts is aborted (`git merge --abort`,
-//! `git rebase --abort`) and reported with its conflicting paths. Hooks, signing and credential helpers apply; a
+//! `git rebase --abort`) and reported with its conflicting paths. branchDelete, worktree, push and submodulePointer
+//! follow SPEC §6 (see their functions); what they must find unchanged was observed on receipt
+//! ([`proposal::OBSERVED`]). Hooks, signing and credential helpers apply; a
 //! git command still running after [`git_timeout`] is stopped with everything it started, and the proposal fails.
 //!
 //! Fault points for crash tests: when `FLUXGIT_GATEWAY_FAULT` names one (`after_claim`, `after_restore_point`,
@@ -125,7 +127,8 @@ pub fn run_approved(
     fault("after_claim");
     let canonical: Canonical =
         serde_json::from_value(proposal.canonical.clone()).expect("revalidate parsed this canonical repository");
-    let point = match restore::create(journal, &canonical, &proposal.id, &proposal.op) {
+    let others = restore_scope(&proposal.op, &proposal.body, &canonical);
+    let point = match restore::create(journal, &canonical, &proposal.id, &proposal.op, &others) {
         Ok(point) => point,
         Err(error) => {
             let message = format!("no restore point could be taken, so nothing ran: {error}");
@@ -143,7 +146,8 @@ pub fn run_approved(
     };
     fault("after_restore_point");
     let git = Git::new(&canonical.work_tree).with_timeout(git_timeout());
-    let mut outcome = execute(&git, &proposal.op, &proposal.body).unwrap_or_else(|error| Outcome {
+    let context = Context { allowed_roots, restore: Some((journal.dir().to_owned(), point.id.clone())) };
+    let mut outcome = execute(&git, &proposal.op, &proposal.body, &context).unwrap_or_else(|error| Outcome {
         completed: false,
         reason: Some("git_failed".into()),
         message: Some(error.to_string()),
@@ -203,9 +207,48 @@ fn conflicts(git: &Git) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Runs the git side of one operation on `git`'s work tree; the five operations of a later issue answer
-/// `unsupported_operation`.
-pub fn execute(git: &Git, op: &str, body: &Value) -> Result<Outcome, git::Error> {
+/// What an operation needs besides its repository and body.
+#[derive(Debug, Clone, Default)]
+pub struct Context<'a> {
+    /// The allowed roots (branchDelete's other repositories and a worktree's path are checked again).
+    pub allowed_roots: &'a [PathBuf],
+    /// The journal's dir and the restore point's id, under which a plan's per-step snapshots are saved.
+    pub restore: Option<(PathBuf, String)>,
+}
+
+/// The other repositories whose state the restore point of `op` saves besides `repo` (see [`restore::Other`]):
+/// branchDelete's other target repositories (refs and config), a submodulePointer's parent (when nested) and
+/// submodule (in full).
+pub fn restore_scope(op: &str, body: &Value, repo: &Canonical) -> Vec<restore::Other> {
+    let observed = &body[proposal::OBSERVED];
+    let mut others: Vec<restore::Other> = Vec::new();
+    let mut add = |path: PathBuf, full: bool| {
+        if path != repo.work_tree && !others.iter().any(|other| other.work_tree == path) && path.is_dir() {
+            others.push(restore::Other { work_tree: path, full });
+        }
+    };
+    match op {
+        "branchDelete" => {
+            for target in observed["targets"].as_array().into_iter().flatten() {
+                if let Some(work_tree) = target["canonical"]["workTree"].as_str() {
+                    add(PathBuf::from(work_tree), false);
+                }
+            }
+        }
+        "submodulePointer" => {
+            for key in ["parentWorkTree", "submoduleWorkTree"] {
+                if let Some(work_tree) = observed[key].as_str() {
+                    add(PathBuf::from(work_tree), true);
+                }
+            }
+        }
+        _ => {}
+    }
+    others
+}
+
+/// Runs the git side of one operation on `git`'s work tree.
+pub fn execute(git: &Git, op: &str, body: &Value, context: &Context<'_>) -> Result<Outcome, git::Error> {
     if !EXECUTED.contains(&op) {
         return Ok(failed("unsupported_operation", unsupported_message(op), json!({})));
     }
@@ -255,6 +298,10 @@ pub fn execute(git: &Git, op: &str, body: &Value) -> Result<Outcome, git::Error>
             })
         }
         "commit" => commit(git, body, previous),
+        "branchDelete" => branch_delete(body, context),
+        "worktree" => worktree(git, body, context),
+        "push" => push(git, body),
+        "submodulePointer" => submodule_pointer(git, body),
         _ => Ok(failed("unsupported_operation", unsupported_message(op), json!({}))),
     }
 }
@@ -405,4 +452,320 @@ fn commit(git: &Git, body: &Value, previous: Option<String>) -> Result<Outcome, 
 /// Whether `op` is one this gateway executes.
 pub fn is_executed(op: &str) -> bool {
     proposal::EXECUTED.contains(&op)
+}
+
+/// How one branch of a branchDelete fares: `deleted`-able (`None`) or kept with a reason, and its tip now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Assessment {
+    /// `None`: it may be deleted; else why it is kept (`skipped`) or cannot be (`failed`).
+    pub keep: Option<(&'static str, &'static str, String)>,
+    /// Its tip now.
+    pub tip: Option<String>,
+}
+
+/// Whether the local branch `name` of the repository `git` runs in may be deleted (SPEC §6): it must be a valid
+/// local branch name (`failed` `invalid_name`), exist (`skipped` `not_found`), still be at `observed` (`skipped`
+/// `tip_moved`), be checked out in no worktree (`skipped` `checked_out`), and have no commit outside HEAD and its
+/// upstream (`skipped` `unmerged`).
+pub fn assess_branch(git: &Git, name: &str, observed: Option<&str>) -> Result<Assessment, git::Error> {
+    let keep = |outcome: &'static str, reason: &'static str, message: String, tip: Option<String>| {
+        Ok(Assessment { keep: Some((outcome, reason, message)), tip })
+    };
+    let short = name.strip_prefix("refs/heads/").unwrap_or(name);
+    let full = format!("refs/heads/{short}");
+    if name.starts_with("refs/") && !name.starts_with("refs/heads/") {
+        return keep("failed", "not_a_local_branch", format!("{name} is not a local branch"), None);
+    }
+    if !git.read(&["check-ref-format", full.as_str()])?.success {
+        return keep("failed", "invalid_name", format!("'{name}' is not a valid branch name"), None);
+    }
+    let Some(tip) = proposal::local_branch_tip(git, short) else {
+        return keep("skipped", "not_found", format!("no local branch '{short}'"), None);
+    };
+    if observed != Some(tip.as_str()) {
+        let message = format!("its tip moved since the proposal (was {}, now {tip})", observed.unwrap_or("absent"));
+        return keep("skipped", "tip_moved", message, Some(tip));
+    }
+    let listing = git.read_ok(&["worktree", "list", "--porcelain", "-z"])?;
+    if listing.split('\0').any(|field| field.strip_prefix("branch ") == Some(full.as_str())) {
+        return keep("skipped", "checked_out", format!("'{short}' is checked out in a worktree"), Some(tip));
+    }
+    let upstream = git.read_ok(&["for-each-ref", "--format=%(upstream)", full.as_str()])?.trim().to_owned();
+    let mut args = vec!["rev-list".to_owned(), "--count".to_owned(), tip.clone(), "--not".to_owned()];
+    if let Some(head) = git.head_sha()? {
+        args.push(head);
+    }
+    if let Some(sha) = (!upstream.is_empty()).then(|| git.resolve_commit(&upstream)).transpose()?.flatten() {
+        args.push(sha);
+    }
+    let outside: u64 = git.read_ok(&args)?.trim().parse().unwrap_or(u64::MAX);
+    if outside > 0 {
+        let message = format!("{outside} commit(s) of '{short}' are in neither HEAD nor its upstream");
+        return keep("skipped", "unmerged", message, Some(tip));
+    }
+    Ok(Assessment { keep: None, tip: Some(tip) })
+}
+
+/// branchDelete: every target repository resolved again (it must be the one observed on receipt), every branch
+/// assessed ([`assess_branch`]) and deleted with `git update-ref -d` against its observed tip, its `branch.<name>`
+/// config section removed as `git branch -d` does. Remote branches are never touched.
+fn branch_delete(body: &Value, context: &Context<'_>) -> Result<Outcome, git::Error> {
+    let observed = body[proposal::OBSERVED]["targets"].as_array().cloned().unwrap_or_default();
+    let mut outcomes = Vec::new();
+    let mut counts: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut record = |outcomes: &mut Vec<Value>, entry: Value, outcome: &'static str| {
+        *counts.entry(outcome).or_default() += 1;
+        outcomes.push(entry);
+    };
+    for target in observed {
+        let repo_path = target["repoPath"].as_str().unwrap_or_default().to_owned();
+        let branches: Vec<String> =
+            target["tips"].as_object().map(|tips| tips.keys().cloned().collect()).unwrap_or_default();
+        let expected: Option<Canonical> = serde_json::from_value(target["canonical"].clone()).ok();
+        let resolved = repo::resolve(std::path::Path::new(&repo_path), context.allowed_roots);
+        let target_repo = match resolved {
+            Ok(resolved) if Some(&resolved) == expected.as_ref() => resolved,
+            other => {
+                let message = match other {
+                    Err(error) => error.to_string(),
+                    Ok(_) => "the repository path now resolves to another repository".to_owned(),
+                };
+                for branch in branches {
+                    let entry = json!({ "repoPath": repo_path, "branch": branch, "outcome": "failed",
+                        "reason": "blocked_repository_mismatch", "message": message });
+                    record(&mut outcomes, entry, "failed");
+                }
+                continue;
+            }
+        };
+        let target_git = Git::new(&target_repo.work_tree).with_timeout(git_timeout());
+        for branch in branches {
+            let tip = target["tips"][&branch].as_str();
+            let assessment = assess_branch(&target_git, &branch, tip)?;
+            let short = branch.strip_prefix("refs/heads/").unwrap_or(&branch).to_owned();
+            if let Some((outcome, reason, message)) = assessment.keep {
+                let entry = json!({ "repoPath": repo_path, "branch": branch, "outcome": outcome, "reason": reason,
+                    "message": message, "tip": assessment.tip });
+                record(&mut outcomes, entry, outcome);
+                continue;
+            }
+            let tip = assessment.tip.unwrap_or_default();
+            let full = format!("refs/heads/{short}");
+            let output = target_git.write(&["update-ref", "-d", full.as_str(), tip.as_str()], None)?;
+            if !output.success {
+                let entry = json!({ "repoPath": repo_path, "branch": branch, "outcome": "failed",
+                    "reason": "git_failed", "message": output.stderr.trim(), "tip": tip });
+                record(&mut outcomes, entry, "failed");
+                continue;
+            }
+            let section = format!("branch.{short}");
+            let _ = target_git.write(&["config", "--local", "--remove-section", section.as_str()], None)?;
+            let entry = json!({ "repoPath": repo_path, "branch": branch, "outcome": "deleted", "tip": tip });
+            record(&mut outcomes, entry, "deleted");
+        }
+    }
+    let count = |name: &str| counts.get(name).copied().unwrap_or(0);
+    let result = json!({
+        "branches": outcomes,
+        "deleted": count("deleted"),
+        "skipped": count("skipped"),
+        "failed": count("failed"),
+    });
+    Ok(Outcome { completed: true, reason: None, message: None, result })
+}
+
+/// The absolute path `path` as it would be once created: its deepest existing ancestor canonicalised, the rest
+/// appended; `None` when it holds `..` or nothing of it exists.
+pub fn resolve_new_path(path: &std::path::Path) -> Option<PathBuf> {
+    if !path.is_absolute() || path.components().any(|part| matches!(part, std::path::Component::ParentDir)) {
+        return None;
+    }
+    let mut existing = path;
+    let mut rest = Vec::new();
+    while existing.symlink_metadata().is_err() {
+        rest.push(existing.file_name()?);
+        existing = existing.parent()?;
+    }
+    let mut resolved = std::fs::canonicalize(existing).ok()?;
+    resolved.extend(rest.iter().rev());
+    Some(resolved)
+}
+
+/// worktree: `git worktree add <path> <branch>` (a branch that does not exist is created from HEAD with `-b`),
+/// refused when the path exists or, resolved, lies outside the allowed roots.
+fn worktree(git: &Git, body: &Value, context: &Context<'_>) -> Result<Outcome, git::Error> {
+    let branch = field(body, "branch", "");
+    let path = std::path::Path::new(field(body, "path", ""));
+    if path.symlink_metadata().is_ok() {
+        return Ok(failed("path_exists", format!("{} already exists; nothing was run", path.display()), json!({})));
+    }
+    let inside = resolve_new_path(path)
+        .is_some_and(|resolved| context.allowed_roots.iter().any(|root| resolved.starts_with(root)));
+    if !inside {
+        let message = format!("{} is outside the allowed roots; nothing was run", path.display());
+        return Ok(failed("outside_allowed_roots", message, json!({})));
+    }
+    let path_text = path.to_string_lossy();
+    let existing = proposal::local_branch_tip(git, branch);
+    let output = if existing.is_some() {
+        git.write(&["worktree", "add", "--", path_text.as_ref(), branch], None)?
+    } else {
+        git.write(&["worktree", "add", "-b", branch, "--", path_text.as_ref(), "HEAD"], None)?
+    };
+    if !output.success {
+        return Ok(failed("git_failed", output.stderr.trim(), json!({})));
+    }
+    let sha = Git::new(path).head_sha()?;
+    let result = json!({
+        "worktreePath": path_text,
+        "branch": branch,
+        "createdBranch": existing.is_none(),
+        "newSha": sha,
+    });
+    Ok(Outcome { completed: true, reason: None, message: None, result })
+}
+
+/// Extra `-c` settings so that no SSH prompt waits on a terminal the gateway does not own: `ssh -o BatchMode=yes`
+/// unless the person configured their own SSH command (`GIT_SSH_COMMAND`, `GIT_SSH`, `core.sshCommand`).
+fn no_prompt_settings(git: &Git) -> Vec<String> {
+    let configured = std::env::var_os("GIT_SSH_COMMAND").is_some()
+        || std::env::var_os("GIT_SSH").is_some()
+        || git.read(&["config", "core.sshCommand"]).is_ok_and(|output| output.success);
+    if configured { Vec::new() } else { vec!["-c".to_owned(), "core.sshCommand=ssh -o BatchMode=yes".to_owned()] }
+}
+
+/// push: `git push --porcelain [--set-upstream] [--force-with-lease=<remote ref>:<expected sha>] <remote>
+/// refs/heads/<branch>:<remote ref>`, where the expected sha is the remote-tracking ref observed on receipt (empty:
+/// the remote branch must not exist). Credential helpers apply; `GIT_TERMINAL_PROMPT=0` and SSH batch mode keep
+/// any prompt from waiting. A lease that no longer holds is `lease_refused`.
+fn push(git: &Git, body: &Value) -> Result<Outcome, git::Error> {
+    let observed = &body[proposal::OBSERVED];
+    let remote = observed["remote"].as_str().unwrap_or("origin");
+    let branch = observed["branch"].as_str().unwrap_or_default();
+    let remote_ref = observed["remoteRef"].as_str().unwrap_or_default();
+    let expected = observed["expectedRemoteSha"].as_str();
+    let force = flag(body, "forceWithLease");
+    let Some(local) = proposal::local_branch_tip(git, branch) else {
+        return Ok(failed("unknown_branch", format!("no local branch '{branch}'; nothing was pushed"), json!({})));
+    };
+    let mut args = no_prompt_settings(git);
+    args.extend(["push".to_owned(), "--porcelain".to_owned()]);
+    if flag(body, "setUpstream") {
+        args.push("--set-upstream".to_owned());
+    }
+    if force {
+        args.push(format!("--force-with-lease={remote_ref}:{}", expected.unwrap_or_default()));
+    }
+    args.extend([remote.to_owned(), format!("refs/heads/{branch}:{remote_ref}")]);
+    let output = git.write(&args, None)?;
+    let line = output.stdout.lines().find(|line| line.contains(&format!(":{remote_ref}\t"))).unwrap_or_default();
+    let summary = line.split('\t').nth(2).unwrap_or_default().to_owned();
+    let result = json!({
+        "remote": remote,
+        "branch": branch,
+        "remoteRef": remote_ref,
+        "pushedSha": local,
+        "expectedRemoteSha": expected,
+        "forced": force,
+        "upstreamSet": flag(body, "setUpstream") && output.success,
+        "summary": summary,
+    });
+    if !output.success {
+        let (reason, message) = if summary.contains("stale info") {
+            (
+                "lease_refused",
+                format!(
+                    "the lease refused: {remote} {remote_ref} is no longer at {} (pushed to since the proposal); nothing was pushed",
+                    expected.unwrap_or("(absent)")
+                ),
+            )
+        } else if summary.contains("non-fast-forward") || summary.contains("fetch first") {
+            ("rejected_non_fast_forward", format!("the remote refused a non-fast-forward push: {summary}"))
+        } else {
+            ("git_failed", format!("{} {}", summary, output.stderr.trim()).trim().to_owned())
+        };
+        return Ok(failed(reason, message, result));
+    }
+    let mut result = result;
+    result["newSha"] = json!(local);
+    Ok(Outcome { completed: true, reason: None, message: None, result })
+}
+
+/// submodulePointer: the submodule observed again must be as on receipt (`submodule_moved`), match the expected
+/// oids (`expected_oid_mismatch`), be clean (`submodule_dirty`: tracked changes) and differ from its recorded
+/// pointer (`pointer_unchanged`). `record` commits only the gitlink in the parent (`git commit --only`; hooks and
+/// signing apply; nothing is pushed); `return` checks the recorded commit out detached in the submodule.
+fn submodule_pointer(git: &Git, body: &Value) -> Result<Outcome, git::Error> {
+    let observed = &body[proposal::OBSERVED];
+    let Some(object) = body.as_object() else {
+        return Ok(failed("invalid_body", "the proposal body is not an object", json!({})));
+    };
+    let now = match proposal::observe_submodule(git, object) {
+        Ok(now) => now,
+        Err(invalid) => return Ok(failed(invalid.reason, invalid.message, json!({}))),
+    };
+    if now != *observed {
+        return Ok(failed(
+            "submodule_moved",
+            "the submodule or its recorded pointer changed since the proposal; propose again",
+            json!({ "observed": observed, "now": now }),
+        ));
+    }
+    let recorded = now["recordedOid"].as_str().unwrap_or_default().to_owned();
+    let checked_out = now["checkedOutOid"].as_str().unwrap_or_default().to_owned();
+    for (name, actual) in [("expectedRecordedOid", &recorded), ("expectedCheckedOutOid", &checked_out)] {
+        if let Some(expected) = body.get(name).and_then(Value::as_str)
+            && !expected.eq_ignore_ascii_case(actual)
+        {
+            return Ok(failed(
+                "expected_oid_mismatch",
+                format!("{name} is {expected}, the submodule has {actual}"),
+                json!({}),
+            ));
+        }
+    }
+    let parent = PathBuf::from(now["parentWorkTree"].as_str().unwrap_or_default());
+    let submodule = PathBuf::from(now["submoduleWorkTree"].as_str().unwrap_or_default());
+    let relative = now["relativePath"].as_str().unwrap_or_default().trim_end_matches('/').to_owned();
+    let sub_git = Git::new(&submodule).with_timeout(git_timeout());
+    let status = sub_git.read_ok(&["status", "--porcelain=v1", "--untracked-files=no", "--ignore-submodules=none"])?;
+    if !status.trim().is_empty() {
+        let message = format!("submodule '{relative}' has uncommitted changes; nothing was run");
+        return Ok(failed("submodule_dirty", message, json!({ "status": status })));
+    }
+    if recorded == checked_out {
+        let message = format!("submodule '{relative}' is already at its recorded pointer {recorded}; nothing was run");
+        return Ok(failed("pointer_unchanged", message, json!({})));
+    }
+    let base = json!({ "relativePath": relative, "parentWorkTree": parent, "submoduleWorkTree": submodule,
+        "previousRecordedOid": recorded, "previousCheckedOutOid": checked_out,
+        "previousCheckedOutRef": now["checkedOutRef"] });
+    if field(body, "direction", "record") == "record" {
+        let parent_git = Git::new(&parent).with_timeout(git_timeout());
+        let short: String = checked_out.chars().take(12).collect();
+        let message = body
+            .get("message")
+            .and_then(Value::as_str)
+            .map_or_else(|| format!("Update submodule {relative} to {short}"), str::to_owned);
+        let mut command = parent_git.write_command();
+        command.env("GIT_LITERAL_PATHSPECS", "1");
+        let args = ["commit", "-q", "-F", "-", "--only", "--", relative.as_str()];
+        if let Err(error) = parent_git.write_prepared(command, &args, Some(message.as_bytes())) {
+            return Ok(failed("git_failed", error.to_string(), base));
+        }
+        let mut result = base;
+        result["direction"] = json!("record");
+        result["recordedOid"] = json!(checked_out);
+        result["newSha"] = json!(parent_git.head_sha()?);
+        return Ok(Outcome { completed: true, reason: None, message: None, result });
+    }
+    let output = sub_git.write(&["checkout", "-q", "--detach", recorded.as_str(), "--"], None)?;
+    if !output.success {
+        return Ok(failed("git_failed", output.stderr.trim(), base));
+    }
+    let mut result = base;
+    result["direction"] = json!("return");
+    result["checkedOutOid"] = json!(sub_git.head_sha()?);
+    result["newSha"] = json!(sub_git.head_sha()?);
+    Ok(Outcome { completed: true, reason: None, message: None, result })
 }

@@ -32,7 +32,19 @@ pub const OPERATIONS: [&str; 12] = [
 
 /// The operations this gateway executes; the others are journaled and answered `failed` with
 /// `unsupported_operation`.
-pub const EXECUTED: [&str; 7] = ["merge", "rebase", "discard", "reset", "patch", "branch", "commit"];
+pub const EXECUTED: [&str; 11] = [
+    "merge",
+    "rebase",
+    "discard",
+    "reset",
+    "patch",
+    "branch",
+    "commit",
+    "branchDelete",
+    "worktree",
+    "push",
+    "submodulePointer",
+];
 
 /// Longest `patchContent`, in bytes.
 pub const MAX_PATCH_BYTES: usize = 4 * 1024 * 1024;
@@ -137,6 +149,14 @@ pub fn check(op: &str, body: &Value, allowed_roots: &[PathBuf]) -> Result<Checke
     let git = Git::new(&canonical.work_tree);
     let mut fields = Fields { object, git: &git, refs: Vec::new(), allowed_roots, worktree_path: None };
     fields.operation(op, "")?;
+    let mut body = body.clone();
+    if let Value::Object(map) = &mut body {
+        // Only the gateway writes what it observed; a sender's value is dropped.
+        map.remove(OBSERVED);
+        if let Some(observed) = observe(op, object, &git, allowed_roots)? {
+            map.insert(OBSERVED.to_owned(), observed);
+        }
+    }
     Ok(Checked {
         id: id.to_owned(),
         agent: agent.to_owned(),
@@ -149,8 +169,156 @@ pub fn check(op: &str, body: &Value, allowed_roots: &[PathBuf]) -> Result<Checke
         expires_at_ms: requested_ms.min(now_ms()) + EXPIRY_MS,
         refs: fields.refs,
         worktree_path: fields.worktree_path,
-        body: body.clone(),
+        body,
     })
+}
+
+/// The body field where the gateway records what it observed on receipt (never taken from the sender): for
+/// branchDelete `{targets: [{repoPath, canonical, tips: {branch: sha | null}}]}` (a branch whose tip moved since is
+/// kept), for push `{remote, branch, remoteRef, trackingRef, expectedRemoteSha, localSha}` (the lease's expected
+/// value), for submodulePointer `{parentWorkTree, submoduleWorkTree, recordedOid, checkedOutOid}`.
+pub const OBSERVED: &str = "gatewayObserved";
+
+/// What the gateway observes on receipt for `op` (see [`OBSERVED`]); a refusal when a target does not resolve.
+fn observe(
+    op: &str,
+    object: &Map<String, Value>,
+    git: &Git,
+    allowed_roots: &[PathBuf],
+) -> Result<Option<Value>, Invalid> {
+    match op {
+        "branchDelete" => {
+            let mut targets = Vec::new();
+            for target in object.get("targets").and_then(Value::as_array).into_iter().flatten() {
+                let repo_path = target.get("repoPath").and_then(Value::as_str).unwrap_or_default();
+                let canonical = repo::resolve(Path::new(repo_path), allowed_roots).map_err(|error| Invalid {
+                    reason: error.reason(),
+                    message: format!("target {repo_path}: {error}"),
+                    details: json!({ "field": "targets", "repoPath": repo_path }),
+                })?;
+                let target_git = Git::new(&canonical.work_tree);
+                let mut tips = Map::new();
+                for branch in target.get("branches").and_then(Value::as_array).into_iter().flatten() {
+                    let name = branch.as_str().unwrap_or_default();
+                    tips.insert(name.to_owned(), json!(local_branch_tip(&target_git, name)));
+                }
+                targets.push(json!({ "repoPath": repo_path, "canonical": canonical, "tips": tips }));
+            }
+            Ok(Some(json!({ "targets": targets })))
+        }
+        "push" => {
+            let remote = object.get("remote").and_then(Value::as_str).unwrap_or("origin");
+            let url = git.read(&["remote", "get-url", "--push", "--", remote]);
+            if !url.as_ref().is_ok_and(|output| output.success) {
+                return Err(invalid("unknown_remote", "remote", format!("no remote named '{remote}' is configured")));
+            }
+            let branch = match object.get("branch").and_then(Value::as_str) {
+                Some(branch) => branch.strip_prefix("refs/heads/").unwrap_or(branch).to_owned(),
+                None => match git.head_symbolic() {
+                    Ok(Some(head)) => head.strip_prefix("refs/heads/").unwrap_or(&head).to_owned(),
+                    _ => return Err(invalid("detached_head", "branch", "HEAD is detached: name the branch to push")),
+                },
+            };
+            let Some(local) = local_branch_tip(git, &branch) else {
+                return Err(invalid("unknown_branch", "branch", format!("no local branch '{branch}'")));
+            };
+            let tracking = format!("refs/remotes/{remote}/{branch}");
+            let expected = git.resolve_commit(&tracking).ok().flatten();
+            Ok(Some(json!({
+                "remote": remote,
+                "branch": branch,
+                "remoteRef": format!("refs/heads/{branch}"),
+                "trackingRef": tracking,
+                "expectedRemoteSha": expected,
+                "localSha": local,
+            })))
+        }
+        "submodulePointer" => {
+            let observed = observe_submodule(git, object)?;
+            for (field, key) in [("expectedRecordedOid", "recordedOid"), ("expectedCheckedOutOid", "checkedOutOid")] {
+                if let Some(expected) = object.get(field).and_then(Value::as_str)
+                    && !observed[key].as_str().is_some_and(|oid| oid.eq_ignore_ascii_case(expected))
+                {
+                    return Err(invalid(
+                        "expected_oid_mismatch",
+                        field,
+                        format!("{field} is {expected}, but the submodule's {key} is {}", observed[key]),
+                    ));
+                }
+            }
+            Ok(Some(observed))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// A submodulePointer's repositories and commits as they are now: `{parentWorkTree, submoduleWorkTree, relativePath,
+/// recordedOid (the gitlink in the parent's HEAD), checkedOutOid (the submodule's HEAD), checkedOutRef (its branch,
+/// or null when detached)}`. Refused when the parent is not a work-tree root inside the repository, the path is not
+/// a submodule recorded in the parent's HEAD, or the submodule is not initialised (no repository of its own there).
+pub fn observe_submodule(git: &Git, object: &Map<String, Value>) -> Result<Value, Invalid> {
+    let top = git.work_tree();
+    let parent_rel = object.get("parentPath").and_then(Value::as_str);
+    if parent_rel.is_some_and(|path| !is_relative_path(path)) {
+        return Err(invalid("invalid_path", "parentPath", "parentPath must be repository-relative without '..'"));
+    }
+    let root_of = |path: &Path| -> Option<PathBuf> {
+        let canonical = std::fs::canonicalize(path).ok()?;
+        let output = Git::new(&canonical).read(&["rev-parse", "--show-toplevel"]).ok()?;
+        let toplevel = std::fs::canonicalize(output.stdout.trim()).ok()?;
+        (output.success && toplevel == canonical && canonical.starts_with(top)).then_some(canonical)
+    };
+    let parent = match parent_rel {
+        Some(path) => root_of(&top.join(path)).ok_or_else(|| {
+            invalid("not_a_submodule", "parentPath", "parentPath is not an initialised submodule of the repository")
+        })?,
+        None => top.to_owned(),
+    };
+    let relative = string(object, "relativePath")?;
+    let parent_git = Git::new(&parent);
+    let listing = parent_git
+        .read(&["--literal-pathspecs", "ls-tree", "-z", "HEAD", "--", relative])
+        .map(|output| output.stdout)
+        .unwrap_or_default();
+    let recorded = listing
+        .split('\0')
+        .filter_map(|entry| entry.split_once('\t'))
+        .find(|(_, path)| *path == relative.trim_end_matches('/'))
+        .and_then(|(meta, _)| meta.strip_prefix("160000 commit ").map(str::to_owned))
+        .ok_or_else(|| {
+            invalid("not_a_submodule", "relativePath", format!("'{relative}' is not a submodule in the parent's HEAD"))
+        })?;
+    let submodule = root_of(&parent.join(relative)).ok_or_else(|| {
+        invalid("submodule_not_initialised", "relativePath", format!("submodule '{relative}' is not initialised"))
+    })?;
+    let sub_git = Git::new(&submodule);
+    let checked_out = sub_git.head_sha().ok().flatten().ok_or_else(|| {
+        invalid(
+            "submodule_not_initialised",
+            "relativePath",
+            format!("submodule '{relative}' has no commit checked out"),
+        )
+    })?;
+    Ok(json!({
+        "parentWorkTree": parent,
+        "submoduleWorkTree": submodule,
+        "relativePath": relative,
+        "recordedOid": recorded,
+        "checkedOutOid": checked_out,
+        "checkedOutRef": sub_git.head_symbolic().ok().flatten(),
+    }))
+}
+
+/// The tip of the local branch `name` (`refs/heads/` optional), or `None` when it is not a valid branch name or
+/// does not exist. Never resolves revision syntax (`main~1` is not a branch name).
+pub fn local_branch_tip(git: &Git, name: &str) -> Option<String> {
+    let full = if name.starts_with("refs/heads/") { name.to_owned() } else { format!("refs/heads/{name}") };
+    let valid = git.read(&["check-ref-format", full.as_str()]).is_ok_and(|output| output.success);
+    if !valid {
+        return None;
+    }
+    let output = git.read(&["rev-parse", "--verify", "--quiet", "--end-of-options", full.as_str()]).ok()?;
+    output.success.then(|| output.stdout.trim().to_owned()).filter(|sha| !sha.is_empty())
 }
 
 struct Fields<'a> {

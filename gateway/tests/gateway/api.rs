@@ -166,7 +166,7 @@ fn reject_cancel_idempotency_cap_expiry_and_unsupported_operations() {
     assert_eq!(gateway.propose(&old).0, 202);
     assert_eq!(gateway.status("p-old")["status"], "expired");
 
-    // The five operations of a later issue are journaled and fail clearly.
+    // A push to a remote that is not configured is refused on receipt, before any card.
     let push = body(
         "p-push",
         "agent-f",
@@ -174,9 +174,14 @@ fn reject_cancel_idempotency_cap_expiry_and_unsupported_operations() {
         &repo,
         json!({"remote": "origin", "setUpstream": false, "forceWithLease": false}),
     );
-    let (code, _) = gateway.propose(&push);
+    let (code, answer) = gateway.propose(&push);
+    assert_eq!((code, answer["reason"].clone()), (422, json!("unknown_remote")), "{answer}");
+
+    // An operation this gateway does not execute is journaled and fails clearly.
+    let plan = body("p-plan", "agent-f", "plan", &repo, json!({"steps": [{"type": "discard", "paths": ["a.txt"]}]}));
+    let (code, _) = gateway.propose(&plan);
     assert_eq!(code, 202);
-    let failed = gateway.status("p-push");
+    let failed = gateway.status("p-plan");
     assert_eq!(
         (failed["status"].clone(), failed["reason"].clone()),
         (json!("failed"), json!("unsupported_operation")),

@@ -4,5 +4,6 @@
 
 mod api;
 mod crash;
+mod operations;
 mod restore;
 mod support;
