@@ -60,6 +60,14 @@ pub fn risk(op: &str, body: &Value) -> &'static str {
         "discard" | "branchDelete" => "high",
         "reset" if field(body, "mode", "mixed") == "hard" => "high",
         "push" if flag(body, "forceWithLease") => "high",
+        "plan" => {
+            let steps = body["steps"].as_array().map(Vec::as_slice).unwrap_or_default();
+            if steps.iter().any(|step| risk(step["type"].as_str().unwrap_or_default(), step) == "high") {
+                "high"
+            } else {
+                "medium"
+            }
+        }
         _ => "medium",
     }
 }
@@ -96,6 +104,7 @@ pub fn render(proposal: &Proposal) -> Card {
                 "reason",
                 "requestedAt",
                 "patchContent",
+                "steps",
                 crate::proposal::OBSERVED,
             ]
             .contains(&name.as_str())
@@ -120,7 +129,11 @@ pub fn render(proposal: &Proposal) -> Card {
 }
 
 fn details(git: &Git, proposal: &Proposal, confirmation: &mut Option<String>) -> String {
-    let body = &proposal.body;
+    op_details(git, &proposal.op, &proposal.body, confirmation)
+}
+
+/// The details of one operation (`op` with its fields in `body`), a plan's steps each in turn.
+fn op_details(git: &Git, op: &str, body: &Value, confirmation: &mut Option<String>) -> String {
     let mut out = String::new();
     let show = |out: &mut String, title: &str, args: &[&str]| {
         let text =
@@ -128,7 +141,7 @@ fn details(git: &Git, proposal: &Proposal, confirmation: &mut Option<String>) ->
         let _ = writeln!(out, "{title}:");
         out.push_str(&bounded(&text));
     };
-    match proposal.op.as_str() {
+    match op {
         "merge" => {
             let source = field(body, "sourceRef", "");
             let range = format!("HEAD..{source}");
@@ -235,8 +248,9 @@ fn details(git: &Git, proposal: &Proposal, confirmation: &mut Option<String>) ->
         "worktree" => worktree(&mut out, git, body),
         "push" => push(&mut out, git, body, confirmation),
         "submodulePointer" => submodule_pointer(&mut out, body),
+        "plan" => plan(&mut out, git, body, confirmation),
         _ => {
-            let _ = writeln!(out, "This gateway does not execute '{}' proposals yet.", proposal.op);
+            let _ = writeln!(out, "This gateway does not execute '{op}' proposals.");
         }
     }
     out
@@ -408,5 +422,31 @@ fn submodule_pointer(out: &mut String, body: &Value) {
         let log = sub_git.read(&["log", "--oneline", "--no-decorate", "-n", "50", range.as_str()]);
         out.push_str("Commits the submodule leaves:\n");
         out.push_str(&bounded(&log.map(|output| output.stdout).unwrap_or_default()));
+    }
+}
+
+/// Every step of a plan: its fields and its own details, computed against the repository as it is now.
+fn plan(out: &mut String, git: &Git, body: &Value, confirmation: &mut Option<String>) {
+    let steps = body["steps"].as_array().cloned().unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "Plan of {} step(s), run in order, stopping at the first failure. A checkpoint taken before step 1 restores \
+         them all; each step's details below are computed against the repository as it is now (a later step will \
+         see what the earlier ones did).",
+        steps.len()
+    );
+    for (index, step) in steps.iter().enumerate() {
+        let op = step["type"].as_str().unwrap_or_default();
+        let _ = writeln!(out, "\n=== Step {} of {}: {op} (risk: {}) ===", index + 1, steps.len(), risk(op, step));
+        for (name, value) in step.as_object().into_iter().flatten() {
+            if name != "type" && name != "patchContent" {
+                let _ = writeln!(out, "  {name} = {value}");
+            }
+        }
+        if !crate::executor::STEP_TYPES.contains(&op) {
+            let _ = writeln!(out, "  a plan step cannot be '{op}': it would fail");
+            continue;
+        }
+        out.push_str(&op_details(git, op, step, confirmation));
     }
 }

@@ -11,7 +11,8 @@
 //! git command still running after [`git_timeout`] is stopped with everything it started, and the proposal fails.
 //!
 //! Fault points for crash tests: when `FLUXGIT_GATEWAY_FAULT` names one (`after_claim`, `after_restore_point`,
-//! `after_git`, `after_complete`), the process sends itself SIGKILL there.
+//! `after_git`, `after_complete`, and in a plan `after_step_<n>`, counted from 1), the process sends itself SIGKILL
+//! there.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -302,6 +303,7 @@ pub fn execute(git: &Git, op: &str, body: &Value, context: &Context<'_>) -> Resu
         "worktree" => worktree(git, body, context),
         "push" => push(git, body),
         "submodulePointer" => submodule_pointer(git, body),
+        "plan" => plan(git, body, context),
         _ => Ok(failed("unsupported_operation", unsupported_message(op), json!({}))),
     }
 }
@@ -768,4 +770,80 @@ fn submodule_pointer(git: &Git, body: &Value) -> Result<Outcome, git::Error> {
     result["checkedOutOid"] = json!(sub_git.head_sha()?);
     result["newSha"] = json!(sub_git.head_sha()?);
     Ok(Outcome { completed: true, reason: None, message: None, result })
+}
+
+/// The operation types a plan step may have.
+pub const STEP_TYPES: [&str; 5] = ["merge", "rebase", "discard", "reset", "patch"];
+
+/// plan: the steps in order, each behind its own snapshot of the index and work tree
+/// ([`restore::step_snapshot`]; the proposal's restore point is the pre-plan checkpoint that anchors the branch
+/// and puts everything back), stopping at the first step that fails. The result lists every step: `completed`
+/// (with its result), `failed` (reason, message, result) or `not_run`; a failed step fails the proposal
+/// (`step_failed`) and leaves the earlier steps done, for the person to keep or restore.
+fn plan(git: &Git, body: &Value, context: &Context<'_>) -> Result<Outcome, git::Error> {
+    let steps = body["steps"].as_array().cloned().unwrap_or_default();
+    let mut outcomes = Vec::with_capacity(steps.len());
+    let mut failure: Option<(usize, String, String)> = None;
+    for (index, step) in steps.iter().enumerate() {
+        let number = index + 1;
+        let op = step["type"].as_str().unwrap_or_default();
+        if failure.is_some() {
+            outcomes.push(json!({ "step": number, "type": op, "status": "not_run" }));
+            continue;
+        }
+        let snapshot = match &context.restore {
+            Some((dir, point)) => match restore::step_snapshot(dir, git.work_tree(), point, number) {
+                Ok(sha) => Some(sha),
+                Err(error) => {
+                    let message =
+                        format!("no snapshot could be taken before step {number}, so it did not run: {error}");
+                    outcomes.push(json!({ "step": number, "type": op, "status": "failed",
+                        "reason": "snapshot_failed", "message": message }));
+                    failure = Some((number, "snapshot_failed".to_owned(), message));
+                    continue;
+                }
+            },
+            None => None,
+        };
+        let outcome = if STEP_TYPES.contains(&op) {
+            execute(git, op, step, context).unwrap_or_else(|error| Outcome {
+                completed: false,
+                reason: Some("git_failed".into()),
+                message: Some(error.to_string()),
+                result: json!({}),
+            })
+        } else {
+            failed("invalid_step", format!("a plan step cannot be '{op}'"), json!({}))
+        };
+        let mut entry = json!({
+            "step": number,
+            "type": op,
+            "status": if outcome.completed { "completed" } else { "failed" },
+            "result": outcome.result,
+        });
+        if let Some((_, point)) = &context.restore {
+            entry["snapshot"] = json!(snapshot);
+            entry["snapshotRef"] = json!(format!("{}{point}/{number}", restore::STEP_REF_PREFIX));
+        }
+        if !outcome.completed {
+            entry["reason"] = json!(outcome.reason);
+            entry["message"] = json!(outcome.message);
+            failure = Some((number, outcome.reason.unwrap_or_default(), outcome.message.unwrap_or_default()));
+        }
+        outcomes.push(entry);
+        fault(&format!("after_step_{number}"));
+    }
+    let done = outcomes.iter().filter(|entry| entry["status"] == "completed").count();
+    let mut result = json!({ "steps": outcomes, "completedSteps": done, "newSha": head(git)? });
+    match failure {
+        None => Ok(Outcome { completed: true, reason: None, message: None, result }),
+        Some((number, reason, message)) => {
+            result["failedStep"] = json!(number);
+            let message = format!(
+                "step {number} failed ({reason}: {message}); {done} earlier step(s) stay done and the rest did not \
+                 run; restore the proposal's restore point to undo them all"
+            );
+            Ok(failed("step_failed", message, result))
+        }
+    }
 }

@@ -32,7 +32,7 @@ pub const OPERATIONS: [&str; 12] = [
 
 /// The operations this gateway executes; the others are journaled and answered `failed` with
 /// `unsupported_operation`.
-pub const EXECUTED: [&str; 11] = [
+pub const EXECUTED: [&str; 12] = [
     "merge",
     "rebase",
     "discard",
@@ -44,6 +44,7 @@ pub const EXECUTED: [&str; 11] = [
     "worktree",
     "push",
     "submodulePointer",
+    "plan",
 ];
 
 /// Longest `patchContent`, in bytes.

@@ -133,3 +133,46 @@ fn hooks_apply_and_a_hanging_hook_is_stopped() {
     let marker = std::fs::read_to_string(repo.join(".git/post-commit-ran")).expect("the post-commit hook ran");
     assert_eq!(done["result"]["newSha"], marker.trim());
 }
+
+#[test]
+fn a_plan_killed_after_each_step_is_flagged_never_resumed_and_its_checkpoint_restores_all() {
+    let patch = crate::operations::new_file_patch;
+    for killed_after in 1..=3 {
+        let sandbox = Sandbox::new();
+        let repo = sandbox.repo("repo");
+        crate::support::write(&repo, "b.txt", "dirty\n");
+        let roots = sandbox.roots();
+        let id = format!("plan-crash-{killed_after}");
+        let steps: Vec<serde_json::Value> = (1..=3)
+            .map(|n| json!({"type": "patch", "patchContent": patch(&format!("n{n}.txt"), "x"), "applyToIndex": n == 2}))
+            .collect();
+        {
+            let mut journal = Journal::open(&sandbox.run_dir).expect("journal");
+            propose_lib(&mut journal, &roots, &body(&id, "agent", "plan", &repo, json!({"steps": steps})));
+            approve_lib(&mut journal, &roots, &id, &[]).expect("approve");
+        }
+        let before = crate::support::state(&repo);
+        let point = format!("after_step_{killed_after}");
+        let mut gateway = sandbox.serve(&[("FLUXGIT_GATEWAY_FAULT", point.as_str())]);
+        let status = gateway.child.wait().expect("the gateway dies after the step");
+        assert!(!status.success(), "{point}: {status:?}");
+        let ran: Vec<bool> = (1..=3).map(|n| repo.join(format!("n{n}.txt")).exists()).collect();
+        assert_eq!(ran, (1..=3).map(|n| n <= killed_after).collect::<Vec<_>>(), "{point}");
+
+        let gateway = sandbox.serve(&[]);
+        std::thread::sleep(std::time::Duration::from_millis(600));
+        assert_eq!(gateway.status(&id)["needsReconciliation"], true, "{point}");
+        let journal = Journal::open(&sandbox.run_dir).expect("journal");
+        let proposal = journal.get(&id).expect("get").expect("not lost");
+        assert_eq!((proposal.status, proposal.needs_reconciliation), (Status::Executing, true), "{point}");
+        let again: Vec<bool> = (1..=3).map(|n| repo.join(format!("n{n}.txt")).exists()).collect();
+        assert_eq!(again, ran, "{point}: no step ran again after the restart");
+        let (ok, out, err) = sandbox.cli(&["restore", &id]);
+        assert!(ok, "{out}{err}");
+        assert_eq!(crate::support::state(&repo), before, "{point}: the checkpoint restores every step done");
+        let (ok, out, err) = sandbox.cli(&["reconcile", &id, "--outcome", "failed", "--note", "restored"]);
+        assert!(ok, "{out}{err}");
+        assert_eq!(gateway.status(&id)["status"], "failed");
+        drop(gateway);
+    }
+}

@@ -411,3 +411,96 @@ fn submodule_pointer_works_on_a_nested_submodule() {
     restore(&mut journal, "sp-nest");
     assert_eq!((full_state(&repo), full_state(&mid), full_state(&inner)), before);
 }
+
+/// A patch creating `name` with one line `text`.
+pub(crate) fn new_file_patch(name: &str, text: &str) -> String {
+    format!("diff --git a/{name} b/{name}\nnew file mode 100644\n--- /dev/null\n+++ b/{name}\n@@ -0,0 +1 @@\n+{text}\n")
+}
+
+fn plan_steps(third: serde_json::Value) -> serde_json::Value {
+    json!({"steps": [
+        {"type": "discard", "paths": ["b.txt"]},
+        {"type": "merge", "sourceRef": "topic", "targetRef": "main", "strategy": "merge"},
+        third,
+        {"type": "patch", "patchContent": new_file_patch("n.txt", "new"), "applyToIndex": true},
+    ]})
+}
+
+#[test]
+fn a_plan_runs_every_step_in_order_and_its_checkpoint_restores_them_all() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("repo");
+    write(&repo, "b.txt", "bee changed\n");
+    write(&repo, "u.txt", "untracked\n");
+    let before = full_state(&repo);
+    let mut journal = Journal::open(&sandbox.run_dir).expect("journal");
+    let roots = sandbox.roots();
+    let third = json!({"type": "reset", "targetRef": "HEAD", "mode": "hard"});
+    let proposal = propose_lib(&mut journal, &roots, &body("plan-ok", "agent", "plan", &repo, plan_steps(third)));
+    let card = approval::show(&mut journal, "plan-ok").expect("show");
+    for expected in [
+        "risk: high",
+        "Step 1 of 4: discard",
+        "Step 2 of 4: merge",
+        "topic work",
+        "Step 3 of 4: reset",
+        "Step 4 of 4: patch",
+        "n.txt",
+        "Strong confirmation",
+    ] {
+        assert!(card.contains(expected), "card lacks {expected:?}:\n{card}");
+    }
+    let done = approve_and_run(&mut journal, &roots, &proposal, &["main"]);
+    assert_eq!(done.status, Status::Completed, "{:?} {:?}", done.status_message, done.result);
+    let result = done.result.expect("result");
+    let statuses: Vec<&str> =
+        result["steps"].as_array().expect("steps").iter().filter_map(|step| step["status"].as_str()).collect();
+    assert_eq!(statuses, ["completed"; 4]);
+    assert_eq!(result["completedSteps"], 4);
+    assert_eq!(result["newSha"], git(&repo, &["rev-parse", "HEAD"]).trim());
+    assert_eq!(git(&repo, &["rev-list", "--parents", "-n", "1", "HEAD"]).split_whitespace().count(), 3, "merged");
+    assert_eq!(git(&repo, &["status", "--porcelain"]), "A  n.txt\n?? u.txt\n", "discarded, reset, patched");
+    // Each step's snapshot is the state before it: before step 2, b.txt was discarded already.
+    let point = result["restorePointId"].as_str().expect("restorePointId");
+    for step in 1..=4 {
+        let reference = format!("refs/fluxgit/steps/{point}/{step}");
+        assert_eq!(result["steps"][step - 1]["snapshotRef"], reference.as_str());
+        assert_eq!(
+            git(&repo, &["rev-parse", &reference]).trim(),
+            result["steps"][step - 1]["snapshot"].as_str().expect("sha")
+        );
+    }
+    assert_eq!(git(&repo, &["show", &format!("refs/fluxgit/steps/{point}/1:b.txt")]), "bee changed\n");
+    assert_eq!(git(&repo, &["show", &format!("refs/fluxgit/steps/{point}/2:b.txt")]), "bee\n");
+    restore(&mut journal, "plan-ok");
+    assert_eq!(full_state(&repo), before);
+}
+
+#[test]
+fn a_plan_whose_third_step_fails_reports_two_done_one_failed_one_not_run_and_restores_all() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("repo");
+    write(&repo, "b.txt", "bee changed\n");
+    let before = full_state(&repo);
+    let mut journal = Journal::open(&sandbox.run_dir).expect("journal");
+    let roots = sandbox.roots();
+    let third = json!({"type": "merge", "sourceRef": "clash", "targetRef": "main", "strategy": "merge"});
+    let proposal = propose_lib(&mut journal, &roots, &body("plan-fail", "agent", "plan", &repo, plan_steps(third)));
+    let card = approval::show(&mut journal, "plan-fail").expect("show");
+    assert!(card.contains("Step 3 of 4: merge") && card.contains("CONFLICTS predicted in 1 path(s)"), "{card}");
+    let done = approve_and_run(&mut journal, &roots, &proposal, &[]);
+    assert_eq!((done.status, done.status_reason.as_deref()), (Status::Failed, Some("step_failed")));
+    let result = done.result.expect("result");
+    let steps = result["steps"].as_array().expect("steps");
+    let statuses: Vec<&str> = steps.iter().filter_map(|step| step["status"].as_str()).collect();
+    assert_eq!(statuses, ["completed", "completed", "failed", "not_run"]);
+    assert_eq!(
+        (steps[2]["reason"].clone(), steps[2]["result"]["conflicts"].clone()),
+        (json!("conflicts"), json!(["a.txt"]))
+    );
+    assert_eq!((result["completedSteps"].clone(), result["failedStep"].clone()), (json!(2), json!(3)));
+    assert!(repo.join("t.txt").exists() && !repo.join("n.txt").exists() && !repo.join(".git/MERGE_HEAD").exists());
+    assert_eq!(git(&repo, &["status", "--porcelain"]), "", "steps 1-2 done, 3 aborted, 4 not run");
+    restore(&mut journal, "plan-fail");
+    assert_eq!(full_state(&repo), before);
+}
