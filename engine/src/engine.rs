@@ -8,6 +8,7 @@ use crate::budget::{Budgeted, Measure};
 use crate::cache::{self, Cache, CallState, Reader};
 use crate::error::Result;
 use crate::facets::Facet;
+use crate::interrupt::Interrupt;
 use crate::repository::{self, Location};
 use crate::{brief, fleet, refs, status};
 
@@ -37,6 +38,18 @@ pub struct Repo {
     pub location: Location,
     pub(crate) git: gix::Repository,
     pub(crate) call: CallState,
+    /// The caller's cancellation flag, checked by the long reads ([`crate::interrupt`]); never triggered unless
+    /// the caller set one with [`Repo::with_interrupt`].
+    pub(crate) interrupt: Interrupt,
+}
+
+impl Repo {
+    /// The same repository, read under `interrupt`: a long read through it stops with [`crate::Error::Cancelled`]
+    /// once `interrupt` is triggered.
+    #[must_use]
+    pub fn with_interrupt(self, interrupt: Interrupt) -> Self {
+        Self { interrupt, ..self }
+    }
 }
 
 impl std::fmt::Debug for Repo {
@@ -134,7 +147,7 @@ impl Engine {
     pub fn resolve_unrecorded(&self, repo_path: &str) -> Result<Repo> {
         let (location, git) = repository::resolve(repo_path, &self.options.allowed_roots)?;
         let call = self.cache.call(&location);
-        Ok(Repo { location, git, call })
+        Ok(Repo { location, git, call, interrupt: Interrupt::new() })
     }
 
     /// Records `root` in the registry as seen, the first time this engine resolves it. A registry that cannot be

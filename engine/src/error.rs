@@ -49,7 +49,8 @@ impl InvalidReason {
 /// An engine failure.
 ///
 /// [`Error::Invalid`] is the caller's fault (the MCP layer maps it to JSON-RPC -32602 with `data.reason`);
-/// [`Error::GitRead`] is a read that failed on a valid repository (tool error 10010, SPEC §4.3).
+/// [`Error::GitRead`] is a read that failed on a valid repository (tool error 10010, SPEC §4.3); [`Error::Cancelled`]
+/// a read its caller stopped through its [`crate::Interrupt`].
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum Error {
     /// The input was refused; nothing was read.
@@ -70,6 +71,10 @@ pub enum Error {
         /// The underlying error, rendered.
         message: String,
     },
+    /// The caller triggered the read's [`crate::Interrupt`]: it stopped before finishing, and nothing it read was
+    /// kept. Never returned to a caller that did not trigger it.
+    #[error("the read was cancelled by its caller")]
+    Cancelled,
 }
 
 impl Error {

@@ -17,6 +17,7 @@ use crate::engine::{Engine, Repo};
 use crate::error::{Error, InvalidReason, Result};
 use crate::facets::commits::abbreviate;
 use crate::facets::{iso_time, subject, utf8};
+use crate::interrupt::Interrupt;
 
 /// What to list.
 #[derive(Debug, Clone, Default)]
@@ -190,7 +191,7 @@ impl Engine {
                 "the cursor's tip is not a commit of this repository",
             ));
         }
-        let mut walk = Walk::new(&repo.git, cursor.tip, options.path.as_deref())?;
+        let mut walk = Walk::new(&repo.git, cursor.tip, options.path.as_deref())?.interruptible(&repo.interrupt);
         for _ in 0..cursor.skip {
             if walk.next_shown()?.is_none() {
                 break;
@@ -281,6 +282,8 @@ pub(crate) struct Walk<'r> {
     path: Option<&'r str>,
     entries: HashMap<ObjectId, PathEntry>,
     since: Option<i64>,
+    /// Checked before each commit is taken from the queue.
+    interrupt: Interrupt,
 }
 
 impl<'r> Walk<'r> {
@@ -299,6 +302,7 @@ impl<'r> Walk<'r> {
             path,
             entries: HashMap::new(),
             since: None,
+            interrupt: Interrupt::new(),
         };
         walk.seen.insert(tip);
         walk.push(tip, 0);
@@ -309,6 +313,12 @@ impl<'r> Walk<'r> {
     /// date is older is neither shown nor are its parents walked, so the walk ends where history gets older.
     pub(crate) fn since(mut self, since: i64) -> Self {
         self.since = Some(since);
+        self
+    }
+
+    /// The same walk, stopping with [`Error::Cancelled`] at the next commit once `interrupt` is triggered.
+    pub(crate) fn interruptible(mut self, interrupt: &Interrupt) -> Self {
+        self.interrupt = interrupt.clone();
         self
     }
 
@@ -329,6 +339,7 @@ impl<'r> Walk<'r> {
     /// The next commit `git log` would show, or `None` at the end of history.
     pub(crate) fn next_shown(&mut self) -> Result<Option<ObjectId>> {
         while let Some(Queued { id, .. }) = self.queue.pop() {
+            self.interrupt.check()?;
             let commit = self.repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
             if let Some(since) = self.since
                 && commit.time().map_err(|err| Error::git("commit date", err))?.seconds < since

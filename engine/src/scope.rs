@@ -27,6 +27,7 @@ use crate::facets::commits::{CommitLine, abbreviate};
 use crate::facets::worktree::{self, Change};
 use crate::facets::{iso_time, subject, utf8};
 use crate::history::Walk;
+use crate::interrupt::Interrupt;
 
 /// What to look at.
 #[derive(Debug, Clone)]
@@ -204,15 +205,15 @@ impl Engine {
         max_tokens: usize,
         measure: &mut Measure<'_, Scope>,
     ) -> Result<Budgeted<Scope>> {
-        fit(read(&repo.git, options)?, max_tokens, measure)
+        fit(read(&repo.git, options, &repo.interrupt)?, max_tokens, measure)
     }
 }
 
 /// Reads the full, uncut report.
 ///
 /// # Errors
-/// As [`Engine::scope`].
-pub fn read(repo: &gix::Repository, options: &Options) -> Result<Scope> {
+/// As [`Engine::scope`]; [`Error::Cancelled`] once `interrupt` is triggered (checked per commit walked).
+pub fn read(repo: &gix::Repository, options: &Options, interrupt: &Interrupt) -> Result<Scope> {
     let path = normalise(&options.path)?;
     let head = repo.head().map_err(|err| Error::git("HEAD", err))?;
     let tip =
@@ -226,10 +227,10 @@ pub fn read(repo: &gix::Repository, options: &Options) -> Result<Scope> {
         kind,
         working_tree: changes(repo, &path)?,
         recent_commits: match tip {
-            Some(tip) => recent(repo, tip, &path, options.recent_commits)?,
+            Some(tip) => recent(repo, tip, &path, options.recent_commits, interrupt)?,
             None => Vec::new(),
         },
-        churn: churn(repo, tip, &path, options.churn_days, since, options.now)?,
+        churn: churn(repo, tip, &path, (options.churn_days, since, options.now), interrupt)?,
         code_owners: owners(commit.as_ref(), tree.as_ref(), &path, kind)?,
         shallow: crate::ancestry::Shallow::read(repo)?.is_shallow(),
     })
@@ -337,8 +338,14 @@ fn changes(repo: &gix::Repository, path: &str) -> Result<Changes> {
     })
 }
 
-fn recent(repo: &gix::Repository, tip: ObjectId, path: &str, limit: usize) -> Result<Vec<CommitLine>> {
-    let mut walk = Walk::new(repo, tip, Some(path))?;
+fn recent(
+    repo: &gix::Repository,
+    tip: ObjectId,
+    path: &str,
+    limit: usize,
+    interrupt: &Interrupt,
+) -> Result<Vec<CommitLine>> {
+    let mut walk = Walk::new(repo, tip, Some(path))?.interruptible(interrupt);
     let mut out = Vec::new();
     while out.len() < limit {
         let Some(id) = walk.next_shown()? else { break };
@@ -352,16 +359,15 @@ fn churn(
     repo: &gix::Repository,
     tip: Option<ObjectId>,
     path: &str,
-    days: u32,
-    since: i64,
-    until: i64,
+    (days, since, until): (u32, i64, i64),
+    interrupt: &Interrupt,
 ) -> Result<Churn> {
     let utc = |seconds| iso_time(gix::date::Time { seconds, offset: 0 });
     // Per email: (commits, the name on its newest commit: the walk goes newest first).
     let mut authors: BTreeMap<String, (usize, String)> = BTreeMap::new();
     let mut commits = 0;
     if let Some(tip) = tip {
-        let mut walk = Walk::new(repo, tip, Some(path))?.since(since);
+        let mut walk = Walk::new(repo, tip, Some(path))?.since(since).interruptible(interrupt);
         while let Some(id) = walk.next_shown()? {
             let commit = repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
             if commit.time().map_err(|err| Error::git("commit date", err))?.seconds > until {

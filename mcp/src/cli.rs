@@ -299,15 +299,14 @@ fn serve_stdio() -> anyhow::Result<ExitCode> {
         tools = server.registry().len(),
         "serving MCP on stdio"
     );
-    let stdin = io::stdin();
-    let stdout = io::stdout();
-    let result = fluxgit_mcp_sidecar::serve(&mut server, &mut stdin.lock(), &mut stdout.lock());
+    let options = fluxgit_mcp_sidecar::serve::Options::for_this_machine();
+    let result = fluxgit_mcp_sidecar::serve(server, io::BufReader::new(io::stdin()), io::stdout(), &options);
     {
         let _hold = guard.hold();
         presence_path.iter().for_each(|path| presence::remove_file(path));
     }
     match result {
-        Ok(()) => Ok(ExitCode::SUCCESS),
+        Ok(_) => Ok(ExitCode::SUCCESS),
         // The client closed our stdout: nobody is left to serve.
         Err(error) if error.kind() == io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
         Err(error) => Err(error).context("stdio transport failed"),

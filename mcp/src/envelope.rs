@@ -141,6 +141,7 @@ impl Frame {
                 &format!("git read failed while reading {what}: {message}"),
                 json!({ "what": what, "nextStep": "Check the repository with `git fsck`; no change was made." }),
             )),
+            EngineError::Cancelled => Err(ProtocolError::cancelled()),
         }
     }
 }

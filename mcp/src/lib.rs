@@ -10,14 +10,16 @@
 //! - [`audit`]: the audit of every `tools/call` into the signed ledger (`fluxgit-audit`), [`presence`]: the
 //!   presence file, [`shutdown`]: clean exit on signals.
 //!
+//! - [`serve`]: the stdio loop, running calls concurrently on tokio (cancellation, bounded parallelism).
+//!
 //! ```
 //! use std::io::Cursor;
 //!
 //! let engine = fluxgit_engine::Engine::new(fluxgit_engine::Options { allowed_roots: vec![] });
-//! let mut server = fluxgit_mcp_sidecar::protocol::Server::new(fluxgit_mcp_sidecar::tools::Registry::new(), engine);
-//! let mut input = Cursor::new(&b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}\n"[..]);
-//! let mut output = Vec::new();
-//! fluxgit_mcp_sidecar::serve(&mut server, &mut input, &mut output).unwrap();
+//! let server = fluxgit_mcp_sidecar::protocol::Server::new(fluxgit_mcp_sidecar::tools::Registry::new(), engine);
+//! let input = Cursor::new(&b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}\n"[..]);
+//! let options = fluxgit_mcp_sidecar::serve::Options::for_this_machine();
+//! let output = fluxgit_mcp_sidecar::serve(server, input, Vec::new(), &options).unwrap();
 //! assert_eq!(output, b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[]}}\n");
 //! ```
 
@@ -29,23 +31,9 @@ pub mod config;
 pub mod envelope;
 pub mod presence;
 pub mod protocol;
+pub mod serve;
 pub mod shutdown;
 pub mod tools;
 pub mod transport;
 
-use std::io::{self, BufRead, Write};
-
-/// Serves `input` until end of input: each frame goes through [`protocol::Server::handle_frame`] and each response
-/// is written to `output` as one flushed JSON line.
-///
-/// # Errors
-/// I/O errors reading `input` or writing `output` (a `BrokenPipe` means the client went away).
-pub fn serve(server: &mut protocol::Server, input: &mut dyn BufRead, output: &mut dyn Write) -> io::Result<()> {
-    let mut reader = transport::FrameReader::new(input);
-    while let Some(frame) = reader.next_frame()? {
-        if let Some(response) = server.handle_frame(frame) {
-            transport::write_message(output, &response)?;
-        }
-    }
-    Ok(())
-}
+pub use serve::serve;

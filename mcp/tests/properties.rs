@@ -131,7 +131,7 @@ proptest! {
     fn a_newline_resynchronises(noise in proptest::collection::vec(any::<u8>(), 0..600)) {
         prop_assume!(!noise.windows(15).any(|window| window.eq_ignore_ascii_case(b"content-length:")));
         let root = tempfile::tempdir().expect("a temporary directory");
-        let mut server = server(root.path());
+        let server = server(root.path());
         let mut input = noise.clone();
         input.extend_from_slice(b"\n");
         input.extend_from_slice(PING);
@@ -150,7 +150,7 @@ proptest! {
     #[test]
     fn content_length_frames_are_exact(body in proptest::collection::vec(any::<u8>(), 0..300)) {
         let root = tempfile::tempdir().expect("a temporary directory");
-        let mut server = server(root.path());
+        let server = server(root.path());
         let mut input = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
         input.extend_from_slice(&body);
         input.extend_from_slice(format!("Content-Length: {}\r\n\r\n", PING.len()).as_bytes());

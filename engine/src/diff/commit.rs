@@ -13,6 +13,7 @@ use crate::budget::{Budgeted, Measure, first, fit_sections};
 use crate::error::{Error, Result};
 use crate::facets::commits::abbreviate;
 use crate::facets::{iso_time, subject, utf8};
+use crate::interrupt::Interrupt;
 use crate::revision::resolve_commit;
 
 /// One commit.
@@ -72,8 +73,9 @@ pub struct Signature {
 /// Reads the commit `spec` names and its changes.
 ///
 /// # Errors
-/// [`crate::Error::Invalid`] for a refused or unknown revision; [`Error::GitRead`] on a failed read.
-pub fn read(repo: &gix::Repository, spec: &str) -> Result<Details> {
+/// [`crate::Error::Invalid`] for a refused or unknown revision; [`Error::GitRead`] on a failed read;
+/// [`crate::Error::Cancelled`] once `interrupt` is triggered.
+pub fn read(repo: &gix::Repository, spec: &str, interrupt: &Interrupt) -> Result<Details> {
     let id = resolve_commit(repo, spec)?;
     let to_err = |err| Error::git("a commit", err);
     let commit = repo.find_commit(id).map_err(to_err)?;
@@ -97,8 +99,9 @@ pub fn read(repo: &gix::Repository, spec: &str) -> Result<Details> {
         }
         None => (Side::Empty, None),
     };
-    let diffed = diff_sides(repo, old, Side::Tree(tree), &PathFilter::default(), Some(gix::diff::Rewrites::default()))?;
-    let files = stats(repo, &diffed)?;
+    let rewrites = Some(gix::diff::Rewrites::default());
+    let diffed = diff_sides(repo, old, Side::Tree(tree), &PathFilter::default(), rewrites, interrupt)?;
+    let files = stats(repo, &diffed, interrupt)?;
     let merge = parents.len() > 1;
     Ok(Details {
         sha: id.to_string(),

@@ -31,6 +31,7 @@ use serde::Serialize;
 use crate::budget::{Budgeted, Measure};
 use crate::engine::{Engine, Repo};
 use crate::error::Result;
+use crate::interrupt::Interrupt;
 use changes::Change;
 use side::{PathFilter, Side};
 
@@ -164,10 +165,11 @@ fn diff_sides(
     new: Side,
     filter: &PathFilter,
     rewrites: Option<gix::diff::Rewrites>,
+    interrupt: &Interrupt,
 ) -> Result<Diffed> {
     let involves_index = old == Side::Index || new == Side::Index;
-    let mut old_snapshot = side::read(repo, old, filter, false)?;
-    let mut new_snapshot = side::read(repo, new, filter, !involves_index)?;
+    let mut old_snapshot = side::read(repo, old, filter, false, interrupt)?;
+    let mut new_snapshot = side::read(repo, new, filter, !involves_index, interrupt)?;
     let mut unmerged = BTreeSet::new();
     if involves_index {
         unmerged.append(&mut old_snapshot.unmerged);
@@ -177,15 +179,17 @@ fn diff_sides(
         }
     }
     let new_root = (new == Side::Worktree).then(|| repo.workdir().map(ToOwned::to_owned)).flatten();
+    interrupt.check()?;
     let changes = changes::compare(repo, &old_snapshot.state, &new_snapshot.state, new_root.clone(), rewrites)?;
     Ok(Diffed { changes, unmerged, new_root })
 }
 
 /// The listing of every change (no patch), with unmerged paths in path order.
-fn stats(repo: &gix::Repository, diffed: &Diffed) -> Result<Vec<FileStat>> {
+fn stats(repo: &gix::Repository, diffed: &Diffed, interrupt: &Interrupt) -> Result<Vec<FileStat>> {
     let mut renderer = patch::Renderer::new(repo, diffed.new_root.clone(), patch::Output::Listing)?;
     let mut out = Vec::with_capacity(diffed.changes.len() + diffed.unmerged.len());
     for change in &diffed.changes {
+        interrupt.check()?;
         out.push(renderer.render(change)?.stat);
     }
     out.extend(diffed.unmerged.iter().map(FileStat::unmerged));
@@ -219,7 +223,7 @@ impl Engine {
         max_tokens: usize,
         measure: &mut Measure<'_, text::Report>,
     ) -> Result<Budgeted<text::Report>> {
-        text::fit(text::read(&repo.git, options)?, options, max_tokens, measure)
+        text::fit(text::read(&repo.git, options, &repo.interrupt)?, options, max_tokens, measure, &repo.interrupt)
     }
 
     /// `commit.details`: one commit's metadata and changed files (merges against their first parent).
@@ -234,7 +238,7 @@ impl Engine {
         max_tokens: usize,
         measure: &mut Measure<'_, commit::Details>,
     ) -> Result<Budgeted<commit::Details>> {
-        commit::fit(commit::read(&repo.git, commit)?, max_tokens, measure)
+        commit::fit(commit::read(&repo.git, commit, &repo.interrupt)?, max_tokens, measure)
     }
 
     /// `worktree.changes`: per-path line counts of staged and unstaged changes, kept apart, plus untracked and
@@ -248,6 +252,6 @@ impl Engine {
         max_tokens: usize,
         measure: &mut Measure<'_, worktree::Report>,
     ) -> Result<Budgeted<worktree::Report>> {
-        worktree::fit(worktree::read(&repo.git)?, max_tokens, measure)
+        worktree::fit(worktree::read(&repo.git, &repo.interrupt)?, max_tokens, measure)
     }
 }

@@ -6,7 +6,6 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
 
 use gix::ObjectId;
 use gix::bstr::{BStr, BString};
@@ -15,6 +14,7 @@ use gix::status::plumbing::index_as_worktree::{Change, EntryStatus, traits};
 use gix::status::plumbing::index_as_worktree_with_renames::{Entry as StatusEntry, Recorder};
 
 use crate::error::{Error, InvalidReason, Result};
+use crate::interrupt::Interrupt;
 
 /// One side of a diff.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,12 +65,14 @@ impl PathFilter {
 ///
 /// # Errors
 /// [`Error::GitRead`] when a tree, the index or a work-tree file cannot be read; [`Error::Invalid`] for the work
-/// tree of a bare repository.
+/// tree of a bare repository; [`Error::Cancelled`] once `interrupt` is triggered (the work tree's status stops
+/// through gix's interrupt flag).
 pub(crate) fn read(
     repo: &gix::Repository,
     side: Side,
     filter: &PathFilter,
     with_unmerged_files: bool,
+    interrupt: &Interrupt,
 ) -> Result<Snapshot> {
     let mut snapshot = match side {
         Side::Empty => Snapshot { state: gix::index::State::new(repo.object_hash()), unmerged: BTreeSet::new() },
@@ -83,7 +85,7 @@ pub(crate) fn read(
             snapshot.state.remove_entries(|_, _, entry| entry.flags.contains(Flags::INTENT_TO_ADD));
             snapshot
         }
-        Side::Worktree => worktree(repo, filter, with_unmerged_files)?,
+        Side::Worktree => worktree(repo, filter, with_unmerged_files, interrupt)?,
     };
     snapshot.state.remove_entries(|_, path, _| !filter.matches(path));
     snapshot.unmerged.retain(|path| filter.matches(path.as_ref()));
@@ -109,7 +111,12 @@ fn index(repo: &gix::Repository) -> Result<Snapshot> {
 }
 
 /// The work tree: the index's tracked entries as the files on disk are now.
-fn worktree(repo: &gix::Repository, filter: &PathFilter, with_unmerged_files: bool) -> Result<Snapshot> {
+fn worktree(
+    repo: &gix::Repository,
+    filter: &PathFilter,
+    with_unmerged_files: bool,
+    interrupt: &Interrupt,
+) -> Result<Snapshot> {
     let Some(workdir) = repo.workdir().map(Path::to_owned) else {
         return Err(Error::invalid(
             InvalidReason::InvalidRevision,
@@ -130,10 +137,11 @@ fn worktree(repo: &gix::Repository, filter: &PathFilter, with_unmerged_files: bo
             traits::HashEq,
             SubmoduleHead { workdir: workdir.clone() },
             &mut gix::progress::Discard,
-            &AtomicBool::new(false),
+            interrupt.flag(),
             gix::status::index_worktree::Options::default(),
         )
-        .map_err(to_err)?;
+        .map_err(|err| if interrupt.is_triggered() { Error::Cancelled } else { to_err(err) })?;
+        interrupt.check()?;
         for record in recorder.records {
             if let StatusEntry::Modification { entry_index, entry, rela_path, status, .. } = record
                 && let Some(update) = update_for(&workdir, repo, entry, rela_path, status)?

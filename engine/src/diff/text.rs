@@ -25,6 +25,7 @@ use super::side::{PathFilter, Side};
 use super::{FileStat, Totals, changes, diff_sides, head_side};
 use crate::budget::{self, Budgeted, Measure, Omitted};
 use crate::error::{Error, InvalidReason, Result};
+use crate::interrupt::Interrupt;
 use crate::repository::check_relative_path;
 use crate::revision::resolve_commit;
 
@@ -138,7 +139,7 @@ pub struct Full {
 ///
 /// # Errors
 /// As [`crate::Engine::diff_text`].
-pub fn read(repo: &gix::Repository, options: &Options) -> Result<Full> {
+pub fn read(repo: &gix::Repository, options: &Options, interrupt: &Interrupt) -> Result<Full> {
     if let Some(path) = &options.path {
         check_relative_path(path)?;
     }
@@ -166,11 +167,12 @@ pub fn read(repo: &gix::Repository, options: &Options) -> Result<Full> {
         (Some(spec), false) => revision(repo, spec)?,
     };
     let filter = PathFilter::new(options.path.as_deref());
-    let diffed = diff_sides(repo, old, new, &filter, changes::configured_rewrites(repo)?)?;
+    let diffed = diff_sides(repo, old, new, &filter, changes::configured_rewrites(repo)?, interrupt)?;
     let output = if options.binary { Output::PatchWithBinary } else { Output::Patch };
     let mut renderer = Renderer::new(repo, diffed.new_root.clone(), output)?;
     let mut files = Vec::with_capacity(diffed.changes.len() + diffed.unmerged.len());
     for change in &diffed.changes {
+        interrupt.check()?;
         files.push(renderer.render(change)?);
     }
     files.extend(diffed.unmerged.iter().map(|path| Rendered { stat: FileStat::unmerged(path), sections: Vec::new() }));
@@ -288,12 +290,14 @@ fn json_tokens(text: &str) -> usize {
 /// Keeps what fits `options.max_bytes`, `options.max_lines` and `max_tokens` (see the module docs).
 ///
 /// # Errors
-/// [`InvalidReason::BudgetBelowFloor`] when even an empty listing and patch exceed `max_tokens`.
+/// [`InvalidReason::BudgetBelowFloor`] when even an empty listing and patch exceed `max_tokens`;
+/// [`Error::Cancelled`] once `interrupt` is triggered (checked per hunk weighed).
 pub fn fit(
     full: Full,
     options: &Options,
     max_tokens: usize,
     measure: &mut Measure<'_, Report>,
+    interrupt: &Interrupt,
 ) -> Result<Budgeted<Report>> {
     let units = units_of(&full);
     let everything = vec![true; units.len()];
@@ -314,6 +318,7 @@ pub fn fit(
     let mut kept = nothing;
     let mut open_section = None;
     for (unit_idx, unit) in units.iter().enumerate() {
+        interrupt.check()?;
         if tokens_left == 0 || bytes_left == 0 || lines_left == 0 {
             break;
         }
@@ -341,6 +346,7 @@ pub fn fit(
     // Token counts of pieces only approximate the count of the whole text: drop the last kept units until it fits.
     let mut result = assemble(&full, &units, files_shown, &kept, totals);
     while measure(&result) > max_tokens {
+        interrupt.check()?;
         let Some(last) = kept.iter().rposition(|keep| *keep) else { break };
         kept[last] = false;
         result = assemble(&full, &units, files_shown, &kept, totals);

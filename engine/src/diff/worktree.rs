@@ -10,6 +10,7 @@ use super::{FileStat, changes, diff_sides, head_side, side::Side, stats};
 use crate::budget::{Budgeted, Measure, first, fit_sections};
 use crate::error::Result;
 use crate::facets::worktree::{self, UntrackedMode};
+use crate::interrupt::Interrupt;
 
 /// The work tree's changes. Counts are exact; the lists may be cut by the budget (`omitted`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -62,8 +63,8 @@ pub struct Counts {
 /// Reads the full report.
 ///
 /// # Errors
-/// [`crate::Error::GitRead`] on a failed read.
-pub fn read(repo: &gix::Repository) -> Result<Report> {
+/// [`crate::Error::GitRead`] on a failed read; [`crate::Error::Cancelled`] once `interrupt` is triggered.
+pub fn read(repo: &gix::Repository, interrupt: &Interrupt) -> Result<Report> {
     // Untracked and conflicted paths come from the work-tree status facet (which never writes the index).
     let status = worktree::status(repo)?;
     if status.bare {
@@ -84,8 +85,10 @@ pub fn read(repo: &gix::Repository) -> Result<Report> {
     let without_unmerged = |stats: Vec<FileStat>| -> Vec<FileStat> {
         stats.into_iter().filter(|stat| stat.status != super::Status::Unmerged).collect()
     };
-    let staged = without_unmerged(stats(repo, &diff_sides(repo, head_side(repo)?, Side::Index, &all, rewrites)?)?);
-    let unstaged = without_unmerged(stats(repo, &diff_sides(repo, Side::Index, Side::Worktree, &all, rewrites)?)?);
+    let staged = diff_sides(repo, head_side(repo)?, Side::Index, &all, rewrites, interrupt)?;
+    let staged = without_unmerged(stats(repo, &staged, interrupt)?);
+    let unstaged = diff_sides(repo, Side::Index, Side::Worktree, &all, rewrites, interrupt)?;
+    let unstaged = without_unmerged(stats(repo, &unstaged, interrupt)?);
     Ok(Report {
         bare: false,
         counts: Counts {

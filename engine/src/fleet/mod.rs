@@ -36,8 +36,8 @@ pub enum Targets {
 /// The failure of one repository of a fleet call: `error: {reason}` in its entry (SPEC §4.4).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Failure {
-    /// A machine-readable reason: `not_found`, `not_a_repository`, `outside_allowed_roots`, `invalid_path` or
-    /// `git_read_failed`.
+    /// A machine-readable reason: `not_found`, `not_a_repository`, `outside_allowed_roots`, `invalid_path`,
+    /// `git_read_failed` or `cancelled` (never answered: the whole call stopped).
     pub reason: &'static str,
     /// What happened, for a person or an agent.
     pub message: String,
@@ -48,6 +48,7 @@ impl Failure {
         match error {
             Error::Invalid { reason, message, .. } => Self { reason: reason.as_str(), message: message.clone() },
             Error::GitRead { .. } => Self { reason: "git_read_failed", message: error.to_string() },
+            Error::Cancelled => Self { reason: "cancelled", message: error.to_string() },
         }
     }
 

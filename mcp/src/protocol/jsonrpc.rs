@@ -15,6 +15,9 @@ pub const METHOD_NOT_FOUND: i32 = ErrorCode::METHOD_NOT_FOUND.0;
 pub const INVALID_PARAMS: i32 = ErrorCode::INVALID_PARAMS.0;
 /// `-32603`: internal error (e.g. a tool panicked).
 pub const INTERNAL_ERROR: i32 = ErrorCode::INTERNAL_ERROR.0;
+/// `-32800`: the request was cancelled by `notifications/cancelled` (LSP's `RequestCancelled`). Never sent on
+/// stdio (MCP: no response for a cancelled request); the audit ledger records a cancelled call with it.
+pub const REQUEST_CANCELLED: i32 = -32800;
 /// `-32022`: unsupported modern protocol version; `data: {supported, requested}`.
 pub const UNSUPPORTED_PROTOCOL_VERSION: i32 = ErrorCode::UNSUPPORTED_PROTOCOL_VERSION.0;
 
@@ -45,6 +48,11 @@ impl ProtocolError {
         Self::new(INTERNAL_ERROR, message, None)
     }
 
+    /// `-32800` request cancelled ([`REQUEST_CANCELLED`]).
+    pub fn cancelled() -> Self {
+        Self::new(REQUEST_CANCELLED, "Request cancelled", None)
+    }
+
     /// The JSON-RPC `error` member: `{code, message, data?}`.
     pub fn to_json(&self) -> Value {
         let mut error = Map::new();
@@ -69,7 +77,11 @@ pub(crate) enum Incoming {
         params: Option<Value>,
     },
     /// A notification (no `id`): never answered, and never executed if it names a request method.
-    Notification { method: String },
+    Notification {
+        method: String,
+        /// `None` when absent; otherwise an object or array.
+        params: Option<Value>,
+    },
     /// A response or error from the client (we send no requests, so it is only logged).
     Response,
 }
@@ -131,7 +143,7 @@ pub(crate) fn classify(message: Value) -> Result<Incoming, Box<Rejected>> {
     };
     Ok(match id {
         Some(id) => Incoming::Request { id, method, params },
-        None => Incoming::Notification { method },
+        None => Incoming::Notification { method, params },
     })
 }
 

@@ -113,6 +113,7 @@ pub(crate) struct Tools<'a> {
     pub(crate) registry: &'a Registry,
     pub(crate) engine: &'a fluxgit_engine::Engine,
     pub(crate) bridge: &'a crate::bridge::Bridge,
+    pub(crate) interrupt: &'a fluxgit_engine::Interrupt,
 }
 
 /// Runs `tools/call`: checks params, validates the arguments against the advertised schema and calls the tool
@@ -159,7 +160,12 @@ pub(crate) fn call_tool(
     let Value::Object(arguments) = arguments else {
         return Err(ProtocolError::internal("arguments are not an object"));
     };
-    let call_context = CallContext { engine: tools.engine, client_name: &context.client_name, bridge: tools.bridge };
+    let call_context = CallContext {
+        engine: tools.engine,
+        client_name: &context.client_name,
+        bridge: tools.bridge,
+        interrupt: tools.interrupt,
+    };
     let outcome = catch_unwind(AssertUnwindSafe(|| tool.call(&call_context, &arguments)));
     match outcome {
         Ok(Ok(output)) => Ok(output),

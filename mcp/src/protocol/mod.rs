@@ -25,7 +25,7 @@
 //! use fluxgit_mcp_sidecar::tools::Registry;
 //!
 //! let engine = fluxgit_engine::Engine::new(fluxgit_engine::Options { allowed_roots: vec![] });
-//! let mut server = Server::new(Registry::new(), engine);
+//! let server = Server::new(Registry::new(), engine);
 //! let response = server.handle(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).unwrap();
 //! assert_eq!(response["result"], serde_json::json!({}));
 //! assert!(server.handle(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).is_none());
@@ -40,7 +40,10 @@ mod tests;
 mod version;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
+
+use fluxgit_engine::Interrupt;
 
 use serde_json::{Value, json};
 
@@ -49,7 +52,8 @@ pub use context::{
     sanitize_client_name, sanitize_client_version,
 };
 pub use jsonrpc::{
-    INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, UNSUPPORTED_PROTOCOL_VERSION,
+    INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, REQUEST_CANCELLED,
+    UNSUPPORTED_PROTOCOL_VERSION,
 };
 pub use methods::{CACHE_SCOPE, INSTRUCTIONS, LIST_TTL_MS, ServerInfo};
 pub use observe::{CallObserver, CallRecord};
@@ -64,14 +68,22 @@ use crate::transport::{Frame, MAX_FRAME_BYTES};
 /// Methods that are requests: sent without an id they are logged and not executed (SPEC §4.1).
 const REQUEST_METHODS: [&str; 5] = ["initialize", "ping", "server/discover", "tools/list", "tools/call"];
 
+/// The notification by which a client withdraws one of its requests (`params.requestId`).
+pub const CANCELLED_NOTIFICATION: &str = "notifications/cancelled";
+
 /// One MCP server: the tool registry, the engine, the legacy session state, and the observers of tool calls.
+///
+/// `Send + Sync`: the stdio loop ([`crate::serve`]) shares one server (and so one engine, one cache, one watcher)
+/// across the calls it runs at once. The session and the observers sit behind locks: `initialize` is answered in
+/// the order read, and observers see one finished call at a time.
 pub struct Server {
     registry: Registry,
     engine: fluxgit_engine::Engine,
     bridge: Bridge,
     info: ServerInfo,
-    session: Session,
-    observers: Vec<Box<dyn CallObserver>>,
+    session: Mutex<Session>,
+    /// `None` once detached ([`Server::detach_observers`]): calls that finish later are not observed.
+    observers: Mutex<Option<Vec<Box<dyn CallObserver>>>>,
 }
 
 impl std::fmt::Debug for Server {
@@ -79,14 +91,14 @@ impl std::fmt::Debug for Server {
         f.debug_struct("Server")
             .field("registry", &self.registry)
             .field("info", &self.info)
-            .field("session", &self.session)
-            .field("observers", &self.observers.len())
+            .field("session", &*lock(&self.session))
+            .field("observers", &lock(&self.observers).as_ref().map_or(0, Vec::len))
             .finish_non_exhaustive()
     }
 }
 
 /// What a legacy `initialize` established.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct Session {
     /// The negotiated version; `None` before `initialize`.
     negotiated: Option<Version>,
@@ -94,6 +106,41 @@ struct Session {
     client_name: Option<String>,
     /// The sanitised `clientInfo.version`, if declared.
     client_version: Option<String>,
+}
+
+/// What to do with one incoming frame ([`Server::step`]).
+#[derive(Debug)]
+pub enum Step {
+    /// Handled at once: the response to write, or `None` (notifications, client responses).
+    Reply(Option<Value>),
+    /// A `tools/call`, checked and placed in its era and session, to run with [`Server::run_call`] (on any thread).
+    Call(PendingCall),
+    /// `notifications/cancelled` naming the request id to stop (`params.requestId`, a string or number).
+    Cancel(Value),
+}
+
+/// A `tools/call` read but not yet run: its id, params and the protocol context it was received in.
+#[derive(Debug)]
+pub struct PendingCall {
+    id: Value,
+    params: Option<Value>,
+    context: RequestContext,
+    received: Instant,
+}
+
+impl PendingCall {
+    /// The request id, as sent (a string or a number).
+    pub fn id(&self) -> &Value {
+        &self.id
+    }
+}
+
+/// Where [`Server::route`] sends a request.
+enum Routed {
+    /// Answered: the result member.
+    Done(Value),
+    /// A `tools/call` to run in this context.
+    Call(RequestContext),
 }
 
 impl Server {
@@ -105,8 +152,8 @@ impl Server {
             engine,
             bridge: Bridge::NONE,
             info: ServerInfo::CURRENT,
-            session: Session::default(),
-            observers: Vec::new(),
+            session: Mutex::new(Session::default()),
+            observers: Mutex::new(Some(Vec::new())),
         }
     }
 
@@ -116,9 +163,18 @@ impl Server {
     }
 
     /// Adds an observer told about every `tools/call` after it ran, before its response is written (the audit
-    /// ledger, the presence file). Observers run in the order added.
+    /// ledger, the presence file). Observers run in the order added, for one call at a time, in the order the
+    /// calls finish.
     pub fn observe_calls(&mut self, observer: Box<dyn CallObserver>) {
-        self.observers.push(observer);
+        if let Some(observers) = lock(&self.observers).as_mut() {
+            observers.push(observer);
+        }
+    }
+
+    /// Drops every observer, waiting for one that is running: calls that finish afterwards (abandoned at the end
+    /// of input) write no audit entry and no presence file.
+    pub fn detach_observers(&self) {
+        lock(&self.observers).take();
     }
 
     /// The tools served.
@@ -133,76 +189,124 @@ impl Server {
 
     /// The version negotiated by the last legacy `initialize`, if any.
     pub fn negotiated_version(&self) -> Option<Version> {
-        self.session.negotiated
+        lock(&self.session).negotiated
     }
 
     /// The sanitised client name of the legacy session ([`DEFAULT_CLIENT_NAME`] before `initialize`).
-    pub fn client_name(&self) -> &str {
-        self.session.client_name.as_deref().unwrap_or(DEFAULT_CLIENT_NAME)
+    pub fn client_name(&self) -> String {
+        lock(&self.session).client_name.clone().unwrap_or_else(|| DEFAULT_CLIENT_NAME.to_owned())
     }
 
-    /// Handles one frame from the transport: messages go to [`Self::handle`]; oversized frames get `-32600` and
-    /// malformed `Content-Length` headers `-32700`, both with id `null`.
-    pub fn handle_frame(&mut self, frame: Frame) -> Option<Value> {
+    /// Handles one frame from the transport and runs a `tools/call` at once, on this thread, without a way to
+    /// cancel it (the `call` subcommand and tests); the stdio loop uses [`Self::step`] and [`Self::run_call`].
+    /// Oversized frames get `-32600` and malformed `Content-Length` headers `-32700`, both with id `null`.
+    pub fn handle_frame(&self, frame: Frame) -> Option<Value> {
+        match self.step(frame) {
+            Step::Reply(reply) => reply,
+            Step::Call(call) => Some(self.run_call(call, &Interrupt::new())),
+            Step::Cancel(_) => None,
+        }
+    }
+
+    /// Handles the bytes of one message as [`Self::handle_frame`] does, and returns the response to send, or
+    /// `None` for notifications and for responses sent by the client.
+    pub fn handle(&self, message: &[u8]) -> Option<Value> {
+        match self.step_message(message) {
+            Step::Reply(reply) => reply,
+            Step::Call(call) => Some(self.run_call(call, &Interrupt::new())),
+            Step::Cancel(_) => None,
+        }
+    }
+
+    /// Reads one frame: everything but `tools/call` is answered here, at once and in order (`initialize` sets the
+    /// session before the next frame is read); a `tools/call` is checked for its era and returned to be run.
+    pub fn step(&self, frame: Frame) -> Step {
         match frame {
-            Frame::Message(message) => self.handle(&message),
+            Frame::Message(message) => self.step_message(&message),
             Frame::TooLarge { size } => {
                 tracing::warn!(size, "frame over the size limit refused");
-                Some(jsonrpc::failure(Value::Null, &too_large_error()))
+                Step::Reply(Some(jsonrpc::failure(Value::Null, &too_large_error())))
             }
             Frame::Malformed { reason } => {
                 tracing::warn!(%reason, "malformed Content-Length frame");
                 let error = ProtocolError::new(PARSE_ERROR, format!("Parse error: {reason}"), None);
-                Some(jsonrpc::failure(Value::Null, &error))
+                Step::Reply(Some(jsonrpc::failure(Value::Null, &error)))
             }
         }
     }
 
-    /// Handles the bytes of one message and returns the response to send, or `None` for notifications and for
-    /// responses sent by the client.
-    pub fn handle(&mut self, message: &[u8]) -> Option<Value> {
+    /// [`Self::step`] for the bytes of one message.
+    fn step_message(&self, message: &[u8]) -> Step {
         let value: Value = match serde_json::from_slice(message) {
             Ok(value) => value,
             Err(error) => {
                 tracing::debug!(%error, "parse error");
                 let error = ProtocolError::new(PARSE_ERROR, format!("Parse error: {error}"), None);
-                return Some(jsonrpc::failure(Value::Null, &error));
+                return Step::Reply(Some(jsonrpc::failure(Value::Null, &error)));
             }
         };
         match jsonrpc::classify(value) {
             Err(rejected) => {
                 let Rejected { id, error } = *rejected;
-                Some(jsonrpc::failure(id, &error))
+                Step::Reply(Some(jsonrpc::failure(id, &error)))
             }
             Ok(Incoming::Response) => {
                 tracing::debug!("ignoring a response from the client: this server sends no requests");
-                None
+                Step::Reply(None)
             }
-            Ok(Incoming::Notification { method }) => {
-                if REQUEST_METHODS.contains(&method.as_str()) {
+            Ok(Incoming::Notification { method, params }) => {
+                if method == CANCELLED_NOTIFICATION {
+                    match params.as_ref().and_then(|params| params.get("requestId")) {
+                        Some(id @ (Value::String(_) | Value::Number(_))) => return Step::Cancel(id.clone()),
+                        _ => tracing::debug!("notifications/cancelled without a string or number requestId: ignored"),
+                    }
+                } else if REQUEST_METHODS.contains(&method.as_str()) {
                     tracing::warn!(%method, "request sent without an id (as a notification): not executed");
                 } else {
                     tracing::debug!(%method, "notification");
                 }
-                None
+                Step::Reply(None)
             }
             Ok(Incoming::Request { id, method, params }) => {
                 tracing::debug!(%method, %id, "request");
-                Some(match self.dispatch(&method, params.as_ref()) {
-                    Ok(result) => jsonrpc::success(id, result),
-                    Err(error) => jsonrpc::failure(id, &error),
-                })
+                match self.route(&method, params.as_ref()) {
+                    Ok(Routed::Done(result)) => Step::Reply(Some(jsonrpc::success(id, result))),
+                    Ok(Routed::Call(context)) => {
+                        Step::Call(PendingCall { id, params, context, received: Instant::now() })
+                    }
+                    Err(error) => Step::Reply(Some(jsonrpc::failure(id, &error))),
+                }
             }
         }
     }
 
-    /// Routes one request to its method and adds the modern-era fields where the version asks for them.
-    fn dispatch(&mut self, method: &str, params: Option<&Value>) -> Result<Value, ProtocolError> {
+    /// Runs a `tools/call` returned by [`Self::step`], tells the observers, and returns its response. A triggered
+    /// `interrupt` stops the engine's long reads (the call then ends in a `-32800` error, which the stdio loop
+    /// does not send).
+    pub fn run_call(&self, call: PendingCall, interrupt: &Interrupt) -> Value {
+        let PendingCall { id, params, context, received } = call;
+        let tools = methods::Tools { registry: &self.registry, engine: &self.engine, bridge: &self.bridge, interrupt };
+        let outcome = methods::call_tool(&tools, &context, params.as_ref());
+        self.notify_observers(params.as_ref(), &context, outcome.as_ref(), received);
+        match outcome {
+            Ok(output) => {
+                let result = methods::call_result(&output, context.version);
+                let result =
+                    if context.version.is_modern() { methods::decorate_modern(result, &self.info) } else { result };
+                jsonrpc::success(id, result)
+            }
+            Err(error) => jsonrpc::failure(id, &error),
+        }
+    }
+
+    /// Routes one request to its method and adds the modern-era fields where the version asks for them; a
+    /// `tools/call` is only placed in its context.
+    fn route(&self, method: &str, params: Option<&Value>) -> Result<Routed, ProtocolError> {
         if params.is_some_and(Value::is_array) {
             return Err(ProtocolError::invalid_params("params must be an object, not an array", None));
         }
         if method == "initialize" {
-            return self.initialize(params);
+            return self.initialize(params).map(Routed::Done);
         }
         let meta = context::request_meta(params);
         let context = if context::is_modern_request(meta) {
@@ -214,10 +318,11 @@ impl Server {
                 client_version: None,
             }
         } else {
+            let session = lock(&self.session).clone();
             RequestContext {
-                version: self.session.negotiated.unwrap_or(Version::NEWEST_LEGACY),
-                client_name: self.client_name().to_owned(),
-                client_version: self.session.client_version.clone(),
+                version: session.negotiated.unwrap_or(Version::NEWEST_LEGACY),
+                client_name: session.client_name.unwrap_or_else(|| DEFAULT_CLIENT_NAME.to_owned()),
+                client_version: session.client_version,
             }
         };
         let result = match method {
@@ -230,22 +335,22 @@ impl Server {
                 ));
             }
             // Discovery is a modern-era method: its result always has the modern shape.
-            "server/discover" => return Ok(methods::decorate_modern(methods::discover_result(), &self.info)),
-            "tools/list" => methods::list_tools_result(&self.registry, context.version),
-            "tools/call" => {
-                let started = Instant::now();
-                let tools = methods::Tools { registry: &self.registry, engine: &self.engine, bridge: &self.bridge };
-                let outcome = methods::call_tool(&tools, &context, params);
-                self.notify_observers(params, &context, outcome.as_ref(), started);
-                methods::call_result(&outcome?, context.version)
+            "server/discover" => {
+                return Ok(Routed::Done(methods::decorate_modern(methods::discover_result(), &self.info)));
             }
+            "tools/list" => methods::list_tools_result(&self.registry, context.version),
+            "tools/call" => return Ok(Routed::Call(context)),
             _ => return Err(ProtocolError::method_not_found(method)),
         };
-        Ok(if context.version.is_modern() { methods::decorate_modern(result, &self.info) } else { result })
+        Ok(Routed::Done(if context.version.is_modern() {
+            methods::decorate_modern(result, &self.info)
+        } else {
+            result
+        }))
     }
 
     /// Legacy `initialize`: negotiates the session version and records the client name.
-    fn initialize(&mut self, params: Option<&Value>) -> Result<Value, ProtocolError> {
+    fn initialize(&self, params: Option<&Value>) -> Result<Value, ProtocolError> {
         let Some(requested) = params.and_then(|params| params.get("protocolVersion")).and_then(Value::as_str) else {
             return Err(ProtocolError::invalid_params("initialize: params.protocolVersion must be a string", None));
         };
@@ -260,7 +365,7 @@ impl Server {
             .and_then(|info| info.get("version"))
             .and_then(Value::as_str);
         tracing::info!(requested, negotiated = %version, client = %client_name, "initialize");
-        self.session = Session {
+        *lock(&self.session) = Session {
             negotiated: Some(version),
             client_name: Some(client_name),
             client_version: sanitize_client_version(declared_version),
@@ -268,17 +373,19 @@ impl Server {
         Ok(methods::initialize_result(version, &self.info))
     }
 
-    /// Tells every observer about a finished `tools/call`; an observer that panics is logged and skipped.
+    /// Tells every observer about a finished `tools/call`, one call at a time; an observer that panics is logged
+    /// and skipped.
     fn notify_observers(
-        &mut self,
+        &self,
         params: Option<&Value>,
         context: &RequestContext,
         outcome: Result<&crate::tools::ToolOutput, &ProtocolError>,
-        started: Instant,
+        received: Instant,
     ) {
-        if self.observers.is_empty() {
+        let mut observers = lock(&self.observers);
+        let Some(observers) = observers.as_mut().filter(|observers| !observers.is_empty()) else {
             return;
-        }
+        };
         let name = params.and_then(|params| params.get("name")).and_then(Value::as_str);
         let record = CallRecord {
             name,
@@ -287,14 +394,19 @@ impl Server {
             client_name: &context.client_name,
             client_version: context.client_version.as_deref(),
             outcome,
-            duration: started.elapsed(),
+            duration: received.elapsed(),
         };
-        for observer in &mut self.observers {
+        for observer in observers.iter_mut() {
             if catch_unwind(AssertUnwindSafe(|| observer.observe(&record))).is_err() {
                 tracing::error!("a tools/call observer panicked; the call's response is unaffected");
             }
         }
     }
+}
+
+/// Locks `mutex`, also when a panic poisoned it (the state behind it stays usable: it is replaced whole).
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// The error for a frame over [`MAX_FRAME_BYTES`]: `-32600`, naming the limit.

@@ -1,5 +1,6 @@
 //! Observers of finished `tools/call`s: the audit ledger and the presence file (SPEC §7, §8) watch every call
-//! through this interface, after the call ran and before its response is written. They cannot change or fail
+//! through this interface, after the call ran and before its response is written, one call at a time in the order
+//! the calls finish (so the ledger's chain follows completion order). They cannot change or fail
 //! the response: they get a read-only view and return nothing, and a panic inside one is caught and logged.
 
 use std::time::Duration;
@@ -36,6 +37,7 @@ impl CallRecord<'_> {
 
 /// Something told about every `tools/call`.
 pub trait CallObserver: Send {
-    /// Called once per `tools/call`, in order, on the serving thread. Must not block for long.
+    /// Called once per `tools/call` that ran, on the thread that ran it, for one call at a time (under the
+    /// server's lock), in the order the calls finish. Must not block for long: the next finished call waits.
     fn observe(&mut self, call: &CallRecord<'_>);
 }

@@ -151,7 +151,7 @@ fn envelope_errors() {
 
 #[test]
 fn notifications_and_client_responses_get_no_reply() {
-    let mut server = server();
+    let server = server();
     let notification = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
     assert_eq!(server.handle(notification.to_string().as_bytes()), None);
     let response = json!({"jsonrpc": "2.0", "id": 3, "result": {}});
@@ -369,7 +369,7 @@ fn structured_content_is_stripped_before_2025_06_18() {
 
 #[test]
 fn frames_too_large_or_malformed_get_errors_with_null_id() {
-    let mut server = server();
+    let server = server();
     let too_large = server.handle_frame(Frame::TooLarge { size: 9 << 20 }).expect("answered");
     assert_eq!((error_code(&too_large), &too_large["id"]), (i64::from(INVALID_REQUEST), &Value::Null));
     assert!(too_large["error"]["message"].as_str().is_some_and(|text| text.contains("8388608")));

@@ -106,7 +106,7 @@ fn call_presence(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Resul
 fn disabled(ctx: &CallContext<'_>, repo_path: &str) -> Result<ToolOutput, ProtocolError> {
     let unresolved =
         Frame { tool: "agents.presence", read_only: true, repo_path: None, resolved_from: None, source: "local-git" };
-    let repo = match ctx.engine.resolve(repo_path) {
+    let repo = match ctx.resolve(repo_path) {
         Ok(repo) => repo,
         Err(error) => return unresolved.engine_error(error),
     };

@@ -35,7 +35,7 @@ impl Tool for GatewayTool {
     fn call(&self, ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
         let name = self.definition.name;
         let repo_path = arguments.get("repoPath").and_then(Value::as_str).unwrap_or_default();
-        let repo = match ctx.engine.resolve(repo_path) {
+        let repo = match ctx.resolve(repo_path) {
             Ok(repo) => repo,
             Err(error) => return Frame::gateway(name, true, None).engine_error(error),
         };

@@ -14,6 +14,19 @@ pub struct CallContext<'a> {
     pub client_name: &'a str,
     /// The write-proposal bridge to the approval gateway ([`crate::bridge::Bridge::NONE`] when none is configured).
     pub bridge: &'a crate::bridge::Bridge,
+    /// The call's cancellation flag (`notifications/cancelled`), set on every repository [`CallContext::resolve`]
+    /// opens so that the engine's long reads stop when it is triggered.
+    pub interrupt: &'a fluxgit_engine::Interrupt,
+}
+
+impl CallContext<'_> {
+    /// [`fluxgit_engine::Engine::resolve`], read under this call's interrupt.
+    ///
+    /// # Errors
+    /// As [`fluxgit_engine::Engine::resolve`].
+    pub fn resolve(&self, repo_path: &str) -> fluxgit_engine::Result<fluxgit_engine::Repo> {
+        self.engine.resolve(repo_path).map(|repo| repo.with_interrupt(self.interrupt.clone()))
+    }
 }
 
 /// A tool as advertised in `tools/list`.
@@ -88,7 +101,7 @@ impl Tool for FnTool {
     fn call(&self, ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
         let name = self.definition.name;
         let repo = match (cached_reads(name), arguments.get("repoPath").and_then(Value::as_str)) {
-            (Some(reads), Some(path)) => ctx.engine.resolve(path).ok().map(|repo| (reads, repo)),
+            (Some(reads), Some(path)) => ctx.resolve(path).ok().map(|repo| (reads, repo)),
             _ => None,
         };
         let Some((reads, repo)) = repo else {

@@ -51,7 +51,7 @@ pub(crate) fn run_formatted<T: serde::Serialize>(
         return run(ctx, tool, repo_path, read);
     }
     let unresolved = Frame { tool, read_only: true, repo_path: None, resolved_from: None, source: "local-git" };
-    let repo = match ctx.engine.resolve(repo_path) {
+    let repo = match ctx.resolve(repo_path) {
         Ok(repo) => repo,
         Err(error) => return unresolved.engine_error(error),
     };
@@ -73,7 +73,7 @@ pub(crate) fn run<T: serde::Serialize>(
     ) -> fluxgit_engine::Result<fluxgit_engine::Budgeted<T>>,
 ) -> Result<ToolOutput, ProtocolError> {
     let unresolved = Frame { tool, read_only: true, repo_path: None, resolved_from: None, source: "local-git" };
-    let repo = match ctx.engine.resolve(repo_path) {
+    let repo = match ctx.resolve(repo_path) {
         Ok(repo) => repo,
         Err(error) => return unresolved.engine_error(error),
     };

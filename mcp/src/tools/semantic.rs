@@ -46,7 +46,7 @@ impl Tool for SemanticTool {
         let name = self.definition.name;
         let args: Args = parse(arguments)?;
         let unresolved = Frame::gateway(name, true, None);
-        let repo = match ctx.engine.resolve(&args.repo_path) {
+        let repo = match ctx.resolve(&args.repo_path) {
             Ok(repo) => repo,
             Err(error) => return unresolved.engine_error(error),
         };

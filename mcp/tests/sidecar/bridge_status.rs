@@ -277,7 +277,7 @@ fn a_slow_gateway_costs_bounded_time_and_is_never_an_approval_timeout() {
     let timeouts = Timeouts { connect: Duration::from_millis(500), exchange: Duration::from_millis(400) };
     let bridge = Bridge::new(Some((HANDSHAKE, &gateway.address())), timeouts);
     let registry = fluxgit_mcp_sidecar::tools::registry().expect("registry");
-    let mut server = Server::new(registry, engine).with_bridge(bridge);
+    let server = Server::new(registry, engine).with_bridge(bridge);
     for (tool, arguments) in [
         ("operation.preview.branch", json!({"repoPath": fixture.path(), "reason": "r", "name": "x"})),
         ("operation.status", json!({"previewId": "p-1"})),

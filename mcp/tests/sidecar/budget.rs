@@ -38,7 +38,12 @@ const REFS_SECTIONS: &[(&str, &str)] = &[
 
 pub(crate) fn call(registry: &Registry, engine: &Engine, tool: &str, arguments: Value) -> Result<ToolOutput, String> {
     let tool: &dyn Tool = registry.lookup(tool).expect("registered");
-    let ctx = CallContext { engine, client_name: "budget-test", bridge: &Bridge::NONE };
+    let ctx = CallContext {
+        engine,
+        client_name: "budget-test",
+        bridge: &Bridge::NONE,
+        interrupt: &fluxgit_engine::Interrupt::new(),
+    };
     let arguments: Map<String, Value> = arguments.as_object().expect("object").clone();
     tool.call(&ctx, &arguments).map_err(|err| format!("{} {}", err.code, err.message))
 }
@@ -254,7 +259,12 @@ fn status_and_refs_fit_every_budget() {
 fn a_budget_under_the_floor_names_the_floor() {
     let (_fixture, engine, registry, path) = setup(Scenario::Dirty);
     let tool = registry.lookup("repo.status").expect("registered");
-    let ctx = CallContext { engine: &engine, client_name: "budget-test", bridge: &Bridge::NONE };
+    let ctx = CallContext {
+        engine: &engine,
+        client_name: "budget-test",
+        bridge: &Bridge::NONE,
+        interrupt: &fluxgit_engine::Interrupt::new(),
+    };
     let arguments = json!({"repoPath": path, "maxTokens": 20});
     let err = tool.call(&ctx, arguments.as_object().expect("object")).expect_err("below floor");
     assert_eq!(err.code, -32602);

@@ -87,7 +87,12 @@ fn diff_tools_leave_repositories_byte_identical() {
 
 fn run(registry: &Registry, engine: &Engine, tool: &str, arguments: Value) -> Result<ToolOutput, String> {
     let tool: &dyn Tool = registry.lookup(tool).expect("registered");
-    let ctx = CallContext { engine, client_name: "diff-test", bridge: &fluxgit_mcp_sidecar::bridge::Bridge::NONE };
+    let ctx = CallContext {
+        engine,
+        client_name: "diff-test",
+        bridge: &fluxgit_mcp_sidecar::bridge::Bridge::NONE,
+        interrupt: &fluxgit_engine::Interrupt::new(),
+    };
     let arguments: Map<String, Value> = arguments.as_object().expect("object").clone();
     tool.call(&ctx, &arguments).map_err(|err| format!("{} {} {:?}", err.code, err.message, err.data))
 }

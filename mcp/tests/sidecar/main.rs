@@ -3,7 +3,8 @@
 //! write-proposal bridge against a fake gateway (`bridge`, `bridge_status`, `fake_gateway`), and the gateway read tools
 //! (`gateway_reads`), the audit of every call (`audit`), `verify-audit` (`verify_audit`) and the presence file
 //! (`presence`), the engine cache's freshness and diagnostics over stdio (`cache`), `agents.presence` with
-//! previews' `otherAgents` (`agents`), and the fleet tools and `fleet` subcommands (`fleet`).
+//! previews' `otherAgents` (`agents`), the fleet tools and `fleet` subcommands (`fleet`), and calls served
+//! concurrently and cancelled (`concurrency`).
 
 mod agents;
 mod audit;
@@ -12,6 +13,7 @@ mod bridge_status;
 
 mod budget;
 mod cache;
+mod concurrency;
 mod conflict;
 mod diff_tools;
 mod fake_gateway;

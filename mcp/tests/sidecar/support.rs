@@ -25,29 +25,96 @@ pub(crate) fn sidecar(allowed_roots: &Path, home: &Path, args: &[&str]) -> Comma
     command
 }
 
-/// Writes `input` to the server's stdin (from a thread: it answers while we write), closes it, and returns every
-/// stdout line as JSON. The server must exit 0 at end of input.
+/// Sends `input` to the server one frame at a time, as a client that waits for each answer does: a frame that gets
+/// a response (by the server's own classification) is answered before the next is written, so the responses come
+/// in request order and calls run one after the other. Then closes stdin and returns every stdout line as JSON.
+/// The server must exit 0 at end of input. (The concurrency tests write everything at once instead.)
 pub(crate) fn exchange(mut command: Command, input: Vec<u8>) -> Vec<Value> {
     let mut child =
         command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn the sidecar");
     let mut stdin = child.stdin.take().expect("piped stdin");
-    let writer = std::thread::spawn(move || {
+    let mut stdout = std::io::BufReader::new(child.stdout.take().expect("piped stdout"));
+    let mut lines = Vec::new();
+    let mut read_line = |lines: &mut Vec<String>| {
+        let mut line = String::new();
+        let read = std::io::BufRead::read_line(&mut stdout, &mut line).expect("read stdout");
+        if read > 0 {
+            lines.push(line);
+        }
+        read > 0
+    };
+    let mut written = 0;
+    for (end, answered) in frames_answered(&input) {
         // The server may legitimately stop reading early only by exiting; ignore a broken pipe then.
-        let _ = stdin.write_all(&input);
-    });
-    let mut stdout = String::new();
-    child.stdout.take().expect("piped stdout").read_to_string(&mut stdout).expect("read stdout");
-    writer.join().expect("writer thread");
+        let _ = stdin.write_all(&input[written..end]).and_then(|()| stdin.flush());
+        written = end;
+        if end == input.len() {
+            break;
+        }
+        for _ in 0..answered {
+            if !read_line(&mut lines) {
+                break;
+            }
+        }
+    }
+    let _ = stdin.write_all(&input[written..]);
+    drop(stdin);
+    while read_line(&mut lines) {}
     let status = child.wait().expect("wait");
     let mut stderr = String::new();
     child.stderr.take().expect("piped stderr").read_to_string(&mut stderr).expect("read stderr");
     assert!(status.success(), "the server exits 0 at end of input; stderr:\n{stderr}");
-    stdout
-        .lines()
+    lines
+        .iter()
         .map(|line| {
             serde_json::from_str(line).unwrap_or_else(|error| panic!("stdout line is not JSON ({error}): {line}"))
         })
         .collect()
+}
+
+/// Splits `input` as the server's framing reader does: for each frame, the end of its bytes in `input` and how
+/// many responses it gets (0 or 1), by the server's own classification of the frame.
+fn frames_answered(input: &[u8]) -> Vec<(usize, usize)> {
+    use fluxgit_mcp_sidecar::protocol::{Server, Step};
+
+    let engine = fluxgit_engine::Engine::new(fluxgit_engine::Options { allowed_roots: vec![] });
+    let classifier = Server::new(fluxgit_mcp_sidecar::tools::Registry::new(), engine);
+    let position = std::rc::Rc::new(std::cell::Cell::new(0));
+    let mut reader = fluxgit_mcp_sidecar::transport::FrameReader::new(Tracked { input, position: position.clone() });
+    let mut out = Vec::new();
+    while let Some(frame) = reader.next_frame().expect("in-memory reads cannot fail") {
+        let answered = match classifier.step(frame) {
+            Step::Reply(reply) => usize::from(reply.is_some()),
+            Step::Call(_) => 1,
+            Step::Cancel(_) => 0,
+        };
+        out.push((position.get(), answered));
+    }
+    out
+}
+
+/// A byte slice read through `BufRead` that shares how far it was consumed.
+struct Tracked<'a> {
+    input: &'a [u8],
+    position: std::rc::Rc<std::cell::Cell<usize>>,
+}
+
+impl std::io::Read for Tracked<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let read = (&self.input[self.position.get()..]).read(buf)?;
+        self.position.set(self.position.get() + read);
+        Ok(read)
+    }
+}
+
+impl std::io::BufRead for Tracked<'_> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        Ok(&self.input[self.position.get()..])
+    }
+
+    fn consume(&mut self, amount: usize) {
+        self.position.set(self.position.get() + amount);
+    }
 }
 
 /// Asserts that a tool result's `structuredContent` fits the `outputSchema` the tool advertises (SPEC §4.1: error
@@ -159,6 +226,35 @@ impl Running {
         let mut line = String::new();
         self.stdout.read_line(&mut line).expect("read response");
         serde_json::from_str(&line).unwrap_or_else(|error| panic!("response is not JSON ({error}): {line:?}"))
+    }
+
+    /// Writes one message without waiting for anything.
+    pub(crate) fn send(&mut self, message: &Value) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "{message}").expect("write request");
+        stdin.flush().expect("flush");
+    }
+
+    /// Reads the next response line; `None` at end of output.
+    pub(crate) fn receive(&mut self) -> Option<Value> {
+        use std::io::BufRead as _;
+        let mut line = String::new();
+        if self.stdout.read_line(&mut line).expect("read response") == 0 {
+            return None;
+        }
+        Some(serde_json::from_str(&line).unwrap_or_else(|error| panic!("response is not JSON ({error}): {line:?}")))
+    }
+
+    /// Closes stdin, reads every remaining response until the server exits, and returns them with the exit status
+    /// and stderr.
+    pub(crate) fn drain(mut self) -> (Vec<Value>, std::process::ExitStatus, String) {
+        drop(self.stdin.take());
+        let mut responses = Vec::new();
+        while let Some(response) = self.receive() {
+            responses.push(response);
+        }
+        let (status, stderr) = self.finish();
+        (responses, status, stderr)
     }
 
     /// Closes stdin, waits for the exit, and returns the status and stderr.

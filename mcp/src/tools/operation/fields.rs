@@ -428,7 +428,7 @@ fn check_targets(ctx: &CallContext<'_>, value: &Value) -> Result<Value, Refusal>
     }
     let mut checked = Vec::with_capacity(targets.len());
     for target in targets {
-        let repo = ctx.engine.resolve(target["repoPath"].as_str().unwrap_or_default())?;
+        let repo = ctx.resolve(target["repoPath"].as_str().unwrap_or_default())?;
         let branches = target["branches"].as_array().map(Vec::as_slice).unwrap_or_default();
         for branch in branches {
             let name = branch.as_str().unwrap_or_default();

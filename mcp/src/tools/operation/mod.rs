@@ -159,7 +159,7 @@ fn preview(
 ) -> Result<ToolOutput, ProtocolError> {
     let tool = operation.tool;
     let text = |name: &str| arguments.get(name).and_then(Value::as_str).unwrap_or_default();
-    let repo = match ctx.engine.resolve(text("repoPath")) {
+    let repo = match ctx.resolve(text("repoPath")) {
         Ok(repo) => repo,
         Err(error) => return Frame::gateway(tool, false, None).engine_error(error),
     };
