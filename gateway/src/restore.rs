@@ -11,7 +11,7 @@
 //! Restoring puts the work tree back to the snapshot (through another temporary index: files the operation added
 //! are removed, changed ones rewritten), copies the saved index bytes back, sets every ref to its old target
 //! (deleting refs that did not exist) and points HEAD where it pointed, in the repository and in every other one
-//! it saved. After a `worktree` operation it removes the worktrees registered since; after a `push` or a
+//! it saved. After a `worktree` operation it removes the worktree the operation added; after a `push` or a
 //! `branchDelete` it puts the `config` bytes back (upstream settings, deleted branches' sections). A push is not
 //! undone on the remote: nothing is pushed without a person's approval. The private ref stays, so a restore can
 //! be repeated.
@@ -322,11 +322,16 @@ fn put_back(git: &Git, git_dir: &Path, dir: &Path, saved: &Capture) -> Result<()
     Ok(())
 }
 
-/// Removes the worktrees registered in `git`'s repository that `before` does not list (after a `worktree` op).
-fn remove_new_worktrees(git: &Git, before: &[String]) -> Result<(), Error> {
-    for path in worktree_paths(git)? {
-        if !before.contains(&path) {
-            git.write_ok(&["worktree", "remove", "--force", "--", path.as_str()], None)?;
+/// Removes the worktree at `path` (a `worktree` operation's) when it is registered in `git`'s repository now and
+/// `before` did not list it; other worktrees, made since by someone else, stay.
+fn remove_new_worktree(git: &Git, before: &[String], path: &Path) -> Result<(), Error> {
+    let Ok(target) = std::fs::canonicalize(path) else {
+        return Ok(());
+    };
+    for listed in worktree_paths(git)? {
+        let same = std::fs::canonicalize(&listed).is_ok_and(|listed| listed == target);
+        if same && !before.contains(&listed) {
+            git.write_ok(&["worktree", "remove", "--force", "--", listed.as_str()], None)?;
         }
     }
     git.write_ok(&["worktree", "prune"], None)?;
@@ -351,7 +356,10 @@ pub fn restore(journal: &mut Journal, repo: &Canonical, point: &RestorePoint, ac
     journal::create_private_dir(&dir)?;
     let extra = read_extra(&dir)?;
     if point.op == "worktree" {
-        remove_new_worktrees(&git, &extra.worktrees)?;
+        let proposal = journal.get(&point.proposal_id)?;
+        if let Some(path) = proposal.as_ref().and_then(|proposal| proposal.body.get("path")).and_then(Value::as_str) {
+            remove_new_worktree(&git, &extra.worktrees, Path::new(path))?;
+        }
     }
     let main = Capture {
         work_tree: repo.work_tree.clone(),

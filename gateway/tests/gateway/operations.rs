@@ -163,8 +163,12 @@ fn worktree_adds_a_linked_worktree_and_restore_removes_it() {
     assert_eq!(result["createdBranch"], false);
     assert_eq!(git(&path, &["symbolic-ref", "HEAD"]).trim(), "refs/heads/topic");
     assert!(git(&repo, &["worktree", "list", "--porcelain"]).contains(&format!("worktree {}", path.display())));
+    let someone_elses = sandbox.root.join("by-hand");
+    git(&repo, &["worktree", "add", "-q", "--detach", someone_elses.to_str().expect("utf-8"), "main"]);
     restore(&mut journal, "wt-topic");
     assert!(!path.exists(), "the worktree is removed");
+    assert!(someone_elses.join("a.txt").exists(), "a worktree added since by someone else stays");
+    git(&repo, &["worktree", "remove", someone_elses.to_str().expect("utf-8")]);
     assert_eq!(git(&repo, &["worktree", "list", "--porcelain"]), list_before);
     assert_eq!(full_state(&repo), before);
 
