@@ -508,3 +508,35 @@ fn a_plan_whose_third_step_fails_reports_two_done_one_failed_one_not_run_and_res
     restore(&mut journal, "plan-fail");
     assert_eq!(full_state(&repo), before);
 }
+
+#[test]
+fn a_push_that_needs_a_password_fails_at_once_instead_of_waiting_for_a_prompt() {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("address").port();
+    // An HTTP server that asks every request for credentials.
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut stream = stream;
+            let mut buffer = [0u8; 4096];
+            let _ = stream.read(&mut buffer);
+            let _ = stream.write_all(
+                b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"x\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            );
+        }
+    });
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("repo");
+    git(&repo, &["remote", "add", "origin", &format!("http://127.0.0.1:{port}/repo.git")]);
+    git(&repo, &["config", "credential.helper", ""]);
+    let mut journal = Journal::open(&sandbox.run_dir).expect("journal");
+    let roots = sandbox.roots();
+    let proposal =
+        propose_lib(&mut journal, &roots, &body("push-auth", "agent", "push", &repo, push_fields(false, false)));
+    let started = std::time::Instant::now();
+    let done = approve_and_run(&mut journal, &roots, &proposal, &[]);
+    assert_eq!((done.status, done.status_reason.as_deref()), (Status::Failed, Some("git_failed")));
+    let message = done.status_message.unwrap_or_default();
+    assert!(message.contains("terminal prompts disabled"), "{message}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+}
