@@ -159,6 +159,8 @@ async fn preview(State(state): State<AppState>, Path(op): Path<String>, body: By
         refs: checked.refs.clone(),
         repo_path: &checked.repo_path,
         worktree_path: checked.worktree_path.clone(),
+        step_operations: checked.step_operations.clone(),
+        other_repo_paths: checked.other_repo_paths.clone(),
     };
     if let Err(denial) = state.config.policy.decide(&request) {
         return refusal(StatusCode::FORBIDDEN, "policy_denied", &denial.message);

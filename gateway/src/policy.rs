@@ -122,6 +122,10 @@ pub struct Request<'a> {
     pub repo_path: &'a str,
     /// The worktree path of a worktree proposal.
     pub worktree_path: Option<String>,
+    /// A plan's step operations: each must be allowed as the plan itself is.
+    pub step_operations: Vec<String>,
+    /// The other repositories a proposal acts on (branchDelete targets): each must meet `pathConstraints.repo`.
+    pub other_repo_paths: Vec<String>,
 }
 
 /// A denial, with the reason for the agent.
@@ -204,6 +208,11 @@ impl Rule {
         {
             return Some(format!("operation '{}' is not allowed", request.operation));
         }
+        if let Some(operations) = &self.operations
+            && let Some(step) = request.step_operations.iter().find(|step| !operations.contains(step))
+        {
+            return Some(format!("plan step operation '{step}' is not allowed"));
+        }
         if let Some(globs) = &self.refs {
             for name in &request.refs {
                 if !globs.iter().any(|glob| glob_match(glob, name)) {
@@ -216,6 +225,14 @@ impl Rule {
                 && !prefixes.iter().any(|prefix| request.repo_path.starts_with(prefix.as_str()))
             {
                 return Some("the repository is outside the allowed path prefixes".to_owned());
+            }
+            if let Some(prefixes) = &constraints.repo
+                && let Some(other) = request
+                    .other_repo_paths
+                    .iter()
+                    .find(|path| !prefixes.iter().any(|prefix| path.starts_with(prefix.as_str())))
+            {
+                return Some(format!("the target repository {other} is outside the allowed path prefixes"));
             }
             if let (Some(prefixes), Some(path)) = (&constraints.worktree, &request.worktree_path)
                 && !prefixes.iter().any(|prefix| path.starts_with(prefix.as_str()))
@@ -293,6 +310,8 @@ mod tests {
             refs: vec!["feature/x".into(), "HEAD".into()],
             repo_path: "/src/repo",
             worktree_path: None,
+            step_operations: Vec::new(),
+            other_repo_paths: vec!["/src/other".into()],
         };
         assert_eq!(policy.decide(&request), Ok(()));
         request.refs.push("main".into());
@@ -301,6 +320,15 @@ mod tests {
         request.operation = "merge";
         assert!(policy.decide(&request).is_err());
         request.operation = "branch";
+        request.other_repo_paths.push("/elsewhere/other".into());
+        assert!(
+            policy.decide(&request).expect_err("denied").message.contains("/elsewhere/other"),
+            "every target repository"
+        );
+        request.other_repo_paths.pop();
+        request.step_operations.push("reset".into());
+        assert!(policy.decide(&request).expect_err("denied").message.contains("'reset'"), "a plan's steps too");
+        request.step_operations.clear();
         request.repo_path = "/elsewhere/repo";
         assert!(policy.decide(&request).is_err());
         request.agent = "other";

@@ -79,6 +79,10 @@ pub struct Checked {
     pub refs: Vec<String>,
     /// A worktree proposal's path.
     pub worktree_path: Option<String>,
+    /// A plan's step operation types, in order (for the policy).
+    pub step_operations: Vec<String>,
+    /// The canonical work trees of a branchDelete's target repositories (for the policy).
+    pub other_repo_paths: Vec<String>,
     /// The whole body.
     pub body: Value,
 }
@@ -170,6 +174,21 @@ pub fn check(op: &str, body: &Value, allowed_roots: &[PathBuf]) -> Result<Checke
         expires_at_ms: requested_ms.min(now_ms()) + EXPIRY_MS,
         refs: fields.refs,
         worktree_path: fields.worktree_path,
+        step_operations: object
+            .get("steps")
+            .and_then(Value::as_array)
+            .map(|steps| steps.iter().filter_map(|step| step["type"].as_str()).map(str::to_owned).collect())
+            .unwrap_or_default(),
+        other_repo_paths: body[OBSERVED]["targets"]
+            .as_array()
+            .map(|targets| {
+                targets
+                    .iter()
+                    .filter_map(|target| target["canonical"]["workTree"].as_str())
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default(),
         body,
     })
 }

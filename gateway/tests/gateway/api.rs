@@ -248,7 +248,7 @@ fn policy_denies_before_a_card_and_a_bad_policy_stops_start_up() {
     let policy = sandbox.home.join("policy.toml");
     std::fs::write(
         &policy,
-        "version = 1\ndefault = \"deny\"\n[[rule]]\nagent = \"claude-code\"\noperations = [\"branch\"]\nrefs = [\"feature/*\", \"HEAD\"]\n",
+        "version = 1\ndefault = \"deny\"\n[[rule]]\nagent = \"claude-code\"\noperations = [\"branch\", \"plan\", \"discard\"]\nrefs = [\"feature/*\", \"HEAD\"]\n",
     )
     .expect("write policy");
     let policy_path = policy.display().to_string();
@@ -261,7 +261,11 @@ fn policy_denies_before_a_card_and_a_bad_policy_stops_start_up() {
         json!({"name": "feature/a", "startPoint": "HEAD", "checkout": false}),
     );
     assert_eq!(gateway.propose(&allowed).0, 202);
+    let plan = |id: &str, step: Value| body(id, "claude-code", "plan", &repo, json!({"steps": [step]}));
+    assert_eq!(gateway.propose(&plan("pol-5", json!({"type": "discard", "paths": ["a.txt"]}))).0, 202);
     for denied in [
+        // A plan's steps must be allowed operations too.
+        plan("pol-6", json!({"type": "reset", "targetRef": "HEAD", "mode": "hard"})),
         body(
             "pol-2",
             "claude-code",
