@@ -3,9 +3,11 @@
 //! Approval is a person's act (SPEC §6): [`approve`] runs only on an interactive terminal (the binary checks that
 //! stdin is a TTY), only for a pending, unexpired proposal whose card was printed by `show`, and only when the
 //! person types the one-time code printed on that card (the journal keeps only its sha256, and a wrong code voids
-//! it) and, for a hard reset or a forced push, the branch name. The card is rendered again and must be the one
-//! shown. The canonical repository is resolved again: a mismatch blocks. No HTTP route, MCP tool or environment
-//! variable reaches this.
+//! it) and, for a hard reset, a force push or a branch deletion, the strong confirmation (the branch name).
+//! The card is rendered again and must be the one shown. The canonical repository is resolved again: a mismatch
+//! blocks. [`approve_in_page`] is the approval page's way, with the same checks and the page's guards (launch
+//! secret, same origin, CSRF token) in place of the code. No MCP tool, sidecar-facing HTTP route or environment
+//! variable reaches either.
 
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
@@ -49,6 +51,9 @@ pub enum Error {
     /// Restore failed.
     #[error(transparent)]
     Restore(#[from] crate::restore::Error),
+    /// The card rendered now differs from the one the page showed (the repository moved): show it again.
+    #[error("the card of {0} changed since it was shown (the repository moved): look at it again")]
+    CardChanged(String),
 }
 
 fn load(journal: &mut Journal, id: &str) -> Result<Proposal, Error> {
@@ -152,9 +157,61 @@ pub fn approve(
         input.read_line(&mut typed)?;
         if typed.trim() != expected {
             journal.clear_code(id)?;
-            return Err(Error::Refused("the branch name did not match: not approved".to_owned()));
+            return Err(Error::Refused("the confirmation did not match: not approved".to_owned()));
         }
     }
+    approve_checked(journal, &proposal, "approved at the terminal with the card's code", allowed_roots, audit)
+}
+
+/// Approves `id` from the approval page ([`crate::web`]), with the same checks as the terminal: the proposal is
+/// pending and unexpired, the card rendered now is the one the page showed (`seen_digest`, the sha256 of its
+/// body: the repository did not move since), the strong confirmation (hard reset, force push, branch deletion) was
+/// typed exactly (`typed`), and the repository path still resolves to the canonical repository it named. The
+/// page's own guards (launch secret, loopback `Host`, same origin, CSRF token) stand where the terminal's code does.
+pub fn approve_in_page(
+    journal: &mut Journal,
+    id: &str,
+    seen_digest: &str,
+    typed: Option<&str>,
+    allowed_roots: &[PathBuf],
+    audit: &Audit,
+) -> Result<(), Error> {
+    let proposal = load(journal, id)?;
+    if proposal.status != Status::Pending {
+        return Err(Error::State {
+            id: id.to_owned(),
+            status: proposal.status.as_str(),
+            message: "only a pending proposal can be approved",
+        });
+    }
+    let card: Card = card::render(&proposal);
+    if card.digest() != seen_digest {
+        return Err(Error::CardChanged(id.to_owned()));
+    }
+    if let Some(expected) = &card.confirmation
+        && typed.map(str::trim) != Some(expected.as_str())
+    {
+        return Err(Error::Refused(format!("strong confirmation: type {expected} exactly to approve")));
+    }
+    approve_checked(
+        journal,
+        &proposal,
+        "approved in the approval page (launch secret, same origin, CSRF token)",
+        allowed_roots,
+        audit,
+    )
+}
+
+/// The checks and the transition both ways of approving share: the canonical repository resolved again (a
+/// mismatch fails the proposal), the approval snapshot of its refs, `pending -> approved`, the audit entry.
+fn approve_checked(
+    journal: &mut Journal,
+    proposal: &Proposal,
+    detail: &str,
+    allowed_roots: &[PathBuf],
+    audit: &Audit,
+) -> Result<(), Error> {
+    let id = proposal.id.as_str();
     let received: Option<Canonical> = serde_json::from_value(proposal.canonical.clone()).ok();
     let resolved = repo::resolve(std::path::Path::new(&proposal.repo_path), allowed_roots).ok();
     if resolved.is_none() || resolved != received {
@@ -170,16 +227,11 @@ pub fn approve(
     }
     let resolved = resolved.expect("checked above");
     let snapshot = executor::approval_snapshot(&resolved).map_err(|error| Error::Refused(error.to_string()))?;
-    let change = Change {
-        actor: "person",
-        detail: "approved at the terminal with the card's code",
-        approval: Some(&snapshot),
-        ..Change::default()
-    };
+    let change = Change { actor: "person", detail, approval: Some(&snapshot), ..Change::default() };
     if !journal.transition(id, &[Status::Pending], Status::Approved, &change)? {
         return Err(Error::Refused(format!("{id} is no longer pending")));
     }
-    audit.decision(&proposal, true);
+    audit.decision(proposal, true);
     Ok(())
 }
 

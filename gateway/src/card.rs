@@ -1,9 +1,10 @@
 //! The card a person reads before deciding (`fluxgit-gateway show ID`): reason, agent (self-declared), operation,
 //! risk, exact fields, exact paths and the diff (git CLI, bounded), a conflict preflight for merge and rebase
-//! (`git merge-tree --write-tree`, which writes no ref, index or work-tree file), and for a hard reset or a forced
-//! push the strong confirmation `approve` will ask for (typing the branch name). branchDelete cards give each
-//! branch's verdict as the executor would reach it now, push cards the remote, the commits that go (and for a forced
-//! push those the remote loses) and the lease, submodulePointer cards the recorded and checked-out commits.
+//! (`git merge-tree --write-tree`, which writes no ref, index or work-tree file), and for a hard reset, a forced
+//! push or a branch deletion the strong confirmation `approve` (and the approval page) will ask for (typing the
+//! branch name). branchDelete cards give each branch's verdict as the executor would reach it now, push cards the
+//! remote, the commits that go (and for a forced push those the remote loses) and the lease, submodulePointer cards
+//! the recorded and checked-out commits.
 
 use std::fmt::Write as _;
 
@@ -28,7 +29,8 @@ pub struct Card {
     pub body: String,
     /// `low`, `medium` or `high`.
     pub risk: &'static str,
-    /// For a hard reset or a forced push: the text the person must type (the branch name, or `HEAD` when detached).
+    /// For a hard reset, a force push or a branch deletion: the text the person must type (the branch name or
+    /// names, or `HEAD` when detached).
     pub confirmation: Option<String>,
 }
 
@@ -125,7 +127,31 @@ pub fn render(proposal: &Proposal) -> Card {
     let mut confirmation = None;
     let details = details(&git, proposal, &mut confirmation);
     body.push_str(&details);
+    if confirmation.is_none()
+        && let Some(expected) = strong_confirmation(&proposal.op, &proposal.body)
+    {
+        let _ = writeln!(body, "Strong confirmation: approving asks you to type: {expected}");
+        confirmation = Some(expected);
+    }
     Card { header, body, risk, confirmation }
+}
+
+/// What a person must type to approve a branch deletion: the branch names, separated by single spaces; `None` for
+/// other operations (a hard reset's and a forced push's are set with their details).
+pub fn strong_confirmation(op: &str, body: &Value) -> Option<String> {
+    if op != "branchDelete" {
+        return None;
+    }
+    let names: Vec<&str> = body
+        .get("targets")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|target| target.get("branches").and_then(Value::as_array))
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    (!names.is_empty()).then(|| names.join(" "))
 }
 
 fn details(git: &Git, proposal: &Proposal, confirmation: &mut Option<String>) -> String {

@@ -1,6 +1,7 @@
 //! The loopback HTTP API of `docs/gateway-http.md`: proposals (preview, status, cancel) and the read routes
 //! (restore points, safety timeline and events, semantic diff). There is deliberately no route that approves,
-//! rejects or executes: those are a person's acts at the CLI ([`crate::approval`]). Anything else is 404.
+//! rejects or executes: those are a person's acts at the CLI ([`crate::approval`]) or in the approval page
+//! ([`crate::web`], under its per-launch secret, with its own guard). Anything else is 404.
 //!
 //! Browsers are kept out ([`guard`]): a request whose `Host` is not a loopback name (DNS rebinding) or that carries
 //! an `Origin` (a web page) is 403, and a POST whose body is not `application/json` is 415, so a page cannot send
@@ -37,6 +38,8 @@ pub struct AppState {
     pub journal: Arc<Mutex<Journal>>,
     /// The configuration.
     pub config: Arc<Config>,
+    /// The audit ledger (decisions made in the approval page).
+    pub audit: Arc<crate::audit::Audit>,
 }
 
 /// The router of every route.
@@ -84,7 +87,7 @@ pub async fn guard(request: HttpRequest, next: Next) -> Response {
 }
 
 /// Whether a `Host` header names loopback: `127.x.y.z`, `localhost` or `[::1]`, with an optional port.
-fn is_loopback_host(host: &str) -> bool {
+pub(crate) fn is_loopback_host(host: &str) -> bool {
     let name = if let Some(rest) = host.strip_prefix('[') {
         rest.split(']').next().unwrap_or_default()
     } else {

@@ -16,6 +16,7 @@
 //! - [`card`]: the card a person reads (`show`);
 //! - [`approval`]: `approve`, `reject`, the one-time code;
 //! - [`executor`] and [`restore`]: running approved proposals behind restore points, and putting them back;
+//! - [`web`]: the approval page (a browser on loopback, under a per-launch secret, same origin and CSRF checks);
 //! - [`serve`]: the serving loop (HTTP + executor worker + expiry), [`audit`]: ledger entries for decisions.
 //!
 //! ```no_run
@@ -43,3 +44,4 @@ pub mod repo;
 pub mod restore;
 pub mod serve;
 pub mod time;
+pub mod web;

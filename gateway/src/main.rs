@@ -1,6 +1,7 @@
 //! `fluxgit-gateway`: the reference approval gateway (glue over the `fluxgit_gateway` library).
 //!
-//! `serve` (the default) listens on loopback and prints the `FLUXGIT_MCP_HANDSHAKE_ADDR` line; `list`, `show`,
+//! `serve` (the default) listens on loopback and prints the `FLUXGIT_MCP_HANDSHAKE_ADDR` line and the approval page's
+//! address; `list`, `show`,
 //! `approve`, `reject`, `reconcile` and `restore` are a person's commands on the same run dir.
 
 use std::io::IsTerminal;
@@ -34,6 +35,9 @@ enum Command {
         /// Loopback address to bind (port 0: any free port).
         #[arg(long, default_value = serve::DEFAULT_ADDR)]
         addr: SocketAddr,
+        /// Serve no approval page (and print no page address): decide with `show` and `approve` only.
+        #[arg(long)]
+        no_page: bool,
     },
     /// List proposals, newest first.
     List {
@@ -99,10 +103,11 @@ fn main() -> std::process::ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<()> {
     let config = Config::from_env().context("refusing to start")?;
-    let command =
-        cli.command.unwrap_or(Command::Serve { addr: serve::DEFAULT_ADDR.parse().context("default address")? });
-    if let Command::Serve { addr } = command {
-        return serve::run(config, addr);
+    let command = cli
+        .command
+        .unwrap_or(Command::Serve { addr: serve::DEFAULT_ADDR.parse().context("default address")?, no_page: false });
+    if let Command::Serve { addr, no_page } = command {
+        return serve::run(config, addr, !no_page);
     }
     let mut journal = Journal::open(&config.run_dir)?;
     let audit = Audit::open(config.audit_log.as_deref(), config.audit_sign_key.as_deref())?;

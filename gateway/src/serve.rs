@@ -17,6 +17,7 @@ use crate::config::Config;
 use crate::executor;
 use crate::http::{AppState, router};
 use crate::journal::{Journal, Status};
+use crate::web;
 
 /// The default address: loopback, a fixed port so the host config can name it.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:7420";
@@ -49,8 +50,10 @@ pub fn is_serving(journal: &Journal) -> bool {
     }
 }
 
-/// Serves until SIGINT/SIGTERM. Prints `FLUXGIT_MCP_HANDSHAKE_ADDR=127.0.0.1:PORT` on stdout once listening.
-pub fn run(config: Config, addr: SocketAddr) -> anyhow::Result<()> {
+/// Serves until SIGINT/SIGTERM. Prints `FLUXGIT_MCP_HANDSHAKE_ADDR=127.0.0.1:PORT` on stdout once listening and,
+/// with `page`, a second line `FLUXGIT_GATEWAY_PAGE=http://127.0.0.1:PORT/<secret>/`: the approval page's address,
+/// whose secret is drawn now, printed only there and kept nowhere else.
+pub fn run(config: Config, addr: SocketAddr, page: bool) -> anyhow::Result<()> {
     if !addr.ip().is_loopback() {
         anyhow::bail!("the gateway binds loopback only: {addr} is not a loopback address");
     }
@@ -66,9 +69,15 @@ pub fn run(config: Config, addr: SocketAddr) -> anyhow::Result<()> {
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("bind {addr}"))?;
         let local = listener.local_addr()?;
+        let launch = if page { Some(web::Launch::new().context("no randomness for the page's secret")?) } else { None };
         {
+            // One write: a reader that takes the first line and closes the pipe must not fail the second.
+            let mut lines = format!("FLUXGIT_MCP_HANDSHAKE_ADDR={local}\n");
+            if let Some(launch) = &launch {
+                lines.push_str(&format!("FLUXGIT_GATEWAY_PAGE={}\n", launch.url(local)));
+            }
             let mut stdout = std::io::stdout().lock();
-            writeln!(stdout, "FLUXGIT_MCP_HANDSHAKE_ADDR={local}")?;
+            stdout.write_all(lines.as_bytes())?;
             stdout.flush()?;
         }
         tracing::info!(%local, run_dir = %config.run_dir.display(), "serving");
@@ -77,8 +86,12 @@ pub fn run(config: Config, addr: SocketAddr) -> anyhow::Result<()> {
             let (config, audit, stop) = (Arc::clone(&config), Arc::clone(&audit), Arc::clone(&stop));
             std::thread::spawn(move || worker(&config, &audit, &stop))
         };
-        let state = AppState { journal: Arc::new(Mutex::new(journal)), config: Arc::clone(&config) };
-        let served = axum::serve(listener, router(state)).with_graceful_shutdown(shutdown()).await;
+        let state = AppState { journal: Arc::new(Mutex::new(journal)), config: Arc::clone(&config), audit };
+        let mut app = router(state.clone());
+        if let Some(launch) = launch {
+            app = app.merge(web::router(state, launch));
+        }
+        let served = axum::serve(listener, app).with_graceful_shutdown(shutdown()).await;
         stop.store(true, Ordering::SeqCst);
         let _ = worker.join();
         served.context("serving")

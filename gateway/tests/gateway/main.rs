@@ -7,3 +7,4 @@ mod crash;
 mod operations;
 mod restore;
 mod support;
+mod web;

@@ -107,15 +107,21 @@ impl Sandbox {
             .spawn()
             .expect("start the gateway");
         let stdout = child.stdout.take().expect("piped stdout");
+        let mut reader = BufReader::new(stdout);
         let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line).expect("read the handshake line");
+        reader.read_line(&mut line).expect("read the handshake line");
+        let mut page_line = String::new();
+        reader.read_line(&mut page_line).expect("read the page line");
         let Some(addr) = line.trim().strip_prefix("FLUXGIT_MCP_HANDSHAKE_ADDR=") else {
             let mut stderr = String::new();
             let _ = child.stderr.take().map(|mut pipe| pipe.read_to_string(&mut stderr));
             panic!("no handshake line: {line:?}; stderr: {stderr}");
         };
         assert!(addr.starts_with("127.0.0.1:"), "{addr}");
-        Gateway { child, addr: addr.to_owned() }
+        let page = page_line.trim().strip_prefix("FLUXGIT_GATEWAY_PAGE=").map(str::to_owned);
+        let page = page.unwrap_or_else(|| panic!("no page line: {page_line:?}"));
+        assert!(page.starts_with(&format!("http://{addr}/")) && page.ends_with('/'), "{page}");
+        Gateway { child, addr: addr.to_owned(), page }
     }
 
     /// Approves `id` through the real binary on a pseudo-terminal, typing `code` then `extra` lines.
@@ -148,6 +154,8 @@ impl Sandbox {
 pub(crate) struct Gateway {
     pub(crate) child: Child,
     pub(crate) addr: String,
+    /// The approval page's address, `http://ADDR/<secret>/`.
+    pub(crate) page: String,
 }
 
 impl Drop for Gateway {
