@@ -79,6 +79,10 @@ class Setup:
         line = self.process.stdout.readline().strip()
         assert line.startswith("FLUXGIT_MCP_HANDSHAKE_ADDR=127.0.0.1:"), line
         self.address = line.split("=", 1)[1]
+        # The approval page's address (its per-launch secret), printed once after the handshake line.
+        page = self.process.stdout.readline().strip()
+        assert page.startswith(f"FLUXGIT_GATEWAY_PAGE=http://{self.address}/"), page
+        self.page = page.split("=", 1)[1]
 
     def cli(self, *args: str) -> subprocess.CompletedProcess:
         return subprocess.run([gateway_bin(), *args], env=self.env, stdin=subprocess.DEVNULL, capture_output=True, text=True)

@@ -7,7 +7,7 @@ const POLL_MS = 1000;
 const csrf = document.querySelector('meta[name="fluxgit-csrf"]').content;
 const state = {
   queue: [],
-  signature: '',
+  signature: null,
   selected: null,
   card: null,
   cardSignature: '',
