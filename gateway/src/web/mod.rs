@@ -256,11 +256,12 @@ fn decided(id: &str, outcome: Result<(), approval::Error>, journal_state: Option
     }
 }
 
-fn json_body(body: &Bytes) -> Result<Value, Response> {
-    match serde_json::from_slice::<Value>(body) {
-        Ok(value @ Value::Object(_)) => Ok(value),
-        _ => Err(refusal(StatusCode::BAD_REQUEST, "invalid_body", "the body must be one JSON object")),
-    }
+fn json_body(body: &Bytes) -> Option<Value> {
+    serde_json::from_slice::<Value>(body).ok().filter(Value::is_object)
+}
+
+fn bad_body() -> Response {
+    refusal(StatusCode::BAD_REQUEST, "invalid_body", "the body must be one JSON object")
 }
 
 async fn decide(
@@ -281,9 +282,8 @@ async fn decide(
 }
 
 async fn approve(State(state): State<PageState>, Path((_, id)): Path<(String, String)>, body: Bytes) -> Response {
-    let body = match json_body(&body) {
-        Ok(body) => body,
-        Err(response) => return response,
+    let Some(body) = json_body(&body) else {
+        return bad_body();
     };
     let digest = body.get("digest").and_then(Value::as_str).unwrap_or_default().to_owned();
     let typed = body.get("confirmation").and_then(Value::as_str).map(str::to_owned);
@@ -295,9 +295,8 @@ async fn approve(State(state): State<PageState>, Path((_, id)): Path<(String, St
 }
 
 async fn reject(State(state): State<PageState>, Path((_, id)): Path<(String, String)>, body: Bytes) -> Response {
-    let body = match json_body(&body) {
-        Ok(body) => body,
-        Err(response) => return response,
+    let Some(body) = json_body(&body) else {
+        return bad_body();
     };
     let reason = body
         .get("reason")
@@ -309,8 +308,8 @@ async fn reject(State(state): State<PageState>, Path((_, id)): Path<(String, Str
 }
 
 async fn restore(State(state): State<PageState>, Path((_, id)): Path<(String, String)>, body: Bytes) -> Response {
-    if let Err(response) = json_body(&body) {
-        return response;
+    if json_body(&body).is_none() {
+        return bad_body();
     }
     decide(state, id, move |journal, app, id| {
         let proposal = journal.get(id)?.ok_or_else(|| approval::Error::Unknown(id.to_owned()))?;

@@ -152,7 +152,13 @@ fn page_routes_need_the_secret_a_loopback_host_the_same_origin_and_the_csrf_toke
     assert_eq!(queue["proposals"], json!([]));
 
     // A proposal, then every way of approving it that is not the page's own is refused.
-    let proposal = body("p-web", "claude-code", "branch", &repo, json!({"name": "web/x", "startPoint": "topic", "checkout": false}));
+    let proposal = body(
+        "p-web",
+        "claude-code",
+        "branch",
+        &repo,
+        json!({"name": "web/x", "startPoint": "topic", "checkout": false}),
+    );
     propose(&gateway, &proposal);
     let card = page.card("p-web");
     let digest = card["digest"].as_str().expect("digest").to_owned();
@@ -161,7 +167,8 @@ fn page_routes_need_the_secret_a_loopback_host_the_same_origin_and_the_csrf_toke
     let origin = page.origin();
     let csrf = page.csrf.as_str();
     let json_type = ("Content-Type", "application/json");
-    let attempts: Vec<(&str, Vec<(&str, &str)>, u16)> = vec![
+    type Headers<'a> = Vec<(&'a str, &'a str)>;
+    let attempts: Vec<(&str, Headers, u16)> = vec![
         ("no CSRF token", vec![("Origin", origin.as_str()), json_type], 403),
         ("wrong CSRF token", vec![("Origin", origin.as_str()), ("X-FluxGit-CSRF", "00"), json_type], 403),
         ("another origin", vec![("Origin", "http://evil.example"), ("X-FluxGit-CSRF", csrf), json_type], 403),
@@ -248,7 +255,8 @@ fn hard_reset_needs_the_typed_branch_name_reject_and_restore_work_from_the_page(
     assert_eq!(card["restored"], true);
 
     // Reject with a reason, passed to the agent; no restore point to put back.
-    let branch = body("p-no", "agent-a", "branch", &repo, json!({"name": "never", "startPoint": "HEAD", "checkout": false}));
+    let branch =
+        body("p-no", "agent-a", "branch", &repo, json!({"name": "never", "startPoint": "HEAD", "checkout": false}));
     propose(&gateway, &branch);
     let (status, answer) = page.post("api/proposals/p-no/reject", &json!({ "reason": "not this one" }));
     assert_eq!(status, 200, "{answer}");
@@ -260,7 +268,8 @@ fn hard_reset_needs_the_typed_branch_name_reject_and_restore_work_from_the_page(
     assert_eq!(status, 404);
 
     // The queue: pending first, then the outcomes, newest change first.
-    let waiting = body("p-wait", "agent-b", "branch", &repo, json!({"name": "later", "startPoint": "HEAD", "checkout": false}));
+    let waiting =
+        body("p-wait", "agent-b", "branch", &repo, json!({"name": "later", "startPoint": "HEAD", "checkout": false}));
     propose(&gateway, &waiting);
     let (_, queue) = page.get("api/queue");
     let order: Vec<(&str, &str)> = queue["proposals"]
@@ -307,7 +316,13 @@ fn cards_carry_sections_a_numbered_diff_the_conflict_preflight_and_other_agents(
         "{diff}"
     );
 
-    let merge = body("p-merge", "agent-a", "merge", &repo, json!({"sourceRef": "clash", "targetRef": "main", "strategy": "merge"}));
+    let merge = body(
+        "p-merge",
+        "agent-a",
+        "merge",
+        &repo,
+        json!({"sourceRef": "clash", "targetRef": "main", "strategy": "merge"}),
+    );
     git(&repo, &["checkout", "--", "a.txt"]);
     propose(&gateway, &merge);
     let card = page.card("p-merge");
