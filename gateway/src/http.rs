@@ -38,8 +38,6 @@ pub struct AppState {
     pub journal: Arc<Mutex<Journal>>,
     /// The configuration.
     pub config: Arc<Config>,
-    /// The audit ledger (decisions made in the approval page).
-    pub audit: Arc<crate::audit::Audit>,
 }
 
 /// The router of every route.

@@ -86,10 +86,10 @@ pub fn run(config: Config, addr: SocketAddr, page: bool) -> anyhow::Result<()> {
             let (config, audit, stop) = (Arc::clone(&config), Arc::clone(&audit), Arc::clone(&stop));
             std::thread::spawn(move || worker(&config, &audit, &stop))
         };
-        let state = AppState { journal: Arc::new(Mutex::new(journal)), config: Arc::clone(&config), audit };
-        let mut app = router(state.clone());
+        let state = AppState { journal: Arc::new(Mutex::new(journal)), config: Arc::clone(&config) };
+        let mut app = router(state);
         if let Some(launch) = launch {
-            app = app.merge(web::router(state, launch));
+            app = app.merge(web::router(Arc::clone(&config), audit, launch)?);
         }
         let served = axum::serve(listener, app).with_graceful_shutdown(shutdown()).await;
         stop.store(true, Ordering::SeqCst);

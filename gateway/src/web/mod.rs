@@ -18,7 +18,7 @@
 
 pub mod view;
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use axum::Router;
 use axum::body::Bytes;
@@ -30,8 +30,9 @@ use axum::routing::{get, post};
 use serde_json::{Value, json};
 
 use crate::approval;
-use crate::http::AppState;
-use crate::journal::Journal;
+use crate::audit::Audit;
+use crate::config::Config;
+use crate::journal::{self, Journal};
 use crate::proposal::is_safe_id;
 
 /// The header that carries the CSRF token on state-changing requests.
@@ -83,14 +84,20 @@ fn same(left: &[u8], right: &[u8]) -> bool {
 
 #[derive(Clone)]
 struct PageState {
-    app: AppState,
+    /// The page's own journal connection: rendering a card runs git, and must never hold the connection the
+    /// sidecar-facing routes wait on (SQLite serialises the writes of both, as it does with the CLI's).
+    journal: Arc<Mutex<Journal>>,
+    config: Arc<Config>,
+    audit: Arc<Audit>,
     launch: Arc<Launch>,
 }
 
 /// The page's routes, to merge with [`crate::http::router`] (which keeps the fallback: unknown paths are 404).
-pub fn router(app: AppState, launch: Launch) -> Router {
-    let state = PageState { app, launch: Arc::new(launch) };
-    Router::new()
+/// Opens a journal connection of its own on `config`'s run dir.
+pub fn router(config: Arc<Config>, audit: Arc<Audit>, launch: Launch) -> Result<Router, journal::Error> {
+    let journal = Arc::new(Mutex::new(Journal::open(&config.run_dir)?));
+    let state = PageState { journal, config, audit, launch: Arc::new(launch) };
+    Ok(Router::new()
         .route("/{secret}", get(redirect))
         .route("/{secret}/", get(index))
         .route("/{secret}/app.js", get(|| async { asset("text/javascript; charset=utf-8", APP_JS) }))
@@ -101,7 +108,7 @@ pub fn router(app: AppState, launch: Launch) -> Router {
         .route("/{secret}/api/proposals/{id}/reject", post(reject))
         .route("/{secret}/api/proposals/{id}/restore", post(restore))
         .route_layer(middleware::from_fn_with_state(state.clone(), page_guard))
-        .with_state(state)
+        .with_state(state))
 }
 
 /// The guard of every page route (module docs): 404 without the secret, 403 for a foreign `Host` or origin, and
@@ -197,12 +204,13 @@ fn asset_owned(kind: &'static str, text: String) -> Response {
 /// Runs `work` with the journal on the blocking pool (cards and decisions run git).
 async fn with_journal<T: Send + 'static>(
     state: &PageState,
-    work: impl FnOnce(&mut Journal, &AppState) -> T + Send + 'static,
+    work: impl FnOnce(&mut Journal, &Config, &Audit) -> T + Send + 'static,
 ) -> Result<T, Response> {
-    let app = state.app.clone();
+    let state = state.clone();
     tokio::task::spawn_blocking(move || {
-        let mut journal = app.journal.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        work(&mut journal, &app)
+        // A panic while holding the lock leaves SQLite consistent (transactions roll back): keep serving.
+        let mut journal = state.journal.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        work(&mut journal, &state.config, &state.audit)
     })
     .await
     .map_err(|error| {
@@ -212,7 +220,7 @@ async fn with_journal<T: Send + 'static>(
 }
 
 async fn queue(State(state): State<PageState>) -> Response {
-    let listed = with_journal(&state, |journal, _| view::queue(journal)).await;
+    let listed = with_journal(&state, |journal, _, _| view::queue(journal)).await;
     match listed {
         Ok(Ok(queue)) => reply(StatusCode::OK, queue),
         Ok(Err(error)) => internal(&error),
@@ -224,7 +232,7 @@ async fn card(State(state): State<PageState>, Path((_, id)): Path<(String, Strin
     if !is_safe_id(&id) {
         return refusal(StatusCode::NOT_FOUND, "unknown_preview", "no such proposal");
     }
-    let rendered = with_journal(&state, move |journal, _| view::card(journal, &id)).await;
+    let rendered = with_journal(&state, move |journal, _, _| view::card(journal, &id)).await;
     match rendered {
         Ok(Ok(Some(card))) => reply(StatusCode::OK, card),
         Ok(Ok(None)) => refusal(StatusCode::NOT_FOUND, "unknown_preview", "no such proposal"),
@@ -267,13 +275,13 @@ fn bad_body() -> Response {
 async fn decide(
     state: PageState,
     id: String,
-    work: impl FnOnce(&mut Journal, &AppState, &str) -> Result<(), approval::Error> + Send + 'static,
+    work: impl FnOnce(&mut Journal, &Config, &Audit, &str) -> Result<(), approval::Error> + Send + 'static,
 ) -> Response {
     if !is_safe_id(&id) {
         return refusal(StatusCode::NOT_FOUND, "unknown_preview", "no such proposal");
     }
-    let answered = with_journal(&state, move |journal, app| {
-        let outcome = work(journal, app, &id);
+    let answered = with_journal(&state, move |journal, config, audit| {
+        let outcome = work(journal, config, audit, &id);
         let status = journal.get(&id).ok().flatten().map(|proposal| proposal.status.as_str());
         decided(&id, outcome, status)
     })
@@ -287,9 +295,8 @@ async fn approve(State(state): State<PageState>, Path((_, id)): Path<(String, St
     };
     let digest = body.get("digest").and_then(Value::as_str).unwrap_or_default().to_owned();
     let typed = body.get("confirmation").and_then(Value::as_str).map(str::to_owned);
-    decide(state, id, move |journal, app, id| {
-        let audit = app.audit.as_ref();
-        approval::approve_in_page(journal, id, &digest, typed.as_deref(), &app.config.allowed_roots, audit)
+    decide(state, id, move |journal, config, audit, id| {
+        approval::approve_in_page(journal, id, &digest, typed.as_deref(), &config.allowed_roots, audit)
     })
     .await
 }
@@ -303,20 +310,19 @@ async fn reject(State(state): State<PageState>, Path((_, id)): Path<(String, Str
         .and_then(Value::as_str)
         .map(|reason| reason.trim().chars().take(MAX_REJECT_REASON_CHARS).collect::<String>())
         .filter(|reason| !reason.is_empty());
-    decide(state, id, move |journal, app, id| approval::reject(journal, id, reason.as_deref(), app.audit.as_ref()))
-        .await
+    decide(state, id, move |journal, _, audit, id| approval::reject(journal, id, reason.as_deref(), audit)).await
 }
 
 async fn restore(State(state): State<PageState>, Path((_, id)): Path<(String, String)>, body: Bytes) -> Response {
     if json_body(&body).is_none() {
         return bad_body();
     }
-    decide(state, id, move |journal, app, id| {
+    decide(state, id, move |journal, _, audit, id| {
         let proposal = journal.get(id)?.ok_or_else(|| approval::Error::Unknown(id.to_owned()))?;
         if journal.restore_point_of(&proposal.id)?.is_none() {
             return Err(approval::Error::Refused(format!("{id} has no restore point")));
         }
-        approval::restore(journal, id, app.audit.as_ref()).map(|_| ())
+        approval::restore(journal, id, audit).map(|_| ())
     })
     .await
 }

@@ -3,8 +3,9 @@
 //! checks, approve with the card's digest, the strong confirmation of a hard reset, reject, restore, and the card
 //! as data (sections, numbered diff, conflict preflight). The browser itself is driven in `gateway/tests/browser/`.
 
-use std::io::{Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
+use std::process::Stdio;
 
 use serde_json::{Value, json};
 
@@ -331,4 +332,27 @@ fn cards_carry_sections_a_numbered_diff_the_conflict_preflight_and_other_agents(
     let preflight = preflight.unwrap_or_else(|| panic!("no preflight: {card}"));
     assert_eq!((preflight["conflicts"].clone(), preflight["lines"].clone()), (json!(true), json!(["a.txt"])));
     assert_eq!(card["confirmation"], Value::Null);
+}
+
+#[test]
+fn serve_no_page_prints_no_page_address() {
+    let sandbox = Sandbox::new();
+    let mut child = sandbox
+        .command(&["serve", "--addr", "127.0.0.1:0", "--no-page"], &[])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the gateway");
+    let mut reader = BufReader::new(child.stdout.take().expect("piped stdout"));
+    let mut line = String::new();
+    reader.read_line(&mut line).expect("read the handshake line");
+    let addr = line.trim().strip_prefix("FLUXGIT_MCP_HANDSHAKE_ADDR=").expect("the handshake line").to_owned();
+    let (status, _, _) = raw(&addr, "GET", "/", &[], None);
+    assert_eq!(status, 404);
+    let _ = child.kill();
+    let _ = child.wait();
+    let mut rest = String::new();
+    reader.read_to_string(&mut rest).expect("read the rest of stdout");
+    assert_eq!(rest, "", "no page address is printed");
 }
