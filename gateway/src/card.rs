@@ -136,8 +136,8 @@ pub fn render(proposal: &Proposal) -> Card {
     Card { header, body, risk, confirmation }
 }
 
-/// What a person must type to approve a branch deletion: the branch names, separated by single spaces; `None` for
-/// other operations (a hard reset's and a forced push's are set with their details).
+/// What a person must type to approve a branch deletion: the branch's name, or `delete N branches` for N > 1;
+/// `None` for other operations (a hard reset's and a forced push's are set with their details).
 pub fn strong_confirmation(op: &str, body: &Value) -> Option<String> {
     if op != "branchDelete" {
         return None;
@@ -151,7 +151,11 @@ pub fn strong_confirmation(op: &str, body: &Value) -> Option<String> {
         .flatten()
         .filter_map(Value::as_str)
         .collect();
-    (!names.is_empty()).then(|| names.join(" "))
+    match names.as_slice() {
+        [] => None,
+        [name] => Some((*name).to_owned()),
+        names => Some(format!("delete {} branches", names.len())),
+    }
 }
 
 fn details(git: &Git, proposal: &Proposal, confirmation: &mut Option<String>) -> String {

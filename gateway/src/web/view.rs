@@ -20,9 +20,20 @@ pub const QUEUE_REASON_CHARS: usize = 140;
 
 /// Card lines the page shows in the header instead of as sections.
 const HEADER_TITLES: [&str; 5] = ["Operation", "Agent", "Repository", "Reason", "Requested"];
-/// Body fields that are not the operation's own fields.
-const ENVELOPE_FIELDS: [&str; 8] =
-    ["previewId", "agentId", "idempotencyKey", "operationType", "repoPath", "reason", "requestedAt", "otherAgents"];
+/// Body fields that are not the operation's own fields (or that the card shows in its own sections: a plan's steps,
+/// what the gateway observed on receipt).
+const ENVELOPE_FIELDS: [&str; 10] = [
+    "previewId",
+    "agentId",
+    "idempotencyKey",
+    "operationType",
+    "repoPath",
+    "reason",
+    "requestedAt",
+    "otherAgents",
+    "steps",
+    crate::proposal::OBSERVED,
+];
 
 /// `text` with control characters (but newline and tab) and bidirectional overrides escaped as `\u{..}`, so that
 /// nothing an agent sends can hide or reorder what a person reads.

@@ -94,7 +94,9 @@ fn branch_delete_keeps_what_it_must_deletes_the_rest_and_restore_brings_every_ti
         assert!(card.contains(expected), "card lacks {expected:?}:\n{card}");
     }
     let moved = (full_state(&repo), full_state(&other));
-    let done = approve_and_run(&mut journal, &roots, &proposal, &[]);
+    // Strong confirmation: the number of branches (one branch: its name).
+    assert!(approve_lib(&mut journal, &roots, "bd", &["delete 9 branches"]).is_err());
+    let done = approve_and_run(&mut journal, &roots, &proposal, &["delete 10 branches"]);
     assert_eq!(done.status, Status::Completed, "{:?} {:?}", done.status_message, done.result);
     let result = done.result.expect("result");
     let outcome = |repo_path: &Path, branch: &str| -> (String, String) {
