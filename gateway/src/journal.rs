@@ -376,6 +376,27 @@ impl Journal {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// What the approval page's queue lists: every proposal not yet ended or flagged for reconciliation (oldest
+    /// first), then at most `recent` ended ones (newest change first): only those rows are read into memory,
+    /// whatever the journal's length.
+    pub fn queue(&self, recent: usize) -> Result<(Vec<Proposal>, Vec<Proposal>), Error> {
+        let open_sql = format!(
+            "SELECT {PROPOSAL_COLUMNS} FROM proposals \
+             WHERE status IN ('pending', 'approved', 'executing') OR needs_reconciliation = 1 ORDER BY created_ms, id"
+        );
+        let ended_sql = format!(
+            "SELECT {PROPOSAL_COLUMNS} FROM proposals \
+             WHERE status NOT IN ('pending', 'approved', 'executing') AND needs_reconciliation = 0 \
+             ORDER BY updated_ms DESC, id LIMIT ?1"
+        );
+        let mut statement = self.connection.prepare(&open_sql)?;
+        let open = statement.query_map([], proposal_from_row)?.collect::<Result<_, _>>()?;
+        let mut statement = self.connection.prepare(&ended_sql)?;
+        let limit = i64::try_from(recent).unwrap_or(i64::MAX);
+        let ended = statement.query_map(params![limit], proposal_from_row)?.collect::<Result<_, _>>()?;
+        Ok((open, ended))
+    }
+
     /// Proposals in `status`, oldest change first.
     pub fn with_status(&self, status: Status) -> Result<Vec<Proposal>, Error> {
         let sql = format!("SELECT {PROPOSAL_COLUMNS} FROM proposals WHERE status = ?1 ORDER BY updated_ms, id");

@@ -55,18 +55,13 @@ pub fn clean(text: &str) -> String {
 /// expiry down on the gateway's clock.
 pub fn queue(journal: &mut Journal) -> Result<Value, journal::Error> {
     journal.expire_due()?;
-    let all = journal.list()?;
-    let mut open: Vec<&Proposal> =
-        all.iter().filter(|proposal| !proposal.status.is_terminal() || proposal.needs_reconciliation).collect();
+    let (mut open, ended) = journal.queue(RECENT_OUTCOMES)?;
     open.sort_by_key(|proposal| (proposal.status != Status::Pending, proposal.created_ms));
-    let mut ended: Vec<&Proposal> =
-        all.iter().filter(|proposal| proposal.status.is_terminal() && !proposal.needs_reconciliation).collect();
-    ended.sort_by_key(|proposal| std::cmp::Reverse(proposal.updated_ms));
+    let pending = open.iter().filter(|proposal| proposal.status == Status::Pending).count();
     let mut items = Vec::new();
-    for proposal in open.into_iter().chain(ended.into_iter().take(RECENT_OUTCOMES)) {
+    for proposal in open.iter().chain(ended.iter()) {
         items.push(summary(journal, proposal)?);
     }
-    let pending = all.iter().filter(|proposal| proposal.status == Status::Pending).count();
     Ok(json!({ "nowMs": now_ms(), "pending": pending, "proposals": items }))
 }
 

@@ -332,6 +332,17 @@ fn cards_carry_sections_a_numbered_diff_the_conflict_preflight_and_other_agents(
     let preflight = preflight.unwrap_or_else(|| panic!("no preflight: {card}"));
     assert_eq!((preflight["conflicts"].clone(), preflight["lines"].clone()), (json!(true), json!(["a.txt"])));
     assert_eq!(card["confirmation"], Value::Null);
+
+    // An operation the page knows nothing special about: its card's sections and its strong confirmation come
+    // through as they are (a branch deletion: the branch's name, checked by the gateway).
+    let targets = json!([{"repoPath": repo.display().to_string(), "branches": ["topic"]}]);
+    propose(&gateway, &body("p-delete", "agent-a", "branchDelete", &repo, json!({"targets": targets})));
+    let card = page.card("p-delete");
+    assert_eq!((card["risk"].clone(), card["confirmation"].clone()), (json!("high"), json!("topic")), "{card}");
+    assert!(card["sections"].as_array().expect("sections").len() > 2, "{card}");
+    let (status, answer) = page.post("api/proposals/p-delete/approve", &json!({ "digest": card["digest"] }));
+    assert_eq!(status, 422, "{answer}");
+    assert_eq!(gateway.status("p-delete")["status"], "pending");
 }
 
 #[test]
