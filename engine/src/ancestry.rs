@@ -171,3 +171,49 @@ pub fn merge_bases(repo: &gix::Repository, one: ObjectId, others: &[ObjectId]) -
 pub fn merge_base(repo: &gix::Repository, one: ObjectId, two: ObjectId) -> Result<Option<ObjectId>> {
     Ok(merge_bases(repo, one, &[two])?.into_iter().next())
 }
+
+/// The commits reachable from `from` and from none of `hidden` (`git rev-list from --not hidden...`), at most
+/// `cap` of them, in the walk's order (newest first on a complete repository), with the shallow boundary cutting
+/// the walks as git's does.
+///
+/// # Errors
+/// [`Error::GitRead`] when a commit cannot be read.
+pub fn exclusive(repo: &gix::Repository, from: ObjectId, hidden: &[ObjectId], cap: usize) -> Result<Vec<ObjectId>> {
+    if hidden.contains(&from) || cap == 0 {
+        return Ok(Vec::new());
+    }
+    let shallow = Shallow::read(repo)?;
+    let mut commits = Vec::new();
+    if shallow.is_shallow() {
+        let hidden = shallow.ancestors(repo, hidden)?;
+        let mut seen = HashSet::from([from]);
+        let mut stack = vec![from];
+        while let Some(id) = stack.pop() {
+            if hidden.contains(&id) {
+                continue;
+            }
+            commits.push(id);
+            if commits.len() == cap {
+                break;
+            }
+            for parent in shallow.parents_of(repo, id)? {
+                if seen.insert(parent) {
+                    stack.push(parent);
+                }
+            }
+        }
+        return Ok(commits);
+    }
+    let walk = repo
+        .rev_walk([from])
+        .with_hidden(hidden.iter().copied())
+        .all()
+        .map_err(|err| Error::git("commit graph", err))?;
+    for info in walk {
+        commits.push(info.map_err(|err| Error::git("commit graph", err))?.id);
+        if commits.len() == cap {
+            break;
+        }
+    }
+    Ok(commits)
+}

@@ -1,9 +1,13 @@
-//! `repo.branchStack`: where the current branch stands against its upstream and its base, and which local branches
-//! are stacked with it.
+//! `repo.branchStack`: where a branch (the current one, or the `branch` argument) stands against its upstream and
+//! its base, and which local branches are stacked with it.
 //!
-//! Relations (ancestry as `git merge-base --is-ancestor`): a branch is *stacked on the current branch* when the
-//! current tip is its ancestor; the current branch is *stacked on it* when its tip is an ancestor of the current tip
-//! and it has commits the base lacks; it *shares the base* when its merge-base with the base equals the current
+//! Every ahead/behind is seen from the examined branch: `ahead` counts commits the examined branch has that the
+//! other (upstream, base, related branch) lacks, `behind` the other way round (`git rev-list --left-right --count
+//! <examined>...<other>`).
+//!
+//! Relations (ancestry as `git merge-base --is-ancestor`): a branch is *stacked on the examined branch* when the
+//! examined tip is its ancestor; the examined branch is *stacked on it* when its tip is an ancestor of the examined
+//! tip and it has commits the base lacks; it *shares the base* when its merge-base with the base equals the examined
 //! branch's. Other branches are not related and not listed.
 
 use std::collections::HashSet;
@@ -35,26 +39,29 @@ pub struct Options {
     pub base_candidates: Vec<String>,
     /// Related branches listed at most.
     pub max_related: usize,
+    /// The local branch to examine (`feature/x` or `refs/heads/feature/x`); `None`: the current branch.
+    pub branch: Option<String>,
 }
 
-/// The branch stack around HEAD.
+/// The branch stack around the examined branch.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Report {
-    /// The current branch's short name; default `null` (HEAD detached).
+    /// The examined branch's short name (the current one unless `branch` was given); default `null` (HEAD
+    /// detached).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
-    /// HEAD's commit; default `null` (unborn branch).
+    /// The examined tip; default `null` (unborn branch).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sha: Option<String>,
-    /// The current branch's upstream with ahead/behind; default `null` (none).
+    /// The examined branch's upstream with ahead/behind from the examined branch; default `null` (none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub upstream: Option<Upstream>,
     /// The base the branch is compared with; default `null` (no candidate exists, or only the current branch does).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub base: Option<Base>,
-    /// Related local branches, stacked-on-current first, then current-stacked-on, then sharing the base; each group
-    /// newest tip first. Default empty.
+    /// Related local branches in stack order: those the examined branch is built on (nearest the base first), then
+    /// those built on it (nearest first), then those sharing its base (newest tip first). Default empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub related: Vec<Related>,
     /// Related branches in all (exact, also when `maxRelated` lists fewer); default 0.
@@ -74,26 +81,26 @@ pub struct Base {
     pub name: String,
     /// Its commit.
     pub sha: String,
-    /// The best common ancestor of HEAD and the base; default `null` (unrelated histories).
+    /// The best common ancestor of the examined tip and the base; default `null` (unrelated histories).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub merge_base: Option<String>,
-    /// Commits on HEAD not on the base; default 0.
+    /// Commits on the examined branch not on the base; default 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub ahead: usize,
-    /// Commits on the base not on HEAD; default 0.
+    /// Commits on the base not on the examined branch; default 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub behind: usize,
 }
 
-/// How a branch relates to the current one.
+/// How a branch relates to the examined one (the names keep "current" for the examined branch).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Relation {
-    /// Built on top of the current branch (contains its tip).
-    StackedOnCurrent,
-    /// The current branch is built on top of it.
+    /// The examined branch is built on top of it.
     CurrentStackedOn,
-    /// Forked from the base at the same commit as the current branch.
+    /// Built on top of the examined branch (contains its tip).
+    StackedOnCurrent,
+    /// Forked from the base at the same commit as the examined branch.
     SharesBase,
 }
 
@@ -107,29 +114,41 @@ pub struct Related {
     pub sha: String,
     /// How it relates.
     pub relation: Relation,
-    /// Commits on it not on HEAD; default 0.
+    /// Commits on the examined branch not on it (`git rev-list --count <it>..<examined>`); default 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub ahead: usize,
-    /// Commits on HEAD not on it; default 0.
+    /// Commits on it not on the examined branch (`git rev-list --count <examined>..<it>`); default 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub behind: usize,
+    /// Its own upstream, with ahead/behind seen from it (like `git branch -vv`); default `null` (none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<Upstream>,
     /// Its tip's committer date, ISO 8601.
     pub last_commit: String,
 }
 
 impl Engine {
-    /// `repo.branchStack`: the current branch against its upstream and base, and its related branches.
+    /// `repo.branchStack`: the examined branch (`options.branch`, else the current one) against its upstream and
+    /// base, and its related branches in stack order.
     ///
-    /// Cost: one walk of HEAD's history and one of the base's, then per branch a walk of only the commits HEAD (or
-    /// the base) lacks; ahead/behind of a related branch are counted only for the `maxRelated` listed.
+    /// Cost: one walk of the examined history and one of the base's, then per branch a walk of only the commits the
+    /// examined branch (or the base) lacks; ahead/behind of a branch sharing the base are counted only for the
+    /// `maxRelated` listed.
     ///
     /// # Errors
-    /// [`crate::Error::Invalid`] (`invalid_revision`) for a candidate starting with `-` or holding control
-    /// characters; [`Error::GitRead`] when refs or commits cannot be read.
+    /// [`crate::Error::Invalid`] (`invalid_revision`) for a candidate or branch starting with `-` or holding control
+    /// characters, `unknown_revision` for a `branch` that names no local branch (with the nearest names);
+    /// [`Error::GitRead`] when refs or commits cannot be read.
     pub fn branch_stack(&self, repo: &Repo, options: &Options) -> Result<Report> {
         let git = &repo.git;
-        let head = head::read(git)?;
-        let upstream = refs::current_upstream(git, &head)?;
+        let (head, upstream) = match options.branch.as_deref() {
+            None => {
+                let head = head::read(git)?;
+                let upstream = refs::current_upstream(git, &head)?;
+                (head, upstream)
+            }
+            Some(name) => examined_branch(git, name)?,
+        };
         let tip = head.sha.as_deref().and_then(|sha| ObjectId::from_hex(sha.as_bytes()).ok());
         let mut report = Report {
             branch: head.branch.clone(),
@@ -155,16 +174,17 @@ impl Engine {
             None => None,
         };
         let mut related = Vec::new();
-        for (name, id) in branch_tips(git)? {
+        for (full_name, name, id) in branch_tips(git)? {
             if Some(&name) == head.branch.as_ref() || base.as_ref().is_some_and(|(base, _)| *base == name) {
                 continue;
             }
             let relation = if in_head.contains(&id) {
-                // Its tip is in HEAD's history: the current branch is stacked on it, unless the base has it too.
+                // Its tip is in the examined history: the examined branch is stacked on it, unless the base has it.
                 (base.is_none() || !in_base.contains(&id)).then_some(Relation::CurrentStackedOn)
             } else if let Some(fork) = fork.filter(|_| base.is_some()) {
-                // Walk only the branch's own commits (those the base lacks): HEAD's tip among them means the branch
-                // is built on it; the fork point on their edge means it left the base where HEAD did.
+                // Walk only the branch's own commits (those the base lacks): the examined tip among them means the
+                // branch is built on it; the fork point on their edge means it left the base where the examined
+                // branch did.
                 let (edge, reached_tip) = boundary(git, &shallow, id, &in_base, tip)?;
                 if reached_tip || (in_base.contains(&tip) && boundary(git, &shallow, id, &in_head, tip)?.1) {
                     Some(Relation::StackedOnCurrent)
@@ -177,18 +197,50 @@ impl Engine {
             let Some(relation) = relation else { continue };
             let commit = git.find_commit(id).map_err(|err| Error::git("commit", err))?;
             let time = commit.time().map_err(|err| Error::git("commit date", err))?;
-            related.push((time.seconds, name, id, relation, iso_time(time)));
-        }
-        related.sort_by(|a, b| a.3.cmp(&b.3).then(b.0.cmp(&a.0)).then(a.1.cmp(&b.1)));
-        report.related_total = related.len();
-        for (_, name, id, relation, last_commit) in related.into_iter().take(options.max_related) {
-            report.related.push(Related {
-                name,
-                sha: short(git, id),
+            // Stack order: the distance from the examined tip along the stack (both walks are short: only the
+            // commits between the two tips).
+            let distance = match relation {
+                Relation::CurrentStackedOn => Some(refs::count_exclusive(git, tip, id)?),
+                Relation::StackedOnCurrent => Some(refs::count_exclusive(git, id, tip)?),
+                Relation::SharesBase => None,
+            };
+            related.push(Candidate {
                 relation,
-                ahead: refs::count_exclusive(git, id, tip)?,
-                behind: refs::count_exclusive(git, tip, id)?,
-                last_commit,
+                distance,
+                time: time.seconds,
+                full_name,
+                name,
+                id,
+                time_iso: iso_time(time),
+            });
+        }
+        related.sort_by(|a, b| {
+            a.relation
+                .cmp(&b.relation)
+                .then_with(|| match a.relation {
+                    // The farthest below the examined branch is nearest the base.
+                    Relation::CurrentStackedOn => b.distance.cmp(&a.distance),
+                    Relation::StackedOnCurrent => a.distance.cmp(&b.distance),
+                    Relation::SharesBase => b.time.cmp(&a.time),
+                })
+                .then(a.name.cmp(&b.name))
+        });
+        report.related_total = related.len();
+        for candidate in related.into_iter().take(options.max_related) {
+            let (ahead, behind) = match (candidate.relation, candidate.distance) {
+                (Relation::CurrentStackedOn, Some(distance)) => (distance, 0),
+                (Relation::StackedOnCurrent, Some(distance)) => (0, distance),
+                _ => (refs::count_exclusive(git, tip, candidate.id)?, refs::count_exclusive(git, candidate.id, tip)?),
+            };
+            let full_name: &gix::refs::FullNameRef = candidate.full_name.as_ref();
+            report.related.push(Related {
+                sha: short(git, candidate.id),
+                relation: candidate.relation,
+                ahead,
+                behind,
+                upstream: refs::upstream_of(git, full_name, Some(candidate.id))?,
+                last_commit: candidate.time_iso,
+                name: candidate.name,
             });
         }
         if let Some((name, id)) = base {
@@ -202,6 +254,39 @@ impl Engine {
         }
         Ok(report)
     }
+}
+
+/// A related branch before it is listed.
+struct Candidate {
+    relation: Relation,
+    /// Commits between its tip and the examined tip, for stacked relations.
+    distance: Option<usize>,
+    time: i64,
+    full_name: gix::refs::FullName,
+    name: String,
+    id: ObjectId,
+    time_iso: String,
+}
+
+/// HEAD-like facts and the upstream of the local branch `name` (short or `refs/heads/...`).
+fn examined_branch(git: &gix::Repository, name: &str) -> Result<(head::Head, Option<Upstream>)> {
+    crate::revision::check(name)?;
+    let full = if name.starts_with("refs/heads/") { name.to_owned() } else { format!("refs/heads/{name}") };
+    let reference = git.try_find_reference(full.as_str()).ok().flatten();
+    let Some(mut reference) = reference else {
+        return Err(crate::revision::unknown_branch(git, name));
+    };
+    let full_name = reference.name().to_owned();
+    let id = reference.peel_to_commit().map_err(|err| Error::git("branch tip", err))?.id;
+    let head = head::Head {
+        branch: Some(full_name.shorten().to_string()),
+        detached: false,
+        unborn: false,
+        sha: Some(id.to_string()),
+        shallow: Shallow::read(git)?.is_shallow(),
+    };
+    let upstream = refs::upstream_of(git, full_name.as_ref(), Some(id))?;
+    Ok((head, upstream))
 }
 
 /// Walks from `from` through the commits outside `known` (only those are read) and returns the commits of `known`
@@ -232,15 +317,16 @@ fn boundary(
     Ok((edge, reached))
 }
 
-/// Local branches (short name, tip commit) without reading upstreams.
-fn branch_tips(repo: &gix::Repository) -> Result<Vec<(String, ObjectId)>> {
+/// Local branches (full name, short name, tip commit) without reading upstreams.
+fn branch_tips(repo: &gix::Repository) -> Result<Vec<(gix::refs::FullName, String, ObjectId)>> {
     let platform = repo.references().map_err(|err| Error::git("refs", err))?;
     let mut tips = Vec::new();
     // Refs that do not parse are skipped, as git skips them.
     for mut reference in (platform.local_branches().map_err(|err| Error::git("refs", err))?).flatten() {
         let name = reference.name().shorten().to_string();
+        let full_name = reference.name().to_owned();
         if let Ok(commit) = reference.peel_to_commit() {
-            tips.push((name, commit.id));
+            tips.push((full_name, name, commit.id));
         }
     }
     Ok(tips)

@@ -1,7 +1,5 @@
 //! `repo.brief` (SPEC §5): situational awareness in one call, replacing 6-10 raw git calls.
 
-use std::collections::BTreeMap;
-
 use serde::Serialize;
 
 use crate::budget::{Budgeted, Measure, first, fit_sections};
@@ -12,23 +10,28 @@ use crate::facets::commits::CommitLine;
 use crate::facets::conventions::Conventions;
 use crate::facets::operation::Operation;
 use crate::facets::worktree::UntrackedMode;
-use crate::facets::{Facet, commits, conventions, head, operation, refs, stashes, submodules, worktree};
-
-/// Hints kept at most (SPEC §5).
-pub const MAX_HINTS: usize = 3;
-/// Conflicted paths the conflicts hint names at most; the rest are counted (`+N more`).
-pub const MAX_NAMED_CONFLICTS: usize = 3;
+use crate::facets::{Facet, commits, conventions, head, lineage, operation, refs, stashes, submodules, worktree};
+pub use crate::hints::Hint;
 
 /// Knobs of `repo.brief`.
 #[derive(Debug, Clone)]
 pub struct Options {
     /// Recent commits to include before budgeting (SPEC §5: 1-20, default 10).
     pub recent_commits: usize,
+    /// Write proposals can answer (a gateway is configured): only then may a hint name an `operation.preview.*`
+    /// tool. Default false.
+    pub proposals: bool,
+    /// The clock, Unix seconds, for the hints' recency window (commits dropped from a branch within
+    /// [`lineage::RECENT_SECONDS`]). Default: the system clock when the options are made.
+    pub now: i64,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Self { recent_commits: 10 }
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |elapsed| i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX));
+        Self { recent_commits: 10, proposals: false, now }
     }
 }
 
@@ -57,7 +60,7 @@ pub struct Brief {
     /// Detected conventions; default: none detected.
     #[serde(skip_serializing_if = "Conventions::is_empty")]
     pub conventions: Conventions,
-    /// At most 3 ranked next steps, each naming the tool to call; default empty.
+    /// At most 3 ranked next steps ([`crate::hints`]), each `{tool, arguments, why}`; default empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hints: Vec<Hint>,
     /// How the engine's cache serves this repository when it is not watched (stat-validated or off, and why); absent
@@ -77,6 +80,7 @@ pub const READS: &[Facet] = &[
     Facet::Conventions,
     Facet::Stashes,
     Facet::Operation,
+    Facet::Lineage,
 ];
 
 /// HEAD plus upstream.
@@ -179,23 +183,6 @@ impl StashCount {
     }
 }
 
-/// A ranked next step.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Hint {
-    /// What the hint is about: `conflicts`, `operation`, `detached`, `behind`, `submodules`, `uncommittedOnDefault`.
-    /// Not serialised: the message and the tool already say it (SPEC §4.2).
-    #[serde(skip)]
-    pub kind: &'static str,
-    /// One sentence for the agent.
-    pub message: String,
-    /// The tool to call next.
-    pub tool: &'static str,
-    /// Arguments for that tool besides `repoPath`.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub arguments: BTreeMap<&'static str, String>,
-}
-
 /// Reads every facet the brief needs, uncut.
 ///
 /// # Errors
@@ -248,72 +235,25 @@ pub(crate) fn read_from(facets: &Reader<'_>, options: &Options) -> Result<Brief>
         hints: Vec::new(),
         diagnostics: None,
     };
-    Ok(Brief { hints: hints(&brief, &status.conflicted), ..brief })
-}
-
-/// Ranks the hints: conflicts > operation in progress > detached HEAD > behind upstream > submodules needing
-/// attention > uncommitted changes on the default branch (SPEC §5); keeps the first [`MAX_HINTS`].
-pub fn hints(brief: &Brief, conflicted: &[String]) -> Vec<Hint> {
-    let hint = |kind, message: String, tool, arguments: &[(&'static str, String)]| Hint {
-        kind,
-        message,
-        tool,
-        arguments: arguments.iter().cloned().collect(),
-    };
-    let mut hints = Vec::new();
-    let tree = &brief.working_tree;
-    if tree.conflicted > 0 {
-        let mut named = conflicted.iter().take(MAX_NAMED_CONFLICTS).cloned().collect::<Vec<_>>().join(", ");
-        if tree.conflicted > MAX_NAMED_CONFLICTS {
-            named.push_str(&format!(" +{} more", tree.conflicted - MAX_NAMED_CONFLICTS));
-        }
-        hints.push(hint("conflicts", format!("conflicted: {named}"), "conflict.read", &[]));
-    }
-    if let Some(operation) = brief.operation_in_progress {
-        let name = serde_json::to_value(operation).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
-        hints.push(hint("operation", format!("{name} in progress: continue or abort it first"), "repo.status", &[]));
-    }
-    // A rebase or bisect detaches HEAD itself; the operation hint already covers it.
-    let detached_by_operation = matches!(brief.operation_in_progress, Some(Operation::Rebase | Operation::Bisect));
-    if brief.head.detached && !detached_by_operation {
-        hints.push(hint("detached", "HEAD detached: new commits belong to no branch".to_owned(), "repo.refs", &[]));
-    }
-    if brief.head.behind > 0
-        && let Some(upstream) = &brief.head.upstream
-    {
-        hints.push(hint(
-            "behind",
-            format!("{} behind {upstream}: preview the merge", brief.head.behind),
-            "repo.conflictPreflight",
-            &[("targetRef", upstream.clone())],
-        ));
-    }
-    let submodules = &brief.submodules;
-    let needing = submodules.drifted + submodules.uninitialized + submodules.conflicts;
-    if needing > 0 {
-        let parts: Vec<String> = [
-            (submodules.drifted, "drifted"),
-            (submodules.uninitialized, "uninitialized"),
-            (submodules.conflicts, "conflicted"),
-        ]
+    let lineage = facets
+        .get(Facet::Lineage, |git| lineage::read(git, &head::read(git)?, refs::default_branch(git)?.as_deref()))?;
+    let changed: std::collections::BTreeSet<String> = status
+        .staged
         .iter()
-        .filter(|(count, _)| *count > 0)
-        .map(|(count, what)| format!("{count} {what}"))
+        .chain(&status.unstaged)
+        .map(|change| change.path.clone())
+        .chain(status.untracked.iter().cloned())
+        .chain(status.conflicted.iter().cloned())
         .collect();
-        hints.push(hint("submodules", format!("submodules: {}", parts.join(", ")), "submodule.status", &[]));
-    }
-    let on_default = brief.head.branch.is_some() && brief.head.branch == brief.conventions.default_branch;
-    if on_default && !tree.clean && tree.conflicted == 0 {
-        let branch = brief.head.branch.clone().unwrap_or_default();
-        hints.push(hint(
-            "uncommittedOnDefault",
-            format!("uncommitted changes on {branch}: propose a topic branch"),
-            "operation.preview.branch",
-            &[],
-        ));
-    }
-    hints.truncate(MAX_HINTS);
-    hints
+    let facts = crate::hints::Facts {
+        brief: &brief,
+        conflicted: &status.conflicted,
+        changed: &changed.into_iter().collect::<Vec<_>>(),
+        lineage: &lineage,
+        proposals: options.proposals,
+        now: options.now,
+    };
+    Ok(Brief { hints: crate::hints::rank(&facts), ..brief })
 }
 
 /// Cuts `full` to `max_tokens`: required fields always; then hints, submodule attention, recent commits, branch

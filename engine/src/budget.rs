@@ -49,6 +49,7 @@ pub fn fit(totals: &[usize], max_tokens: usize, measure: &mut dyn FnMut(&[usize]
             reason: InvalidReason::BudgetBelowFloor,
             message: format!("maxTokens {max_tokens} is below this result's floor of {floor} tokens"),
             floor: Some(floor),
+            suggestions: Vec::new(),
         });
     }
     for (section_idx, &total) in totals.iter().enumerate() {

@@ -62,6 +62,9 @@ pub enum Error {
         message: String,
         /// For [`InvalidReason::BudgetBelowFloor`]: the smallest budget, in tokens, that fits the required fields.
         floor: Option<usize>,
+        /// For [`InvalidReason::UnknownRevision`]: up to 3 existing ref names nearest to the one given, nearest first
+        /// (also named in `message`); empty otherwise.
+        suggestions: Vec<String>,
     },
     /// A Git read failed on a valid repository (corrupt object, unreadable pack, ...).
     #[error("git read failed while reading {what}: {message}")]
@@ -80,7 +83,7 @@ pub enum Error {
 impl Error {
     /// An [`Error::Invalid`] without a floor.
     pub fn invalid(reason: InvalidReason, message: impl Into<String>) -> Self {
-        Self::Invalid { reason, message: message.into(), floor: None }
+        Self::Invalid { reason, message: message.into(), floor: None, suggestions: Vec::new() }
     }
 
     /// An [`Error::GitRead`] for `what`, rendering `err` with its sources.

@@ -34,6 +34,7 @@ pub mod error;
 pub mod facets;
 pub mod file;
 pub mod fleet;
+pub mod hints;
 pub mod history;
 pub mod interrupt;
 pub mod reflog;

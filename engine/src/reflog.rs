@@ -110,7 +110,7 @@ fn read(repo: &gix::Repository, name: &str, limit: usize) -> Result<Report> {
             format!("{name:?} is not a ref name: it may not be empty, start with '-' or hold control characters"),
         ));
     }
-    let unknown = || Error::invalid(InvalidReason::UnknownRevision, format!("{name:?} names no ref"));
+    let unknown = || crate::revision::unknown_revision(repo, name, format!("{name:?} names no ref"));
     let reference = repo
         .try_find_reference(name)
         .map_err(|err| Error::invalid(InvalidReason::InvalidRevision, format!("{name:?} is not a ref name: {err}")))?

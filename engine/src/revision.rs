@@ -15,11 +15,115 @@ pub const MAX_LEN: usize = 1024;
 /// [`Error::Invalid`] with [`InvalidReason::InvalidRevision`] or [`InvalidReason::UnknownRevision`].
 pub fn resolve_commit(repo: &gix::Repository, spec: &str) -> Result<gix::ObjectId> {
     check(spec)?;
-    let unknown =
-        || Error::invalid(InvalidReason::UnknownRevision, format!("revision {spec:?} does not name a commit"));
+    let unknown = || unknown_revision(repo, spec, format!("revision {spec:?} does not name a commit"));
     let id = repo.rev_parse_single(spec).map_err(|_| unknown())?;
     let commit = id.object().map_err(|_| unknown())?.peel_to_commit().map_err(|_| unknown())?;
     Ok(commit.id)
+}
+
+/// Suggestions given at most for an unknown name.
+pub const MAX_SUGGESTIONS: usize = 3;
+
+/// An `unknown_revision` error for `spec` with `message`, plus up to [`MAX_SUGGESTIONS`] existing ref names nearest
+/// to the name `spec` starts with (before any `~`, `^`, `@{`, `:` or `..`), named in the message and in
+/// `suggestions`.
+pub fn unknown_revision(repo: &gix::Repository, spec: &str, message: String) -> Error {
+    let suggestions = nearest_refs(repo, spec);
+    let message = if suggestions.is_empty() {
+        message
+    } else {
+        format!("{message}; nearest existing: {}", suggestions.join(", "))
+    };
+    Error::Invalid { reason: InvalidReason::UnknownRevision, message, floor: None, suggestions }
+}
+
+/// An `unknown_revision` error for a name that should be a local branch, with the nearest branch names.
+pub fn unknown_branch(repo: &gix::Repository, name: &str) -> Error {
+    let candidates = ref_names(repo, &["refs/heads/"]);
+    let suggestions = nearest(name.strip_prefix("refs/heads/").unwrap_or(name), &candidates);
+    let mut message = format!("{name:?} names no local branch");
+    if !suggestions.is_empty() {
+        message.push_str(&format!("; nearest existing: {}", suggestions.join(", ")));
+    }
+    Error::Invalid { reason: InvalidReason::UnknownRevision, message, floor: None, suggestions }
+}
+
+/// Up to [`MAX_SUGGESTIONS`] short names of branches, remote-tracking branches and tags (and `HEAD`) nearest to the
+/// name `spec` starts with.
+pub fn nearest_refs(repo: &gix::Repository, spec: &str) -> Vec<String> {
+    let end = ["~", "^", "@{", ":", ".."].iter().filter_map(|cut| spec.find(cut)).min().unwrap_or(spec.len());
+    let name = &spec[..end];
+    if name.is_empty() {
+        return Vec::new();
+    }
+    let mut candidates = ref_names(repo, &["refs/heads/", "refs/remotes/", "refs/tags/"]);
+    candidates.push("HEAD".to_owned());
+    nearest(name, &candidates)
+}
+
+/// Short names of the refs under `prefixes`, sorted and deduplicated; refs that cannot be read are skipped.
+fn ref_names(repo: &gix::Repository, prefixes: &[&str]) -> Vec<String> {
+    let mut names = Vec::new();
+    if let Ok(platform) = repo.references() {
+        for prefix in prefixes {
+            if let Ok(iter) = platform.prefixed(*prefix) {
+                names.extend(iter.flatten().map(|reference| reference.name().shorten().to_string()));
+            }
+        }
+    }
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// The candidates nearest to `name` by edit distance (case-insensitive, on the whole name or its last `/`
+/// component), within a third of its length (at least 2), nearest first, then by name; at most
+/// [`MAX_SUGGESTIONS`].
+fn nearest(name: &str, candidates: &[String]) -> Vec<String> {
+    let wanted = name.to_lowercase();
+    let limit = (wanted.chars().count() / 3).max(2);
+    let mut scored: Vec<(usize, &String)> = candidates
+        .iter()
+        .filter(|candidate| candidate.as_str() != name)
+        .filter_map(|candidate| {
+            let lower = candidate.to_lowercase();
+            let last = lower.rsplit('/').next().unwrap_or(&lower);
+            let distance = edit_distance(&wanted, &lower).min(edit_distance(&wanted, last).saturating_add(1));
+            (distance <= limit).then_some((distance, candidate))
+        })
+        .collect();
+    scored.sort();
+    scored.into_iter().take(MAX_SUGGESTIONS).map(|(_, candidate)| candidate.clone()).collect()
+}
+
+/// Levenshtein distance in characters, with a swap of two neighbours counting 1 (`mian` -> `main`).
+fn edit_distance(one: &str, two: &str) -> usize {
+    let (one, two): (Vec<char>, Vec<char>) = (one.chars().collect(), two.chars().collect());
+    let width = two.len() + 1;
+    let mut table = vec![0usize; (one.len() + 1) * width];
+    for (row_idx, cell) in table.iter_mut().step_by(width).enumerate() {
+        *cell = row_idx;
+    }
+    for (col_idx, cell) in table.iter_mut().take(width).enumerate() {
+        *cell = col_idx;
+    }
+    for row_idx in 1..=one.len() {
+        for col_idx in 1..=two.len() {
+            let cost = usize::from(one[row_idx - 1] != two[col_idx - 1]);
+            let mut best = (table[(row_idx - 1) * width + col_idx] + 1)
+                .min(table[row_idx * width + col_idx - 1] + 1)
+                .min(table[(row_idx - 1) * width + col_idx - 1] + cost);
+            if row_idx > 1
+                && col_idx > 1
+                && one[row_idx - 1] == two[col_idx - 2]
+                && one[row_idx - 2] == two[col_idx - 1]
+            {
+                best = best.min(table[(row_idx - 2) * width + col_idx - 2] + 1);
+            }
+            table[row_idx * width + col_idx] = best;
+        }
+    }
+    table[one.len() * width + two.len()]
 }
 
 /// Checks that `spec` is shaped like a revision or ref name without looking it up: not empty, at most [`MAX_LEN`]
@@ -41,6 +145,18 @@ pub fn check(spec: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nearest_names_come_first() {
+        let names: Vec<String> =
+            ["main", "master", "feature/login", "fix/typo", "develop"].iter().map(|name| (*name).to_owned()).collect();
+        assert_eq!(nearest("mian", &names), ["main"]);
+        assert_eq!(nearest("mastr", &names), ["master"]);
+        assert_eq!(nearest("feature/logn", &names), ["feature/login"]);
+        assert_eq!(nearest("login", &names), ["feature/login"]);
+        assert!(nearest("zzzzzz", &names).is_empty());
+        assert_eq!(edit_distance("mian", "main"), 1);
+    }
 
     #[test]
     fn shapes_are_checked_without_lookup() {

@@ -34,7 +34,7 @@ fn read_all(fixture: &Fixture, path: &Path) -> Reads {
     let before = fluxgit_fixtures::tree_digest(fixture.root());
     let engine = engine_for(fixture);
     let repo = engine.resolve(path.to_str().expect("utf-8 temp path")).expect("resolves");
-    let options = brief::Options { recent_commits: 20 };
+    let options = brief::Options { recent_commits: 20, ..brief::Options::default() };
     let reads = Reads {
         brief: engine.brief(&repo, &options, UNLIMITED, &mut measure).expect("brief").data,
         status: engine.status(&repo, UNLIMITED, &mut measure).expect("status").data,
@@ -249,7 +249,12 @@ fn dirty_with_non_ascii_paths_and_non_utf8_content() {
     assert!(reads.status.unstaged.iter().any(|c| c.path == "data/legacy.txt"));
     let text = serde_json::to_string(&reads.status).expect("serialises");
     assert!(!text.contains("\\303"), "git's octal quoting leaked: {text}");
-    assert_eq!(reads.brief.hints.first().map(|h| h.kind), Some("uncommittedOnDefault"));
+    // The clean history has a CODEOWNERS file: who owns the changes comes first, then the dirty default branch.
+    let kinds: Vec<&str> = reads.brief.hints.iter().map(|h| h.kind).collect();
+    assert_eq!(kinds, ["owners", "uncommittedOnDefault"]);
+    // Without a gateway no hint names a write proposal; the person's command is in `why`.
+    assert_eq!(reads.brief.hints[1].tool, "worktree.changes");
+    assert!(reads.brief.hints[1].why.contains("git switch -c"), "{:?}", reads.brief.hints[1]);
 }
 
 #[test]
@@ -290,9 +295,47 @@ fn merge_stopped_on_conflicts() {
     let reads = check(&fixture, fixture.path());
     assert_eq!(reads.brief.operation_in_progress, Some(fluxgit_engine::facets::operation::Operation::Merge));
     assert_eq!(reads.status.conflicted, vec!["docs/guide.md", "src/main.c", "src/util.c"]);
+    // One hint for the stopped merge: the conflicts, with what concludes or aborts the merge.
     let kinds: Vec<&str> = reads.brief.hints.iter().map(|h| h.kind).collect();
-    assert_eq!(kinds.first(), Some(&"conflicts"));
-    assert_eq!(kinds.get(1), Some(&"operation"));
+    assert_eq!(kinds, ["conflicts"]);
+    let hint = &reads.brief.hints[0];
+    assert_eq!(hint.tool, "conflict.read");
+    assert!(hint.why.contains("git merge --abort") && hint.why.contains("docs/guide.md"), "{hint:?}");
+}
+
+#[test]
+fn commits_dropped_from_a_branch_recently() {
+    let fixture = fluxgit_fixtures::build(Scenario::RewrittenHistory);
+    let engine = engine_for(&fixture);
+    let repo = engine.resolve(fixture.path().to_str().expect("utf-8")).expect("resolves");
+    // The reflog entry of the reset on `main` and what git says it dropped; the amend and the rebase rewrote
+    // their commits onto the branches (same author and date), so they dropped nothing that is not still there.
+    let log = fixture.git(&["log", "-g", "--date=unix", "--format=%gd %H %gs", "main"]);
+    let (index, reset) =
+        log.lines().enumerate().find(|(_, line)| line.contains(" reset: ")).expect("the reset in main's reflog");
+    let selector = reset.split(' ').next().expect("selector");
+    let at: i64 =
+        selector.rsplit_once("@{").and_then(|(_, rest)| rest.strip_suffix('}')).expect("time").parse().expect("n");
+    // The tip before the reset: the new tip of the entry below it.
+    let old = log.lines().nth(index + 1).and_then(|line| line.split(' ').nth(1)).expect("the entry before").to_owned();
+    let lost = fixture.git(&["rev-list", "--count", old.trim(), "--not", "--all"]);
+    assert_eq!(lost.trim(), "2");
+    let brief_at = |now: i64| {
+        let options = brief::Options { now, ..brief::Options::default() };
+        engine.brief(&repo, &options, usize::MAX, &mut |_| 0).expect("brief").data
+    };
+    let recent = brief_at(at + 3600);
+    let dropped: Vec<_> = recent.hints.iter().filter(|hint| hint.kind == "dropped").collect();
+    assert_eq!(dropped.len(), 1, "{:?}", recent.hints);
+    assert_eq!(dropped[0].tool, "repo.reflog");
+    assert_eq!(dropped[0].arguments.get("refName").and_then(|name| name.as_str()), Some("main"));
+    assert!(
+        dropped[0].why.starts_with("main dropped 2 commits") && dropped[0].why.contains("(reset)"),
+        "{:?}",
+        dropped[0]
+    );
+    let later = brief_at(at + 8 * 86_400);
+    assert!(later.hints.iter().all(|hint| hint.kind != "dropped"), "outside the window: {:?}", later.hints);
 }
 
 #[test]

@@ -138,7 +138,10 @@ fn branch_stack_scope_preflight_and_details_answer_as_git() {
         let repo = engine.resolve(repo_path(&fixture)).expect("resolves");
 
         let stack = engine
-            .branch_stack(&repo, &branch_stack::Options { base_candidates: vec!["origin/side".into()], max_related: 8 })
+            .branch_stack(
+                &repo,
+                &branch_stack::Options { base_candidates: vec!["origin/side".into()], max_related: 8, branch: None },
+            )
             .expect("branchStack answers");
         assert!(stack.shallow);
         let base = stack.base.expect("origin/side is the base");
@@ -150,8 +153,8 @@ fn branch_stack_scope_preflight_and_details_answer_as_git() {
         assert_eq!(base.ahead, count(&fixture, "origin/side..HEAD"));
         assert_eq!(base.behind, count(&fixture, "HEAD..origin/side"));
         for related in &stack.related {
-            assert_eq!(related.ahead, count(&fixture, &format!("HEAD..{}", related.name)), "{scenario:?}");
-            assert_eq!(related.behind, count(&fixture, &format!("{}..HEAD", related.name)), "{scenario:?}");
+            assert_eq!(related.ahead, count(&fixture, &format!("{}..HEAD", related.name)), "{scenario:?}");
+            assert_eq!(related.behind, count(&fixture, &format!("HEAD..{}", related.name)), "{scenario:?}");
         }
 
         let options = scope::Options { path: "side".into(), churn_days: 365, recent_commits: 20, now: i64::MAX / 2 };

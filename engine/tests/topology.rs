@@ -169,10 +169,6 @@ fn submodule_status_equals_git_submodule_status() {
     ));
 }
 
-fn git_count(fixture: &Fixture, range: &str) -> usize {
-    fixture.git(&["rev-list", "--count", range]).trim().parse().expect("a count")
-}
-
 #[test]
 fn branch_stack_of_three_stacked_branches_and_an_unrelated_one() {
     use fluxgit_engine::branch_stack::{Options as StackOptions, Relation};
@@ -200,7 +196,7 @@ fn branch_stack_of_three_stacked_branches_and_an_unrelated_one() {
     let engine = engine_for(&fixture);
     let repo = engine.resolve(fixture.path().to_str().expect("utf-8")).expect("resolves");
     let before = fluxgit_fixtures::tree_digest(fixture.root());
-    let options = StackOptions { base_candidates: vec!["develop".into(), "main".into()], max_related: 8 };
+    let options = StackOptions { base_candidates: vec!["develop".into(), "main".into()], max_related: 8, branch: None };
     let report = engine.branch_stack(&repo, &options).expect("branch stack");
     assert_eq!(before, fluxgit_fixtures::tree_digest(fixture.root()), "branchStack changed the repository");
 
@@ -209,29 +205,63 @@ fn branch_stack_of_three_stacked_branches_and_an_unrelated_one() {
     assert_eq!(base.name, "main");
     let merge_base = fixture.git(&["merge-base", "HEAD", "main"]);
     assert_eq!(base.merge_base.as_deref(), Some(fixture.git(&["rev-parse", "--short", merge_base.trim()]).trim()));
-    assert_eq!((base.ahead, base.behind), (git_count(&fixture, "main..HEAD"), git_count(&fixture, "HEAD..main")));
+    assert_eq!((base.ahead, base.behind), left_right(&fixture, "HEAD", "main"));
     assert_eq!((base.ahead, base.behind), (3, 1));
 
-    let related: Vec<(&str, Relation, usize, usize)> =
-        report.related.iter().map(|r| (r.name.as_str(), r.relation, r.ahead, r.behind)).collect();
-    let counts =
-        |name: &str| (git_count(&fixture, &format!("HEAD..{name}")), git_count(&fixture, &format!("{name}..HEAD")));
+    // Every count from the examined branch: `ahead` = commits it has that the other lacks. In stack order: the
+    // branch it is built on, the one built on it, then the one sharing its base.
+    let related: Vec<(&str, Relation, (usize, usize))> =
+        report.related.iter().map(|r| (r.name.as_str(), r.relation, (r.ahead, r.behind))).collect();
+    let counts = |name: &str| left_right(&fixture, "HEAD", name);
     assert_eq!(
         related,
         vec![
-            ("stack/three", Relation::StackedOnCurrent, counts("stack/three").0, counts("stack/three").1),
-            ("stack/one", Relation::CurrentStackedOn, counts("stack/one").0, counts("stack/one").1),
-            ("sibling", Relation::SharesBase, counts("sibling").0, counts("sibling").1),
+            ("stack/one", Relation::CurrentStackedOn, counts("stack/one")),
+            ("stack/three", Relation::StackedOnCurrent, counts("stack/three")),
+            ("sibling", Relation::SharesBase, counts("sibling")),
         ],
         "the unrelated orphan branch and the base itself are not listed"
     );
+    assert_eq!(counts("stack/one"), (1, 0), "stack/two is one commit ahead of stack/one");
     assert_eq!(report.related_total, 3);
 
-    let one = engine.branch_stack(&repo, &StackOptions { max_related: 1, ..options }).expect("branch stack");
+    // Seen from another branch: the same counts git gives from that branch, the chain in stack order.
+    let from_three = StackOptions { branch: Some("stack/three".into()), ..options.clone() };
+    let three = engine.branch_stack(&repo, &from_three).expect("branch stack of stack/three");
+    assert_eq!(three.branch.as_deref(), Some("stack/three"));
+    let base = three.base.as_ref().expect("a base");
+    assert_eq!((base.ahead, base.behind), left_right(&fixture, "stack/three", "main"));
+    let related: Vec<(&str, Relation, (usize, usize))> =
+        three.related.iter().map(|r| (r.name.as_str(), r.relation, (r.ahead, r.behind))).collect();
+    assert_eq!(
+        related,
+        vec![
+            ("stack/one", Relation::CurrentStackedOn, left_right(&fixture, "stack/three", "stack/one")),
+            ("stack/two", Relation::CurrentStackedOn, left_right(&fixture, "stack/three", "stack/two")),
+            ("sibling", Relation::SharesBase, left_right(&fixture, "stack/three", "sibling")),
+        ]
+    );
+    let unknown = engine.branch_stack(&repo, &StackOptions { branch: Some("stack/thre".into()), ..options.clone() });
+    match unknown {
+        Err(Error::Invalid { reason: InvalidReason::UnknownRevision, suggestions, message, .. }) => {
+            assert_eq!(suggestions.first().map(String::as_str), Some("stack/three"), "{message}");
+            assert!(suggestions.len() <= 3 && message.contains("stack/three"), "{message}");
+        }
+        other => panic!("an unknown branch: {other:?}"),
+    }
+
+    let one = engine.branch_stack(&repo, &StackOptions { max_related: 1, ..options.clone() }).expect("branch stack");
     assert_eq!((one.related.len(), one.related_total), (1, 3));
     // No candidate exists but the defaults: main is found; an option-like candidate is refused.
-    let refused = engine.branch_stack(&repo, &StackOptions { base_candidates: vec!["--all".into()], max_related: 8 });
+    let refused = engine.branch_stack(&repo, &StackOptions { base_candidates: vec!["--all".into()], ..options });
     assert!(matches!(refused, Err(Error::Invalid { reason: InvalidReason::InvalidRevision, .. })));
+}
+
+/// `git rev-list --left-right --count one...other`: (commits only on `one`, commits only on `other`).
+fn left_right(fixture: &Fixture, one: &str, other: &str) -> (usize, usize) {
+    let out = fixture.git(&["rev-list", "--left-right", "--count", &format!("{one}...{other}")]);
+    let mut counts = out.split_whitespace().map(|count| count.parse().expect("a count"));
+    (counts.next().expect("left"), counts.next().expect("right"))
 }
 
 /// A clean filter configured inside a submodule (its own config, its own `.gitattributes`) must not run when a read

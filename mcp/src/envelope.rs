@@ -129,10 +129,13 @@ impl Frame {
     /// on a valid repository becomes tool error 10010 (SPEC §4.3).
     pub fn engine_error(&self, error: EngineError) -> Result<ToolOutput, ProtocolError> {
         match error {
-            EngineError::Invalid { reason, message, floor } => {
+            EngineError::Invalid { reason, message, floor, suggestions } => {
                 let mut data = json!({ "reason": reason.as_str() });
                 if let Some(floor) = floor {
                     data["floor"] = json!(floor);
+                }
+                if !suggestions.is_empty() {
+                    data["suggestions"] = json!(suggestions);
                 }
                 Err(ProtocolError::invalid_params(message, Some(data)))
             }

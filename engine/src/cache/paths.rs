@@ -61,10 +61,11 @@ const BRANCH_TIPS: FacetSet = FacetSet::of(&[
     Facet::Submodules,
     Facet::RecentCommits,
     Facet::Conventions,
+    Facet::Lineage,
 ]);
 /// What moving a remote-tracking branch can change (also `origin/HEAD`, the default branch).
 const REMOTE_TIPS: FacetSet =
-    FacetSet::of(&[Facet::Upstream, Facet::Branches, Facet::RemoteBranches, Facet::Conventions]);
+    FacetSet::of(&[Facet::Upstream, Facet::Branches, Facet::RemoteBranches, Facet::Conventions, Facet::Lineage]);
 /// Every facet read from refs.
 const ALL_REFS: FacetSet = BRANCH_TIPS.with(REMOTE_TIPS).with(FacetSet::of(&[Facet::Tags, Facet::Stashes]));
 /// What the index and submodule git dirs can change.
@@ -94,14 +95,22 @@ pub(crate) fn git_dir_event(relative: &Path) -> FacetSet {
         ["HEAD"] => BRANCH_TIPS.with(FacetSet::of(&[Facet::Operation])),
         ["index"] => INDEX,
         ["packed-refs"] => ALL_REFS,
-        ["shallow"] => {
-            FacetSet::of(&[Facet::Head, Facet::Upstream, Facet::Branches, Facet::RecentCommits, Facet::Conventions])
-        }
+        ["shallow"] => FacetSet::of(&[
+            Facet::Head,
+            Facet::Upstream,
+            Facet::Branches,
+            Facet::RecentCommits,
+            Facet::Conventions,
+            Facet::Lineage,
+        ]),
         ["refs", "heads", ..] => BRANCH_TIPS,
         ["refs", "remotes", ..] => REMOTE_TIPS,
         ["refs", "tags", ..] => FacetSet::of(&[Facet::Tags]),
         ["refs", "stash"] | ["logs", "refs", "stash"] => FacetSet::of(&[Facet::Stashes]),
         ["refs", ..] => ALL_REFS,
+        // A branch's reflog feeds the dropped commits of `repo.brief`'s hints (`git reflog expire` or `delete`
+        // change it without moving the branch).
+        ["logs", "refs", "heads", ..] => FacetSet::of(&[Facet::Lineage]),
         ["logs", ..] => FacetSet::ANY,
         ["rebase-merge" | "rebase-apply" | "sequencer", ..] => FacetSet::of(&[Facet::Operation]),
         [name] if is_operation_file(name) => FacetSet::of(&[Facet::Operation]),
@@ -164,6 +173,7 @@ mod tests {
         assert_eq!(git("refs/tags/v1"), FacetSet::of(&[Facet::Tags]));
         assert_eq!(git("logs/refs/stash"), FacetSet::of(&[Facet::Stashes]));
         assert_eq!(git("logs/HEAD"), FacetSet::ANY);
+        assert_eq!(git("logs/refs/heads/main"), FacetSet::of(&[Facet::Lineage]));
         assert_eq!(git("refs/heads/main.lock"), BRANCH_TIPS);
         assert_eq!(git("index.lock"), FacetSet::ANY);
         assert_eq!(git("MERGE_HEAD"), FacetSet::of(&[Facet::Operation]));

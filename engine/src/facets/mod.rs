@@ -7,6 +7,7 @@
 pub mod commits;
 pub mod conventions;
 pub mod head;
+pub mod lineage;
 pub mod operation;
 pub mod refs;
 pub mod stashes;
@@ -42,6 +43,9 @@ pub enum Facet {
     Conventions,
     /// Remote-tracking branches ([`refs::remote_branches`]).
     RemoteBranches,
+    /// Dropped commits, the current branch's stack and the CODEOWNERS file at HEAD ([`lineage::read`]), for
+    /// `repo.brief`'s hints.
+    Lineage,
 }
 
 impl Facet {

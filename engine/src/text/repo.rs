@@ -73,8 +73,15 @@ pub fn brief(result: &Budgeted<Brief>) -> String {
         out.line(parts.join(", "));
     }
     for hint in &brief.hints {
-        let arguments: String = hint.arguments.iter().map(|(key, value)| format!(" {key}={value}")).collect();
-        out.line(format!("next {}{arguments}: {}", hint.tool, hint.message));
+        let arguments: String = hint
+            .arguments
+            .iter()
+            .map(|(key, value)| match value.as_str() {
+                Some(text) => format!(" {key}={text}"),
+                None => format!(" {key}={value}"),
+            })
+            .collect();
+        out.line(format!("next {}{arguments}: {}", hint.tool, hint.why));
     }
     out.more(&result.omitted, "hints", "hints");
     out.more(&result.omitted, "submoduleAttention", "submodules needing attention");

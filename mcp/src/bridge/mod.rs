@@ -141,6 +141,12 @@ impl Bridge {
         Self::new(setting, Timeouts::DEFAULT)
     }
 
+    /// Whether a valid gateway address is configured, so that write proposals can be sent (reachability is only
+    /// known by trying). `repo.brief` names proposal tools in its hints only then.
+    pub fn is_configured(&self) -> bool {
+        matches!(self.address, Setting::Valid { .. })
+    }
+
     /// One line for `doctor`: where the address came from and whether it is usable.
     pub fn describe(&self) -> String {
         match &self.address {

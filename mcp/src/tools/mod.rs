@@ -108,8 +108,11 @@ impl Tool for FnTool {
             return (self.handler)(ctx, arguments);
         };
         // Everything the answer depends on besides the repository's state: the tool, the path the caller gave
-        // (the envelope names it) and the arguments. Product errors and protocol errors are never kept.
-        let variant = format!("{name}\0{}\0{}", repo.location.requested.display(), Value::Object(arguments.clone()));
+        // (the envelope names it), the arguments and, for the brief, the hour (its hints look at the branch
+        // movements of the last days). Product errors and protocol errors are never kept.
+        let hour = if name == "repo.brief" { crate::config::now_epoch_secs() / 3600 } else { 0 };
+        let variant =
+            format!("{name}\0{}\0{}\0{hour}", repo.location.requested.display(), Value::Object(arguments.clone()));
         let outcome = ctx.engine.answer(
             &repo,
             &variant,

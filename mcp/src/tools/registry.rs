@@ -173,6 +173,16 @@ fn check_object_schema(name: &str, which: &'static str, schema: &Value) -> Resul
 
 /// The message for one violation: verbatim for small scalars, masked for long strings, arrays and objects.
 fn violation_message(error: &jsonschema::ValidationError<'_>) -> String {
+    if let jsonschema::error::ValidationErrorKind::Pattern { pattern } = error.kind()
+        && pattern == crate::tools::schema::REPO_PATH_PATTERN
+    {
+        return match error.instance().as_ref() {
+            Value::String(text) if text.chars().count() <= MAX_QUOTED_STRING_CHARS => {
+                format!("{text:?} must be an absolute path")
+            }
+            _ => "must be an absolute path".to_owned(),
+        };
+    }
     let small_scalar = match error.instance().as_ref() {
         Value::Null | Value::Bool(_) | Value::Number(_) => true,
         Value::String(text) => text.chars().count() <= MAX_QUOTED_STRING_CHARS,

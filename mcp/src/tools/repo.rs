@@ -96,10 +96,14 @@ struct BriefArgs {
 
 /// `repo.brief`.
 pub fn brief() -> FnTool {
-    let hint = json!({ "type": "object", "required": ["message", "tool"], "properties": {
-        "message": { "type": "string" }, "tool": { "type": "string" },
-        "arguments": defaulted(json!({ "type": "object", "additionalProperties": { "type": "string" },
-            "description": "Arguments for `tool` besides repoPath." }), "{}") } });
+    let hint = json!({ "type": "object", "required": ["tool", "why"], "properties": {
+        "tool": { "type": "string", "description": "The tool to call next; only a tool that answers in this \
+            configuration (a write proposal only when a gateway is configured)." },
+        "arguments": defaulted(json!({ "type": "object",
+            "description": "Arguments for `tool` besides repoPath, to pass as given (a proposal also needs your \
+            `reason`)." }), "{}"),
+        "why": { "type": "string", "description": "The situation, and the git command a person would run where \
+            no tool acts on it." } } });
     let data = json!({
         "type": "object",
         "required": ["head", "workingTree"],
@@ -146,7 +150,10 @@ pub fn brief() -> FnTool {
             description: "Situational awareness in one call, replacing 6-10 raw git calls: HEAD (branch, detached, \
             unborn, sha, upstream, ahead/behind), the operation in progress, exact work-tree counts, stash count, \
             submodule drift, recent commits, conventions (Conventional Commits ratio, default branch, branch \
-            prefixes) and up to 3 ranked hints naming the tool to call next. The whole JSON result fits \
+            prefixes) and up to 3 ranked hints, each a tool to call next with its arguments and why (conflicts, an \
+            operation in progress, commits a branch dropped recently, detached HEAD, behind upstream, a stack whose \
+            base moved, submodules, CODEOWNERS with uncommitted changes, uncommitted changes on the default \
+            branch, stashes). The whole JSON result fits \
             `maxTokens` (o200k_base); anything cut is counted in `omitted`. Call it first in a session.",
             input_schema: schema::input(
                 json!({
@@ -165,7 +172,11 @@ pub fn brief() -> FnTool {
 
 fn call_brief(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
     let args: BriefArgs = parse(arguments)?;
-    let options = brief::Options { recent_commits: args.recent_commits.unwrap_or(10) };
+    let options = brief::Options {
+        recent_commits: args.recent_commits.unwrap_or(10),
+        proposals: ctx.bridge.is_configured(),
+        now: crate::config::now_epoch_secs(),
+    };
     let max_tokens = args.max_tokens.unwrap_or(BRIEF_DEFAULT_TOKENS as usize);
     run_formatted(ctx, "repo.brief", &args.repo_path, args.format, text::brief, |repo, measure| {
         ctx.engine.brief(repo, &options, max_tokens, measure)

@@ -2,13 +2,17 @@
 
 use serde_json::{Value, json};
 
+/// The pattern of an absolute path (POSIX `/`, a Windows drive, a UNC path); a violation of it is reported as
+/// "must be an absolute path", never as the pattern.
+pub const REPO_PATH_PATTERN: &str = "^(/|[A-Za-z]:[\\\\/]|\\\\\\\\)";
+
 /// `repoPath`: absolute (POSIX `/…`, Windows `C:\…` or `\\server\…`), 1-4096 characters.
 pub fn repo_path() -> Value {
     json!({
         "type": "string",
         "minLength": 1,
         "maxLength": 4096,
-        "pattern": "^(/|[A-Za-z]:[\\\\/]|\\\\\\\\)",
+        "pattern": REPO_PATH_PATTERN,
         "description": "Absolute path of the repository or any folder inside its work tree; must lie under an allowed root."
     })
 }

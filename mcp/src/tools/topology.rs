@@ -20,24 +20,47 @@ struct BranchStackArgs {
     repo_path: String,
     base_candidates: Option<Vec<String>>,
     max_related: Option<usize>,
+    branch: Option<String>,
 }
 
 /// `repo.branchStack`.
 pub fn branch_stack() -> FnTool {
+    let ahead = |other: &str| {
+        defaulted(
+            json!({ "type": "integer", "minimum": 0, "description": format!("Commits the examined branch has \
+            that {other} lacks (`git rev-list --count {other}..<branch>`).") }),
+            "0",
+        )
+    };
+    let behind = |other: &str| {
+        defaulted(
+            json!({ "type": "integer", "minimum": 0, "description": format!("Commits {other} has that the \
+            examined branch lacks (`git rev-list --count <branch>..{other}`).") }),
+            "0",
+        )
+    };
     let related = json!({ "type": "object", "required": ["name", "sha", "relation", "lastCommit"],
         "properties": { "name": { "type": "string" }, "sha": { "type": "string" },
-            "relation": { "enum": ["stackedOnCurrent", "currentStackedOn", "sharesBase"] },
-            "ahead": opt_count(), "behind": opt_count(), "lastCommit": { "type": "string" } } });
+            "relation": { "enum": ["currentStackedOn", "stackedOnCurrent", "sharesBase"], "description": "\
+                `currentStackedOn`: the examined branch is built on it; `stackedOnCurrent`: it is built on the \
+                examined branch; `sharesBase`: it left the base where the examined branch did." },
+            "ahead": ahead("this branch"), "behind": behind("this branch"),
+            "upstream": defaulted(json!({ "type": "object", "required": ["name"],
+                "description": "Its own upstream; ahead/behind seen from this branch, as `git branch -vv`.",
+                "properties": { "name": { "type": "string" }, "ahead": opt_count(), "behind": opt_count(),
+                    "gone": opt_flag() } }), "null (no upstream)"),
+            "lastCommit": { "type": "string" } } });
     let base = defaulted(
         json!({ "type": "object", "required": ["name", "sha"],
         "properties": { "name": { "type": "string" }, "sha": { "type": "string" },
             "mergeBase": defaulted(json!({ "type": "string" }), "null (unrelated histories)"),
-            "ahead": opt_count(), "behind": opt_count() } }),
+            "ahead": ahead("the base"), "behind": behind("the base") } }),
         "null (no base found)",
     );
     let data = json!({
         "type": "object",
-        "properties": { "branch": defaulted(json!({ "type": "string" }), "null (detached)"),
+        "properties": { "branch": defaulted(json!({ "type": "string",
+                "description": "The examined branch: `branch` when given, else the current one." }), "null (detached)"),
             "sha": defaulted(json!({ "type": "string" }), "null (unborn)"), "upstream": schema::upstream(),
             "base": base, "related": defaulted(json!({ "type": "array", "maxItems": 50, "items": related }), "empty"),
             "relatedTotal": opt_count(), "shallow": schema::shallow("merge bases and ahead/behind") }
@@ -47,11 +70,13 @@ pub fn branch_stack() -> FnTool {
         definition: ToolDefinition {
             name: "repo.branchStack",
             title: "Branch stack",
-            description: "Where the current branch stands: against its upstream (ahead/behind), against its base (the \
-            first of `baseCandidates` that exists, then main, master, develop, dev, trunk: merge-base, ahead/behind), \
-            and which local branches are stacked with it: `stackedOnCurrent` (built on this branch), \
-            `currentStackedOn` (this branch is built on it) or `sharesBase` (forked from the base at the same \
-            commit), in that order and newest first. `relatedTotal` is exact when `maxRelated` lists fewer.",
+            description: "Where a branch stands (the current one, or `branch`): against its upstream, against its \
+            base (the first of `baseCandidates` that exists, then main, master, develop, dev, trunk: merge-base), \
+            and which local branches are stacked with it, in stack order: `currentStackedOn` (it is built on them, \
+            nearest the base first), `stackedOnCurrent` (built on it, nearest first), then `sharesBase` (forked \
+            from the base at the same commit, newest first), each with its own upstream. Every ahead/behind is \
+            seen from the examined branch: `ahead` = commits it has that the other lacks, as `git rev-list \
+            --left-right --count <branch>...<other>`. `relatedTotal` is exact when `maxRelated` lists fewer.",
             input_schema: schema::input(
                 json!({
                     "repoPath": schema::repo_path(),
@@ -59,6 +84,9 @@ pub fn branch_stack() -> FnTool {
                         "items": { "type": "string", "minLength": 1, "maxLength": 1024 },
                         "description": "Base branches to try first, in order (e.g. `origin/main`)." },
                     "maxRelated": schema::integer(1, 50, 8, "Related branches to list."),
+                    "branch": { "type": "string", "minLength": 1, "maxLength": 1024,
+                        "description": "The local branch to examine (`feature/x`); default: the current branch. \
+                        An unknown name is invalid params `unknown_revision` with the nearest branch names." },
                 }),
                 &["repoPath"],
             ),
@@ -73,6 +101,7 @@ fn call_branch_stack(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> R
     let options = branch_stack::Options {
         base_candidates: args.base_candidates.unwrap_or_default(),
         max_related: args.max_related.unwrap_or(8),
+        branch: args.branch,
     };
     run(ctx, "repo.branchStack", &args.repo_path, |repo, _| ctx.engine.branch_stack(repo, &options).map(whole))
 }

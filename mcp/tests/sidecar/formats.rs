@@ -153,7 +153,7 @@ fn check_same_facts(tool: &str, label: &str, text: &str, json: &Value) {
                 assert!(has_line(commit), "{label}: commit {commit}");
             }
             for hint in objects(data, "/hints") {
-                assert!(text.contains(hint["message"].as_str().expect("message")), "{label}: hint {hint}");
+                assert!(text.contains(hint["why"].as_str().expect("why")), "{label}: hint {hint}");
             }
             for path in strings(data, "/submodules/attention") {
                 assert!(text.contains(path), "{label}: submodule {path}");

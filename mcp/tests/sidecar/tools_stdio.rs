@@ -67,6 +67,8 @@ fn bad_repo_paths_get_their_reasons_and_the_server_serves_on() {
         ],
     );
     assert_eq!(responses[0]["error"]["code"], -32602, "relative path fails the schema");
+    let message = responses[0]["error"].to_string();
+    assert!(message.contains("must be an absolute path") && !message.contains("[A-Za-z]"), "{message}");
     assert_eq!(reason(&responses[1]), "not_found");
     assert_eq!(reason(&responses[2]), "not_a_repository");
     assert_eq!(reason(&responses[3]), "outside_allowed_roots");

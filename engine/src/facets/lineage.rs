@@ -1,0 +1,258 @@
+//! The lineage facet: what `repo.brief`'s hints read from refs, reflogs and HEAD's tree beyond the other facets
+//! (issue 22): commits a local branch dropped recently, the stack of local branches the current branch is built on
+//! and how far its base moved, and the CODEOWNERS file at HEAD.
+
+use std::collections::HashSet;
+
+use gix::ObjectId;
+use serde::Serialize;
+
+use crate::ancestry;
+use crate::error::{Error, Result};
+use crate::facets::head::Head;
+
+/// How long (seconds before the clock) a branch movement counts as recent: 7 days. The facet keeps the movements of
+/// this span before each reflog's newest entry; [`Lineage::dropped_since`] filters them with the caller's clock, so
+/// the facet itself does not depend on the clock.
+pub const RECENT_SECONDS: i64 = 7 * 86_400;
+/// Commits examined per movement or per stack at most.
+pub const MAX_WALK: usize = 1000;
+/// Reflog entries examined per branch at most.
+pub const MAX_MOVEMENTS: usize = 50;
+
+/// The lineage facts of a repository at one instant.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Lineage {
+    /// Movements of local branches that dropped commits, within [`RECENT_SECONDS`] of their reflog's newest entry,
+    /// newest first.
+    pub movements: Vec<Movement>,
+    /// The stack under the current branch, when the current branch is built on other local branches and its base
+    /// has commits it lacks.
+    pub stack: Option<Stack>,
+    /// The CODEOWNERS file GitHub would read at HEAD (`.github/CODEOWNERS`, `CODEOWNERS`, `docs/CODEOWNERS`).
+    pub codeowners: Option<&'static str>,
+}
+
+/// A branch movement that dropped commits: reachable from its old tip, from no local branch nor HEAD, and not
+/// rewritten onto the branch (no commit on it now has the same author and author date, as a rebase, an amend or a
+/// cherry-pick keep them). Only the reflog still names them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Movement {
+    /// The branch's short name.
+    pub branch: String,
+    /// The dropped commits, full hex shas (at most [`MAX_WALK`]).
+    pub commits: Vec<String>,
+    /// The action as the reflog records it (`reset`, `commit (amend)`, ...).
+    pub action: String,
+    /// When it happened, Unix seconds.
+    pub time: i64,
+}
+
+/// Commits one branch dropped within the recency window.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dropped {
+    /// The branch's short name.
+    pub branch: String,
+    /// Distinct commits its movements in the window dropped.
+    pub commits: usize,
+    /// The newest of those movements' action.
+    pub action: String,
+    /// When that movement happened, Unix seconds.
+    pub time: i64,
+}
+
+impl Lineage {
+    /// Per branch, the commits dropped by movements within [`RECENT_SECONDS`] before `now` (Unix seconds), the
+    /// branch with the newest such movement first.
+    pub fn dropped_since(&self, now: i64) -> Vec<Dropped> {
+        let mut found: Vec<(Dropped, HashSet<&str>)> = Vec::new();
+        for movement in self.movements.iter().filter(|movement| movement.time >= now - RECENT_SECONDS) {
+            let at = match found.iter().position(|(dropped, _)| dropped.branch == movement.branch) {
+                Some(at) => at,
+                None => {
+                    let dropped = Dropped {
+                        branch: movement.branch.clone(),
+                        commits: 0,
+                        action: movement.action.clone(),
+                        time: movement.time,
+                    };
+                    found.push((dropped, HashSet::new()));
+                    found.len() - 1
+                }
+            };
+            let (dropped, commits) = &mut found[at];
+            commits.extend(movement.commits.iter().map(String::as_str));
+            dropped.commits = commits.len();
+        }
+        found.into_iter().map(|(dropped, _)| dropped).collect()
+    }
+}
+
+/// The stack of local branches under the current one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Stack {
+    /// The base (the default branch) the stack left.
+    pub base: String,
+    /// The local branches between the base and the current branch, base side first.
+    pub below: Vec<String>,
+    /// Commits on the base that the current branch lacks (`git rev-list --count HEAD..base`).
+    pub behind: usize,
+}
+
+/// Reads the lineage facts.
+///
+/// Cost: per local branch, a read of its reflog's newest entries ([`MAX_MOVEMENTS`], within [`RECENT_SECONDS`] of
+/// the newest); per such movement, a walk of the commits it left behind and of those added since; for the stack, a
+/// walk of the current branch's own commits.
+///
+/// # Errors
+/// [`Error::GitRead`] when refs, commits or HEAD's tree cannot be read.
+pub fn read(repo: &gix::Repository, head: &Head, default_branch: Option<&str>) -> Result<Lineage> {
+    let tips = local_branch_tips(repo)?;
+    let head_id = head.sha.as_deref().and_then(|sha| ObjectId::from_hex(sha.as_bytes()).ok());
+    let codeowners = match head_id {
+        Some(id) => {
+            let commit = repo.find_commit(id).map_err(|err| Error::git("HEAD commit", err))?;
+            crate::codeowners::read_at(&commit)?.map(|loaded| loaded.file)
+        }
+        None => None,
+    };
+    Ok(Lineage {
+        movements: movements(repo, &tips, head_id)?,
+        stack: stack(repo, &tips, head, head_id, default_branch)?,
+        codeowners,
+    })
+}
+
+/// Local branches (short name, tip commit); refs that do not parse or name no commit are skipped, as git skips them.
+fn local_branch_tips(repo: &gix::Repository) -> Result<Vec<(String, ObjectId)>> {
+    let platform = repo.references().map_err(|err| Error::git("refs", err))?;
+    let mut tips = Vec::new();
+    for mut reference in (platform.local_branches().map_err(|err| Error::git("refs", err))?).flatten() {
+        let name = reference.name().shorten().to_string();
+        if let Ok(commit) = reference.peel_to_commit() {
+            tips.push((name, commit.id));
+        }
+    }
+    Ok(tips)
+}
+
+/// The author and author date of `id`, which a rebase, an amend or a cherry-pick keep.
+fn authorship(repo: &gix::Repository, id: ObjectId) -> Result<(Vec<u8>, i64)> {
+    let commit = repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
+    let author = commit.author().map_err(|err| Error::git("commit author", err))?;
+    let seconds = author.time().map_err(|err| Error::git("author date", err))?.seconds;
+    Ok((author.email.to_vec(), seconds))
+}
+
+fn movements(repo: &gix::Repository, tips: &[(String, ObjectId)], head_id: Option<ObjectId>) -> Result<Vec<Movement>> {
+    let mut hidden: Vec<ObjectId> = tips.iter().map(|(_, id)| *id).collect();
+    hidden.extend(head_id);
+    let mut found = Vec::new();
+    for (name, tip) in tips {
+        let full = format!("refs/heads/{name}");
+        let Ok(Some(reference)) = repo.try_find_reference(full.as_str()) else { continue };
+        let mut platform = reference.log_iter();
+        // A reflog that cannot be read gives no hint; `repo.reflog` reports its error.
+        let Ok(Some(lines)) = platform.rev() else { continue };
+        let mut newest_time = None;
+        // The branch's newest commits: an old tip among them (a commit, a fast-forward) dropped nothing, and needs
+        // no walk against every branch.
+        let mut on_branch: Option<HashSet<ObjectId>> = None;
+        for line in lines.take(MAX_MOVEMENTS) {
+            let Ok(line) = line else { break };
+            let time = line.signature.time.seconds;
+            if time < *newest_time.get_or_insert(time) - RECENT_SECONDS {
+                break;
+            }
+            let old = line.previous_oid;
+            if old.is_null() {
+                continue;
+            }
+            if on_branch.is_none() {
+                on_branch = Some(newest_commits(repo, *tip, MAX_MOVEMENTS)?);
+            }
+            if on_branch.as_ref().is_some_and(|commits| commits.contains(&old)) || repo.find_commit(old).is_err() {
+                continue;
+            }
+            let left = ancestry::exclusive(repo, old, &hidden, MAX_WALK)?;
+            if left.is_empty() {
+                continue;
+            }
+            // The commits the branch has now that the old tip lacked: where a rewrite put its copies.
+            let mut copies = HashSet::new();
+            for id in ancestry::exclusive(repo, *tip, &[old], MAX_WALK)? {
+                copies.insert(authorship(repo, id)?);
+            }
+            let mut commits = Vec::new();
+            for id in left {
+                if !copies.contains(&authorship(repo, id)?) {
+                    commits.push(id.to_string());
+                }
+            }
+            if !commits.is_empty() {
+                let message = crate::facets::utf8(&line.message);
+                let action = message.split_once(": ").map_or(message.as_str(), |(action, _)| action).to_owned();
+                found.push(Movement { branch: name.clone(), commits, action, time });
+            }
+        }
+    }
+    found.sort_by(|a, b| b.time.cmp(&a.time).then(a.branch.cmp(&b.branch)));
+    Ok(found)
+}
+
+/// The first `count` commits of `tip`'s history (first parents and merged ones alike, newest first by walk order).
+fn newest_commits(repo: &gix::Repository, tip: ObjectId, count: usize) -> Result<HashSet<ObjectId>> {
+    let shallow = ancestry::Shallow::read(repo)?;
+    let mut seen = HashSet::from([tip]);
+    let mut queue = std::collections::VecDeque::from([tip]);
+    while let Some(id) = queue.pop_front() {
+        if seen.len() >= count {
+            break;
+        }
+        for parent in shallow.parents_of(repo, id)? {
+            if seen.insert(parent) {
+                queue.push_back(parent);
+            }
+        }
+    }
+    Ok(seen)
+}
+
+fn stack(
+    repo: &gix::Repository,
+    tips: &[(String, ObjectId)],
+    head: &Head,
+    head_id: Option<ObjectId>,
+    default_branch: Option<&str>,
+) -> Result<Option<Stack>> {
+    let (Some(branch), Some(tip), Some(base)) = (head.branch.as_deref(), head_id, default_branch) else {
+        return Ok(None);
+    };
+    if branch == base {
+        return Ok(None);
+    }
+    let Some(base_tip) = tips.iter().find(|(name, _)| name == base).map(|(_, id)| *id) else {
+        return Ok(None);
+    };
+    let own = ancestry::exclusive(repo, tip, &[base_tip], MAX_WALK)?;
+    let own_set: HashSet<ObjectId> = own.iter().copied().collect();
+    // Branches whose tips are among the current branch's own commits, nearest to HEAD first in the walk.
+    let mut below: Vec<(usize, String)> = tips
+        .iter()
+        .filter(|(name, id)| name != branch && name != base && *id != tip && own_set.contains(id))
+        .filter_map(|(name, id)| own.iter().position(|own_id| own_id == id).map(|at| (at, name.clone())))
+        .collect();
+    if below.is_empty() {
+        return Ok(None);
+    }
+    let behind = ancestry::count_exclusive(repo, base_tip, tip)?;
+    if behind == 0 {
+        return Ok(None);
+    }
+    below.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    Ok(Some(Stack { base: base.to_owned(), below: below.into_iter().map(|(_, name)| name).collect(), behind }))
+}

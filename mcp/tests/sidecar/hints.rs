@@ -1,0 +1,223 @@
+//! Issue 22: `repo.brief`'s hints lead somewhere. On four everyday tasks (finish a stopped merge, recover commits
+//! lost to `reset --hard`, rebase a stack onto a main that moved, find who owns a directory and what changed there)
+//! the brief's first hint, called through the real binary with its arguments as given, answers the task's next
+//! question (checked against git); hints name a write proposal only when a gateway is configured.
+
+use std::path::Path;
+
+use fluxgit_fixtures::{Fixture, Scenario};
+use serde_json::{Value, json};
+
+use crate::support::{Running, initialize, sidecar, tool_call};
+
+/// One server for `repo` with the clock pinned at `now` (Unix seconds) and `env` added.
+fn start(root: &Path, home: &Path, now: i64, env: &[(&str, &str)]) -> Running {
+    let mut command = sidecar(root, home, &[]);
+    command.env("FLUXGIT_NOW_EPOCH_SECS", now.to_string());
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let mut server = Running::start(command);
+    let initialized = server.request(&initialize("hints-test", "1"));
+    assert!(initialized["result"].is_object(), "{initialized}");
+    server
+}
+
+/// `data` of a successful tool call.
+fn data(response: &Value) -> &Value {
+    assert_eq!(response["result"]["isError"], false, "{response}");
+    &response["result"]["structuredContent"]["data"]
+}
+
+/// Calls `repo.brief`, then its first hint as given; returns the brief's data and the hint's answer.
+fn follow_first_hint(server: &mut Running, repo: &str) -> (Value, Value, Value) {
+    let brief = server.request(&tool_call(1, "repo.brief", json!({ "repoPath": repo })));
+    let brief = data(&brief).clone();
+    let hint = brief["hints"][0].clone();
+    let tool = hint["tool"].as_str().unwrap_or_else(|| panic!("a first hint: {brief}"));
+    let mut arguments = hint["arguments"].as_object().cloned().unwrap_or_default();
+    arguments.insert("repoPath".into(), json!(repo));
+    let answer = server.request(&tool_call(2, tool, Value::Object(arguments)));
+    (brief, hint, answer)
+}
+
+/// The reflog time of `<reference>@{0}`, Unix seconds.
+fn reflog_time(fixture: &Fixture, reference: &str) -> i64 {
+    let line = fixture.git(&["log", "-g", "-1", "--date=unix", "--format=%gd", reference]);
+    let inside = line.trim().rsplit_once("@{").and_then(|(_, rest)| rest.strip_suffix('}')).expect("a reflog selector");
+    inside.parse().expect("unix seconds")
+}
+
+fn lines(text: &str) -> Vec<String> {
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).filter(|line| !line.is_empty()).collect();
+    lines.sort();
+    lines
+}
+
+#[test]
+fn a_stopped_merge_leads_to_the_conflicts() {
+    let fixture = fluxgit_fixtures::build(Scenario::MergeConflict);
+    let root = fixture.root().canonicalize().expect("root");
+    let home = tempfile::tempdir().expect("home");
+    let repo = fixture.path().to_str().expect("utf-8");
+    let mut server = start(&root, home.path(), reflog_time(&fixture, "HEAD"), &[]);
+    let (brief, hint, answer) = follow_first_hint(&mut server, repo);
+    assert_eq!(hint["tool"], "conflict.read", "{brief}");
+    let why = hint["why"].as_str().expect("why");
+    assert!(why.contains("git merge --abort") && why.contains("git commit"), "what ends the merge: {why}");
+    assert!(brief["hints"].as_array().expect("hints").iter().all(|hint| hint["tool"] != "repo.status"), "{brief}");
+    // The next question: which files conflict, and in which operation.
+    let read = data(&answer);
+    assert_eq!(read["operation"], "merge", "{read}");
+    let unmerged = lines(&fixture.git(&["diff", "--name-only", "--diff-filter=U"]));
+    let mut listed: Vec<String> = read["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .map(|file| file["path"].as_str().expect("path").to_owned())
+        .collect();
+    listed.sort();
+    assert_eq!(listed, unmerged);
+    assert_eq!(read["conflictedFiles"], unmerged.len());
+    server.finish();
+}
+
+#[test]
+fn commits_lost_to_a_hard_reset_lead_to_the_branch_reflog() {
+    let fixture = fluxgit_fixtures::build(Scenario::Clean);
+    for idx in 0..3 {
+        std::fs::write(fixture.path().join(format!("lost-{idx}.txt")), format!("{idx}\n")).expect("write");
+        fixture.git(&["add", "."]);
+        fixture.git(&["commit", "-q", "-m", &format!("feat: lost work {idx}")]);
+    }
+    let lost_tip = fixture.git(&["rev-parse", "HEAD"]).trim().to_owned();
+    fixture.git(&["reset", "-q", "--hard", "HEAD~3"]);
+    let lost = fixture.git(&["rev-list", "--count", &lost_tip, "--not", "--all"]).trim().parse::<usize>().expect("n");
+    assert_eq!(lost, 3);
+    let root = fixture.root().canonicalize().expect("root");
+    let home = tempfile::tempdir().expect("home");
+    let repo = fixture.path().to_str().expect("utf-8");
+    let reset_at = reflog_time(&fixture, "main");
+
+    let mut server = start(&root, home.path(), reset_at + 3600, &[]);
+    let (brief, hint, answer) = follow_first_hint(&mut server, repo);
+    assert_eq!((hint["tool"].as_str(), hint["arguments"]["refName"].as_str()), (Some("repo.reflog"), Some("main")));
+    assert!(hint["why"].as_str().expect("why").contains("3 commits"), "{brief}");
+    // The next question: where is the lost work, and how many commits.
+    let reflog = data(&answer);
+    assert_eq!(reflog["refName"], "refs/heads/main");
+    let recovery = &reflog["entries"][0]["recovery"];
+    assert_eq!(recovery["lostCommits"], lost, "{reflog}");
+    let short = fixture.git(&["rev-parse", "--short", &lost_tip]);
+    assert_eq!(recovery["lostTip"], short.trim(), "{reflog}");
+    server.finish();
+
+    // Outside the recency window the hint is gone.
+    let mut later = start(&root, home.path(), reset_at + 8 * 86_400, &[]);
+    let brief = later.request(&tool_call(1, "repo.brief", json!({ "repoPath": repo })));
+    let tools: Vec<&Value> = data(&brief)["hints"].as_array().map(|hints| hints.iter().collect()).unwrap_or_default();
+    assert!(tools.iter().all(|hint| hint["tool"] != "repo.reflog"), "{brief}");
+    later.finish();
+}
+
+#[test]
+fn a_stack_on_a_moved_main_leads_to_the_branch_stack() {
+    let fixture = fluxgit_fixtures::build(Scenario::Clean);
+    let commit = |file: &str| {
+        std::fs::write(fixture.path().join(file), format!("{file}\n")).expect("write");
+        fixture.git(&["add", file]);
+        fixture.git(&["commit", "-q", "-m", &format!("feat: add {file}")]);
+    };
+    fixture.git(&["checkout", "-q", "-b", "stack/a"]);
+    commit("a-1.txt");
+    commit("a-2.txt");
+    fixture.git(&["checkout", "-q", "-b", "stack/b"]);
+    commit("b-1.txt");
+    commit("b-2.txt");
+    fixture.git(&["checkout", "-q", "main"]);
+    commit("main-moved.txt");
+    fixture.git(&["checkout", "-q", "stack/b"]);
+    let root = fixture.root().canonicalize().expect("root");
+    let home = tempfile::tempdir().expect("home");
+    let repo = fixture.path().to_str().expect("utf-8");
+
+    let mut server = start(&root, home.path(), reflog_time(&fixture, "HEAD") + 60, &[]);
+    let (brief, hint, answer) = follow_first_hint(&mut server, repo);
+    assert_eq!(hint["tool"], "repo.branchStack", "{brief}");
+    assert_eq!(hint["arguments"]["branch"], "stack/b");
+    let why = hint["why"].as_str().expect("why");
+    assert!(why.contains("main -> stack/a -> stack/b") && why.contains("repo.conflictPreflight"), "{why}");
+    // The next question: how far did main move, and which branches form the stack (from stack/b's point of view).
+    let stack = data(&answer);
+    let left_right = |other: &str| -> Vec<usize> {
+        let counts = fixture.git(&["rev-list", "--left-right", "--count", &format!("stack/b...{other}")]);
+        counts.split_whitespace().map(|count| count.parse().expect("count")).collect()
+    };
+    let count = |value: &Value| value.as_u64().map_or(0, |count| count as usize);
+    assert_eq!(stack["base"]["name"], "main");
+    assert_eq!(vec![count(&stack["base"]["ahead"]), count(&stack["base"]["behind"])], left_right("main"));
+    assert_eq!(left_right("main"), [4, 1]);
+    let below = &stack["related"][0];
+    assert_eq!((below["name"].as_str(), below["relation"].as_str()), (Some("stack/a"), Some("currentStackedOn")));
+    assert_eq!(vec![count(&below["ahead"]), count(&below["behind"])], left_right("stack/a"));
+    // Then the rebase onto the base, predicted as the hint says.
+    let preflight =
+        server.request(&tool_call(3, "repo.conflictPreflight", json!({ "repoPath": repo, "targetRef": "main" })));
+    assert_eq!(data(&preflight)["rebase"]["status"], "clean", "{preflight}");
+    server.finish();
+}
+
+#[test]
+fn codeowners_with_changes_lead_to_the_scope_of_the_changed_directory() {
+    let fixture = fluxgit_fixtures::build(Scenario::Monorepo);
+    let root = fixture.root().canonicalize().expect("root");
+    let home = tempfile::tempdir().expect("home");
+    let repo = fixture.path().to_str().expect("utf-8");
+    let mut server = start(&root, home.path(), reflog_time(&fixture, "HEAD") + 60, &[]);
+    let (brief, hint, answer) = follow_first_hint(&mut server, repo);
+    assert_eq!(hint["tool"], "repo.scope", "{brief}");
+    let path = hint["arguments"]["path"].as_str().expect("a path").to_owned();
+    assert_eq!(path, "packages/web/src", "the directory holding most of the changes");
+    // The next question: who owns it and what changed there.
+    let scope = data(&answer);
+    assert_eq!(scope["path"], path.as_str());
+    let owners: Vec<&str> =
+        scope["codeOwners"]["owners"].as_array().expect("owners").iter().filter_map(Value::as_str).collect();
+    assert_eq!(owners, ["@acme/frontend"], "{scope}");
+    let porcelain = fixture.git(&["-c", "core.fsmonitor=false", "status", "--porcelain", "--", &path]);
+    let tree = &scope["workingTree"];
+    let mut listed: Vec<String> = ["staged", "unstaged", "untracked", "conflicted"]
+        .iter()
+        .flat_map(|list| tree[*list].as_array().cloned().unwrap_or_default())
+        .map(|entry| entry["path"].as_str().or(entry.as_str()).expect("a path").to_owned())
+        .collect();
+    listed.sort();
+    listed.dedup();
+    let expected = lines(&porcelain.lines().map(|line| line[3..].to_owned()).collect::<Vec<_>>().join("\n"));
+    assert_eq!(listed, expected, "{scope}");
+    server.finish();
+}
+
+#[test]
+fn proposals_are_hinted_only_with_a_gateway() {
+    let fixture = fluxgit_fixtures::build(Scenario::Dirty);
+    let root = fixture.root().canonicalize().expect("root");
+    let home = tempfile::tempdir().expect("home");
+    let repo = fixture.path().to_str().expect("utf-8");
+    let hints = |env: &[(&str, &str)]| {
+        let mut server = start(&root, home.path(), reflog_time(&fixture, "HEAD") + 60, env);
+        let brief = server.request(&tool_call(1, "repo.brief", json!({ "repoPath": repo, "maxTokens": 4000 })));
+        server.finish();
+        data(&brief)["hints"].as_array().cloned().unwrap_or_default()
+    };
+    let without = hints(&[]);
+    let on_default = without.iter().find(|hint| hint["why"].as_str().is_some_and(|why| why.contains("default branch")));
+    let on_default = on_default.unwrap_or_else(|| panic!("a hint about the dirty default branch: {without:?}"));
+    assert_eq!(on_default["tool"], "worktree.changes");
+    assert!(on_default["why"].as_str().expect("why").contains("git switch -c"), "what a person would do");
+    assert!(without.iter().all(|hint| !hint["tool"].as_str().expect("tool").starts_with("operation.")), "{without:?}");
+
+    let with = hints(&[("FLUXGIT_MCP_HANDSHAKE_ADDR", "127.0.0.1:9")]);
+    let proposal = with.iter().find(|hint| hint["tool"] == "operation.preview.branch");
+    assert!(proposal.is_some_and(|hint| hint["arguments"]["name"].is_string()), "{with:?}");
+}
