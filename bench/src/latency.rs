@@ -114,7 +114,7 @@ pub(crate) struct Setup {
     pub(crate) allowed_roots: OsString,
 }
 
-fn env_for(allowed_roots: &std::ffi::OsStr, run_dir: &Path) -> Vec<(&'static str, OsString)> {
+pub(crate) fn env_for(allowed_roots: &std::ffi::OsStr, run_dir: &Path) -> Vec<(&'static str, OsString)> {
     vec![
         ("PATH", std::env::var_os("PATH").unwrap_or_default()),
         ("HOME", run_dir.as_os_str().to_owned()),
@@ -125,7 +125,7 @@ fn env_for(allowed_roots: &std::ffi::OsStr, run_dir: &Path) -> Vec<(&'static str
     ]
 }
 
-fn median(samples: &[f64]) -> f64 {
+pub(crate) fn median(samples: &[f64]) -> f64 {
     let mut sorted = samples.to_vec();
     sorted.sort_by(f64::total_cmp);
     match sorted.len() {
@@ -135,12 +135,12 @@ fn median(samples: &[f64]) -> f64 {
     }
 }
 
-fn millis(started: Instant) -> f64 {
+pub(crate) fn millis(started: Instant) -> f64 {
     started.elapsed().as_secs_f64() * 1000.0
 }
 
 /// `VmHWM` of `pid` in kB.
-fn peak_rss(pid: u32) -> Option<u64> {
+pub(crate) fn peak_rss(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
     line.split_whitespace().nth(1)?.parse().ok()
@@ -349,7 +349,12 @@ pub(crate) fn render(runs: &[RepoRun], many: Option<(usize, u64)>, invocation: &
 /// Replaces the latency section of `markdown` (from `## Latency` to the next `## ` heading or the end) with
 /// `section`, or appends it.
 pub(crate) fn splice(markdown: &str, section: &str) -> String {
-    let Some(start) = markdown.find("\n## Latency\n").map(|idx| idx + 1) else {
+    splice_named(markdown, "Latency", section)
+}
+
+/// Replaces the `## {heading}` section of `markdown` (up to the next `## ` heading) with `section`, or appends it.
+pub(crate) fn splice_named(markdown: &str, heading: &str, section: &str) -> String {
+    let Some(start) = markdown.find(&format!("\n## {heading}\n")).map(|idx| idx + 1) else {
         return format!("{}\n\n{section}", markdown.trim_end());
     };
     let rest = &markdown[start + 1..];

@@ -8,6 +8,7 @@
 
 mod cli;
 mod facts;
+mod fleet;
 mod latency;
 mod listing;
 mod markdown;
@@ -43,6 +44,36 @@ enum Mode {
     },
     /// Latency benchmark: per tool cold and warm medians vs the git commands it replaces, start-up, peak RSS.
     Latency(LatencyArgs),
+    /// Fleet benchmark: fleet.radar and fleet.digest over N generated repositories, cold and warm, vs a peer.
+    Fleet(FleetArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct FleetArgs {
+    /// Repositories in the generated fleet (1-500).
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u16).range(1..=500))]
+    repos: u16,
+    /// Where the fleet is built (emptied first).
+    #[arg(long, value_name = "DIR", default_value = "/tmp/fluxgit-bench-fleet")]
+    fixtures_dir: PathBuf,
+    /// Warm calls per tool (their median is reported).
+    #[arg(long, default_value_t = 20)]
+    samples: usize,
+    /// Warm calls per tool on the peer.
+    #[arg(long, default_value_t = 2)]
+    peer_samples: usize,
+    /// Where raw numbers go. Default: bench/results/fleet in this workspace.
+    #[arg(long, value_name = "DIR")]
+    results_dir: Option<PathBuf>,
+    /// The Markdown report whose `## Fleet` section is replaced. Default: BENCHMARK.md in this workspace.
+    #[arg(long, value_name = "FILE")]
+    markdown: Option<PathBuf>,
+    /// The sidecar binary (use a release build). Default: build it with cargo and use the one beside this binary.
+    #[arg(long, value_name = "BINARY")]
+    sidecar: Option<PathBuf>,
+    /// Another MCP server measured on the same fleet, e.g. the published fluxgit-mcp-sidecar.
+    #[arg(long, value_name = "BINARY")]
+    peer: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -109,6 +140,7 @@ fn main() -> ExitCode {
     let outcome = match Cli::parse().command {
         Mode::Tokens(args) => tokens(&args),
         Mode::Latency(args) => latency(&args),
+        Mode::Fleet(args) => fleet_bench(&args),
         Mode::Count { files } => count(&files),
     };
     match outcome {
@@ -118,6 +150,33 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn fleet_bench(args: &FleetArgs) -> anyhow::Result<()> {
+    let sidecar = match &args.sidecar {
+        Some(sidecar) => sidecar.clone(),
+        None => built_sidecar()?,
+    };
+    let setup = fleet::Setup {
+        sidecar,
+        peer: args.peer.clone(),
+        samples: args.samples.max(1),
+        peer_samples: args.peer_samples.max(1),
+    };
+    let run = fleet::run(&args.fixtures_dir, usize::from(args.repos), &setup)?;
+    let results_dir = args.results_dir.clone().unwrap_or_else(|| workspace_root().join("bench/results/fleet"));
+    fleet::write_results(&results_dir, &run)?;
+    let markdown_path = args.markdown.clone().unwrap_or_else(|| workspace_root().join("BENCHMARK.md"));
+    let existing = std::fs::read_to_string(&markdown_path).unwrap_or_default();
+    let mut invocation = format!("cargo run --release -q -p fluxgit-bench -- fleet --repos {}", args.repos);
+    if args.peer.is_some() {
+        invocation.push_str(" --peer <published fluxgit-mcp-sidecar 0.2.1>");
+    }
+    let section = fleet::render(&run, &invocation);
+    std::fs::write(&markdown_path, latency::splice_named(&existing, "Fleet", &section))
+        .with_context(|| format!("cannot write {}", markdown_path.display()))?;
+    eprintln!("fluxgit-bench: wrote {} and {}", markdown_path.display(), results_dir.display());
+    Ok(())
 }
 
 fn latency(args: &LatencyArgs) -> anyhow::Result<()> {

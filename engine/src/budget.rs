@@ -52,20 +52,54 @@ pub fn fit(totals: &[usize], max_tokens: usize, measure: &mut dyn FnMut(&[usize]
             suggestions: Vec::new(),
         });
     }
+    // The size of the current choice (every earlier section at its final count, this one at 0): known to fit.
+    let mut fitting = floor;
     for (section_idx, &total) in totals.iter().enumerate() {
-        // Largest count in [0, total] that fits; 0 is known to fit.
-        let (mut low, mut high) = (0, total);
         shown[section_idx] = total;
-        if measure(&shown) <= max_tokens {
+        let full = measure(&shown);
+        if full <= max_tokens {
+            fitting = full;
             continue;
+        }
+        // The largest count in [0, total) that fits: `low` fits, `high` does not. Start from the count the average
+        // item size predicts and gallop from there (a few measures when the prediction is close, as it usually
+        // is), then bisect; `measure` never decreases with a count, so the answer is the same as a plain bisection.
+        let (mut low, mut high) = (0, total);
+        let mut probe = |count: usize, shown: &mut Vec<usize>| {
+            shown[section_idx] = count;
+            let size = measure(shown);
+            (size <= max_tokens).then_some(size)
+        };
+        let per_item = (full - fitting) as f64 / total as f64;
+        let guess = (((max_tokens - fitting) as f64 / per_item) as usize).clamp(1, total.saturating_sub(1).max(1));
+        if guess < high {
+            if let Some(size) = probe(guess, &mut shown) {
+                (low, fitting) = (guess, size);
+                let mut step = 1;
+                while low + step < high {
+                    match probe(low + step, &mut shown) {
+                        Some(size) => (low, fitting, step) = (low + step, size, step * 2),
+                        None => high = low + step,
+                    }
+                }
+            } else {
+                high = guess;
+                let mut step = 1;
+                while high > low + step {
+                    let candidate = high - step;
+                    if let Some(size) = probe(candidate, &mut shown) {
+                        (low, fitting) = (candidate, size);
+                        break;
+                    }
+                    (high, step) = (candidate, step * 2);
+                }
+            }
         }
         while low + 1 < high {
             let mid = low + (high - low) / 2;
-            shown[section_idx] = mid;
-            if measure(&shown) <= max_tokens {
-                low = mid;
-            } else {
-                high = mid;
+            match probe(mid, &mut shown) {
+                Some(size) => (low, fitting) = (mid, size),
+                None => high = mid,
             }
         }
         shown[section_idx] = low;
@@ -155,6 +189,46 @@ mod tests {
         assert_eq!(fit(&[3, 10, 4], 1000, &mut measure).expect("fits"), vec![3, 10, 4]);
         let err = fit(&[1], 4, &mut measure).expect_err("below floor");
         assert!(matches!(err, Error::Invalid { floor: Some(5), .. }));
+    }
+
+    /// The galloping search gives what a plain bisection gives: the largest fitting count of each section in turn,
+    /// on many monotone cost shapes (uneven item sizes, a frame, budgets around every boundary).
+    #[test]
+    fn fit_equals_the_largest_fitting_counts() {
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move |bound: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % bound
+        };
+        for _ in 0..300 {
+            let sections = 1 + next(3) as usize;
+            let sizes: Vec<Vec<usize>> =
+                (0..sections).map(|_| (0..next(40)).map(|_| 1 + next(30) as usize).collect()).collect();
+            let totals: Vec<usize> = sizes.iter().map(Vec::len).collect();
+            let frame = 5 + next(20) as usize;
+            let cost = |shown: &[usize]| {
+                frame + shown.iter().zip(&sizes).map(|(n, s)| s[..*n].iter().sum::<usize>()).sum::<usize>()
+            };
+            let everything = cost(&totals);
+            for _ in 0..8 {
+                let budget = frame + next(everything as u64 + 1) as usize;
+                let mut expected = vec![0; sections];
+                for idx in 0..sections {
+                    expected[idx] = (0..=totals[idx])
+                        .rev()
+                        .find(|n| {
+                            let mut probe = expected.clone();
+                            probe[idx] = *n;
+                            cost(&probe) <= budget
+                        })
+                        .unwrap_or(0);
+                }
+                let mut measure = |shown: &[usize]| cost(shown);
+                assert_eq!(fit(&totals, budget, &mut measure).expect("fits"), expected, "{sizes:?} at {budget}");
+            }
+        }
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The [`Engine`]: the single owner of per-process state, and the entry point of every tool's read logic.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -30,7 +30,13 @@ pub struct Engine {
     registry: Option<PathBuf>,
     /// Repository roots already recorded in the registry by this engine (each is written once per process).
     recorded: Mutex<HashSet<PathBuf>>,
+    /// Where the paths fleet calls named resolved to, by canonical path (at most [`KNOWN_LOCATIONS`]): a warm
+    /// fleet call finds each repository's cached answer without opening it with gix.
+    locations: Mutex<HashMap<PathBuf, Location>>,
 }
+
+/// Resolved fleet paths the engine remembers at most (the memo is emptied when full): twice the fleet's 500.
+const KNOWN_LOCATIONS: usize = 1000;
 
 /// A repository resolved by [`Engine::resolve`]: where it is, and an open gix handle (no filter drivers).
 pub struct Repo {
@@ -73,6 +79,7 @@ impl Engine {
             agents: crate::agents::Detector::default(),
             registry: None,
             recorded: Mutex::new(HashSet::new()),
+            locations: Mutex::new(HashMap::new()),
         }
     }
 
@@ -148,6 +155,53 @@ impl Engine {
         let (location, git) = repository::resolve(repo_path, &self.options.allowed_roots)?;
         let call = self.cache.call(&location);
         Ok(Repo { location, git, call, interrupt: Interrupt::new() })
+    }
+
+    /// Resolves `repo_path` for a fleet call whose freshness barrier already ran ([`Cache::shared_barrier`] gave
+    /// `barrier`), not recording it in the registry, and remembers where it led for [`Engine::known_location`].
+    ///
+    /// # Errors
+    /// As [`Engine::resolve`].
+    pub(crate) fn resolve_for_fleet(&self, repo_path: &str, barrier: Option<bool>) -> Result<Repo> {
+        let (location, git) = repository::resolve(repo_path, &self.options.allowed_roots)?;
+        let call = self.cache.call_after_barrier(&location, barrier);
+        let mut known = self.locations.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if known.len() >= KNOWN_LOCATIONS {
+            known.clear();
+        }
+        known.insert(location.requested.clone(), location.clone());
+        drop(known);
+        Ok(Repo { location, git, call })
+    }
+
+    /// Where an earlier fleet call resolved `repo_path`, when the path is still absolute and canonicalises to the
+    /// same place (symlinks are followed anew each time), with this call's cache state. Whether the repository is
+    /// still there and unchanged is the cache's business: any change or removal gives it a new tag, so a lookup
+    /// under the old one misses.
+    pub(crate) fn known_location(&self, repo_path: &str, barrier: Option<bool>) -> Option<(Location, CallState)> {
+        if !Path::new(repo_path).is_absolute() || repo_path.chars().any(char::is_control) {
+            return None;
+        }
+        let canonical = Path::new(repo_path).canonicalize().ok()?;
+        let location =
+            self.locations.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(&canonical).cloned()?;
+        let call = self.cache.call_after_barrier(&location, barrier);
+        Some((location, call))
+    }
+
+    /// [`Cache::cached_answer`]: the answer `variant` of a known location, from memory only.
+    pub(crate) fn cached_answer<V: Clone + Send + Sync + 'static>(
+        &self,
+        location: &Location,
+        call: &CallState,
+        variant: &str,
+    ) -> Option<V> {
+        self.cache.cached_answer(call, location, variant, None)
+    }
+
+    /// [`Cache::shared_barrier`].
+    pub(crate) fn shared_barrier(&self) -> Option<bool> {
+        self.cache.shared_barrier()
     }
 
     /// Records `root` in the registry as seen, the first time this engine resolves it. A registry that cannot be

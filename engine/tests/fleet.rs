@@ -342,3 +342,61 @@ fn registry_holds_seen_repositories_inside_the_roots() {
     assert_eq!(radar.repositories, 1, "entries outside the allowed roots are not read");
     assert_eq!(radar.queue[0].state, State::Unpushed);
 }
+
+/// A warm radar reads each repository's facts from memory without opening it (one barrier for the whole call), and
+/// stays exact after a commit, after a repository is replaced at the same path, and after a symlinked target is
+/// pointed at another repository.
+#[test]
+fn warm_radar_from_memory_stays_exact() {
+    let fleet = fleet::build_fleet();
+    let run = tempfile::tempdir().expect("temp dir");
+    let cache = fluxgit_engine::cache::Options { run_dir: Some(run.path().to_path_buf()), ..Default::default() };
+    let engine = Engine::with_cache(Options { allowed_roots: vec![fleet.root().to_path_buf()] }, cache);
+    let clean = fleet.member(Kind::Clean);
+    let ahead = fleet.member(Kind::Ahead);
+    let link = fleet.root().join("link-to-clean");
+    std::os::unix::fs::symlink(clean, &link).expect("symlink");
+    let link_text = link.to_str().expect("utf-8").to_owned();
+    let all = targets(&[clean, ahead, &link]);
+    let now = FLEET_NOW as i64;
+    // Wait until the watches are in place (calls read fresh, uncached, until then).
+    for path in [clean, ahead] {
+        let repo = engine.resolve(path.to_str().expect("utf-8")).expect("resolves");
+        assert_eq!(engine.cache_diagnostics(&repo).cache, "watched");
+    }
+    let state_of = |radar: &radar::Radar, path: &Path| {
+        radar.queue.iter().find(|entry| entry.repo_path == path.to_str().expect("utf-8")).map(|entry| entry.state)
+    };
+    let first = radar_of(&engine, &all, now, UNLIMITED).data;
+    assert_eq!(first.repositories, 2, "the symlink names the clean repository again: {first:?}");
+    let before = engine.cache_stats();
+    let warm = radar_of(&engine, &all, now, UNLIMITED).data;
+    assert_eq!(warm, first);
+    let after = engine.cache_stats();
+    assert!(after.hits >= before.hits + 3, "every target served from memory");
+    assert_eq!(after.misses, before.misses, "nothing read again");
+    let barriers = |stats: &fluxgit_engine::cache::Stats| stats.barriers + stats.barriers_shared;
+    assert_eq!(barriers(&after), barriers(&before) + 1, "one freshness barrier for the whole call");
+
+    // A commit: the clean repository is now ahead of its upstream.
+    std::fs::write(clean.join("memo.txt"), "memo\n").expect("writable");
+    fleet.git(clean, &["add", "memo.txt"]);
+    fleet.git(clean, &["commit", "-q", "-m", "memo"]);
+    assert_eq!(state_of(&radar_of(&engine, &all, now, UNLIMITED).data, clean), Some(State::Unpushed));
+
+    // The ahead repository replaced by a fresh one (no upstream, one commit) at the same path.
+    std::fs::remove_dir_all(ahead).expect("removable");
+    std::fs::create_dir(ahead).expect("creatable");
+    fleet.git(ahead, &["init", "-q", "-b", "main"]);
+    fleet.git(ahead, &["commit", "-q", "--allow-empty", "-m", "new"]);
+    fleet.git(ahead, &["checkout", "-q", "--detach"]);
+    assert_eq!(state_of(&radar_of(&engine, &all, now, UNLIMITED).data, ahead), Some(State::Detached));
+
+    // The symlink now leads to the ahead (replaced) repository: the clean one is listed once, via its own path.
+    std::fs::remove_file(&link).expect("removable");
+    std::os::unix::fs::symlink(ahead, &link).expect("symlink");
+    let relinked = radar_of(&engine, &targets(&[&link]), now, UNLIMITED).data;
+    assert_eq!(relinked.queue.len(), 1, "{link_text}: {relinked:?}");
+    assert_eq!(relinked.queue[0].repo_path, ahead.to_str().expect("utf-8"));
+    assert_eq!(relinked.queue[0].state, State::Detached);
+}

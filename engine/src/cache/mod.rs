@@ -449,6 +449,48 @@ impl Cache {
         fingerprint.map(|print| print ^ 0x5354_4154_5354_4154 ^ state.epoch)
     }
 
+    /// Runs one freshness barrier for a call that reads many repositories (a fleet call): once it returns `true`,
+    /// every event of every watched repository that happened before it has been applied, so the per-repository
+    /// barriers can be skipped ([`Cache::call_after_barrier`]). `None` when there is no watcher (caching off,
+    /// watching disabled, or it cannot start).
+    pub(crate) fn shared_barrier(&self) -> Option<bool> {
+        if !self.options.enabled || !self.options.watch {
+            return None;
+        }
+        #[cfg(target_os = "linux")]
+        {
+            self.watcher().ok().map(|watcher| watcher.barrier(BARRIER_TIMEOUT))
+        }
+        #[cfg(not(target_os = "linux"))]
+        None
+    }
+
+    /// [`Cache::call`] for a call whose barrier already ran ([`Cache::shared_barrier`] gave `barrier`).
+    pub(crate) fn call_after_barrier(&self, location: &Location, barrier: Option<bool>) -> CallState {
+        let call = self.call(location);
+        if let Some(outcome) = barrier {
+            // A fresh CallState has no barrier outcome yet, so this always takes.
+            let _ = call.barrier.set(outcome);
+        }
+        call
+    }
+
+    /// The answer [`Cache::answer`] would serve from memory for `variant`, without computing anything: `None` on a
+    /// miss or when the repository must be read fresh.
+    pub(crate) fn cached_answer<V: Clone + Send + Sync + 'static>(
+        &self,
+        call: &CallState,
+        location: &Location,
+        variant: &str,
+        reads: Option<&[Facet]>,
+    ) -> Option<V> {
+        let tag = self.tag(call, location, reads.map_or(EVERYTHING, FacetSet::of))?;
+        let key = (location.git_dir.clone(), variant.to_owned(), tag);
+        let value = self.answers.get(&key)?.value.downcast::<V>().ok()?;
+        self.counters.hits.fetch_add(1, Ordering::Relaxed);
+        Some((*value).clone())
+    }
+
     /// Waits (at most `timeout`) until the repository of `call` has all its watches or has fallen back.
     pub(crate) fn settle(&self, call: &CallState, timeout: Duration) {
         if let Some(state) = &call.repo {

@@ -110,7 +110,7 @@ impl Engine {
     ) -> Result<Budgeted<Digest>> {
         let listed = self.fleet_targets(targets);
         let since_ms = options.since_ms;
-        let read = self.fleet_each(listed, |repo| self.digest_events(repo, since_ms));
+        let read = self.fleet_each(listed, |_, _| None, |repo| self.digest_events(repo, since_ms));
         let (mut events, mut unreadable, mut repositories) = (Vec::new(), Vec::new(), 0);
         for (_, root, outcome) in read {
             match outcome {

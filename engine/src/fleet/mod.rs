@@ -12,8 +12,10 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::cache::CallState;
 use crate::engine::{Engine, Repo};
 use crate::error::{Error, InvalidReason, ItemError};
+use crate::repository::Location;
 
 /// A repository a fleet call should read: the path the caller gave (or the registry holds) and its label.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,14 +91,18 @@ impl Engine {
         }
     }
 
-    /// Resolves every target on up to `available_parallelism` threads, then `read`s each resolved repository on
-    /// the same threads; targets naming a repository already listed are dropped (the first label wins). Results
-    /// come back in target order.
+    /// Reads every target on up to `available_parallelism` threads after one freshness barrier for the whole call
+    /// (not one per repository). A target resolved by an earlier fleet call is first offered to `cached` (a lookup
+    /// in memory, without opening the repository); otherwise, or when that misses, it is resolved and `read`.
+    /// Targets naming a repository already listed are dropped (the first label wins). Results come back in target
+    /// order.
     pub(crate) fn fleet_each<T: Send>(
         &self,
         targets: Vec<Target>,
+        cached: impl Fn(&Location, &CallState) -> Option<T> + Sync,
         read: impl Fn(&Repo) -> crate::Result<T> + Sync,
     ) -> Vec<Outcome<T>> {
+        let barrier = self.shared_barrier();
         let slots: Vec<std::sync::Mutex<Option<Outcome<T>>>> =
             targets.iter().map(|_| std::sync::Mutex::new(None)).collect();
         let next = std::sync::atomic::AtomicUsize::new(0);
@@ -107,10 +113,19 @@ impl Engine {
                     loop {
                         let idx = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                         let Some(target) = targets.get(idx) else { break };
-                        let resolved = self.resolve_target(target.clone());
-                        let outcome = resolved.repo.and_then(|repo| read(&repo).map_err(|error| Failure::of(&error)));
-                        *slots[idx].lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
-                            Some((resolved.target, resolved.root, outcome));
+                        let from_memory = self.known_location(&target.path, barrier).and_then(|(location, call)| {
+                            cached(&location, &call).map(|value| (location.root.display().to_string(), value))
+                        });
+                        let outcome = match from_memory {
+                            Some((root, value)) => (target.clone(), root, Ok(value)),
+                            None => {
+                                let resolved = self.resolve_target(target.clone(), barrier);
+                                let outcome =
+                                    resolved.repo.and_then(|repo| read(&repo).map_err(|error| Failure::of(&error)));
+                                (resolved.target, resolved.root, outcome)
+                            }
+                        };
+                        *slots[idx].lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(outcome);
                     }
                 });
             }
@@ -123,8 +138,8 @@ impl Engine {
             .collect()
     }
 
-    fn resolve_target(&self, target: Target) -> Resolved {
-        match self.resolve_unrecorded(&target.path) {
+    fn resolve_target(&self, target: Target, barrier: Option<bool>) -> Resolved {
+        match self.resolve_for_fleet(&target.path, barrier) {
             Ok(repo) => Resolved { root: repo.location.root.display().to_string(), target, repo: Ok(repo) },
             Err(error) => Resolved { root: target.path.clone(), target, repo: Err(Failure::of(&error)) },
         }

@@ -18,6 +18,8 @@ use crate::fleet::{Failure, Targets};
 
 /// Days without a commit or reflog movement after which a repository is stale (SPEC §5).
 pub const STALE_DAYS: i64 = 30;
+/// The answer-cache variant of a repository's radar [`Facts`].
+const FACTS_VARIANT: &str = "fleet.radar\0facts";
 /// Conflicted paths a reason names at most.
 const NAMED_CONFLICTS: usize = 2;
 
@@ -285,7 +287,11 @@ impl Engine {
         measure: &mut Measure<'_, Radar>,
     ) -> Result<Budgeted<Radar>> {
         let listed = self.fleet_targets(targets);
-        let read = self.fleet_each(listed, |repo| self.radar_facts(repo));
+        let read = self.fleet_each(
+            listed,
+            |location, call| self.cached_answer(location, call, FACTS_VARIANT),
+            |repo| self.radar_facts(repo),
+        );
         let mut counts = Counts::default();
         let mut queue: Vec<Entry> = read
             .into_iter()
@@ -332,7 +338,7 @@ impl Engine {
     pub fn radar_facts(&self, repo: &Repo) -> Result<Facts> {
         self.answer(
             repo,
-            "fleet.radar\0facts",
+            FACTS_VARIANT,
             None,
             |_: &Facts| 512,
             || {
