@@ -19,6 +19,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from test_python_client import git, repo, sidecar_bin  # noqa: F401  (repo is a fixture)
+from roots import allowed_roots
 
 # What the gateway answers to the n-th status GET of a proposal (the preview itself makes the first one).
 PROGRESS = ["pending", "pending", "approved", "executing"]
@@ -112,7 +113,7 @@ async def exercise(mode: str, repo_path: Path, run_dir: Path, gateway: FakeGatew
         command=sidecar_bin(),
         args=[],
         env={
-            "FLUXGIT_MCP_ALLOWED_ROOTS": str(repo_path),
+            "FLUXGIT_MCP_ALLOWED_ROOTS": allowed_roots(repo_path),
             "FLUXGIT_RUN_DIR": str(run_dir),
             "FLUXGIT_MCP_AUDIT_DISABLED": "1",
             "FLUXGIT_MCP_PRESENCE_DISABLED": "1",

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from mcp import Client, StdioServerParameters
+from roots import allowed_roots
 
 WORKSPACE = Path(__file__).resolve().parents[3]
 MODES = ["auto", "legacy", "2026-07-28"]
@@ -67,7 +68,7 @@ def server_params(repo: Path, run_dir: Path) -> StdioServerParameters:
         command=sidecar_bin(),
         args=[],
         env={
-            "FLUXGIT_MCP_ALLOWED_ROOTS": str(repo),
+            "FLUXGIT_MCP_ALLOWED_ROOTS": allowed_roots(repo),
             "FLUXGIT_RUN_DIR": str(run_dir),
             "FLUXGIT_MCP_AUDIT_DISABLED": "1",
             "FLUXGIT_MCP_PRESENCE_DISABLED": "1",
