@@ -171,7 +171,7 @@ impl Engine {
         }
         known.insert(location.requested.clone(), location.clone());
         drop(known);
-        Ok(Repo { location, git, call })
+        Ok(Repo { location, git, call, interrupt: Interrupt::new() })
     }
 
     /// Where an earlier fleet call resolved `repo_path`, when the path is still absolute and canonicalises to the
