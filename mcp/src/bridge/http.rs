@@ -1,11 +1,10 @@
 //! The HTTP exchange with the gateway: one request, one bounded reply, over plain HTTP on loopback.
 //!
-//! The client (`ureq`) is configured so that nothing leaves the machine by accident: no proxy (the environment's
-//! `HTTP_PROXY` and friends are ignored), no redirect followed (a 3xx comes back as a reply), a bounded connect and
-//! a bounded whole-exchange timeout, no connection kept between calls, and replies over [`MAX_REPLY_BYTES`]
-//! refused.
+//! The client (`reqwest` without default features: HTTP/1 only, no TLS, no system proxy) is configured so that
+//! nothing leaves the machine by accident: no proxy (the environment's `HTTP_PROXY` and friends are ignored), no
+//! redirect followed (a 3xx comes back as a reply), a bounded connect and a bounded whole-exchange timeout, no
+//! connection kept between calls, and replies over [`MAX_REPLY_BYTES`] refused while they stream in.
 
-use std::io::Read as _;
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -47,49 +46,89 @@ pub enum Failed {
     Malformed(String),
 }
 
-/// Sends `GET path` (no body) or `POST path` (JSON `body`) to `socket` and reads the reply.
+/// Sends `GET path` (no body) or `POST path` (JSON `body`) to `socket` and reads the reply, from a thread that may
+/// block (a tool handler on the stdio loop's blocking pool, the `call` subcommand): the asynchronous exchange
+/// ([`exchange_async`]) is driven by a current-thread runtime of its own, which ends with the call.
 ///
 /// # Errors
 /// [`Failed`] when no complete reply arrived in time.
 pub fn exchange(socket: SocketAddr, timeouts: Timeouts, path: &str, body: Option<&[u8]>) -> Result<Reply, Failed> {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .proxy(None)
-        .max_redirects(0)
-        .http_status_as_error(false)
-        .max_idle_connections(0)
-        .timeout_connect(Some(timeouts.connect))
-        .timeout_global(Some(timeouts.exchange))
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .enable_time()
+        .build()
+        .map_err(|error| Failed::Unreachable(format!("no runtime for the exchange: {error}")))?;
+    runtime.block_on(exchange_async(socket, timeouts, path, body))
+}
+
+/// The exchange itself: one request on a fresh connection, the reply read while it streams in and refused past
+/// [`MAX_REPLY_BYTES`].
+///
+/// # Errors
+/// [`Failed`] when no complete reply arrived in time.
+pub async fn exchange_async(
+    socket: SocketAddr,
+    timeouts: Timeouts,
+    path: &str,
+    body: Option<&[u8]>,
+) -> Result<Reply, Failed> {
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .redirect(reqwest::redirect::Policy::none())
+        .pool_max_idle_per_host(0)
+        .connect_timeout(timeouts.connect)
+        .timeout(timeouts.exchange)
         .user_agent(concat!("fluxgit-mcp-sidecar/", env!("CARGO_PKG_VERSION")))
         .build()
-        .into();
+        .map_err(|error| Failed::Unreachable(describe(&error)))?;
     let url = format!("http://{socket}{path}");
-    let sent = match body {
-        Some(body) => agent.post(&url).header("content-type", "application/json").send(body),
-        None => agent.get(&url).call(),
+    let request = match body {
+        Some(body) => client.post(&url).header("content-type", "application/json").body(body.to_vec()),
+        None => client.get(&url),
     };
-    let mut response = sent.map_err(failed)?;
+    let mut response = request.send().await.map_err(failed)?;
     let status = response.status().as_u16();
     let mut bytes = Vec::new();
-    response
-        .body_mut()
-        .as_reader()
-        .take(MAX_REPLY_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|error| failed(ureq::Error::Io(error)))?;
-    if bytes.len() as u64 > MAX_REPLY_BYTES {
-        return Err(Failed::Malformed(format!("the reply is larger than {MAX_REPLY_BYTES} bytes")));
+    while let Some(chunk) = response.chunk().await.map_err(failed)? {
+        if (bytes.len() + chunk.len()) as u64 > MAX_REPLY_BYTES {
+            return Err(Failed::Malformed(format!("the reply is larger than {MAX_REPLY_BYTES} bytes")));
+        }
+        bytes.extend_from_slice(&chunk);
     }
     Ok(Reply { status, body: String::from_utf8_lossy(&bytes).into_owned() })
 }
 
-fn failed(error: ureq::Error) -> Failed {
-    match error {
-        ureq::Error::Timeout(which) => Failed::Timeout(format!("no complete reply in time ({which})")),
-        ureq::Error::Io(io) if matches!(io.kind(), std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock) => {
-            Failed::Timeout(format!("no complete reply in time ({io})"))
-        }
-        ureq::Error::Io(io) => Failed::Unreachable(io.to_string()),
-        ureq::Error::ConnectionFailed | ureq::Error::HostNotFound => Failed::Unreachable(error.to_string()),
-        other => Failed::Malformed(other.to_string()),
+fn failed(error: reqwest::Error) -> Failed {
+    let detail = describe(&error);
+    if error.is_timeout() {
+        Failed::Timeout(format!("no complete reply in time ({detail})"))
+    } else if error.is_connect() || io_failure(&error) {
+        Failed::Unreachable(detail)
+    } else {
+        Failed::Malformed(detail)
     }
+}
+
+/// Whether the error comes from the connection itself (reset, closed), not from what was said on it.
+fn io_failure(error: &reqwest::Error) -> bool {
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        if cause.downcast_ref::<std::io::Error>().is_some() {
+            return true;
+        }
+        source = cause.source();
+    }
+    false
+}
+
+/// The error with its causes on one line (reqwest's own message only says which request failed).
+fn describe(error: &reqwest::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }

@@ -292,3 +292,27 @@ fn a_slow_gateway_costs_bounded_time_and_is_never_an_approval_timeout() {
         assert!(message.contains("not an approval timeout"), "{message}");
     }
 }
+
+#[test]
+fn a_reply_over_one_mebibyte_is_refused_and_one_at_the_limit_is_read() {
+    let limit = usize::try_from(fluxgit_mcp_sidecar::bridge::http::MAX_REPLY_BYTES).expect("fits");
+    let gateway = FakeGateway::start(move |request: &Request| {
+        let id = request.path.rsplit('/').next().unwrap_or_default().to_owned();
+        let reply = Reply::json(200, json!({"previewId": id, "operationType": "merge", "status": "pending"}));
+        // Pad the JSON with spaces to the size the previewId asks for.
+        let size = if id == "p-over" { limit + 1 } else { limit };
+        let padding = " ".repeat(size.saturating_sub(reply.body.len()));
+        Reply { body: format!("{}{padding}", reply.body), ..reply }
+    });
+    let engine = fluxgit_engine::Engine::new(fluxgit_engine::Options { allowed_roots: vec![] });
+    let bridge = Bridge::new(Some((HANDSHAKE, &gateway.address())), Timeouts::DEFAULT);
+    let server = Server::new(fluxgit_mcp_sidecar::tools::registry().expect("registry"), engine).with_bridge(bridge);
+    let status = |preview_id: &str| {
+        let request = call(1, "operation.status", json!({"previewId": preview_id}));
+        server.handle(request.to_string().as_bytes()).expect("a response")
+    };
+    let at_limit = status("p-limit");
+    assert_eq!(envelope(&at_limit).0["data"]["status"], "pending", "{at_limit}");
+    let (code, data) = product_error(&status("p-over"));
+    assert_eq!((code, data["reason"].as_str()), (10003, Some("malformed_reply")), "{data}");
+}
