@@ -26,6 +26,8 @@ pub enum InvalidReason {
     NotAFile,
     /// A line range that is empty or starts past the end of the file (`endLine` < `startLine`, ...).
     InvalidRange,
+    /// A file Git would call binary (a NUL byte in its first 8000 bytes) where lines are needed (`file.blame`).
+    BinaryFile,
 }
 
 impl InvalidReason {
@@ -42,6 +44,7 @@ impl InvalidReason {
             Self::InvalidCursor => "invalid_cursor",
             Self::NotAFile => "not_a_file",
             Self::InvalidRange => "invalid_range",
+            Self::BinaryFile => "binary_file",
         }
     }
 }

@@ -1,8 +1,10 @@
-//! Files at a revision (SPEC §5, ours): `file.read` ([`read`]).
+//! Files at a revision (SPEC §5, ours): `file.read` ([`read`]) and `file.blame` ([`blame`]).
 //!
 //! A file is looked up in the tree of the commit a revision names, through gix; no git process runs, no filter,
 //! textconv or attribute program is applied, and nothing is written.
 
+pub mod blame;
+mod ignore;
 pub mod read;
 
 use crate::budget::{Budgeted, Measure};
@@ -26,5 +28,23 @@ impl Engine {
         measure: &mut Measure<'_, read::Report>,
     ) -> Result<Budgeted<read::Report>> {
         read::fit(&read::read(&repo.git, options)?, options, max_tokens, measure)
+    }
+
+    /// `file.blame`: who last changed each line of a file at a revision, grouped into ranges, cut at whole ranges
+    /// to `max_tokens`.
+    ///
+    /// # Errors
+    /// [`crate::Error::Invalid`] for a refused path (`invalid_path`), a revision that is refused or names no commit
+    /// (`invalid_revision`, `unknown_revision`), a path absent at the revision (`not_found`), a directory or
+    /// submodule (`not_a_file`), a binary file (`binary_file`), a bad line range (`invalid_range`) or a budget under
+    /// the floor; [`crate::Error::GitRead`] when the history cannot be read.
+    pub fn file_blame(
+        &self,
+        repo: &Repo,
+        options: &blame::Options,
+        max_tokens: usize,
+        measure: &mut Measure<'_, blame::Report>,
+    ) -> Result<Budgeted<blame::Report>> {
+        blame::fit(&blame::read(&repo.git, options)?, max_tokens, measure)
     }
 }

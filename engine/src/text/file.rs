@@ -1,7 +1,8 @@
-//! Text rendering of `file.read`.
+//! Text rendering of `file.read` and `file.blame`.
 
 use super::{Lines, cut, short};
 use crate::budget::Budgeted;
+use crate::file::blame::Report as BlameReport;
 use crate::file::read::Report;
 
 /// `file.read`: a header line (`# path @ rev`, mode, blob, size, lines), the shown range, then the content itself;
@@ -43,6 +44,51 @@ pub fn file_read(result: &Budgeted<Report>) -> String {
     if more > 0 {
         let next = report.end_line.map(|end| end + 1).or(report.start_line).unwrap_or(1);
         out.line(format!("... {more} more lines (read on from line {next})"));
+    }
+    out.finish()
+}
+
+/// `file.blame`: a header line (`# blame path @ rev, lines a-b of n`), the ignore-revs files and skipped revisions,
+/// then one line per range as `git blame` prints a line, grouped: `<sha> (<author> <date> <line>[-<last>])
+/// <subject>`, with `[from <path>:<line>]` when the lines had another path or number in that commit and a leading
+/// `*` for lines left on an ignored revision (git's `blame.markUnblamableLines`); a cut ends with
+/// `... N more ranges (read on from line M)`.
+pub fn file_blame(result: &Budgeted<BlameReport>) -> String {
+    let report = &result.data;
+    let mut out = Lines::default();
+    let shown = match (report.start_line, report.end_line) {
+        (Some(start), Some(end)) => format!(", lines {start}-{end} of {}", report.total_lines),
+        _ => format!(", {} lines", report.total_lines),
+    };
+    out.line(format!("# blame {} @ {}{shown}", report.path, short(&report.rev)));
+    if !report.ignore_revs_files.is_empty() {
+        out.line(format!("ignore-revs files: {}", report.ignore_revs_files.join(", ")));
+    }
+    for skipped in &report.ignored_revs {
+        out.line(format!("ignored: {skipped}"));
+    }
+    for range in &report.ranges {
+        let info = report.commits.get(&range.commit);
+        let author = info.map_or("", |info| info.author.name.as_str());
+        let date = info.map_or("", |info| info.time.get(..10).unwrap_or(&info.time));
+        let subject = info.map_or("", |info| info.subject.as_str());
+        let lines = match range.lines {
+            1 => range.line.to_string(),
+            count => format!("{}-{}", range.line, range.line + count - 1),
+        };
+        let mark = if range.unblamable { "*" } else { "" };
+        let mut text = format!("{mark}{} ({author} {date} {lines}) {subject}", range.commit);
+        match (&range.orig_path, range.orig_line) {
+            (Some(path), line) => text.push_str(&format!(" [from {path}:{}]", line.unwrap_or(range.line))),
+            (None, Some(line)) => text.push_str(&format!(" [from line {line}]")),
+            (None, None) => {}
+        }
+        out.line(text);
+    }
+    let more = cut(&result.omitted, "ranges");
+    if more > 0 {
+        let next = report.end_line.map(|end| end + 1).or(report.start_line).unwrap_or(1);
+        out.line(format!("... {more} more ranges (read on from line {next})"));
     }
     out.finish()
 }

@@ -21,7 +21,7 @@ use std::fmt::Write as _;
 pub use agents::agents_presence;
 pub use conflict::conflict_read;
 pub use diff::{commit_details, diff_text, worktree_changes};
-pub use file::file_read;
+pub use file::{file_blame, file_read};
 pub use fleet::{fleet_digest, fleet_radar};
 pub use history::{history, reflog};
 pub use repo::{brief, refs, status};

@@ -1,7 +1,7 @@
-//! The `file.*` tool family (ours): `file.read`. Each handler maps arguments to one engine call and wraps the
-//! result in the envelope.
+//! The `file.*` tool family (ours): `file.read` and `file.blame`. Each handler maps arguments to one engine call and
+//! wraps the result in the envelope.
 
-use fluxgit_engine::file::read;
+use fluxgit_engine::file::{blame, read};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
@@ -14,6 +14,11 @@ pub const READ_DEFAULT_TOKENS: u64 = 8000;
 /// `file.read`'s largest budget in tokens (about 1 MiB of content, the `maxBytes` bound, does not fit less).
 pub const READ_MAX_TOKENS: u64 = 400_000;
 
+/// `file.blame`'s default budget in tokens: about 400 ranges.
+pub const BLAME_DEFAULT_TOKENS: u64 = 8000;
+/// `file.blame`'s largest budget in tokens.
+pub const BLAME_MAX_TOKENS: u64 = 400_000;
+
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct ReadArgs {
@@ -23,6 +28,20 @@ struct ReadArgs {
     start_line: Option<usize>,
     end_line: Option<usize>,
     max_bytes: Option<usize>,
+    max_tokens: Option<usize>,
+    #[serde(default)]
+    format: Format,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct BlameArgs {
+    repo_path: String,
+    path: String,
+    rev: Option<String>,
+    start_line: Option<usize>,
+    end_line: Option<usize>,
+    ignore_revs: Option<bool>,
     max_tokens: Option<usize>,
     #[serde(default)]
     format: Format,
@@ -105,5 +124,102 @@ fn call_read(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<To
     let max_tokens = args.max_tokens.unwrap_or(READ_DEFAULT_TOKENS as usize);
     run_formatted(ctx, "file.read", &args.repo_path, args.format, fluxgit_engine::text::file_read, |repo, measure| {
         ctx.engine.file_read(repo, &options, max_tokens, measure)
+    })
+}
+
+/// `file.blame`.
+pub fn blame_tool() -> FnTool {
+    let data = json!({
+        "type": "object",
+        "required": ["rev", "path"],
+        "properties": {
+            "rev": { "type": "string", "description": "Full sha of the commit `rev` resolved to." },
+            "path": { "type": "string" },
+            "totalLines": { "type": "integer", "minimum": 1, "description": "Lines in the whole file at rev (a last line without newline counts). Absent means 0 (an empty file)." },
+            "startLine": { "type": "integer", "minimum": 1, "description": "First line of the range. Absent means an empty file." },
+            "endLine": { "type": "integer", "minimum": 1, "description": "Last line shown. Absent means no line is shown (an empty file, or no range fitted the budget)." },
+            "ranges": {
+                "type": "array",
+                "description": "The shown lines in order, grouped: consecutive lines from one commit, one original path and consecutive original lines. Absent means none.",
+                "items": {
+                    "type": "object",
+                    "required": ["line", "commit"],
+                    "properties": {
+                        "line": { "type": "integer", "minimum": 1, "description": "First line of the range in the blamed file." },
+                        "lines": { "type": "integer", "minimum": 2, "description": "Lines in the range. Absent means 1." },
+                        "commit": { "type": "string", "description": "The commit that last changed these lines, abbreviated like `git log --oneline`; a key of `commits`." },
+                        "origPath": { "type": "string", "description": "The path the lines had in that commit (renames are followed as git does). Absent means `path`." },
+                        "origLine": { "type": "integer", "minimum": 1, "description": "The first line's number in that commit's version. Absent means the same as `line`." },
+                        "unblamable": { "type": "boolean", "description": "Changed by an ignored revision and matched to no line of its parents, so blamed on that revision as git does (`*` with blame.markUnblamableLines). Absent means false." }
+                    }
+                }
+            },
+            "commits": {
+                "type": "object",
+                "description": "The commits the shown ranges name, by abbreviated sha. Absent means none.",
+                "additionalProperties": {
+                    "type": "object",
+                    "required": ["author", "time", "subject"],
+                    "properties": {
+                        "author": { "type": "string", "description": "`Name <email>` as recorded." },
+                        "time": { "type": "string", "description": "Author date, ISO 8601 with the author's offset (`git log --format=%aI`)." },
+                        "subject": { "type": "string" }
+                    }
+                }
+            },
+            "ignoredRevs": { "type": "array", "items": { "type": "string" }, "description": "Revisions of the ignore lists that blame passed over for the shown lines, `<sha> <subject>`. Absent means none." },
+            "ignoreRevsFiles": { "type": "array", "items": { "type": "string" }, "description": "The ignore-revs files read: the values of blame.ignoreRevsFile, else `.git-blame-ignore-revs` when present. Absent means none was read." },
+            "truncated": { "type": "boolean", "description": "maxTokens left out ranges (counted in `omitted.ranges`); read on from endLine + 1 (startLine when endLine is absent). Absent means false." }
+        }
+    });
+    FnTool {
+        handler: call_blame,
+        definition: ToolDefinition {
+            name: "file.blame",
+            title: "Line authorship",
+            description: "Who last changed each line of a file at a revision, as `git blame --line-porcelain` says: \
+            ranges of consecutive lines from one commit (`line`, `lines`, `commit`, and `origPath`/`origLine` where \
+            the lines came from in that commit; renames are followed as git does), with each commit's author, \
+            author time and subject once in `commits`. Lines startLine..endLine (default: all). Revisions listed in \
+            the blame.ignoreRevsFile files, else in `.git-blame-ignore-revs` (GitHub's convention), are skipped as \
+            `git blame --ignore-revs-file` skips them (`ignoreRevs: false` turns that off): `ignoredRevs` names the \
+            ones skipped, `unblamable` marks lines left on one. Blame is of the committed file at `rev` (default \
+            HEAD); uncommitted changes are not blamed (see diff.text). Cut at whole ranges by maxTokens: \
+            `truncated`, `endLine` and `omitted.ranges` say so; ask again from endLine + 1. A path absent at the \
+            revision is invalid params `not_found`, a directory or submodule `not_a_file`, a binary file \
+            `binary_file`, endLine < startLine or a start past the end `invalid_range`.",
+            input_schema: schema::input(
+                json!({
+                    "repoPath": schema::repo_path(),
+                    "path": file_path(),
+                    "rev": { "type": "string", "minLength": 1, "maxLength": 1024, "default": "HEAD",
+                        "description": "The revision whose file is blamed (sha, branch, tag, `HEAD~2`, ...); never an option: a leading `-` is refused." },
+                    "startLine": line("First line, 1-based (default 1)."),
+                    "endLine": line("Last line, 1-based inclusive (default: the last; larger values are clamped)."),
+                    "ignoreRevs": { "type": "boolean", "default": true,
+                        "description": "Skip the revisions of the ignore-revs files (blame.ignoreRevsFile, else .git-blame-ignore-revs), as git does." },
+                    "maxTokens": schema::max_tokens(200, BLAME_MAX_TOKENS, BLAME_DEFAULT_TOKENS),
+                    "format": schema::format(),
+                }),
+                &["repoPath", "path"],
+            ),
+            output_schema: schema::envelope(data),
+            read_only: true,
+        },
+    }
+}
+
+fn call_blame(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
+    let args: BlameArgs = parse(arguments)?;
+    let options = blame::Options {
+        path: args.path,
+        rev: args.rev,
+        start_line: args.start_line,
+        end_line: args.end_line,
+        ignore_revs: args.ignore_revs.unwrap_or(true),
+    };
+    let max_tokens = args.max_tokens.unwrap_or(BLAME_DEFAULT_TOKENS as usize);
+    run_formatted(ctx, "file.blame", &args.repo_path, args.format, fluxgit_engine::text::file_blame, |repo, measure| {
+        ctx.engine.file_blame(repo, &options, max_tokens, measure)
     })
 }

@@ -136,7 +136,7 @@ fn cached_reads(tool: &str) -> Option<Option<&'static [Facet]>> {
         "repo.status" => Some(Some(fluxgit_engine::status::READS)),
         "repo.refs" => Some(Some(fluxgit_engine::refs::READS)),
         "repo.history" | "repo.reflog" | "repo.branchStack" | "commit.details" | "diff.text" | "worktree.changes"
-        | "submodule.status" | "conflict.read" | "file.read" => Some(None),
+        | "submodule.status" | "conflict.read" | "file.read" | "file.blame" => Some(None),
         _ => None,
     }
 }
@@ -182,6 +182,7 @@ pub fn registry() -> Result<Registry, RegistryError> {
         registry.register(Box::new(tool))?;
     }
     registry.register(Box::new(file::read_tool()))?;
+    registry.register(Box::new(file::blame_tool()))?;
     for preview in operation::previews() {
         registry.register(Box::new(preview))?;
     }

@@ -1,6 +1,7 @@
-//! `file.read` through the sidecar: bad input over stdio gets -32602 with `data.reason` while the server serves on;
-//! good calls equal `git show rev:path`, fit their budget on the exact text and match the output schema; the tool
-//! is listed after the read tools that were there before it.
+//! `file.read` and `file.blame` through the sidecar: bad input over stdio gets -32602 with `data.reason` while the
+//! server serves on; good calls equal `git show rev:path` and `git blame --line-porcelain` (with and without the
+//! ignore list), fit their budget on the exact text and match the output schema; the tools are listed after the
+//! read tools that were there before them.
 
 use fluxgit_engine::budget::count_tokens;
 use fluxgit_fixtures::Scenario;
@@ -72,4 +73,104 @@ fn file_read_is_listed_after_the_earlier_read_tools() {
         assert!(position(earlier) < position("file.read"), "{earlier} before file.read: {names:?}");
     }
     assert!(registry.lookup("file.read").is_some_and(|tool| tool.definition().read_only));
+}
+
+/// `git blame --line-porcelain` of `path` at HEAD: per line, (sha, original line, original path).
+fn git_blame_lines(fixture: &fluxgit_fixtures::Fixture, path: &str, extra: &[&str]) -> Vec<(String, u64, String)> {
+    let mut args = vec!["blame", "--line-porcelain"];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["HEAD", "--", path]);
+    let mut lines = Vec::new();
+    let mut header: Option<(String, u64)> = None;
+    for text in fixture.git(&args).lines() {
+        if let Some(path) = text.strip_prefix("filename ") {
+            let (sha, orig) = header.take().expect("a header line first");
+            lines.push((sha, orig, path.to_owned()));
+        } else if header.is_none() && !text.starts_with('\t') {
+            let fields: Vec<&str> = text.split(' ').collect();
+            if fields.len() >= 3 && fields[0].len() == 40 {
+                header = Some((fields[0].to_owned(), fields[1].parse().expect("orig line")));
+            }
+        }
+    }
+    lines
+}
+
+#[test]
+fn file_blame_over_stdio_equals_git_blame_and_refuses_bad_input() {
+    let fixture = fluxgit_fixtures::build(Scenario::Blame);
+    let root = fixture.root().canonicalize().expect("root");
+    let repo = fixture.path().to_str().expect("utf-8").to_owned();
+    let responses = session(
+        &root,
+        &[
+            call(1, "file.blame", json!({"repoPath": repo, "path": "../outside"})),
+            call(2, "file.blame", json!({"repoPath": repo, "path": "src/parser.c"})),
+            call(3, "file.blame", json!({"repoPath": repo, "path": "lib/parser.c", "startLine": 9, "endLine": 3})),
+            call(4, "file.blame", json!({"repoPath": repo, "path": "lib/parser.c", "rev": "--output=/tmp/owned"})),
+            call(5, "file.blame", json!({"repoPath": repo, "path": "assets/blob.bin"})),
+            call(6, "file.blame", json!({"repoPath": repo, "path": "lib"})),
+            call(7, "file.blame", json!({"repoPath": repo, "path": "lib/parser.c"})),
+            call(
+                8,
+                "file.blame",
+                json!({"repoPath": repo, "path": "lib/parser.c", "ignoreRevs": false, "startLine": 20, "endLine": 30}),
+            ),
+            call(
+                9,
+                "file.blame",
+                json!({"repoPath": repo, "path": "lib/parser.c", "maxTokens": 300, "format": "text"}),
+            ),
+        ],
+    );
+    assert_eq!(reason(&responses[0]), "invalid_path");
+    assert_eq!(reason(&responses[1]), "not_found");
+    assert_eq!(reason(&responses[2]), "invalid_range");
+    assert_eq!(reason(&responses[3]), "invalid_revision");
+    assert_eq!(reason(&responses[4]), "binary_file");
+    assert_eq!(reason(&responses[5]), "not_a_file");
+    for (response, extra) in
+        [(&responses[6], vec!["--ignore-revs-file", ".git-blame-ignore-revs"]), (&responses[7], vec!["-L", "20,30"])]
+    {
+        assert_eq!(response["result"]["isError"], false, "{response}");
+        assert_fits_output_schema("file.blame", response);
+        let data = &response["result"]["structuredContent"]["data"];
+        let mut ours = Vec::new();
+        for range in data["ranges"].as_array().expect("ranges") {
+            let line = range["line"].as_u64().expect("line");
+            let orig = range["origLine"].as_u64().unwrap_or(line);
+            let path = range["origPath"].as_str().unwrap_or("lib/parser.c");
+            for offset in 0..range["lines"].as_u64().unwrap_or(1) {
+                ours.push((range["commit"].as_str().expect("commit").to_owned(), orig + offset, path.to_owned()));
+            }
+        }
+        let git = git_blame_lines(&fixture, "lib/parser.c", &extra);
+        assert_eq!(ours.len(), git.len(), "{response}");
+        for ((commit, orig, path), (sha, git_orig, git_path)) in ours.iter().zip(&git) {
+            assert!(
+                sha.starts_with(commit.as_str()) && orig == git_orig && path == git_path,
+                "{commit} {orig} {path} vs {sha} {git_orig} {git_path}"
+            );
+        }
+    }
+    assert!(
+        responses[6]["result"]["structuredContent"]["data"]["ignoredRevs"]
+            .as_array()
+            .is_some_and(|revs| revs.len() == 2)
+    );
+    let cut = &responses[8]["result"];
+    let text = cut["content"][0]["text"].as_str().expect("text");
+    assert!(count_tokens(text) <= 300, "{text}");
+    let omitted = cut["structuredContent"]["omitted"]["ranges"].as_u64().expect("cut");
+    assert!(text.contains(&format!("... {omitted} more ranges (read on from line ")), "{text}");
+    assert!(text.starts_with("# blame lib/parser.c @ "), "{text}");
+}
+
+#[test]
+fn file_blame_is_listed_right_after_file_read() {
+    let registry = fluxgit_mcp_sidecar::tools::registry().expect("registry");
+    let names: Vec<&str> = registry.tools().map(|tool| tool.definition().name).collect();
+    let position = |name: &str| names.iter().position(|listed| *listed == name).expect("listed");
+    assert_eq!(position("file.blame"), position("file.read") + 1, "{names:?}");
+    assert!(registry.lookup("file.blame").is_some_and(|tool| tool.definition().read_only));
 }

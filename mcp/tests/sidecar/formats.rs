@@ -22,12 +22,14 @@ fn calls() -> Vec<(&'static str, Value)> {
         ("worktree.changes", json!({})),
         ("diff.text", json!({})),
         ("file.read", json!({"path": "README.md"})),
+        ("file.blame", json!({"path": "README.md"})),
     ]
 }
 
-/// `file.read` reads `README.md`, which every scenario but `many-branches` has; there it reads its first change.
+/// `file.read` and `file.blame` read `README.md`, which every scenario but `many-branches` has; there they read its
+/// first change.
 fn file_in(scenario: Scenario, tool: &str, arguments: &mut Value) {
-    if tool == "file.read" && scenario.name() == "many-branches" {
+    if tool.starts_with("file.") && scenario.name() == "many-branches" {
         arguments["path"] = json!("changes/00.md");
     }
 }
@@ -291,6 +293,28 @@ fn check_same_facts(tool: &str, label: &str, text: &str, json: &Value) {
             assert!(header.contains(&format!(" blob {} {} bytes", &sha[..12], data["size"])), "{label}: {header}");
             if let Some(content) = data["content"].as_str() {
                 assert!(text.contains(content), "{label}: the content\n{content}\n---- text:\n{text}");
+            }
+        }
+        "file.blame" => {
+            let header = text.lines().next().unwrap_or_default();
+            let path = data["path"].as_str().unwrap_or_default();
+            assert!(
+                header.starts_with(&format!("# blame {path} @ {}", &data["rev"].as_str().unwrap_or_default()[..12])),
+                "{label}: {header}"
+            );
+            let ranges = objects(data, "/ranges");
+            let range_lines: Vec<&str> = text.lines().filter(|line| line.contains(" (")).collect();
+            assert_eq!(range_lines.len(), ranges.len(), "{label}: one line per range\n{text}");
+            for (range, line) in ranges.iter().zip(range_lines) {
+                let commit = range["commit"].as_str().unwrap_or_default();
+                let subject = data["commits"][commit]["subject"].as_str().unwrap_or_default();
+                let first = range["line"].as_u64().unwrap_or_default();
+                let lines = match range["lines"].as_u64().unwrap_or(1) {
+                    1 => first.to_string(),
+                    count => format!("{first}-{}", first + count - 1),
+                };
+                assert!(line.trim_start_matches('*').starts_with(&format!("{commit} (")), "{label}: {line}");
+                assert!(line.contains(&format!(" {lines}) {subject}")), "{label}: {line} vs {range}");
             }
         }
         other => panic!("no parser for {other}"),

@@ -151,6 +151,7 @@ pub(crate) const COMPACT_TOOLS: &[&str] = &[
     "diff.text",
     "repo.conflictPreflight",
     "file.read",
+    "file.blame",
 ];
 
 /// SPEC §4.2: a field the schema does not require is left out when it has its default (null, 0, false, an empty

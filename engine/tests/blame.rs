@@ -1,0 +1,278 @@
+//! `file.blame` against `git blame --line-porcelain` line by line: every line's commit, original path and line,
+//! author, author time and subject, on whole files and `-L` ranges, at every commit of a history with a similar
+//! rename, a merge that changes a line itself and two formatting commits, with and without the ignore list
+//! (`--ignore-revs-file`, `blame.ignoreRevsFile`, an empty value that clears it); ranges grouped as git groups
+//! lines; budgets cut at whole ranges; each bad input refused with its reason; repositories byte-identical after.
+
+use fluxgit_engine::file::blame::{self, Report};
+use fluxgit_engine::{Budgeted, Engine, Error, InvalidReason, Options, budget};
+use fluxgit_fixtures::{Fixture, Scenario};
+
+const UNLIMITED: usize = 100_000_000;
+
+fn measure(result: &Budgeted<Report>) -> usize {
+    budget::count_tokens(&serde_json::to_string(result).expect("serialises"))
+}
+
+fn options(path: &str, rev: Option<&str>, range: Option<(usize, usize)>, ignore_revs: bool) -> blame::Options {
+    blame::Options {
+        path: path.to_owned(),
+        rev: rev.map(Into::into),
+        start_line: range.map(|(start, _)| start),
+        end_line: range.map(|(_, end)| end),
+        ignore_revs,
+    }
+}
+
+/// Blames with `options`, checking that the fixture is byte-identical afterwards.
+fn file_blame(fixture: &Fixture, options: &blame::Options, max_tokens: usize) -> Result<Budgeted<Report>, Error> {
+    let before = fluxgit_fixtures::tree_digest(fixture.root());
+    let root = fixture.root().canonicalize().expect("fixture root exists");
+    let engine = Engine::new(Options { allowed_roots: vec![root] });
+    let repo = engine.resolve(fixture.path().to_str().expect("utf-8 temp path")).expect("resolves");
+    let result = engine.file_blame(&repo, options, max_tokens, &mut measure);
+    drop(repo);
+    assert_eq!(before, fluxgit_fixtures::tree_digest(fixture.root()), "file.blame changed the repository");
+    result
+}
+
+/// One line of `git blame --line-porcelain`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct GitLine {
+    sha: String,
+    orig_line: usize,
+    final_line: usize,
+    path: String,
+    author: String,
+    subject: String,
+}
+
+/// `git blame --line-porcelain [extra] rev -- path`, parsed.
+fn git_blame(fixture: &Fixture, rev: &str, path: &str, extra: &[&str]) -> Vec<GitLine> {
+    let mut args = vec!["blame", "--line-porcelain"];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&[rev, "--", path]);
+    let output = fixture.git(&args);
+    let mut lines = Vec::new();
+    let mut current: Option<GitLine> = None;
+    let mut author_name = String::new();
+    for text in output.lines() {
+        if text.starts_with('\t') {
+            lines.push(current.take().expect("a header before each line"));
+            continue;
+        }
+        match current.as_mut() {
+            None => {
+                let fields: Vec<&str> = text.split(' ').collect();
+                current = Some(GitLine {
+                    sha: fields[0].to_owned(),
+                    orig_line: fields[1].parse().expect("orig line"),
+                    final_line: fields[2].parse().expect("final line"),
+                    path: String::new(),
+                    author: String::new(),
+                    subject: String::new(),
+                });
+            }
+            Some(line) => {
+                let (key, value) = text.split_once(' ').unwrap_or((text, ""));
+                match key {
+                    "author" => author_name = value.to_owned(),
+                    "author-mail" => line.author = format!("{author_name} {value}"),
+                    "summary" => line.subject = value.to_owned(),
+                    "filename" => line.path = value.to_owned(),
+                    _ => {}
+                }
+            }
+        }
+    }
+    lines
+}
+
+/// The author date of `sha` as `git log --format=%aI` prints it.
+fn author_time(fixture: &Fixture, sha: &str, cache: &mut std::collections::HashMap<String, String>) -> String {
+    cache
+        .entry(sha.to_owned())
+        .or_insert_with(|| fixture.git(&["log", "-1", "--format=%aI", sha]).trim().to_owned())
+        .clone()
+}
+
+/// Asserts that the report says, line by line, what git says, and that ranges are grouped as git groups lines.
+fn assert_same(fixture: &Fixture, report: &Report, git: &[GitLine], what: &str) {
+    let mut times = std::collections::HashMap::new();
+    let mut ours = Vec::new();
+    for range in &report.ranges {
+        let info =
+            report.commits.get(&range.commit).unwrap_or_else(|| panic!("{what}: {} not in commits", range.commit));
+        for offset in 0..range.lines {
+            ours.push((range, offset, info));
+        }
+    }
+    assert_eq!(ours.len(), git.len(), "{what}: line count\n{report:#?}");
+    for ((range, offset, info), line) in ours.iter().zip(git) {
+        let at = format!("{what}, line {}", line.final_line);
+        assert_eq!(range.line + offset, line.final_line, "{at}");
+        assert!(line.sha.starts_with(&range.commit), "{at}: git {} vs {}", line.sha, range.commit);
+        assert_eq!(range.orig_path.as_deref().unwrap_or(&report.path), line.path, "{at}: path");
+        assert_eq!(range.orig_line.unwrap_or(range.line) + offset, line.orig_line, "{at}: orig line");
+        assert_eq!(info.author.to_string_lossy(), line.author, "{at}: author");
+        assert_eq!(info.time, author_time(fixture, &line.sha, &mut times), "{at}: author time");
+        assert_eq!(info.subject, line.subject, "{at}: subject");
+    }
+    for pair in report.ranges.windows(2) {
+        let (first, second) = (&pair[0], &pair[1]);
+        let contiguous = first.line + first.lines == second.line;
+        let mergeable = contiguous
+            && first.commit == second.commit
+            && first.orig_path == second.orig_path
+            && first.orig_line.unwrap_or(first.line) + first.lines == second.orig_line.unwrap_or(second.line)
+            && first.unblamable == second.unblamable;
+        assert!(!mergeable, "{what}: ranges {first:?} and {second:?} should be one");
+    }
+}
+
+trait Lossy {
+    fn to_string_lossy(&self) -> String;
+}
+
+impl Lossy for fluxgit_engine::history::Person {
+    fn to_string_lossy(&self) -> String {
+        format!("{} <{}>", self.name, self.email)
+    }
+}
+
+fn check(fixture: &Fixture, rev: &str, path: &str, range: Option<(usize, usize)>, ignore_revs: bool) -> Report {
+    let range_arg = range.map(|(start, end)| format!("{start},{end}"));
+    let mut extra: Vec<&str> = Vec::new();
+    if let Some(range_arg) = range_arg.as_deref() {
+        extra.extend_from_slice(&["-L", range_arg]);
+    }
+    if ignore_revs && fixture.path().join(".git-blame-ignore-revs").exists() {
+        extra.extend_from_slice(&["--ignore-revs-file", ".git-blame-ignore-revs"]);
+    }
+    let git = git_blame(fixture, rev, path, &extra);
+    let report = file_blame(fixture, &options(path, Some(rev), range, ignore_revs), UNLIMITED).expect("blames").data;
+    assert_same(fixture, &report, &git, &format!("{path} at {rev} {range:?} ignore={ignore_revs}"));
+    report
+}
+
+#[test]
+fn whole_files_and_ranges_equal_git_blame_at_every_commit() {
+    let fixture = fluxgit_fixtures::build(Scenario::Blame);
+    let commits = fixture.git(&["rev-list", "--all"]);
+    let mut blamed = 0;
+    for commit in commits.lines() {
+        for path in ["src/parser.c", "lib/parser.c", "README.md"] {
+            if !fixture.git_raw(&["cat-file", "-e", &format!("{commit}:{path}")]).status.success() {
+                continue;
+            }
+            check(&fixture, commit, path, None, false);
+            check(&fixture, commit, path, Some((3, 9)), false);
+            if fixture.git(&["show", &format!("{commit}:{path}")]).lines().count() >= 30 {
+                check(&fixture, commit, path, Some((30, 400)), false);
+            }
+            blamed += 1;
+        }
+    }
+    assert!(blamed >= 9, "{blamed} files blamed");
+
+    // The rename is followed: lines of lib/parser.c at HEAD come from src/parser.c.
+    let report = check(&fixture, "HEAD", "lib/parser.c", None, false);
+    assert!(report.ranges.iter().any(|range| range.orig_path.as_deref() == Some("src/parser.c")), "{report:#?}");
+    assert_eq!(report.total_lines, 44);
+    assert!(report.ignored_revs.is_empty() && report.ignore_revs_files.is_empty());
+}
+
+#[test]
+fn the_ignore_list_is_honoured_as_git_honours_it() {
+    let fixture = fluxgit_fixtures::build(Scenario::Blame);
+    let report = check(&fixture, "HEAD", "lib/parser.c", None, true);
+    assert_eq!(report.ignore_revs_files, vec![".git-blame-ignore-revs".to_owned()]);
+    let mut subjects: Vec<&str> =
+        report.ignored_revs.iter().map(|line| line.split_once(' ').map_or("", |(_, subject)| subject)).collect();
+    subjects.sort_unstable();
+    assert_eq!(subjects, ["style: reformat the parser", "style: rename input to text"], "{report:#?}");
+    assert!(report.ranges.iter().any(|range| range.unblamable), "the banner stays on the reformat: {report:#?}");
+    for range in [(1, 3), (5, 12), (20, 26), (36, 44)] {
+        check(&fixture, "HEAD", "lib/parser.c", Some(range), true);
+    }
+    for rev in ["HEAD~1", "HEAD~2", "HEAD~3", "HEAD~4"] {
+        check(&fixture, rev, "lib/parser.c", None, true);
+    }
+    check(&fixture, "HEAD~5", "src/parser.c", None, true);
+
+    // Git reads the file only when blame.ignoreRevsFile names it; git 2.47 skips an empty value (its documentation
+    // says it resets the list).
+    fixture.git(&["config", "blame.ignoreRevsFile", ".git-blame-ignore-revs"]);
+    let git = git_blame(&fixture, "HEAD", "lib/parser.c", &[]);
+    let configured = file_blame(&fixture, &options("lib/parser.c", None, None, true), UNLIMITED).expect("blames").data;
+    assert_same(&fixture, &configured, &git, "blame.ignoreRevsFile");
+    assert_eq!(configured, report);
+    fixture.git(&["config", "--add", "blame.ignoreRevsFile", ""]);
+    let git = git_blame(&fixture, "HEAD", "lib/parser.c", &[]);
+    let cleared = file_blame(&fixture, &options("lib/parser.c", None, None, true), UNLIMITED).expect("blames").data;
+    assert_same(&fixture, &cleared, &git, "blame.ignoreRevsFile with an empty value");
+    assert_eq!(cleared, report);
+}
+
+#[test]
+fn merges_and_renames_of_the_diffs_fixture_equal_git_blame() {
+    let fixture = fluxgit_fixtures::build(Scenario::Diffs);
+    for (rev, path) in
+        [("HEAD", "src/long.c"), ("HEAD", "src/helpers.c"), ("HEAD", "README.md"), ("HEAD^2", "src/long.c")]
+    {
+        check(&fixture, rev, path, None, true);
+        check(&fixture, rev, path, Some((2, 4)), true);
+    }
+}
+
+#[test]
+fn budgets_cut_at_whole_ranges() {
+    let fixture = fluxgit_fixtures::build(Scenario::Blame);
+    let full = file_blame(&fixture, &options("lib/parser.c", None, None, true), UNLIMITED).expect("blames");
+    assert!(full.omitted.is_empty() && !full.data.truncated);
+    let total = full.data.ranges.len();
+    assert!(total >= 5, "{total} ranges");
+    let full_tokens = measure(&full);
+    for max_tokens in [full_tokens / 3, full_tokens / 2, full_tokens - 10] {
+        let cut = file_blame(&fixture, &options("lib/parser.c", None, None, true), max_tokens).expect("fits");
+        assert!(measure(&cut) <= max_tokens, "{max_tokens}: {}", measure(&cut));
+        let shown = cut.data.ranges.len();
+        assert!(shown < total, "{max_tokens} shows all");
+        assert_eq!(cut.data.ranges[..], full.data.ranges[..shown]);
+        assert!(cut.data.truncated);
+        assert_eq!(serde_json::to_value(&cut.omitted).expect("json"), serde_json::json!({ "ranges": total - shown }));
+        let last = cut.data.ranges.last().map(|range| range.line + range.lines - 1);
+        assert_eq!(cut.data.end_line, last);
+        assert!(cut.data.commits.keys().all(|sha| cut.data.ranges.iter().any(|range| &range.commit == sha)));
+    }
+    match file_blame(&fixture, &options("lib/parser.c", None, None, true), 20) {
+        Err(Error::Invalid { reason: InvalidReason::BudgetBelowFloor, floor: Some(floor), .. }) => assert!(floor > 20),
+        other => panic!("expected the floor, got {other:?}"),
+    }
+}
+
+#[test]
+fn bad_input_is_refused_with_its_reason() {
+    let fixture = fluxgit_fixtures::build(Scenario::Blame);
+    let reason = |options: blame::Options| match file_blame(&fixture, &options, UNLIMITED) {
+        Err(Error::Invalid { reason, .. }) => reason,
+        other => panic!("expected invalid params, got {other:?}"),
+    };
+    assert_eq!(reason(options("../outside.c", None, None, true)), InvalidReason::InvalidPath);
+    assert_eq!(reason(options("/etc/passwd", None, None, true)), InvalidReason::InvalidPath);
+    assert_eq!(reason(options("src/parser.c", None, None, true)), InvalidReason::NotFound);
+    assert_eq!(reason(options("lib/parser.c", Some("HEAD~6"), None, true)), InvalidReason::NotFound);
+    assert_eq!(reason(options("lib", None, None, true)), InvalidReason::NotAFile);
+    assert_eq!(reason(options("assets/blob.bin", None, None, true)), InvalidReason::BinaryFile);
+    assert_eq!(reason(options("lib/parser.c", None, Some((9, 3)), true)), InvalidReason::InvalidRange);
+    assert_eq!(reason(options("lib/parser.c", None, Some((45, 50)), true)), InvalidReason::InvalidRange);
+    assert_eq!(
+        reason(options("lib/parser.c", Some("--output=/tmp/owned"), None, true)),
+        InvalidReason::InvalidRevision
+    );
+    assert_eq!(reason(options("lib/parser.c", Some("no-such-branch"), None, true)), InvalidReason::UnknownRevision);
+
+    let empty = file_blame(&fixture, &options("empty.txt", None, None, true), UNLIMITED).expect("blames").data;
+    assert_eq!((empty.total_lines, empty.start_line, empty.end_line, empty.ranges.len()), (0, None, None, 0));
+    assert!(git_blame(&fixture, "HEAD", "empty.txt", &[]).is_empty());
+}
