@@ -6,6 +6,7 @@
 //! `o200k_base` and `cl100k_base`, and writes `bench/results/<scenario>/` (raw outputs, commands, `SHA256SUMS`)
 //! and `BENCHMARK.md`.
 
+mod blame;
 mod cli;
 mod facts;
 mod fleet;
@@ -46,6 +47,8 @@ enum Mode {
     Latency(LatencyArgs),
     /// Fleet benchmark: fleet.radar and fleet.digest over N generated repositories, cold and warm, vs a peer.
     Fleet(FleetArgs),
+    /// Blame benchmark: `file.blame` of a 1,000-line file in an 80,000-commit history, cold and warm, vs git blame.
+    Blame(BlameArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -74,6 +77,25 @@ struct FleetArgs {
     /// Another MCP server measured on the same fleet, e.g. the published fluxgit-mcp-sidecar.
     #[arg(long, value_name = "BINARY")]
     peer: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+struct BlameArgs {
+    /// Where the blame-history fixture is built (rebuilt every run; about a minute).
+    #[arg(long, value_name = "DIR", default_value = "/tmp/fluxgit-bench-blame")]
+    fixtures_dir: PathBuf,
+    /// Warm calls and git runs after the first (their medians are reported).
+    #[arg(long, default_value_t = 5)]
+    samples: usize,
+    /// Where raw numbers go. Default: bench/results/blame in this workspace.
+    #[arg(long, value_name = "DIR")]
+    results_dir: Option<PathBuf>,
+    /// The Markdown report whose `## Blame` section is replaced. Default: BENCHMARK.md in this workspace.
+    #[arg(long, value_name = "FILE")]
+    markdown: Option<PathBuf>,
+    /// The sidecar binary (use a release build). Default: build it with cargo and use the one beside this binary.
+    #[arg(long, value_name = "BINARY")]
+    sidecar: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -141,6 +163,7 @@ fn main() -> ExitCode {
         Mode::Tokens(args) => tokens(&args),
         Mode::Latency(args) => latency(&args),
         Mode::Fleet(args) => fleet_bench(&args),
+        Mode::Blame(args) => blame(&args),
         Mode::Count { files } => count(&files),
     };
     match outcome {
@@ -253,6 +276,41 @@ fn latency(args: &LatencyArgs) -> anyhow::Result<()> {
     }
     let section = latency::render(&runs, many, &invocation);
     std::fs::write(&markdown_path, latency::splice(&existing, &section))
+        .with_context(|| format!("cannot write {}", markdown_path.display()))?;
+    eprintln!("fluxgit-bench: wrote {} and {}", markdown_path.display(), results_dir.display());
+    Ok(())
+}
+
+fn blame(args: &BlameArgs) -> anyhow::Result<()> {
+    std::fs::create_dir_all(&args.fixtures_dir)?;
+    let fixtures_dir = std::fs::canonicalize(&args.fixtures_dir)?;
+    let sidecar = match &args.sidecar {
+        Some(sidecar) => sidecar.clone(),
+        None => built_sidecar()?,
+    };
+    eprintln!("fluxgit-bench: building blame-history ...");
+    let dir = fixtures_dir.join("blame-history");
+    let _ = std::fs::remove_dir_all(&dir);
+    let fixture = fluxgit_fixtures::build_in(fluxgit_fixtures::Scenario::BlameHistory, &dir);
+    let warmup_dir = fixtures_dir.join("blame-warmup");
+    let _ = std::fs::remove_dir_all(&warmup_dir);
+    let warmup = fluxgit_fixtures::build_in(fluxgit_fixtures::Scenario::Clean, &warmup_dir);
+    let setup = blame::Setup {
+        sidecar,
+        repo: fixture.path().to_path_buf(),
+        path: fluxgit_fixtures::facts::BLAME_HISTORY_PATH,
+        warmup_repo: warmup.path().to_path_buf(),
+        allowed_roots: fixtures_dir.into_os_string(),
+        samples: args.samples.max(1),
+    };
+    eprintln!("fluxgit-bench: blaming {} ...", setup.path);
+    let run = blame::run(&setup)?;
+    let results_dir = args.results_dir.clone().unwrap_or_else(|| workspace_root().join("bench/results/blame"));
+    blame::write_results(&results_dir, &run)?;
+    let markdown_path = args.markdown.clone().unwrap_or_else(|| workspace_root().join("BENCHMARK.md"));
+    let existing = std::fs::read_to_string(&markdown_path).unwrap_or_default();
+    let section = blame::render(&run, "cargo run --release -q -p fluxgit-bench -- blame");
+    std::fs::write(&markdown_path, blame::splice(&existing, &section))
         .with_context(|| format!("cannot write {}", markdown_path.display()))?;
     eprintln!("fluxgit-bench: wrote {} and {}", markdown_path.display(), results_dir.display());
     Ok(())

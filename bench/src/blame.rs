@@ -1,0 +1,239 @@
+//! `fluxgit-bench blame`: `file.blame` of the whole 1,000-line file of the blame-history fixture (80,000 commits)
+//! through the real server, cold (the first call on the repository in a running server) and warm (the calls after
+//! it, served from the answer cache), against `git blame --line-porcelain` of the same file (its first run and the
+//! median of the runs after it). The answer is checked line by line against git's: same commit for every line.
+//! Raw numbers go to `bench/results/blame/`, a `## Blame` section of `BENCHMARK.md` gives the ratios.
+
+use std::ffi::OsString;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{Context as _, bail};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::mcp::Session;
+
+/// Settings of a blame run.
+pub(crate) struct Setup {
+    pub(crate) sidecar: PathBuf,
+    pub(crate) repo: PathBuf,
+    pub(crate) path: &'static str,
+    /// A small repository the server reads first, so that token tables and watcher are up before the cold call.
+    pub(crate) warmup_repo: PathBuf,
+    pub(crate) allowed_roots: OsString,
+    pub(crate) samples: usize,
+}
+
+/// What was measured.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct BlameRun {
+    pub(crate) repository: String,
+    pub(crate) path: String,
+    pub(crate) commits: usize,
+    pub(crate) lines: usize,
+    /// `git blame --line-porcelain HEAD -- path`: the first run, then the median of the runs after it (ms).
+    pub(crate) git_first_ms: f64,
+    pub(crate) git_median_ms: f64,
+    pub(crate) git_ms: Vec<f64>,
+    /// `file.blame` over stdio: the first call on the repository, then the median of the calls after it (ms).
+    pub(crate) cold_ms: f64,
+    pub(crate) warm_median_ms: f64,
+    pub(crate) warm_ms: Vec<f64>,
+    /// Ranges in the answer, and the answer's size in o200k tokens.
+    pub(crate) ranges: usize,
+    pub(crate) answer_tokens: usize,
+    /// Lines whose commit differs from git's (0: the same answer).
+    pub(crate) lines_differing_from_git: usize,
+}
+
+fn millis(started: Instant) -> f64 {
+    started.elapsed().as_secs_f64() * 1000.0
+}
+
+fn median(samples: &[f64]) -> f64 {
+    let mut sorted = samples.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    match sorted.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => sorted[n / 2],
+        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+    }
+}
+
+/// One run of `git blame --line-porcelain HEAD -- path`: its time and, per line, the full sha.
+fn git_blame(repo: &Path, path: &str) -> anyhow::Result<(f64, Vec<String>)> {
+    let started = Instant::now();
+    let output = Command::new("git")
+        .args(["blame", "--line-porcelain", "HEAD", "--", path])
+        .current_dir(repo)
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .output()
+        .context("git blame")?;
+    let elapsed = millis(started);
+    if !output.status.success() {
+        bail!("git blame failed: {}", String::from_utf8_lossy(&output.stderr));
+    }
+    let text = String::from_utf8_lossy(&output.stdout);
+    let mut shas = Vec::new();
+    let mut expect_header = true;
+    for line in text.lines() {
+        if line.starts_with('\t') {
+            expect_header = true;
+        } else if expect_header {
+            shas.push(line.split(' ').next().unwrap_or_default().to_owned());
+            expect_header = false;
+        }
+    }
+    Ok((elapsed, shas))
+}
+
+/// Per line, the abbreviated commit of a `file.blame` answer's ranges.
+fn answer_commits(answer: &Value) -> Vec<String> {
+    let mut commits = Vec::new();
+    for range in answer["data"]["ranges"].as_array().into_iter().flatten() {
+        let commit = range["commit"].as_str().unwrap_or_default();
+        for _ in 0..range["lines"].as_u64().unwrap_or(1) {
+            commits.push(commit.to_owned());
+        }
+    }
+    commits
+}
+
+/// Measures git and the server on the fixture.
+pub(crate) fn run(setup: &Setup) -> anyhow::Result<BlameRun> {
+    let commits = Command::new("git")
+        .args(["rev-list", "--count", "HEAD"])
+        .current_dir(&setup.repo)
+        .output()
+        .context("git rev-list")?;
+    let commits: usize = String::from_utf8_lossy(&commits.stdout).trim().parse().context("commit count")?;
+
+    let (git_first_ms, git_shas) = git_blame(&setup.repo, setup.path)?;
+    let mut git_ms = Vec::new();
+    for _ in 0..setup.samples {
+        git_ms.push(git_blame(&setup.repo, setup.path)?.0);
+    }
+
+    let run_dir = tempfile::tempdir()?;
+    let env: Vec<(&str, OsString)> = vec![
+        ("PATH", std::env::var_os("PATH").unwrap_or_default()),
+        ("HOME", run_dir.path().as_os_str().to_owned()),
+        ("FLUXGIT_MCP_ALLOWED_ROOTS", setup.allowed_roots.clone()),
+        ("FLUXGIT_RUN_DIR", run_dir.path().as_os_str().to_owned()),
+        ("FLUXGIT_MCP_AUDIT_DISABLED", OsString::from("1")),
+        ("FLUXGIT_MCP_PRESENCE_DISABLED", OsString::from("1")),
+    ];
+    let mut session = Session::start(&setup.sidecar, &env)?;
+    if session.tool("file.blame").is_none() {
+        bail!("{} does not list file.blame", setup.sidecar.display());
+    }
+    session.call("repo.brief", &json!({"repoPath": setup.warmup_repo.to_str().context("UTF-8")?}))?;
+    let arguments = json!({
+        "repoPath": setup.repo.to_str().context("UTF-8")?,
+        "path": setup.path,
+        "maxTokens": 400_000,
+    });
+    let started = Instant::now();
+    let answer = session.call("file.blame", &arguments)?;
+    let cold_ms = millis(started);
+    if answer.status() != "ok" {
+        bail!("file.blame answered {}: {}", answer.status(), answer.text());
+    }
+    let mut warm_ms = Vec::new();
+    for _ in 0..setup.samples.max(1) {
+        let started = Instant::now();
+        let again = session.call("file.blame", &arguments)?;
+        warm_ms.push(millis(started));
+        if again.text() != answer.text() {
+            bail!("a warm call answered differently from the cold one");
+        }
+    }
+    let envelope: Value = serde_json::from_str(answer.text()).context("the answer is JSON")?;
+    let ours = answer_commits(&envelope);
+    let differing = ours.len().abs_diff(git_shas.len())
+        + ours.iter().zip(&git_shas).filter(|(commit, sha)| !sha.starts_with(commit.as_str())).count();
+    Ok(BlameRun {
+        repository: setup.repo.display().to_string(),
+        path: setup.path.to_owned(),
+        commits,
+        lines: git_shas.len(),
+        git_first_ms,
+        git_median_ms: median(&git_ms),
+        git_ms,
+        cold_ms,
+        warm_median_ms: median(&warm_ms),
+        warm_ms,
+        ranges: envelope["data"]["ranges"].as_array().map_or(0, Vec::len),
+        answer_tokens: fluxgit_engine::budget::count_tokens(answer.text()),
+        lines_differing_from_git: differing,
+    })
+}
+
+fn ratio(numerator: f64, denominator: f64) -> String {
+    if denominator <= 0.0 { "-".to_owned() } else { format!("{:.2}", numerator / denominator) }
+}
+
+/// The Markdown section.
+pub(crate) fn render(run: &BlameRun, invocation: &str) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "## Blame\n");
+    let _ = writeln!(
+        out,
+        "Generated by `{invocation}` (release build): `file.blame` of the whole of `{}` ({} lines) in the \
+         blame-history fixture ({} commits; every 40th changes three lines of the file), over stdio, against `git \
+         blame --line-porcelain HEAD -- {}`. Cold: the first call on the repository in a running server (token \
+         tables and watcher up); warm: the median of {} calls after it, answered from the answer cache. git: its \
+         first run and the median of {} runs after it (the OS file cache is warm for both). Absolute times are this \
+         machine's (2 cores). Raw numbers: `bench/results/blame/`.\n",
+        run.path,
+        run.lines,
+        run.commits,
+        run.path,
+        run.warm_ms.len(),
+        run.git_ms.len()
+    );
+    let _ = writeln!(out, "| measure | ms | / git median |");
+    let _ = writeln!(out, "|---|---:|---:|");
+    let _ = writeln!(out, "| `git blame --line-porcelain`, median | {:.1} | 1.00 |", run.git_median_ms);
+    let _ = writeln!(
+        out,
+        "| `git blame --line-porcelain`, first run | {:.1} | {} |",
+        run.git_first_ms,
+        ratio(run.git_first_ms, run.git_median_ms)
+    );
+    let _ = writeln!(out, "| `file.blame` cold | {:.1} | {} |", run.cold_ms, ratio(run.cold_ms, run.git_median_ms));
+    let _ = writeln!(
+        out,
+        "| `file.blame` warm (answer cache), median | {:.2} | {} |",
+        run.warm_median_ms,
+        ratio(run.warm_median_ms, run.git_median_ms)
+    );
+    let _ = writeln!(
+        out,
+        "\nThe answer: {} ranges, {} o200k tokens; lines whose commit differs from git's: {}.\n",
+        run.ranges, run.answer_tokens, run.lines_differing_from_git
+    );
+    out
+}
+
+/// Writes the raw numbers into `dir/blame-history.json`.
+pub(crate) fn write_results(dir: &Path, run: &BlameRun) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    std::fs::write(dir.join("blame-history.json"), serde_json::to_string_pretty(run)? + "\n")?;
+    Ok(())
+}
+
+/// Replaces the `## Blame` section of `markdown` (up to the next `## ` heading or the end) with `section`, or
+/// appends it.
+pub(crate) fn splice(markdown: &str, section: &str) -> String {
+    let Some(start) = markdown.find("\n## Blame\n").map(|idx| idx + 1) else {
+        return format!("{}\n\n{section}", markdown.trim_end());
+    };
+    let rest = &markdown[start + 1..];
+    let end = rest.find("\n## ").map_or(markdown.len(), |idx| start + 1 + idx + 1);
+    format!("{}{section}{}", &markdown[..start], &markdown[end..])
+}
