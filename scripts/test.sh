@@ -19,8 +19,8 @@ done
 if [ ! -x /usr/bin/chromium ]; then
   sudo_cmd=()
   if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
-  "${sudo_cmd[@]}" apt-get install -y --no-install-recommends chromium \
-    || { "${sudo_cmd[@]}" apt-get update -q && "${sudo_cmd[@]}" apt-get install -y --no-install-recommends chromium; }
+  "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium \
+    || { "${sudo_cmd[@]}" apt-get update -q && "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium; }
 fi
 
 # (Re)install pinned Node packages only when node_modules is missing or older than the lock file; offline after that.

@@ -314,7 +314,8 @@ async def later_operations(setup: Setup, run_dir: Path) -> None:
         status = await run(
             client, setup, "operation.preview.branchDelete",
             {"targets": [{"repoPath": str(repo), "branches": ["old", "wip"]}]},
-            card_has=("risk: high", "-> DELETE", "unmerged"),
+            "delete 2 branches",
+            card_has=("risk: high", "-> DELETE", "unmerged", "delete 2 branches"),
         )
         outcomes = {entry["branch"]: (entry["outcome"], entry.get("reason")) for entry in status["result"]["branches"]}
         assert outcomes == {"old": ("deleted", None), "wip": ("skipped", "unmerged")}, status
