@@ -1,4 +1,6 @@
-//! `repo.history`: a page of commits like `git log [<ref>] [-- <path>]`, with a cursor that pins the walk.
+//! `repo.history`: a page of commits like `git log [<ref>] [-- <path>]`, with a cursor that pins the walk. The ref
+//! may be a range as git reads it: `A..B` (commits reachable from B and not from A) or `A...B` (reachable from
+//! either and not from both: `A B --not $(git merge-base --all A B)`), an empty side meaning `HEAD`.
 //!
 //! The walk is git's default one (see `git help log`, "Commit Ordering" and "History Simplification"): newest
 //! committer date first, ties in the order commits were queued; with a `path`, a commit is shown only when the path
@@ -69,7 +71,7 @@ pub struct Commit {
     /// A shallow clone's boundary commit: its history was cut here, its parents are absent; absent when `false`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub shallow: bool,
-    /// The author as recorded, serialised `"Name <email>"`.
+    /// The author as `.mailmap` maps it (as `git log` shows it, `%aN <%aE>`), serialised `"Name <email>"`.
     pub author: Person,
     /// The author date, ISO 8601 with the author's offset (as `git log --format=%aI`).
     pub time: String,
@@ -87,16 +89,34 @@ pub struct Person {
     pub email: String,
 }
 
+impl Person {
+    /// `signature` as the repository's mailmap maps it (the work tree's `.mailmap`, `mailmap.file`, `mailmap.blob`;
+    /// as `git log`'s `%aN <%aE>` and `git shortlog` do); as recorded when no entry matches.
+    pub(crate) fn mapped(mailmap: &gix::mailmap::Snapshot, signature: gix::actor::SignatureRef<'_>) -> Person {
+        match mailmap.try_resolve_ref(signature) {
+            Some(resolved) => Person {
+                name: utf8(resolved.name.unwrap_or(signature.name)),
+                email: utf8(resolved.email.unwrap_or(signature.email)),
+            },
+            None => Person { name: utf8(signature.name), email: utf8(signature.email) },
+        }
+    }
+}
+
 impl Serialize for Person {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
         serializer.collect_str(&format_args!("{} <{}>", self.name, self.email))
     }
 }
 
-/// Where a page resumes: the pinned tip and how many commits earlier pages showed.
+/// Where a page resumes: the pinned tips (and the commits a range hides) and how many commits earlier pages showed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Cursor {
     tip: ObjectId,
+    /// A range's other tip (`A...B`: both sides are walked), after `tip`.
+    also: Vec<ObjectId>,
+    /// A range's hidden commits: neither they nor their ancestors are shown.
+    hidden: Vec<ObjectId>,
     skip: usize,
     repository: String,
     query: String,
@@ -105,9 +125,17 @@ struct Cursor {
 const CURSOR_VERSION: &str = "h1";
 
 impl Cursor {
-    /// `h1.<tip>.<skip>.<repository>.<query>.<check>`: all fields hex or decimal, so it is cheap in tokens.
+    /// `h1.<tips>.<skip>.<repository>.<query>.<check>`: all fields hex or decimal, so it is cheap in tokens; `<tips>`
+    /// is the tip, then `+<other tip>` and `-<hidden>` for ranges.
     fn encode(&self) -> String {
-        let body = format!("{CURSOR_VERSION}.{}.{}.{}.{}", self.tip, self.skip, self.repository, self.query);
+        let mut tips = self.tip.to_string();
+        for id in &self.also {
+            tips.push_str(&format!("+{id}"));
+        }
+        for id in &self.hidden {
+            tips.push_str(&format!("-{id}"));
+        }
+        let body = format!("{CURSOR_VERSION}.{tips}.{}.{}.{}", self.skip, self.repository, self.query);
         format!("{body}.{}", digest(&["cursor", &body], 12))
     }
 
@@ -127,9 +155,14 @@ impl Cursor {
         if cursor_query != query {
             return Err(invalid("was made for another `ref` or `path`; repeat the first page's ref and path"));
         }
-        let tip = ObjectId::from_hex(tip.as_bytes()).map_err(|_| invalid("holds no valid sha"))?;
+        let sha = |hex: &str| ObjectId::from_hex(hex.as_bytes()).map_err(|_| invalid("holds no valid sha"));
+        let mut parts = tip.split('-');
+        let mut shown = parts.next().unwrap_or_default().split('+');
+        let tip = sha(shown.next().unwrap_or_default())?;
+        let also = shown.map(sha).collect::<Result<Vec<_>>>()?;
+        let hidden = parts.map(sha).collect::<Result<Vec<_>>>()?;
         let skip = skip.parse().map_err(|_| invalid("holds no valid position"))?;
-        Ok(Cursor { tip, skip, repository: repository.to_owned(), query: query.to_owned() })
+        Ok(Cursor { tip, also, hidden, skip, repository: repository.to_owned(), query: query.to_owned() })
     }
 }
 
@@ -170,8 +203,8 @@ impl Engine {
         let query = digest(&[&start, options.path.as_deref().unwrap_or("")], 8);
         let cursor = match &options.cursor {
             Some(text) => Cursor::decode(text, &repository, &query)?,
-            None => match start_commit(&repo.git, &start)? {
-                Some(tip) => Cursor { tip, skip: 0, repository, query },
+            None => match start_commits(&repo.git, &start)? {
+                Some((tip, also, hidden)) => Cursor { tip, also, hidden, skip: 0, repository, query },
                 None => {
                     let empty = Page {
                         start,
@@ -185,22 +218,27 @@ impl Engine {
                 }
             },
         };
-        if repo.git.find_commit(cursor.tip).is_err() {
+        let pinned = [cursor.tip].into_iter().chain(cursor.also.iter().copied()).chain(cursor.hidden.iter().copied());
+        if pinned.into_iter().any(|id| repo.git.find_commit(id).is_err()) {
             return Err(Error::invalid(
                 InvalidReason::InvalidCursor,
                 "the cursor's tip is not a commit of this repository",
             ));
         }
         let mut walk = Walk::new(&repo.git, cursor.tip, options.path.as_deref())?.interruptible(&repo.interrupt);
+        if !cursor.hidden.is_empty() || !cursor.also.is_empty() {
+            walk = walk.range(&cursor.also, &cursor.hidden)?;
+        }
         for _ in 0..cursor.skip {
             if walk.next_shown()?.is_none() {
                 break;
             }
         }
         let mut commits = Vec::new();
+        let mailmap = repo.git.open_mailmap();
         while commits.len() < options.limit {
             match walk.next_shown()? {
-                Some(id) => commits.push(describe(&repo.git, &walk.shallow, id)?),
+                Some(id) => commits.push(describe(&repo.git, &walk.shallow, &mailmap, id)?),
                 None => break,
             }
         }
@@ -217,12 +255,28 @@ impl Engine {
     }
 }
 
-/// The commit `start` names; `None` for an unborn `HEAD` (an empty history, not an error).
-fn start_commit(repo: &gix::Repository, start: &str) -> Result<Option<ObjectId>> {
+/// A walk's tip, a range's other tip (`A...B`) and the commits a range hides.
+type Tips = (ObjectId, Vec<ObjectId>, Vec<ObjectId>);
+
+/// The tip `start` names, a range's other tip and its hidden commits; `None` for an unborn `HEAD` (an empty
+/// history, not an error).
+fn start_commits(repo: &gix::Repository, start: &str) -> Result<Option<Tips>> {
     if start == "HEAD" && repo.head().map_err(|err| Error::git("HEAD", err))?.is_unborn() {
         return Ok(None);
     }
-    crate::revision::resolve_commit(repo, start).map(Some)
+    let side = |spec: &str| crate::revision::resolve_commit(repo, if spec.is_empty() { "HEAD" } else { spec });
+    if let Some((left, right)) = start.split_once("...") {
+        crate::revision::check(start)?;
+        let (left, right) = (side(left)?, side(right)?);
+        // `A...B` is `A B --not $(git merge-base --all A B)`.
+        let bases = crate::ancestry::merge_bases(repo, left, &[right])?;
+        return Ok(Some((left, vec![right], bases)));
+    }
+    if let Some((left, right)) = start.split_once("..") {
+        crate::revision::check(start)?;
+        return Ok(Some((side(right)?, vec![], vec![side(left)?])));
+    }
+    crate::revision::resolve_commit(repo, start).map(|tip| Some((tip, vec![], vec![])))
 }
 
 /// Cuts the page's commits to the budget; the next cursor always resumes after the last commit shown.
@@ -242,7 +296,12 @@ fn fit_page(
     fit_sections(&full, &["commits"], &[full.commits.len()], max_tokens, &cut, measure)
 }
 
-fn describe(repo: &gix::Repository, shallow: &Shallow, id: ObjectId) -> Result<Commit> {
+fn describe(
+    repo: &gix::Repository,
+    shallow: &Shallow,
+    mailmap: &gix::mailmap::Snapshot,
+    id: ObjectId,
+) -> Result<Commit> {
     let commit = repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
     let author = commit.author().map_err(|err| Error::git("commit author", err))?;
     let time = author.time().map_err(|err| Error::git("commit author date", err))?;
@@ -254,7 +313,7 @@ fn describe(repo: &gix::Repository, shallow: &Shallow, id: ObjectId) -> Result<C
             .map(|parent| abbreviate(gix::prelude::ObjectIdExt::attach(*parent, repo)))
             .collect(),
         shallow: shallow.is_boundary(&id),
-        author: Person { name: utf8(author.name), email: utf8(author.email) },
+        author: Person::mapped(mailmap, author),
         time: iso_time(time),
         subject: subject(commit.message_raw_sloppy()),
     })
@@ -282,6 +341,8 @@ pub(crate) struct Walk<'r> {
     path: Option<&'r str>,
     entries: HashMap<ObjectId, PathEntry>,
     since: Option<i64>,
+    /// For a range: the only commits that may be shown or walked (those the hidden commits do not reach).
+    limit: Option<HashSet<ObjectId>>,
     /// Checked before each commit is taken from the queue.
     interrupt: Interrupt,
 }
@@ -302,6 +363,7 @@ impl<'r> Walk<'r> {
             path,
             entries: HashMap::new(),
             since: None,
+            limit: None,
             interrupt: Interrupt::new(),
         };
         walk.seen.insert(tip);
@@ -316,6 +378,31 @@ impl<'r> Walk<'r> {
         self
     }
 
+    /// The walk of a range: also from `also` (the other side of `A...B`), showing only commits that none of `hidden`
+    /// reaches (`git log <tip> <also> --not <hidden>`). The tip is queued with date 0 by [`Walk::new`]; it is
+    /// re-queued here with its date so that both sides are taken newest first.
+    ///
+    /// # Errors
+    /// [`Error::GitRead`] when a commit cannot be read.
+    pub(crate) fn range(mut self, also: &[ObjectId], hidden: &[ObjectId]) -> Result<Self> {
+        let tips: Vec<ObjectId> = self.queue.drain().map(|queued| queued.id).chain(also.iter().copied()).collect();
+        let mut limit = HashSet::new();
+        for tip in &tips {
+            limit.extend(crate::ancestry::exclusive(self.repo, *tip, hidden, usize::MAX)?);
+        }
+        self.seen.clear();
+        self.queued = 0;
+        for tip in tips {
+            if limit.contains(&tip) && self.seen.insert(tip) {
+                let commit = self.repo.find_commit(tip).map_err(|err| Error::git("commit", err))?;
+                let time = commit.time().map_err(|err| Error::git("commit date", err))?;
+                self.push(tip, time.seconds);
+            }
+        }
+        self.limit = Some(limit);
+        Ok(self)
+    }
+
     /// The same walk, stopping with [`Error::Cancelled`] at the next commit once `interrupt` is triggered.
     pub(crate) fn interruptible(mut self, interrupt: &Interrupt) -> Self {
         self.interrupt = interrupt.clone();
@@ -328,6 +415,9 @@ impl<'r> Walk<'r> {
     }
 
     fn enqueue(&mut self, id: ObjectId) -> Result<()> {
+        if self.limit.as_ref().is_some_and(|limit| !limit.contains(&id)) {
+            return Ok(());
+        }
         if self.seen.insert(id) {
             let commit = self.repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
             let time = commit.time().map_err(|err| Error::git("commit date", err))?;

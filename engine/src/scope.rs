@@ -74,7 +74,8 @@ pub enum PathKind {
     File,
     /// A directory.
     Directory,
-    /// Neither in HEAD's tree nor in the work tree (it may still have history).
+    /// Neither in HEAD's tree nor in the work tree, but in the index (added, then removed from the work tree). A
+    /// path in none of the three is refused (`not_found`).
     Absent,
 }
 
@@ -125,9 +126,9 @@ pub struct Churn {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ChurnAuthor {
-    /// The email, which identifies the author.
+    /// The email as `.mailmap` maps it, which identifies the author (as `git shortlog -se` groups).
     pub email: String,
-    /// The name on the author's newest commit in the window.
+    /// The name (mapped the same way) on the author's newest commit in the window.
     pub name: String,
     /// Commits in the window.
     pub commits: usize,
@@ -221,6 +222,12 @@ pub fn read(repo: &gix::Repository, options: &Options, interrupt: &Interrupt) ->
     let commit = tip.map(|tip| repo.find_commit(tip)).transpose().map_err(|err| Error::git("HEAD commit", err))?;
     let tree = commit.as_ref().map(gix::Commit::tree).transpose().map_err(|err| Error::git("HEAD tree", err))?;
     let kind = kind(repo, tree.as_ref(), &path)?;
+    if kind == PathKind::Absent && !in_index(repo, &path)? {
+        return Err(Error::invalid(
+            InvalidReason::NotFound,
+            format!("{path:?} exists neither at HEAD nor in the work tree or the index"),
+        ));
+    }
     let since = options.now - i64::from(options.churn_days) * SECONDS_PER_DAY;
     Ok(Scope {
         path: if path.is_empty() { ".".to_owned() } else { path.clone() },
@@ -307,6 +314,16 @@ fn kind(repo: &gix::Repository, tree: Option<&gix::Tree<'_>>, path: &str) -> Res
     })
 }
 
+/// Whether the index has `path` or an entry below it (any stage).
+fn in_index(repo: &gix::Repository, path: &str) -> Result<bool> {
+    let index = repo.index_or_empty().map_err(|err| Error::git("the index", err))?;
+    let directory = format!("{path}/");
+    Ok(index.entries().iter().any(|entry| {
+        let name = entry.path(&index);
+        name == path.as_bytes() || name.starts_with(directory.as_bytes())
+    }))
+}
+
 fn changes(repo: &gix::Repository, path: &str) -> Result<Changes> {
     let mut status = worktree::status(repo)?;
     let inside =
@@ -366,6 +383,7 @@ fn churn(
     // Per email: (commits, the name on its newest commit: the walk goes newest first).
     let mut authors: BTreeMap<String, (usize, String)> = BTreeMap::new();
     let mut commits = 0;
+    let mailmap = repo.open_mailmap();
     if let Some(tip) = tip {
         let mut walk = Walk::new(repo, tip, Some(path))?.since(since).interruptible(interrupt);
         while let Some(id) = walk.next_shown()? {
@@ -375,7 +393,9 @@ fn churn(
             }
             commits += 1;
             let author = commit.author().map_err(|err| Error::git("commit author", err))?;
-            let entry = authors.entry(utf8(author.email)).or_insert_with(|| (0, utf8(author.name)));
+            // Through `.mailmap`, as `git shortlog` counts: one person with two addresses is one author.
+            let author = crate::history::Person::mapped(&mailmap, author);
+            let entry = authors.entry(author.email).or_insert_with(|| (0, author.name));
             entry.0 += 1;
         }
     }

@@ -42,7 +42,7 @@ fn all_pages(fixture: &Fixture, options: history::Options, mut between: impl FnM
 
 /// `git log --format=...` lines for `args`, as (sha, parents, author, email, time, subject).
 fn git_log(fixture: &Fixture, args: &[&str]) -> Vec<(String, String, String, String, String, String)> {
-    let mut command = vec!["log", "--format=%h%x1f%p%x1f%an%x1f%ae%x1f%aI%x1f%s"];
+    let mut command = vec!["log", "--format=%h%x1f%p%x1f%aN%x1f%aE%x1f%aI%x1f%s"];
     command.extend_from_slice(args);
     fixture
         .git(&command)
@@ -114,6 +114,47 @@ fn history_of_other_refs_and_paths_equals_git_log() {
     }
     // A path no commit touched: an empty page, no cursor.
     assert!(all_pages(&fixture, options(None, Some("nowhere/at/all"), 10), || {}).is_empty());
+}
+
+#[test]
+fn history_of_ranges_equals_git_log() {
+    let cases: [(Scenario, &[&str], &str); 3] = [
+        (
+            Scenario::AheadBehind,
+            &["origin/main..main", "main..origin/main", "main...origin/main", "..origin/main"],
+            "local",
+        ),
+        (
+            Scenario::ManyBranches,
+            &["feature/login..main", "main...fix/typo", "fix/typo...feature/login", "main..main"],
+            "changes",
+        ),
+        (Scenario::RewrittenHistory, &["side..main", "main...topic", "topic...", "v1.0..HEAD"], "README.md"),
+    ];
+    for (scenario, ranges, path) in cases {
+        let fixture = fluxgit_fixtures::build(scenario);
+        for range in ranges {
+            let expected = git_log(&fixture, &[range]);
+            for limit in [1, 2, 50] {
+                let pages = all_pages(&fixture, options(Some(range), None, limit), || {});
+                assert_eq!(as_log(&pages), expected, "{}: git log {range}, limit {limit}", scenario.name());
+            }
+        }
+        // With a path: the same commits as `git log A..B -- path`.
+        let with_path = git_log(&fixture, &[ranges[0], "--", path]);
+        assert!(!with_path.is_empty(), "{range} -- {path}", range = ranges[0]);
+        assert_eq!(as_log(&all_pages(&fixture, options(Some(ranges[0]), Some(path), 3), || {})), with_path);
+    }
+    // A range whose side names nothing is unknown, with the nearest names.
+    let fixture = fluxgit_fixtures::build(Scenario::ManyBranches);
+    let engine = engine_for(&fixture);
+    let repo = engine.resolve(repo_path(&fixture)).expect("resolves");
+    match engine.history(&repo, &options(Some("mian..fix/typo"), None, 5), UNLIMITED, &mut measure) {
+        Err(Error::Invalid { reason: InvalidReason::UnknownRevision, suggestions, .. }) => {
+            assert_eq!(suggestions.first().map(String::as_str), Some("main"));
+        }
+        other => panic!("an unknown side: {other:?}"),
+    }
 }
 
 #[test]

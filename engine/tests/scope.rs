@@ -101,7 +101,7 @@ fn git_log(fixture: &Fixture, args: &[&str], path: &str) -> Vec<String> {
     fixture.git(&command).lines().map(str::to_owned).collect()
 }
 
-const PATHS: [&str; 9] = [
+const PATHS: [&str; 8] = [
     ".",
     "packages/web",
     "packages/api/",
@@ -110,7 +110,6 @@ const PATHS: [&str; 9] = [
     "packages/shared/src/logs/format.ts",
     "docs",
     "packages/web/tmp",
-    "nowhere/at/all",
 ];
 
 #[test]
@@ -133,8 +132,19 @@ fn work_tree_changes_equal_git_status_of_the_subtree() {
     }
     assert!(nonempty >= 5, "the fixture has changes in most subtrees");
     let kinds: Vec<PathKind> = scopes.iter().map(|scope| scope.kind).collect();
-    use PathKind::{Absent, Directory, File};
-    assert_eq!(kinds, [Directory, Directory, Directory, Directory, File, File, Directory, Directory, Absent]);
+    use PathKind::{Directory, File};
+    assert_eq!(kinds, [Directory, Directory, Directory, Directory, File, File, Directory, Directory]);
+    // A path at none of HEAD, the work tree and the index is refused, not answered as if it existed.
+    for missing in ["nowhere/at/all", "packages/wbe"] {
+        match read(&fixture, &options(missing, 90, 10, CLOCK_START as i64)) {
+            Err(Error::Invalid { reason, .. }) => assert_eq!(reason, InvalidReason::NotFound),
+            other => panic!("{missing}: {other:?}"),
+        }
+    }
+    // Only in the index (added, then removed from the work tree): still a scope, of kind `absent`.
+    std::fs::remove_file(fixture.path().join("packages/api/src/health.ts")).expect("remove the staged file");
+    let staged_only = read(&fixture, &options("packages/api/src/health.ts", 90, 10, CLOCK_START as i64));
+    assert_eq!(staged_only.expect("in the index").kind, PathKind::Absent);
     let normalised: Vec<&str> = scopes.iter().map(|scope| scope.path.as_str()).collect();
     assert_eq!(normalised[..4], [".", "packages/web", "packages/api", "packages/shared"]);
 }
@@ -188,6 +198,62 @@ fn churn_equals_git_log_since_until_with_a_pinned_clock() {
 }
 
 #[test]
+fn churn_authors_go_through_the_mailmap_as_git_shortlog() {
+    let fixture = fluxgit_fixtures::build(Scenario::Monorepo);
+    // Bob commits from an old address; `.mailmap` makes both addresses and both of his names one person.
+    std::fs::write(fixture.path().join("packages/api/src/old.ts"), "old\n").expect("write");
+    fixture.git(&["add", "packages/api/src/old.ts"]);
+    fixture.git(&["commit", "-q", "--author=Bob Stone <bob@old.example>", "-m", "feat(api): from the old address"]);
+    let mailmap =
+        "Bob Builder <bob@example.com> <bob@old.example>\nBob Builder <bob@example.com> Bob Stone <bob@example.com>\n";
+    std::fs::write(fixture.path().join(".mailmap"), mailmap).expect("mailmap");
+    fixture.git(&["add", ".mailmap"]);
+    fixture.git(&["commit", "-q", "-m", "chore: mailmap"]);
+    let now: i64 = fixture.git(&["log", "-1", "--format=%ct"]).trim().parse().expect("time");
+    for path in ["packages/api", "."] {
+        let churn = read(&fixture, &options(path, 365, 1, now)).expect("scope").churn;
+        let shortlog = fixture.git(&[
+            "shortlog",
+            "-sne",
+            &format!("--since=@{}", now - 365 * DAY),
+            &format!("--until=@{now}"),
+            "HEAD",
+            "--",
+            path,
+        ]);
+        let mut expected: Vec<(String, usize)> = shortlog
+            .lines()
+            .map(|line| {
+                let (count, who) = line.trim().split_once('\t').expect("count and author");
+                (who.to_owned(), count.parse().expect("count"))
+            })
+            .collect();
+        expected.sort();
+        let mut shown: Vec<(String, usize)> = churn
+            .authors
+            .iter()
+            .map(|author| (format!("{} <{}>", author.name, author.email), author.commits))
+            .collect();
+        shown.sort();
+        assert_eq!(shown, expected, "{path}");
+        assert!(shown.iter().any(|(who, _)| who == "Bob Builder <bob@example.com>"), "{shown:?}");
+        assert!(shown.iter().all(|(who, _)| !who.contains("old.example")), "{shown:?}");
+    }
+    // `repo.history` shows authors the same way, as `git log` does (`%aN <%aE>`).
+    let engine = Engine::new(Options { allowed_roots: vec![fixture.root().canonicalize().expect("root")] });
+    let repo = engine.resolve(fixture.path().to_str().expect("utf-8")).expect("resolves");
+    let options = fluxgit_engine::history::Options { limit: 200, ..Default::default() };
+    let page = engine.history(&repo, &options, UNLIMITED, &mut measure).expect("history").data;
+    let authors: Vec<String> = page
+        .commits
+        .iter()
+        .map(|commit| serde_json::to_value(&commit.author).expect("json").as_str().expect("a string").to_owned())
+        .collect();
+    let expected: Vec<String> = fixture.git(&["log", "--format=%aN <%aE>"]).lines().map(str::to_owned).collect();
+    assert_eq!(authors, expected);
+}
+
+#[test]
 fn churn_windows_of_the_api_package() {
     let fixture = fluxgit_fixtures::build(Scenario::Monorepo);
     let churn = |days, now| read(&fixture, &options("packages/api", days, 1, now)).expect("scope").churn;
@@ -234,7 +300,8 @@ fn code_owners_of_the_monorepo() {
     assert_eq!(decided("docs/architecture.md"), (Some(13), list(&["@acme/docs"])));
     assert_eq!(decided("docs"), (Some(4), list(&["@acme/maintainers"])), "`docs/*` decides files, not the directory");
     assert_eq!(decided("packages/web/docs/guide.md"), (Some(14), list(&[])), "a rule without owners unassigns");
-    assert_eq!(decided("packages/web/src/new-file.tsx"), (Some(7), list(&["@acme/frontend"])), "absent paths too");
+    std::fs::write(fixture.path().join("packages/web/src/new-file.tsx"), "new\n").expect("an untracked file");
+    assert_eq!(decided("packages/web/src/new-file.tsx"), (Some(7), list(&["@acme/frontend"])), "untracked paths too");
 
     let web = owners("packages/web");
     assert_eq!(web.tracked_files, Some(7));

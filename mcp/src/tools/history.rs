@@ -49,7 +49,8 @@ pub fn history() -> FnTool {
             "empty (a root commit, or a shallow clone's boundary commit, as `git log --format=%p`)"),
         "shallow": { "type": "boolean", "description": "Present and true on a shallow clone's boundary commit: its \
             parents are absent, history was cut here. Absent means false." },
-        "author": person(), "time": { "type": "string" }, "subject": { "type": "string" } } });
+        "author": { "type": "string",
+            "description": "\"Name <email>\" as `.mailmap` maps it, as `git log` shows it (`%aN <%aE>`)." }, "time": { "type": "string" }, "subject": { "type": "string" } } });
     let data = json!({
         "type": "object",
         "required": ["ref", "tip"],
@@ -71,7 +72,9 @@ pub fn history() -> FnTool {
             input_schema: schema::input(
                 json!({
                     "repoPath": schema::repo_path(),
-                    "ref": revision("Where the walk starts (a revision: branch, tag, sha, `HEAD~3`); default HEAD."),
+                    "ref": revision("Where the walk starts (a revision: branch, tag, sha, `HEAD~3`), or a range as git reads \
+                        it: `A..B` (commits in B not in A), `A...B` (in either, not in both); an empty side is HEAD. \
+                        Default HEAD."),
                     "path": relative_path("Only commits changing this repo-relative file or directory (no `..`)."),
                     "limit": schema::integer(1, 200, 50, "Commits per page."),
                     "cursor": { "type": "string", "minLength": 1, "maxLength": 256,

@@ -31,7 +31,8 @@ fn output_schema() -> Value {
         "properties": { "line": count(), "pattern": { "type": "string" } } });
     let owners = opt_list(json!({ "type": "string" }));
     let author = json!({ "type": "object", "required": ["email", "name", "commits"], "properties": {
-        "email": { "type": "string" }, "name": { "type": "string" }, "commits": count() } });
+        "email": { "type": "string", "description": "As `.mailmap` maps it (git shortlog -se): one person, one entry." },
+        "name": { "type": "string" }, "commits": count() } });
     let group = json!({ "type": "object", "required": ["files"],
         "properties": { "rule": defaulted(rule.clone(), "null (no rule matches)"), "owners": owners, "files": count() } });
     let error = json!({ "type": "object", "required": ["line", "message"],
@@ -83,7 +84,8 @@ pub fn scope() -> FnTool {
                     "repoPath": schema::repo_path(),
                     "path": { "type": "string", "minLength": 1, "maxLength": 4096,
                         "description": "Repository-relative file or directory (`.` for the whole repository); \
-                        not absolute, no `..`." },
+                        not absolute, no `..`. A path at none of HEAD, the work tree and the index is invalid \
+                        params `not_found`." },
                     "churnDays": schema::integer(1, 365, 90, "Churn window: days before now."),
                     "recentCommits": schema::integer(1, 20, 10, "Recent commits touching the path to list."),
                     "maxTokens": schema::max_tokens(200, 32000, SCOPE_DEFAULT_TOKENS),

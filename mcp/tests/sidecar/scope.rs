@@ -42,8 +42,10 @@ fn bad_scope_input_is_refused_and_the_server_serves_on() {
             scope(8, json!({"maxTokens": 199})),
             call(9, "repo.scope", json!({"repoPath": repo})),
             scope(10, json!({"churnDays": 365, "recentCommits": 20})),
+            scope(11, json!({"path": "packages/wbe"})),
         ],
     );
+    assert_eq!(reason(&responses[10]), "not_found", "a mistyped path is not answered as if it existed");
     // Checked before the git oracle below, which may refresh the index.
     assert_eq!(before, fluxgit_fixtures::tree_digest(&root), "repo.scope changed the repository");
     for response in &responses[..4] {
@@ -77,6 +79,14 @@ fn scope_leaves_every_repository_byte_identical() {
     for scenario in [Scenario::Dirty, Scenario::MergeConflict, Scenario::Submodules, Scenario::FsMonitor] {
         let fixture = fluxgit_fixtures::build(scenario);
         let root = fixture.root().canonicalize().expect("root");
+        // Where each path is (the scenarios have no path only in the index); `ls-tree` reads no index.
+        let exists: Vec<(&str, bool)> = [".", "src", "docs/guide.md", "libs"]
+            .iter()
+            .map(|path| {
+                let at_head = !fixture.git(&["ls-tree", "HEAD", "--", path]).trim().is_empty();
+                (*path, at_head || fixture.path().join(path).exists())
+            })
+            .collect();
         let before = fluxgit_fixtures::tree_digest(&root);
         let repo = fixture.path().to_str().expect("utf-8").to_owned();
         let requests: Vec<Value> = [".", "src", "docs/guide.md", "libs"]
@@ -84,8 +94,13 @@ fn scope_leaves_every_repository_byte_identical() {
             .enumerate()
             .map(|(idx, path)| call(idx as i64 + 1, "repo.scope", json!({"repoPath": repo, "path": path})))
             .collect();
-        for response in session(&root, &requests) {
-            assert_eq!(response["result"]["isError"], false, "{}: {response}", scenario.name());
+        for ((path, exists), response) in exists.iter().zip(session(&root, &requests)) {
+            // A path the scenario does not have anywhere is refused; every other one is answered.
+            if *exists {
+                assert_eq!(response["result"]["isError"], false, "{} {path}: {response}", scenario.name());
+            } else {
+                assert_eq!(reason(&response), "not_found", "{} {path}: {response}", scenario.name());
+            }
         }
         assert_eq!(
             fluxgit_fixtures::tree_digest(&root),
