@@ -28,6 +28,8 @@ pub struct Engine {
     agents: crate::agents::Detector,
     /// The fleet registry file, when the engine keeps one ([`Engine::with_registry`]).
     registry: Option<PathBuf>,
+    /// The commit indexes, when the engine keeps them ([`Engine::with_index`]).
+    index: Option<crate::index::Store>,
     /// Repository roots already recorded in the registry by this engine (each is written once per process).
     recorded: Mutex<HashSet<PathBuf>>,
     /// Where the paths fleet calls named resolved to, by canonical path (at most [`KNOWN_LOCATIONS`]): a warm
@@ -78,6 +80,7 @@ impl Engine {
             cache: Cache::new(cache),
             agents: crate::agents::Detector::default(),
             registry: None,
+            index: None,
             recorded: Mutex::new(HashSet::new()),
             locations: Mutex::new(HashMap::new()),
         }
@@ -89,6 +92,19 @@ impl Engine {
     pub fn with_registry(mut self, file: PathBuf) -> Self {
         self.registry = Some(file);
         self
+    }
+
+    /// Keeps the commit indexes under `dir` (`<run dir>/index` for the sidecar; see [`crate::index`]). Without it
+    /// `repo.search` walks the history on every call.
+    #[must_use]
+    pub fn with_index(mut self, dir: PathBuf) -> Self {
+        self.index = Some(crate::index::Store::new(dir));
+        self
+    }
+
+    /// The commit indexes, if any.
+    pub(crate) fn index(&self) -> Option<&crate::index::Store> {
+        self.index.as_ref()
     }
 
     /// The fleet registry file, if any.

@@ -28,6 +28,9 @@ pub enum InvalidReason {
     InvalidRange,
     /// A file Git would call binary (a NUL byte in its first 8000 bytes) where lines are needed (`file.blame`).
     BinaryFile,
+    /// A `repo.search` argument that cannot be searched for: an empty query or author, an unclosed quote, a date
+    /// that does not parse.
+    InvalidQuery,
 }
 
 impl InvalidReason {
@@ -45,6 +48,7 @@ impl InvalidReason {
             Self::NotAFile => "not_a_file",
             Self::InvalidRange => "invalid_range",
             Self::BinaryFile => "binary_file",
+            Self::InvalidQuery => "invalid_query",
         }
     }
 }

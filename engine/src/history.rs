@@ -167,7 +167,7 @@ impl Cursor {
 }
 
 /// The first `hex_len` hex digits of sha256 over `parts` joined by NUL bytes.
-fn digest(parts: &[&str], hex_len: usize) -> String {
+pub(crate) fn digest(parts: &[&str], hex_len: usize) -> String {
     let mut hasher = Sha256::new();
     for part in parts {
         hasher.update(part.as_bytes());

@@ -301,6 +301,11 @@ impl Config {
         self.run_dir.join("fleet").join("registry.json")
     }
 
+    /// The commit indexes' directory, `<run dir>/index`.
+    pub fn index_dir(&self) -> PathBuf {
+        self.run_dir.join("index")
+    }
+
     /// The engine's cache options: watched unless disabled, barrier markers under `<run dir>/engine`.
     pub fn cache_options(&self) -> fluxgit_engine::cache::Options {
         fluxgit_engine::cache::Options {

@@ -15,6 +15,7 @@ mod fleet;
 mod history;
 mod repo;
 mod scope;
+mod search;
 
 use std::fmt::Write as _;
 
@@ -26,6 +27,7 @@ pub use fleet::{fleet_digest, fleet_radar};
 pub use history::{history, reflog};
 pub use repo::{brief, refs, status};
 pub use scope::scope;
+pub use search::search;
 
 use crate::budget::Omitted;
 use crate::facets::operation::Operation;

@@ -145,6 +145,7 @@ mod registry;
 pub mod repo;
 pub mod schema;
 pub mod scope;
+pub mod search;
 pub mod semantic;
 pub mod topology;
 
@@ -183,6 +184,7 @@ pub fn registry() -> Result<Registry, RegistryError> {
     }
     registry.register(Box::new(file::read_tool()))?;
     registry.register(Box::new(file::blame_tool()))?;
+    registry.register(Box::new(search::search()))?;
     for preview in operation::previews() {
         registry.register(Box::new(preview))?;
     }

@@ -23,6 +23,7 @@ fn calls() -> Vec<(&'static str, Value)> {
         ("diff.text", json!({})),
         ("file.read", json!({"path": "README.md"})),
         ("file.blame", json!({"path": "README.md"})),
+        ("repo.search", json!({"query": "e", "limit": 200})),
     ]
 }
 
@@ -315,6 +316,22 @@ fn check_same_facts(tool: &str, label: &str, text: &str, json: &Value) {
                 };
                 assert!(line.trim_start_matches('*').starts_with(&format!("{commit} (")), "{label}: {line}");
                 assert!(line.contains(&format!(" {lines}) {subject}")), "{label}: {line} vs {range}");
+            }
+        }
+        "repo.search" => {
+            let total = count(data, "/total");
+            assert!(text.starts_with(&format!("# {total} matching commits")), "{label}: {text}");
+            for commit in objects(data, "/commits") {
+                let line = format!(
+                    "{} {} ",
+                    commit["sha"].as_str().unwrap_or_default(),
+                    &commit["time"].as_str().unwrap_or_default()[..10]
+                );
+                assert!(
+                    text.lines().any(|shown| shown.starts_with(&line)
+                        && shown.ends_with(commit["subject"].as_str().unwrap_or_default())),
+                    "{label}: {commit}\n{text}"
+                );
             }
         }
         other => panic!("no parser for {other}"),

@@ -26,6 +26,7 @@ mod history;
 mod presence;
 mod protocol;
 mod scope;
+mod search;
 mod support;
 mod tools_stdio;
 mod topology;

@@ -1,0 +1,187 @@
+//! Reading a repository for the index: its tips, what changed since the indexed tips, and one document per commit.
+
+use std::collections::BTreeSet;
+
+use gix::ObjectId;
+use gix::bstr::ByteSlice;
+use tantivy::{IndexWriter, TantivyDocument, Term};
+
+use super::Tips;
+use super::schema::Fields;
+use crate::ancestry::Shallow;
+use crate::error::{Error, Result};
+use crate::facets::utf8;
+
+/// What to change in an index to move it from one set of tips to another.
+#[derive(Debug, Default)]
+pub(crate) struct Plan {
+    /// Commits reachable from the new tips and not from the old ones.
+    pub(crate) added: Vec<ObjectId>,
+    /// Commits reachable from the old tips and from none of the new ones.
+    pub(crate) dropped: Vec<ObjectId>,
+    /// Delete every document first (the plan was made from no tips because the old ones cannot be walked).
+    pub(crate) reset: bool,
+}
+
+/// The tips the index covers: `HEAD` (when born) and every local branch, peeled to their objects.
+///
+/// # Errors
+/// [`Error::GitRead`] when the refs cannot be listed.
+pub(crate) fn read_tips(repo: &gix::Repository) -> Result<Tips> {
+    let mut tips = Tips::new();
+    if let Ok(head) = repo.head_id() {
+        tips.insert("HEAD".to_owned(), head.detach());
+    }
+    let references = repo.references().map_err(|err| Error::git("refs", err))?;
+    for reference in references.local_branches().map_err(|err| Error::git("refs", err))? {
+        let Ok(mut reference) = reference else { continue };
+        let name = reference.name().as_bstr().to_string();
+        if let Ok(id) = reference.peel_to_id() {
+            tips.insert(name, id.detach());
+        }
+    }
+    Ok(tips)
+}
+
+/// The commits to add and drop to move from `old` to `new` tips.
+///
+/// # Errors
+/// [`Error::GitRead`] when a walk fails (e.g. an old tip no longer exists).
+pub(crate) fn plan(repo: &gix::Repository, old: &Tips, new: &Tips) -> Result<Plan> {
+    let old: BTreeSet<ObjectId> = old.values().copied().collect();
+    let new: BTreeSet<ObjectId> = new.values().copied().collect();
+    let shallow = Shallow::read(repo)?;
+    if shallow.is_shallow() {
+        let before = shallow.ancestors(repo, &old.iter().copied().collect::<Vec<_>>())?;
+        let after = shallow.ancestors(repo, &new.iter().copied().collect::<Vec<_>>())?;
+        return Ok(Plan {
+            added: after.difference(&before).copied().collect(),
+            dropped: before.difference(&after).copied().collect(),
+            reset: false,
+        });
+    }
+    Ok(Plan { added: exclusive(repo, &new, &old)?, dropped: exclusive(repo, &old, &new)?, reset: false })
+}
+
+/// Commits reachable from `tips` and not from `hidden` (`git rev-list tips --not hidden`).
+fn exclusive(repo: &gix::Repository, tips: &BTreeSet<ObjectId>, hidden: &BTreeSet<ObjectId>) -> Result<Vec<ObjectId>> {
+    if tips.is_empty() || tips.is_subset(hidden) {
+        return Ok(Vec::new());
+    }
+    let walk = repo
+        .rev_walk(tips.iter().copied())
+        .with_hidden(hidden.iter().copied())
+        .all()
+        .map_err(|err| Error::git("commit graph", err))?;
+    let mut ids = Vec::new();
+    for info in walk {
+        ids.push(info.map_err(|err| Error::git("commit graph", err))?.id);
+    }
+    Ok(ids)
+}
+
+/// Adds a document for every added commit and deletes every dropped one.
+///
+/// # Errors
+/// [`Error::GitRead`] when a commit or tree cannot be read, or tantivy refuses a document.
+pub(crate) fn write(repo: &gix::Repository, writer: &IndexWriter, fields: Fields, plan: &Plan) -> Result<()> {
+    for id in &plan.dropped {
+        writer.delete_term(Term::from_field_text(fields.sha, &id.to_string()));
+    }
+    let shallow = Shallow::read(repo)?;
+    let mut touched = Touched::default();
+    for id in &plan.added {
+        let commit = repo.find_commit(*id).map_err(|err| Error::git("commit", err))?;
+        let author = commit.author().map_err(|err| Error::git("commit author", err))?;
+        let time = commit.time().map_err(|err| Error::git("commit date", err))?;
+        let mut document = TantivyDocument::default();
+        document.add_text(fields.sha, id.to_string());
+        document.add_i64(fields.time, time.seconds);
+        document.add_text(fields.message, utf8(commit.message_raw_sloppy()));
+        document.add_text(fields.author, format!("{} <{}>", utf8(author.name), utf8(author.email)));
+        let tree = commit.tree_id().map_err(|err| Error::git("commit tree", err))?.detach();
+        for prefix in touched.prefixes(repo, tree, &shallow.parents(&commit))? {
+            document.add_text(fields.paths, prefix);
+        }
+        writer.add_document(document).map_err(|err| Error::git("the commit index", err))?;
+    }
+    Ok(())
+}
+
+/// Computes the path prefixes a commit touched, reusing the tree-diff buffers across commits.
+#[derive(Default)]
+pub(crate) struct Touched {
+    state: gix::diff::tree::State,
+}
+
+impl Touched {
+    /// Every prefix (`a`, `a/b`, `a/b/c.rs`) of a path that differs from every parent (the empty tree for a root
+    /// commit or a shallow boundary): the paths for which `git log -- <path>` shows the commit under git's
+    /// default history simplification, as far as the commit itself decides it.
+    ///
+    /// # Errors
+    /// [`Error::GitRead`] when a tree cannot be read.
+    pub(crate) fn prefixes(
+        &mut self,
+        repo: &gix::Repository,
+        tree: ObjectId,
+        parents: &[ObjectId],
+    ) -> Result<BTreeSet<String>> {
+        let new = repo.find_tree(tree).map_err(|err| Error::git("commit tree", err))?;
+        let mut common: Option<BTreeSet<String>> = None;
+        if parents.is_empty() {
+            return self.changed(repo, &[], &new.data);
+        }
+        for parent in parents {
+            let parent_tree = repo
+                .find_commit(*parent)
+                .map_err(|err| Error::git("commit", err))?
+                .tree_id()
+                .map_err(|err| Error::git("commit tree", err))?
+                .detach();
+            if parent_tree == tree {
+                return Ok(BTreeSet::new());
+            }
+            let old = repo.find_tree(parent_tree).map_err(|err| Error::git("commit tree", err))?;
+            let changed = self.changed(repo, &old.data, &new.data)?;
+            common = Some(match common {
+                None => changed,
+                Some(common) => common.intersection(&changed).cloned().collect(),
+            });
+            if common.as_ref().is_some_and(BTreeSet::is_empty) {
+                break;
+            }
+        }
+        Ok(common.unwrap_or_default())
+    }
+
+    fn changed(&mut self, repo: &gix::Repository, old: &[u8], new: &[u8]) -> Result<BTreeSet<String>> {
+        let kind = repo.object_hash();
+        let mut recorder = gix::diff::tree::Recorder::default();
+        gix::diff::tree(
+            gix::objs::TreeRefIter::from_bytes(old, kind),
+            gix::objs::TreeRefIter::from_bytes(new, kind),
+            &mut self.state,
+            &repo.objects,
+            &mut recorder,
+        )
+        .map_err(|err| Error::git("tree diff", err))?;
+        let mut prefixes = BTreeSet::new();
+        for change in recorder.records {
+            use gix::diff::tree::recorder::Change;
+            let path = match &change {
+                Change::Addition { path, .. } | Change::Deletion { path, .. } | Change::Modification { path, .. } => {
+                    path
+                }
+            };
+            let path = path.to_str_lossy();
+            for (index, byte) in path.bytes().enumerate() {
+                if byte == b'/' {
+                    prefixes.insert(path[..index].to_owned());
+                }
+            }
+            prefixes.insert(path.into_owned());
+        }
+        Ok(prefixes)
+    }
+}

@@ -1,0 +1,416 @@
+//! The commit index (SPEC §3): a small tantivy index per repository under `<run dir>/index/`, holding every commit
+//! reachable from the local branches and HEAD (sha, committer time, author, message, touched path prefixes).
+//!
+//! Layout: `<dir>/v<SCHEMA_VERSION>/<digest of the common dir>/` is one tantivy index; the commit payload of its
+//! last commit records the schema version, the common dir and the tips it covers (HEAD and every `refs/heads/*`,
+//! name -> sha), so the documents and the tips change together.
+//!
+//! Freshness: each use reads the repository's current tips. Equal tips: the index is current. Otherwise the
+//! difference is applied in one tantivy commit: the commits reachable from the new tips but not from the old ones
+//! are added, and those reachable from the old tips but from no new one are deleted (a reset, rebase, amend or
+//! forced move leaves its old commits unreachable; they leave the index with the same commit). When more than
+//! [`SYNC_LIMIT`] commits are to be added (a first build of a large history), the work goes to a background thread
+//! and callers answer from git meanwhile ([`Status::Building`]).
+//!
+//! Failure never fails a call: an index that is missing, of another version, unreadable, corrupt (checksums are
+//! validated on open) or failing a search is deleted and rebuilt, and the caller answers from git meanwhile. Another
+//! process holding the writer lock makes this call answer from git ([`Status::Busy`]).
+//!
+//! **Invariant:** the index holds exactly the commits reachable from the tips recorded in its payload.
+
+mod build;
+pub(crate) mod schema;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use gix::ObjectId;
+use serde::{Deserialize, Serialize};
+use tantivy::{Index, IndexReader, ReloadPolicy, Searcher};
+
+use schema::Fields;
+
+pub(crate) use build::{Touched, read_tips};
+
+/// The schema version: an index of another version is rebuilt (its directory name carries the version).
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The most commits added by a call before it hands the work to a background thread and answers from git.
+/// About 2,000 commits index in well under a second on a small machine (see BENCHMARK.md, "Index").
+pub const SYNC_LIMIT: usize = 2_000;
+
+/// The writer's memory budget in bytes (tantivy's floor is 15 MB); one indexing thread.
+const WRITER_BYTES: usize = 48_000_000;
+
+/// A repository's indexed tips: `HEAD` and each `refs/heads/*` name, to the commit it points to.
+pub type Tips = BTreeMap<String, ObjectId>;
+
+/// Whether the index can answer for a repository now.
+#[derive(Clone)]
+pub enum Status {
+    /// Current: it holds exactly the commits reachable from the repository's tips.
+    Ready(Snapshot),
+    /// Being built or updated on a background thread; answer from git.
+    Building,
+    /// Another process is writing it; answer from git.
+    Busy,
+    /// It cannot be used (its directory cannot be written, ...): why; answer from git.
+    Unavailable(String),
+}
+
+impl std::fmt::Debug for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Ready(_) => f.write_str("Ready"),
+            Self::Building => f.write_str("Building"),
+            Self::Busy => f.write_str("Busy"),
+            Self::Unavailable(why) => write!(f, "Unavailable({why})"),
+        }
+    }
+}
+
+impl Status {
+    /// Why a caller answers from git instead (`None` when ready), in words for the answer's `reason`.
+    pub fn reason(&self) -> Option<String> {
+        match self {
+            Self::Ready(_) => None,
+            Self::Building => Some("the commit index is being built; this answer walked the history".to_owned()),
+            Self::Busy => {
+                Some("another process is updating the commit index; this answer walked the history".to_owned())
+            }
+            Self::Unavailable(why) => {
+                Some(format!("the commit index is unavailable ({why}); this answer walked the history"))
+            }
+        }
+    }
+}
+
+/// A point-in-time view of one repository's index.
+#[derive(Clone)]
+pub struct Snapshot {
+    pub(crate) searcher: Searcher,
+    pub(crate) fields: Fields,
+    /// The slot, to report a failing search (the index is then dropped and rebuilt).
+    slot: Arc<Slot>,
+}
+
+impl Snapshot {
+    /// Marks the index as broken after a search failed on it: it is deleted and rebuilt on the next use.
+    pub(crate) fn broken(&self) {
+        let mut state = self.slot.lock();
+        state.opened = None;
+        state.broken = true;
+    }
+}
+
+/// Counters of one index, for benchmarks and `doctor`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stats {
+    /// Commits (documents) in the index.
+    pub commits: u64,
+    /// Bytes of the index directory.
+    pub bytes: u64,
+}
+
+/// The indexes of every repository the engine has used, under one directory.
+#[derive(Debug)]
+pub struct Store {
+    dir: PathBuf,
+    slots: Mutex<HashMap<PathBuf, Arc<Slot>>>,
+}
+
+/// One repository's index state, shared by callers and its background builder.
+#[derive(Debug, Default)]
+struct Slot {
+    state: Mutex<SlotState>,
+}
+
+#[derive(Default)]
+struct SlotState {
+    opened: Option<Opened>,
+    /// A background thread is building or updating the index.
+    building: bool,
+    /// A search failed on the opened index: delete it before the next open.
+    broken: bool,
+}
+
+impl std::fmt::Debug for SlotState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SlotState").field("building", &self.building).field("broken", &self.broken).finish()
+    }
+}
+
+struct Opened {
+    index: Index,
+    reader: IndexReader,
+    fields: Fields,
+    tips: Tips,
+}
+
+impl Slot {
+    fn lock(&self) -> MutexGuard<'_, SlotState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The payload recorded with every tantivy commit.
+#[derive(Debug, Serialize, Deserialize)]
+struct Payload {
+    schema: u32,
+    common_dir: String,
+    tips: BTreeMap<String, String>,
+}
+
+impl Store {
+    /// Indexes kept under `dir` (`<run dir>/index` for the sidecar); nothing is created before first use.
+    pub fn new(dir: PathBuf) -> Self {
+        Self { dir, slots: Mutex::new(HashMap::new()) }
+    }
+
+    /// The directory of `common_dir`'s index.
+    pub fn index_dir(&self, common_dir: &Path) -> PathBuf {
+        let digest = crate::history::digest(&[&common_dir.display().to_string()], 16);
+        self.dir.join(format!("v{SCHEMA_VERSION}")).join(digest)
+    }
+
+    fn slot(&self, common_dir: &Path) -> Arc<Slot> {
+        let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
+        Arc::clone(slots.entry(common_dir.to_path_buf()).or_default())
+    }
+
+    /// Brings `repo`'s index up to date with its current tips, building it when missing, of another version or
+    /// unreadable; small differences are applied now, large ones on a background thread.
+    pub fn status(&self, repo: &gix::Repository, common_dir: &Path) -> Status {
+        let tips = match build::read_tips(repo) {
+            Ok(tips) => tips,
+            Err(err) => return Status::Unavailable(format!("the refs cannot be read: {err}")),
+        };
+        let slot = self.slot(common_dir);
+        let dir = self.index_dir(common_dir);
+        let mut state = slot.lock();
+        if state.building {
+            return Status::Building;
+        }
+        if state.broken {
+            state.broken = false;
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+        if state.opened.is_none() {
+            match open(&dir, common_dir) {
+                Ok(opened) => state.opened = Some(opened),
+                Err(_) => {
+                    // Missing, of another version, unreadable or corrupt: start again from nothing.
+                    let _ = std::fs::remove_dir_all(&dir);
+                    match create(&dir) {
+                        Ok(opened) => state.opened = Some(opened),
+                        Err(err) => return Status::Unavailable(err),
+                    }
+                }
+            }
+        }
+        let Some(opened) = state.opened.as_ref() else { return Status::Unavailable("not opened".to_owned()) };
+        if opened.tips == tips {
+            return Status::Ready(Snapshot {
+                searcher: opened.reader.searcher(),
+                fields: opened.fields,
+                slot: Arc::clone(&slot),
+            });
+        }
+        let plan = match build::plan(repo, &opened.tips, &tips) {
+            Ok(plan) => plan,
+            Err(_) => {
+                // The old tips are gone (garbage collected) or the walk failed: index everything again.
+                match build::plan(repo, &Tips::new(), &tips) {
+                    Ok(plan) => build::Plan { reset: true, ..plan },
+                    Err(err) => return Status::Unavailable(format!("history cannot be walked: {err}")),
+                }
+            }
+        };
+        if plan.added.len() <= SYNC_LIMIT {
+            let common = common_dir.display().to_string();
+            let Some(opened) = state.opened.as_mut() else { return Status::Unavailable("not opened".to_owned()) };
+            return match apply(repo, opened, &plan, &tips, &common) {
+                Ok(()) => Status::Ready(Snapshot {
+                    searcher: opened.reader.searcher(),
+                    fields: opened.fields,
+                    slot: Arc::clone(&slot),
+                }),
+                Err(Failure::Busy) => Status::Busy,
+                Err(Failure::Other(err)) => {
+                    state.opened = None;
+                    state.broken = true;
+                    Status::Unavailable(err)
+                }
+            };
+        }
+        // Too much for one call: a background thread applies the plan on its own handle of the repository.
+        let Some(mut opened) = state.opened.take() else { return Status::Unavailable("not opened".to_owned()) };
+        state.building = true;
+        drop(state);
+        let background = repo.clone().into_sync();
+        let common = common_dir.display().to_string();
+        let worker_slot = Arc::clone(&slot);
+        let spawned = std::thread::Builder::new().name("fluxgit-index".to_owned()).spawn(move || {
+            let repo = background.to_thread_local();
+            let outcome = apply(&repo, &mut opened, &plan, &tips, &common);
+            let mut state = worker_slot.lock();
+            state.building = false;
+            match outcome {
+                Ok(()) => state.opened = Some(opened),
+                Err(Failure::Busy) => {}
+                Err(Failure::Other(_)) => state.broken = true,
+            }
+        });
+        if spawned.is_err() {
+            slot.lock().building = false;
+            return Status::Unavailable("no thread could be started to build it".to_owned());
+        }
+        Status::Building
+    }
+
+    /// Waits until no background build runs for `common_dir` (at most `timeout`), then reports [`Store::status`].
+    pub fn settle(&self, repo: &gix::Repository, common_dir: &Path, timeout: std::time::Duration) -> Status {
+        let slot = self.slot(common_dir);
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            let status = self.status(repo, common_dir);
+            if !matches!(status, Status::Building) || std::time::Instant::now() >= deadline {
+                return status;
+            }
+            while slot.lock().building && std::time::Instant::now() < deadline {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        }
+    }
+
+    /// The number of commits and the bytes on disk of `common_dir`'s index, once current.
+    pub fn stats(&self, repo: &gix::Repository, common_dir: &Path) -> Option<Stats> {
+        let Status::Ready(snapshot) = self.settle(repo, common_dir, std::time::Duration::from_secs(600)) else {
+            return None;
+        };
+        let bytes = std::fs::read_dir(self.index_dir(common_dir))
+            .ok()?
+            .filter_map(|entry| entry.ok()?.metadata().ok())
+            .map(|metadata| metadata.len())
+            .sum();
+        Some(Stats { commits: snapshot.searcher.num_docs(), bytes })
+    }
+}
+
+/// Why applying a plan failed.
+enum Failure {
+    /// Another process holds the writer lock.
+    Busy,
+    /// Anything else: the index is dropped and rebuilt.
+    Other(String),
+}
+
+/// Opens an existing index, checking its version, payload and checksums.
+fn open(dir: &Path, common_dir: &Path) -> Result<Opened, String> {
+    let mut index = Index::open_in_dir(dir).map_err(|err| err.to_string())?;
+    register(&mut index);
+    let (_, fields) = schema::schema();
+    if index.schema() != schema::schema().0 {
+        return Err("another schema".to_owned());
+    }
+    let corrupt = index.validate_checksum().map_err(|err| err.to_string())?;
+    if !corrupt.is_empty() {
+        return Err(format!("corrupt files: {corrupt:?}"));
+    }
+    let payload = index.load_metas().map_err(|err| err.to_string())?.payload.ok_or("no payload")?;
+    let payload: Payload = serde_json::from_str(&payload).map_err(|err| err.to_string())?;
+    if payload.schema != SCHEMA_VERSION || payload.common_dir != common_dir.display().to_string() {
+        return Err("another version or repository".to_owned());
+    }
+    let tips = decode_tips(&payload.tips)?;
+    let reader = reader(&index)?;
+    // Open every segment once now, so a damaged one fails here rather than in a search.
+    reader
+        .searcher()
+        .segment_readers()
+        .iter()
+        .try_for_each(|segment| segment.fast_fields().i64("time").map(|_| ()).map_err(|err| err.to_string()))?;
+    Ok(Opened { index, reader, fields, tips })
+}
+
+/// Creates an empty index in `dir` (which must not exist).
+fn create(dir: &Path) -> Result<Opened, String> {
+    std::fs::create_dir_all(dir).map_err(|err| format!("{}: {err}", dir.display()))?;
+    let (schema, fields) = schema::schema();
+    let mut index = Index::create_in_dir(dir, schema).map_err(|err| err.to_string())?;
+    register(&mut index);
+    let reader = reader(&index)?;
+    Ok(Opened { index, reader, fields, tips: Tips::new() })
+}
+
+fn register(index: &mut Index) {
+    index.tokenizers().register(schema::TRIGRAMS, schema::Trigrams::default());
+}
+
+fn reader(index: &Index) -> Result<IndexReader, String> {
+    index
+        .reader_builder()
+        .reload_policy(ReloadPolicy::Manual)
+        .try_into()
+        .map_err(|err: tantivy::TantivyError| err.to_string())
+}
+
+fn decode_tips(tips: &BTreeMap<String, String>) -> Result<Tips, String> {
+    tips.iter()
+        .map(|(name, sha)| Ok((name.clone(), ObjectId::from_hex(sha.as_bytes()).map_err(|err| err.to_string())?)))
+        .collect()
+}
+
+/// Applies `plan` to `opened` in one tantivy commit whose payload records `tips`.
+fn apply(
+    repo: &gix::Repository,
+    opened: &mut Opened,
+    plan: &build::Plan,
+    tips: &Tips,
+    common_dir: &str,
+) -> Result<(), Failure> {
+    let mut writer: tantivy::IndexWriter = match opened.index.writer_with_num_threads(1, WRITER_BYTES) {
+        Ok(writer) => writer,
+        Err(tantivy::TantivyError::LockFailure(..)) => return Err(Failure::Busy),
+        Err(err) => return Err(Failure::Other(err.to_string())),
+    };
+    // Another process may have moved the index since this one read it: start from what is on disk.
+    let on_disk = opened
+        .index
+        .load_metas()
+        .map_err(|err| Failure::Other(err.to_string()))?
+        .payload
+        .map(|payload| {
+            serde_json::from_str::<Payload>(&payload)
+                .map_err(|err| err.to_string())
+                .and_then(|payload| decode_tips(&payload.tips))
+        })
+        .transpose()
+        .map_err(Failure::Other)?
+        .unwrap_or_default();
+    let replanned;
+    let plan = if on_disk == opened.tips || plan.reset {
+        plan
+    } else {
+        replanned = build::plan(repo, &on_disk, tips).map_err(|err| Failure::Other(err.to_string()))?;
+        &replanned
+    };
+    if plan.reset {
+        writer.delete_all_documents().map_err(|err| Failure::Other(err.to_string()))?;
+    }
+    build::write(repo, &writer, opened.fields, plan).map_err(|err| Failure::Other(err.to_string()))?;
+    let payload = Payload {
+        schema: SCHEMA_VERSION,
+        common_dir: common_dir.to_owned(),
+        tips: tips.iter().map(|(name, id)| (name.clone(), id.to_string())).collect(),
+    };
+    let payload = serde_json::to_string(&payload).map_err(|err| Failure::Other(err.to_string()))?;
+    let mut prepared = writer.prepare_commit().map_err(|err| Failure::Other(err.to_string()))?;
+    prepared.set_payload(&payload);
+    prepared.commit().map_err(|err| Failure::Other(err.to_string()))?;
+    writer.wait_merging_threads().map_err(|err| Failure::Other(err.to_string()))?;
+    opened.reader.reload().map_err(|err| Failure::Other(err.to_string()))?;
+    opened.tips = tips.clone();
+    Ok(())
+}

@@ -1,0 +1,444 @@
+//! `repo.search` (ours, SPEC §5): commits whose message (subject and body) holds every query word or "quoted
+//! phrase", optionally by author, under a path, in a time range, reachable from a ref.
+//!
+//! Matching is git's `git log --all-match -i --fixed-strings --grep=<word>... [--author=<a>] [--since] [--until]
+//! [<ref>] -- <path>`: each word or phrase is a case-insensitive substring of the message (a phrase does not span
+//! lines: it holds no newline), `author` a substring of `"Name <email>"`, `since`/`until` bound the committer date
+//! (inclusive), and `path` keeps the commits that change the file or directory compared with every parent (the
+//! empty tree for a root commit). Two deliberate differences with git: where a merge discards a side branch's
+//! change to the path entirely, git's default simplification also hides that side branch's commits, which we show;
+//! and `since` does not stop at an older commit in front of newer ones (git's walk does, on skewed clocks).
+//!
+//! Without `ref`, the commit index answers (every commit reachable from the local branches and HEAD, see
+//! [`crate::index`]); with `ref`, or while the index is built or unavailable, the history is walked and the answer
+//! says why (`walked`). Both rank by relevance, then newest committer date; `total` is always exact.
+
+use std::collections::HashSet;
+use std::ops::Bound;
+
+use gix::ObjectId;
+use serde::Serialize;
+use tantivy::collector::{Collector, SegmentCollector};
+use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, PhraseQuery, Query, RangeQuery, RegexQuery, TermQuery};
+use tantivy::schema::{Field, IndexRecordOption, Value};
+use tantivy::{DocAddress, DocId, Score, SegmentOrdinal, SegmentReader, TantivyDocument, Term};
+
+use crate::ancestry::Shallow;
+use crate::budget::{Budgeted, Measure, fit_sections};
+use crate::engine::{Engine, Repo};
+use crate::error::{Error, InvalidReason, Result};
+use crate::facets::commits::abbreviate;
+use crate::facets::{iso_time, subject, utf8};
+use crate::history::Person;
+use crate::index::schema::{Fields, fold};
+use crate::index::{self, Status};
+
+/// The most commits one answer lists (`limit`'s upper bound).
+pub const MAX_LIMIT: usize = 200;
+
+/// What to search for.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Words and "quoted phrases", all required (case-insensitive substrings of the message).
+    pub query: String,
+    /// A case-insensitive substring of the author's `"Name <email>"`.
+    pub author: Option<String>,
+    /// A repo-relative file or directory the commits change.
+    pub path: Option<String>,
+    /// Oldest committer date: `YYYY-MM-DD` (midnight UTC) or an RFC 3339 time, inclusive.
+    pub since: Option<String>,
+    /// Newest committer date, same forms, inclusive.
+    pub until: Option<String>,
+    /// A revision whose history is searched; `None`: every local branch and HEAD.
+    pub start: Option<String>,
+    /// Most commits listed (1-200).
+    pub limit: usize,
+}
+
+/// The matches.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    /// How many commits match, exactly (also beyond `limit` and the budget).
+    pub total: usize,
+    /// The best `limit` matches, most relevant first, then newest; default empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub commits: Vec<Match>,
+    /// Why the history was walked instead of asking the commit index; absent when the index answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub walked: Option<String>,
+}
+
+/// One matching commit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Match {
+    /// The sha abbreviated like `git log --oneline`.
+    pub sha: String,
+    /// The author as recorded, `"Name <email>"`.
+    pub author: Person,
+    /// The author date, ISO 8601 with the author's offset (`git log --format=%aI`).
+    pub time: String,
+    /// The first line of the message.
+    pub subject: String,
+}
+
+/// The parsed and checked filters.
+#[derive(Debug, Clone)]
+struct Filters {
+    /// Folded words and phrases.
+    terms: Vec<String>,
+    author: Option<String>,
+    path: Option<String>,
+    since: Option<i64>,
+    until: Option<i64>,
+}
+
+impl Engine {
+    /// `repo.search`: the commits matching `options`, most relevant first, cut to `limit` and `max_tokens`; cut
+    /// commits are counted in `omitted.commits`, and `total` counts every match.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] with `invalid_query` (an empty query or author, an unclosed quote, a date that does not
+    /// parse), `invalid_path`, `invalid_revision` / `unknown_revision` (the ref) or `budget_below_floor`;
+    /// [`Error::GitRead`] when the history cannot be read.
+    pub fn search(
+        &self,
+        repo: &Repo,
+        options: &Options,
+        max_tokens: usize,
+        measure: &mut Measure<'_, Report>,
+    ) -> Result<Budgeted<Report>> {
+        let filters = filters(options)?;
+        let limit = options.limit.clamp(1, MAX_LIMIT);
+        let ((total, ids), walked) = match &options.start {
+            Some(start) => {
+                let tip = crate::revision::resolve_commit(&repo.git, start)?;
+                let reason = "an explicit ref is searched by walking its history".to_owned();
+                (walk(&repo.git, &[tip], &filters, limit)?, Some(reason))
+            }
+            None => {
+                let status = match self.index() {
+                    Some(store) => store.status(&repo.git, &repo.location.common_dir),
+                    None => Status::Unavailable("no run dir is configured".to_owned()),
+                };
+                match &status {
+                    Status::Ready(snapshot) => match from_index(snapshot, &filters, limit) {
+                        Ok(found) => (found, None),
+                        Err(why) => {
+                            snapshot.broken();
+                            let status = Status::Unavailable(format!("a search failed: {why}; it is rebuilt"));
+                            (walk_all(&repo.git, &filters, limit)?, status.reason())
+                        }
+                    },
+                    _ => (walk_all(&repo.git, &filters, limit)?, status.reason()),
+                }
+            }
+        };
+        let commits = ids.into_iter().map(|id| describe(&repo.git, id)).collect::<Result<Vec<_>>>()?;
+        let full = Report { total, commits, walked };
+        let cut = |full: &Report, shown: &[usize]| Report {
+            commits: crate::budget::first(&full.commits, shown[0]),
+            ..full.clone()
+        };
+        fit_sections(&full, &["commits"], &[full.commits.len()], max_tokens, &cut, measure)
+    }
+
+    /// The state of `repo`'s commit index after waiting at most `timeout` for a background build (for tests and
+    /// benchmarks); `None` without a run dir.
+    pub fn index_settle(&self, repo: &Repo, timeout: std::time::Duration) -> Option<Status> {
+        Some(self.index()?.settle(&repo.git, &repo.location.common_dir, timeout))
+    }
+
+    /// The number of commits and bytes on disk of `repo`'s commit index, once current; `None` without a run dir.
+    pub fn index_stats(&self, repo: &Repo) -> Option<index::Stats> {
+        self.index()?.stats(&repo.git, &repo.location.common_dir)
+    }
+
+    /// The directory of `repo`'s commit index; `None` without a run dir.
+    pub fn index_dir(&self, repo: &Repo) -> Option<std::path::PathBuf> {
+        Some(self.index()?.index_dir(&repo.location.common_dir))
+    }
+}
+
+fn invalid(message: impl Into<String>) -> Error {
+    Error::invalid(InvalidReason::InvalidQuery, message)
+}
+
+fn filters(options: &Options) -> Result<Filters> {
+    let terms = parse_query(&options.query)?;
+    let author = match &options.author {
+        Some(author) if author.trim().is_empty() => return Err(invalid("author is empty")),
+        Some(author) => Some(fold(author)),
+        None => None,
+    };
+    let path = match &options.path {
+        Some(path) => {
+            crate::repository::check_relative_path(path)?;
+            let path = path.trim_end_matches('/');
+            if path.is_empty() { None } else { Some(path.to_owned()) }
+        }
+        None => None,
+    };
+    let since = options.since.as_deref().map(|text| parse_time("since", text)).transpose()?;
+    let until = options.until.as_deref().map(|text| parse_time("until", text)).transpose()?;
+    Ok(Filters { terms, author, path, since, until })
+}
+
+/// Splits a query into folded words and "quoted phrases".
+///
+/// # Errors
+/// `invalid_query` when it holds no word, an empty phrase or an unclosed quote.
+fn parse_query(query: &str) -> Result<Vec<String>> {
+    let mut terms = Vec::new();
+    let mut rest = query;
+    loop {
+        rest = rest.trim_start();
+        if rest.is_empty() {
+            break;
+        }
+        if let Some(quoted) = rest.strip_prefix('"') {
+            let Some(end) = quoted.find('"') else {
+                return Err(invalid(format!("query {query:?} has an unclosed quote")));
+            };
+            if quoted[..end].trim().is_empty() {
+                return Err(invalid(format!("query {query:?} has an empty phrase")));
+            }
+            terms.push(fold(&quoted[..end]));
+            rest = &quoted[end + 1..];
+        } else {
+            let end = rest.find(|c: char| c.is_whitespace() || c == '"').unwrap_or(rest.len());
+            terms.push(fold(&rest[..end]));
+            rest = &rest[end..];
+        }
+    }
+    if terms.is_empty() {
+        return Err(invalid("query is empty: give at least one word"));
+    }
+    Ok(terms)
+}
+
+/// Seconds since the epoch of `YYYY-MM-DD` (midnight UTC) or an RFC 3339 time.
+fn parse_time(name: &str, text: &str) -> Result<i64> {
+    if let Ok(timestamp) = text.parse::<jiff::Timestamp>() {
+        return Ok(timestamp.as_second());
+    }
+    if let Ok(date) = text.parse::<jiff::civil::Date>()
+        && let Ok(zoned) = date.to_zoned(jiff::tz::TimeZone::UTC)
+    {
+        return Ok(zoned.timestamp().as_second());
+    }
+    Err(invalid(format!("{name} {text:?} is neither a date (YYYY-MM-DD) nor an RFC 3339 time")))
+}
+
+/// A query matching documents whose `field` holds `text` (folded) as a substring.
+fn substring(field: Field, text: &str) -> Box<dyn Query> {
+    let chars: Vec<char> = text.chars().collect();
+    if chars.len() < 3 {
+        // Every character starts a (padded) trigram: a short text is the prefix of one.
+        let mut pattern = String::from("(?s)");
+        for c in &chars {
+            pattern.push_str(&format!("\\x{{{:X}}}", u32::from(*c)));
+        }
+        pattern.push_str(&".".repeat(3 - chars.len()));
+        return match RegexQuery::from_pattern(&pattern, field) {
+            Ok(query) => Box::new(query),
+            // Cannot happen for an escaped pattern; match nothing rather than everything.
+            Err(_) => Box::new(TermQuery::new(Term::from_field_text(field, "\u{0}"), IndexRecordOption::Basic)),
+        };
+    }
+    let grams: Vec<(usize, Term)> = chars
+        .windows(3)
+        .enumerate()
+        .map(|(offset, window)| (offset, Term::from_field_text(field, &window.iter().collect::<String>())))
+        .collect();
+    if grams.len() == 1 {
+        let (_, term) = grams.into_iter().next().expect("one trigram");
+        return Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs));
+    }
+    Box::new(PhraseQuery::new_with_offset(grams))
+}
+
+fn filter(query: Box<dyn Query>) -> (Occur, Box<dyn Query>) {
+    (Occur::Must, Box::new(ConstScoreQuery::new(query, 0.0)))
+}
+
+/// The number of matches and the `limit` best (relevance, then newest) from the index; `Err` with why when the
+/// index failed (it is then rebuilt).
+fn from_index(
+    snapshot: &index::Snapshot,
+    filters: &Filters,
+    limit: usize,
+) -> std::result::Result<(usize, Vec<ObjectId>), String> {
+    let run = || -> tantivy::Result<(usize, Vec<ObjectId>)> {
+        let fields: Fields = snapshot.fields;
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> =
+            filters.terms.iter().map(|term| (Occur::Must, substring(fields.message, term))).collect();
+        if let Some(author) = &filters.author {
+            clauses.push(filter(substring(fields.author, author)));
+        }
+        if let Some(path) = &filters.path {
+            clauses.push(filter(Box::new(TermQuery::new(
+                Term::from_field_text(fields.paths, path),
+                IndexRecordOption::Basic,
+            ))));
+        }
+        if filters.since.is_some() || filters.until.is_some() {
+            let bound = |value: Option<i64>| match value {
+                Some(seconds) => Bound::Included(Term::from_field_i64(fields.time, seconds)),
+                None => Bound::Unbounded,
+            };
+            clauses.push(filter(Box::new(RangeQuery::new(bound(filters.since), bound(filters.until)))));
+        }
+        let query = BooleanQuery::new(clauses);
+        let searcher = &snapshot.searcher;
+        let mut found = searcher.search(&query, &All)?;
+        let total = found.len();
+        let ranked = |a: &Found, b: &Found| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2));
+        if found.len() > limit {
+            found.select_nth_unstable_by(limit, ranked);
+            found.truncate(limit);
+        }
+        found.sort_by(ranked);
+        let mut ids = Vec::with_capacity(found.len());
+        for (_, _, address) in found {
+            let document: TantivyDocument = searcher.doc(address)?;
+            let sha = document.get_first(fields.sha).and_then(|value| value.as_str()).unwrap_or_default();
+            let id = ObjectId::from_hex(sha.as_bytes())
+                .map_err(|err| tantivy::TantivyError::InternalError(format!("stored sha {sha:?}: {err}")))?;
+            ids.push(id);
+        }
+        Ok((total, ids))
+    };
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+        Ok(Ok(found)) => Ok(found),
+        Ok(Err(err)) => Err(err.to_string()),
+        Err(_) => Err("the index panicked".to_owned()),
+    }
+}
+
+/// One match found in the index: relevance, committer time, where.
+type Found = (Score, i64, DocAddress);
+
+/// Collects every matching document with its score and committer time.
+struct All;
+
+struct AllInSegment {
+    segment: SegmentOrdinal,
+    time: tantivy::columnar::Column<i64>,
+    found: Vec<Found>,
+}
+
+impl Collector for All {
+    type Fruit = Vec<Found>;
+    type Child = AllInSegment;
+
+    fn for_segment(&self, segment: SegmentOrdinal, reader: &SegmentReader) -> tantivy::Result<AllInSegment> {
+        Ok(AllInSegment { segment, time: reader.fast_fields().i64("time")?, found: Vec::new() })
+    }
+
+    fn requires_scoring(&self) -> bool {
+        true
+    }
+
+    fn merge_fruits(&self, fruits: Vec<Vec<Found>>) -> tantivy::Result<Vec<Found>> {
+        Ok(fruits.into_iter().flatten().collect())
+    }
+}
+
+impl SegmentCollector for AllInSegment {
+    type Fruit = Vec<Found>;
+
+    fn collect(&mut self, doc: DocId, score: Score) {
+        let time = self.time.first(doc).unwrap_or_default();
+        self.found.push((score, time, DocAddress::new(self.segment, doc)));
+    }
+
+    fn harvest(self) -> Vec<Found> {
+        self.found
+    }
+}
+
+/// [`walk`] from every local branch and HEAD (what the index covers).
+fn walk_all(repo: &gix::Repository, filters: &Filters, limit: usize) -> Result<(usize, Vec<ObjectId>)> {
+    let tips: Vec<ObjectId> = index::read_tips(repo)?.into_values().collect::<HashSet<_>>().into_iter().collect();
+    walk(repo, &tips, filters, limit)
+}
+
+/// The number of matches and the `limit` best among the commits reachable from `tips`, read from git: relevance
+/// is the number of occurrences of the words and phrases.
+fn walk(repo: &gix::Repository, tips: &[ObjectId], filters: &Filters, limit: usize) -> Result<(usize, Vec<ObjectId>)> {
+    let shallow = Shallow::read(repo)?;
+    let ids: Vec<ObjectId> = if tips.is_empty() {
+        Vec::new()
+    } else if shallow.is_shallow() {
+        shallow.ancestors(repo, tips)?.into_iter().collect()
+    } else {
+        let mut ids = Vec::new();
+        for info in repo.rev_walk(tips.iter().copied()).all().map_err(|err| Error::git("commit graph", err))? {
+            ids.push(info.map_err(|err| Error::git("commit graph", err))?.id);
+        }
+        ids
+    };
+    let mut touched = index::Touched::default();
+    let mut hits: Vec<(Score, i64, ObjectId)> = Vec::new();
+    for id in ids {
+        let commit = repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
+        let time = commit.time().map_err(|err| Error::git("commit date", err))?.seconds;
+        if filters.since.is_some_and(|since| time < since) || filters.until.is_some_and(|until| time > until) {
+            continue;
+        }
+        let message = fold(&utf8(commit.message_raw_sloppy()));
+        if !filters.terms.iter().all(|term| message.contains(term.as_str())) {
+            continue;
+        }
+        if let Some(author) = &filters.author {
+            let signature = commit.author().map_err(|err| Error::git("commit author", err))?;
+            if !fold(&format!("{} <{}>", utf8(signature.name), utf8(signature.email))).contains(author.as_str()) {
+                continue;
+            }
+        }
+        if let Some(path) = &filters.path {
+            let tree = commit.tree_id().map_err(|err| Error::git("commit tree", err))?.detach();
+            if !touched.prefixes(repo, tree, &shallow.parents(&commit))?.contains(path) {
+                continue;
+            }
+        }
+        let score = filters.terms.iter().map(|term| message.matches(term.as_str()).count()).sum::<usize>();
+        hits.push((score as Score, time, id));
+    }
+    hits.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
+    Ok((hits.len(), hits.into_iter().take(limit).map(|(_, _, id)| id).collect()))
+}
+
+fn describe(repo: &gix::Repository, id: ObjectId) -> Result<Match> {
+    let commit = repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
+    let author = commit.author().map_err(|err| Error::git("commit author", err))?;
+    let time = author.time().map_err(|err| Error::git("commit author date", err))?;
+    Ok(Match {
+        sha: abbreviate(commit.id()),
+        author: Person { name: utf8(author.name), email: utf8(author.email) },
+        time: iso_time(time),
+        subject: subject(commit.message_raw_sloppy()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queries_split_into_words_and_phrases() {
+        assert_eq!(parse_query(" Retry  \"Back Off\" x").expect("parses"), vec!["retry", "back off", "x"]);
+        assert!(parse_query("   ").is_err());
+        assert!(parse_query("a \"open").is_err());
+        assert!(parse_query("\" \"").is_err());
+    }
+
+    #[test]
+    fn times_are_dates_or_rfc3339() {
+        assert_eq!(parse_time("since", "1970-01-02").expect("date"), 86_400);
+        assert_eq!(parse_time("since", "1970-01-01T01:00:00+01:00").expect("time"), 0);
+        assert!(parse_time("since", "yesterday").is_err());
+    }
+}

@@ -1,0 +1,287 @@
+//! `repo.search` and the commit index against the git CLI: the same commits as `git log --all-match -i -F
+//! --grep=<word>... [--author] [--since] [--until] --branches HEAD [-- path]` for each filter on several fixtures,
+//! from the index and from the history walk; the index kept equal to `git rev-list --branches HEAD` after commits,
+//! resets, amends, rebases, forced and deleted branches; a truncated segment file rebuilt; bad input refused.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::time::Duration;
+
+use fluxgit_engine::index::Status;
+use fluxgit_engine::search::{Options as SearchOptions, Report};
+use fluxgit_engine::{Budgeted, Engine, Error, InvalidReason, Options, budget};
+use fluxgit_fixtures::{Fixture, Scenario};
+
+const UNLIMITED: usize = 1_000_000;
+
+fn measure<T: serde::Serialize>(result: &Budgeted<T>) -> usize {
+    budget::count_tokens(&serde_json::to_string(result).expect("serialises"))
+}
+
+fn repo_path(fixture: &Fixture) -> &str {
+    fixture.path().to_str().expect("utf-8 temp path")
+}
+
+/// An engine over the fixture, with its indexes under `index_dir` when given.
+fn engine(fixture: &Fixture, index_dir: Option<&Path>) -> Engine {
+    let root = fixture.root().canonicalize().expect("fixture root exists");
+    let engine = Engine::new(Options { allowed_roots: vec![root] });
+    match index_dir {
+        Some(dir) => engine.with_index(dir.to_path_buf()),
+        None => engine,
+    }
+}
+
+/// One search, its index settled first when `settle`.
+fn search(engine: &Engine, fixture: &Fixture, options: &SearchOptions, settle: bool) -> Result<Report, Error> {
+    let repo = engine.resolve(repo_path(fixture)).expect("resolves");
+    if settle {
+        let status = engine.index_settle(&repo, Duration::from_secs(120)).expect("an index is configured");
+        assert!(matches!(status, Status::Ready(_)), "index not ready: {status:?}");
+    }
+    engine.search(&repo, options, UNLIMITED, &mut measure).map(|budgeted| budgeted.data)
+}
+
+/// The abbreviated shas `git log` lists for the same filters, over the local branches and HEAD (or `start`).
+fn git_log(fixture: &Fixture, options: &SearchOptions) -> BTreeSet<String> {
+    let mut args: Vec<String> =
+        vec!["log".into(), "--format=%h".into(), "--all-match".into(), "-i".into(), "-F".into()];
+    for term in words(&options.query) {
+        args.push(format!("--grep={term}"));
+    }
+    if let Some(author) = &options.author {
+        args.push(format!("--author={author}"));
+    }
+    for (flag, value) in [("--since", &options.since), ("--until", &options.until)] {
+        if let Some(value) = value {
+            // git reads a bare date at the current time of day; the tool reads it at midnight UTC.
+            let value = if value.len() == 10 { format!("{value}T00:00:00Z") } else { value.clone() };
+            args.push(format!("{flag}={value}"));
+        }
+    }
+    match &options.start {
+        Some(start) => args.push(start.clone()),
+        None => args.extend(["--branches".to_owned(), "HEAD".to_owned()]),
+    }
+    if let Some(path) = &options.path {
+        args.extend(["--".to_owned(), path.clone()]);
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    fixture.git(&args).lines().map(str::to_owned).collect()
+}
+
+/// The query's words and phrases as git patterns (the oracle's own split, quotes removed).
+fn words(query: &str) -> Vec<String> {
+    query
+        .split('"')
+        .enumerate()
+        .flat_map(|(index, part)| {
+            if index % 2 == 1 { vec![part.to_owned()] } else { part.split_whitespace().map(str::to_owned).collect() }
+        })
+        .collect()
+}
+
+fn shas(report: &Report) -> BTreeSet<String> {
+    report.commits.iter().map(|commit| commit.sha.clone()).collect()
+}
+
+fn query(query: &str) -> SearchOptions {
+    SearchOptions { query: query.to_owned(), limit: 200, ..SearchOptions::default() }
+}
+
+/// Every filter, alone and together, on `fixture`: the index, the walk and git agree.
+fn check_filters(fixture: &Fixture, cases: &[SearchOptions]) {
+    let index_dir = tempfile::tempdir().expect("temp dir");
+    let indexed = engine(fixture, Some(index_dir.path()));
+    let walking = engine(fixture, None);
+    for options in cases {
+        let expected = git_log(fixture, options);
+        let from_index = search(&indexed, fixture, options, true).expect("searches");
+        assert_eq!(
+            from_index.walked.is_some(),
+            options.start.is_some(),
+            "{options:?}: the index answers without a ref"
+        );
+        assert_eq!(shas(&from_index), expected, "{options:?}: index vs git log");
+        assert_eq!(from_index.total, expected.len(), "{options:?}: total");
+        let walked = search(&walking, fixture, options, false).expect("searches");
+        assert!(walked.walked.is_some(), "{options:?}: no index, walked");
+        assert_eq!(shas(&walked), expected, "{options:?}: walk vs git log");
+        assert_eq!(walked.total, expected.len());
+    }
+}
+
+#[test]
+fn monorepo_filters_match_git_log() {
+    let fixture = fluxgit_fixtures::build(Scenario::Monorepo);
+    let with = |base: &str, change: &dyn Fn(&mut SearchOptions)| {
+        let mut options = query(base);
+        change(&mut options);
+        options
+    };
+    let cases = vec![
+        query("api"),
+        query("FEAT"),
+        query("feat web"),
+        query("\"route parameters\""),
+        query("fix \"request timeout\""),
+        query("a"),
+        query("ap"),
+        query("nothing-like-this"),
+        query("merge"),
+        with("feat", &|o| o.author = Some("bob".into())),
+        with("fix", &|o| o.author = Some("Bob Builder <bob@".into())),
+        with("e", &|o| o.path = Some("packages/api".into())),
+        with("e", &|o| o.path = Some("packages/web/src/theme.css".into())),
+        with("e", &|o| o.path = Some("packages/web/".into())),
+        with("e", &|o| o.path = Some("pack".into())),
+        with("e", &|o| o.since = Some("2025-09-01".into())),
+        with("e", &|o| o.until = Some("2025-10-10T10:00:00Z".into())),
+        with("e", &|o| {
+            o.since = Some("2025-08-01".into());
+            o.until = Some("2025-12-01".into());
+            o.author = Some("alice".into());
+            o.path = Some("packages".into());
+        }),
+        with("feat", &|o| o.start = Some("web-theme".into())),
+    ];
+    check_filters(&fixture, &cases);
+}
+
+#[test]
+fn branches_and_rewrites_match_git_log() {
+    for scenario in [Scenario::ManyBranches, Scenario::RewrittenHistory, Scenario::Clean] {
+        let fixture = fluxgit_fixtures::build(scenario);
+        let cases = vec![
+            query("feat"),
+            query("fix"),
+            query("step 1"),
+            query("\"notes (\""),
+            query("e"),
+            SearchOptions { path: Some("src".into()), ..query("e") },
+            SearchOptions { start: Some("HEAD~1".into()), ..query("e") },
+        ];
+        check_filters(&fixture, &cases);
+    }
+}
+
+#[test]
+fn ranking_is_relevance_then_date_and_limits_cut() {
+    let fixture = fluxgit_fixtures::build(Scenario::ManyBranches);
+    let index_dir = tempfile::tempdir().expect("temp dir");
+    let engine = engine(&fixture, Some(index_dir.path()));
+    let all = search(&engine, &fixture, &query("e"), true).expect("searches");
+    assert!(all.total > 5);
+    let limited = search(&engine, &fixture, &SearchOptions { limit: 5, ..query("e") }, true).expect("searches");
+    assert_eq!(limited.total, all.total, "total is exact beyond the limit");
+    assert_eq!(limited.commits, all.commits[..5], "the limit keeps the best");
+    let repo = engine.resolve(repo_path(&fixture)).expect("resolves");
+    let cut = engine.search(&repo, &query("e"), 300, &mut measure).expect("fits 300 tokens");
+    assert!(measure(&cut) <= 300);
+    assert_eq!(cut.data.total, all.total);
+    let omitted = serde_json::to_value(&cut.omitted).expect("serialises")["commits"].as_u64().expect("cut") as usize;
+    assert_eq!(cut.data.commits.len() + omitted, all.commits.len());
+}
+
+/// The number of commits `git rev-list --branches HEAD` lists: what the index must hold.
+fn reachable(fixture: &Fixture) -> u64 {
+    fixture.git(&["rev-list", "--count", "--branches", "HEAD"]).trim().parse().expect("a count")
+}
+
+fn commit(fixture: &Fixture, file: &str, message: &str) {
+    std::fs::write(fixture.path().join(file), message).expect("writes");
+    fixture.git(&["add", file]);
+    fixture.git(&["commit", "-q", "-m", message]);
+}
+
+#[test]
+fn index_follows_commits_and_history_rewrites() {
+    let fixture = fluxgit_fixtures::build(Scenario::Clean);
+    let index_dir = tempfile::tempdir().expect("temp dir");
+    let engine = engine(&fixture, Some(index_dir.path()));
+    let probe = query("probe");
+    let check = |step: &str| {
+        let report = search(&engine, &fixture, &probe, true).expect("searches");
+        assert_eq!(report.walked, None, "{step}");
+        assert_eq!(shas(&report), git_log(&fixture, &probe), "{step}");
+        let repo = engine.resolve(repo_path(&fixture)).expect("resolves");
+        assert_eq!(engine.index_stats(&repo).expect("stats").commits, reachable(&fixture), "{step}: indexed commits");
+    };
+    check("start");
+    commit(&fixture, "a.txt", "probe one\n\nbody mentions retry");
+    commit(&fixture, "b.txt", "probe two");
+    check("two commits");
+    fixture.git(&["reset", "-q", "--hard", "HEAD~1"]);
+    check("reset");
+    fixture.git(&["commit", "-q", "--amend", "-m", "probe one amended"]);
+    check("amend");
+    fixture.git(&["checkout", "-q", "-b", "topic", "HEAD~1"]);
+    commit(&fixture, "c.txt", "probe topic");
+    fixture.git(&["rebase", "-q", "main"]);
+    check("rebase");
+    fixture.git(&["checkout", "-q", "main"]);
+    fixture.git(&["branch", "-f", "topic", "HEAD~2"]);
+    check("forced branch move");
+    fixture.git(&["checkout", "-q", "--detach", "HEAD~1"]);
+    commit(&fixture, "d.txt", "probe detached");
+    check("detached commit");
+    fixture.git(&["checkout", "-q", "main"]);
+    check("detached commit left behind");
+    fixture.git(&["branch", "-D", "topic"]);
+    check("branch deleted");
+}
+
+#[test]
+fn a_truncated_segment_is_rebuilt_and_the_call_answers() {
+    let fixture = fluxgit_fixtures::build(Scenario::ManyBranches);
+    let index_dir = tempfile::tempdir().expect("temp dir");
+    let options = query("feat");
+    let expected = git_log(&fixture, &options);
+    let dir = {
+        let engine = engine(&fixture, Some(index_dir.path()));
+        assert_eq!(shas(&search(&engine, &fixture, &options, true).expect("searches")), expected);
+        let repo = engine.resolve(repo_path(&fixture)).expect("resolves");
+        engine.index_dir(&repo).expect("an index dir")
+    };
+    let mut segments: Vec<_> = std::fs::read_dir(&dir)
+        .expect("index dir")
+        .map(|entry| entry.expect("entry").path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "pos" || ext == "idx" || ext == "term"))
+        .collect();
+    segments.sort();
+    assert!(!segments.is_empty(), "segment files in {}", dir.display());
+    for segment in &segments {
+        let length = std::fs::metadata(segment).expect("metadata").len();
+        std::fs::OpenOptions::new().write(true).open(segment).expect("opens").set_len(length / 2).expect("truncates");
+    }
+    // A new process (engine) meets the damaged index: the call answers, from git or a rebuilt index.
+    let engine = engine(&fixture, Some(index_dir.path()));
+    let report = search(&engine, &fixture, &options, false).expect("answers despite the damage");
+    assert_eq!(shas(&report), expected);
+    let settled = search(&engine, &fixture, &options, true).expect("searches");
+    assert_eq!(settled.walked, None, "rebuilt");
+    assert_eq!(shas(&settled), expected);
+    let repo = engine.resolve(repo_path(&fixture)).expect("resolves");
+    assert_eq!(engine.index_stats(&repo).expect("stats").commits, reachable(&fixture));
+}
+
+#[test]
+fn bad_input_is_refused() {
+    let fixture = fluxgit_fixtures::build(Scenario::Clean);
+    let engine = engine(&fixture, None);
+    let reason = |options: SearchOptions| match search(&engine, &fixture, &options, false) {
+        Err(Error::Invalid { reason, .. }) => reason,
+        other => panic!("{options:?} was not refused: {other:?}"),
+    };
+    assert_eq!(reason(query("  ")), InvalidReason::InvalidQuery);
+    assert_eq!(reason(query("fix \"open")), InvalidReason::InvalidQuery);
+    assert_eq!(reason(SearchOptions { author: Some(" ".into()), ..query("fix") }), InvalidReason::InvalidQuery);
+    assert_eq!(reason(SearchOptions { since: Some("last week".into()), ..query("fix") }), InvalidReason::InvalidQuery);
+    assert_eq!(reason(SearchOptions { start: Some("-n1".into()), ..query("fix") }), InvalidReason::InvalidRevision);
+    assert_eq!(
+        reason(SearchOptions { start: Some("no-such-ref".into()), ..query("fix") }),
+        InvalidReason::UnknownRevision
+    );
+    assert_eq!(reason(SearchOptions { path: Some("../etc".into()), ..query("fix") }), InvalidReason::InvalidPath);
+    assert_eq!(reason(SearchOptions { path: Some("/etc".into()), ..query("fix") }), InvalidReason::InvalidPath);
+}

@@ -1,0 +1,106 @@
+//! `repo.search` (ours): commits by message words, author, path and time, from the engine's commit index. The
+//! handler maps arguments to one engine call and wraps the result in the envelope.
+
+use fluxgit_engine::search;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use crate::tools::repo::{Format, parse, run_formatted};
+use crate::tools::schema::{self, count, defaulted, opt_list};
+use crate::tools::{CallContext, FnTool, ProtocolError, ToolDefinition, ToolOutput};
+
+/// `repo.search`'s default budget in tokens: a default page of 20 matches fits.
+pub const SEARCH_DEFAULT_TOKENS: u64 = 3000;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SearchArgs {
+    repo_path: String,
+    query: String,
+    author: Option<String>,
+    path: Option<String>,
+    since: Option<String>,
+    until: Option<String>,
+    #[serde(rename = "ref")]
+    start: Option<String>,
+    limit: Option<usize>,
+    max_tokens: Option<usize>,
+    #[serde(default)]
+    format: Format,
+}
+
+fn time(description: &str) -> Value {
+    json!({ "type": "string", "minLength": 10, "maxLength": 64, "description": description })
+}
+
+/// `repo.search`.
+pub fn search() -> FnTool {
+    let commit = json!({ "type": "object", "required": ["sha", "author", "time", "subject"], "properties": {
+        "sha": { "type": "string", "description": "Abbreviated as `git log --oneline` does." },
+        "author": { "type": "string", "description": "\"Name <email>\" as git recorded it." },
+        "time": { "type": "string", "description": "Author date, ISO 8601 with the author's offset." },
+        "subject": { "type": "string" } } });
+    let data = json!({
+        "type": "object",
+        "required": ["total"],
+        "properties": {
+            "total": count(),
+            "commits": opt_list(commit),
+            "walked": defaulted(json!({ "type": "string" }),
+                "null (the commit index answered; otherwise why the history was walked: an explicit `ref`, or the index is being built)"),
+        }
+    });
+    FnTool {
+        handler: call_search,
+        definition: ToolDefinition {
+            name: "repo.search",
+            title: "Search commits",
+            description: "Commits whose message (subject and body) contains every word and \"quoted phrase\" of \
+            `query`, case-insensitive substrings, as `git log --all-match -i -F --grep=<word>...`; optionally by \
+            `author` (a substring of \"Name <email>\"), changing `path` (a file or directory, compared with every \
+            parent), with a committer date between `since` and `until` (inclusive; `YYYY-MM-DD` or RFC 3339), \
+            reachable from `ref` (default: every local branch and HEAD). Ranked by relevance, then newest; `total` \
+            counts every match exactly, `commits` lists the best `limit` (cut further by `maxTokens`, counted in \
+            `omitted.commits`). Without `ref` the commit index answers in milliseconds; `walked` says when the \
+            history was read instead.",
+            input_schema: schema::input(
+                json!({
+                    "repoPath": schema::repo_path(),
+                    "query": { "type": "string", "minLength": 1, "maxLength": 1024,
+                        "description": "Words and \"quoted phrases\", all required, e.g. `retry \"back off\"`." },
+                    "author": { "type": "string", "minLength": 1, "maxLength": 256,
+                        "description": "Only commits whose author \"Name <email>\" contains this (case-insensitive)." },
+                    "path": { "type": "string", "minLength": 1, "maxLength": 4096,
+                        "description": "Only commits changing this repo-relative file or directory (no `..`)." },
+                    "since": time("Oldest committer date, inclusive: `YYYY-MM-DD` (midnight UTC) or RFC 3339."),
+                    "until": time("Newest committer date, inclusive: `YYYY-MM-DD` (midnight UTC) or RFC 3339."),
+                    "ref": { "type": "string", "minLength": 1, "maxLength": 1024,
+                        "description": "Search only the history of this revision (walked, slower); default every local branch and HEAD (indexed). Never an option: a leading `-` is refused." },
+                    "limit": schema::integer(1, search::MAX_LIMIT as u64, 20, "Most commits listed."),
+                    "maxTokens": schema::max_tokens(200, 32000, SEARCH_DEFAULT_TOKENS),
+                    "format": schema::format(),
+                }),
+                &["repoPath", "query"],
+            ),
+            output_schema: schema::envelope(data),
+            read_only: true,
+        },
+    }
+}
+
+fn call_search(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
+    let args: SearchArgs = parse(arguments)?;
+    let options = search::Options {
+        query: args.query,
+        author: args.author,
+        path: args.path,
+        since: args.since,
+        until: args.until,
+        start: args.start,
+        limit: args.limit.unwrap_or(20),
+    };
+    let max_tokens = args.max_tokens.unwrap_or(SEARCH_DEFAULT_TOKENS as usize);
+    run_formatted(ctx, "repo.search", &args.repo_path, args.format, fluxgit_engine::text::search, |repo, measure| {
+        ctx.engine.search(repo, &options, max_tokens, measure)
+    })
+}
