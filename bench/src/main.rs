@@ -10,6 +10,7 @@ mod blame;
 mod cli;
 mod facts;
 mod fleet;
+mod index;
 mod latency;
 mod listing;
 mod markdown;
@@ -49,6 +50,8 @@ enum Mode {
     Fleet(FleetArgs),
     /// Blame benchmark: `file.blame` of a 1,000-line file in an 80,000-commit history, cold and warm, vs git blame.
     Blame(BlameArgs),
+    /// Commit index benchmark: build time and size on the big-history fixture, `repo.search` warm vs `git log`.
+    Index(IndexArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -96,6 +99,22 @@ struct BlameArgs {
     /// The sidecar binary (use a release build). Default: build it with cargo and use the one beside this binary.
     #[arg(long, value_name = "BINARY")]
     sidecar: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+struct IndexArgs {
+    /// Where the big-history fixture is built (rebuilt every run).
+    #[arg(long, value_name = "DIR", default_value = "/tmp/fluxgit-bench-index")]
+    fixtures_dir: PathBuf,
+    /// Warm calls per query (their median is reported).
+    #[arg(long, default_value_t = 20)]
+    samples: usize,
+    /// Where raw numbers go. Default: bench/results/index in this workspace.
+    #[arg(long, value_name = "DIR")]
+    results_dir: Option<PathBuf>,
+    /// The Markdown report whose `## Index` section is replaced. Default: BENCHMARK.md in this workspace.
+    #[arg(long, value_name = "FILE")]
+    markdown: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -164,6 +183,7 @@ fn main() -> ExitCode {
         Mode::Latency(args) => latency(&args),
         Mode::Fleet(args) => fleet_bench(&args),
         Mode::Blame(args) => blame(&args),
+        Mode::Index(args) => index_bench(&args),
         Mode::Count { files } => count(&files),
     };
     match outcome {
@@ -199,6 +219,21 @@ fn fleet_bench(args: &FleetArgs) -> anyhow::Result<()> {
     std::fs::write(&markdown_path, latency::splice_named(&existing, "Fleet", &section))
         .with_context(|| format!("cannot write {}", markdown_path.display()))?;
     eprintln!("fluxgit-bench: wrote {} and {}", markdown_path.display(), results_dir.display());
+    Ok(())
+}
+
+fn index_bench(args: &IndexArgs) -> anyhow::Result<()> {
+    std::fs::create_dir_all(&args.fixtures_dir)?;
+    let fixtures_dir = std::fs::canonicalize(&args.fixtures_dir)?;
+    let run = index::run(&fixtures_dir, args.samples)?;
+    let results_dir = args.results_dir.clone().unwrap_or_else(|| workspace_root().join("bench/results/index"));
+    let numbers = index::write_results(&results_dir, &run)?;
+    let markdown_path = args.markdown.clone().unwrap_or_else(|| workspace_root().join("BENCHMARK.md"));
+    let existing = std::fs::read_to_string(&markdown_path).unwrap_or_default();
+    let section = index::render(&run, "cargo run --release -q -p fluxgit-bench -- index");
+    std::fs::write(&markdown_path, latency::splice_named(&existing, "Index", &section))
+        .with_context(|| format!("cannot write {}", markdown_path.display()))?;
+    eprintln!("fluxgit-bench: wrote {} and {}", markdown_path.display(), numbers.display());
     Ok(())
 }
 
