@@ -32,6 +32,7 @@ use crate::facets::{iso_time, subject, utf8};
 use crate::history::Person;
 use crate::index::schema::{Fields, fold};
 use crate::index::{self, Status};
+use crate::interrupt::Interrupt;
 
 /// The most commits one answer lists (`limit`'s upper bound).
 pub const MAX_LIMIT: usize = 200;
@@ -115,7 +116,7 @@ impl Engine {
             Some(start) => {
                 let tip = crate::revision::resolve_commit(&repo.git, start)?;
                 let reason = "an explicit ref is searched by walking its history".to_owned();
-                (walk(&repo.git, &[tip], &filters, limit)?, Some(reason))
+                (walk(&repo.git, &[tip], &filters, limit, &repo.interrupt)?, Some(reason))
             }
             None => {
                 let status = match self.index() {
@@ -128,10 +129,10 @@ impl Engine {
                         Err(why) => {
                             snapshot.broken();
                             let status = Status::Unavailable(format!("a search failed: {why}; it is rebuilt"));
-                            (walk_all(&repo.git, &filters, limit)?, status.reason())
+                            (walk_all(&repo.git, &filters, limit, &repo.interrupt)?, status.reason())
                         }
                     },
-                    _ => (walk_all(&repo.git, &filters, limit)?, status.reason()),
+                    _ => (walk_all(&repo.git, &filters, limit, &repo.interrupt)?, status.reason()),
                 }
             }
         };
@@ -360,14 +361,26 @@ impl SegmentCollector for AllInSegment {
 }
 
 /// [`walk`] from every local branch and HEAD (what the index covers).
-fn walk_all(repo: &gix::Repository, filters: &Filters, limit: usize) -> Result<(usize, Vec<ObjectId>)> {
+fn walk_all(
+    repo: &gix::Repository,
+    filters: &Filters,
+    limit: usize,
+    interrupt: &Interrupt,
+) -> Result<(usize, Vec<ObjectId>)> {
     let tips: Vec<ObjectId> = index::read_tips(repo)?.into_values().collect::<HashSet<_>>().into_iter().collect();
-    walk(repo, &tips, filters, limit)
+    walk(repo, &tips, filters, limit, interrupt)
 }
 
 /// The number of matches and the `limit` best among the commits reachable from `tips`, read from git: relevance
-/// is the number of occurrences of the words and phrases.
-fn walk(repo: &gix::Repository, tips: &[ObjectId], filters: &Filters, limit: usize) -> Result<(usize, Vec<ObjectId>)> {
+/// is the number of occurrences of the words and phrases. Stops with [`Error::Cancelled`] once `interrupt` is
+/// triggered.
+fn walk(
+    repo: &gix::Repository,
+    tips: &[ObjectId],
+    filters: &Filters,
+    limit: usize,
+    interrupt: &Interrupt,
+) -> Result<(usize, Vec<ObjectId>)> {
     let shallow = Shallow::read(repo)?;
     let ids: Vec<ObjectId> = if tips.is_empty() {
         Vec::new()
@@ -383,6 +396,7 @@ fn walk(repo: &gix::Repository, tips: &[ObjectId], filters: &Filters, limit: usi
     let mut touched = index::Touched::default();
     let mut hits: Vec<(Score, i64, ObjectId)> = Vec::new();
     for id in ids {
+        interrupt.check()?;
         let commit = repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
         let time = commit.time().map_err(|err| Error::git("commit date", err))?.seconds;
         if filters.since.is_some_and(|since| time < since) || filters.until.is_some_and(|until| time > until) {
