@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of the workspace: the Rust unit, oracle and stdio tests, then the end-to-end tests with the real
 # Python MCP client (pinned in mcp/tests/e2e/requirements.txt, installed into .venv on first use), the TypeScript MCP
-# client and the MCP Inspector CLI (pinned in mcp/tests/e2e-ts/package-lock.json, installed by `npm ci` on first use),
+# client and the MCP Inspector CLI (pinned in mcp/tests/e2e-ts/package-lock.json, installed by `npm install --no-save` on first use),
 # and the gateway's approval page in headless Chromium (Debian's `chromium` package, installed here when missing,
 # driven by playwright-core pinned in gateway/tests/browser/package-lock.json; no browser is ever downloaded).
 set -euo pipefail
