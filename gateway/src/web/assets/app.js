@@ -159,13 +159,25 @@ async function select(id) {
 }
 
 async function loadCard(id) {
+  // Only the newest request renders: an older answer arriving late would show a stale card.
+  const request = (state.cardRequests = (state.cardRequests || 0) + 1);
   const answer = await call('GET', `api/proposals/${encodeURIComponent(id)}`);
-  if (!answer.ok || id !== state.selected) return;
+  if (!answer.ok || id !== state.selected || request !== state.cardRequests) return;
   const keep = state.card && state.card.id === id ? document.getElementById('confirm-input')?.value ?? '' : '';
   const keepReason = state.card && state.card.id === id ? document.getElementById('reject-reason')?.value ?? '' : '';
+  // A live update must never take the keyboard from a person typing a reason or a confirmation: the field that had
+  // the focus gets it back, with its caret, in the new card.
+  const active = document.activeElement;
+  const typing = state.card && state.card.id === id && active instanceof HTMLInputElement
+    && (active.id === 'reject-reason' || active.id === 'confirm-input') ? { id: active.id, caret: active.selectionStart } : null;
   state.card = answer.data;
   state.cardSignature = itemSignature(answer.data);
   renderCard(keep, keepReason);
+  const again = typing && document.getElementById(typing.id);
+  if (again instanceof HTMLInputElement) {
+    again.focus();
+    again.setSelectionRange(typing.caret, typing.caret);
+  }
 }
 
 function field(label, ...value) {
