@@ -101,10 +101,7 @@ pub(crate) fn commit_info(repo: &gix::Repository, id: gix::ObjectId) -> Result<C
     Ok(CommitInfo { sha: id.to_string(), subject: subject(commit.message_raw_sloppy()) })
 }
 
-/// Git's binary test (`buffer_is_binary`): a NUL byte in the first 8000 bytes.
-pub(crate) fn is_binary(data: &[u8]) -> bool {
-    data[..data.len().min(8000)].contains(&0)
-}
+pub(crate) use crate::file::is_binary;
 
 /// The `conflict-marker-size` attribute for each of `paths` (default 7), with `.gitattributes` read from `source`.
 pub(crate) fn marker_sizes(

@@ -39,8 +39,6 @@ use crate::revision::resolve_commit;
 
 use super::ignore;
 
-/// Git's binary test looks at this many leading bytes for a NUL.
-const BINARY_PROBE_BYTES: usize = 8000;
 /// The ignore-revs file GitHub reads on its own; git reads it only when `blame.ignoreRevsFile` names it.
 pub const CONVENTIONAL_IGNORE_FILE: &str = ".git-blame-ignore-revs";
 
@@ -213,7 +211,7 @@ pub fn read(repo: &gix::Repository, options: &Options) -> Result<Full> {
     let rev = options.rev.as_deref().unwrap_or("HEAD");
     let commit_id = resolve_commit(repo, rev)?;
     let data = blob_at(repo, commit_id, &options.path, rev)?;
-    if data[..data.len().min(BINARY_PROBE_BYTES)].contains(&0) {
+    if super::is_binary(&data) {
         return Err(Error::invalid(
             InvalidReason::BinaryFile,
             format!(

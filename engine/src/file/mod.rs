@@ -8,6 +8,14 @@ mod ignore;
 pub mod read;
 
 use crate::budget::{Budgeted, Measure};
+
+/// Git's binary test looks at this many leading bytes for a NUL (`buffer_is_binary` in git's xdiff-interface.c).
+const BINARY_PROBE_BYTES: usize = 8000;
+
+/// Whether git would call `data` binary: a NUL byte among its first [`BINARY_PROBE_BYTES`] bytes.
+pub(crate) fn is_binary(data: &[u8]) -> bool {
+    data[..data.len().min(BINARY_PROBE_BYTES)].contains(&0)
+}
 use crate::engine::{Engine, Repo};
 use crate::error::Result;
 

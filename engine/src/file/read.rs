@@ -26,8 +26,6 @@ use crate::revision::resolve_commit;
 pub const DEFAULT_MAX_BYTES: usize = 64 * 1024;
 /// `maxBytes` upper bound: 1 MiB of content.
 pub const MAX_MAX_BYTES: usize = 1024 * 1024;
-/// Git's binary test looks at this many leading bytes for a NUL.
-const BINARY_PROBE_BYTES: usize = 8000;
 
 /// What to read.
 #[derive(Debug, Clone)]
@@ -192,7 +190,7 @@ pub fn read(repo: &gix::Repository, options: &Options) -> Result<Full> {
     }
     let blob_id = entry.object_id();
     let data = repo.find_blob(blob_id).map_err(|err| Error::git("the file's blob", err))?.detach().data;
-    let binary = data[..data.len().min(BINARY_PROBE_BYTES)].contains(&0);
+    let binary = super::is_binary(&data);
     let non_utf8 = !binary && data.to_str().is_err();
     let mut line_starts = vec![0];
     line_starts.extend(data.iter().enumerate().filter(|(_, byte)| **byte == b'\n').map(|(idx, _)| idx + 1));
