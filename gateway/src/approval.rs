@@ -202,8 +202,13 @@ pub fn approve_in_page(
     )
 }
 
-/// The checks and the transition both ways of approving share: the canonical repository resolved again (a
-/// mismatch fails the proposal), the approval snapshot of its refs, `pending -> approved`, the audit entry.
+/// The checks and the transition both ways of approving share: the canonical repository resolved again, the
+/// approval snapshot of its refs, `pending -> approved`, the audit entry.
+///
+/// A repository outside *this process's* allowed roots says nothing about the repository: the person started
+/// `approve` with other roots than `serve`, so the approval is refused and the proposal stays pending. A path that
+/// no longer resolves, or resolves to another repository (another `device:inode`), fails the proposal for good
+/// (`blocked_repository_mismatch`).
 fn approve_checked(
     journal: &mut Journal,
     proposal: &Proposal,
@@ -213,19 +218,34 @@ fn approve_checked(
 ) -> Result<(), Error> {
     let id = proposal.id.as_str();
     let received: Option<Canonical> = serde_json::from_value(proposal.canonical.clone()).ok();
-    let resolved = repo::resolve(std::path::Path::new(&proposal.repo_path), allowed_roots).ok();
-    if resolved.is_none() || resolved != received {
-        let change = Change {
-            actor: "person",
-            detail: "approval blocked: repository mismatch",
-            reason: Some("blocked_repository_mismatch"),
-            message: Some("the repository path no longer resolves to the repository the proposal named"),
-            ..Change::default()
-        };
-        journal.transition(id, &[Status::Pending], Status::Failed, &change)?;
-        return Err(Error::Refused("the repository changed since the proposal: blocked".to_owned()));
-    }
-    let resolved = resolved.expect("checked above");
+    let resolved = match repo::resolve(std::path::Path::new(&proposal.repo_path), allowed_roots) {
+        Err(repo::Error::OutsideAllowedRoots) => {
+            return Err(Error::Refused(format!(
+                "{} is outside this process's allowed roots (FLUXGIT_MCP_ALLOWED_ROOTS): approve with the roots \
+                 the gateway serves with; {id} stays pending",
+                proposal.repo_path
+            )));
+        }
+        resolved => resolved,
+    };
+    let resolved = match resolved {
+        Ok(resolved) if Some(&resolved) == received.as_ref() => resolved,
+        other => {
+            let why = match other {
+                Ok(_) => "the repository path now resolves to another repository".to_owned(),
+                Err(error) => format!("the repository path no longer resolves: {error}"),
+            };
+            let change = Change {
+                actor: "person",
+                detail: "approval blocked: repository mismatch",
+                reason: Some("blocked_repository_mismatch"),
+                message: Some(&why),
+                ..Change::default()
+            };
+            journal.transition(id, &[Status::Pending], Status::Failed, &change)?;
+            return Err(Error::Refused(format!("{why}: {id} is blocked")));
+        }
+    };
     let snapshot = executor::approval_snapshot(&resolved).map_err(|error| Error::Refused(error.to_string()))?;
     let change = Change { actor: "person", detail, approval: Some(&snapshot), ..Change::default() };
     if !journal.transition(id, &[Status::Pending], Status::Approved, &change)? {

@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 use crate::audit::Audit;
 use crate::git::{self, Git};
 use crate::journal::{Change, Journal, Proposal, Status};
-use crate::proposal::{self, EXECUTED, field, flag, path_list};
+use crate::proposal::{self, field, flag, path_list};
 use crate::repo::{self, Canonical};
 use crate::restore;
 
@@ -250,9 +250,6 @@ pub fn restore_scope(op: &str, body: &Value, repo: &Canonical) -> Vec<restore::O
 
 /// Runs the git side of one operation on `git`'s work tree.
 pub fn execute(git: &Git, op: &str, body: &Value, context: &Context<'_>) -> Result<Outcome, git::Error> {
-    if !EXECUTED.contains(&op) {
-        return Ok(failed("unsupported_operation", unsupported_message(op), json!({})));
-    }
     let previous = head(git)?;
     match op {
         "merge" => merge(git, body, previous),
@@ -304,16 +301,13 @@ pub fn execute(git: &Git, op: &str, body: &Value, context: &Context<'_>) -> Resu
         "push" => push(git, body),
         "submodulePointer" => submodule_pointer(git, body),
         "plan" => plan(git, body, context),
-        _ => Ok(failed("unsupported_operation", unsupported_message(op), json!({}))),
+        // Unreachable: `http::propose` refuses operations outside `proposal::OPERATIONS` at receipt.
+        _ => Ok(failed(
+            "unknown_operation",
+            format!("'{op}' is not an operation of the contract; nothing was run"),
+            json!({}),
+        )),
     }
-}
-
-/// The message of an operation this gateway does not execute yet.
-pub fn unsupported_message(op: &str) -> String {
-    format!(
-        "the reference gateway does not execute '{op}' proposals yet (it executes {}); nothing was run",
-        EXECUTED.join(", ")
-    )
 }
 
 fn merge(git: &Git, body: &Value, previous: Option<String>) -> Result<Outcome, git::Error> {
@@ -449,11 +443,6 @@ fn commit(git: &Git, body: &Value, previous: Option<String>) -> Result<Outcome, 
         Ok(_) => completed(git, json!({ "previousSha": previous, "files": paths })),
         Err(error) => Ok(failed("git_failed", error.to_string(), json!({}))),
     }
-}
-
-/// Whether `op` is one this gateway executes.
-pub fn is_executed(op: &str) -> bool {
-    proposal::EXECUTED.contains(&op)
 }
 
 /// How one branch of a branchDelete fares: `deleted`-able (`None`) or kept with a reason, and its tip now.

@@ -20,7 +20,6 @@ use axum::routing::{get, post};
 use serde_json::{Value, json};
 
 use crate::config::Config;
-use crate::executor::{is_executed, unsupported_message};
 use crate::git::Git;
 use crate::journal::{self, Change, Journal, NewProposal, Proposal, Recorded, Status};
 use crate::policy::Request;
@@ -193,26 +192,6 @@ async fn preview(State(state): State<AppState>, Path(op): Path<String>, body: By
         }
         Err(error) => return internal(&error),
     };
-    let mut proposal = proposal;
-    if code == StatusCode::ACCEPTED && !is_executed(&proposal.op) {
-        let message = unsupported_message(&proposal.op);
-        let change = Change {
-            actor: "gateway",
-            detail: "operation not executed by this gateway",
-            reason: Some("unsupported_operation"),
-            message: Some(&message),
-            ..Change::default()
-        };
-        match journal.transition(&proposal.id, &[Status::Pending], Status::Failed, &change) {
-            Ok(_) => {}
-            Err(error) => return internal(&error),
-        }
-        match journal.get(&proposal.id) {
-            Ok(Some(updated)) => proposal = updated,
-            Ok(None) => {}
-            Err(error) => return internal(&error),
-        }
-    }
     tracing::info!(id = %proposal.id, op = %proposal.op, agent = %proposal.agent, status = proposal.status.as_str(), "proposal");
     reply(
         code,

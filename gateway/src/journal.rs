@@ -93,7 +93,7 @@ pub struct Proposal {
     pub expires_at_ms: i64,
     /// Its state.
     pub status: Status,
-    /// For terminal states other than completed: a machine reason (`rejected_by_person`, `unsupported_operation`,
+    /// For terminal states other than completed: a machine reason (`rejected_by_person`, `blocked_refs_moved`,
     /// `blocked_repository_mismatch`, ...).
     pub status_reason: Option<String>,
     /// A message for people and agents.

@@ -30,23 +30,6 @@ pub const OPERATIONS: [&str; 12] = [
     "submodulePointer",
 ];
 
-/// The operations this gateway executes; the others are journaled and answered `failed` with
-/// `unsupported_operation`.
-pub const EXECUTED: [&str; 12] = [
-    "merge",
-    "rebase",
-    "discard",
-    "reset",
-    "patch",
-    "branch",
-    "commit",
-    "branchDelete",
-    "worktree",
-    "push",
-    "submodulePointer",
-    "plan",
-];
-
 /// Longest `patchContent`, in bytes.
 pub const MAX_PATCH_BYTES: usize = 4 * 1024 * 1024;
 /// Most `paths` in discard and commit.

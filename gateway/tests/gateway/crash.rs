@@ -176,3 +176,35 @@ fn a_plan_killed_after_each_step_is_flagged_never_resumed_and_its_checkpoint_res
         drop(gateway);
     }
 }
+
+#[test]
+fn approving_with_other_allowed_roots_is_refused_and_the_proposal_stays_pending() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("repo");
+    let roots = sandbox.roots();
+    let mut journal = Journal::open(&sandbox.run_dir).expect("journal");
+    let fields = json!({"name": "elsewhere", "startPoint": "HEAD", "checkout": false});
+    propose_lib(&mut journal, &roots, &body("elsewhere", "agent", "branch", &repo, fields));
+
+    // A person runs `approve` with roots that do not hold the repository: nothing is decided.
+    let other_roots = vec![sandbox.home.clone()];
+    let refused = approve_lib(&mut journal, &other_roots, "elsewhere", &[]).expect_err("outside the roots");
+    assert!(refused.to_string().contains("outside this process's allowed roots"), "{refused}");
+    assert!(refused.to_string().contains("stays pending"), "{refused}");
+    let proposal = journal.get("elsewhere").expect("get").expect("known");
+    assert_eq!(proposal.status, Status::Pending);
+
+    // The same person with the serving roots approves it.
+    approve_lib(&mut journal, &roots, "elsewhere", &[]).expect("approve");
+    assert_eq!(journal.get("elsewhere").expect("get").expect("known").status, Status::Approved);
+
+    // A repository replaced at the same path is another repository: blocked for good.
+    let fields = json!({"name": "replaced", "startPoint": "HEAD", "checkout": false});
+    propose_lib(&mut journal, &roots, &body("replaced", "agent", "branch", &repo, fields));
+    // Moved away first, so the new common dir cannot reuse the old one's inode.
+    std::fs::rename(&repo, sandbox.root.join("repo-before")).expect("move the repository away");
+    let _ = sandbox.repo("repo");
+    let blocked = approve_lib(&mut journal, &roots, "replaced", &[]).expect_err("replaced");
+    assert!(blocked.to_string().contains("another repository"), "{blocked}");
+    assert_eq!(journal.get("replaced").expect("get").expect("known").status, Status::Failed);
+}
