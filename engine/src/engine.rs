@@ -30,6 +30,9 @@ pub struct Engine {
     registry: Option<PathBuf>,
     /// The commit indexes, when the engine keeps them ([`Engine::with_index`]).
     index: Option<crate::index::Store>,
+    /// The ref and reflog movements of the repositories read (kept under the index dir too with
+    /// [`Engine::with_index`]).
+    movements: crate::index::movements::Store,
     /// Repository roots already recorded in the registry by this engine (each is written once per process).
     recorded: Mutex<HashSet<PathBuf>>,
     /// Where the paths fleet calls named resolved to, by canonical path (at most [`KNOWN_LOCATIONS`]): a warm
@@ -81,6 +84,7 @@ impl Engine {
             agents: crate::agents::Detector::default(),
             registry: None,
             index: None,
+            movements: crate::index::movements::Store::default(),
             recorded: Mutex::new(HashSet::new()),
             locations: Mutex::new(HashMap::new()),
         }
@@ -94,12 +98,19 @@ impl Engine {
         self
     }
 
-    /// Keeps the commit indexes under `dir` (`<run dir>/index` for the sidecar; see [`crate::index`]). Without it
-    /// `repo.search` walks the history on every call.
+    /// Keeps the commit indexes under `dir` (`<run dir>/index` for the sidecar; see [`crate::index`]), and the ref
+    /// and reflog movements under `dir/movements` ([`crate::index::movements`]). Without it `repo.search` walks the
+    /// history on every call and movements are kept in memory only.
     #[must_use]
     pub fn with_index(mut self, dir: PathBuf) -> Self {
+        self.movements = crate::index::movements::Store::new(Some(dir.join("movements")));
         self.index = Some(crate::index::Store::new(dir));
         self
+    }
+
+    /// The ref and reflog movements store.
+    pub(crate) fn movement_store(&self) -> &crate::index::movements::Store {
+        &self.movements
     }
 
     /// The commit indexes, if any.

@@ -119,30 +119,42 @@ impl Engine {
                 (walk(&repo.git, &[tip], &filters, limit, &repo.interrupt)?, Some(reason))
             }
             None => {
-                let status = match self.index() {
-                    Some(store) => store.status(&repo.git, &repo.location.common_dir),
-                    None => Status::Unavailable("no run dir is configured".to_owned()),
-                };
-                match &status {
-                    Status::Ready(snapshot) => match from_index(snapshot, &filters, limit) {
-                        Ok(found) => (found, None),
-                        Err(why) => {
-                            snapshot.broken();
-                            let status = Status::Unavailable(format!("a search failed: {why}; it is rebuilt"));
-                            (walk_all(&repo.git, &filters, limit, &repo.interrupt)?, status.reason())
-                        }
-                    },
-                    _ => (walk_all(&repo.git, &filters, limit, &repo.interrupt)?, status.reason()),
-                }
+                // What the index answers is kept until any event of the repository (a ref moving is one); an
+                // answer that walked is never kept, so the index answers once it is built.
+                let variant = format!("repo.search\0{filters:?}\0{limit}");
+                let weight = |report: &Report| 256 + report.commits.len() * 256;
+                let answer =
+                    self.answer(repo, &variant, None, weight, || match self.search_all(repo, &filters, limit) {
+                        Ok(report) if report.walked.is_none() => Ok(report),
+                        other => Err(other),
+                    });
+                return fit(answer.or_else(|uncached| uncached)?, max_tokens, measure);
             }
         };
         let commits = ids.into_iter().map(|id| describe(&repo.git, id)).collect::<Result<Vec<_>>>()?;
-        let full = Report { total, commits, walked };
-        let cut = |full: &Report, shown: &[usize]| Report {
-            commits: crate::budget::first(&full.commits, shown[0]),
-            ..full.clone()
+        fit(Report { total, commits, walked }, max_tokens, measure)
+    }
+
+    /// The matches among every commit of the local branches and HEAD: from the commit index when it is current,
+    /// else by walking the history (the report says why).
+    fn search_all(&self, repo: &Repo, filters: &Filters, limit: usize) -> Result<Report> {
+        let status = match self.index() {
+            Some(store) => store.status(&repo.git, &repo.location.common_dir),
+            None => Status::Unavailable("no run dir is configured".to_owned()),
         };
-        fit_sections(&full, &["commits"], &[full.commits.len()], max_tokens, &cut, measure)
+        let ((total, ids), walked) = match &status {
+            Status::Ready(snapshot) => match from_index(snapshot, filters, limit) {
+                Ok(found) => (found, None),
+                Err(why) => {
+                    snapshot.broken();
+                    let status = Status::Unavailable(format!("a search failed: {why}; it is rebuilt"));
+                    (walk_all(&repo.git, filters, limit, &repo.interrupt)?, status.reason())
+                }
+            },
+            _ => (walk_all(&repo.git, filters, limit, &repo.interrupt)?, status.reason()),
+        };
+        let commits = ids.into_iter().map(|id| describe(&repo.git, id)).collect::<Result<Vec<_>>>()?;
+        Ok(Report { total, commits, walked })
     }
 
     /// The state of `repo`'s commit index after waiting at most `timeout` for a background build (for tests and
@@ -160,6 +172,15 @@ impl Engine {
     pub fn index_dir(&self, repo: &Repo) -> Option<std::path::PathBuf> {
         Some(self.index()?.index_dir(&repo.location.common_dir))
     }
+}
+
+/// `full` cut to `max_tokens`: the commits beyond it are counted in `omitted.commits`.
+fn fit(full: Report, max_tokens: usize, measure: &mut Measure<'_, Report>) -> Result<Budgeted<Report>> {
+    let cut = |full: &Report, shown: &[usize]| Report {
+        commits: crate::budget::first(&full.commits, shown[0]),
+        ..full.clone()
+    };
+    fit_sections(&full, &["commits"], &[full.commits.len()], max_tokens, &cut, measure)
 }
 
 fn invalid(message: impl Into<String>) -> Error {

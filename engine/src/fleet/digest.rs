@@ -1,5 +1,7 @@
 //! `fleet.digest` (SPEC §5): how HEAD and the local branches of many repositories moved since a time, newest
-//! first, read from the reflog files (`logs/HEAD`, `logs/refs/heads/*`). Nothing is fetched and nothing written.
+//! first, from the reflog files (`logs/HEAD`, `logs/refs/heads/*`) as the movement store keeps them
+//! ([`crate::index::movements`]: fed with what was appended since the last call). Nothing is fetched and no
+//! repository is written.
 //!
 //! A commit, reset or rebase moves a branch and HEAD together and git writes the same line to both logs; such a
 //! pair is one event of the branch with `head: true`. A movement of HEAD alone (a checkout, a commit on a detached
@@ -8,11 +10,13 @@
 use gix::ObjectId;
 use serde::Serialize;
 
+use std::sync::Arc;
+
 use crate::budget::{Budgeted, Measure, first, fit_sections};
 use crate::engine::{Engine, Repo};
-use crate::error::{Error, ItemError, Result};
-use crate::facets::{iso_time, utf8};
+use crate::error::{ItemError, Result};
 use crate::fleet::{Targets, millis};
+use crate::index::movements::{Line, Log, Movements, switches_head};
 
 /// Hex digits of the shas an event carries.
 pub const SHA_DIGITS: usize = 12;
@@ -98,8 +102,11 @@ impl Engine {
     /// `fleet.digest`: the movements of HEAD and the local branches of `targets` since `options.since_ms`, newest
     /// first, cut to `options.max_events` and `max_tokens`.
     ///
+    /// A repository unchanged since an earlier call is answered from memory without being opened; a changed one
+    /// has only what was appended to its reflogs read ([`crate::index::movements`]).
+    ///
     /// # Errors
-    /// [`Error::Invalid`] (`budget_below_floor`). One repository's failure is never an error: it is listed in
+    /// [`crate::Error::Invalid`] (`budget_below_floor`). One repository's failure is never an error: it is listed in
     /// `unreadable`.
     pub fn digest(
         &self,
@@ -110,13 +117,17 @@ impl Engine {
     ) -> Result<Budgeted<Digest>> {
         let listed = self.fleet_targets(targets);
         let since_ms = options.since_ms;
-        let read = self.fleet_each(listed, |_, _| None, |repo| self.digest_events(repo, since_ms));
+        let read = self.fleet_each(
+            listed,
+            |location, call| self.cached_answer::<Arc<Movements>>(location, call, MOVEMENTS_VARIANT),
+            |repo| self.movements(repo),
+        );
         let (mut events, mut unreadable, mut repositories) = (Vec::new(), Vec::new(), 0);
         for (_, root, outcome) in read {
             match outcome {
-                Ok(found) => {
+                Ok(movements) => {
                     repositories += 1;
-                    events.extend(found);
+                    events.extend(events_since(&movements, &root, since_ms));
                 }
                 Err(failure) => unreadable.push(Unreadable { repo_path: root, error: failure.item() }),
             }
@@ -142,103 +153,57 @@ impl Engine {
         fit_sections(&full, &["events", "unreadable"], &totals, max_tokens, &cut, measure)
     }
 
-    /// The movements of one repository since `since_ms`, from the answer cache until any event of the repository.
+    /// The movements of one repository since `since_ms`, in no particular order.
     ///
     /// # Errors
-    /// [`Error::GitRead`] when the refs cannot be listed or a reflog cannot be parsed.
+    /// [`crate::Error::GitRead`] when the refs cannot be listed or a reflog cannot be read or parsed.
     pub fn digest_events(&self, repo: &Repo, since_ms: i64) -> Result<Vec<Event>> {
-        let variant = format!("fleet.digest\0{since_ms}");
+        Ok(events_since(self.movements(repo)?.as_ref(), &repo.location.root.display().to_string(), since_ms))
+    }
+
+    /// The reflog movements of `repo`, from the answer cache until any event of the repository, else brought up to
+    /// date by the movement store (which reads only what was appended).
+    fn movements(&self, repo: &Repo) -> Result<Arc<Movements>> {
         self.answer(
             repo,
-            &variant,
+            MOVEMENTS_VARIANT,
             None,
-            |events: &Vec<Event>| 64 + events.len() * 256,
-            || read_events(&repo.git, &repo.location.root.display().to_string(), since_ms),
+            |movements: &Arc<Movements>| {
+                let lines = movements.branches.iter().chain(&movements.head).map(|log| log.lines.len()).sum::<usize>();
+                64 + lines * 256
+            },
+            || self.movement_store().read(&repo.git),
         )
     }
 }
 
-/// One reflog line, parsed.
-struct Line {
-    old: ObjectId,
-    new: ObjectId,
-    seconds: i64,
-    at: String,
-    identity: String,
-    message: String,
-}
+/// The answer-cache variant of a repository's [`Movements`].
+const MOVEMENTS_VARIANT: &str = "fleet.digest\0movements";
 
-fn read_log(reference: &mut gix::Reference<'_>, since_ms: i64) -> Result<Vec<Line>> {
-    let mut platform = reference.log_iter();
-    let Some(lines) = platform.rev().map_err(|err| Error::git("reflog", err))? else { return Ok(Vec::new()) };
-    let mut parsed = Vec::new();
-    for line in lines {
-        let line = line.map_err(|err| Error::git("reflog", err))?;
-        let seconds = line.signature.time.seconds;
-        if millis(seconds) < since_ms {
-            continue;
-        }
-        parsed.push(Line {
-            old: line.previous_oid,
-            new: line.new_oid,
-            seconds,
-            at: iso_time(line.signature.time),
-            identity: format!("{} <{}>", utf8(&line.signature.name), utf8(&line.signature.email)),
-            message: utf8(&line.message),
-        });
-    }
-    // `rev` reads newest first; events keep the file's order (oldest first) so that `sequence` grows with time.
-    parsed.reverse();
-    Ok(parsed)
-}
-
-fn read_events(git: &gix::Repository, root: &str, since_ms: i64) -> Result<Vec<Event>> {
+/// The events of `movements` at or after `since_ms`: each branch line (with `head` when HEAD's log holds the same
+/// line), then each line of HEAD's log that is a movement of HEAD alone. `sequence` counts the listed lines of the
+/// same log, oldest first.
+fn events_since(movements: &Movements, root: &str, since_ms: i64) -> Vec<Event> {
     let mut events = Vec::new();
-    let platform = git.references().map_err(|err| Error::git("refs", err))?;
-    let mut branch_lines = Vec::new();
-    for reference in platform.local_branches().map_err(|err| Error::git("refs", err))? {
-        let Ok(mut reference) = reference else { continue };
-        let name = reference.name().shorten().to_string();
-        branch_lines.push((name, read_log(&mut reference, since_ms)?));
-    }
-    let head_lines = match git.find_reference("HEAD") {
-        Ok(mut head) => read_log(&mut head, since_ms)?,
-        Err(_) => Vec::new(),
-    };
-    let same = |one: &Line, two: &Line| {
-        one.old == two.old
-            && one.new == two.new
-            && one.seconds == two.seconds
-            && one.identity == two.identity
-            && one.message == two.message
-    };
-    let mut head_used = vec![false; head_lines.len()];
-    for (name, lines) in &branch_lines {
-        for (sequence, line) in lines.iter().enumerate() {
-            let paired = head_lines.iter().enumerate().find(|(idx, head)| !head_used[*idx] && same(head, line));
-            if let Some((idx, _)) = paired {
-                head_used[idx] = true;
+    let mut add = |log: &Log, head_alone: bool| {
+        let listed = log.lines.iter().filter(|line| millis(line.seconds) >= since_ms);
+        for (sequence, line) in listed.enumerate() {
+            if head_alone && line.paired {
+                continue;
             }
-            events.push(event(git, root, name, paired.is_some(), line, sequence, false)?);
+            events.push(event(root, &log.name, line, sequence, head_alone));
         }
+    };
+    for log in &movements.branches {
+        add(log, false);
     }
-    for (sequence, line) in head_lines.iter().enumerate() {
-        if !head_used[sequence] {
-            events.push(event(git, root, "HEAD", false, line, sequence, true)?);
-        }
+    if let Some(head) = &movements.head {
+        add(head, true);
     }
-    Ok(events)
+    events
 }
 
-fn event(
-    git: &gix::Repository,
-    root: &str,
-    ref_name: &str,
-    head: bool,
-    line: &Line,
-    sequence: usize,
-    head_alone: bool,
-) -> Result<Event> {
+fn event(root: &str, ref_name: &str, line: &Line, sequence: usize, head_alone: bool) -> Event {
     let short = |id: ObjectId| {
         (!id.is_null()).then(|| {
             let mut text = id.to_string();
@@ -246,35 +211,18 @@ fn event(
             text
         })
     };
-    let switch = head_alone && (line.message.starts_with("checkout:") || line.message.starts_with("rebase"));
-    let rewrote = !switch && !line.old.is_null() && !line.new.is_null() && !is_ancestor(git, line.old, line.new)?;
-    Ok(Event {
+    let switch = head_alone && switches_head(&line.message);
+    Event {
         repo_path: root.to_owned(),
         ref_name: ref_name.to_owned(),
-        head,
+        head: !head_alone && line.paired,
         at: line.at.clone(),
         old: short(line.old),
         new: short(line.new),
         identity: line.identity.clone(),
         message: line.message.clone(),
-        rewrote,
+        rewrote: !switch && line.ancestor == Some(false),
         seconds: line.seconds,
         sequence,
-    })
-}
-
-/// `git merge-base --is-ancestor old new`; a commit that is gone (pruned) cannot be judged and counts as an
-/// ancestor (no rewrite is claimed).
-fn is_ancestor(git: &gix::Repository, old: ObjectId, new: ObjectId) -> Result<bool> {
-    if old == new {
-        return Ok(true);
     }
-    let Ok(commit) = git.find_commit(new) else { return Ok(true) };
-    if git.find_commit(old).is_err() {
-        return Ok(true);
-    }
-    if commit.parent_ids().any(|parent| parent.detach() == old) {
-        return Ok(true);
-    }
-    Ok(crate::ancestry::merge_base(git, old, new)? == Some(old))
 }

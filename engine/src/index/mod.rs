@@ -19,6 +19,7 @@
 //! **Invariant:** the index holds exactly the commits reachable from the tips recorded in its payload.
 
 mod build;
+pub mod movements;
 pub(crate) mod schema;
 
 use std::collections::{BTreeMap, HashMap};
