@@ -187,6 +187,37 @@ fn is_ancestor(fleet: &Fleet, path: &Path, old: &str, new: &str) -> bool {
     fleet.git_raw(path, &["merge-base", "--is-ancestor", old, new]).status.success()
 }
 
+/// Each ref's movements in `digest` for `path` are its reflog's lines (`git log -g`), and `rewrote` is set exactly
+/// where the old tip is not an ancestor of the new one (movements switching HEAD aside).
+fn assert_digest_matches_git(fleet: &Fleet, digest: &digest::Digest, path: &Path) {
+    let root = path.to_str().expect("utf-8");
+    let events: Vec<_> = digest.events.iter().filter(|event| event.repo_path == root).collect();
+    let mut refs = vec!["HEAD".to_owned()];
+    refs.extend(
+        fleet.git(path, &["for-each-ref", "--format=%(refname:short)", "refs/heads"]).lines().map(str::to_owned),
+    );
+    for name in &refs {
+        let mut expected: Vec<(String, String, String)> = git_reflog(fleet, path, name)
+            .into_iter()
+            .map(|(new, _, identity, message)| (new[..digest::SHA_DIGITS].to_owned(), identity, message))
+            .collect();
+        let mut found: Vec<(String, String, String)> = events
+            .iter()
+            .filter(|event| &event.ref_name == name || (name == "HEAD" && event.head))
+            .map(|event| (event.new.clone().expect("no deletions here"), event.identity.clone(), event.message.clone()))
+            .collect();
+        expected.sort();
+        found.sort();
+        assert_eq!(found, expected, "{name} in {root}");
+    }
+    for event in &events {
+        let (Some(old), Some(new)) = (&event.old, &event.new) else { continue };
+        let switch =
+            event.ref_name == "HEAD" && (event.message.starts_with("checkout:") || event.message.starts_with("rebase"));
+        assert_eq!(event.rewrote, !switch && !is_ancestor(fleet, path, old, new), "{event:?}");
+    }
+}
+
 #[test]
 fn digest_matches_the_reflog_files() {
     let fleet = fleet::build_fleet();
@@ -224,34 +255,7 @@ fn digest_matches_the_reflog_files() {
     assert!(digest.events.windows(2).all(|pair| pair[0].at >= pair[1].at), "newest first");
 
     for path in [clean, ahead, origin] {
-        let root = path.to_str().expect("utf-8");
-        let events: Vec<_> = digest.events.iter().filter(|event| event.repo_path == root).collect();
-        let mut refs = vec!["HEAD".to_owned()];
-        refs.extend(
-            fleet.git(path, &["for-each-ref", "--format=%(refname:short)", "refs/heads"]).lines().map(str::to_owned),
-        );
-        for name in &refs {
-            let mut expected: Vec<(String, String, String)> = git_reflog(&fleet, path, name)
-                .into_iter()
-                .map(|(new, _, identity, message)| (new[..digest::SHA_DIGITS].to_owned(), identity, message))
-                .collect();
-            let mut found: Vec<(String, String, String)> = events
-                .iter()
-                .filter(|event| &event.ref_name == name || (name == "HEAD" && event.head))
-                .map(|event| {
-                    (event.new.clone().expect("no deletions here"), event.identity.clone(), event.message.clone())
-                })
-                .collect();
-            expected.sort();
-            found.sort();
-            assert_eq!(found, expected, "{name} in {root}");
-        }
-        for event in &events {
-            let (Some(old), Some(new)) = (&event.old, &event.new) else { continue };
-            let switch = event.ref_name == "HEAD"
-                && (event.message.starts_with("checkout:") || event.message.starts_with("rebase"));
-            assert_eq!(event.rewrote, !switch && !is_ancestor(&fleet, path, old, new), "{event:?}");
-        }
+        assert_digest_matches_git(&fleet, &digest, path);
     }
     let rewrote = |root: &Path, needle: &str| {
         digest.events.iter().any(|event| {
@@ -287,6 +291,77 @@ fn digest_matches_the_reflog_files() {
     assert_eq!(cut.data.events.len() + cut.data.unreadable.len() + omitted, digest.events.len() + 1);
     drop(engine);
     assert_eq!(before, fluxgit_fixtures::tree_digest(fleet.root()), "the digest changed a repository");
+}
+
+/// The movements behind the digest are fed incrementally (only what was appended to a reflog is read; a rewritten
+/// log is read again; gone branches dropped) and kept under the index dir: after each kind of change, the digest of
+/// an engine that kept them, and of a new engine starting from the kept files, equals a fresh read and the reflog
+/// files, at once after the change.
+#[test]
+fn digest_fed_incrementally_equals_a_fresh_read() {
+    let fleet = fleet::build_fleet();
+    let run = tempfile::tempdir().expect("temp dir");
+    let roots = vec![fleet.root().to_path_buf()];
+    let keeping = || {
+        let cache = fluxgit_engine::cache::Options { run_dir: Some(run.path().to_path_buf()), ..Default::default() };
+        Engine::with_cache(Options { allowed_roots: roots.clone() }, cache).with_index(run.path().join("index"))
+    };
+    let uncached = fluxgit_engine::cache::Options { enabled: false, ..Default::default() };
+    let fresh = Engine::with_cache(Options { allowed_roots: roots.clone() }, uncached);
+    let (clean, ahead, origin) = (fleet.member(Kind::Clean), fleet.member(Kind::Ahead), fleet.member(Kind::NoRemote));
+    let repos = [clean, ahead, origin];
+    let options = digest::Options { since_ms: 0, max_events: 1000 };
+    let check = |engine: &Engine, step: &str| {
+        let kept = engine.digest(&targets(&repos), &options, UNLIMITED, &mut measure).expect("answers").data;
+        let read = fresh.digest(&targets(&repos), &options, UNLIMITED, &mut measure).expect("answers").data;
+        assert_eq!(kept, read, "{step}");
+        for path in repos {
+            assert_digest_matches_git(&fleet, &kept, path);
+        }
+        kept
+    };
+    let commit = |path: &Path, name: &str| {
+        std::fs::write(path.join(name), format!("{name}\n")).expect("writable");
+        fleet.git(path, &["add", "-A"]);
+        fleet.git(path, &["commit", "-q", "-m", name]);
+    };
+    let engine = keeping();
+    let first = check(&engine, "first read");
+    commit(clean, "appended.txt");
+    let appended = check(&engine, "a commit appended to HEAD's and main's logs");
+    assert_eq!(appended.total, first.total + 1);
+    assert_eq!(appended.events[0].message, "commit: appended.txt");
+    fleet.git(clean, &["reset", "-q", "--hard", "HEAD~1"]);
+    fleet.git(clean, &["commit", "-q", "--amend", "-m", "amended"]);
+    check(&engine, "a reset and an amend");
+    fleet.git(ahead, &["branch", "topic"]);
+    fleet.git(ahead, &["branch", "-f", "topic", "HEAD~1"]);
+    check(&engine, "a new branch moved back");
+    fleet.git(ahead, &["reflog", "delete", "HEAD@{1}"]);
+    fleet.git(ahead, &["reflog", "delete", "topic@{0}"]);
+    check(&engine, "reflog entries deleted (logs rewritten)");
+    fleet.git(ahead, &["reflog", "expire", "--expire=all", "--all"]);
+    commit(ahead, "after-expire.txt");
+    check(&engine, "every log expired, then a commit");
+    fleet.git(ahead, &["branch", "-m", "topic", "renamed"]);
+    fleet.git(origin, &["checkout", "-q", "-b", "doomed"]);
+    commit(origin, "doomed.txt");
+    fleet.git(origin, &["checkout", "-q", "-"]);
+    fleet.git(origin, &["branch", "-q", "-D", "doomed"]);
+    check(&engine, "a branch renamed, another deleted");
+    drop(engine);
+    let kept = std::fs::read_dir(run.path().join("index/movements/v1")).expect("kept movements").count();
+    assert_eq!(kept, repos.len(), "one file of movements per repository");
+    let engine = keeping();
+    check(&engine, "a new engine from the kept files");
+    commit(origin, "next.txt");
+    check(&engine, "a new engine from the kept files, after a commit");
+    // A kept file that does not parse is replaced by a fresh read.
+    drop(engine);
+    for entry in std::fs::read_dir(run.path().join("index/movements/v1")).expect("kept movements") {
+        std::fs::write(entry.expect("entry").path(), b"{ not json").expect("writable");
+    }
+    check(&keeping(), "kept files damaged");
 }
 
 #[test]
