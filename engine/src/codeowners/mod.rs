@@ -59,8 +59,9 @@ pub struct LineError {
 pub struct Loaded {
     /// Which of [`LOCATIONS`] it came from.
     pub file: &'static str,
-    /// Its parsed content (empty with one error when the file is too large for GitHub).
-    pub codeowners: CodeOwners,
+    /// Its parsed content (empty with one error when the file is too large for GitHub), shared with every read of
+    /// the same blob ([`crate::index::owners`]).
+    pub codeowners: std::sync::Arc<CodeOwners>,
 }
 
 /// Parses CODEOWNERS text. Never fails: invalid lines become [`CodeOwners::errors`].
@@ -162,6 +163,7 @@ impl CodeOwners {
 }
 
 /// Reads the CODEOWNERS file GitHub would use from `commit`'s tree; `None` when none of [`LOCATIONS`] is a file.
+/// The rules of a blob parsed before come from [`crate::index::owners`].
 ///
 /// # Errors
 /// [`Error::GitRead`] when the tree or blob cannot be read.
@@ -174,14 +176,16 @@ pub fn read_at(commit: &gix::Commit<'_>) -> Result<Option<Loaded>> {
         if !entry.mode().is_blob() {
             continue;
         }
-        let blob = entry.object().map_err(|err| Error::git("CODEOWNERS blob", err))?;
-        let codeowners = if blob.data.len() >= MAX_BYTES {
-            let message =
-                format!("the file is {} bytes; GitHub does not load a CODEOWNERS of 3 MB or more", blob.data.len());
-            CodeOwners { rules: Vec::new(), errors: vec![LineError { line: 0, message }] }
-        } else {
-            parse(&String::from_utf8_lossy(&blob.data))
-        };
+        let codeowners = crate::index::owners::rules(entry.object_id(), || {
+            let blob = entry.object().map_err(|err| Error::git("CODEOWNERS blob", err))?;
+            Ok::<_, Error>(if blob.data.len() >= MAX_BYTES {
+                let message =
+                    format!("the file is {} bytes; GitHub does not load a CODEOWNERS of 3 MB or more", blob.data.len());
+                CodeOwners { rules: Vec::new(), errors: vec![LineError { line: 0, message }] }
+            } else {
+                parse(&String::from_utf8_lossy(&blob.data))
+            })
+        })?;
         return Ok(Some(Loaded { file: location, codeowners }));
     }
     Ok(None)

@@ -20,6 +20,7 @@
 
 mod build;
 pub mod movements;
+pub mod owners;
 pub(crate) mod schema;
 
 use std::collections::{BTreeMap, HashMap};
