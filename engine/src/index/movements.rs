@@ -106,8 +106,11 @@ struct Kept {
 #[derive(Debug, Default)]
 pub struct Store {
     dir: Option<PathBuf>,
-    repos: Mutex<HashMap<PathBuf, Arc<Mutex<Option<Arc<Movements>>>>>>,
+    repos: Mutex<HashMap<PathBuf, Arc<Slot>>>,
 }
+
+/// One repository's movements once read (`None` before, or after a read failed).
+type Slot = Mutex<Option<Arc<Movements>>>;
 
 impl Store {
     /// Movements kept in memory and, when `dir` is given, under it (`<index dir>/movements` for the sidecar).
