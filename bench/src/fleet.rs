@@ -35,6 +35,10 @@ pub(crate) struct ToolRun {
     pub(crate) cold_ms: f64,
     pub(crate) warm_median_ms: f64,
     pub(crate) warm_ms: Vec<f64>,
+    /// A new server started on the same run dir after the warm calls (what the first server kept under it, e.g. the
+    /// reflog movements, is there): start to the first answer, milliseconds. Not measured on a peer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) restart_ms: Option<f64>,
     /// `o200k_base` tokens of the answer's text.
     pub(crate) tokens: usize,
 }
@@ -64,7 +68,14 @@ fn cases(paths: &[String]) -> Vec<(&'static str, Value)> {
     ]
 }
 
-fn measure(label: &str, binary: &Path, root: &Path, paths: &[String], samples: usize) -> anyhow::Result<ServerRun> {
+fn measure(
+    label: &str,
+    binary: &Path,
+    root: &Path,
+    paths: &[String],
+    samples: usize,
+    restart: bool,
+) -> anyhow::Result<ServerRun> {
     let mut tools = Vec::new();
     let mut peak = None;
     for (tool, arguments) in cases(paths) {
@@ -83,12 +94,22 @@ fn measure(label: &str, binary: &Path, root: &Path, paths: &[String], samples: u
             warm.push(millis(started));
         }
         peak = peak.max(peak_rss(session.pid()));
+        drop(session);
+        let restart_ms = if restart {
+            let started = Instant::now();
+            let mut session = Session::start(binary, &env)?;
+            session.call(tool, &arguments).with_context(|| format!("{label}: {tool} after a restart"))?;
+            Some(millis(started))
+        } else {
+            None
+        };
         tools.push(ToolRun {
             tool: tool.to_owned(),
             status: answer.status().to_owned(),
             cold_ms,
             warm_median_ms: median(&warm),
             warm_ms: warm,
+            restart_ms,
             tokens,
         });
     }
@@ -102,10 +123,11 @@ pub(crate) fn run(dir: &Path, count: usize, setup: &Setup) -> anyhow::Result<Fle
     let fleet = fluxgit_fixtures::fleet::build_fleet_in(dir, count);
     let paths: Vec<String> = fleet.members().iter().map(|member| member.path.display().to_string()).collect();
     let mut servers =
-        vec![measure("fluxgit-mcp-sidecar (this build)", &setup.sidecar, fleet.root(), &paths, setup.samples)?];
+        vec![measure("fluxgit-mcp-sidecar (this build)", &setup.sidecar, fleet.root(), &paths, setup.samples, true)?];
     if let Some(peer) = &setup.peer {
         eprintln!("fluxgit-bench: the same calls on {} ...", peer.display());
-        servers.push(measure(&format!("peer ({})", peer.display()), peer, fleet.root(), &paths, setup.peer_samples)?);
+        let label = format!("peer ({})", peer.display());
+        servers.push(measure(&label, peer, fleet.root(), &paths, setup.peer_samples, false)?);
     }
     Ok(FleetRun { repositories: paths.len(), servers })
 }
@@ -124,7 +146,8 @@ pub(crate) fn render(run: &FleetRun, invocation: &str) -> String {
     let _ = writeln!(
         out,
         "`fleet.radar` and `fleet.digest` over {} generated repositories (every radar state), each tool in a server \
-         of its own: cold is process start to the first answer, warm the median of the calls after it. Reproduce: \
+         of its own: cold is process start to the first answer, warm the median of the calls after it, restart a new \
+         server on the same run dir (what the first one kept there) to its first answer. Reproduce: \
          `{invocation}`. Raw numbers: `bench/results/fleet/fleet.json`.\n",
         run.repositories
     );
@@ -144,18 +167,19 @@ pub(crate) fn render(run: &FleetRun, invocation: &str) -> String {
         }
         out.push('\n');
     }
-    let _ = writeln!(out, "| server | tool | status | cold ms | warm median ms | tokens | peak RSS MB |");
-    let _ = writeln!(out, "|---|---|---|---|---|---|---|");
+    let _ = writeln!(out, "| server | tool | status | cold ms | warm median ms | restart ms | tokens | peak RSS MB |");
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|");
     for server in &run.servers {
         for tool in &server.tools {
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {:.1} | {:.2} | {} | {} |",
+                "| {} | {} | {} | {:.1} | {:.2} | {} | {} | {} |",
                 server.server,
                 tool.tool,
                 tool.status,
                 tool.cold_ms,
                 tool.warm_median_ms,
+                tool.restart_ms.map_or_else(|| "-".to_owned(), |ms| format!("{ms:.1}")),
                 tool.tokens,
                 server.peak_rss_kib.map_or_else(|| "-".to_owned(), |kib| format!("{:.1}", kib as f64 / 1024.0))
             );

@@ -103,7 +103,10 @@ struct BlameArgs {
 
 #[derive(Debug, clap::Args)]
 struct IndexArgs {
-    /// Where the big-history fixture is built (rebuilt every run).
+    /// The fixture: `big-history` (50,000 commits, 501 branches) or `blame-history` (80,000 commits).
+    #[arg(long, value_name = "NAME", default_value = "big-history")]
+    scenario: String,
+    /// Where the fixture is built (rebuilt every run).
     #[arg(long, value_name = "DIR", default_value = "/tmp/fluxgit-bench-index")]
     fixtures_dir: PathBuf,
     /// Warm calls per query (their median is reported).
@@ -225,13 +228,19 @@ fn fleet_bench(args: &FleetArgs) -> anyhow::Result<()> {
 fn index_bench(args: &IndexArgs) -> anyhow::Result<()> {
     std::fs::create_dir_all(&args.fixtures_dir)?;
     let fixtures_dir = std::fs::canonicalize(&args.fixtures_dir)?;
-    let run = index::run(&fixtures_dir, args.samples)?;
+    let scenario = match args.scenario.as_str() {
+        "big-history" => fluxgit_fixtures::Scenario::BigHistory,
+        "blame-history" => fluxgit_fixtures::Scenario::BlameHistory,
+        other => bail!("unknown scenario {other:?}: big-history or blame-history"),
+    };
+    let run = index::run(&fixtures_dir, args.samples, scenario)?;
     let results_dir = args.results_dir.clone().unwrap_or_else(|| workspace_root().join("bench/results/index"));
     let numbers = index::write_results(&results_dir, &run)?;
     let markdown_path = args.markdown.clone().unwrap_or_else(|| workspace_root().join("BENCHMARK.md"));
     let existing = std::fs::read_to_string(&markdown_path).unwrap_or_default();
-    let section = index::render(&run, "cargo run --release -q -p fluxgit-bench -- index");
-    std::fs::write(&markdown_path, latency::splice_named(&existing, "Index", &section))
+    let invocation = format!("cargo run --release -q -p fluxgit-bench -- index --scenario {}", args.scenario);
+    let section = index::render(&run, &invocation);
+    std::fs::write(&markdown_path, latency::splice_named(&existing, index::section(&run), &section))
         .with_context(|| format!("cannot write {}", markdown_path.display()))?;
     eprintln!("fluxgit-bench: wrote {} and {}", markdown_path.display(), numbers.display());
     Ok(())
