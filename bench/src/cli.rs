@@ -3,7 +3,37 @@
 //! Commands run in the fixture's work tree with the fixture's environment (no user config, `LC_ALL=C`, `TZ=UTC`,
 //! colour off, no pager since stdout is a pipe), exactly as written in the results' `commands.sh`.
 
+use std::path::Path;
+use std::process::Command;
+
 use fluxgit_fixtures::Fixture;
+
+/// Where git commands run: a fixture's work tree with its pinned environment, or an existing repository (`--repo`)
+/// with `LC_ALL=C`, `TZ=UTC`, no pager and no optional locks.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum GitAt<'a> {
+    Fixture(&'a Fixture),
+    Repo(&'a Path),
+}
+
+impl GitAt<'_> {
+    /// A `git` command in the work tree.
+    pub(crate) fn command(self) -> Command {
+        match self {
+            GitAt::Fixture(fixture) => fixture.git_command(fixture.path()),
+            GitAt::Repo(path) => {
+                let mut command = Command::new("git");
+                command
+                    .current_dir(path)
+                    .env("LC_ALL", "C")
+                    .env("TZ", "UTC")
+                    .env("GIT_PAGER", "cat")
+                    .env("GIT_OPTIONAL_LOCKS", "0");
+                command
+            }
+        }
+    }
+}
 
 /// One git command and what an agent running it would read.
 #[derive(Debug, Clone)]
@@ -48,9 +78,9 @@ pub(crate) fn counterexample_commands() -> Vec<Vec<String>> {
         .collect()
 }
 
-/// Runs `git <args>` in the fixture's work tree.
-pub(crate) fn run(fixture: &Fixture, args: &[String]) -> anyhow::Result<CliRun> {
-    let output = fixture.git_command(fixture.path()).args(args).output()?;
+/// Runs `git <args>` in the work tree.
+pub(crate) fn run(at: GitAt<'_>, args: &[String]) -> anyhow::Result<CliRun> {
+    let output = at.command().args(args).output()?;
     let mut text = String::from_utf8_lossy(&output.stdout).into_owned();
     text.push_str(&String::from_utf8_lossy(&output.stderr));
     Ok(CliRun {

@@ -3,12 +3,14 @@
 //! A side is a list of documents (one per tool answer or git command output). A fact is carried when some
 //! document shows its oracle value in a form that identifies it:
 //!
-//! - a name or path: the exact text, bounded (so `main` is not found in `origin/main` or `domain`);
+//! - a name or path: the exact text, bounded (so `main` is not found in `origin/main` or `domain`), or a path the
+//!   text format's submodules line marks (`-libs/uninit`);
 //! - a sha: any prefix of 7 or more hex digits, bounded;
 //! - a count: a number right after a word naming it (`ahead 2`, `"staged":2`, `stashes":{"count":8`, at most
 //!   40 non-digit characters between, same line), or the count a reader gets by counting the entries of a git
 //!   listing (`git status` sections, `git status -sb` codes, `git stash list` lines, `git submodule status`
-//!   markers, `git rev-list --left-right --count`, the `*` line of `git branch -vv`); in compact JSON (SPEC §4.2)
+//!   markers and the text format's `submodules N: +path -path` marks, `git rev-list --left-right --count`, the `*`
+//!   line of `git branch -vv`); in compact JSON (SPEC §4.2)
 //!   an ahead or behind of 0 is a JSON document that names the upstream and leaves the count out; a `##
 //!   branch...upstream [ahead N]` line (git status -sb, and our text format) gives both;
 //! - detached HEAD, a clean tree, an operation in progress: `detached":true`-like flags, a JSON string equal to
@@ -143,7 +145,10 @@ pub(crate) fn checklist(truth: &Truth) -> Vec<Fact> {
 pub(crate) fn carried(fact: &Fact, docs: &[Doc<'_>]) -> Carried {
     let yes = |carried| Carried { carried, detail: None };
     match &fact.kind {
-        Kind::Text(text) => yes(docs.iter().any(|doc| contains_text(doc.text, text))),
+        Kind::Text(text) => yes(docs.iter().any(|doc| {
+            contains_text(doc.text, text)
+                || listing::submodule_marks(doc.text).is_some_and(|marks| marks.iter().any(|(_, path)| path == text))
+        })),
         Kind::Sha(sha) => yes(docs.iter().any(|doc| contains_sha(doc.text, sha))),
         Kind::Count { concepts, value, derived } => yes(docs.iter().any(|doc| {
             let labelled = !doc.source.starts_with("git branch")

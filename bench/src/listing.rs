@@ -52,6 +52,10 @@ pub(crate) fn count(doc: &Doc<'_>, count: Count) -> Option<usize> {
         Count::Uninitialized if source.starts_with("git submodule status") => {
             Some(lines().filter(|line| line.starts_with('-')).count())
         }
+        Count::Drifted | Count::Uninitialized if submodule_marks(doc.text).is_some() => {
+            let mark = if count == Count::Drifted { '+' } else { '-' };
+            submodule_marks(doc.text).map(|marks| marks.iter().filter(|(m, _)| *m == mark).count())
+        }
         Count::Ahead | Count::Behind => {
             let (ahead, behind) = if source.starts_with("git rev-list --left-right --count") {
                 let mut numbers = doc.text.split_whitespace().map(str::parse::<usize>);
@@ -66,6 +70,25 @@ pub(crate) fn count(doc: &Doc<'_>, count: Count) -> Option<usize> {
         }
         _ => None,
     }
+}
+
+/// The submodules the tools' text format lists with `git submodule status` marks, `submodules 4: +libs/a -libs/b
+/// Ulibs/c` (`+` checked out elsewhere, `-` not initialised, `U` in conflict), as (mark, path); `None` without such
+/// a line, or when it gives its counts as numbers (a cut list: `submodules 40 (drifted 12): ...`).
+pub(crate) fn submodule_marks(text: &str) -> Option<Vec<(char, &str)>> {
+    let line = text.lines().find(|line| line.starts_with("submodules "))?;
+    let (head, list) = line.split_once(": ")?;
+    if head.contains('(') {
+        return None;
+    }
+    Some(
+        list.split(' ')
+            .filter_map(|word| {
+                let mark = word.chars().next()?;
+                "+-U".contains(mark).then(|| (mark, &word[1..]))
+            })
+            .collect(),
+    )
 }
 
 /// `Some(true)` when `doc` is a `git status` listing with no entry at all.
@@ -215,5 +238,10 @@ mod tests {
         let stashes = "stash@{0}: On main: a\nstash@{1}: On main: b\n";
         assert_eq!(count(&doc("git stash list", stashes), Count::Stashes), Some(2));
         assert_eq!(count(&doc("git log -n 10", stashes), Count::Stashes), None);
+        let text = "## main\nsubmodules 4: +libs/drifted -libs/uninit\n";
+        assert_eq!(count(&doc("repo.brief", text), Count::Drifted), Some(1));
+        assert_eq!(count(&doc("repo.brief", text), Count::Uninitialized), Some(1));
+        let cut = "submodules 40 (drifted 12, uninitialized 3): +a -b\n";
+        assert_eq!(count(&doc("repo.brief", cut), Count::Drifted), None, "the numbers say it");
     }
 }

@@ -178,6 +178,13 @@ struct TokensArgs {
     /// `<scenario>/peer/` and `tokens.json`), replayed when the scenario's fixtures are at the same path.
     #[arg(long, value_name = "DIR")]
     peer_recorded: Option<PathBuf>,
+    /// The sidecar as it was before issue 16 (commit 96f0a1f), for the per-tool table's "before" column.
+    #[arg(long, value_name = "BINARY")]
+    baseline: Option<PathBuf>,
+    /// Also run `repo.brief` on this existing repository (repeatable), e.g. `.` for the project's own checkout:
+    /// ours, the peer and the counterexample on the same checklist, in a section of its own.
+    #[arg(long = "repo", value_name = "DIR")]
+    repos: Vec<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -402,6 +409,7 @@ fn tokens(args: &TokensArgs) -> anyhow::Result<()> {
         sidecar,
         peer: args.peer.clone(),
         peer_recorded: args.peer_recorded.clone(),
+        baseline: args.baseline.clone(),
     };
     let git_version = git_version()?;
 
@@ -427,10 +435,28 @@ fn tokens(args: &TokensArgs) -> anyhow::Result<()> {
         runs.push(result);
     }
 
-    let invocation = invocation(args);
+    let mut repo_runs = Vec::new();
+    for repo in &args.repos {
+        eprintln!("fluxgit-bench: {} ...", repo.display());
+        let own = std::fs::canonicalize(repo).ok() == std::fs::canonicalize(workspace_root()).ok();
+        let label = match repo.file_name() {
+            _ if own => "own-checkout".to_owned(),
+            Some(name) => name.to_string_lossy().into_owned(),
+            None => "root".to_owned(),
+        };
+        let result = run::run_repo(repo, label, &setup).with_context(|| format!("repository {}", repo.display()))?;
+        report::write_repo(&results_dir, &result)?;
+        repo_runs.push(result);
+    }
+    let peer_version = runs.iter().find_map(|run| run.peer.as_ref()).map(|peer| peer.version.clone());
+    let invocation = invocation(args, peer_version.as_deref());
     let fixtures_display = fixtures_dir.display().to_string();
-    let info =
-        markdown::RunInfo { invocation: &invocation, git_version: &git_version, fixtures_dir: &fixtures_display };
+    let info = markdown::RunInfo {
+        invocation: &invocation,
+        git_version: &git_version,
+        fixtures_dir: &fixtures_display,
+        repos: &repo_runs,
+    };
     // The latency section (written by `latency`) is kept.
     let existing = std::fs::read_to_string(&markdown_path).unwrap_or_default();
     let rendered = match existing.find("\n## Latency\n") {
@@ -442,8 +468,13 @@ fn tokens(args: &TokensArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The command that reproduces this run, as README gives it.
-fn invocation(args: &TokensArgs) -> String {
+/// The last commit before issue 16 (compact JSON, `format: "text"`): the per-tool table's baseline.
+const BASELINE_COMMIT: &str = "96f0a1f";
+
+/// The command that reproduces this run, on any machine: the flags of the run, with the peer (and the baseline)
+/// named by how to get them, never by this machine's paths.
+fn invocation(args: &TokensArgs, peer_version: Option<&str>) -> String {
+    let mut setup = Vec::new();
     let mut line = String::from("cargo run -q -p fluxgit-bench -- tokens");
     if args.all {
         line.push_str(" --all");
@@ -451,15 +482,41 @@ fn invocation(args: &TokensArgs) -> String {
     for scenario in &args.scenarios {
         line.push_str(&format!(" --scenario {scenario}"));
     }
-    if let Some(peer) = &args.peer {
-        line.push_str(&format!(" --peer {}", peer.display()));
+    for repo in &args.repos {
+        let own = std::fs::canonicalize(repo).ok() == std::fs::canonicalize(workspace_root()).ok();
+        line.push_str(&format!(" --repo {}", if own { ".".to_owned() } else { repo.display().to_string() }));
+    }
+    if args.peer.is_some() {
+        let version = peer_version.map_or_else(String::new, |version| format!(" --version {version}"));
+        setup.push(format!(
+            "cargo install --locked fluxgit-mcp-sidecar{version} --root PEER_DIR   # the published peer, in a folder \
+             of its own"
+        ));
+        line.push_str(" --peer PEER_DIR/bin/fluxgit-mcp-sidecar");
+        setup.push(
+            "# without it: cp -r bench/results /tmp/peer-recorded, then --peer-recorded /tmp/peer-recorded replays \
+             its recorded answers"
+                .to_owned(),
+        );
     }
     if args.peer_recorded.is_some() {
         // The directory given on this run was a local copy; name the reproducible way to make one instead.
-        line.insert_str(0, "# the peer's answers recorded by an earlier run, copied first (the run rewrites bench/results):\ncp -r bench/results /tmp/peer-recorded\n");
+        setup.push(
+            "cp -r bench/results /tmp/peer-recorded   # the peer's answers recorded by an earlier run (the run \
+             rewrites bench/results)"
+                .to_owned(),
+        );
         line.push_str(" --peer-recorded /tmp/peer-recorded");
     }
-    line
+    if args.baseline.is_some() {
+        setup.push(format!(
+            "git worktree add --detach /tmp/before-16 {BASELINE_COMMIT} && cargo build --manifest-path \
+             /tmp/before-16/Cargo.toml -p fluxgit-mcp-sidecar   # the sidecar before issue 16"
+        ));
+        line.push_str(" --baseline /tmp/before-16/target/debug/fluxgit-mcp-sidecar");
+    }
+    setup.push(line);
+    setup.join("\n")
 }
 
 /// Builds the sidecar with the cargo running us (when there is one) and returns the binary beside ours.

@@ -3,9 +3,11 @@
 
 use std::fmt::Write as _;
 
+use fluxgit_engine::budget::count_tokens;
+
 use crate::cli;
 use crate::report::NOT_AVAILABLE;
-use crate::run::{PINNED_NOW_EPOCH_SECS, SIDES, ScenarioRun, ServerSide, Tokens};
+use crate::run::{PINNED_NOW_EPOCH_SECS, RepoRun, SIDES, ScenarioRun, ServerSide, Tokens};
 
 /// The ratio of our brief to the peer's that issue 6 asks for, at equal facts.
 const PEER_TARGET: f64 = 0.8;
@@ -18,6 +20,8 @@ pub(crate) struct RunInfo<'a> {
     pub(crate) invocation: &'a str,
     pub(crate) git_version: &'a str,
     pub(crate) fixtures_dir: &'a str,
+    /// `repo.brief` on existing repositories (`--repo`).
+    pub(crate) repos: &'a [RepoRun],
 }
 
 /// Renders the whole document.
@@ -47,6 +51,8 @@ pub(crate) fn render(runs: &[ScenarioRun], info: &RunInfo<'_>) -> String {
     text_format(&mut out, runs);
     counterexample(&mut out, runs);
     gaps(&mut out, runs);
+    repos(&mut out, info.repos);
+    per_tool(&mut out, runs);
     for run in runs {
         scenario(&mut out, run);
     }
@@ -217,9 +223,35 @@ The same calls with `format: \"text\"` (every tool that takes `maxTokens`; the t
                 run.scenario.name,
                 text as f64 / counter.max(1) as f64,
             );
+            if over {
+                arithmetic(out, run, counter);
+            }
         }
     }
     out.push('\n');
+}
+
+/// Line by line, where the tokens of an over-target text brief go: the lines it shares with the counterexample,
+/// what the target leaves for the rest, and what each other line costs (each line counted with its line break).
+fn arithmetic(out: &mut String, run: &ScenarioRun, counter: usize) {
+    let Some(text) = run.ours_text.brief().and_then(|call| call.answer.as_ref()).map(|answer| answer.text()) else {
+        return;
+    };
+    let theirs: Vec<&str> = run.counterexample.iter().flat_map(|(cli, _)| cli.output.lines()).collect();
+    let cost = |line: &str| count_tokens(&format!("{line}\n"));
+    let (shared, own): (Vec<&str>, Vec<&str>) = text.lines().partition(|line| theirs.contains(line));
+    let shared_cost: usize = shared.iter().map(|line| cost(line)).sum();
+    let allowed = (counter as f64 * TEXT_TARGET).floor() as usize;
+    let own_list: Vec<String> = own.iter().map(|line| format!("`{line}` {}", cost(line))).collect();
+    let _ = writeln!(
+        out,
+        "  - Arithmetic: the target allows {allowed} tokens; the {} lines shared with the counterexample cost \
+         {shared_cost}, leaving {} for the rest, which costs {}: {}.",
+        shared.len(),
+        allowed.saturating_sub(shared_cost),
+        own.iter().map(|line| cost(line)).sum::<usize>(),
+        own_list.join(", "),
+    );
 }
 
 /// The labels (with values) of the facts side `side_idx` misses.
@@ -279,6 +311,133 @@ fn gaps(out: &mut String, runs: &[ScenarioRun]) {
         runs.len(),
         if all_carried { "" } else { " (misses listed above)" },
     );
+}
+
+/// `repo.brief` on existing repositories: JSON vs the peer, text vs the counterexample, facts of each.
+fn repos(out: &mut String, repos: &[RepoRun]) {
+    if repos.is_empty() {
+        return;
+    }
+    out.push_str(
+        "## Existing repositories\n\n`repo.brief` on repositories given with `--repo` (the project's own checkout as \
+         `.`), not rebuilt: the numbers hold for the commit named, with the real clock. The same checklist and rules \
+         as the scenarios.\n\n\
+         | repository | at | repo.brief | facts | peer repo.brief | facts | brief ÷ peer | repo.brief text | facts | \
+         counterexample | facts | text ÷ counterexample |\n|---|---|---:|---|---:|---|---:|---:|---|---:|---|---:|\n",
+    );
+    for repo in repos {
+        let brief = repo.ours.brief().map(|call| call.tokens).unwrap_or_default();
+        let peer = repo.peer.as_ref().and_then(ServerSide::brief).map(|call| call.tokens);
+        let text = repo.text.brief().map(|call| call.tokens).unwrap_or_default();
+        let counter = Tokens::sum(repo.counterexample.iter().map(|(_, tokens)| tokens));
+        let facts = |side: usize| {
+            repo.facts_carried(side).map_or_else(|| "–".to_owned(), |n| format!("{n}/{}", repo.facts.len()))
+        };
+        let _ = writeln!(
+            out,
+            "| `{}` | `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            repo.label,
+            repo.described,
+            tokens(brief),
+            facts(0),
+            peer.map_or_else(|| "–".to_owned(), tokens),
+            facts(1),
+            peer.map_or_else(|| "–".to_owned(), |peer| ratio(brief.o200k, peer.o200k)),
+            tokens(text),
+            facts(2),
+            tokens(counter),
+            facts(3),
+            ratio(text.o200k, counter.o200k),
+        );
+    }
+    out.push('\n');
+}
+
+/// The ratio of a tool's default answer now to before issue 16 that issue 16 asks for.
+const BEFORE_TARGET: f64 = 0.8;
+
+/// Every tool's default call summed over the scenarios where every side that ran answered it (not an error):
+/// before issue 16, JSON now, text now, the peer.
+fn per_tool(out: &mut String, runs: &[ScenarioRun]) {
+    out.push_str(
+        "## Per tool
+
+Every tool's default call (only its required arguments: `repo.scope` on `.`, \
+         `commit.details` of `HEAD`) on each scenario's fixture, summed over the scenarios where every side that ran \
+         answered it without an error (`scenarios`): the sidecar before issue 16 (`--baseline`, commit 96f0a1f), \
+         ours now in JSON and in text, and the peer. Targets: JSON now at most 0.8x before, and not above the peer. \
+         Raw answers: `bench/results/<scenario>/per-tool/`.\n\n\
+         | tool | scenarios | before issue 16 | JSON now | now ÷ before | text now | peer | JSON ÷ peer |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    let ok = |side: Option<&ServerSide>, index: usize| -> Option<Option<Tokens>> {
+        // None: the side did not run; Some(None): it ran and did not answer this call.
+        side.map(|side| {
+            side.calls
+                .get(index)
+                .filter(|call| call.answer.as_ref().is_some_and(|answer| answer.status() == "ok"))
+                .map(|call| call.tokens)
+        })
+    };
+    let mut checks = Vec::new();
+    for (index, call) in crate::scenarios::PER_TOOL.iter().enumerate() {
+        let (mut count, mut before, mut now, mut peer) = (0, Tokens::default(), Tokens::default(), Tokens::default());
+        let mut text = Tokens::default();
+        for run in runs {
+            let side = &run.per_tool;
+            let Some(Some(ours)) = ok(Some(&side.ours), index) else { continue };
+            let baseline = ok(side.baseline.as_ref(), index);
+            let theirs = ok(side.peer.as_ref(), index);
+            if matches!(baseline, Some(None)) || matches!(theirs, Some(None)) {
+                continue;
+            }
+            count += 1;
+            now = Tokens::sum([&now, &ours]);
+            before = Tokens::sum([&before, &baseline.flatten().unwrap_or_default()]);
+            peer = Tokens::sum([&peer, &theirs.flatten().unwrap_or_default()]);
+            let text_call = side.text.calls.iter().find(|text_call| text_call.tool == call.tool);
+            text = Tokens::sum([&text, &text_call.map(|text_call| text_call.tokens).unwrap_or_default()]);
+        }
+        let has = |run_side: fn(&ScenarioRun) -> bool| runs.iter().any(run_side);
+        let with_baseline = has(|run| run.per_tool.baseline.is_some());
+        let with_peer = has(|run| run.per_tool.peer.is_some());
+        let cell = |present: bool, tokens: Tokens| if present { self::tokens(tokens) } else { "–".to_owned() };
+        let _ = writeln!(
+            out,
+            "| `{}` | {count} | {} | {} | {} | {} | {} | {} |",
+            call.tool,
+            cell(with_baseline && count > 0, before),
+            cell(count > 0, now),
+            if with_baseline { ratio(now.o200k, before.o200k) } else { "–".to_owned() },
+            cell(text.o200k > 0, text),
+            cell(with_peer && count > 0, peer),
+            if with_peer { ratio(now.o200k, peer.o200k) } else { "–".to_owned() },
+        );
+        if with_baseline && before.o200k > 0 && now.o200k as f64 > before.o200k as f64 * BEFORE_TARGET {
+            checks.push(format!(
+                "- `{}`: {} tokens now vs {} before = {}x, above the {BEFORE_TARGET}x target.",
+                call.tool,
+                now.o200k,
+                before.o200k,
+                ratio(now.o200k, before.o200k)
+            ));
+        }
+        if with_peer && peer.o200k > 0 && now.o200k > peer.o200k {
+            checks.push(format!(
+                "- `{}`: {} tokens vs the peer's {} = {}x, above the peer.",
+                call.tool,
+                now.o200k,
+                peer.o200k,
+                ratio(now.o200k, peer.o200k)
+            ));
+        }
+    }
+    out.push('\n');
+    for check in checks {
+        out.push_str(&check);
+        out.push('\n');
+    }
+    out.push('\n');
 }
 
 fn scenario(out: &mut String, run: &ScenarioRun) {

@@ -4,8 +4,9 @@
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-use fluxgit_fixtures::Fixture;
 use serde::Serialize;
+
+use crate::cli::GitAt;
 
 /// How many recent commits the checklist asks for (`repo.brief`'s default and the sweep's `git log -n 10`).
 pub(crate) const RECENT_COMMITS: usize = 10;
@@ -62,10 +63,10 @@ impl Truth {
     }
 }
 
-/// Asks git about the fixture's main work tree.
-pub(crate) fn read(fixture: &Fixture) -> anyhow::Result<Truth> {
+/// Asks git about the work tree (a fixture's main one, or an existing repository).
+pub(crate) fn read(at: GitAt<'_>) -> anyhow::Result<Truth> {
     let git = |args: &[&str]| -> anyhow::Result<Option<String>> {
-        let output = fixture.git_command(fixture.path()).args(args).output()?;
+        let output = at.command().args(args).output()?;
         Ok(output.status.success().then(|| String::from_utf8_lossy(&output.stdout).into_owned()))
     };
     let mut truth = Truth { head: git(&["rev-parse", "-q", "--verify", "HEAD"])?.map(trimmed), ..Truth::default() };

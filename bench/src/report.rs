@@ -3,6 +3,7 @@
 //! Layout of `<results>/<scenario>/`:
 //! `env.txt`, `facts.json`, `tokens.json`, `tools/NN-<tool>.json` (our `content[0].text`, byte for byte),
 //! `peer/NN-<tool>.json`, `sweep/commands.sh` + `sweep/NN-<command>.txt`, the same under `counterexample/`,
+//! `per-tool/{ours,text,baseline,peer}/NN-<tool>.*` with `per-tool/tokens.json` (every tool's default call),
 //! and `SHA256SUMS` over all of them (`sha256sum -c SHA256SUMS` checks it). Nothing in it depends on the time of
 //! the run: timings go to `BENCHMARK.md` only.
 
@@ -14,7 +15,7 @@ use serde_json::{Value, json};
 use sha2::{Digest as _, Sha256};
 
 use crate::cli::{self, CliRun};
-use crate::run::{Call, PINNED_NOW_EPOCH_SECS, SIDES, ScenarioRun, ServerSide, Tokens};
+use crate::run::{Call, PINNED_NOW_EPOCH_SECS, RepoRun, SIDES, ScenarioRun, ServerSide, Tokens};
 
 /// The reason recorded for a call the server does not offer.
 pub(crate) const NOT_AVAILABLE: &str = "not available in this build";
@@ -64,6 +65,16 @@ pub(crate) fn write_scenario(results_dir: &Path, run: &ScenarioRun, git_version:
     });
     write(&dir.join("tokens.json"), pretty(&tokens)?.as_bytes())?;
 
+    let per_tool_dir = dir.join("per-tool");
+    let per_tool = &run.per_tool;
+    let per_tool = json!({
+        "ours": write_calls(&per_tool_dir.join("ours"), &per_tool.ours, "json")?,
+        "text": write_calls(&per_tool_dir.join("text"), &per_tool.text, "txt")?,
+        "baseline": per_tool.baseline.as_ref().map(|side| write_calls(&per_tool_dir.join("baseline"), side, "json")).transpose()?,
+        "peer": per_tool.peer.as_ref().map(|side| write_calls(&per_tool_dir.join("peer"), side, "json")).transpose()?,
+    });
+    write(&per_tool_dir.join("tokens.json"), pretty(&per_tool)?.as_bytes())?;
+
     let facts: Vec<Value> = run
         .facts
         .iter()
@@ -87,6 +98,30 @@ pub(crate) fn write_scenario(results_dir: &Path, run: &ScenarioRun, git_version:
 
     let sums = sha256sums(&dir)?;
     write(&dir.join("SHA256SUMS"), sums.as_bytes())
+}
+
+/// Writes `<results_dir>/repo-<label>/`: the answers of a [`RepoRun`] (`brief.json`, `brief.txt`, `peer-brief.json`)
+/// and the counterexample, replacing what was there.
+pub(crate) fn write_repo(results_dir: &Path, run: &RepoRun) -> anyhow::Result<()> {
+    let dir = results_dir.join(format!("repo-{}", run.label));
+    if dir.exists() {
+        fs::remove_dir_all(&dir).with_context(|| format!("cannot remove {}", dir.display()))?;
+    }
+    fs::create_dir_all(&dir)?;
+    let answer =
+        |side: &ServerSide| side.brief().and_then(|call| call.answer.as_ref()).map(|answer| answer.text().to_owned());
+    write(&dir.join("at.txt"), format!("{}\n", run.described).as_bytes())?;
+    if let Some(text) = answer(&run.ours) {
+        write(&dir.join("brief.json"), text.as_bytes())?;
+    }
+    if let Some(text) = answer(&run.text) {
+        write(&dir.join("brief.txt"), text.as_bytes())?;
+    }
+    if let Some(text) = run.peer.as_ref().and_then(answer) {
+        write(&dir.join("peer-brief.json"), text.as_bytes())?;
+    }
+    write_cli(&dir.join("counterexample"), &run.counterexample)?;
+    Ok(())
 }
 
 /// Writes each answered call's exact text (files named `NN-<tool>.<extension>`); returns the calls' token records.

@@ -10,11 +10,11 @@ use fluxgit_engine::budget::{count_tokens, count_tokens_cl100k};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::cli::{self, CliRun};
+use crate::cli::{self, CliRun, GitAt};
 use crate::facts::{self, Carried, Doc, Fact};
 use crate::mcp::{Answer, Session};
 use crate::oracle::{self, Truth};
-use crate::scenarios::BenchScenario;
+use crate::scenarios::{self, BenchScenario, ToolCall};
 
 /// The instant the harness pins the engine's clock to: 2026-03-01T00:00:00Z, after every fixture commit.
 ///
@@ -33,6 +33,8 @@ pub(crate) struct Setup {
     pub(crate) peer: Option<PathBuf>,
     /// A peer's answers recorded by an earlier run, replayed instead of running one.
     pub(crate) peer_recorded: Option<PathBuf>,
+    /// The sidecar as it was before issue 16, for the per-tool table's "before" column.
+    pub(crate) baseline: Option<PathBuf>,
 }
 
 /// Tokens of one text in both tokenizers.
@@ -131,6 +133,17 @@ pub(crate) struct ScenarioRun {
     pub(crate) peer: Option<ServerSide>,
     pub(crate) sweep: Vec<(CliRun, Tokens)>,
     pub(crate) counterexample: Vec<(CliRun, Tokens)>,
+    /// Every tool's default call ([`scenarios::PER_TOOL`]) on this fixture, per side.
+    pub(crate) per_tool: PerTool,
+}
+
+/// The per-tool pass: the same default calls to ours (JSON and text), the baseline and the peer (when run live).
+#[derive(Debug, Clone)]
+pub(crate) struct PerTool {
+    pub(crate) ours: ServerSide,
+    pub(crate) text: ServerSide,
+    pub(crate) baseline: Option<ServerSide>,
+    pub(crate) peer: Option<ServerSide>,
 }
 
 impl ScenarioRun {
@@ -169,21 +182,35 @@ pub(crate) fn run(scenario: BenchScenario, setup: &Setup) -> anyhow::Result<Scen
     timings.build = lap(&mut started);
     let repo_path = fixture.path().to_path_buf();
 
-    let truth = oracle::read(&fixture)?;
+    let truth = oracle::read(GitAt::Fixture(&fixture))?;
     let facts = facts::checklist(&truth);
     let env = server_env(&setup.fixtures_dir);
     lap(&mut started);
-    let ours = server_side(&setup.sidecar, &env, scenario, &repo_path, Format::Json)?;
-    let ours_text = server_side(&setup.sidecar, &env, scenario, &repo_path, Format::Text)?;
+    let ours = server_side(&setup.sidecar, &env, scenario.calls, &repo_path, Format::Json)?;
+    let ours_text = server_side(&setup.sidecar, &env, scenario.calls, &repo_path, Format::Text)?;
     timings.ours = lap(&mut started);
     let peer = match (&setup.peer, &setup.peer_recorded) {
-        (Some(peer), _) => Some(server_side(peer, &env, scenario, &repo_path, Format::Json)?),
+        (Some(peer), _) => Some(server_side(peer, &env, scenario.calls, &repo_path, Format::Json)?),
         (None, Some(recorded)) => Some(recorded_side(recorded, scenario, &repo_path)?),
         (None, None) => None,
     };
     timings.peer = peer.as_ref().map(|_| lap(&mut started));
     let run_all = |commands: Vec<Vec<String>>| -> anyhow::Result<Vec<(CliRun, Tokens)>> {
-        commands.iter().map(|args| cli::run(&fixture, args).map(|run| (run.clone(), Tokens::of(&run.output)))).collect()
+        commands
+            .iter()
+            .map(|args| cli::run(GitAt::Fixture(&fixture), args).map(|run| (run.clone(), Tokens::of(&run.output))))
+            .collect()
+    };
+    let calls = &scenarios::PER_TOOL;
+    let per_tool = PerTool {
+        ours: server_side(&setup.sidecar, &env, calls, &repo_path, Format::Json)?,
+        text: server_side(&setup.sidecar, &env, calls, &repo_path, Format::Text)?,
+        baseline: setup
+            .baseline
+            .as_ref()
+            .map(|baseline| server_side(baseline, &env, calls, &repo_path, Format::Json))
+            .transpose()?,
+        peer: setup.peer.as_ref().map(|peer| server_side(peer, &env, calls, &repo_path, Format::Json)).transpose()?,
     };
     let sweep = run_all(cli::sweep_commands(&truth.conflicted))?;
     let counterexample = run_all(cli::counterexample_commands())?;
@@ -214,6 +241,82 @@ pub(crate) fn run(scenario: BenchScenario, setup: &Setup) -> anyhow::Result<Scen
         ours_text,
         peer,
         sweep,
+        counterexample,
+        per_tool,
+    })
+}
+
+/// `repo.brief` on an existing repository (`--repo`, e.g. the project's own checkout): ours in JSON and in text,
+/// the peer (run live), the counterexample, judged on the same checklist. Not rebuilt, so its numbers hold for
+/// the commit it ran at; the servers use the real clock.
+#[derive(Debug, Clone)]
+pub(crate) struct RepoRun {
+    /// `own-checkout` for this workspace, else the directory's name.
+    pub(crate) label: String,
+    /// `git describe --always --dirty` of the repository when it ran.
+    pub(crate) described: String,
+    pub(crate) facts: Vec<Fact>,
+    /// Per fact, per side: brief, peerBrief, briefText, counterexample.
+    pub(crate) carried: Vec<Vec<Option<Carried>>>,
+    pub(crate) ours: ServerSide,
+    pub(crate) text: ServerSide,
+    pub(crate) peer: Option<ServerSide>,
+    pub(crate) counterexample: Vec<(CliRun, Tokens)>,
+}
+
+impl RepoRun {
+    /// How many facts side `side_idx` (brief, peerBrief, briefText, counterexample) carries, or `None` when the side did not run.
+    pub(crate) fn facts_carried(&self, side_idx: usize) -> Option<usize> {
+        let mut total = 0;
+        for per_side in &self.carried {
+            total += usize::from(per_side[side_idx].as_ref()?.carried);
+        }
+        Some(total)
+    }
+}
+
+/// Runs `repo.brief` on the existing repository at `path` (see [`RepoRun`]).
+pub(crate) fn run_repo(path: &Path, label: String, setup: &Setup) -> anyhow::Result<RepoRun> {
+    let path = std::fs::canonicalize(path).with_context(|| format!("no repository at {}", path.display()))?;
+    let at = GitAt::Repo(&path);
+    let truth = oracle::read(at)?;
+    let facts = facts::checklist(&truth);
+    // The work tree and the repository's common git dir (a linked worktree's lives in the main checkout).
+    let common =
+        cli::run(at, &["rev-parse".to_owned(), "--path-format=absolute".to_owned(), "--git-common-dir".to_owned()])?;
+    let roots = std::env::join_paths([path.clone(), PathBuf::from(common.output.trim())])?;
+    let env: Vec<(&str, OsString)> = server_env(&setup.fixtures_dir)
+        .into_iter()
+        .filter(|(key, _)| *key != "FLUXGIT_NOW_EPOCH_SECS")
+        .map(|(key, value)| if key == "FLUXGIT_MCP_ALLOWED_ROOTS" { (key, roots.clone()) } else { (key, value) })
+        .collect();
+    let brief = [scenarios::BRIEF];
+    let ours = server_side(&setup.sidecar, &env, &brief, &path, Format::Json)?;
+    let text = server_side(&setup.sidecar, &env, &brief, &path, Format::Text)?;
+    let peer = setup.peer.as_ref().map(|peer| server_side(peer, &env, &brief, &path, Format::Json)).transpose()?;
+    let counterexample = cli::counterexample_commands()
+        .iter()
+        .map(|args| cli::run(at, args).map(|run| (run.clone(), Tokens::of(&run.output))))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let described = cli::run(at, &["describe".to_owned(), "--always".to_owned(), "--dirty".to_owned()])?;
+    let sides = [
+        Some(ours.docs(true)),
+        peer.as_ref().map(|peer| peer.docs(true)),
+        Some(text.docs(true)),
+        Some(cli_docs(&counterexample)),
+    ];
+    let carried = facts
+        .iter()
+        .map(|fact| sides.iter().map(|docs| docs.as_ref().map(|docs| facts::carried(fact, docs))).collect())
+        .collect();
+    Ok(RepoRun {
+        label,
+        described: described.output.trim().to_owned(),
+        facts,
+        carried,
+        ours,
+        text,
+        peer,
         counterexample,
     })
 }
@@ -295,17 +398,17 @@ enum Format {
     Text,
 }
 
-/// Starts `binary` and makes the scenario's calls; a tool it does not list is recorded, not called.
+/// Starts `binary` and makes `to_make`; a tool it does not list is recorded, not called.
 fn server_side(
     binary: &Path,
     env: &[(&str, OsString)],
-    scenario: BenchScenario,
+    to_make: &[ToolCall],
     repo_path: &Path,
     format: Format,
 ) -> anyhow::Result<ServerSide> {
     let mut session = Session::start(binary, env)?;
     let mut calls = Vec::new();
-    for call in scenario.calls {
+    for call in to_make {
         let mut arguments: Value = serde_json::from_str(call.arguments).context("scenario arguments are JSON")?;
         let path = repo_path.to_str().context("fixture paths are UTF-8")?;
         arguments["repoPath"] = Value::from(path);

@@ -26,7 +26,7 @@ pub(crate) struct ToolCall {
     pub(crate) arguments: &'static str,
 }
 
-const BRIEF: ToolCall = ToolCall { tool: "repo.brief", arguments: "{}" };
+pub(crate) const BRIEF: ToolCall = ToolCall { tool: "repo.brief", arguments: "{}" };
 const CONFLICT_READ: ToolCall = ToolCall { tool: "conflict.read", arguments: "{}" };
 
 /// Every scenario, in the order of the tables.
@@ -106,6 +106,24 @@ pub(crate) const ALL: [BenchScenario; 9] = [
         calls: &[BRIEF, ToolCall { tool: "repo.scope", arguments: r#"{"path":"src/m000"}"# }],
         heavy: true,
     },
+];
+
+/// Every tool's default call for the per-tool table (issue 16): the tools that existed before issue 16, each with
+/// only its required arguments (`repo.scope` on the whole tree, `commit.details` of HEAD).
+pub(crate) const PER_TOOL: [ToolCall; 13] = [
+    BRIEF,
+    ToolCall { tool: "repo.status", arguments: "{}" },
+    ToolCall { tool: "repo.refs", arguments: "{}" },
+    ToolCall { tool: "repo.history", arguments: "{}" },
+    ToolCall { tool: "repo.reflog", arguments: "{}" },
+    ToolCall { tool: "repo.scope", arguments: r#"{"path":"."}"# },
+    ToolCall { tool: "repo.branchStack", arguments: "{}" },
+    ToolCall { tool: "commit.details", arguments: r#"{"commit":"HEAD"}"# },
+    CONFLICT_READ,
+    ToolCall { tool: "worktree.changes", arguments: "{}" },
+    ToolCall { tool: "worktree.list", arguments: "{}" },
+    ToolCall { tool: "submodule.status", arguments: "{}" },
+    ToolCall { tool: "diff.text", arguments: "{}" },
 ];
 
 /// The scenario named `name`.

@@ -7,7 +7,8 @@
 //!
 //! A hint only names a tool that can answer in the running configuration: write proposals
 //! (`operation.preview.*`) only when a gateway is configured ([`Facts::proposals`]); otherwise the hint names a read
-//! and its `why` says what a person would run.
+//! and its `run` gives the git command a person would run. A hint repeats nothing the brief already says (issue 16):
+//! `why` only names what no other field does, and arguments are given only where the tool's default would not do.
 
 use std::collections::BTreeMap;
 
@@ -23,21 +24,31 @@ pub const MAX_HINTS: usize = 3;
 /// Conflicted paths the conflicts hint names at most; the rest are counted (`+N more`).
 pub const MAX_NAMED_CONFLICTS: usize = 3;
 
-/// A ranked next step: call `tool` with `arguments` (plus `repoPath`); `why` says what it is about.
+/// A ranked next step: call `tool` with `arguments` (plus `repoPath`). `why` carries only what the rest of the
+/// brief does not already say (the conflicted paths, the dropped commits, the stack's chain), `run` the git
+/// commands a person would run where no tool acts on it; both are left out when empty, so a hint costs a few tokens.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Hint {
     /// The rule that fired: `conflicts`, `operation`, `dropped`, `detached`, `behind`, `stack`, `submodules`,
-    /// `owners`, `uncommittedOnDefault`, `stashes`. Not serialised: `tool` and `why` already say it (SPEC §4.2).
+    /// `owners`, `uncommittedOnDefault`, `stashes`. Not serialised: `tool` and the brief's fields already say it
+    /// (SPEC §4.2).
     #[serde(skip)]
     pub kind: &'static str,
     /// The tool to call next; always one that answers in the running configuration.
     pub tool: &'static str,
-    /// Arguments for `tool` besides `repoPath` (a proposal also needs the caller's `reason`); default empty.
+    /// Arguments for `tool` besides `repoPath` (a proposal also needs the caller's `reason`), only those whose
+    /// default would not do; default empty.
     #[serde(skip_serializing_if = "Map::is_empty")]
     pub arguments: Map<String, Value>,
-    /// One sentence: the situation, and what a person would run to act on it when no tool does.
+    /// What the rest of the brief does not say about the situation, e.g. `docs/guide.md, src/main.c`; default
+    /// empty.
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub why: String,
+    /// The git commands a person would run to act on it where no tool does, alternatives separated by ` | `, e.g.
+    /// `git rebase --continue | git rebase --abort`; default empty.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub run: String,
 }
 
 /// What the rules look at.
@@ -64,35 +75,27 @@ pub fn rank(facts: &Facts<'_>) -> Vec<Hint> {
     rules.iter().filter_map(|rule| rule(facts)).take(MAX_HINTS).collect()
 }
 
-fn hint(kind: &'static str, tool: &'static str, arguments: Value, why: String) -> Hint {
+fn hint(kind: &'static str, tool: &'static str, arguments: Value, why: String, run: &str) -> Hint {
     let arguments = match arguments {
         Value::Object(map) => map,
         _ => Map::new(),
     };
-    Hint { kind, tool, arguments, why }
-}
-
-/// The operation's name as the brief serialises it (`cherry-pick`).
-fn operation_name(operation: Operation) -> String {
-    serde_json::to_value(operation).ok().and_then(|value| value.as_str().map(str::to_owned)).unwrap_or_default()
+    Hint { kind, tool, arguments, why, run: run.to_owned() }
 }
 
 /// What continues and what aborts `operation`, as git commands a person runs.
 fn continue_or_abort(operation: Operation) -> &'static str {
     match operation {
-        Operation::Merge => {
-            "`git commit` concludes it once every path is resolved and added, `git merge --abort` undoes it"
-        }
-        Operation::Rebase => "`git rebase --continue` goes on once resolved and added, `git rebase --abort` undoes it",
-        Operation::CherryPick => {
-            "`git cherry-pick --continue` goes on once resolved and added, `git cherry-pick --abort` undoes it"
-        }
-        Operation::Revert => "`git revert --continue` goes on once resolved and added, `git revert --abort` undoes it",
-        Operation::Bisect => "`git bisect good` or `git bisect bad` marks the commit, `git bisect reset` ends it",
-        Operation::Am => "`git am --continue` goes on once resolved and added, `git am --abort` undoes it",
+        Operation::Merge => "git add <path>; git commit | git merge --abort",
+        Operation::Rebase => "git add <path>; git rebase --continue | git rebase --abort",
+        Operation::CherryPick => "git add <path>; git cherry-pick --continue | git cherry-pick --abort",
+        Operation::Revert => "git add <path>; git revert --continue | git revert --abort",
+        Operation::Bisect => "git bisect good | git bisect bad | git bisect reset",
+        Operation::Am => "git add <path>; git am --continue | git am --abort",
     }
 }
 
+/// Up to [`MAX_NAMED_CONFLICTS`] conflicted paths, then `+N more`: the brief counts them but names none.
 fn conflicts(facts: &Facts<'_>) -> Option<Hint> {
     let count = facts.brief.working_tree.conflicted;
     if count == 0 {
@@ -102,31 +105,22 @@ fn conflicts(facts: &Facts<'_>) -> Option<Hint> {
     if count > MAX_NAMED_CONFLICTS {
         named.push_str(&format!(" +{} more", count - MAX_NAMED_CONFLICTS));
     }
-    let why = match facts.brief.operation_in_progress {
-        Some(operation) => format!(
-            "{} stopped on {count} conflicted path{}: {named}; resolve, `git add` each, then {}",
-            operation_name(operation),
-            plural(count),
-            continue_or_abort(operation)
-        ),
-        None => format!("{count} conflicted path{}: {named}; resolve and `git add` each", plural(count)),
+    let run = match facts.brief.operation_in_progress {
+        Some(operation) => continue_or_abort(operation),
+        None => "git add <path>",
     };
-    Some(hint("conflicts", "conflict.read", json!({}), why))
+    Some(hint("conflicts", "conflict.read", json!({}), named, run))
 }
 
+/// The operation and the branch being rebased are the brief's own fields; the hint adds how to go on.
 fn operation(facts: &Facts<'_>) -> Option<Hint> {
     let operation = facts.brief.operation_in_progress?;
-    // The conflicts hint already names the operation and how to go on.
+    // The conflicts hint already says how to go on.
     if facts.brief.working_tree.conflicted > 0 {
         return None;
     }
-    let rebasing = facts.brief.head.rebasing.as_deref().map(|branch| format!(" of {branch}")).unwrap_or_default();
-    let why = format!(
-        "{}{rebasing} in progress with nothing conflicted: {}",
-        operation_name(operation),
-        continue_or_abort(operation)
-    );
-    Some(hint("operation", "conflict.read", json!({}), why))
+    let run = continue_or_abort(operation).trim_start_matches("git add <path>; ");
+    Some(hint("operation", "conflict.read", json!({}), String::new(), run))
 }
 
 fn dropped(facts: &Facts<'_>) -> Option<Hint> {
@@ -134,21 +128,21 @@ fn dropped(facts: &Facts<'_>) -> Option<Hint> {
     let newest = dropped.first()?;
     let others = dropped.len() - 1;
     let also = if others > 0 {
-        format!(" ({others} other branch{} too)", if others == 1 { "" } else { "es" })
+        format!(", {others} other branch{} too", if others == 1 { "" } else { "es" })
     } else {
         String::new()
     };
     let why = format!(
-        "{} dropped {} commit{} recently ({}) that no branch holds any more{also}; its reflog still names them and \
-         says how to get them back",
+        "{} dropped {} commit{} ({}) no branch holds{also}",
         newest.branch,
         newest.commits,
         plural(newest.commits),
         newest.action
     );
-    Some(hint("dropped", "repo.reflog", json!({ "refName": newest.branch }), why))
+    Some(hint("dropped", "repo.reflog", json!({ "refName": newest.branch }), why, ""))
 }
 
+/// The brief says HEAD is detached; the reflog shows where it came from.
 fn detached(facts: &Facts<'_>) -> Option<Hint> {
     let brief = facts.brief;
     // A rebase or bisect detaches HEAD itself; the operation hint already covers it.
@@ -161,32 +155,18 @@ fn detached(facts: &Facts<'_>) -> Option<Hint> {
             "detached",
             "operation.preview.branch",
             json!({ "name": format!("keep/{sha}"), "startPoint": "HEAD", "checkout": true }),
-            "HEAD detached: commits made here belong to no branch; propose a branch to keep them".to_owned(),
+            String::new(),
+            "",
         ));
     }
-    Some(hint(
-        "detached",
-        "repo.reflog",
-        json!({ "refName": "HEAD", "limit": 5 }),
-        "HEAD detached: commits made here belong to no branch; the reflog shows where HEAD came from; a person \
-         would run `git switch -c <name>` to keep them or `git switch <branch>` to go back"
-            .to_owned(),
-    ))
+    Some(hint("detached", "repo.reflog", json!({}), String::new(), "git switch -c <name>"))
 }
 
+/// The brief's HEAD says how far behind; the argument names the upstream to preflight.
 fn behind(facts: &Facts<'_>) -> Option<Hint> {
     let head = &facts.brief.head;
     let upstream = head.upstream.as_ref().filter(|_| head.behind > 0)?;
-    Some(hint(
-        "behind",
-        "repo.conflictPreflight",
-        json!({ "targetRef": upstream }),
-        format!(
-            "{} commit{} behind {upstream}: predict whether merging it conflicts",
-            head.behind,
-            plural(head.behind)
-        ),
-    ))
+    Some(hint("behind", "repo.conflictPreflight", json!({ "targetRef": upstream }), String::new(), ""))
 }
 
 fn stack(facts: &Facts<'_>) -> Option<Hint> {
@@ -203,31 +183,34 @@ fn stack(facts: &Facts<'_>) -> Option<Hint> {
         "repo.branchStack",
         json!({ "branch": branch }),
         format!(
-            "stack {chain}: {} moved {} commit{} since the stack left it; then repo.conflictPreflight with \
-             targetRef {} predicts the rebase",
+            "{chain}: {} moved {} commit{}; then repo.conflictPreflight targetRef={}",
             stack.base,
             stack.behind,
             plural(stack.behind),
             stack.base
         ),
+        "",
     ))
 }
 
+/// The brief's submodules say which need attention.
 fn submodules(facts: &Facts<'_>) -> Option<Hint> {
     let submodules = &facts.brief.submodules;
-    let parts: Vec<String> = [
-        (submodules.drifted, "drifted"),
-        (submodules.uninitialized, "uninitialized"),
-        (submodules.conflicts, "conflicted"),
-    ]
-    .iter()
-    .filter(|(count, _)| *count > 0)
-    .map(|(count, what)| format!("{count} {what}"))
-    .collect();
-    if parts.is_empty() {
+    if submodules.drifted + submodules.uninitialized + submodules.conflicts == 0 {
         return None;
     }
-    Some(hint("submodules", "submodule.status", json!({}), format!("submodules need attention: {}", parts.join(", "))))
+    Some(hint("submodules", "submodule.status", json!({}), String::new(), ""))
+}
+
+/// Every changed path is a submodule the brief already lists as needing attention (its gitlink changed).
+fn only_submodules_changed(facts: &Facts<'_>) -> bool {
+    let attention = &facts.brief.submodules.attention;
+    !facts.changed.is_empty()
+        && !facts.brief.submodules.attention_truncated
+        && facts
+            .changed
+            .iter()
+            .all(|path| attention.iter().any(|entry| entry.split(" (").next() == Some(path.trim_end_matches('/'))))
 }
 
 fn owners(facts: &Facts<'_>) -> Option<Hint> {
@@ -236,28 +219,25 @@ fn owners(facts: &Facts<'_>) -> Option<Hint> {
     if facts.changed.is_empty()
         || facts.brief.operation_in_progress.is_some()
         || facts.brief.working_tree.conflicted > 0
+        || only_submodules_changed(facts)
     {
         return None;
     }
     let directory = busiest_directory(facts.changed);
     let shown = if directory.is_empty() { "." } else { directory.as_str() };
-    let count = facts.changed.len();
-    Some(hint(
-        "owners",
-        "repo.scope",
-        json!({ "path": shown }),
-        format!(
-            "{count} uncommitted change{} and a {file}: who owns {shown}, what changed there and who worked on it",
-            plural(count)
-        ),
-    ))
+    Some(hint("owners", "repo.scope", json!({ "path": shown }), format!("owners: {file}"), ""))
 }
 
+/// The brief's branch is its default branch (`conventions.defaultBranch`) and the tree is not clean.
 fn uncommitted_on_default(facts: &Facts<'_>) -> Option<Hint> {
     let brief = facts.brief;
     let tree = &brief.working_tree;
     let branch = brief.head.branch.as_ref()?;
-    if Some(branch) != brief.conventions.default_branch.as_ref() || tree.clean || tree.conflicted > 0 {
+    if Some(branch) != brief.conventions.default_branch.as_ref()
+        || tree.clean
+        || tree.conflicted > 0
+        || only_submodules_changed(facts)
+    {
         return None;
     }
     if facts.proposals {
@@ -266,31 +246,19 @@ fn uncommitted_on_default(facts: &Facts<'_>) -> Option<Hint> {
             "uncommittedOnDefault",
             "operation.preview.branch",
             json!({ "name": format!("{prefix}wip"), "checkout": true }),
-            format!("uncommitted changes on {branch}, the default branch: propose a topic branch to carry them"),
+            String::new(),
+            "",
         ));
     }
-    Some(hint(
-        "uncommittedOnDefault",
-        "worktree.changes",
-        json!({}),
-        format!(
-            "uncommitted changes on {branch}, the default branch: a person would run `git switch -c <topic>` to \
-             carry them to a topic branch before committing"
-        ),
-    ))
+    Some(hint("uncommittedOnDefault", "worktree.changes", json!({}), String::new(), "git switch -c <topic>"))
 }
 
+/// The brief counts the stashes; the argument names the newest.
 fn stashes(facts: &Facts<'_>) -> Option<Hint> {
-    let count = facts.brief.stashes.count;
-    if count == 0 {
+    if facts.brief.stashes.count == 0 {
         return None;
     }
-    Some(hint(
-        "stashes",
-        "commit.details",
-        json!({ "commit": "stash@{0}" }),
-        format!("{count} stash{}: the newest holds set-aside work", if count == 1 { "" } else { "es" }),
-    ))
+    Some(hint("stashes", "commit.details", json!({ "commit": "stash@{0}" }), String::new(), ""))
 }
 
 fn plural(count: usize) -> &'static str {

@@ -30,11 +30,13 @@ pub struct Submodule {
     /// The commit the (super)project's index records; `None` when nothing is recorded; default `null`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recorded_sha: Option<String>,
-    /// The commit checked out in the submodule; `None` when not initialised; default `null`.
+    /// The commit checked out in the submodule when it is not `recorded_sha` (state `drifted`); `None` when it is
+    /// the recorded one or nothing is checked out (default: `recordedSha`, or `null` when `state` is
+    /// `uninitialized`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub checked_out_sha: Option<String>,
-    /// `true` when a repository is checked out at the path; default false.
-    #[serde(skip_serializing_if = "is_false")]
+    /// `true` when a repository is checked out at the path. Not serialised: `state` says it (`uninitialized`).
+    #[serde(skip)]
     pub initialized: bool,
     /// `clean`, `drifted` (checked out elsewhere than recorded: `+`), `uninitialized` (`-`) or `conflict` (`U`).
     pub state: SubmoduleState,
@@ -82,11 +84,13 @@ impl Engine {
                 }
                 None => (false, 0),
             };
+            let initialized = submodule.checked_out_sha.is_some();
+            let checked_out_sha = submodule.checked_out_sha.filter(|sha| submodule.recorded_sha.as_ref() != Some(sha));
             out.push(Submodule {
-                initialized: submodule.checked_out_sha.is_some(),
+                initialized,
                 path: submodule.path,
                 recorded_sha: submodule.recorded_sha,
-                checked_out_sha: submodule.checked_out_sha,
+                checked_out_sha,
                 state: submodule.state,
                 dirty,
                 untracked,

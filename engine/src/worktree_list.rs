@@ -36,7 +36,9 @@ pub struct Worktree {
     /// `true` when HEAD names a commit directly; default false.
     #[serde(skip_serializing_if = "is_false")]
     pub detached: bool,
-    /// The commit HEAD resolves to; `None` on an unborn branch and for a bare repository (as git lists it); default `null`.
+    /// The commit HEAD resolves to, abbreviated as `git worktree list` does (the shortest unique prefix, at least
+    /// `core.abbrev`: worktrees share one object store); `None` on an unborn branch and for a bare repository (as git
+    /// lists it); default `null`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub head_sha: Option<String>,
     /// `true` when `git worktree lock` protects it from pruning; default false.
@@ -119,7 +121,7 @@ fn describe(repo: &gix::Repository, path: std::path::PathBuf, current: bool, mai
         bare,
         branch: if bare { None } else { head.branch },
         detached: head.detached && !bare,
-        head_sha: if bare { None } else { head.sha },
+        head_sha: if bare { None } else { head.sha.map(|sha| crate::facets::commits::abbreviate_hex(repo, &sha)) },
         locked: false,
         lock_reason: None,
         prunable: false,

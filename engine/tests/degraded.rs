@@ -101,7 +101,8 @@ fn broken_submodules_are_marked_and_the_rest_is_gits_answer() {
     let good = &submodules[1];
     let recorded = fixture.git(&["rev-parse", "HEAD:libs/good"]);
     assert_eq!(good.recorded_sha.as_deref(), Some(recorded.trim()));
-    assert_eq!(good.checked_out_sha.as_deref(), Some(recorded.trim()));
+    assert_eq!(good.checked_out_sha, None, "checked out where recorded: left out");
+    assert!(good.initialized);
     assert!(submodules[0].error.is_some() && submodules[2].error.is_some() && good.error.is_none());
 
     let worktrees = engine.worktree_list(&repo).expect("worktree.list answers").worktrees;

@@ -252,9 +252,9 @@ fn dirty_with_non_ascii_paths_and_non_utf8_content() {
     // The clean history has a CODEOWNERS file: who owns the changes comes first, then the dirty default branch.
     let kinds: Vec<&str> = reads.brief.hints.iter().map(|h| h.kind).collect();
     assert_eq!(kinds, ["owners", "uncommittedOnDefault"]);
-    // Without a gateway no hint names a write proposal; the person's command is in `why`.
+    // Without a gateway no hint names a write proposal; the person's command is in `run`.
     assert_eq!(reads.brief.hints[1].tool, "worktree.changes");
-    assert!(reads.brief.hints[1].why.contains("git switch -c"), "{:?}", reads.brief.hints[1]);
+    assert!(reads.brief.hints[1].run.contains("git switch -c"), "{:?}", reads.brief.hints[1]);
 }
 
 #[test]
@@ -300,7 +300,7 @@ fn merge_stopped_on_conflicts() {
     assert_eq!(kinds, ["conflicts"]);
     let hint = &reads.brief.hints[0];
     assert_eq!(hint.tool, "conflict.read");
-    assert!(hint.why.contains("git merge --abort") && hint.why.contains("docs/guide.md"), "{hint:?}");
+    assert!(hint.run.contains("git merge --abort") && hint.why.contains("docs/guide.md"), "{hint:?}");
 }
 
 #[test]

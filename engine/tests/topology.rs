@@ -26,7 +26,11 @@ fn git_worktrees(fixture: &Fixture, dir: &std::path::Path) -> Vec<PorcelainWorkt
                 let (key, value) = line.split_once(' ').unwrap_or((line, ""));
                 match key {
                     "worktree" => worktree.0 = value.to_owned(),
-                    "HEAD" => worktree.1 = (value != "0".repeat(40)).then(|| value.to_owned()),
+                    // Abbreviated as `git worktree list` (and the tool) show it.
+                    "HEAD" => {
+                        worktree.1 = (value != "0".repeat(40))
+                            .then(|| fixture.git_in(dir, &["rev-parse", "--short", value]).trim().to_owned());
+                    }
                     "branch" => worktree.2 = Some(value.to_owned()),
                     "detached" => worktree.3 = true,
                     "bare" => worktree.4 = true,
@@ -138,7 +142,9 @@ fn submodule_status_equals_git_submodule_status() {
                 SubmoduleState::Conflict => 'U',
                 SubmoduleState::Unreadable => '!',
             };
+            // The checked-out commit is left out when it is the recorded one.
             let sha = submodule.checked_out_sha.clone().or(submodule.recorded_sha.clone()).expect("a sha");
+            assert_eq!(submodule.checked_out_sha.is_some(), submodule.state == SubmoduleState::Drifted);
             (state, sha, submodule.path.clone())
         })
         .collect();

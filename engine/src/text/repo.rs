@@ -5,25 +5,30 @@ use crate::brief::{Brief, Counts};
 use crate::budget::Budgeted;
 use crate::{refs, status};
 
-/// `repo.brief`: the `##` branch line, the operation, counts (or `clean`), stashes, submodules, `sha subject`
-/// lines, conventions and `next` hints.
+/// `repo.brief`, as terse as the facts allow (an agent reads it beside `git status -sb; git log --oneline`): the
+/// `##` branch line (`## HEAD (no branch)` when detached, as `git status -sb`, the first commit line being HEAD),
+/// the operation, counts (or `clean`), stashes, submodules in `git submodule status` marks (`+path` drifted, `-path`
+/// uninitialized, `Upath` in conflict), `sha subject` lines, then one `-> tool arg=value: why` line per hint.
+/// Conventions and a hint's `run` (the git commands a person would run) are left to the JSON (`structuredContent`).
 pub fn brief(result: &Budgeted<Brief>) -> String {
     let brief = &result.data;
     let head = &brief.head;
     let mut out = Lines::default();
-    out.line(
-        BranchLine {
-            branch: head.branch.as_deref(),
-            detached: head.detached,
-            unborn: head.unborn,
-            sha: head.sha.as_deref(),
-            upstream: head.upstream.as_deref(),
-            ahead: head.ahead,
-            behind: head.behind,
-            gone: head.upstream_gone,
-        }
-        .render(),
-    );
+    let shows_head = !brief.recent_commits.is_empty();
+    let branch_line = BranchLine {
+        branch: head.branch.as_deref(),
+        detached: head.detached,
+        unborn: head.unborn,
+        sha: head.sha.as_deref(),
+        upstream: head.upstream.as_deref(),
+        ahead: head.ahead,
+        behind: head.behind,
+        gone: head.upstream_gone,
+    };
+    match (head.detached, shows_head) {
+        (true, true) => out.line("## HEAD (no branch)"),
+        _ => out.line(branch_line.render()),
+    }
     if let Some(operation) = brief.operation_in_progress {
         out.line(operation_line(operation_name(operation), head.rebasing.as_deref()));
     }
@@ -31,61 +36,67 @@ pub fn brief(result: &Budgeted<Brief>) -> String {
     if brief.stashes.count > 0 {
         out.line(format!("stashes {}", brief.stashes.count));
     }
-    let submodules = &brief.submodules;
-    if submodules.total > 0 {
-        let states = [
-            ("clean", submodules.clean),
-            ("drifted", submodules.drifted),
-            ("uninitialized", submodules.uninitialized),
-            ("conflicts", submodules.conflicts),
-        ];
-        let states: Vec<String> =
-            states.iter().filter(|(_, count)| *count > 0).map(|(name, count)| format!("{name} {count}")).collect();
-        out.line(format!("submodules {}: {}", submodules.total, states.join(", ")));
-        if !submodules.attention.is_empty() {
-            let more = if submodules.attention_truncated { ", ..." } else { "" };
-            out.line(format!("attention: {}{more}", submodules.attention.join(", ")));
-        }
+    if brief.submodules.total > 0 {
+        out.line(submodules_line(&brief.submodules));
+        out.more(&result.omitted, "submoduleAttention", "submodules needing attention");
     }
     // The first recent commit is HEAD; without one shown, HEAD's sha gets its own line.
-    if brief.recent_commits.is_empty()
-        && let (Some(sha), false) = (&head.sha, head.detached)
-    {
+    if !shows_head && let (Some(sha), false) = (&head.sha, head.detached) {
         out.line(format!("HEAD {sha}"));
     }
     for commit in &brief.recent_commits {
         out.line(commit.oneline());
     }
     out.more(&result.omitted, "recentCommits", "commits");
-    let conventions = &brief.conventions;
-    let mut parts = Vec::new();
-    if let Some(branch) = &conventions.default_branch {
-        parts.push(format!("default {branch}"));
-    }
-    if let Some(ratio) = conventions.conventional_commit_ratio {
-        parts.push(format!("conventional {}%", (ratio * 100.0).round()));
-    }
-    if !conventions.branch_prefixes.is_empty() {
-        parts.push(format!("prefixes {}", conventions.branch_prefixes.join(" ")));
-    }
-    out.more(&result.omitted, "branchPrefixes", "prefixes");
-    if !parts.is_empty() {
-        out.line(parts.join(", "));
-    }
     for hint in &brief.hints {
-        let arguments: String = hint
-            .arguments
-            .iter()
-            .map(|(key, value)| match value.as_str() {
-                Some(text) => format!(" {key}={text}"),
-                None => format!(" {key}={value}"),
-            })
-            .collect();
-        out.line(format!("next {}{arguments}: {}", hint.tool, hint.why));
+        let mut line = format!("-> {}", hint.tool);
+        for (key, value) in &hint.arguments {
+            match value.as_str() {
+                Some(text) => line.push_str(&format!(" {key}={text}")),
+                None => line.push_str(&format!(" {key}={value}")),
+            }
+        }
+        if !hint.why.is_empty() {
+            line.push_str(": ");
+            line.push_str(&hint.why);
+        }
+        out.line(line);
     }
     out.more(&result.omitted, "hints", "hints");
-    out.more(&result.omitted, "submoduleAttention", "submodules needing attention");
     out.finish()
+}
+
+/// `submodules 4: +libs/a -libs/b` in `git submodule status` marks (`+` checked out elsewhere, `-` not initialised,
+/// `U` in conflict; an unreadable one as `path (unreadable)`); the clean ones are the rest of the total. When the
+/// list is cut (`attentionTruncated`), the exact counts come first: `submodules 40 (drifted 12, uninitialized 3): ...`
+/// (a budget's cut is stated on the next line).
+fn submodules_line(submodules: &crate::facets::submodules::Summary) -> String {
+    let mut line = format!("submodules {}", submodules.total);
+    if submodules.attention_truncated {
+        let counts = [
+            ("clean", submodules.clean),
+            ("drifted", submodules.drifted),
+            ("uninitialized", submodules.uninitialized),
+            ("conflicts", submodules.conflicts),
+            ("unreadable", submodules.unreadable),
+        ];
+        let counts: Vec<String> =
+            counts.iter().filter(|(_, count)| *count > 0).map(|(name, count)| format!("{name} {count}")).collect();
+        line.push_str(&format!(" ({})", counts.join(", ")));
+    }
+    if !submodules.attention.is_empty() {
+        line.push(':');
+        for entry in &submodules.attention {
+            let (path, state) = entry.rsplit_once(" (").map_or((entry.as_str(), ""), |(path, state)| (path, state));
+            match state.trim_end_matches(')') {
+                "drifted" => line.push_str(&format!(" +{path}")),
+                "uninitialized" => line.push_str(&format!(" -{path}")),
+                "conflict" => line.push_str(&format!(" U{path}")),
+                _ => line.push_str(&format!(" {entry}")),
+            }
+        }
+    }
+    line
 }
 
 /// `rebase in progress (rebasing feature/parser)`.

@@ -96,14 +96,18 @@ struct BriefArgs {
 
 /// `repo.brief`.
 pub fn brief() -> FnTool {
-    let hint = json!({ "type": "object", "required": ["tool", "why"], "properties": {
+    let hint = json!({ "type": "object", "required": ["tool"], "properties": {
         "tool": { "type": "string", "description": "The tool to call next; only a tool that answers in this \
             configuration (a write proposal only when a gateway is configured)." },
         "arguments": defaulted(json!({ "type": "object",
-            "description": "Arguments for `tool` besides repoPath, to pass as given (a proposal also needs your \
-            `reason`)." }), "{}"),
-        "why": { "type": "string", "description": "The situation, and the git command a person would run where \
-            no tool acts on it." } } });
+            "description": "Arguments for `tool` besides repoPath, to pass as given, only those whose default \
+            would not do (a proposal also needs your `reason`)." }), "{}"),
+        "why": defaulted(json!({ "type": "string", "description": "What the rest of the brief does not say about \
+            the situation: the conflicted paths (up to 3, then `+N more`), the commits a branch dropped, a \
+            stack's chain." }), "empty (the brief's other fields say it)"),
+        "run": defaulted(json!({ "type": "string", "description": "The git commands a person would run to act on \
+            it where no tool does, alternatives separated by ` | `, e.g. `git add <path>; git commit | git merge \
+            --abort`." }), "empty") } });
     let data = json!({
         "type": "object",
         "required": ["head", "workingTree"],
@@ -150,11 +154,13 @@ pub fn brief() -> FnTool {
             description: "Situational awareness in one call, replacing 6-10 raw git calls: HEAD (branch, detached, \
             unborn, sha, upstream, ahead/behind), the operation in progress, exact work-tree counts, stash count, \
             submodule drift, recent commits, conventions (Conventional Commits ratio, default branch, branch \
-            prefixes) and up to 3 ranked hints, each a tool to call next with its arguments and why (conflicts, an \
+            prefixes) and up to 3 ranked hints, each a tool to call next with its arguments (conflicts, an \
             operation in progress, commits a branch dropped recently, detached HEAD, behind upstream, a stack whose \
             base moved, submodules, CODEOWNERS with uncommitted changes, uncommitted changes on the default \
-            branch, stashes). The whole JSON result fits \
-            `maxTokens` (o200k_base); anything cut is counted in `omitted`. Call it first in a session.",
+            branch, stashes), with what no other field says (`why`) and the git commands a person would run \
+            (`run`). The whole result fits `maxTokens` (o200k_base); anything cut is counted in `omitted`. With \
+            `format: \"text\"`: `git status -sb`-like lines, `-> tool arg=value: why` hint lines; conventions and \
+            `run` only in structuredContent. Call it first in a session.",
             input_schema: schema::input(
                 json!({
                     "repoPath": schema::repo_path(),

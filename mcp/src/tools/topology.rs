@@ -156,7 +156,8 @@ pub fn submodule_status() -> FnTool {
     let submodule = json!({ "type": "object",
         "required": ["path", "state"],
         "properties": { "path": { "type": "string" }, "recordedSha": defaulted(json!({ "type": "string" }), "null (nothing recorded)"),
-            "checkedOutSha": defaulted(json!({ "type": "string" }), "null (not initialised)"), "initialized": opt_flag(),
+            "checkedOutSha": defaulted(json!({ "type": "string", "description": "The commit checked out, when it \
+                is not recordedSha (state `drifted`)." }), "recordedSha (null when `uninitialized`)"),
             "state": { "enum": ["clean", "drifted", "uninitialized", "conflict", "unreadable"] }, "dirty": opt_flag(),
             "untracked": opt_count(),
             "error": schema::item_error("the submodule or its work tree (state `unreadable`: a `.gitmodules` name git \

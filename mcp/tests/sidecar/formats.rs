@@ -116,7 +116,7 @@ fn branch_line(text: &str) -> (Option<String>, Option<String>, u64, u64) {
         })
     };
     let names = line.split(" [").next().unwrap_or(line);
-    if names.starts_with("HEAD (detached") {
+    if names.starts_with("HEAD (detached") || names == "HEAD (no branch)" {
         return (None, None, 0, 0);
     }
     let names = names.strip_prefix("No commits yet on ").unwrap_or(names);
@@ -155,11 +155,33 @@ fn check_same_facts(tool: &str, label: &str, text: &str, json: &Value) {
             for commit in strings(data, "/recentCommits") {
                 assert!(has_line(commit), "{label}: commit {commit}");
             }
+            // One `-> tool arg=value: why` line per hint; `run` and the conventions stay in the JSON.
             for hint in objects(data, "/hints") {
-                assert!(text.contains(hint["why"].as_str().expect("why")), "{label}: hint {hint}");
+                let mut line = format!("-> {}", hint["tool"].as_str().expect("tool"));
+                for (key, value) in hint["arguments"].as_object().into_iter().flatten() {
+                    line.push_str(&format!(
+                        " {key}={}",
+                        value.as_str().map_or_else(|| value.to_string(), str::to_owned)
+                    ));
+                }
+                if let Some(why) = hint["why"].as_str() {
+                    line.push_str(&format!(": {why}"));
+                }
+                assert!(has_line(&line), "{label}: hint {line}");
             }
-            for path in strings(data, "/submodules/attention") {
-                assert!(text.contains(path), "{label}: submodule {path}");
+            let submodules = &data["submodules"];
+            if count(submodules, "/total") > 0 {
+                assert!(text.contains(&format!("submodules {}", count(submodules, "/total"))), "{label}: submodules");
+            }
+            for entry in strings(data, "/submodules/attention") {
+                let (path, state) = entry.rsplit_once(" (").expect("path (state)");
+                let shown = match state {
+                    "drifted)" => format!(" +{path}"),
+                    "uninitialized)" => format!(" -{path}"),
+                    "conflict)" => format!(" U{path}"),
+                    _ => format!(" {entry}"),
+                };
+                assert!(text.contains(&shown), "{label}: submodule {shown}");
             }
         }
         "repo.status" => {

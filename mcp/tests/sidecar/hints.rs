@@ -63,8 +63,10 @@ fn a_stopped_merge_leads_to_the_conflicts() {
     let mut server = start(&root, home.path(), reflog_time(&fixture, "HEAD"), &[]);
     let (brief, hint, answer) = follow_first_hint(&mut server, repo);
     assert_eq!(hint["tool"], "conflict.read", "{brief}");
+    let run = hint["run"].as_str().expect("run");
+    assert!(run.contains("git merge --abort") && run.contains("git commit"), "what ends the merge: {run}");
     let why = hint["why"].as_str().expect("why");
-    assert!(why.contains("git merge --abort") && why.contains("git commit"), "what ends the merge: {why}");
+    assert!(why.contains("src/main.c"), "the conflicted paths the brief only counts: {why}");
     assert!(brief["hints"].as_array().expect("hints").iter().all(|hint| hint["tool"] != "repo.status"), "{brief}");
     // The next question: which files conflict, and in which operation.
     let read = data(&answer);
@@ -211,10 +213,9 @@ fn proposals_are_hinted_only_with_a_gateway() {
         data(&brief)["hints"].as_array().cloned().unwrap_or_default()
     };
     let without = hints(&[]);
-    let on_default = without.iter().find(|hint| hint["why"].as_str().is_some_and(|why| why.contains("default branch")));
+    let on_default = without.iter().find(|hint| hint["tool"] == "worktree.changes");
     let on_default = on_default.unwrap_or_else(|| panic!("a hint about the dirty default branch: {without:?}"));
-    assert_eq!(on_default["tool"], "worktree.changes");
-    assert!(on_default["why"].as_str().expect("why").contains("git switch -c"), "what a person would do");
+    assert!(on_default["run"].as_str().expect("run").contains("git switch -c"), "what a person would do");
     assert!(without.iter().all(|hint| !hint["tool"].as_str().expect("tool").starts_with("operation.")), "{without:?}");
 
     let with = hints(&[("FLUXGIT_MCP_HANDSHAKE_ADDR", "127.0.0.1:9")]);
