@@ -137,7 +137,8 @@ fn zero_or_none(count: &Option<u64>) -> bool {
 }
 
 impl Totals {
-    fn of<'a>(stats: impl IntoIterator<Item = &'a FileStat>) -> Self {
+    /// Sums over `stats`.
+    pub fn of<'a>(stats: impl IntoIterator<Item = &'a FileStat>) -> Self {
         stats.into_iter().fold(Self::default(), |mut totals, stat| {
             totals.files += 1;
             totals.additions += stat.additions.unwrap_or(0);

@@ -71,8 +71,10 @@ pub struct Report {
     /// The path filter, when given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
-    /// Exact totals over all changed files.
-    pub totals: Totals,
+    /// Exact totals over all changed files, given only when the budget cut the file list (`omitted.files`): else
+    /// they are the sums over `files` (default `null`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub totals: Option<Totals>,
     /// Every changed file in path order (cut only if the budget cannot hold the listing: `omitted.files`); default
     /// empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -268,7 +270,7 @@ fn assemble(
         base: full.base.clone(),
         head: full.head.clone(),
         path: full.path.clone(),
-        totals: Totals::of(full.files.iter().map(|rendered| &rendered.stat)),
+        totals: (omitted_files > 0).then(|| Totals::of(full.files.iter().map(|rendered| &rendered.stat))),
         files,
         patch,
         truncated: omitted_units > 0 || omitted_files > 0,

@@ -128,7 +128,8 @@ pub fn diff_text(result: &Budgeted<DiffReport>) -> String {
         out.line(file_line(file));
     }
     out.more(&result.omitted, "files", "files");
-    out.line(totals_line(&report.totals));
+    let totals = report.totals.unwrap_or_else(|| Totals::of(report.files.iter().map(|file| &file.stat)));
+    out.line(totals_line(&totals));
     if report.truncated {
         out.line(format!(
             "patch cut: {} hunks left out of {} lines, {} bytes",

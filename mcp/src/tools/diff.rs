@@ -46,6 +46,12 @@ fn file_stat(extra: Value) -> Value {
     json!({ "type": "object", "required": ["path", "status"], "properties": properties })
 }
 
+/// `schema` with `description` set.
+fn schema_with_description(mut schema: Value, description: &str) -> Value {
+    schema["description"] = Value::String(description.to_owned());
+    schema
+}
+
 fn totals() -> Value {
     json!({ "type": "object", "properties": { "files": opt_count(), "additions": opt_count(), "deletions": opt_count() } })
 }
@@ -213,12 +219,13 @@ pub fn diff_text() -> FnTool {
     }));
     let data = json!({
         "type": "object",
-        "required": ["head", "totals"],
+        "required": ["head"],
         "properties": {
             "base": defaulted(json!({ "type": "string", "description": "Full sha or INDEX." }), "null (nothing: an unborn HEAD)"),
             "head": { "type": "string", "description": "Full sha, INDEX or WORKTREE." },
             "path": defaulted(json!({ "type": "string" }), "null (no path filter)"),
-            "totals": totals(),
+            "totals": defaulted(schema_with_description(totals(), "Exact totals over every changed file, given when \
+                the budget cut the file list (`omitted.files`)."), "null: the sums over `files`"),
             "files": opt_list(file),
             "patch": defaulted(json!({ "type": "string" }), "empty"),
             "truncated": opt_flag(),

@@ -308,6 +308,15 @@ fn check_same_facts(tool: &str, label: &str, text: &str, json: &Value) {
             for file in objects(data, "/files") {
                 assert!(text.contains(&change_path(file)), "{label}: {file}");
             }
+            // Totals repeat the files' sums unless the budget cut the file list.
+            let cut_files = json["omitted"]["files"].as_u64().unwrap_or(0) > 0;
+            assert_eq!(data.get("totals").is_some(), cut_files, "{label}: totals only with a cut file list");
+            let files = objects(data, "/files");
+            let sum = |key: &str| files.iter().map(|file| count(file, &format!("/{key}"))).sum::<u64>();
+            if !cut_files {
+                let line = format!("{} files changed, +{} -{}", files.len(), sum("additions"), sum("deletions"));
+                assert!(has_line(&line), "{label}: {line}");
+            }
         }
         "file.read" => {
             let header = text.lines().next().unwrap_or_default();
