@@ -375,7 +375,9 @@ Every tool's default call (only its required arguments: `repo.scope` on `.`, \
         side.map(|side| {
             side.calls
                 .get(index)
-                .filter(|call| call.answer.as_ref().is_some_and(|answer| answer.status() == "ok" && !cut(answer.text())))
+                .filter(|call| {
+                    call.answer.as_ref().is_some_and(|answer| answer.status() == "ok" && !cut(answer.text()))
+                })
                 .map(|call| call.tokens)
         })
     };
@@ -464,7 +466,10 @@ Every tool's default call (only its required arguments: `repo.scope` on `.`, \
 const PEER_LACKS: [(&str, &str); 6] = [
     ("repo.status", "HEAD's sha and the upstream's name"),
     ("repo.refs", "each branch's sha, upstream and ahead/behind, remote URLs, tag shas, exact counts under a budget"),
-    ("repo.scope", "churn per author (the peer counts 0 commits), the CODEOWNERS rule's line, owners per rule with file counts"),
+    (
+        "repo.scope",
+        "churn per author (the peer counts 0 commits), the CODEOWNERS rule's line, owners per rule with file counts",
+    ),
     ("commit.details", "additions and deletions per file and in total"),
     ("worktree.changes", "additions and deletions per file"),
     ("diff.text", "additions, deletions and hunks per file"),
