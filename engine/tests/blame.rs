@@ -45,13 +45,17 @@ struct GitLine {
     path: String,
     author: String,
     subject: String,
+    boundary: bool,
 }
 
-/// `git blame --line-porcelain [extra] rev -- path`, parsed.
+/// `git blame --line-porcelain [extra] rev -- path`, parsed; an empty `rev` blames the work-tree file.
 fn git_blame(fixture: &Fixture, rev: &str, path: &str, extra: &[&str]) -> Vec<GitLine> {
     let mut args = vec!["blame", "--line-porcelain"];
     args.extend_from_slice(extra);
-    args.extend_from_slice(&[rev, "--", path]);
+    if !rev.is_empty() {
+        args.push(rev);
+    }
+    args.extend_from_slice(&["--", path]);
     let output = fixture.git(&args);
     let mut lines = Vec::new();
     let mut current: Option<GitLine> = None;
@@ -71,6 +75,7 @@ fn git_blame(fixture: &Fixture, rev: &str, path: &str, extra: &[&str]) -> Vec<Gi
                     path: String::new(),
                     author: String::new(),
                     subject: String::new(),
+                    boundary: false,
                 });
             }
             Some(line) => {
@@ -80,6 +85,7 @@ fn git_blame(fixture: &Fixture, rev: &str, path: &str, extra: &[&str]) -> Vec<Gi
                     "author-mail" => line.author = format!("{author_name} {value}"),
                     "summary" => line.subject = value.to_owned(),
                     "filename" => line.path = value.to_owned(),
+                    "boundary" => line.boundary = true,
                     _ => {}
                 }
             }
@@ -115,8 +121,14 @@ fn assert_same(fixture: &Fixture, report: &Report, git: &[GitLine], what: &str) 
         assert_eq!(range.orig_path.as_deref().unwrap_or(&report.path), line.path, "{at}: path");
         assert_eq!(range.orig_line.unwrap_or(range.line) + offset, line.orig_line, "{at}: orig line");
         assert_eq!(info.author.to_string_lossy(), line.author, "{at}: author");
-        assert_eq!(info.time, author_time(fixture, &line.sha, &mut times), "{at}: author time");
+        if line.sha.bytes().all(|digit| digit == b'0') {
+            // Git writes the time of the blame for lines not committed yet; ours is the file's modification time.
+            assert!(report.worktree && range.commit == blame::NOT_COMMITTED, "{at}: {range:?}");
+        } else {
+            assert_eq!(info.time, author_time(fixture, &line.sha, &mut times), "{at}: author time");
+        }
         assert_eq!(info.subject, line.subject, "{at}: subject");
+        assert_eq!(info.boundary, line.boundary, "{at}: boundary");
     }
     for pair in report.ranges.windows(2) {
         let (first, second) = (&pair[0], &pair[1]);
@@ -204,12 +216,14 @@ fn the_ignore_list_is_honoured_as_git_honours_it() {
     // says it resets the list).
     fixture.git(&["config", "blame.ignoreRevsFile", ".git-blame-ignore-revs"]);
     let git = git_blame(&fixture, "HEAD", "lib/parser.c", &[]);
-    let configured = file_blame(&fixture, &options("lib/parser.c", None, None, true), UNLIMITED).expect("blames").data;
+    let configured =
+        file_blame(&fixture, &options("lib/parser.c", Some("HEAD"), None, true), UNLIMITED).expect("blames").data;
     assert_same(&fixture, &configured, &git, "blame.ignoreRevsFile");
     assert_eq!(configured, report);
     fixture.git(&["config", "--add", "blame.ignoreRevsFile", ""]);
     let git = git_blame(&fixture, "HEAD", "lib/parser.c", &[]);
-    let cleared = file_blame(&fixture, &options("lib/parser.c", None, None, true), UNLIMITED).expect("blames").data;
+    let cleared =
+        file_blame(&fixture, &options("lib/parser.c", Some("HEAD"), None, true), UNLIMITED).expect("blames").data;
     assert_same(&fixture, &cleared, &git, "blame.ignoreRevsFile with an empty value");
     assert_eq!(cleared, report);
 }
@@ -275,4 +289,106 @@ fn bad_input_is_refused_with_its_reason() {
     let empty = file_blame(&fixture, &options("empty.txt", None, None, true), UNLIMITED).expect("blames").data;
     assert_eq!((empty.total_lines, empty.start_line, empty.end_line, empty.ranges.len()), (0, None, None, 0));
     assert!(git_blame(&fixture, "HEAD", "empty.txt", &[]).is_empty());
+}
+
+/// Edits, insertions and deletions of a line each, in the work-tree copy of `lines`.
+fn edit_work_tree(fixture: &Fixture, path: &str) {
+    let text = std::fs::read_to_string(fixture.path().join(path)).expect("the file is there");
+    let mut lines: Vec<String> = text.lines().map(|line| format!("{line}\n")).collect();
+    lines[2] = "int parse_edited(void) { return 3; }\n".to_owned();
+    lines.insert(10, "/* added in the work tree */\n".to_owned());
+    lines.insert(11, "int parse_added(void) { return 11; }\n".to_owned());
+    lines.drain(20..23);
+    lines.push("/* appended */\n".to_owned());
+    std::fs::write(fixture.path().join(path), lines.concat()).expect("write");
+}
+
+#[test]
+fn the_work_tree_is_blamed_as_git_blames_it_without_a_revision() {
+    let fixture = fluxgit_fixtures::build(Scenario::Blame);
+    // A clean file: the work tree's blame is HEAD's.
+    let clean = file_blame(&fixture, &options("lib/parser.c", None, None, false), UNLIMITED).expect("blames").data;
+    assert_same(&fixture, &clean, &git_blame(&fixture, "", "lib/parser.c", &[]), "clean work tree");
+    assert!(clean.worktree && !clean.commits.contains_key(blame::NOT_COMMITTED), "{clean:#?}");
+
+    // Edited, added and deleted lines, then also staged (git blames the work tree against HEAD either way).
+    edit_work_tree(&fixture, "lib/parser.c");
+    for staged in [false, true] {
+        if staged {
+            fixture.git(&["add", "lib/parser.c"]);
+        }
+        for (range, ignore_revs) in [(None, false), (None, true), (Some((9, 14)), true)] {
+            let mut extra: Vec<String> = Vec::new();
+            if let Some((start, end)) = range {
+                extra.extend(["-L".to_owned(), format!("{start},{end}")]);
+            }
+            if ignore_revs {
+                extra.extend(["--ignore-revs-file".to_owned(), ".git-blame-ignore-revs".to_owned()]);
+            }
+            let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+            let git = git_blame(&fixture, "", "lib/parser.c", &extra);
+            let report = file_blame(&fixture, &options("lib/parser.c", None, range, ignore_revs), UNLIMITED)
+                .expect("blames")
+                .data;
+            assert_same(&fixture, &report, &git, &format!("work tree, staged={staged} {range:?} {ignore_revs}"));
+            assert!(git.iter().any(|line| line.sha.starts_with("0000000")), "git marks uncommitted lines");
+            let info = &report.commits[blame::NOT_COMMITTED];
+            assert_eq!(info.author.to_string_lossy(), "Not Committed Yet <not.committed.yet>");
+            assert_eq!(info.subject, "Version of lib/parser.c from lib/parser.c");
+        }
+    }
+    // The committed version stays one `rev` away.
+    check(&fixture, "HEAD", "lib/parser.c", None, true);
+
+    // An uncommitted rename with an edit is followed as git follows it (through the index).
+    fixture.git(&["mv", "lib/parser.c", "lib/moved.c"]);
+    let git = git_blame(&fixture, "", "lib/moved.c", &[]);
+    let moved = file_blame(&fixture, &options("lib/moved.c", None, None, false), UNLIMITED).expect("blames").data;
+    assert_same(&fixture, &moved, &git, "uncommitted rename");
+    assert!(moved.ranges.iter().any(|range| range.orig_path.as_deref() == Some("lib/parser.c")), "{moved:#?}");
+
+    // A file added to the index only: every line is not committed yet.
+    std::fs::write(fixture.path().join("new.txt"), "one\ntwo\n").expect("write");
+    fixture.git(&["add", "new.txt"]);
+    let added = file_blame(&fixture, &options("new.txt", None, None, false), UNLIMITED).expect("blames").data;
+    assert_same(&fixture, &added, &git_blame(&fixture, "", "new.txt", &[]), "added file");
+
+    // Untracked, or deleted from the work tree: not found, as git refuses (`no such path`, `cannot lstat`).
+    std::fs::write(fixture.path().join("untracked.txt"), "x\n").expect("write");
+    std::fs::remove_file(fixture.path().join("README.md")).expect("remove");
+    for path in ["untracked.txt", "README.md"] {
+        assert!(!fixture.git_raw(&["blame", "--", path]).status.success(), "git blames {path}");
+        match file_blame(&fixture, &options(path, None, None, false), UNLIMITED) {
+            Err(Error::Invalid { reason: InvalidReason::NotFound, .. }) => {}
+            other => panic!("{path}: expected not_found, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn shallow_clones_are_blamed_to_their_boundary_as_git_does() {
+    let fixture = fluxgit_fixtures::build(Scenario::ShallowTwo);
+    for path in ["src/util.c", "src/main.c", "README.md", "grown.txt", "mainline/2.txt"] {
+        let report = check(&fixture, "HEAD", path, None, false);
+        assert!(report.shallow, "{report:#?}");
+    }
+    let report = check(&fixture, "HEAD", "src/util.c", None, false);
+    assert!(report.commits.values().any(|info| info.boundary), "{report:#?}");
+}
+
+#[test]
+fn a_configured_ignore_file_that_cannot_be_read_is_refused_as_git_refuses() {
+    let fixture = fluxgit_fixtures::build(Scenario::Blame);
+    fixture.git(&["config", "blame.ignoreRevsFile", "missing-ignore-revs"]);
+    assert!(!fixture.git_raw(&["blame", "HEAD", "--", "lib/parser.c"]).status.success(), "git refuses");
+    match file_blame(&fixture, &options("lib/parser.c", Some("HEAD"), None, true), UNLIMITED) {
+        Err(Error::GitRead { message, .. }) => assert!(message.contains("missing-ignore-revs"), "{message}"),
+        other => panic!("expected a git read error, got {other:?}"),
+    }
+    // Without the ignore list there is nothing to read (git 2.47 cannot be told so: it skips empty values).
+    let report =
+        file_blame(&fixture, &options("lib/parser.c", Some("HEAD"), None, false), UNLIMITED).expect("blames").data;
+    fixture.git(&["config", "--unset", "blame.ignoreRevsFile"]);
+    let git = git_blame(&fixture, "HEAD", "lib/parser.c", &[]);
+    assert_same(&fixture, &report, &git, "ignoreRevs: false");
 }

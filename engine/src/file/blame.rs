@@ -11,12 +11,22 @@
 //! fingerprint heuristic), and blame goes on from there; a line no parent line matches stays on the ignored commit,
 //! as git leaves it (`unblamable`). The lists come from the files of `blame.ignoreRevsFile` (git's rule: each value
 //! adds a file, empty values are skipped as git 2.47 skips them, relative paths start at the work tree's root; a
-//! configured file that is missing is skipped, where git refuses to blame); when that key is not set, from
+//! configured file that cannot be read is an error, as git refuses to blame then); when that key is not set, from
 //! `.git-blame-ignore-revs` at the work tree's root, the convention GitHub applies on its own (git needs the key).
 //! Names that are not full hex object names, or name no commit here, are skipped. Which revisions were skipped for
 //! the lines shown is said in `ignoredRevs`.
 //!
-//! Blame runs at a commit (`rev`, default `HEAD`); uncommitted work-tree changes are not blamed (ask `diff.text`).
+//! Without `rev`, the work-tree file is blamed, as `git blame FILE` does: a commit made in memory only (never
+//! written) stands for the work tree, with HEAD (and, during a merge, the `MERGE_HEAD` commits) as parents, the
+//! work-tree file converted as git converts it for a commit (end of line and `ident` as attributes say; filter
+//! drivers never run) and, like git's index-based fake commit, staged deletions dropped so that an uncommitted
+//! `git mv` is followed. Lines that came from it are git's "Not Committed Yet": commit `0000000`, author
+//! `Not Committed Yet <not.committed.yet>`, subject `Version of PATH from PATH`; their time is the file's
+//! modification time (git writes the time of the blame). A bare repository, or a given `rev`, blames that commit.
+//!
+//! Shallow clones are blamed as git blames them: a boundary commit has no parents, so the lines older than the
+//! clone are blamed on it, and its commit says `boundary` (as a root commit does, git's `^` and porcelain
+//! `boundary`, unless `blame.showRoot` is set).
 //! Consecutive lines from one commit, one original path and consecutive original lines form one range, as git's
 //! porcelain groups them. The answer is cut to a token budget at whole ranges; `endLine` then names the last line
 //! shown and `omitted.ranges` counts the ranges left out.
@@ -29,6 +39,7 @@ use gix::ObjectId;
 use gix::bstr::{BStr, BString, ByteSlice};
 use serde::Serialize;
 
+use crate::ancestry::Shallow;
 use crate::budget::{self, Budgeted, Measure, Omitted};
 use crate::error::{Error, InvalidReason, Result};
 use crate::facets::commits::abbreviate;
@@ -42,12 +53,20 @@ use super::ignore;
 /// The ignore-revs file GitHub reads on its own; git reads it only when `blame.ignoreRevsFile` names it.
 pub const CONVENTIONAL_IGNORE_FILE: &str = ".git-blame-ignore-revs";
 
+/// The abbreviated commit of lines not committed yet (git shows the null object id).
+pub const NOT_COMMITTED: &str = "0000000";
+
+/// Bytes of decoded objects kept while blaming: the walk reads each commit up to three times in a row (as a
+/// suspect, as a parent, for its tree), which gix's object cache then serves without inflating it again.
+const OBJECT_CACHE_BYTES: usize = 2 * 1024 * 1024;
+
 /// What to blame.
 #[derive(Debug, Clone)]
 pub struct Options {
     /// Repository-relative path of the file (no `..`, not absolute, no control characters).
     pub path: String,
-    /// The revision (a commit, or a tag peeled to one); `HEAD` when absent.
+    /// The revision (a commit, or a tag peeled to one); when absent, the work-tree file on top of `HEAD`, as
+    /// `git blame FILE` (a bare repository: `HEAD`).
     pub rev: Option<String>,
     /// First line wanted, 1-based (default 1).
     pub start_line: Option<usize>,
@@ -61,8 +80,16 @@ pub struct Options {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Report {
-    /// The full sha of the commit `rev` resolved to.
+    /// The full sha of the commit `rev` resolved to (HEAD's when the work tree was blamed).
     pub rev: String,
+    /// The work-tree file was blamed (no `rev` given): lines not committed yet carry [`NOT_COMMITTED`]; absent
+    /// means false.
+    #[serde(skip_serializing_if = "crate::compact::is_false")]
+    pub worktree: bool,
+    /// The repository is a shallow clone: lines older than its history are blamed on a `boundary` commit; absent
+    /// means false.
+    #[serde(skip_serializing_if = "crate::compact::is_false")]
+    pub shallow: bool,
     /// The path, as given.
     pub path: String,
     /// Lines in the whole file at `rev` (absent, i.e. 0, for an empty file).
@@ -123,6 +150,10 @@ pub struct CommitInfo {
     pub time: String,
     /// The first line of the message.
     pub subject: String,
+    /// The commit has no parents as git sees them (a root commit, or a shallow clone's boundary), so blame stops
+    /// there: git's `^` mark and porcelain `boundary` (none when `blame.showRoot` is set); absent means false.
+    #[serde(skip_serializing_if = "crate::compact::is_false")]
+    pub boundary: bool,
 }
 
 fn is_one(value: &usize) -> bool {
@@ -146,6 +177,8 @@ pub struct LineOrigin {
 #[derive(Debug, Clone)]
 pub struct Full {
     rev: String,
+    worktree: bool,
+    shallow: bool,
     path: String,
     total_lines: usize,
     /// The requested range, 1-based inclusive, clamped to the file (`end == start - 1` for an empty file).
@@ -175,6 +208,8 @@ impl Full {
         let end_line = ranges.last().map(|range| range.line + range.lines - 1);
         Report {
             rev: self.rev.clone(),
+            worktree: self.worktree,
+            shallow: self.shallow,
             path: self.path.clone(),
             total_lines: self.total_lines,
             start_line: (self.total_lines > 0).then_some(self.start),
@@ -208,14 +243,29 @@ pub fn read(repo: &gix::Repository, options: &Options) -> Result<Full> {
     if options.start_line == Some(0) || options.end_line == Some(0) {
         return Err(Error::invalid(InvalidReason::InvalidRange, "lines are numbered from 1"));
     }
-    let rev = options.rev.as_deref().unwrap_or("HEAD");
-    let commit_id = resolve_commit(repo, rev)?;
-    let data = blob_at(repo, commit_id, &options.path, rev)?;
+    let shallow = Shallow::read(repo)?;
+    let mut repo = repo.clone();
+    repo.object_cache_size_if_unset(OBJECT_CACHE_BYTES);
+    let (blamed_id, commit_id, data, uncommitted, rev) = match options.rev.as_deref() {
+        None if repo.workdir().is_some() => {
+            // The commit standing for the work tree lives in memory only.
+            repo = repo.with_object_memory();
+            let head = resolve_commit(&repo, "HEAD")?;
+            let (fake, data) = super::worktree::commit(&repo, head, &options.path)?;
+            (fake, head, data, Some(fake), "the work tree")
+        }
+        rev => {
+            let rev = rev.unwrap_or("HEAD");
+            let commit_id = resolve_commit(&repo, rev)?;
+            let data = blob_at(&repo, commit_id, &options.path, rev)?;
+            (commit_id, commit_id, data, None, rev)
+        }
+    };
     if super::is_binary(&data) {
         return Err(Error::invalid(
             InvalidReason::BinaryFile,
             format!(
-                "{:?} is binary at {rev} (a NUL byte in its first 8000 bytes): it has no lines to blame",
+                "{:?} is binary in {rev} (a NUL byte in its first 8000 bytes): it has no lines to blame",
                 options.path
             ),
         ));
@@ -231,18 +281,20 @@ pub fn read(repo: &gix::Repository, options: &Options) -> Result<Full> {
     let end = options.end_line.unwrap_or(total_lines).min(total_lines).max(start - 1);
 
     let (ignore_list, ignore_revs_files) =
-        if options.ignore_revs { ignore_list(repo)? } else { (HashSet::new(), Vec::new()) };
+        if options.ignore_revs { ignore_list(&repo)? } else { (HashSet::new(), Vec::new()) };
+    let history = History { repo: &repo, shallow: &shallow };
     let path = BString::from(options.path.as_str());
     let mut lines = if end >= start {
         let requested = u32::try_from(start).unwrap_or(u32::MAX)..=u32::try_from(end).unwrap_or(u32::MAX);
-        blame_lines(repo, commit_id, path.as_ref(), &[requested])?
+        history.blame_lines(blamed_id, path.as_ref(), &[requested])?
     } else {
         BTreeMap::new()
     };
     let skipped =
-        if ignore_list.is_empty() { HashMap::new() } else { pass_over_ignored(repo, &ignore_list, &mut lines)? };
+        if ignore_list.is_empty() { HashMap::new() } else { pass_over_ignored(&history, &ignore_list, &mut lines)? };
 
-    let mut names = Names::new(repo);
+    let show_root = repo.config_snapshot().boolean("blame.showRoot").unwrap_or(false);
+    let mut names = Names::new(&repo, &shallow, uncommitted, show_root);
     let mut ranges: Vec<Range> = Vec::new();
     let mut range_skipped: Vec<BTreeSet<String>> = Vec::new();
     let mut previous: Option<(u32, &LineOrigin)> = None;
@@ -280,6 +332,8 @@ pub fn read(repo: &gix::Repository, options: &Options) -> Result<Full> {
     }
     Ok(Full {
         rev: commit_id.to_string(),
+        worktree: uncommitted.is_some(),
+        shallow: shallow.is_shallow(),
         path: options.path.clone(),
         total_lines,
         start,
@@ -330,44 +384,99 @@ pub(crate) fn count_lines(data: &[u8]) -> usize {
     newlines + usize::from(!data.is_empty() && !data.ends_with(b"\n"))
 }
 
-/// gix's blame of the 1-based inclusive `ranges` of `path` at `commit`: the origin of each blamed line (0-based).
-pub(crate) fn blame_lines(
-    repo: &gix::Repository,
-    commit: ObjectId,
-    path: &BStr,
-    ranges: &[RangeInclusive<u32>],
-) -> Result<BTreeMap<u32, LineOrigin>> {
-    let to_err = |err| Error::git("the file's history (blame)", err);
-    let ranges = gix::blame::BlameRanges::from_one_based_inclusive_ranges(ranges.to_vec()).map_err(to_err)?;
-    let options = gix::repository::blame_file::Options {
-        diff_algorithm: None,
-        ranges,
-        since: None,
-        rewrites: Some(gix::diff::Rewrites::default()),
-    };
-    let outcome = repo.blame_file(path, commit, options).map_err(to_err)?;
-    let mut lines = BTreeMap::new();
-    for entry in &outcome.entries {
-        let origin_path = entry.source_file_name.clone().unwrap_or_else(|| path.to_owned());
-        for offset in 0..entry.len.get() {
-            lines.insert(
-                entry.start_in_blamed_file + offset,
-                LineOrigin {
-                    commit: entry.commit_id,
-                    path: origin_path.clone(),
-                    line: entry.start_in_source_file + offset,
-                    unblamable: false,
-                },
-            );
+/// The history blame walks: the repository (with an object cache, and the work tree's commit in memory when there
+/// is one) and its shallow boundary, where commits have no parents.
+pub(crate) struct History<'a> {
+    pub(crate) repo: &'a gix::Repository,
+    pub(crate) shallow: &'a Shallow,
+}
+
+impl History<'_> {
+    /// gix's blame of the 1-based inclusive `ranges` of `path` at `commit`: the origin of each blamed line
+    /// (0-based). The commit-graph file is used when git would use it (not in a shallow clone, whose boundary
+    /// commits are read without their parents).
+    pub(crate) fn blame_lines(
+        &self,
+        commit: ObjectId,
+        path: &BStr,
+        ranges: &[RangeInclusive<u32>],
+    ) -> Result<BTreeMap<u32, LineOrigin>> {
+        let to_err = |err| Error::git("the file's history (blame)", err);
+        let repo = self.repo;
+        let options = gix::blame::Options {
+            diff_algorithm: repo.diff_algorithm().map_err(to_err)?,
+            ranges: gix::blame::BlameRanges::from_one_based_inclusive_ranges(ranges.to_vec()).map_err(to_err)?,
+            since: None,
+            rewrites: Some(gix::diff::Rewrites::default()),
+            debug_track_path: false,
+        };
+        let mut resource_cache = repo.diff_resource_cache_for_tree_diff().map_err(to_err)?;
+        let start = gix::blame::Start::Commit(commit);
+        let outcome = if self.shallow.is_shallow() {
+            let odb = WithoutShallowParents { objects: &repo.objects, shallow: self.shallow };
+            gix::blame::file(&odb, start, None, &mut resource_cache, path, options)
+        } else {
+            let graph = repo.commit_graph_if_enabled().map_err(to_err)?;
+            gix::blame::file(&repo.objects, start, graph, &mut resource_cache, path, options)
         }
+        .map_err(to_err)?;
+        let mut lines = BTreeMap::new();
+        for entry in &outcome.entries {
+            let origin_path = entry.source_file_name.clone().unwrap_or_else(|| path.to_owned());
+            for offset in 0..entry.len.get() {
+                lines.insert(
+                    entry.start_in_blamed_file + offset,
+                    LineOrigin {
+                        commit: entry.commit_id,
+                        path: origin_path.clone(),
+                        line: entry.start_in_source_file + offset,
+                        unblamable: false,
+                    },
+                );
+            }
+        }
+        Ok(lines)
     }
-    Ok(lines)
+}
+
+/// The object database as git reads a shallow clone: the boundary commits come without their `parent` lines, so
+/// the blame walk ends there as git's does.
+struct WithoutShallowParents<'a> {
+    objects: &'a gix::OdbHandle,
+    shallow: &'a Shallow,
+}
+
+impl gix::objs::Find for WithoutShallowParents<'_> {
+    fn try_find<'a>(&self, id: &gix::oid, buffer: &'a mut Vec<u8>) -> gix::error::Result<Option<gix::objs::Data<'a>>> {
+        let Some(data) = self.objects.try_find(id, buffer)? else {
+            return Ok(None);
+        };
+        let (kind, object_hash) = (data.kind, data.object_hash);
+        if kind == gix::objs::Kind::Commit && self.shallow.is_boundary(id) {
+            let body_start = buffer.find(b"\n\n").map_or(buffer.len(), |idx| idx + 1);
+            let mut stripped = Vec::with_capacity(buffer.len());
+            for line in buffer[..body_start].lines_with_terminator() {
+                if !line.starts_with(b"parent ") {
+                    stripped.extend_from_slice(line);
+                }
+            }
+            stripped.extend_from_slice(&buffer[body_start..]);
+            *buffer = stripped;
+        }
+        Ok(Some(gix::objs::Data::new(buffer, kind, object_hash)))
+    }
+}
+
+impl gix::objs::FindHeader for WithoutShallowParents<'_> {
+    fn try_header(&self, id: &gix::oid) -> gix::error::Result<Option<gix::objs::Header>> {
+        self.objects.try_header(id)
+    }
 }
 
 /// Hands every line blamed on an ignored commit over to that commit's parents, as git does, until none is left on
 /// one (or only unblamable ones). Returns, per blamed line, the ignored commits passed over.
 fn pass_over_ignored(
-    repo: &gix::Repository,
+    history: &History<'_>,
     ignore_list: &HashSet<ObjectId>,
     lines: &mut BTreeMap<u32, LineOrigin>,
 ) -> Result<HashMap<u32, Vec<ObjectId>>> {
@@ -386,7 +495,7 @@ fn pass_over_ignored(
         for ((commit, path), blamed) in groups {
             let targets: Vec<u32> =
                 blamed.iter().filter_map(|line| lines.get(line).map(|origin| origin.line)).collect();
-            let handed = ignore::hand_to_parents(repo, commit, path.as_ref(), &targets)?;
+            let handed = ignore::hand_to_parents(history, commit, path.as_ref(), &targets)?;
             // Per parent origin, the parent lines to blame next, then the blame of each.
             let mut wanted: BTreeMap<(ObjectId, BString), BTreeSet<u32>> = BTreeMap::new();
             for guess in handed.iter().flatten() {
@@ -395,7 +504,7 @@ fn pass_over_ignored(
             let mut blamed_in_parent: HashMap<(ObjectId, BString), BTreeMap<u32, LineOrigin>> = HashMap::new();
             for ((parent, parent_path), parent_lines) in wanted {
                 let ranges: Vec<RangeInclusive<u32>> = parent_lines.iter().map(|line| line + 1..=line + 1).collect();
-                let result = blame_lines(repo, parent, parent_path.as_ref(), &ranges)?;
+                let result = history.blame_lines(parent, parent_path.as_ref(), &ranges)?;
                 blamed_in_parent.insert((parent, parent_path), result);
             }
             for (line, guess) in blamed.iter().zip(handed) {
@@ -419,33 +528,82 @@ fn pass_over_ignored(
     }
 }
 
-/// The ignore list: the commits named in the ignore-revs files (git's `blame.ignoreRevsFile` values, else the
-/// conventional `.git-blame-ignore-revs`), and the files read, as named.
-fn ignore_list(repo: &gix::Repository) -> Result<(HashSet<ObjectId>, Vec<String>)> {
+/// The ignore-revs files as named (git's `blame.ignoreRevsFile` values, else the conventional
+/// `.git-blame-ignore-revs`), each with where it is and whether git requires it (a configured one).
+fn ignore_files(repo: &gix::Repository) -> Vec<(String, Option<std::path::PathBuf>, bool)> {
     let Some(work_dir) = repo.workdir() else {
-        return Ok((HashSet::new(), Vec::new()));
+        return Vec::new();
     };
     let configured = repo.config_snapshot().plumbing().strings("blame.ignoreRevsFile");
-    let names: Vec<String> = match configured {
+    let (names, required): (Vec<String>, bool) = match configured {
         // Git 2.47 skips empty values (its documentation says they reset the list; its code does not).
-        Some(values) => values.iter().filter(|value| !value.is_empty()).map(|value| utf8(value)).collect(),
-        None => vec![CONVENTIONAL_IGNORE_FILE.to_owned()],
+        Some(values) => (values.iter().filter(|value| !value.is_empty()).map(|value| utf8(value)).collect(), true),
+        None => (vec![CONVENTIONAL_IGNORE_FILE.to_owned()], false),
     };
+    names
+        .into_iter()
+        .map(|name| {
+            let file = match name.strip_prefix("~/") {
+                Some(rest) => std::env::var_os("HOME").map(|home| Path::new(&home).join(rest)),
+                None => Some(work_dir.join(&name)),
+            };
+            (name, file, required)
+        })
+        .collect()
+}
+
+/// What the ignore-revs files hold right now, for keying cached answers: each file's name and a digest of its
+/// content (or that it cannot be read). A file outside the repository (`~/...`, an absolute path) is not watched,
+/// so answers that depend on it are told apart by this key instead.
+pub fn ignore_files_key(repo: &gix::Repository) -> String {
+    use sha2::{Digest, Sha256};
+    let mut key = String::new();
+    for (name, file, _) in ignore_files(repo) {
+        let state = match file.map(std::fs::read) {
+            Some(Ok(bytes)) => Sha256::digest(&bytes).iter().map(|byte| format!("{byte:02x}")).collect(),
+            Some(Err(err)) => format!("unreadable: {:?}", err.kind()),
+            None => "no HOME".to_owned(),
+        };
+        key.push_str(&format!("{name}={state};"));
+    }
+    key
+}
+
+/// The ignore list: the commits named in the ignore-revs files, and the files read, as named.
+///
+/// # Errors
+/// [`Error::GitRead`] when a file named by `blame.ignoreRevsFile` cannot be read: git 2.47 refuses to blame then
+/// (`fatal: could not open object name list`).
+fn ignore_list(repo: &gix::Repository) -> Result<(HashSet<ObjectId>, Vec<String>)> {
     let mut commits = HashSet::new();
     let mut read = Vec::new();
-    for name in names {
-        let expanded = match name.strip_prefix("~/") {
-            Some(rest) => std::env::var_os("HOME").map(|home| Path::new(&home).join(rest)),
-            None => Some(work_dir.join(&name)),
+    for (name, file, required) in ignore_files(repo) {
+        let text = file.as_deref().map(|file| {
+            // A directory is not a list either: git fails to read it.
+            std::fs::metadata(file).and_then(|metadata| {
+                if metadata.is_file() { std::fs::read(file) } else { Err(std::io::Error::other("not a regular file")) }
+            })
+        });
+        let text = match text {
+            Some(Ok(text)) => text,
+            // The conventional file is optional.
+            _ if !required => continue,
+            Some(Err(err)) => {
+                return Err(Error::git(
+                    "blame.ignoreRevsFile",
+                    format!(
+                        "blame.ignoreRevsFile names {name:?}, which cannot be read ({err}); git refuses to blame \
+                         too (could not open object name list): fix or unset the setting, or pass ignoreRevs: false"
+                    ),
+                ));
+            }
+            None => {
+                return Err(Error::git(
+                    "blame.ignoreRevsFile",
+                    format!("blame.ignoreRevsFile names {name:?} under a home directory, but HOME is not set"),
+                ));
+            }
         };
-        let Some(file) = expanded else { continue };
-        // A named file that is missing or not a regular file is skipped (git refuses to blame then); only the
-        // files read are reported.
-        let Ok(metadata) = std::fs::metadata(&file) else { continue };
-        if !metadata.is_file() {
-            continue;
-        }
-        let Ok(text) = std::fs::read(&file) else { continue };
         read.push(name);
         for line in text.lines() {
             let line = line.split(|byte| *byte == b'#').next().unwrap_or_default().trim();
@@ -464,13 +622,23 @@ fn ignore_list(repo: &gix::Repository) -> Result<(HashSet<ObjectId>, Vec<String>
 /// Abbreviated shas and commit details, looked up once per commit.
 struct Names<'repo> {
     repo: &'repo gix::Repository,
+    shallow: &'repo Shallow,
+    /// The in-memory commit standing for the work tree, shown as [`NOT_COMMITTED`].
+    uncommitted: Option<ObjectId>,
+    /// `blame.showRoot`: root commits are not boundaries.
+    show_root: bool,
     abbreviated: HashMap<ObjectId, String>,
     infos: BTreeMap<String, CommitInfo>,
 }
 
 impl<'repo> Names<'repo> {
-    fn new(repo: &'repo gix::Repository) -> Self {
-        Self { repo, abbreviated: HashMap::new(), infos: BTreeMap::new() }
+    fn new(
+        repo: &'repo gix::Repository,
+        shallow: &'repo Shallow,
+        uncommitted: Option<ObjectId>,
+        show_root: bool,
+    ) -> Self {
+        Self { repo, shallow, uncommitted, show_root, abbreviated: HashMap::new(), infos: BTreeMap::new() }
     }
 
     /// The commit's abbreviated sha, recording its details.
@@ -481,13 +649,15 @@ impl<'repo> Names<'repo> {
         let commit = self.repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
         let author = commit.author().map_err(|err| Error::git("commit author", err))?;
         let time = author.time().map_err(|err| Error::git("commit author date", err))?;
-        let short = abbreviate(commit.id());
+        let short = if self.uncommitted == Some(id) { NOT_COMMITTED.to_owned() } else { abbreviate(commit.id()) };
+        let parentless = self.shallow.is_boundary(&id) || commit.parent_ids().next().is_none();
         self.infos.insert(
             short.clone(),
             CommitInfo {
                 author: Person { name: utf8(author.name), email: utf8(author.email) },
                 time: iso_time(time),
                 subject: subject(commit.message_raw_sloppy()),
+                boundary: parentless && !self.show_root,
             },
         );
         self.abbreviated.insert(id, short.clone());

@@ -20,6 +20,8 @@ use gix::bstr::{BStr, BString, ByteSlice};
 
 use crate::error::{Error, Result};
 
+use super::blame::History;
+
 /// Where an ignored commit's line was handed: a line of a parent's version of the file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Guess {
@@ -37,11 +39,12 @@ pub(crate) struct Guess {
 /// # Errors
 /// [`Error::GitRead`] when a commit, tree or blob cannot be read.
 pub(crate) fn hand_to_parents(
-    repo: &gix::Repository,
+    history: &History<'_>,
     commit: ObjectId,
     path: &BStr,
     targets: &[u32],
 ) -> Result<Vec<Option<Guess>>> {
+    let repo = history.repo;
     let to_err = |err| Error::git("an ignored commit", err);
     let commit_object = repo.find_commit(commit).map_err(to_err)?;
     let tree = commit_object.tree().map_err(to_err)?;
@@ -51,7 +54,12 @@ pub(crate) fn hand_to_parents(
         .ok_or_else(|| Error::git("an ignored commit", format!("{path} is not in {commit}")))?;
     let target_blob = target_entry.object_id();
     let target_data = read_blob(repo, target_blob)?;
-    let parents: Vec<ObjectId> = commit_object.parent_ids().map(|id| id.detach()).collect();
+    // A shallow clone's boundary commit has no parents, as git sees it.
+    let parents: Vec<ObjectId> = if history.shallow.is_boundary(&commit) {
+        Vec::new()
+    } else {
+        commit_object.parent_ids().map(|id| id.detach()).collect()
+    };
 
     // Git's two passes: the same path in every parent first, then renames for the parents without it; a parent
     // whose blob equals an earlier parent's is skipped.

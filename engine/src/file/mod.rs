@@ -6,6 +6,7 @@
 pub mod blame;
 mod ignore;
 pub mod read;
+mod worktree;
 
 use crate::budget::{Budgeted, Measure};
 
@@ -54,5 +55,12 @@ impl Engine {
         measure: &mut Measure<'_, blame::Report>,
     ) -> Result<Budgeted<blame::Report>> {
         blame::fit(&blame::read(&repo.git, options)?, max_tokens, measure)
+    }
+
+    /// What `file.blame` answers depend on outside what the engine's watcher sees: the content of the ignore-revs
+    /// files (one may live outside the repository, e.g. under the home directory). Part of a cached answer's key,
+    /// so that editing such a file is never answered from a stale cache.
+    pub fn file_blame_key(&self, repo: &Repo) -> String {
+        blame::ignore_files_key(&repo.git)
     }
 }

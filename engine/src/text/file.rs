@@ -51,7 +51,8 @@ pub fn file_read(result: &Budgeted<Report>) -> String {
 /// `file.blame`: a header line (`# blame path @ rev, lines a-b of n`), the ignore-revs files and skipped revisions,
 /// then one line per range as `git blame` prints a line, grouped: `<sha> (<author> <date> <line>[-<last>])
 /// <subject>`, with `[from <path>:<line>]` when the lines had another path or number in that commit and a leading
-/// `*` for lines left on an ignored revision (git's `blame.markUnblamableLines`); a cut ends with
+/// `*` for lines left on an ignored revision (git's `blame.markUnblamableLines`), else `^` for a boundary commit (as
+/// git marks it); the header says `work tree (on <HEAD>)` when the work-tree file was blamed; a cut ends with
 /// `... N more ranges (read on from line M)`.
 pub fn file_blame(result: &Budgeted<BlameReport>) -> String {
     let report = &result.data;
@@ -60,7 +61,10 @@ pub fn file_blame(result: &Budgeted<BlameReport>) -> String {
         (Some(start), Some(end)) => format!(", lines {start}-{end} of {}", report.total_lines),
         _ => format!(", {} lines", report.total_lines),
     };
-    out.line(format!("# blame {} @ {}{shown}", report.path, short(&report.rev)));
+    let at =
+        if report.worktree { format!("work tree (on {})", short(&report.rev)) } else { short(&report.rev).to_owned() };
+    let shallow = if report.shallow { ", shallow clone" } else { "" };
+    out.line(format!("# blame {} @ {at}{shown}{shallow}", report.path));
     if !report.ignore_revs_files.is_empty() {
         out.line(format!("ignore-revs files: {}", report.ignore_revs_files.join(", ")));
     }
@@ -76,7 +80,12 @@ pub fn file_blame(result: &Budgeted<BlameReport>) -> String {
             1 => range.line.to_string(),
             count => format!("{}-{}", range.line, range.line + count - 1),
         };
-        let mark = if range.unblamable { "*" } else { "" };
+        let boundary = info.is_some_and(|info| info.boundary);
+        let mark = match (range.unblamable, boundary) {
+            (true, _) => "*",
+            (false, true) => "^",
+            (false, false) => "",
+        };
         let mut text = format!("{mark}{} ({author} {date} {lines}) {subject}", range.commit);
         match (&range.orig_path, range.orig_line) {
             (Some(path), line) => text.push_str(&format!(" [from {path}:{}]", line.unwrap_or(range.line))),

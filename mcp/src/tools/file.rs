@@ -64,7 +64,9 @@ pub fn read_tool() -> FnTool {
         "type": "object",
         "required": ["rev", "path", "mode", "blobSha", "size"],
         "properties": {
-            "rev": { "type": "string", "description": "Full sha of the commit `rev` resolved to." },
+            "rev": { "type": "string", "description": "Full sha of the commit `rev` resolved to; HEAD's when the work tree was blamed." },
+            "worktree": { "type": "boolean", "description": "The work-tree file was blamed (no `rev` given, as `git blame FILE`): lines not committed yet carry commit `0000000`, whose entry in `commits` is git's `Not Committed Yet <not.committed.yet>` with subject `Version of PATH from PATH` and the file's modification time. Absent means false." },
+            "shallow": { "type": "boolean", "description": "The repository is a shallow clone: lines older than its history are blamed on a boundary commit, as git blames them. Absent means false." },
             "path": { "type": "string" },
             "mode": { "enum": ["100644", "100755", "120000"], "description": "Git's file mode (120000: a symlink, whose content is its target)." },
             "blobSha": { "type": "string", "description": "Full sha of the blob." },
@@ -133,7 +135,9 @@ pub fn blame_tool() -> FnTool {
         "type": "object",
         "required": ["rev", "path"],
         "properties": {
-            "rev": { "type": "string", "description": "Full sha of the commit `rev` resolved to." },
+            "rev": { "type": "string", "description": "Full sha of the commit `rev` resolved to; HEAD's when the work tree was blamed." },
+            "worktree": { "type": "boolean", "description": "The work-tree file was blamed (no `rev` given, as `git blame FILE`): lines not committed yet carry commit `0000000`, whose entry in `commits` is git's `Not Committed Yet <not.committed.yet>` with subject `Version of PATH from PATH` and the file's modification time. Absent means false." },
+            "shallow": { "type": "boolean", "description": "The repository is a shallow clone: lines older than its history are blamed on a boundary commit, as git blames them. Absent means false." },
             "path": { "type": "string" },
             "totalLines": { "type": "integer", "minimum": 1, "description": "Lines in the whole file at rev (a last line without newline counts). Absent means 0 (an empty file)." },
             "startLine": { "type": "integer", "minimum": 1, "description": "First line of the range. Absent means an empty file." },
@@ -163,7 +167,8 @@ pub fn blame_tool() -> FnTool {
                     "properties": {
                         "author": { "type": "string", "description": "`Name <email>` as recorded." },
                         "time": { "type": "string", "description": "Author date, ISO 8601 with the author's offset (`git log --format=%aI`)." },
-                        "subject": { "type": "string" }
+                        "subject": { "type": "string" },
+                        "boundary": { "type": "boolean", "description": "The commit has no parents as git sees them (a root commit, or a shallow clone's boundary), so blame stops there: git's `^` mark and porcelain `boundary` (none with blame.showRoot). Absent means false." }
                     }
                 }
             },
@@ -183,8 +188,10 @@ pub fn blame_tool() -> FnTool {
             author time and subject once in `commits`. Lines startLine..endLine (default: all). Revisions listed in \
             the blame.ignoreRevsFile files, else in `.git-blame-ignore-revs` (GitHub's convention), are skipped as \
             `git blame --ignore-revs-file` skips them (`ignoreRevs: false` turns that off): `ignoredRevs` names the \
-            ones skipped, `unblamable` marks lines left on one. Blame is of the committed file at `rev` (default \
-            HEAD); uncommitted changes are not blamed (see diff.text). Cut at whole ranges by maxTokens: \
+            ones skipped, `unblamable` marks lines left on one. Without `rev` the work-tree file is blamed, as `git \
+            blame FILE` does (line numbers as in the editor; lines not committed yet are commit `0000000`, \
+            `Not Committed Yet`); give `rev` (e.g. `HEAD`) to blame a commit's version. Shallow clones stop at \
+            their boundary commit, as git does. Cut at whole ranges by maxTokens: \
             `truncated`, `endLine` and `omitted.ranges` say so; ask again from endLine + 1. A path absent at the \
             revision is invalid params `not_found`, a directory or submodule `not_a_file`, a binary file \
             `binary_file`, endLine < startLine or a start past the end `invalid_range`.",
@@ -192,8 +199,8 @@ pub fn blame_tool() -> FnTool {
                 json!({
                     "repoPath": schema::repo_path(),
                     "path": file_path(),
-                    "rev": { "type": "string", "minLength": 1, "maxLength": 1024, "default": "HEAD",
-                        "description": "The revision whose file is blamed (sha, branch, tag, `HEAD~2`, ...); never an option: a leading `-` is refused." },
+                    "rev": { "type": "string", "minLength": 1, "maxLength": 1024,
+                        "description": "The revision whose file is blamed (sha, branch, tag, `HEAD~2`, ...); never an option: a leading `-` is refused. Absent: the work-tree file on top of HEAD, as `git blame FILE` (read-only: the index is read, never refreshed); in a bare repository, HEAD." },
                     "startLine": line("First line, 1-based (default 1)."),
                     "endLine": line("Last line, 1-based inclusive (default: the last; larger values are clamped)."),
                     "ignoreRevs": { "type": "boolean", "default": true,

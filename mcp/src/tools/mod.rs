@@ -109,10 +109,15 @@ impl Tool for FnTool {
         };
         // Everything the answer depends on besides the repository's state: the tool, the path the caller gave
         // (the envelope names it), the arguments and, for the brief, the hour (its hints look at the branch
-        // movements of the last days). Product errors and protocol errors are never kept.
+        // movements of the last days) and, for file.blame, the content of its ignore-revs files (one may lie outside
+        // the watched repository). Product errors and protocol errors are never kept.
         let hour = if name == "repo.brief" { crate::config::now_epoch_secs() / 3600 } else { 0 };
-        let variant =
-            format!("{name}\0{}\0{}\0{hour}", repo.location.requested.display(), Value::Object(arguments.clone()));
+        let outside = if name == "file.blame" { ctx.engine.file_blame_key(&repo) } else { String::new() };
+        let variant = format!(
+            "{name}\0{}\0{}\0{hour}\0{outside}",
+            repo.location.requested.display(),
+            Value::Object(arguments.clone())
+        );
         let outcome = ctx.engine.answer(
             &repo,
             &variant,

@@ -174,3 +174,99 @@ fn file_blame_is_listed_right_after_file_read() {
     assert_eq!(position("file.blame"), position("file.read") + 1, "{names:?}");
     assert!(registry.lookup("file.blame").is_some_and(|tool| tool.definition().read_only));
 }
+
+/// Per line of a `file.blame` answer: the commit.
+fn answer_commits(response: &serde_json::Value) -> Vec<String> {
+    assert_eq!(response["result"]["isError"], false, "{response}");
+    assert_fits_output_schema("file.blame", response);
+    let mut commits = Vec::new();
+    for range in response["result"]["structuredContent"]["data"]["ranges"].as_array().expect("ranges") {
+        for _ in 0..range["lines"].as_u64().unwrap_or(1) {
+            commits.push(range["commit"].as_str().expect("commit").to_owned());
+        }
+    }
+    commits
+}
+
+/// Per line of `git blame --line-porcelain [args] -- path`: the full sha.
+fn git_blame_shas(fixture: &fluxgit_fixtures::Fixture, args: &[&str], path: &str) -> Vec<String> {
+    let mut command = vec!["blame", "--line-porcelain"];
+    command.extend_from_slice(args);
+    command.extend_from_slice(&["--", path]);
+    git_shas(&fixture.git(&command))
+}
+
+fn git_shas(porcelain: &str) -> Vec<String> {
+    let mut shas = Vec::new();
+    let mut header = true;
+    for text in porcelain.lines() {
+        if text.starts_with('\t') {
+            header = true;
+        } else if header {
+            shas.push(text.split(' ').next().unwrap_or_default().to_owned());
+            header = false;
+        }
+    }
+    shas
+}
+
+#[test]
+fn file_blame_over_stdio_blames_the_work_tree_and_rereads_an_ignore_file_outside_the_repository() {
+    use crate::support::{Running, initialize, sidecar, tool_call};
+    let fixture = fluxgit_fixtures::build(Scenario::Blame);
+    let home = tempfile::tempdir().expect("tempdir");
+    let root = fixture.root().canonicalize().expect("root");
+    let repo = fixture.path().to_str().expect("utf-8").to_owned();
+    let mut server = Running::start(sidecar(&root, home.path(), &[]));
+    server.request(&initialize("blame-test", "1"));
+    let same = |ours: &[String], git: &[String]| {
+        assert_eq!(ours.len(), git.len(), "{ours:?} vs {git:?}");
+        for (commit, sha) in ours.iter().zip(git) {
+            assert!(sha.starts_with(commit.as_str()), "{commit} vs {sha}");
+        }
+    };
+
+    // Uncommitted lines, as `git blame FILE` marks them; `rev` blames the commit.
+    let path = fixture.path().join("lib/parser.c");
+    let text = std::fs::read_to_string(&path).expect("read");
+    std::fs::write(&path, text.replacen("parse_03", "parse_three", 1) + "/* appended */\n").expect("write");
+    let work_tree = server.request(&tool_call(1, "file.blame", json!({"repoPath": repo, "path": "lib/parser.c"})));
+    let data = &work_tree["result"]["structuredContent"]["data"];
+    assert_eq!(data["worktree"], true, "{work_tree}");
+    assert_eq!(data["commits"]["0000000"]["author"], "Not Committed Yet <not.committed.yet>", "{work_tree}");
+    let git = git_blame_shas(&fixture, &["--ignore-revs-file", ".git-blame-ignore-revs"], "lib/parser.c");
+    assert!(git.iter().filter(|sha| sha.starts_with("0000000")).count() == 2, "{git:?}");
+    same(&answer_commits(&work_tree), &git);
+    let head = server.request(&tool_call(
+        2,
+        "file.blame",
+        json!({"repoPath": repo, "path": "lib/parser.c", "rev": "HEAD", "ignoreRevs": false}),
+    ));
+    same(&answer_commits(&head), &git_blame_shas(&fixture, &["HEAD"], "lib/parser.c"));
+
+    // blame.ignoreRevsFile naming a file outside the repository (so outside what the watcher sees).
+    let outside = root.join("outside-ignore-revs");
+    std::fs::write(&outside, "# nothing yet\n").expect("write");
+    fixture.git(&["config", "blame.ignoreRevsFile", outside.to_str().expect("utf-8")]);
+    let arguments = json!({"repoPath": repo, "path": "lib/parser.c", "rev": "HEAD"});
+    let before = server.request(&tool_call(3, "file.blame", arguments.clone()));
+    assert!(before["result"]["structuredContent"]["data"].get("ignoredRevs").is_none(), "{before}");
+    same(&answer_commits(&before), &git_blame_shas(&fixture, &["HEAD"], "lib/parser.c"));
+    let listed = fixture.git(&["show", "HEAD:.git-blame-ignore-revs"]);
+    std::fs::write(&outside, listed).expect("write");
+    let after = server.request(&tool_call(4, "file.blame", arguments.clone()));
+    let ignored = after["result"]["structuredContent"]["data"]["ignoredRevs"].as_array().map_or(0, Vec::len);
+    assert_eq!(ignored, 2, "the edited list is read again: {after}");
+    same(&answer_commits(&after), &git_blame_shas(&fixture, &["HEAD"], "lib/parser.c"));
+
+    // A configured file that is gone: git refuses, so do we (a tool error naming the setting), then serve on.
+    std::fs::remove_file(&outside).expect("remove");
+    assert!(!fixture.git_raw(&["blame", "HEAD", "--", "lib/parser.c"]).status.success());
+    let gone = server.request(&tool_call(5, "file.blame", arguments));
+    assert_eq!(gone["result"]["isError"], true, "{gone}");
+    let text = gone["result"]["content"][0]["text"].as_str().expect("text");
+    assert!(text.contains("10010") && text.contains("blame.ignoreRevsFile"), "{text}");
+    let served = server.request(&tool_call(6, "file.read", json!({"repoPath": repo, "path": "README.md"})));
+    assert_eq!(served["result"]["isError"], false, "{served}");
+    server.finish();
+}
