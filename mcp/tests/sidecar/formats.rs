@@ -330,12 +330,12 @@ fn check_same_facts(tool: &str, label: &str, text: &str, json: &Value) {
         "file.blame" => {
             let header = text.lines().next().unwrap_or_default();
             let path = data["path"].as_str().unwrap_or_default();
-            assert!(
-                header.starts_with(&format!("# blame {path} @ {}", &data["rev"].as_str().unwrap_or_default()[..12])),
-                "{label}: {header}"
-            );
+            let sha = &data["rev"].as_str().unwrap_or_default()[..12];
+            let at = if data["worktree"] == true { format!("work tree (on {sha})") } else { sha.to_owned() };
+            assert!(header.starts_with(&format!("# blame {path} @ {at}")), "{label}: {header}");
             let ranges = objects(data, "/ranges");
-            let range_lines: Vec<&str> = text.lines().filter(|line| line.contains(" (")).collect();
+            let range_lines: Vec<&str> =
+                text.lines().filter(|line| !line.starts_with("# ") && line.contains(" (")).collect();
             assert_eq!(range_lines.len(), ranges.len(), "{label}: one line per range\n{text}");
             for (range, line) in ranges.iter().zip(range_lines) {
                 let commit = range["commit"].as_str().unwrap_or_default();
@@ -345,7 +345,8 @@ fn check_same_facts(tool: &str, label: &str, text: &str, json: &Value) {
                     1 => first.to_string(),
                     count => format!("{first}-{}", first + count - 1),
                 };
-                assert!(line.trim_start_matches('*').starts_with(&format!("{commit} (")), "{label}: {line}");
+                let unmarked = line.trim_start_matches(['*', '^']);
+                assert!(unmarked.starts_with(&format!("{commit} (")), "{label}: {line}");
                 assert!(line.contains(&format!(" {lines}) {subject}")), "{label}: {line} vs {range}");
             }
         }
