@@ -107,6 +107,8 @@ pub(crate) struct Setup {
     pub(crate) sidecar: PathBuf,
     pub(crate) peer: Option<PathBuf>,
     pub(crate) samples: usize,
+    /// Warm calls per tool on the peer (it can take minutes per call on a large repository).
+    pub(crate) peer_samples: usize,
     /// A small repository the server reads first, so that the token tables and the watcher are up before the
     /// measured first call (the cold call measures the repository, not the process).
     pub(crate) warmup_repo: PathBuf,
@@ -165,85 +167,84 @@ fn git_median(repo: &Path, commands: &[&[&str]], samples: usize) -> anyhow::Resu
     Ok(median(&times))
 }
 
-/// Measures every tool on `repo` with `binary`: one server per tool, so each tool's first call is the first call
-/// on this repository in that server.
-fn measure_server(
+/// Process start to the first `repo.brief` answer of `binary` on `repo` (spawn, initialize, tools/list, the call).
+fn start_to_first_answer(binary: &Path, repo: &Path, setup: &Setup) -> anyhow::Result<f64> {
+    let run_dir = tempfile::tempdir()?;
+    let env = env_for(&setup.allowed_roots, run_dir.path());
+    let started = Instant::now();
+    let mut session = Session::start(binary, &env)?;
+    session.call("repo.brief", &json!({"repoPath": repo.to_str().context("repository path is UTF-8")?}))?;
+    Ok(millis(started))
+}
+
+/// Measures one tool on `repo` with `binary` in a server of its own, so that its first call is the first call on
+/// this repository in that server: the cold call, then `samples` warm ones. Returns the run and the server's peak
+/// RSS.
+fn measure_tool(
     binary: &Path,
     repo: &Path,
+    case: &ToolCase,
     setup: &Setup,
-    git_times: &[(Vec<String>, f64)],
-) -> anyhow::Result<(Vec<ToolRun>, f64, Option<u64>)> {
+    samples: usize,
+    git: &(Vec<String>, f64),
+) -> anyhow::Result<(ToolRun, Option<u64>)> {
     let run_dir = tempfile::tempdir()?;
     let env = env_for(&setup.allowed_roots, run_dir.path());
     let repo_path = repo.to_str().context("repository path is UTF-8")?;
     let warmup = setup.warmup_repo.to_str().context("UTF-8")?;
-
-    // Process start to first answer.
-    let started = Instant::now();
     let mut session = Session::start(binary, &env)?;
-    session.call("repo.brief", &json!({"repoPath": repo_path}))?;
-    let start_to_first = millis(started);
-    drop(session);
-
-    let mut runs = Vec::new();
-    let mut peak = None;
-    for (case, (git_commands, git_median_ms)) in CASES.iter().zip(git_times) {
-        let mut session = Session::start(binary, &env)?;
+    let mut run = ToolRun {
+        tool: case.tool.to_owned(),
+        status: "absent".to_owned(),
+        cold_ms: 0.0,
+        warm_median_ms: 0.0,
+        warm_ms: Vec::new(),
+        git_commands: git.0.clone(),
+        git_median_ms: git.1,
+    };
+    if session.tool(case.tool).is_some() {
+        session.call("repo.brief", &json!({"repoPath": warmup}))?;
         let mut arguments = (case.arguments)();
-        let status = if session.tool(case.tool).is_none() {
-            "absent".to_owned()
-        } else {
-            session.call("repo.brief", &json!({"repoPath": warmup}))?;
-            String::new()
-        };
-        let mut cold_ms = 0.0;
-        let mut warm = Vec::new();
-        let mut status = status;
-        if status.is_empty() {
-            arguments["repoPath"] = json!(repo_path);
+        arguments["repoPath"] = json!(repo_path);
+        let started = Instant::now();
+        let answer = session.call(case.tool, &arguments)?;
+        run.cold_ms = millis(started);
+        run.status = answer.status().to_owned();
+        for _ in 0..samples {
             let started = Instant::now();
-            let answer = session.call(case.tool, &arguments)?;
-            cold_ms = millis(started);
-            status = answer.status().to_owned();
-            for _ in 0..setup.samples {
-                let started = Instant::now();
-                session.call(case.tool, &arguments)?;
-                warm.push(millis(started));
-            }
+            session.call(case.tool, &arguments)?;
+            run.warm_ms.push(millis(started));
         }
-        peak = peak.max(peak_rss(session.pid()));
-        runs.push(ToolRun {
-            tool: case.tool.to_owned(),
-            status,
-            cold_ms,
-            warm_median_ms: median(&warm),
-            warm_ms: warm,
-            git_commands: git_commands.clone(),
-            git_median_ms: *git_median_ms,
-        });
+        run.warm_median_ms = median(&run.warm_ms);
     }
-    Ok((runs, start_to_first, peak))
+    Ok((run, peak_rss(session.pid())))
 }
 
-/// Measures `repo` (labelled `label`) with our server and, when set, the peer.
+/// Measures `repo` (labelled `label`): per tool, the git commands, our server and, when set, the peer one after the
+/// other (interleaved, so that the three see the same machine load).
 pub(crate) fn run_repo(label: &str, repo: &Path, setup: &Setup) -> anyhow::Result<RepoRun> {
-    let mut git_times = Vec::new();
+    let start_to_first = start_to_first_answer(&setup.sidecar, repo, setup)?;
+    let mut tools = Vec::new();
+    let mut peer_tools = setup.peer.as_ref().map(|_| Vec::new());
+    let mut peak = None;
     for case in CASES {
-        let commands = case.git.iter().map(|args| format!("git {}", args.join(" "))).collect();
-        git_times.push((commands, git_median(repo, case.git, setup.samples.min(10))?));
+        let commands: Vec<String> = case.git.iter().map(|args| format!("git {}", args.join(" "))).collect();
+        let git = (commands, git_median(repo, case.git, setup.samples.min(10))?);
+        eprintln!("fluxgit-bench:   {} ...", case.tool);
+        let (run, rss) = measure_tool(&setup.sidecar, repo, case, setup, setup.samples, &git)?;
+        peak = peak.max(rss);
+        tools.push(run);
+        if let (Some(peer), Some(peer_tools)) = (&setup.peer, peer_tools.as_mut()) {
+            peer_tools.push(measure_tool(peer, repo, case, setup, setup.peer_samples, &git)?.0);
+        }
     }
-    let (tools, start_to_first, peak) = measure_server(&setup.sidecar, repo, setup, &git_times)?;
-    let peer = match &setup.peer {
-        Some(peer) => Some(measure_server(peer, repo, setup, &git_times)?.0),
-        None => None,
-    };
     Ok(RepoRun {
         label: label.to_owned(),
         path: repo.display().to_string(),
         start_to_first_answer_ms: start_to_first,
         peak_rss_kib: peak,
         tools,
-        peer,
+        peer: peer_tools,
     })
 }
 
@@ -322,15 +323,22 @@ pub(crate) fn render(runs: &[RepoRun], many: Option<(usize, u64)>, invocation: &
             );
         }
         if let Some(peer) = &run.peer {
-            let _ = writeln!(out, "\n| tool (vs peer) | our warm / peer warm | our cold / peer cold |");
-            let _ = writeln!(out, "|---|---:|---:|");
+            let _ = writeln!(
+                out,
+                "\n| tool (vs peer) | warm: peer / ours | cold: peer / ours | peer warm ms | peer cold ms | peer status |"
+            );
+            let _ = writeln!(out, "|---|---:|---:|---:|---:|---|");
             for (ours, theirs) in run.tools.iter().zip(peer) {
+                let measured = ours.status == "ok" && theirs.status == "ok";
+                let (warm, cold) = if measured {
+                    (ratio(theirs.warm_median_ms, ours.warm_median_ms), ratio(theirs.cold_ms, ours.cold_ms))
+                } else {
+                    ("-".to_owned(), "-".to_owned())
+                };
                 let _ = writeln!(
                     out,
-                    "| `{}` | {} | {} |",
-                    ours.tool,
-                    ratio(ours.warm_median_ms, theirs.warm_median_ms),
-                    ratio(ours.cold_ms, theirs.cold_ms)
+                    "| `{}` | {warm} | {cold} | {:.2} | {:.2} | {} |",
+                    ours.tool, theirs.warm_median_ms, theirs.cold_ms, theirs.status
                 );
             }
         }

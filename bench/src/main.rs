@@ -149,6 +149,9 @@ struct LatencyArgs {
     /// Another MCP server measured on the same repositories, e.g. the published fluxgit-mcp-sidecar.
     #[arg(long, value_name = "BINARY")]
     peer: Option<PathBuf>,
+    /// Warm calls per tool on the peer. Default: as many as `--samples`.
+    #[arg(long)]
+    peer_samples: Option<usize>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -289,6 +292,7 @@ fn latency(args: &LatencyArgs) -> anyhow::Result<()> {
         sidecar: sidecar.clone(),
         peer: args.peer.clone(),
         samples: args.samples.max(1),
+        peer_samples: args.peer_samples.unwrap_or(args.samples).max(1),
         warmup_repo: warmup.path().to_path_buf(),
         allowed_roots: std::env::join_paths(&roots).context("allowed roots")?,
     };
@@ -322,8 +326,20 @@ fn latency(args: &LatencyArgs) -> anyhow::Result<()> {
     for name in &args.scenarios {
         invocation.push_str(&format!(" --scenario {name}"));
     }
+    for (label, _) in targets.iter().skip(names.len()) {
+        invocation.push_str(&format!(" --repo <{label}>"));
+    }
+    if args.samples != 20 {
+        invocation.push_str(&format!(" --samples {}", args.samples));
+    }
     if args.many > 0 {
         invocation.push_str(&format!(" --many {}", args.many));
+    }
+    if args.peer.is_some() {
+        invocation.push_str(" --peer <published fluxgit-mcp-sidecar 0.2.1>");
+        if let Some(samples) = args.peer_samples {
+            invocation.push_str(&format!(" --peer-samples {samples}"));
+        }
     }
     let section = latency::render(&runs, many, &invocation);
     std::fs::write(&markdown_path, latency::splice(&existing, &section))

@@ -36,6 +36,10 @@ pub const WATCH_DISABLED_VAR: &str = "FLUXGIT_ENGINE_WATCH_DISABLED";
 pub const DEFAULT_CAPACITY_BYTES: u64 = 64 * 1024 * 1024;
 /// How long a call waits for the watcher to catch up before it reads fresh instead.
 pub const BARRIER_TIMEOUT: Duration = Duration::from_secs(1);
+/// How long the watches of a newly seen repository wait for the call that first saw it to end: adding them (one
+/// watch and one directory listing per directory) would otherwise compete with that call's own read, which is
+/// fresh anyway. After this they are added all the same.
+pub const REGISTRATION_HOLD: Duration = Duration::from_secs(2);
 
 /// Cache configuration (see [`crate::Engine::with_cache`]).
 #[derive(Debug, Clone)]
@@ -137,6 +141,9 @@ pub(crate) struct RepoState {
     work_trees: Mutex<Vec<PathBuf>>,
     /// `true` while its watches are being added in the background: calls read fresh meanwhile.
     pending: Mutex<bool>,
+    /// `true` while the call that first saw the repository runs: the background registration waits for it (at most
+    /// [`REGISTRATION_HOLD`]).
+    hold: AtomicBool,
     settled: Condvar,
 }
 
@@ -149,6 +156,7 @@ impl RepoState {
             lost: AtomicBool::new(false),
             work_trees: Mutex::new(Vec::new()),
             pending: Mutex::new(false),
+            hold: AtomicBool::new(false),
             settled: Condvar::new(),
         }
     }
@@ -164,6 +172,8 @@ impl RepoState {
 
     /// Waits (at most `timeout`) until the background registration of its watches has finished.
     fn wait_settled(&self, timeout: Duration) {
+        // Whoever waits for the watches does not hold them back.
+        self.hold.store(false, Ordering::SeqCst);
         let mut pending = lock(&self.pending);
         let deadline = std::time::Instant::now() + timeout;
         while *pending {
@@ -235,6 +245,18 @@ pub(crate) struct CallState {
     barrier: OnceLock<bool>,
     /// The stat fingerprint of this call (stat-validated repositories).
     fingerprint: OnceLock<Option<u64>>,
+    /// Set on the call that first saw its repository: releases the held-back registration when the call ends.
+    _hold: Option<Hold>,
+}
+
+/// Releases [`RepoState::hold`] when dropped.
+#[derive(Debug)]
+struct Hold(Arc<RepoState>);
+
+impl Drop for Hold {
+    fn drop(&mut self) {
+        self.0.hold.store(false, Ordering::SeqCst);
+    }
 }
 
 /// The engine's caches and watcher.
@@ -308,6 +330,7 @@ impl Cache {
         let work_tree = (location.root != location.git_dir).then_some(location.root.as_path());
         let mut repos = lock(&self.repos);
         let known = repos.get(&location.common_dir).filter(|state| !state.lost.load(Ordering::SeqCst)).cloned();
+        let mut hold = None;
         let state = match known {
             Some(state) => {
                 if let Some(work_tree) = work_tree
@@ -326,12 +349,14 @@ impl Cache {
                 if let Some(work_tree) = work_tree {
                     lock(&state.work_trees).push(work_tree.to_path_buf());
                 }
+                state.hold.store(true, Ordering::SeqCst);
+                hold = Some(Hold(Arc::clone(&state)));
                 self.watch(&state, &location.common_dir, work_tree);
                 repos.insert(location.common_dir.clone(), Arc::clone(&state));
                 state
             }
         };
-        CallState { repo: Some(state), ..CallState::default() }
+        CallState { repo: Some(state), _hold: hold, ..CallState::default() }
     }
 
     #[cfg(target_os = "linux")]
@@ -366,6 +391,10 @@ impl Cache {
             // The thread ends when the cache (and so the sender) is dropped.
             let spawned = std::thread::Builder::new().name("fluxgit-watch-add".to_owned()).spawn(move || {
                 for job in receiver {
+                    let held = std::time::Instant::now();
+                    while job.state.hold.load(Ordering::SeqCst) && held.elapsed() < REGISTRATION_HOLD {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
                     let outcome = match &job.common_dir {
                         Some(common_dir) => watcher.watch(&job.state, common_dir, job.work_tree.as_deref()),
                         None => {

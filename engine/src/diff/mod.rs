@@ -19,6 +19,7 @@ mod binary;
 mod changes;
 pub mod commit;
 mod patch;
+mod prune;
 mod side;
 pub mod text;
 pub mod worktree;
@@ -169,8 +170,27 @@ fn diff_sides(
     interrupt: &Interrupt,
 ) -> Result<Diffed> {
     let involves_index = old == Side::Index || new == Side::Index;
-    let mut old_snapshot = side::read(repo, old, filter, false, interrupt)?;
-    let mut new_snapshot = side::read(repo, new, filter, !involves_index, interrupt)?;
+    let (mut old_snapshot, mut new_snapshot) = match (old, new) {
+        // Only what differs is read (see `prune`).
+        (Side::Empty | Side::Tree(_), Side::Empty | Side::Tree(_)) if prune::allowed(rewrites.as_ref()) => {
+            let (old_state, new_state) = prune::trees(repo, old.tree(), new.tree(), filter)?;
+            (side::Snapshot::of(old_state), side::Snapshot::of(new_state))
+        }
+        (Side::Tree(tree), Side::Index) if prune::allowed(rewrites.as_ref()) => {
+            let index = side::read(repo, Side::Index, filter, false, interrupt)?;
+            match prune::tree_and_index(repo, tree, &index.state)? {
+                Some((mut tree_state, index_state)) => {
+                    tree_state.remove_entries(|_, path, _| !filter.matches(path));
+                    (side::Snapshot::of(tree_state), side::Snapshot { state: index_state, unmerged: index.unmerged })
+                }
+                None => (side::read(repo, old, filter, false, interrupt)?, index),
+            }
+        }
+        _ => (
+            side::read(repo, old, filter, false, interrupt)?,
+            side::read(repo, new, filter, !involves_index, interrupt)?,
+        ),
+    };
     let mut unmerged = BTreeSet::new();
     if involves_index {
         unmerged.append(&mut old_snapshot.unmerged);
@@ -183,6 +203,52 @@ fn diff_sides(
     interrupt.check()?;
     let changes = changes::compare(repo, &old_snapshot.state, &new_snapshot.state, new_root.clone(), rewrites)?;
     Ok(Diffed { changes, unmerged, new_root })
+}
+
+/// HEAD's tree against `index` as `git status` compares them (the staged changes, renames as `diff.renames` says),
+/// reading only the directories the index's cache tree does not vouch for (see [`prune`]), in path order. `None`
+/// when that cannot be done exactly (no cache tree, a sparse index, `status.renames` or `status.renameLimit` set,
+/// copies from unmodified files): the caller then compares the whole sides.
+///
+/// # Errors
+/// [`crate::Error::GitRead`] when HEAD, a tree or an object cannot be read.
+pub(crate) fn staged_by_cache_tree(
+    repo: &gix::Repository,
+    index: &gix::index::State,
+) -> Result<Option<Vec<crate::facets::worktree::Change>>> {
+    use crate::facets::worktree::{Change as Staged, ChangeKind};
+    let config = repo.config_snapshot();
+    if config.string("status.renames").is_some() || config.string("status.renameLimit").is_some() {
+        return Ok(None);
+    }
+    let rewrites = changes::configured_rewrites(repo)?;
+    if !prune::allowed(rewrites.as_ref()) {
+        return Ok(None);
+    }
+    let tree = repo.head_tree_id_or_empty().map_err(|err| crate::error::Error::git("HEAD", err))?.detach();
+    let Some((tree_side, index_side)) = prune::tree_and_index(repo, tree, index)? else { return Ok(None) };
+    let path = |entry: &Option<changes::Entry>| entry.as_ref().map(|entry| crate::facets::utf8(&entry.path));
+    let kind_of = |mode: gix::index::entry::Mode| mode.to_tree_entry_mode().map(|mode| mode.kind());
+    let staged = changes::compare(repo, &tree_side, &index_side, None, rewrites)?
+        .into_iter()
+        .map(|change| {
+            let status = match change.kind {
+                changes::Kind::Added | changes::Kind::Copied => ChangeKind::Added,
+                changes::Kind::Deleted => ChangeKind::Deleted,
+                changes::Kind::Renamed => ChangeKind::Renamed,
+                changes::Kind::Modified => {
+                    let old = change.old.as_ref().map(|entry| kind_of(entry.mode));
+                    let new = change.new.as_ref().map(|entry| kind_of(entry.mode));
+                    if old == new { ChangeKind::Modified } else { ChangeKind::TypeChange }
+                }
+            };
+            let from = matches!(change.kind, changes::Kind::Renamed | changes::Kind::Copied)
+                .then(|| path(&change.old))
+                .flatten();
+            Staged { path: crate::facets::utf8(change.path()), status, from }
+        })
+        .collect();
+    Ok(Some(staged))
 }
 
 /// The listing of every change (no patch), with unmerged paths in path order.

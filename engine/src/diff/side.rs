@@ -37,6 +37,23 @@ pub(crate) struct Snapshot {
     pub(crate) unmerged: BTreeSet<BString>,
 }
 
+impl Snapshot {
+    /// A side without unmerged paths (a tree's).
+    pub(crate) fn of(state: gix::index::State) -> Self {
+        Self { state, unmerged: BTreeSet::new() }
+    }
+}
+
+impl Side {
+    /// The tree of a tree side; `None` for every other side (the empty one included).
+    pub(crate) fn tree(self) -> Option<ObjectId> {
+        match self {
+            Self::Tree(tree) => Some(tree),
+            _ => None,
+        }
+    }
+}
+
 /// Restricts a diff to one repository-relative file or directory (a literal path, not a pattern).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct PathFilter(Option<BString>);

@@ -120,16 +120,28 @@ fn status_at(repo: &gix::Repository, depth: usize) -> Result<Status> {
     let to_err = |err| Error::git("work-tree status", err);
     let problems = submodule_problems(repo)?;
     let untracked_mode = UntrackedMode::configured(repo);
-    let mut platform = repo.status(gix::progress::Discard).map_err(to_err)?;
-    if !problems.is_empty() {
+    let shared = repo.index_or_empty().map_err(to_err)?;
+    let index = if problems.is_empty() {
+        gix::worktree::IndexPersistedOrInMemory::Persisted(shared)
+    } else {
         // gix's status would stop at these submodules: compare without their index entries, then put back what
         // git shows for them (a staged pointer change) below.
-        let shared = repo.index_or_empty().map_err(to_err)?;
         let mut index: gix::index::File = (**shared).clone();
         index.remove_entries(|_, path, _| problems.iter().any(|problem| *problem.path.as_bytes() == **path));
-        platform = platform.index(gix::worktree::IndexPersistedOrInMemory::InMemory(index));
-    }
-    let iter = platform
+        gix::worktree::IndexPersistedOrInMemory::InMemory(index)
+    };
+    // The platform takes the index; a persisted one is shared, not copied.
+    let held = index.clone();
+    let state: &gix::index::State = match &held {
+        gix::worktree::IndexPersistedOrInMemory::Persisted(file) => file,
+        gix::worktree::IndexPersistedOrInMemory::InMemory(file) => file,
+    };
+    // The work tree against the index runs on gix's threads; the index against HEAD is compared here meanwhile,
+    // through the index's cache tree when it can be (only changed directories are read, as git does).
+    let platform = repo
+        .status(gix::progress::Discard)
+        .map_err(to_err)?
+        .index(index)
         .untracked_files(match untracked_mode {
             UntrackedMode::No => gix::status::UntrackedFiles::None,
             UntrackedMode::Normal => gix::status::UntrackedFiles::Collapsed,
@@ -139,47 +151,60 @@ fn status_at(repo: &gix::Repository, depth: usize) -> Result<Status> {
             ignore: gix::submodule::config::Ignore::Dirty,
             check_dirty: false,
         })
-        .index_worktree_rewrites(None)
-        .into_iter(None)
-        .map_err(to_err)?;
-    let mut out = Status::default();
+        .index_worktree_rewrites(None);
+    let iter = platform.into_index_worktree_iter(None).map_err(to_err)?;
+    let staged = match crate::diff::staged_by_cache_tree(repo, state)? {
+        Some(staged) => staged,
+        None => {
+            let tree = repo.head_tree_id_or_empty().map_err(to_err)?.detach();
+            let mut staged = Vec::new();
+            repo.tree_index_status(
+                &tree,
+                state,
+                None,
+                gix::status::tree_index::TrackRenames::AsConfigured,
+                |change, _, _| {
+                    staged.push(staged_change(&change));
+                    Ok(std::ops::ControlFlow::Continue(()))
+                },
+            )
+            .map_err(to_err)?;
+            staged
+        }
+    };
+    let mut out = Status { staged, ..Status::default() };
     let mut conflicted = BTreeSet::new();
     for item in iter {
         let item = item.map_err(to_err)?;
         match item {
-            gix::status::Item::TreeIndex(change) => out.staged.push(staged_change(&change)),
-            gix::status::Item::IndexWorktree(item) => match item {
-                WorktreeItem::Modification { rela_path, status, .. } => {
-                    use gix::status::plumbing::index_as_worktree::{Change as C, EntryStatus};
-                    let kind = match status {
-                        EntryStatus::Conflict { .. } => {
-                            conflicted.insert(utf8(&rela_path));
-                            continue;
-                        }
-                        EntryStatus::Change(C::Removed) => ChangeKind::Deleted,
-                        EntryStatus::Change(C::Type { .. }) => ChangeKind::TypeChange,
-                        EntryStatus::Change(C::Modification { .. } | C::SubmoduleModification(_)) => {
-                            ChangeKind::Modified
-                        }
-                        EntryStatus::IntentToAdd => ChangeKind::Added,
-                        EntryStatus::NeedsUpdate(_) => continue,
-                    };
-                    out.unstaged.push(Change { path: utf8(&rela_path), status: kind, from: None });
-                }
-                WorktreeItem::DirectoryContents { entry, .. } => {
-                    if matches!(entry.status, gix::dir::entry::Status::Untracked) {
-                        let mut path = utf8(&entry.rela_path);
-                        // A collapsed directory is shown as git shows it, with a trailing slash.
-                        if entry.disk_kind.is_some_and(|kind| kind.is_dir()) {
-                            path.push('/');
-                        }
-                        out.untracked.push(path);
+            WorktreeItem::Modification { rela_path, status, .. } => {
+                use gix::status::plumbing::index_as_worktree::{Change as C, EntryStatus};
+                let kind = match status {
+                    EntryStatus::Conflict { .. } => {
+                        conflicted.insert(utf8(&rela_path));
+                        continue;
                     }
+                    EntryStatus::Change(C::Removed) => ChangeKind::Deleted,
+                    EntryStatus::Change(C::Type { .. }) => ChangeKind::TypeChange,
+                    EntryStatus::Change(C::Modification { .. } | C::SubmoduleModification(_)) => ChangeKind::Modified,
+                    EntryStatus::IntentToAdd => ChangeKind::Added,
+                    EntryStatus::NeedsUpdate(_) => continue,
+                };
+                out.unstaged.push(Change { path: utf8(&rela_path), status: kind, from: None });
+            }
+            WorktreeItem::DirectoryContents { entry, .. } => {
+                if matches!(entry.status, gix::dir::entry::Status::Untracked) {
+                    let mut path = utf8(&entry.rela_path);
+                    // A collapsed directory is shown as git shows it, with a trailing slash.
+                    if entry.disk_kind.is_some_and(|kind| kind.is_dir()) {
+                        path.push('/');
+                    }
+                    out.untracked.push(path);
                 }
-                WorktreeItem::Rewrite { dirwalk_entry, .. } => {
-                    out.untracked.push(utf8(&dirwalk_entry.rela_path));
-                }
-            },
+            }
+            WorktreeItem::Rewrite { dirwalk_entry, .. } => {
+                out.untracked.push(utf8(&dirwalk_entry.rela_path));
+            }
         }
     }
     if !problems.is_empty() {
@@ -288,7 +313,7 @@ fn staged_pointers(repo: &gix::Repository, problems: &[Unreadable]) -> Result<Ve
     Ok(changes)
 }
 
-fn staged_change(change: &gix::diff::index::Change) -> Change {
+fn staged_change(change: &gix::diff::index::ChangeRef<'_, '_>) -> Change {
     use gix::diff::index::ChangeRef;
     match change {
         ChangeRef::Addition { location, .. } => Change { path: utf8(location), status: ChangeKind::Added, from: None },
