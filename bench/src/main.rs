@@ -19,6 +19,7 @@ mod oracle;
 mod report;
 mod run;
 mod scenarios;
+mod sweep;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -137,6 +138,10 @@ struct LatencyArgs {
     /// Also report the peak RSS of one server after reading this many copies of clean-small (0: skip).
     #[arg(long, default_value_t = 0)]
     many: usize,
+    /// Also sweep this many copies of clean-small with one in-process engine, checking the cache's weight bound
+    /// after each (once with the default bound, once with a 1 MiB bound that must evict; 0: skip).
+    #[arg(long, default_value_t = 0)]
+    sweep: usize,
     /// Where raw numbers go. Default: bench/results/latency in this workspace.
     #[arg(long, value_name = "DIR")]
     results_dir: Option<PathBuf>,
@@ -318,8 +323,31 @@ fn latency(args: &LatencyArgs) -> anyhow::Result<()> {
     } else {
         None
     };
+    let mut sweeps = Vec::new();
+    if args.sweep > 0 {
+        let sweep_dir = fixtures_dir.join("sweep");
+        let _ = std::fs::remove_dir_all(&sweep_dir);
+        std::fs::create_dir_all(&sweep_dir)?;
+        let mut repos = Vec::new();
+        for idx in 0..args.sweep {
+            let copy = sweep_dir.join(format!("r{idx}"));
+            let status = Command::new("cp").arg("-a").arg(warmup.path()).arg(&copy).status()?;
+            if !status.success() {
+                bail!("cannot copy the warm-up repository");
+            }
+            repos.push(copy);
+        }
+        for bound in [fluxgit_engine::cache::DEFAULT_CAPACITY_BYTES, 1024 * 1024] {
+            eprintln!("fluxgit-bench: sweeping {} repositories, bound {bound} bytes ...", repos.len());
+            sweeps.push(sweep::sweep(&repos, vec![sweep_dir.clone()], bound)?);
+        }
+        let _ = std::fs::remove_dir_all(&sweep_dir);
+    }
     let results_dir = args.results_dir.clone().unwrap_or_else(|| workspace_root().join("bench/results/latency"));
     latency::write_results(&results_dir, &runs, many)?;
+    if !sweeps.is_empty() {
+        std::fs::write(results_dir.join("sweep.json"), serde_json::to_string_pretty(&sweeps)? + "\n")?;
+    }
     let markdown_path = args.markdown.clone().unwrap_or_else(|| workspace_root().join("BENCHMARK.md"));
     let existing = std::fs::read_to_string(&markdown_path).unwrap_or_default();
     let mut invocation = String::from("cargo run --release -q -p fluxgit-bench -- latency");
@@ -335,13 +363,27 @@ fn latency(args: &LatencyArgs) -> anyhow::Result<()> {
     if args.many > 0 {
         invocation.push_str(&format!(" --many {}", args.many));
     }
+    if args.sweep > 0 {
+        invocation.push_str(&format!(" --sweep {}", args.sweep));
+    }
     if args.peer.is_some() {
         invocation.push_str(" --peer <published fluxgit-mcp-sidecar 0.2.1>");
         if let Some(samples) = args.peer_samples {
             invocation.push_str(&format!(" --peer-samples {samples}"));
         }
     }
-    let section = latency::render(&runs, many, &invocation);
+    let mut section = latency::render(&runs, many, &invocation);
+    for run in &sweeps {
+        section.push_str(&format!(
+            "Cache weight bound under a sweep of {} repositories (one in-process engine, `repo.brief`, `repo.status` and \
+             `repo.refs` of each through the answer cache): bound {:.1} MiB, highest weight after a repository {:.2} \
+             MiB, {} of the first 50 still answered from memory at the end.\n\n",
+            run.repositories,
+            run.bound_bytes as f64 / 1_048_576.0,
+            run.max_weight_bytes as f64 / 1_048_576.0,
+            run.still_cached_of_first_50,
+        ));
+    }
     std::fs::write(&markdown_path, latency::splice(&existing, &section))
         .with_context(|| format!("cannot write {}", markdown_path.display()))?;
     eprintln!("fluxgit-bench: wrote {} and {}", markdown_path.display(), results_dir.display());
