@@ -2,7 +2,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use crate::budget::{Budgeted, Measure};
 use crate::cache::{self, Cache, CallState, Reader};
@@ -29,7 +29,7 @@ pub struct Engine {
     /// The fleet registry file, when the engine keeps one ([`Engine::with_registry`]).
     registry: Option<PathBuf>,
     /// The commit indexes, when the engine keeps them ([`Engine::with_index`]).
-    index: Option<crate::index::Store>,
+    index: Option<Arc<crate::index::Store>>,
     /// The ref and reflog movements of the repositories read (kept under the index dir too with
     /// [`Engine::with_index`]).
     movements: crate::index::movements::Store,
@@ -38,6 +38,8 @@ pub struct Engine {
     /// Where the paths fleet calls named resolved to, by canonical path (at most [`KNOWN_LOCATIONS`]): a warm
     /// fleet call finds each repository's cached answer without opening it with gix.
     locations: Mutex<HashMap<PathBuf, Location>>,
+    /// History walks kept between calls (`repo.history` pages, `repo.scope`'s recent commits and churn).
+    pub(crate) walks: crate::walks::Walks,
 }
 
 /// Resolved fleet paths the engine remembers at most (the memo is emptied when full): twice the fleet's 500.
@@ -87,6 +89,7 @@ impl Engine {
             movements: crate::index::movements::Store::default(),
             recorded: Mutex::new(HashSet::new()),
             locations: Mutex::new(HashMap::new()),
+            walks: crate::walks::Walks::default(),
         }
     }
 
@@ -104,7 +107,16 @@ impl Engine {
     #[must_use]
     pub fn with_index(mut self, dir: PathBuf) -> Self {
         self.movements = crate::index::movements::Store::new(Some(dir.join("movements")));
-        self.index = Some(crate::index::Store::new(dir));
+        let store = Arc::new(crate::index::Store::new(dir));
+        store.start_feed();
+        let fed = Arc::downgrade(&store);
+        // The watcher reports branch and HEAD moves: the feed thread updates the index before the next call needs it.
+        self.cache.on_tips_moved(crate::cache::TipsHook(Arc::new(move |common_dir: &Path| {
+            if let Some(store) = fed.upgrade() {
+                store.refresh_soon(common_dir);
+            }
+        })));
+        self.index = Some(store);
         self
     }
 
@@ -113,9 +125,26 @@ impl Engine {
         &self.movements
     }
 
+    /// Whether `repo`'s commit index is open in this process and holds exactly its current branch tips and HEAD,
+    /// without updating it: did the watcher-fed update run before any call needed it? For tests and benchmarks.
+    pub fn index_is_current(&self, repo: &Repo) -> bool {
+        self.index().is_some_and(|store| store.is_current(&repo.git, &repo.location.common_dir))
+    }
+
+    /// Updates of the commit indexes the watcher asked for and the feed thread ran (for tests and benchmarks).
+    pub fn index_refreshes(&self) -> u64 {
+        self.index().map_or(0, crate::index::Store::refreshes)
+    }
+
     /// The commit indexes, if any.
     pub(crate) fn index(&self) -> Option<&crate::index::Store> {
-        self.index.as_ref()
+        self.index.as_deref()
+    }
+
+    /// Commits the kept history walks ([`crate::history`], [`crate::scope`]) took from their queues since the engine
+    /// started: a measure of walking work, for tests and benchmarks.
+    pub fn walked_commits(&self) -> u64 {
+        self.walks.walked()
     }
 
     /// The fleet registry file, if any.

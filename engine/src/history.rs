@@ -225,30 +225,38 @@ impl Engine {
                 "the cursor's tip is not a commit of this repository",
             ));
         }
-        let mut walk = Walk::new(&repo.git, cursor.tip, options.path.as_deref())?.interruptible(&repo.interrupt);
-        if !cursor.hidden.is_empty() || !cursor.also.is_empty() {
-            walk = walk.range(&cursor.also, &cursor.hidden)?;
-        }
-        for _ in 0..cursor.skip {
-            if walk.next_shown()?.is_none() {
-                break;
+        // The page from the kept walk of this tip and path (continued from where an earlier page left it).
+        let key = crate::walks::Key::new(
+            &repo.git,
+            &repo.location.common_dir,
+            (cursor.tip, &cursor.also, &cursor.hidden),
+            options.path.as_deref(),
+        )?;
+        let begin = || {
+            let walk = Walk::new(&repo.git, cursor.tip, options.path.as_deref())?;
+            if cursor.hidden.is_empty() && cursor.also.is_empty() {
+                Ok(walk)
+            } else {
+                walk.range(&repo.git, &cursor.also, &cursor.hidden)
             }
-        }
-        let mut commits = Vec::new();
+        };
         let mailmap = repo.git.open_mailmap();
-        while commits.len() < options.limit {
-            match walk.next_shown()? {
-                Some(id) => commits.push(describe(&repo.git, &walk.shallow, &mailmap, id)?),
-                None => break,
-            }
-        }
-        let more = walk.next_shown()?.is_some();
+        let (commits, more, shallow) = self.walks.with(&key, begin, |kept| {
+            let end = cursor.skip.saturating_add(options.limit);
+            kept.fill(&repo.git, &repo.interrupt, end.saturating_add(1))?;
+            let shown = kept.shown.get(cursor.skip.min(kept.shown.len())..end.min(kept.shown.len())).unwrap_or(&[]);
+            let commits = shown
+                .iter()
+                .map(|shown| describe(&repo.git, kept.shallow(), &mailmap, shown.id))
+                .collect::<Result<Vec<_>>>()?;
+            Ok((commits, kept.shown.len() > end, kept.shallow().is_shallow()))
+        })?;
         let page = Page {
             start,
             tip: Some(cursor.tip.to_string()),
             path: options.path.clone(),
             commits,
-            shallow: walk.shallow.is_shallow(),
+            shallow,
             next_cursor: None,
         };
         fit_page(page, Some((cursor, more)), max_tokens, measure)
@@ -327,35 +335,50 @@ struct Queued {
     id: ObjectId,
 }
 
+/// What one [`Walk::step`] reached.
+pub(crate) enum Step {
+    /// A commit `git log` shows, and its committer date.
+    Shown(ObjectId, i64),
+    /// A commit older than the step's bound, not shown.
+    Low,
+    /// The end of history.
+    End,
+}
+
 /// The path's entry (mode and object) in a commit's tree, `None` when absent.
 type PathEntry = Option<(gix::object::tree::EntryMode, ObjectId)>;
 
 /// git's default revision walk with history simplification by `path` (`git log [--since=<t>] <tip> -- <path>`);
-/// a shallow clone's boundary commits are walked as root commits, as git walks them.
-pub(crate) struct Walk<'r> {
-    repo: &'r gix::Repository,
+/// a shallow clone's boundary commits are walked as root commits, as git walks them. It borrows nothing, so it can
+/// be kept between calls and continued ([`crate::walks`]); every step is given the repository it reads.
+pub(crate) struct Walk {
     pub(crate) shallow: Shallow,
     queue: BinaryHeap<Queued>,
     seen: HashSet<ObjectId>,
     queued: u64,
-    path: Option<&'r str>,
+    path: Option<std::sync::Arc<str>>,
     entries: HashMap<ObjectId, PathEntry>,
     since: Option<i64>,
     /// For a range: the only commits that may be shown or walked (those the hidden commits do not reach).
     limit: Option<HashSet<ObjectId>>,
     /// Checked before each commit is taken from the queue.
     interrupt: Interrupt,
+    /// Commits taken from the queue so far.
+    pub(crate) pops: u64,
+    /// Where the committer dates of the commits taken so far reached a new low: (pop ordinal, date), dates
+    /// strictly decreasing. A walk with `--since=<t>` ends at the first pop older than `t` (see [`Walk::since`]).
+    pub(crate) lows: Vec<(u64, i64)>,
 }
 
-impl<'r> Walk<'r> {
+impl Walk {
     /// A walk from `tip`, showing only commits that change `path` when given (`""` means no filter).
     ///
     /// # Errors
     /// [`Error::GitRead`] when the shallow boundary cannot be read.
-    pub(crate) fn new(repo: &'r gix::Repository, tip: ObjectId, path: Option<&'r str>) -> Result<Self> {
-        let path = path.map(|path| path.trim_end_matches('/')).filter(|path| !path.is_empty());
+    pub(crate) fn new(repo: &gix::Repository, tip: ObjectId, path: Option<&str>) -> Result<Self> {
+        let path =
+            path.map(|path| path.trim_end_matches('/')).filter(|path| !path.is_empty()).map(std::sync::Arc::from);
         let mut walk = Walk {
-            repo,
             shallow: Shallow::read(repo)?,
             queue: BinaryHeap::new(),
             seen: HashSet::new(),
@@ -365,14 +388,23 @@ impl<'r> Walk<'r> {
             since: None,
             limit: None,
             interrupt: Interrupt::new(),
+            pops: 0,
+            lows: Vec::new(),
         };
         walk.seen.insert(tip);
         walk.push(tip, 0);
         Ok(walk)
     }
 
+    /// How many commits the walk holds in memory (seen and path entries), to bound kept walks.
+    pub(crate) fn weight(&self) -> usize {
+        self.seen.len() + self.entries.len()
+    }
+
     /// `git log --since=<since>` (seconds since the epoch): like git's streaming walk, a commit whose committer
-    /// date is older is neither shown nor are its parents walked, so the walk ends where history gets older.
+    /// date is older is neither shown nor are its parents walked, so the walk ends where history gets older. Every
+    /// commit still queued then is older too (the queue gives the newest first), so such a walk shows exactly the
+    /// commits the walk without `since` shows before its first pop older than `since`.
     pub(crate) fn since(mut self, since: i64) -> Self {
         self.since = Some(since);
         self
@@ -384,17 +416,17 @@ impl<'r> Walk<'r> {
     ///
     /// # Errors
     /// [`Error::GitRead`] when a commit cannot be read.
-    pub(crate) fn range(mut self, also: &[ObjectId], hidden: &[ObjectId]) -> Result<Self> {
+    pub(crate) fn range(mut self, repo: &gix::Repository, also: &[ObjectId], hidden: &[ObjectId]) -> Result<Self> {
         let tips: Vec<ObjectId> = self.queue.drain().map(|queued| queued.id).chain(also.iter().copied()).collect();
         let mut limit = HashSet::new();
         for tip in &tips {
-            limit.extend(crate::ancestry::exclusive(self.repo, *tip, hidden, usize::MAX)?);
+            limit.extend(crate::ancestry::exclusive(repo, *tip, hidden, usize::MAX)?);
         }
         self.seen.clear();
         self.queued = 0;
         for tip in tips {
             if limit.contains(&tip) && self.seen.insert(tip) {
-                let commit = self.repo.find_commit(tip).map_err(|err| Error::git("commit", err))?;
+                let commit = repo.find_commit(tip).map_err(|err| Error::git("commit", err))?;
                 let time = commit.time().map_err(|err| Error::git("commit date", err))?;
                 self.push(tip, time.seconds);
             }
@@ -409,17 +441,22 @@ impl<'r> Walk<'r> {
         self
     }
 
+    /// Checks `interrupt` from now on (a kept walk continued by another call).
+    pub(crate) fn set_interrupt(&mut self, interrupt: &Interrupt) {
+        self.interrupt = interrupt.clone();
+    }
+
     fn push(&mut self, id: ObjectId, time: i64) {
         self.queue.push(Queued { time, order: std::cmp::Reverse(self.queued), id });
         self.queued += 1;
     }
 
-    fn enqueue(&mut self, id: ObjectId) -> Result<()> {
+    fn enqueue(&mut self, repo: &gix::Repository, id: ObjectId) -> Result<()> {
         if self.limit.as_ref().is_some_and(|limit| !limit.contains(&id)) {
             return Ok(());
         }
         if self.seen.insert(id) {
-            let commit = self.repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
+            let commit = repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
             let time = commit.time().map_err(|err| Error::git("commit date", err))?;
             self.push(id, time.seconds);
         }
@@ -427,50 +464,73 @@ impl<'r> Walk<'r> {
     }
 
     /// The next commit `git log` would show, or `None` at the end of history.
-    pub(crate) fn next_shown(&mut self) -> Result<Option<ObjectId>> {
-        while let Some(Queued { id, .. }) = self.queue.pop() {
+    pub(crate) fn next_shown(&mut self, repo: &gix::Repository) -> Result<Option<ObjectId>> {
+        loop {
+            match self.step(repo, None)? {
+                Step::Shown(id, _) => return Ok(Some(id)),
+                Step::Low => {}
+                Step::End => return Ok(None),
+            }
+        }
+    }
+
+    /// Takes commits from the queue until one is shown ([`Step::Shown`] with its committer date), the end of
+    /// history, or, when `below` is given, a commit older than `below` that is not shown ([`Step::Low`]). Each
+    /// commit taken is handled completely, so the walk can be continued after any step.
+    pub(crate) fn step(&mut self, repo: &gix::Repository, below: Option<i64>) -> Result<Step> {
+        loop {
             self.interrupt.check()?;
-            let commit = self.repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
-            if let Some(since) = self.since
-                && commit.time().map_err(|err| Error::git("commit date", err))?.seconds < since
-            {
+            let Some(Queued { id, .. }) = self.queue.pop() else { return Ok(Step::End) };
+            let commit = repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
+            let time = commit.time().map_err(|err| Error::git("commit date", err))?.seconds;
+            self.pops += 1;
+            if self.lows.last().is_none_or(|(_, low)| time < *low) {
+                self.lows.push((self.pops - 1, time));
+            }
+            let low = below.is_some_and(|below| time < below);
+            if self.since.is_some_and(|since| time < since) {
+                if low {
+                    return Ok(Step::Low);
+                }
                 continue;
             }
             let parents = self.shallow.parents(&commit);
-            let Some(path) = self.path else {
+            let Some(path) = self.path.clone() else {
                 for parent in parents {
-                    self.enqueue(parent)?;
+                    self.enqueue(repo, parent)?;
                 }
-                return Ok(Some(id));
+                return Ok(Step::Shown(id, time));
             };
-            let own = self.entry(id, path)?;
+            let own = self.entry(repo, id, &path)?;
             let mut same = None;
             for parent in &parents {
-                if self.entry(*parent, path)? == own {
+                if self.entry(repo, *parent, &path)? == own {
                     same = Some(*parent);
                     break;
                 }
             }
             match same {
-                Some(parent) => self.enqueue(parent)?,
+                Some(parent) => self.enqueue(repo, parent)?,
                 // Differs from every parent; a root commit differs from the empty tree when it has the path.
                 None if parents.is_empty() && own.is_none() => {}
                 None => {
                     for parent in parents {
-                        self.enqueue(parent)?;
+                        self.enqueue(repo, parent)?;
                     }
-                    return Ok(Some(id));
+                    return Ok(Step::Shown(id, time));
                 }
             }
+            if low {
+                return Ok(Step::Low);
+            }
         }
-        Ok(None)
     }
 
-    fn entry(&mut self, id: ObjectId, path: &str) -> Result<PathEntry> {
+    fn entry(&mut self, repo: &gix::Repository, id: ObjectId, path: &str) -> Result<PathEntry> {
         if let Some(entry) = self.entries.get(&id) {
             return Ok(*entry);
         }
-        let commit = self.repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
+        let commit = repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
         let tree = commit.tree().map_err(|err| Error::git("commit tree", err))?;
         let entry = tree
             .lookup_entry_by_path(path)

@@ -47,6 +47,7 @@ pub mod search;
 pub mod status;
 pub mod submodule_status;
 pub mod text;
+mod walks;
 pub mod worktree_list;
 
 pub use budget::{Budgeted, Measure};

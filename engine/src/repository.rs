@@ -90,7 +90,7 @@ fn containing_root(path: &Path, allowed_roots: &[PathBuf]) -> Result<PathBuf> {
 }
 
 /// Open options for reads: lenient config, no git binary consulted.
-fn open_options() -> gix::open::Options {
+pub(crate) fn open_options() -> gix::open::Options {
     gix::open::Options::default().strict_config(false)
 }
 

@@ -5,7 +5,9 @@
 //!   `git status -- <path>`; a staged rename counts when either side is inside.
 //! - Recent commits and churn walk history from HEAD with git's path simplification, like
 //!   `git log -n <N> -- <path>` and `git log --since=<now - days> --until=<now> -- <path>` (committer dates; the
-//!   window includes both ends). Churn is computed by walking history for now; the index will serve it later.
+//!   window includes both ends). The engine keeps the walk of HEAD over the path ([`crate::walks`]): while HEAD
+//!   does not move, a later call reads both from memory (a wider window walks on from where the last one
+//!   stopped), and `repo.history` of HEAD over the same path shares the walk.
 //! - Owners come from the CODEOWNERS file GitHub would use, read from HEAD's commit (see [`crate::codeowners`]).
 //!   For a file (or a path that does not exist) the rule matching it decides; for a directory, the last rule
 //!   matching everything it can hold (`/packages/web/`, `*`), plus `ownersByRule`: every file under the directory
@@ -206,8 +208,16 @@ impl Engine {
         max_tokens: usize,
         measure: &mut Measure<'_, Scope>,
     ) -> Result<Budgeted<Scope>> {
-        fit(read(&repo.git, options, &repo.interrupt)?, max_tokens, measure)
+        let kept = Kept { walks: &self.walks, common_dir: &repo.location.common_dir };
+        fit(read_from(&repo.git, options, &repo.interrupt, Some(kept))?, max_tokens, measure)
     }
+}
+
+/// Where [`read_from`] finds kept walks: the engine's, for the repository at `common_dir`.
+#[derive(Clone, Copy)]
+struct Kept<'a> {
+    walks: &'a crate::walks::Walks,
+    common_dir: &'a std::path::Path,
 }
 
 /// Reads the full, uncut report.
@@ -215,6 +225,16 @@ impl Engine {
 /// # Errors
 /// As [`Engine::scope`]; [`Error::Cancelled`] once `interrupt` is triggered (checked per commit walked).
 pub fn read(repo: &gix::Repository, options: &Options, interrupt: &Interrupt) -> Result<Scope> {
+    read_from(repo, options, interrupt, None)
+}
+
+/// [`read`], taking recent commits and churn from a kept walk of HEAD over the path when `kept` is given.
+fn read_from(
+    repo: &gix::Repository,
+    options: &Options,
+    interrupt: &Interrupt,
+    kept: Option<Kept<'_>>,
+) -> Result<Scope> {
     let path = normalise(&options.path)?;
     let head = repo.head().map_err(|err| Error::git("HEAD", err))?;
     let tip =
@@ -229,15 +249,30 @@ pub fn read(repo: &gix::Repository, options: &Options, interrupt: &Interrupt) ->
         ));
     }
     let since = options.now - i64::from(options.churn_days) * SECONDS_PER_DAY;
+    let window = (options.churn_days, since, options.now);
+    let (recent_commits, churn) = match (tip, kept) {
+        (Some(tip), Some(kept)) => {
+            let key = crate::walks::Key::new(repo, kept.common_dir, (tip, &[], &[]), Some(&path))?;
+            let begin = || Walk::new(repo, tip, Some(&path));
+            kept.walks.with(&key, begin, |walk| {
+                Ok((
+                    recent_kept(repo, walk, options.recent_commits, interrupt)?,
+                    churn_kept(repo, walk, window, interrupt)?,
+                ))
+            })?
+        }
+        (Some(tip), None) => (
+            recent(repo, tip, &path, options.recent_commits, interrupt)?,
+            churn(repo, Some(tip), &path, window, interrupt)?,
+        ),
+        (None, _) => (Vec::new(), churn(repo, None, &path, window, interrupt)?),
+    };
     Ok(Scope {
         path: if path.is_empty() { ".".to_owned() } else { path.clone() },
         kind,
         working_tree: changes(repo, &path)?,
-        recent_commits: match tip {
-            Some(tip) => recent(repo, tip, &path, options.recent_commits, interrupt)?,
-            None => Vec::new(),
-        },
-        churn: churn(repo, tip, &path, (options.churn_days, since, options.now), interrupt)?,
+        recent_commits,
+        churn,
         code_owners: owners(commit.as_ref(), tree.as_ref(), &path, kind)?,
         shallow: crate::ancestry::Shallow::read(repo)?.is_shallow(),
     })
@@ -365,7 +400,7 @@ fn recent(
     let mut walk = Walk::new(repo, tip, Some(path))?.interruptible(interrupt);
     let mut out = Vec::new();
     while out.len() < limit {
-        let Some(id) = walk.next_shown()? else { break };
+        let Some(id) = walk.next_shown(repo)? else { break };
         let commit = repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
         out.push(CommitLine { sha: abbreviate(commit.id()), subject: subject(commit.message_raw_sloppy()) });
     }
@@ -386,7 +421,7 @@ fn churn(
     let mailmap = repo.open_mailmap();
     if let Some(tip) = tip {
         let mut walk = Walk::new(repo, tip, Some(path))?.since(since).interruptible(interrupt);
-        while let Some(id) = walk.next_shown()? {
+        while let Some(id) = walk.next_shown(repo)? {
             let commit = repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
             if commit.time().map_err(|err| Error::git("commit date", err))?.seconds > until {
                 continue;
@@ -398,6 +433,65 @@ fn churn(
             let entry = authors.entry(author.email).or_insert_with(|| (0, author.name));
             entry.0 += 1;
         }
+    }
+    let mut authors: Vec<ChurnAuthor> =
+        authors.into_iter().map(|(email, (commits, name))| ChurnAuthor { email, name, commits }).collect();
+    authors.sort_by(|a, b| b.commits.cmp(&a.commits).then_with(|| a.email.cmp(&b.email)));
+    Ok(Churn { days, since: utc(since), until: utc(until), commits, author_count: authors.len(), authors })
+}
+
+/// [`recent`] from a kept walk of HEAD over the path.
+fn recent_kept(
+    repo: &gix::Repository,
+    walk: &mut crate::walks::Kept,
+    limit: usize,
+    interrupt: &Interrupt,
+) -> Result<Vec<CommitLine>> {
+    walk.fill(repo, interrupt, limit)?;
+    walk.shown
+        .iter()
+        .take(limit)
+        .map(|shown| {
+            let commit = repo.find_commit(shown.id).map_err(|err| Error::git("commit", err))?;
+            Ok(CommitLine { sha: abbreviate(commit.id()), subject: subject(commit.message_raw_sloppy()) })
+        })
+        .collect()
+}
+
+/// [`churn`] from a kept walk of HEAD over the path: the commits `--since` shows are a prefix of the kept walk's
+/// (see [`crate::walks`]); each distinct raw author is mapped through `.mailmap` once.
+fn churn_kept(
+    repo: &gix::Repository,
+    walk: &mut crate::walks::Kept,
+    (days, since, until): (u32, i64, i64),
+    interrupt: &Interrupt,
+) -> Result<Churn> {
+    let utc = |seconds| iso_time(gix::date::Time { seconds, offset: 0 });
+    let shown = walk.since(repo, interrupt, since)?.len();
+    // Commits per raw identity, identities in the order the walk first showed them.
+    let mut counts: Vec<(u32, usize)> = Vec::new();
+    let mut at: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
+    let mut commits = 0;
+    for index in 0..shown {
+        if walk.shown[index].time > until {
+            continue;
+        }
+        commits += 1;
+        let identity = walk.author(repo, index)?;
+        let slot = *at.entry(identity).or_insert_with(|| {
+            counts.push((identity, 0));
+            counts.len() - 1
+        });
+        counts[slot].1 += 1;
+    }
+    // Per email through `.mailmap`: (commits, the name on its first commit in walk order), as [`churn`] counts.
+    let mailmap = repo.open_mailmap();
+    let mut authors: BTreeMap<String, (usize, String)> = BTreeMap::new();
+    for (identity, count) in counts {
+        let (name, email) = walk.identity(identity);
+        let signature = gix::actor::SignatureRef { name: name.as_ref(), email: email.as_ref(), time: "" };
+        let person = crate::history::Person::mapped(&mailmap, signature);
+        authors.entry(person.email).or_insert_with(|| (0, person.name)).0 += count;
     }
     let mut authors: Vec<ChurnAuthor> =
         authors.into_iter().map(|(email, (commits, name))| ChurnAuthor { email, name, commits }).collect();

@@ -272,6 +272,19 @@ pub(crate) struct Cache {
     #[cfg(target_os = "linux")]
     registrations: OnceLock<std::sync::mpsc::Sender<Registration>>,
     counters: Arc<Counters>,
+    /// Told the common dir of a watched repository whose branch or HEAD moved (the commit index's feed).
+    tips_hook: OnceLock<TipsHook>,
+}
+
+/// A callback told the common dir of a watched repository whose branch or HEAD moved; called on the watcher thread,
+/// so it must return at once.
+#[derive(Clone)]
+pub(crate) struct TipsHook(pub(crate) Arc<dyn Fn(&Path) + Send + Sync>);
+
+impl std::fmt::Debug for TipsHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TipsHook")
+    }
 }
 
 /// A repository (or one more work tree of it) to watch, for the registration thread.
@@ -317,8 +330,15 @@ impl Cache {
             #[cfg(target_os = "linux")]
             registrations: OnceLock::new(),
             counters: Arc::new(Counters::default()),
+            tips_hook: OnceLock::new(),
             options,
         }
+    }
+
+    /// Sets the callback the watcher calls when a branch or HEAD of a watched repository moves (once; before the
+    /// first repository is resolved, since the watcher starts with it).
+    pub(crate) fn on_tips_moved(&self, hook: TipsHook) {
+        let _ = self.tips_hook.set(hook);
     }
 
     /// Registers the repository at `location` (watching it the first time it is seen) and returns the per-call
@@ -367,6 +387,7 @@ impl Cache {
                     self.options.run_dir.as_deref(),
                     self.options.watch_limit,
                     Arc::clone(&self.counters),
+                    self.tips_hook.get().cloned(),
                 )
                 .map(Arc::new)
                 .map_err(|error| format!("the watcher cannot start: {error}"))

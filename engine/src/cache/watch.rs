@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask, Watches};
 
 use crate::cache::paths::{self, FacetSet};
-use crate::cache::{Counters, RepoState};
+use crate::cache::{Counters, RepoState, TipsHook};
+use crate::facets::Facet;
 
 /// What a watched directory belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,7 +59,12 @@ struct Shared {
     failed: AtomicBool,
     counters: Arc<Counters>,
     limit: Option<usize>,
+    /// Told the common dir of a repository when an event moves one of its branches or HEAD.
+    on_tips: Option<TipsHook>,
 }
+
+/// The facets whose change means a branch or HEAD may have moved (what the commit index follows).
+const TIPS: FacetSet = FacetSet::of(&[Facet::Head, Facet::Branches]);
 
 /// The running watcher. Dropping it stops its thread (which closes the inotify instance).
 #[derive(Debug)]
@@ -109,7 +115,12 @@ impl Watcher {
     ///
     /// # Errors
     /// When inotify cannot be initialised (instance limit) or the marker cannot be created.
-    pub(crate) fn start(run_dir: Option<&Path>, limit: Option<usize>, counters: Arc<Counters>) -> io::Result<Self> {
+    pub(crate) fn start(
+        run_dir: Option<&Path>,
+        limit: Option<usize>,
+        counters: Arc<Counters>,
+        on_tips: Option<TipsHook>,
+    ) -> io::Result<Self> {
         let inotify = Inotify::init()?;
         let dir = match run_dir {
             Some(run_dir) => {
@@ -129,6 +140,7 @@ impl Watcher {
             failed: AtomicBool::new(false),
             counters,
             limit,
+            on_tips,
         });
         let thread_shared = Arc::clone(&shared);
         let thread_watches = watches.clone();
@@ -383,6 +395,12 @@ fn apply(
             }
         }
         owner.repo.bump(facets.with(FacetSet::ANY), &shared.counters);
+        if owner.root == Root::GitTree
+            && facets.0 & TIPS.0 != 0
+            && let Some(hook) = &shared.on_tips
+        {
+            (hook.0)(&owner.top);
+        }
     }
 }
 

@@ -16,9 +16,17 @@
 //! validated on open) or failing a search is deleted and rebuilt, and the caller answers from git meanwhile. Another
 //! process holding the writer lock makes this call answer from git ([`Status::Busy`]).
 //!
+//! Speed: the writer is kept open between updates of a repository and commits never wait for tantivy's segment
+//! merges (they run on tantivy's merge thread), so taking in a few new commits costs milliseconds; a writer idle
+//! for [`IDLE_WRITER`] is closed by the feed thread (after its merges end), so another process sharing the run dir
+//! can take the writer lock. The feed thread also brings an index up to date when the watcher reports that a
+//! branch or HEAD moved (see [`Store::refresh_soon`]), so the next call usually finds it current; the call still
+//! compares tips, so its answer is exact either way.
+//!
 //! **Invariant:** the index holds exactly the commits reachable from the tips recorded in its payload.
 
 mod build;
+mod feed;
 pub mod movements;
 pub mod owners;
 pub(crate) mod schema;
@@ -44,6 +52,9 @@ pub const SYNC_LIMIT: usize = 2_000;
 
 /// The writer's memory budget in bytes (tantivy's floor is 15 MB); one indexing thread.
 const WRITER_BYTES: usize = 48_000_000;
+
+/// How long a repository's writer stays open without writing before the feed thread closes it.
+pub const IDLE_WRITER: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// A repository's indexed tips: `HEAD` and each `refs/heads/*` name, to the commit it points to.
 pub type Tips = BTreeMap<String, ObjectId>;
@@ -120,6 +131,8 @@ pub struct Stats {
 pub struct Store {
     dir: PathBuf,
     slots: Mutex<HashMap<PathBuf, Arc<Slot>>>,
+    /// Work for the feed thread (updates asked for by the watcher, idle writers to close).
+    feed: Arc<feed::Feed>,
 }
 
 /// One repository's index state, shared by callers and its background builder.
@@ -135,6 +148,8 @@ struct SlotState {
     building: bool,
     /// A search failed on the opened index: delete it before the next open.
     broken: bool,
+    /// The git dir of the last call's repository (a linked worktree has its own `HEAD`): the feed thread opens it.
+    git_dir: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for SlotState {
@@ -148,6 +163,10 @@ struct Opened {
     reader: IndexReader,
     fields: Fields,
     tips: Tips,
+    /// The writer kept between updates (`None` until the first update, and after [`IDLE_WRITER`] without one).
+    writer: Option<tantivy::IndexWriter>,
+    /// When the writer last committed.
+    written: std::time::Instant,
 }
 
 impl Slot {
@@ -167,7 +186,7 @@ struct Payload {
 impl Store {
     /// Indexes kept under `dir` (`<run dir>/index` for the sidecar); nothing is created before first use.
     pub fn new(dir: PathBuf) -> Self {
-        Self { dir, slots: Mutex::new(HashMap::new()) }
+        Self { dir, slots: Mutex::new(HashMap::new()), feed: Arc::default() }
     }
 
     /// The directory of `common_dir`'s index.
@@ -191,6 +210,9 @@ impl Store {
         let slot = self.slot(common_dir);
         let dir = self.index_dir(common_dir);
         let mut state = slot.lock();
+        if state.git_dir.as_deref() != Some(repo.git_dir()) {
+            state.git_dir = Some(repo.git_dir().to_path_buf());
+        }
         if state.building {
             return Status::Building;
         }
@@ -333,7 +355,7 @@ fn open(dir: &Path, common_dir: &Path) -> Result<Opened, String> {
         .segment_readers()
         .iter()
         .try_for_each(|segment| segment.fast_fields().i64("time").map(|_| ()).map_err(|err| err.to_string()))?;
-    Ok(Opened { index, reader, fields, tips })
+    Ok(Opened { index, reader, fields, tips, writer: None, written: std::time::Instant::now() })
 }
 
 /// Creates an empty index in `dir` (which must not exist).
@@ -343,7 +365,7 @@ fn create(dir: &Path) -> Result<Opened, String> {
     let mut index = Index::create_in_dir(dir, schema).map_err(|err| err.to_string())?;
     register(&mut index);
     let reader = reader(&index)?;
-    Ok(Opened { index, reader, fields, tips: Tips::new() })
+    Ok(Opened { index, reader, fields, tips: Tips::new(), writer: None, written: std::time::Instant::now() })
 }
 
 fn register(index: &mut Index) {
@@ -364,7 +386,9 @@ fn decode_tips(tips: &BTreeMap<String, String>) -> Result<Tips, String> {
         .collect()
 }
 
-/// Applies `plan` to `opened` in one tantivy commit whose payload records `tips`.
+/// Applies `plan` to `opened` in one tantivy commit whose payload records `tips`, with the kept writer (opened
+/// first when there is none); the commit does not wait for segment merges. On an error the caller drops `opened`
+/// (and with it the writer and whatever it had not committed).
 fn apply(
     repo: &gix::Repository,
     opened: &mut Opened,
@@ -372,36 +396,38 @@ fn apply(
     tips: &Tips,
     common_dir: &str,
 ) -> Result<(), Failure> {
-    let mut writer: tantivy::IndexWriter = match opened.index.writer_with_num_threads(1, WRITER_BYTES) {
-        Ok(writer) => writer,
-        Err(tantivy::TantivyError::LockFailure(..)) => return Err(Failure::Busy),
-        Err(err) => return Err(Failure::Other(err.to_string())),
-    };
-    // Another process may have moved the index since this one read it: start from what is on disk.
-    let on_disk = opened
-        .index
-        .load_metas()
-        .map_err(|err| Failure::Other(err.to_string()))?
-        .payload
-        .map(|payload| {
-            serde_json::from_str::<Payload>(&payload)
-                .map_err(|err| err.to_string())
-                .and_then(|payload| decode_tips(&payload.tips))
-        })
-        .transpose()
-        .map_err(Failure::Other)?
-        .unwrap_or_default();
-    let replanned;
-    let plan = if on_disk == opened.tips || plan.reset {
-        plan
-    } else {
-        replanned = build::plan(repo, &on_disk, tips).map_err(|err| Failure::Other(err.to_string()))?;
-        &replanned
-    };
+    let mut replanned = None;
+    if opened.writer.is_none() {
+        let writer = match opened.index.writer_with_num_threads(1, WRITER_BYTES) {
+            Ok(writer) => writer,
+            Err(tantivy::TantivyError::LockFailure(..)) => return Err(Failure::Busy),
+            Err(err) => return Err(Failure::Other(err.to_string())),
+        };
+        opened.writer = Some(writer);
+        // Another process may have moved the index while this one held no writer: start from what is on disk.
+        let on_disk = opened
+            .index
+            .load_metas()
+            .map_err(|err| Failure::Other(err.to_string()))?
+            .payload
+            .map(|payload| {
+                serde_json::from_str::<Payload>(&payload)
+                    .map_err(|err| err.to_string())
+                    .and_then(|payload| decode_tips(&payload.tips))
+            })
+            .transpose()
+            .map_err(Failure::Other)?
+            .unwrap_or_default();
+        if on_disk != opened.tips && !plan.reset {
+            replanned = Some(build::plan(repo, &on_disk, tips).map_err(|err| Failure::Other(err.to_string()))?);
+        }
+    }
+    let plan = replanned.as_ref().unwrap_or(plan);
+    let Some(writer) = opened.writer.as_mut() else { return Err(Failure::Other("no writer".to_owned())) };
     if plan.reset {
         writer.delete_all_documents().map_err(|err| Failure::Other(err.to_string()))?;
     }
-    build::write(repo, &writer, opened.fields, plan).map_err(|err| Failure::Other(err.to_string()))?;
+    build::write(repo, writer, opened.fields, plan).map_err(|err| Failure::Other(err.to_string()))?;
     let payload = Payload {
         schema: SCHEMA_VERSION,
         common_dir: common_dir.to_owned(),
@@ -411,7 +437,7 @@ fn apply(
     let mut prepared = writer.prepare_commit().map_err(|err| Failure::Other(err.to_string()))?;
     prepared.set_payload(&payload);
     prepared.commit().map_err(|err| Failure::Other(err.to_string()))?;
-    writer.wait_merging_threads().map_err(|err| Failure::Other(err.to_string()))?;
+    opened.written = std::time::Instant::now();
     opened.reader.reload().map_err(|err| Failure::Other(err.to_string()))?;
     opened.tips = tips.clone();
     Ok(())
