@@ -356,6 +356,7 @@ pub(crate) struct Walk {
     queue: BinaryHeap<Queued>,
     seen: HashSet<ObjectId>,
     queued: u64,
+    /// The literal path, normalised (no empty or `.` components); `""` is the whole tree (`git log -- .`).
     path: Option<std::sync::Arc<str>>,
     entries: HashMap<ObjectId, PathEntry>,
     since: Option<i64>,
@@ -371,13 +372,19 @@ pub(crate) struct Walk {
 }
 
 impl Walk {
-    /// A walk from `tip`, showing only commits that change `path` when given (`""` means no filter).
+    /// A walk from `tip`, showing only commits that change `path` when given. The path is read as git reads a
+    /// literal pathspec: empty and `.` components are dropped (`./src/` is `src`), and what is left empty (`.`,
+    /// `""`) is the whole tree, so commits that change no file (an empty commit, a merge taking one parent's tree)
+    /// are simplified away as `git log -- .` does.
     ///
     /// # Errors
     /// [`Error::GitRead`] when the shallow boundary cannot be read.
     pub(crate) fn new(repo: &gix::Repository, tip: ObjectId, path: Option<&str>) -> Result<Self> {
-        let path =
-            path.map(|path| path.trim_end_matches('/')).filter(|path| !path.is_empty()).map(std::sync::Arc::from);
+        let path = path.map(|path| {
+            std::sync::Arc::from(
+                path.split('/').filter(|part| !part.is_empty() && *part != ".").collect::<Vec<_>>().join("/"),
+            )
+        });
         let mut walk = Walk {
             shallow: Shallow::read(repo)?,
             queue: BinaryHeap::new(),
@@ -501,10 +508,10 @@ impl Walk {
                 }
                 return Ok(Step::Shown(id, time));
             };
-            let own = self.entry(repo, id, &path)?;
+            let own = path_entry(repo, &mut self.entries, id, &path)?;
             let mut same = None;
             for parent in &parents {
-                if self.entry(repo, *parent, &path)? == own {
+                if path_entry(repo, &mut self.entries, *parent, &path)? == own {
                     same = Some(*parent);
                     break;
                 }
@@ -525,18 +532,30 @@ impl Walk {
             }
         }
     }
+}
 
-    fn entry(&mut self, repo: &gix::Repository, id: ObjectId, path: &str) -> Result<PathEntry> {
-        if let Some(entry) = self.entries.get(&id) {
-            return Ok(*entry);
-        }
-        let commit = repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
-        let tree = commit.tree().map_err(|err| Error::git("commit tree", err))?;
-        let entry = tree
-            .lookup_entry_by_path(path)
-            .map_err(|err| Error::git("tree entry", err))?
-            .map(|entry| (entry.mode(), entry.object_id()));
-        self.entries.insert(id, entry);
-        Ok(entry)
+/// `path`'s entry in commit `id`'s tree (cached in `entries`); for `""`, the root tree itself (`None` when empty,
+/// so that a root commit with no file is not shown).
+fn path_entry(
+    repo: &gix::Repository,
+    entries: &mut HashMap<ObjectId, PathEntry>,
+    id: ObjectId,
+    path: &str,
+) -> Result<PathEntry> {
+    if let Some(entry) = entries.get(&id) {
+        return Ok(*entry);
     }
+    let commit = repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
+    let entry = if path.is_empty() {
+        let tree = commit.tree_id().map_err(|err| Error::git("commit tree", err))?.detach();
+        let mode: gix::object::tree::EntryMode = gix::object::tree::EntryKind::Tree.into();
+        (tree != ObjectId::empty_tree(repo.object_hash())).then_some((mode, tree))
+    } else {
+        let tree = commit.tree().map_err(|err| Error::git("commit tree", err))?;
+        tree.lookup_entry_by_path(path)
+            .map_err(|err| Error::git("tree entry", err))?
+            .map(|entry| (entry.mode(), entry.object_id()))
+    };
+    entries.insert(id, entry);
+    Ok(entry)
 }

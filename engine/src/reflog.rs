@@ -72,16 +72,25 @@ pub struct Recovery {
     /// `true` when `lostCommits` stopped at [`MAX_LOST_COUNT`].
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub lost_commits_capped: bool,
-    /// The proposal tool that brings it back as a new branch (a person approves it).
-    pub tool: &'static str,
-    /// Arguments for `tool` (`repoPath` and `reason` are the caller's to add).
-    pub arguments: serde_json::Value,
+    /// The proposal tool that brings it back as a new branch (a person approves it); only when write proposals
+    /// can answer (a gateway is configured); default `null`, and `command` says what a person runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool: Option<&'static str>,
+    /// Arguments for `tool` (`repoPath` and `reason` are the caller's to add); default `null` (no `tool`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<serde_json::Value>,
+    /// Without a gateway: the git command a person runs to bring it back as a branch (`git branch
+    /// recover/<sha> <full sha>`); default `null` (a `tool` is named instead).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
 }
 
 impl Engine {
     /// `repo.reflog`: the newest `limit` movements of `ref_name` (`HEAD` when `None`), cut to `max_tokens`.
     ///
-    /// A ref that exists without a reflog gives an empty list; a name that is no ref is `unknown_revision`.
+    /// A ref that exists without a reflog gives an empty list; a name that is no ref is `unknown_revision`. A
+    /// recovery names the proposal `operation.preview.branch` only when `proposals` says a gateway can answer it;
+    /// otherwise it gives the git command a person runs.
     ///
     /// # Errors
     /// [`Error::Invalid`] with `invalid_revision` (starts with `-`, control characters, not a ref name),
@@ -91,10 +100,11 @@ impl Engine {
         repo: &Repo,
         ref_name: Option<&str>,
         limit: usize,
+        proposals: bool,
         max_tokens: usize,
         measure: &mut Measure<'_, Report>,
     ) -> Result<Budgeted<Report>> {
-        let full = read(&repo.git, ref_name.unwrap_or("HEAD"), limit)?;
+        let full = read(&repo.git, ref_name.unwrap_or("HEAD"), limit, proposals)?;
         let cut = |full: &Report, shown: &[usize]| Report {
             entries: crate::budget::first(&full.entries, shown[0]),
             ..full.clone()
@@ -103,7 +113,7 @@ impl Engine {
     }
 }
 
-fn read(repo: &gix::Repository, name: &str, limit: usize) -> Result<Report> {
+fn read(repo: &gix::Repository, name: &str, limit: usize, proposals: bool) -> Result<Report> {
     if name.is_empty() || name.starts_with('-') || name.chars().any(char::is_control) {
         return Err(Error::invalid(
             InvalidReason::InvalidRevision,
@@ -135,7 +145,7 @@ fn read(repo: &gix::Repository, name: &str, limit: usize) -> Result<Report> {
             None => (text.clone(), String::new()),
         };
         let sha = |id: ObjectId| (!id.is_null()).then(|| abbreviate(gix::prelude::ObjectIdExt::attach(id, repo)));
-        let recovery = reachable.recovery(line.previous_oid, line.new_oid)?;
+        let recovery = reachable.recovery(line.previous_oid, line.new_oid, proposals)?;
         entries.push(Movement {
             index: entries.len(),
             old_sha: sha(line.previous_oid),
@@ -164,7 +174,7 @@ impl<'r> Reachable<'r> {
 
     /// A [`Recovery`] when the movement from `old` to `new` dropped `old`: `old` is not an ancestor of `new` and is
     /// reachable from no ref. `None` otherwise, or when `old` is null or its commit is gone.
-    fn recovery(&mut self, old: ObjectId, new: ObjectId) -> Result<Option<Recovery>> {
+    fn recovery(&mut self, old: ObjectId, new: ObjectId, proposals: bool) -> Result<Option<Recovery>> {
         if old.is_null()
             || self.repo.find_commit(old).is_err()
             || self.tips()?.contains(&old)
@@ -190,12 +200,14 @@ impl<'r> Reachable<'r> {
         }
         let mut short = old.to_string();
         short.truncate(SHORT_SHA_LEN);
+        let branch = format!("recover/{short}");
         Ok(Some(Recovery {
             lost_tip: abbreviate(gix::prelude::ObjectIdExt::attach(old, repo)),
             lost_commits: lost,
             lost_commits_capped: lost == MAX_LOST_COUNT,
-            tool: "operation.preview.branch",
-            arguments: json!({ "name": format!("recover/{short}"), "startPoint": old.to_string(), "checkout": false }),
+            tool: proposals.then_some("operation.preview.branch"),
+            command: (!proposals).then(|| format!("git branch {branch} {old}")),
+            arguments: proposals.then(|| json!({ "name": branch, "startPoint": old.to_string(), "checkout": false })),
         }))
     }
 

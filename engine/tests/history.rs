@@ -116,6 +116,25 @@ fn history_of_other_refs_and_paths_equals_git_log() {
     assert!(all_pages(&fixture, options(None, Some("nowhere/at/all"), 10), || {}).is_empty());
 }
 
+/// Issue 22: `.` is the whole tree as `git log -- .` reads it (empty commits and merges that take one parent's tree
+/// simplified away), and `./src/` is `src`.
+#[test]
+fn history_of_the_whole_tree_equals_git_log_dot() {
+    let fixture = fluxgit_fixtures::build(Scenario::RewrittenHistory);
+    fixture.git(&["commit", "-q", "--allow-empty", "-m", "chore: an empty commit"]);
+    fixture.git(&["merge", "-q", "--no-ff", "-s", "ours", "-m", "Merge topic, keeping ours", "topic"]);
+    for path in [".", "./", "./src/", "src/.", "./src//util.c"] {
+        let expected = git_log(&fixture, &["--", path]);
+        for limit in [1, 3, 50] {
+            let pages = all_pages(&fixture, options(None, Some(path), limit), || {});
+            assert_eq!(as_log(&pages), expected, "git log -- {path}, limit {limit}");
+        }
+    }
+    let whole = git_log(&fixture, &["--", "."]);
+    let everything = git_log(&fixture, &[]);
+    assert!(whole.len() >= 5 && whole.len() + 2 <= everything.len(), "{} of {}", whole.len(), everything.len());
+}
+
 #[test]
 fn history_of_ranges_equals_git_log() {
     let cases: [(Scenario, &[&str], &str); 3] = [
@@ -263,9 +282,14 @@ fn git_reflog(fixture: &Fixture, name: &str) -> Vec<(String, String, String, Str
 }
 
 fn reflog_of(fixture: &Fixture, name: Option<&str>, limit: usize) -> reflog::Report {
+    reflog_with(fixture, name, limit, false)
+}
+
+/// The reflog, with recoveries as proposals (`proposals`: a gateway is configured) or as git commands.
+fn reflog_with(fixture: &Fixture, name: Option<&str>, limit: usize, proposals: bool) -> reflog::Report {
     let engine = engine_for(fixture);
     let repo = engine.resolve(repo_path(fixture)).expect("resolves");
-    engine.reflog(&repo, name, limit, UNLIMITED, &mut measure).expect("reflog").data
+    engine.reflog(&repo, name, limit, proposals, UNLIMITED, &mut measure).expect("reflog").data
 }
 
 #[test]
@@ -314,10 +338,30 @@ fn reflog_equals_git_reflog_with_recovery_of_lost_tips() {
             });
             assert_eq!(entry.recovery.as_ref().map_or(0, |recovery| recovery.lost_commits), lost, "{name} {entry:?}");
             if let Some(recovery) = &entry.recovery {
+                // Without a gateway: no proposal named, the git command a person runs instead.
                 assert_eq!(Some(&recovery.lost_tip), entry.old_sha.as_ref());
-                assert_eq!(recovery.tool, "operation.preview.branch");
-                let start_point = recovery.arguments["startPoint"].as_str().expect("startPoint");
+                assert_eq!((recovery.tool, &recovery.arguments), (None, &None), "{entry:?}");
+                let command = recovery.command.as_deref().expect("a command");
+                let words: Vec<&str> = command.split(' ').collect();
+                let [git, branch, name, start_point] = words[..] else { panic!("{command}") };
+                assert_eq!((git, branch), ("git", "branch"), "{command}");
+                assert!(name.starts_with("recover/") && start_point.starts_with(&recovery.lost_tip), "{command}");
+                let full = fixture.git(&["rev-parse", "--verify", &format!("{start_point}^{{commit}}")]);
+                assert_eq!(full.trim(), start_point, "{command}: the full sha of a commit git still has");
+                assert!(fixture.git_raw(&["check-ref-format", "--branch", name]).status.success(), "{command}");
+            }
+        }
+        // With a gateway: the proposal and its arguments, for the same movements.
+        let proposing = reflog_with(&fixture, Some(name), 100, true);
+        for (entry, plain) in proposing.entries.iter().zip(&report.entries) {
+            assert_eq!(entry.recovery.is_some(), plain.recovery.is_some(), "{name}@{{{}}}", entry.index);
+            if let (Some(recovery), Some(plain)) = (&entry.recovery, &plain.recovery) {
+                assert_eq!((recovery.tool, &recovery.command), (Some("operation.preview.branch"), &None));
+                let arguments = recovery.arguments.as_ref().expect("arguments");
+                let start_point = arguments["startPoint"].as_str().expect("startPoint");
                 assert!(start_point.len() == 40 && start_point.starts_with(&recovery.lost_tip), "{start_point}");
+                let command = plain.command.as_deref().expect("a command");
+                assert_eq!(command, format!("git branch {} {start_point}", arguments["name"].as_str().expect("name")));
             }
         }
     }
@@ -342,7 +386,7 @@ fn reflog_limit_budget_and_bad_names() {
 
     let engine = engine_for(&fixture);
     let repo = engine.resolve(repo_path(&fixture)).expect("resolves");
-    let cut = engine.reflog(&repo, None, 100, 300, &mut measure).expect("fits 300");
+    let cut = engine.reflog(&repo, None, 100, false, 300, &mut measure).expect("fits 300");
     assert!(measure(&cut) <= 300);
     assert_eq!(cut.omitted.0, vec![("entries", all.entries.len() - cut.data.entries.len())]);
     assert!(cut.omitted.0[0].1 > 0);
@@ -356,7 +400,7 @@ fn reflog_limit_budget_and_bad_names() {
         ("--all", InvalidReason::InvalidRevision),
         ("ma\nin", InvalidReason::InvalidRevision),
     ] {
-        match engine.reflog(&repo, Some(name), 10, UNLIMITED, &mut measure) {
+        match engine.reflog(&repo, Some(name), 10, false, UNLIMITED, &mut measure) {
             Err(Error::Invalid { reason, .. }) => assert_eq!(reason, expected, "{name:?}"),
             other => panic!("{name:?}: expected a refusal, got {other:?}"),
         }

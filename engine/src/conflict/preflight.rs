@@ -7,7 +7,7 @@
 //! (`merge.<name>.driver`, programs) are removed from that clone's in-memory configuration, so Git's built-in text
 //! merge stands in for them (the result says so in `caveats`).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use gix::ObjectId;
 use gix::bstr::{BString, ByteSlice};
@@ -16,6 +16,7 @@ use gix::merge::tree::TreatAsUnresolved;
 use serde::Serialize;
 
 use super::markers::MarkerRegion;
+use super::state::{Activity, Stages};
 use super::{CommitInfo, ConflictKind, commit_info, paths};
 use crate::ancestry::Shallow;
 use crate::budget::{Budgeted, Omitted};
@@ -50,6 +51,10 @@ written. Git itself may differ where merge drivers, rerere or uncommitted local 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Preflight {
+    /// An operation Git stopped in the middle of, said first because it changes what the prediction means: it
+    /// starts from the commits as they are, not from the unfinished result; default `null` (none in progress).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub in_progress: Option<InProgress>,
     /// Always `true`: this is a prediction, nothing was merged.
     pub prediction: bool,
     /// How it was computed and what it cannot see.
@@ -71,6 +76,22 @@ pub struct Preflight {
     /// `.git/shallow` (as git does), so histories forked beyond it are `unrelated-histories`; absent when `false`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub shallow: bool,
+}
+
+/// An operation in progress in the repository, as `conflict.read` names it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InProgress {
+    /// The operation (`merge`, `rebase`, `cherry-pick`, `revert`, `am`, `bisect`, or `stash-apply`, inferred from
+    /// unmerged paths no state file explains).
+    pub operation: Activity,
+    /// The state file it was recognised by (`MERGE_HEAD`, `rebase-merge/`, ...), or why it was inferred.
+    pub evidence: String,
+    /// Paths the index holds unmerged now; default 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unmerged: usize,
+    /// One sentence: what is in progress, what the prediction starts from, what finishes or undoes it.
+    pub message: String,
 }
 
 /// One side of the prediction.
@@ -248,6 +269,7 @@ pub fn read(repo: &gix::Repository, target: &str, current: &str, options: &Optio
         })
         .collect();
     let data = Preflight {
+        in_progress: in_progress(repo)?,
         prediction: true,
         note: NOTE,
         current: Side { reference: current.to_owned(), commit: commit_info(repo, current_id)? },
@@ -259,6 +281,57 @@ pub fn read(repo: &gix::Repository, target: &str, current: &str, options: &Optio
         shallow: shallow.is_shallow(),
     };
     Ok(Budgeted { data, omitted: Omitted(omitted) })
+}
+
+/// The operation in progress, from the state files git writes (see [`super::state::detect`]).
+///
+/// # Errors
+/// [`Error::GitRead`] when the index or a commit a state file names cannot be read.
+fn in_progress(repo: &gix::Repository) -> Result<Option<InProgress>> {
+    let index = repo.index_or_empty().map_err(|err| Error::git("index", err))?;
+    let mut unmerged: BTreeMap<BString, Stages> = BTreeMap::new();
+    for entry in index.entries() {
+        let stage = entry.stage_raw() as usize;
+        if (1..=3).contains(&stage) {
+            unmerged.entry(entry.path(&index).to_owned()).or_default()[stage - 1] = Some((entry.mode.bits(), entry.id));
+        }
+    }
+    let state = super::state::detect(repo, &unmerged)?;
+    let Some(operation) = state.activity else { return Ok(None) };
+    let evidence = state.evidence.unwrap_or_default();
+    let head = repo.head_id().ok().map(|id| id.shorten_or_id().to_string()).unwrap_or_else(|| "unborn".to_owned());
+    let paths = match unmerged.len() {
+        0 => "no unmerged path".to_owned(),
+        1 => "1 unmerged path".to_owned(),
+        count => format!("{count} unmerged paths"),
+    };
+    let name = serde_json::to_value(operation).ok().and_then(|value| value.as_str().map(str::to_owned));
+    let message = format!(
+        "{} in progress ({evidence}; {paths}): this prediction starts from the commits as they are (HEAD {head}),          not from its unfinished result; {}",
+        name.unwrap_or_default(),
+        finish_or_undo(operation)
+    );
+    Ok(Some(InProgress { operation, evidence, unmerged: unmerged.len(), message }))
+}
+
+/// What finishes and what undoes `operation`, as git commands a person runs.
+fn finish_or_undo(operation: Activity) -> &'static str {
+    match operation {
+        Activity::Merge => {
+            "`git commit` concludes it once every path is resolved and added, `git merge --abort` undoes it"
+        }
+        Activity::Rebase => "`git rebase --continue` goes on once resolved and added, `git rebase --abort` undoes it",
+        Activity::CherryPick => {
+            "`git cherry-pick --continue` goes on once resolved and added, `git cherry-pick --abort` undoes it"
+        }
+        Activity::Revert => "`git revert --continue` goes on once resolved and added, `git revert --abort` undoes it",
+        Activity::Am => "`git am --continue` goes on once resolved and added, `git am --abort` undoes it",
+        Activity::Bisect => "`git bisect good` or `git bisect bad` marks the commit, `git bisect reset` ends it",
+        Activity::StashApply => {
+            "resolving and `git add` finishes it (the stash is kept: `git stash drop` once done), `git reset --merge` \
+             undoes it"
+        }
+    }
 }
 
 /// A handle on `repo` whose object writes stay in memory and whose configuration has no merge drivers; returns it

@@ -4,6 +4,13 @@
 //! A merge is diffed against its first parent (`git show --diff-merges=first-parent`), and says so in `note`; a
 //! root commit against the empty tree. Renames are detected as `-M` does (50% similarity); copies are not looked
 //! for, as `git show -M` does not.
+//!
+//! A stash (a commit of `refs/stash`'s reflog, named `stash@{n}` or by sha) is a merge only in form: its first
+//! parent is the commit it was made on, its second the index as it was (`index on ...`), its third, when
+//! `--include-untracked` or `--all` saved untracked files, a root commit holding only them. Its `files` are its
+//! work tree against its base, staged and unstaged changes together, as `git stash show` lists them (`git diff
+//! stash^1 stash`); `stash.index` is what was staged (`git diff stash^1 stash^2`, what `git stash apply --index`
+//! puts back in the index) and `stash.untracked` the untracked files (`git show stash^3`).
 
 use serde::Serialize;
 
@@ -48,13 +55,41 @@ pub struct Details {
     /// serialised: it is always `parents[0]`.
     #[serde(skip)]
     pub diffed_against: Option<String>,
-    /// Present for merges: how they are diffed.
+    /// Present for merges and stashes: how they are diffed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// Present for a stash: its name and its index and untracked parts (see the module docs); default `null`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stash: Option<Stash>,
     /// Exact totals over all changed files.
     pub totals: Totals,
     /// Changed files in path order, with status and `--numstat` counts (cut by the budget: `omitted.files`); default
     /// empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<FileStat>,
+}
+
+/// The parts of a stash that its `files` (work tree against base) mix or leave out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Stash {
+    /// Its current name, `stash@{n}` (0 is the newest).
+    #[serde(rename = "ref")]
+    pub name: String,
+    /// What was staged when it was made: its index commit (second parent) against its base (`git diff stash^1
+    /// stash^2`).
+    pub index: Part,
+    /// The untracked files it saved (its third parent, `git show stash^3`); default `null`: none were saved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub untracked: Option<Part>,
+}
+
+/// One part of a stash: changed files with `--numstat` counts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Part {
+    /// Exact totals over the part's files.
+    pub totals: Totals,
+    /// The files in path order (cut by the budget: `omitted.stashIndexFiles`, `omitted.stashUntrackedFiles`);
+    /// default empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<FileStat>,
 }
@@ -99,10 +134,17 @@ pub fn read(repo: &gix::Repository, spec: &str, interrupt: &Interrupt) -> Result
         }
         None => (Side::Empty, None),
     };
-    let rewrites = Some(gix::diff::Rewrites::default());
-    let diffed = diff_sides(repo, old, Side::Tree(tree), &PathFilter::default(), rewrites, interrupt)?;
-    let files = stats(repo, &diffed, interrupt)?;
+    let files = tree_stats(repo, old, Side::Tree(tree), interrupt)?;
     let merge = parents.len() > 1;
+    let stash = match stash_position(repo, id, &parents)? {
+        Some(position) => Some(stash_parts(repo, position, &parents, interrupt)?),
+        None => None,
+    };
+    let note = match (&stash, merge) {
+        (Some(_), _) => Some(STASH_NOTE.to_owned()),
+        (None, true) => Some("a merge: files are diffed against its first parent only".to_owned()),
+        (None, false) => None,
+    };
     Ok(Details {
         sha: id.to_string(),
         parents: parents.iter().map(|parent| abbreviate(gix::prelude::ObjectIdExt::attach(*parent, repo))).collect(),
@@ -112,23 +154,78 @@ pub fn read(repo: &gix::Repository, spec: &str, interrupt: &Interrupt) -> Result
         subject,
         body,
         merge,
-        note: merge.then(|| "a merge: files are diffed against its first parent only".to_owned()),
+        note,
+        stash,
         diffed_against,
         totals: Totals::of(&files),
         files,
     })
 }
 
-/// Cuts the file list, then the body, to `max_tokens`.
+/// The `note` of a stash.
+pub const STASH_NOTE: &str = "a stash: files are its work tree against its base (`git stash show`, staged and \
+unstaged together); stash.index is what was staged (`git diff stash^1 stash^2`), stash.untracked the untracked \
+files it saved (`git show stash^3`)";
+
+/// The changed files from `old` to `new` (two trees), renames as `-M`.
+fn tree_stats(repo: &gix::Repository, old: Side, new: Side, interrupt: &Interrupt) -> Result<Vec<FileStat>> {
+    let rewrites = Some(gix::diff::Rewrites::default());
+    let diffed = diff_sides(repo, old, new, &PathFilter::default(), rewrites, interrupt)?;
+    stats(repo, &diffed, interrupt)
+}
+
+/// The position `n` of `id` in `refs/stash`'s reflog (`stash@{n}`), if it is a stash: listed there, with the two
+/// or three parents `git stash` gives its commits.
+fn stash_position(repo: &gix::Repository, id: gix::ObjectId, parents: &[gix::ObjectId]) -> Result<Option<usize>> {
+    if !(2..=3).contains(&parents.len()) {
+        return Ok(None);
+    }
+    let sha = id.to_string();
+    Ok(crate::facets::stashes::read(repo)?.into_iter().find(|stash| stash.sha == sha).map(|stash| stash.index))
+}
+
+/// The index part (second parent against the first) and the untracked part (the third parent's tree) of a stash.
+fn stash_parts(
+    repo: &gix::Repository,
+    position: usize,
+    parents: &[gix::ObjectId],
+    interrupt: &Interrupt,
+) -> Result<Stash> {
+    let to_err = |err| Error::git("a stash commit", err);
+    let tree_of = |id: gix::ObjectId| -> Result<Side> {
+        Ok(Side::Tree(repo.find_commit(id).map_err(to_err)?.tree_id().map_err(to_err)?.detach()))
+    };
+    let part = |files: Vec<FileStat>| Part { totals: Totals::of(&files), files };
+    let index = part(tree_stats(repo, tree_of(parents[0])?, tree_of(parents[1])?, interrupt)?);
+    let untracked = match parents.get(2) {
+        Some(untracked) => Some(part(tree_stats(repo, Side::Empty, tree_of(*untracked)?, interrupt)?)),
+        None => None,
+    };
+    Ok(Stash { name: format!("stash@{{{position}}}"), index, untracked })
+}
+
+/// Cuts the file list, then the stash's index and untracked lists, then the body, to `max_tokens`.
 ///
 /// # Errors
 /// [`crate::InvalidReason::BudgetBelowFloor`] when the required fields alone exceed `max_tokens`.
 pub fn fit(full: Details, max_tokens: usize, measure: &mut Measure<'_, Details>) -> Result<Budgeted<Details>> {
-    let totals = [full.files.len(), full.body.chars().count()];
+    let index_files = full.stash.as_ref().map_or(0, |stash| stash.index.files.len());
+    let untracked_files =
+        full.stash.as_ref().and_then(|stash| stash.untracked.as_ref()).map_or(0, |part| part.files.len());
+    let totals = [full.files.len(), index_files, untracked_files, full.body.chars().count()];
     let cut = |full: &Details, shown: &[usize]| Details {
         files: first(&full.files, shown[0]),
-        body: full.body.chars().take(shown[1]).collect(),
+        stash: full.stash.as_ref().map(|stash| Stash {
+            name: stash.name.clone(),
+            index: Part { totals: stash.index.totals, files: first(&stash.index.files, shown[1]) },
+            untracked: stash
+                .untracked
+                .as_ref()
+                .map(|part| Part { totals: part.totals, files: first(&part.files, shown[2]) }),
+        }),
+        body: full.body.chars().take(shown[3]).collect(),
         ..full.clone()
     };
-    fit_sections(&full, &["files", "bodyChars"], &totals, max_tokens, &cut, measure)
+    let names = ["files", "stashIndexFiles", "stashUntrackedFiles", "bodyChars"];
+    fit_sections(&full, &names, &totals, max_tokens, &cut, measure)
 }

@@ -9,14 +9,15 @@
 //!
 //! Known differences from `git diff`: no function names after `@@` (git's `xfuncname` context; `git apply` ignores
 //! it), abbreviated ids are always 7 hex digits, a submodule counts as changed only when its checked-out commit
-//! moved (not when files inside it changed: no `-dirty`), for unmerged paths against the index only the path is
-//! listed (status `unmerged`; read conflicts with `conflict.read`), and a binary file that was renamed *and*
+//! moved (not when files inside it changed: no `-dirty`), git prints the combined diffs of unmerged paths before
+//! the other files where `diff.text` keeps path order (each file's text is git's), and a binary file that was renamed *and*
 //! changed is a deletion plus an addition (gix measures similarity on text lines only; git pairs it by content
 //! chunks). Line counts come from gix's Myers diff, which matches git's on ordinary edits but may differ on
 //! pathological inputs where git's heuristics cut the search short.
 
 mod binary;
 mod changes;
+mod combined;
 pub mod commit;
 mod patch;
 mod prune;
@@ -24,7 +25,7 @@ mod side;
 pub mod text;
 pub mod worktree;
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 
 use gix::bstr::BString;
 use serde::Serialize;
@@ -34,7 +35,7 @@ use crate::engine::{Engine, Repo};
 use crate::error::Result;
 use crate::interrupt::Interrupt;
 use changes::Change;
-use side::{PathFilter, Side};
+use side::{PathFilter, Side, Stages};
 
 /// How a file changed, in git's terms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -52,7 +53,10 @@ pub enum Status {
     Copied,
     /// Changed type, e.g. a file became a symlink (`T`); the patch shows a deletion and an addition, as git does.
     TypeChange,
-    /// Unmerged (conflicted) in the index; no counts and no patch.
+    /// Unmerged (conflicted) in the index. Against the work tree (`git diff`) it has `git diff --numstat`'s counts
+    /// (ours, stage 2, against the work-tree file; 0 without a stage 2) and, in `diff.text`, git's combined diff
+    /// (`diff --cc`) when both sides have the file, else git's `* Unmerged path` line and the diff of ours against
+    /// the work tree; elsewhere (`--cached`) counts 0 and only the `* Unmerged path` line.
     Unmerged,
 }
 
@@ -99,14 +103,14 @@ pub struct FileStat {
 }
 
 impl FileStat {
-    /// The listing of an unmerged path.
+    /// The listing of an unmerged path with git's `0 0` counts (`git diff --cached --numstat`).
     fn unmerged(path: &BString) -> Self {
         Self {
             path: crate::facets::utf8(path),
             from: None,
             status: Status::Unmerged,
-            additions: None,
-            deletions: None,
+            additions: Some(0),
+            deletions: Some(0),
             binary: false,
             non_utf8: false,
             similarity: None,
@@ -152,7 +156,7 @@ impl Totals {
 /// The file changes between two sides, and the unmerged paths set apart from them.
 struct Diffed {
     changes: Vec<Change>,
-    unmerged: BTreeSet<BString>,
+    unmerged: BTreeMap<BString, Stages>,
     /// The work tree, when it is the new side (its content is read from disk).
     new_root: Option<std::path::PathBuf>,
 }
@@ -191,12 +195,12 @@ fn diff_sides(
             side::read(repo, new, filter, !involves_index, interrupt)?,
         ),
     };
-    let mut unmerged = BTreeSet::new();
+    let mut unmerged = BTreeMap::new();
     if involves_index {
         unmerged.append(&mut old_snapshot.unmerged);
         unmerged.append(&mut new_snapshot.unmerged);
         for snapshot in [&mut old_snapshot, &mut new_snapshot] {
-            snapshot.state.remove_entries(|_, path, _| unmerged.contains(path));
+            snapshot.state.remove_entries(|_, path, _| unmerged.contains_key(path));
         }
     }
     let new_root = (new == Side::Worktree).then(|| repo.workdir().map(ToOwned::to_owned)).flatten();
@@ -259,7 +263,7 @@ fn stats(repo: &gix::Repository, diffed: &Diffed, interrupt: &Interrupt) -> Resu
         interrupt.check()?;
         out.push(renderer.render(change)?.stat);
     }
-    out.extend(diffed.unmerged.iter().map(FileStat::unmerged));
+    out.extend(diffed.unmerged.keys().map(FileStat::unmerged));
     out.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(out)
 }
@@ -293,7 +297,8 @@ impl Engine {
         text::fit(text::read(&repo.git, options, &repo.interrupt)?, options, max_tokens, measure, &repo.interrupt)
     }
 
-    /// `commit.details`: one commit's metadata and changed files (merges against their first parent).
+    /// `commit.details`: one commit's metadata and changed files (merges against their first parent; a stash
+    /// also with its index and untracked parts apart).
     ///
     /// # Errors
     /// [`crate::Error::Invalid`] for a revision that is refused or names no commit, or a budget under the floor;

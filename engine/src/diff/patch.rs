@@ -12,7 +12,7 @@ use gix::diff::blob::{Algorithm, Diff, InternedInput, ResourceKind, UnifiedDiff,
 use gix::index::entry::Mode;
 
 use super::changes::{Change, Entry, Kind};
-use super::{FileStat, Status, binary};
+use super::{FileStat, Status, binary, combined};
 use crate::error::{Error, Result};
 
 /// Lines of context around each change, as git's default `-U3`.
@@ -141,6 +141,68 @@ impl<'repo> Renderer<'repo> {
         Ok(Rendered { stat, sections })
     }
 
+    /// Renders an unmerged path of a diff of the index against the work tree as `git diff` does: counts of ours
+    /// (stage 2) against the work-tree file `worktree` (`git diff --numstat`), and, when asked for a patch, git's
+    /// combined diff if both sides have the file, else the `* Unmerged path` line and ours against the work tree.
+    ///
+    /// # Errors
+    /// As [`Self::render`]; an unreadable side is listed with its error, without a patch.
+    pub(crate) fn unmerged(
+        &mut self,
+        path: &BStr,
+        stages: &super::side::Stages,
+        worktree: Option<&Entry>,
+    ) -> Result<Rendered> {
+        let ours = stages[1].map(|(mode, id)| Entry { path: path.to_owned(), mode, id });
+        let against_ours = match (&ours, worktree) {
+            (Some(ours), Some(file)) if ours.mode == file.mode && ours.id == file.id => None,
+            (Some(ours), file) => {
+                let kind = if file.is_some() { Kind::Modified } else { Kind::Deleted };
+                Some(self.render(&Change { kind, old: Some(ours.clone()), new: file.cloned() })?)
+            }
+            (None, _) => None,
+        };
+        let (mut stat, sections) = match against_ours {
+            Some(rendered) => (rendered.stat, rendered.sections),
+            None => (FileStat::unmerged(&path.to_owned()), Vec::new()),
+        };
+        stat.status = Status::Unmerged;
+        if !self.with_patch || stat.error.is_some() {
+            return Ok(Rendered { stat, sections: Vec::new() });
+        }
+        let sections = match (stages[1], stages[2]) {
+            (Some(ours), Some(theirs)) => match self.combined(path, [ours, theirs], worktree) {
+                Ok(section) => vec![section],
+                Err(err) => {
+                    stat.error = Some(crate::ItemError::from_error(err));
+                    Vec::new()
+                }
+            },
+            _ => std::iter::once(unmerged_line(path)).chain(sections).collect(),
+        };
+        Ok(Rendered { stat, sections })
+    }
+
+    /// The `diff --cc` section of `path`: the work-tree file `worktree` against ours and theirs.
+    fn combined(&mut self, path: &BStr, sides: [(Mode, ObjectId); 2], worktree: Option<&Entry>) -> Result<Section> {
+        let mut parents = Vec::with_capacity(sides.len());
+        for (mode, id) in sides {
+            let entry = Entry { path: path.to_owned(), mode, id };
+            let content = self.load(Some(&entry), ResourceKind::OldOrSource);
+            self.cache.clear_resource_cache_keep_allocation();
+            parents.push(combined::Parent { mode, id, content: diffable(content?) });
+        }
+        let merged = match worktree {
+            None => combined::Merged::Deleted,
+            Some(file) => {
+                let content = self.load(Some(file), ResourceKind::NewOrDestination);
+                self.cache.clear_resource_cache_keep_allocation();
+                combined::Merged::File { mode: file.mode, content: diffable(content?) }
+            }
+        };
+        Ok(combined::render(path, &parents, &merged, self.algorithm))
+    }
+
     /// Counts and renders `old` -> `new`, adding to `stat`.
     fn pair(&mut self, kind: Kind, old: Option<&Entry>, new: Option<&Entry>, stat: &mut FileStat) -> Result<Section> {
         let changed = old.map(|e| e.id) != new.map(|e| e.id);
@@ -247,6 +309,20 @@ impl<'repo> Renderer<'repo> {
             Data::Buffer { buf, .. } => Content::Text(buf.to_vec()),
         })
     }
+}
+
+/// Content for the combined diff: the bytes, or `None` when binary.
+fn diffable(content: Content) -> Option<Vec<u8>> {
+    match content {
+        Content::Missing => Some(Vec::new()),
+        Content::Text(bytes) => Some(bytes),
+        Content::Binary => None,
+    }
+}
+
+/// git's line for an unmerged path it does not diff (`* Unmerged path <path>`, the path as is).
+pub(crate) fn unmerged_line(path: &BStr) -> Section {
+    Section { header: format!("* Unmerged path {}\n", path.to_str_lossy()), hunks: Vec::new() }
 }
 
 fn bytes(content: &Content) -> &[u8] {

@@ -4,7 +4,7 @@
 //! is the index with every changed entry's mode and blob id replaced by what the file on disk would be if added
 //! (hashed, never written to the object database). Unmerged entries (conflict stages 1-3) are set apart.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
@@ -29,12 +29,15 @@ pub(crate) enum Side {
     Worktree,
 }
 
+/// The `(mode, id)` of stages 1 (base), 2 (ours) and 3 (theirs) of an unmerged path, where present.
+pub(crate) type Stages = [Option<(Mode, ObjectId)>; 3];
+
 /// A side read into memory.
 pub(crate) struct Snapshot {
     /// Unconflicted entries, sorted like an index.
     pub(crate) state: gix::index::State,
-    /// Paths with conflict stages in the index (never part of `state`, whatever the side).
-    pub(crate) unmerged: BTreeSet<BString>,
+    /// Paths with conflict stages in the index, with their stages (never part of `state`, whatever the side).
+    pub(crate) unmerged: BTreeMap<BString, Stages>,
 }
 
 impl Snapshot {
@@ -92,10 +95,10 @@ pub(crate) fn read(
     interrupt: &Interrupt,
 ) -> Result<Snapshot> {
     let mut snapshot = match side {
-        Side::Empty => Snapshot { state: gix::index::State::new(repo.object_hash()), unmerged: BTreeSet::new() },
+        Side::Empty => Snapshot { state: gix::index::State::new(repo.object_hash()), unmerged: BTreeMap::new() },
         Side::Tree(tree) => {
             let file = repo.index_from_tree(&tree).map_err(|err| Error::git("a tree", err))?;
-            Snapshot { state: file.into(), unmerged: BTreeSet::new() }
+            Snapshot { state: file.into(), unmerged: BTreeMap::new() }
         }
         Side::Index => {
             let mut snapshot = index(repo)?;
@@ -105,7 +108,7 @@ pub(crate) fn read(
         Side::Worktree => worktree(repo, filter, with_unmerged_files, interrupt)?,
     };
     snapshot.state.remove_entries(|_, path, _| !filter.matches(path));
-    snapshot.unmerged.retain(|path| filter.matches(path.as_ref()));
+    snapshot.unmerged.retain(|path, _| filter.matches(path.as_ref()));
     Ok(snapshot)
 }
 
@@ -116,11 +119,14 @@ fn index(repo: &gix::Repository) -> Result<Snapshot> {
     if state.is_sparse() {
         return Err(Error::git("the index", "sparse indexes are not supported"));
     }
-    let mut unmerged = BTreeSet::new();
+    let mut unmerged: BTreeMap<BString, Stages> = BTreeMap::new();
     state.remove_entries(|_, path, entry| {
         let conflicted = entry.stage() != Stage::Unconflicted;
         if conflicted {
-            unmerged.insert(path.to_owned());
+            let stages = unmerged.entry(path.to_owned()).or_default();
+            if let Some(slot) = (entry.stage_raw() as usize).checked_sub(1).and_then(|idx| stages.get_mut(idx)) {
+                *slot = Some((entry.mode, entry.id));
+            }
         }
         conflicted
     });
@@ -184,7 +190,7 @@ fn worktree(
     }
     state.remove_entries(|entry_index, _, _| removed.contains(&entry_index));
     if with_unmerged_files {
-        for path in &unmerged {
+        for path in unmerged.keys() {
             if let Some((mode, id)) = hash_file(repo, &on_disk(&workdir, path.as_ref())?)? {
                 state.dangerously_push_entry(Default::default(), id, Flags::empty(), mode, path.as_ref());
             }
@@ -227,6 +233,33 @@ fn update_for(
         }
         EntryStatus::NeedsUpdate(_) | EntryStatus::Conflict { .. } => None,
     })
+}
+
+/// The work-tree file of an unmerged `path` as an entry (its mode and the id it would get if added), or `None`
+/// when nothing is there. A directory where a side has a submodule is that submodule's checked-out commit (the
+/// null id when it is not checked out), as git reads it.
+///
+/// # Errors
+/// [`Error::GitRead`] when the file cannot be read.
+pub(crate) fn worktree_file(
+    repo: &gix::Repository,
+    workdir: &Path,
+    path: &BStr,
+    stages: &Stages,
+) -> Result<Option<super::changes::Entry>> {
+    let on_disk = on_disk(workdir, path)?;
+    let entry = |mode, id| Some(super::changes::Entry { path: path.to_owned(), mode, id });
+    if let Some((mode, id)) = hash_file(repo, &on_disk)? {
+        return Ok(entry(mode, id));
+    }
+    let submodule = stages.iter().flatten().any(|(mode, _)| *mode == Mode::COMMIT);
+    if submodule && on_disk.is_dir() {
+        let head = gix::open_opts(&on_disk, gix::open::Options::isolated())
+            .ok()
+            .and_then(|submodule| submodule.head_id().ok().map(gix::Id::detach));
+        return Ok(entry(Mode::COMMIT, head.unwrap_or_else(|| ObjectId::null(repo.object_hash()))));
+    }
+    Ok(None)
 }
 
 /// Where the repository-relative `path` lies in the work tree.

@@ -5,7 +5,13 @@
 //! index (`git diff --cached`); `base` only: that revision vs work tree (`git diff <base>`); `head` given without
 //! `base`: `HEAD` vs `head`. `head` is a revision, `INDEX` or `WORKTREE`; `base` a revision or `INDEX`.
 //!
-//! The patch is one `git apply`-able text: every file's `diff --git` header, `new file mode` / `deleted file mode` /
+//! Unmerged paths (a stopped merge, rebase, cherry-pick, revert or stash apply) are shown as `git diff` shows
+//! them: against the work tree, git's combined diff (`diff --cc`, `@@@` hunks, conflict markers as added lines;
+//! see the `combined` module) when both sides have the file, else `* Unmerged path <path>` and ours (stage 2)
+//! against the work-tree file; with their `--numstat` counts (ours against the work-tree file). Against anything
+//! else, `* Unmerged path <path>` only. A combined diff is for reading: `git apply` refuses it.
+//!
+//! Otherwise the patch is one `git apply`-able text: every file's `diff --git` header, `new file mode` / `deleted file mode` /
 //! `old mode`+`new mode`, `similarity index` + `rename from/to`, `index` line, `---`/`+++`, and `@@` hunks (an added
 //! file's header is `@@ -0,0 +1,N @@`, as git writes it). Binary files get git's `Binary files a/x and b/x differ`
 //! line and carry no content (`git apply` refuses such a patch), unless `binary` asks for their content as
@@ -20,8 +26,8 @@
 
 use serde::Serialize;
 
-use super::patch::{Output, Rendered, Renderer};
-use super::side::{PathFilter, Side};
+use super::patch::{Output, Rendered, Renderer, unmerged_line};
+use super::side::{self, PathFilter, Side};
 use super::{FileStat, Totals, changes, diff_sides, head_side};
 use crate::budget::{self, Budgeted, Measure, Omitted};
 use crate::error::{Error, InvalidReason, Result};
@@ -103,7 +109,7 @@ pub struct FileEntry {
     /// Hunks in its patch (a `GIT binary patch` block counts as one); default 0.
     #[serde(skip_serializing_if = "crate::compact::is_zero")]
     pub hunks: usize,
-    /// How much of its patch `patch` holds; default `full` (also left out for unmerged paths, which have none).
+    /// How much of its patch `patch` holds; default `full` (also left out for a file without a patch).
     #[serde(skip_serializing_if = "in_patch_default")]
     pub in_patch: Option<Inclusion>,
     /// For `partial`: how many of its hunks are in `patch`.
@@ -169,6 +175,7 @@ pub fn read(repo: &gix::Repository, options: &Options, interrupt: &Interrupt) ->
         (Some(spec), false) => revision(repo, spec)?,
     };
     let filter = PathFilter::new(options.path.as_deref());
+    let against_worktree = old == Side::Index && new == Side::Worktree;
     let diffed = diff_sides(repo, old, new, &filter, changes::configured_rewrites(repo)?, interrupt)?;
     let output = if options.binary { Output::PatchWithBinary } else { Output::Patch };
     let mut renderer = Renderer::new(repo, diffed.new_root.clone(), output)?;
@@ -177,7 +184,17 @@ pub fn read(repo: &gix::Repository, options: &Options, interrupt: &Interrupt) ->
         interrupt.check()?;
         files.push(renderer.render(change)?);
     }
-    files.extend(diffed.unmerged.iter().map(|path| Rendered { stat: FileStat::unmerged(path), sections: Vec::new() }));
+    for (path, stages) in &diffed.unmerged {
+        interrupt.check()?;
+        let rendered = match (against_worktree, &diffed.new_root) {
+            (true, Some(workdir)) => {
+                let file = side::worktree_file(repo, workdir, path.as_ref(), stages)?;
+                renderer.unmerged(path.as_ref(), stages, file.as_ref())?
+            }
+            _ => Rendered { stat: FileStat::unmerged(path), sections: vec![unmerged_line(path.as_ref())] },
+        };
+        files.push(rendered);
+    }
     files.sort_by(|a, b| a.stat.path.cmp(&b.stat.path));
     Ok(Full { base, head, path: options.path.clone(), files })
 }

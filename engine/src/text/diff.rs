@@ -19,7 +19,7 @@ fn letter(status: Status) -> char {
     }
 }
 
-/// `path` or `from -> path`, then `+3 -1`, `binary` or nothing (unmerged), and the marks.
+/// `path` or `from -> path`, then `+3 -1` or `binary`, and the marks.
 fn stat_line(stat: &FileStat) -> String {
     let mut line = match &stat.from {
         Some(from) => format!("{from} -> {}", stat.path),
@@ -27,7 +27,7 @@ fn stat_line(stat: &FileStat) -> String {
     };
     if stat.binary {
         line.push_str(" binary");
-    } else if stat.status != Status::Unmerged {
+    } else {
         line.push_str(&format!(" +{} -{}", stat.additions.unwrap_or(0), stat.deletions.unwrap_or(0)));
     }
     if stat.non_utf8 {
@@ -79,6 +79,24 @@ pub fn commit_details(result: &Budgeted<Details>) -> String {
     }
     out.more(&result.omitted, "files", "files");
     out.line(totals_line(&details.totals));
+    if let Some(stash) = &details.stash {
+        out.line("");
+        out.line(format!("{} index (git diff {0}^1 {0}^2):", stash.name));
+        for file in &stash.index.files {
+            out.line(format!("{} {}", letter(file.status), stat_line(file)));
+        }
+        out.more(&result.omitted, "stashIndexFiles", "files");
+        out.line(totals_line(&stash.index.totals));
+        if let Some(untracked) = &stash.untracked {
+            out.line("");
+            out.line(format!("{} untracked (git show {0}^3):", stash.name));
+            for file in &untracked.files {
+                out.line(format!("{} {}", letter(file.status), stat_line(file)));
+            }
+            out.more(&result.omitted, "stashUntrackedFiles", "files");
+            out.line(totals_line(&untracked.totals));
+        }
+    }
     out.finish()
 }
 

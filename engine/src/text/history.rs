@@ -53,20 +53,19 @@ pub fn reflog(result: &Budgeted<Report>) -> String {
             let capped = if recovery.lost_commits_capped { "+" } else { "" };
             let arguments: Vec<String> = recovery
                 .arguments
-                .as_object()
+                .as_ref()
+                .and_then(serde_json::Value::as_object)
                 .into_iter()
                 .flatten()
                 .map(|(key, value)| {
                     format!("{key}={}", value.as_str().map_or_else(|| value.to_string(), str::to_owned))
                 })
                 .collect();
-            out.line(format!(
-                "  lost {}{capped} commits at {}: {} {}",
-                recovery.lost_commits,
-                recovery.lost_tip,
-                recovery.tool,
-                arguments.join(" ")
-            ));
+            let next = match (&recovery.command, recovery.tool) {
+                (Some(command), _) => command.clone(),
+                (None, tool) => format!("{} {}", tool.unwrap_or_default(), arguments.join(" ")),
+            };
+            out.line(format!("  lost {}{capped} commits at {}: {next}", recovery.lost_commits, recovery.lost_tip));
         }
     }
     out.more(&result.omitted, "entries", "movements");

@@ -3,5 +3,7 @@
 //! repository byte-identical after every read.
 
 mod details;
+mod stash;
 mod support;
 mod text;
+mod unmerged;

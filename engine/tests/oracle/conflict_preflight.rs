@@ -213,3 +213,53 @@ fn filters_hooks_and_fsmonitor_never_run() {
     let paths: Vec<&str> = result.merge.conflicts.iter().map(|c| c.path.as_str()).collect();
     assert_eq!(paths, ["notes/todo list.txt"]);
 }
+
+/// Issue 22: during a stopped operation the preflight says so first, as the state files git wrote show it.
+#[test]
+fn an_operation_in_progress_is_said_first() {
+    use fluxgit_engine::conflict::state::Activity;
+    let cases = [
+        (Scenario::MergeConflict, "topic", Some((Activity::Merge, "MERGE_HEAD", "git merge --abort"))),
+        (Scenario::RebaseConflict, "main", Some((Activity::Rebase, "rebase-merge", "git rebase --abort"))),
+        (
+            Scenario::CherryPickConflict,
+            "picks",
+            Some((Activity::CherryPick, "CHERRY_PICK_HEAD", "git cherry-pick --abort")),
+        ),
+        (Scenario::StashPopConflict, "HEAD", Some((Activity::StashApply, "", "git reset --merge"))),
+        (Scenario::Clean, "HEAD~1", None),
+    ];
+    for (scenario, target, expected) in cases {
+        let fixture = fluxgit_fixtures::build(scenario);
+        let (engine, repo) = open(&fixture);
+        let result = engine.conflict_preflight(&repo, target, "HEAD", &Options::default()).expect("predicts");
+        let unmerged: std::collections::BTreeSet<String> =
+            stage_lines(&records(&fixture.git_raw(&["ls-files", "-u", "-z"]).stdout))
+                .into_iter()
+                .map(|(path, ..)| path)
+                .collect();
+        let json = serde_json::to_string(&result.data).expect("serialises");
+        match expected {
+            None => {
+                assert!(result.data.in_progress.is_none(), "{scenario:?}");
+                assert!(!json.contains("inProgress"), "{scenario:?}: left out when null");
+            }
+            Some((operation, state_file, undo)) => {
+                let found = result.data.in_progress.as_ref().unwrap_or_else(|| panic!("{scenario:?}: said"));
+                assert!(json.starts_with("{\"inProgress\":"), "{scenario:?}: said first: {json}");
+                assert_eq!(found.operation, operation, "{scenario:?}");
+                assert_eq!(found.unmerged, unmerged.len(), "{scenario:?}: git ls-files -u");
+                assert!(found.message.contains(undo), "{scenario:?}: {}", found.message);
+                // The state file git wrote is there, and is what the answer names (a stash pop writes none).
+                let exists = !state_file.is_empty() && {
+                    let git_path = fixture.git(&["rev-parse", "--git-path", state_file]);
+                    fixture.path().join(git_path.trim()).exists()
+                };
+                assert_eq!(exists, !state_file.is_empty(), "{scenario:?}");
+                if exists {
+                    assert!(found.evidence.starts_with(state_file), "{scenario:?}: {}", found.evidence);
+                }
+            }
+        }
+    }
+}

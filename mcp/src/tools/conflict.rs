@@ -152,6 +152,16 @@ pub fn preflight() -> FnTool {
         "type": "object",
         "required": ["prediction", "note", "current", "target", "mergeBases", "merge", "rebase"],
         "properties": {
+            "inProgress": defaulted(json!({ "type": "object", "required": ["operation", "evidence", "message"],
+                "description": "Said first: an operation Git stopped in the middle of, read from the state files \
+                git writes (`MERGE_HEAD`, `rebase-merge/`, `rebase-apply/`, `CHERRY_PICK_HEAD`, `REVERT_HEAD`, \
+                `BISECT_LOG`). The prediction starts from the commits as they are, not from its unfinished result.",
+                "properties": {
+                    "operation": { "enum": ["merge", "rebase", "cherry-pick", "revert", "am", "bisect", "stash-apply"] },
+                    "evidence": { "type": "string", "description": "The state file, or why it was inferred." },
+                    "unmerged": opt_count(),
+                    "message": { "type": "string", "description": "What is in progress and what finishes or undoes it." }
+                } }), "null (no operation in progress)"),
             "prediction": { "const": true }, "note": { "type": "string" },
             "current": side, "target": side,
             "mergeBases": { "type": "array", "items": { "type": "string" } },
@@ -182,7 +192,9 @@ pub fn preflight() -> FnTool {
             and the line ranges of the marker regions Git would write; for the rebase, the first commit that \
             would stop (step i of n) and why. Computed in memory with gix's merge (criss-cross histories with \
             several merge bases included): no object, ref, index or work-tree file is written, and no merge \
-            driver is run. The result is a prediction (`prediction: true`).",
+            driver is run. The result is a prediction (`prediction: true`). When a merge, rebase, cherry-pick, \
+            revert or stash apply is stopped in the repository, `inProgress` comes first and says so, with what \
+            finishes or undoes it.",
             input_schema: schema::input(
                 json!({
                     "repoPath": schema::repo_path(),

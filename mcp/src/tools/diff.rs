@@ -30,7 +30,9 @@ fn file_stat(extra: Value) -> Value {
         "from": defaulted(json!({ "type": "string", "description": "Old path of a rename or copy." }), "null"),
         "status": { "enum": ["added", "modified", "deleted", "renamed", "copied", "type-change", "unmerged"] },
         "additions": defaulted(json!({ "type": "integer", "minimum": 0,
-            "description": "Added lines (`--numstat`); binary files, unmerged paths and unreadable ones have none." }), "0"),
+            "description": "Added lines (`--numstat`); binary and unreadable files have none. An unmerged path \
+            has `git diff --numstat`'s count: ours (stage 2) against the work-tree file in diff.text's default \
+            selection, else 0." }), "0"),
         "deletions": defaulted(json!({ "type": "integer", "minimum": 0, "description": "Deleted lines." }), "0"),
         "binary": opt_flag(),
         "nonUtf8": defaulted(json!({ "type": "boolean", "description": "The text is not valid UTF-8." }), "false"),
@@ -50,6 +52,12 @@ fn file_stat(extra: Value) -> Value {
 fn schema_with_description(mut schema: Value, description: &str) -> Value {
     schema["description"] = Value::String(description.to_owned());
     schema
+}
+
+/// One part of a stash in `commit.details`: totals and files.
+fn stash_part(description: &str) -> Value {
+    json!({ "type": "object", "required": ["totals"], "description": description,
+        "properties": { "totals": totals(), "files": opt_list(file_stat(json!({}))) } })
 }
 
 fn totals() -> Value {
@@ -82,7 +90,20 @@ pub fn commit_details() -> FnTool {
             "author": signature.clone(),
             "committer": defaulted(signature, "null (same name, email and time as the author)"),
             "subject": { "type": "string" }, "body": defaulted(json!({ "type": "string" }), "empty"),
-            "note": defaulted(json!({ "type": "string", "description": "How a merge is diffed." }), "null (not a merge)"),
+            "note": defaulted(json!({ "type": "string", "description": "How a merge or a stash is diffed." }),
+                "null (neither a merge nor a stash)"),
+            "stash": defaulted(json!({ "type": "object", "required": ["ref", "index"],
+                "description": "A stash (a commit of `refs/stash`'s reflog): `files` are then its work tree \
+                against its base, staged and unstaged together (`git stash show`); this says what was staged and \
+                which untracked files it saved.",
+                "properties": {
+                    "ref": { "type": "string", "description": "Its current name, `stash@{n}`." },
+                    "index": stash_part("What was staged: `git diff stash^1 stash^2` (what `git stash apply \
+                        --index` puts back in the index). Files cut first by `omitted.stashIndexFiles`."),
+                    "untracked": defaulted(stash_part("The untracked files it saved (`--include-untracked`, \
+                        `--all`): `git show stash^3`. Files cut by `omitted.stashUntrackedFiles`."),
+                        "null (no untracked files saved)")
+                } }), "null (not a stash)"),
             "shallow": { "type": "boolean", "description": "Present and true for a shallow clone's boundary commit: \
                 its parents are absent, so (like `git show`) its files are compared with the empty tree. Absent \
                 means false." },
@@ -97,9 +118,11 @@ pub fn commit_details() -> FnTool {
             description: "One commit: sha, parents, author and committer (name, email, ISO time), subject, body, and \
             every changed file with status (added, modified, deleted, renamed with `from` and similarity, \
             type-change), additions and deletions like `git show --numstat -M` (binary files: null counts). A merge \
-            is diffed against its first parent and says so in `note`; a root commit against the empty tree. Copies \
-            are not detected. Files, then the body, are cut to `maxTokens`; totals stay exact. Use diff.text for \
-            the patch itself.",
+            is diffed against its first parent and says so in `note`; a root commit against the empty tree. A \
+            stash (`stash@{n}` or its sha) is recognised: `files` are its work tree against its base (`git stash \
+            show`), `stash.index` what was staged (`git diff stash^1 stash^2`), `stash.untracked` the untracked \
+            files it saved (`git show stash^3`). Copies are not detected. Files, then the stash's lists, then the \
+            body, are cut to `maxTokens`; totals stay exact. Use diff.text for the patch itself.",
             input_schema: schema::input(
                 json!({
                     "repoPath": schema::repo_path(),
@@ -214,7 +237,7 @@ pub fn diff_text() -> FnTool {
     let file = file_stat(json!({
         "hunks": opt_count(),
         "inPatch": defaulted(json!({ "enum": ["partial", "omitted"],
-            "description": "How much of this file's patch `patch` holds (unmerged paths have none)." }), "full"),
+            "description": "How much of this file's patch `patch` holds." }), "full"),
         "hunksShown": defaulted(count(), "null (not partial)")
     }));
     let data = json!({
@@ -248,8 +271,13 @@ pub fn diff_text() -> FnTool {
             maxTokens (the whole result) wins, and `truncated`, `totalBytes`, `totalLines` tell what the full patch \
             was. Binary files show git's `Binary files ... differ` line (which `git apply` refuses) unless `binary: \
             true` carries their content as `GIT binary patch` like `git diff --binary`; text that is not UTF-8 is \
-            always carried exactly as a `GIT binary patch`. No function names after `@@`. A text patch never shows \
-            moves of functions or classes (see diff.semantic).",
+            always carried exactly as a `GIT binary patch`. No function names after `@@`. During a stopped merge, \
+            rebase, cherry-pick, revert or stash apply, an unmerged path is shown as `git diff` shows it: against \
+            the work tree, the combined diff (`diff --cc`, `@@@` hunks, the conflict markers as added lines; not \
+            for `git apply`) when both sides have the file, else `* Unmerged path <path>` and ours against the \
+            work-tree file, with `git diff --numstat`'s counts; in other comparisons with the index (`staged`, \
+            INDEX), `* Unmerged path <path>` only; a revision against the work tree diffs the work-tree file like \
+            any other. A text patch never shows moves of functions or classes (see diff.semantic).",
             input_schema: schema::input(
                 json!({
                     "repoPath": schema::repo_path(),

@@ -113,9 +113,17 @@ struct ReflogArgs {
 
 /// `repo.reflog`.
 pub fn reflog() -> FnTool {
-    let recovery = json!({ "type": "object", "required": ["lostTip", "lostCommits", "tool", "arguments"],
+    let recovery = json!({ "type": "object", "required": ["lostTip", "lostCommits"],
         "properties": { "lostTip": { "type": "string" }, "lostCommits": count(),
-            "lostCommitsCapped": opt_flag(), "tool": { "type": "string" }, "arguments": { "type": "object" } } });
+            "lostCommitsCapped": opt_flag(),
+            "tool": defaulted(json!({ "type": "string", "description": "The proposal that brings it back as a \
+                branch (`operation.preview.branch`), named only when a gateway is configured." }),
+                "null (no gateway: `command` says what a person runs)"),
+            "arguments": defaulted(json!({ "type": "object", "description": "Arguments for `tool`." }),
+                "null (no `tool`)"),
+            "command": defaulted(json!({ "type": "string", "description": "Without a gateway: the git command a \
+                person runs to bring it back as a branch (`git branch recover/<sha> <sha>`)." }),
+                "null (a `tool` is named instead)") } });
     let movement = json!({ "type": "object",
         "required": ["index", "action", "message", "time", "identity"],
         "properties": { "index": count(), "oldSha": defaulted(json!({ "type": "string" }), "null (the ref was created)"),
@@ -136,7 +144,8 @@ pub fn reflog() -> FnTool {
             sha, action (`commit`, `commit (amend)`, `reset`, `rebase (start)`, `checkout`, ...), message, time and \
             the identity git recorded (configured, not proof of who). A movement that dropped commits (its old tip \
             is not an ancestor of the new one and no ref reaches it) carries `recovery`: the lost tip, how many \
-            commits only it reaches, and the proposal (`operation.preview.branch`) that brings it back. `total` is \
+            commits only it reaches, and what brings it back: with a gateway configured the proposal \
+            (`operation.preview.branch` and its arguments), without one the git command a person runs. `total` is \
             exact; entries are cut to `limit` and `maxTokens`.",
             input_schema: schema::input(
                 json!({
@@ -159,6 +168,6 @@ fn call_reflog(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<
     let limit = args.limit.unwrap_or(20);
     let max_tokens = args.max_tokens.unwrap_or(REFLOG_DEFAULT_TOKENS as usize);
     run_formatted(ctx, "repo.reflog", &args.repo_path, args.format, fluxgit_engine::text::reflog, |repo, measure| {
-        ctx.engine.reflog(repo, args.ref_name.as_deref(), limit, max_tokens, measure)
+        ctx.engine.reflog(repo, args.ref_name.as_deref(), limit, ctx.bridge.is_configured(), max_tokens, measure)
     })
 }

@@ -94,6 +94,12 @@ fn bad_input_gets_clear_errors_and_the_server_serves_on() {
     assert_eq!(data(&responses[8])["operation"], "merge");
     let prediction = data(&responses[9]);
     assert_eq!(prediction["prediction"], true);
+    // Issue 22: the stopped merge is said first (MERGE_HEAD is there), with what ends it.
+    assert!(fixture.path().join(".git/MERGE_HEAD").exists());
+    let text = responses[9]["result"]["content"][0]["text"].as_str().expect("text");
+    assert!(text.contains("\"data\":{\"inProgress\":{\"operation\":\"merge\""), "said first: {text}");
+    assert_eq!(prediction["inProgress"]["unmerged"], 3);
+    assert!(prediction["inProgress"]["message"].as_str().expect("message").contains("git merge --abort"));
     assert_eq!(prediction["merge"]["status"], "conflicted");
     let paths: Vec<&str> =
         prediction["merge"]["conflicts"].as_array().expect("list").iter().filter_map(|c| c["path"].as_str()).collect();

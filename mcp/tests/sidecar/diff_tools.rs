@@ -166,3 +166,72 @@ fn budgets_hold_and_results_match_their_schemas() {
     assert!(conflict["data"]["files"].as_array().expect("files").iter().any(|file| file["status"] == "unmerged"));
     checked(&registry, &engine, "worktree.changes", json!({"repoPath": path}), 4000);
 }
+
+/// Issue 22 through the binary: `diff.text` shows a stopped merge's unmerged paths as `git diff` does (combined
+/// diff, numstat counts), in JSON and text; `commit.details` on a stash gives its parts apart.
+#[test]
+fn unmerged_paths_and_stashes_read_as_git_shows_them() {
+    let fixture = fluxgit_fixtures::build(Scenario::MergeConflict);
+    let root = fixture.root().canonicalize().expect("root");
+    let repo = fixture.path().to_str().expect("utf-8").to_owned();
+    let responses = session(
+        &root,
+        &[
+            call(1, "diff.text", json!({"repoPath": repo, "path": "src/main.c"})),
+            call(2, "diff.text", json!({"repoPath": repo, "path": "src/main.c", "format": "text"})),
+            call(3, "diff.text", json!({"repoPath": repo, "maxTokens": 300})),
+        ],
+    );
+    let git = fixture.git(&["diff", "--", "src/main.c"]);
+    assert!(git.starts_with("diff --cc src/main.c\n") && git.contains("\n++<<<<<<< "), "{git}");
+    let json = &responses[0]["result"]["structuredContent"]["data"];
+    assert_eq!(json["patch"], git.as_str(), "{json}");
+    let numstat = fixture.git(&["diff", "--numstat", "--", "src/main.c"]);
+    let (mut additions, mut deletions) = (0, 0);
+    for line in numstat.lines() {
+        let fields: Vec<u64> = line.split('\t').take(2).map(|count| count.parse().expect("a count")).collect();
+        (additions, deletions) = (additions + fields[0], deletions + fields[1]);
+    }
+    let file = &json["files"][0];
+    assert_eq!((file["status"].as_str(), file["additions"].as_u64().unwrap_or(0)), (Some("unmerged"), additions));
+    assert_eq!(file["deletions"].as_u64().unwrap_or(0), deletions, "{json}");
+    let text = responses[1]["result"]["content"][0]["text"].as_str().expect("text");
+    assert!(text.contains(&format!("U src/main.c +{additions} -{deletions}\n")) && text.ends_with(&git), "{text}");
+    let cut = &responses[2]["result"];
+    assert!(count_tokens(cut["content"][0]["text"].as_str().expect("text")) <= 300, "{cut}");
+    let mut names: Vec<String> = fixture.git(&["diff", "--name-only"]).lines().map(str::to_owned).collect();
+    names.dedup();
+    assert_eq!(cut["structuredContent"]["data"]["totals"]["files"], names.len(), "every file counted: {cut}");
+
+    let stashes = fluxgit_fixtures::build(Scenario::Stashes);
+    let root = stashes.root().canonicalize().expect("root");
+    let repo = stashes.path().to_str().expect("utf-8").to_owned();
+    let sha = stashes.git(&["rev-parse", "stash@{1}"]).trim().to_owned();
+    let responses = session(
+        &root,
+        &[
+            call(1, "commit.details", json!({"repoPath": repo, "commit": "stash@{0}"})),
+            call(2, "commit.details", json!({"repoPath": repo, "commit": sha, "format": "text"})),
+        ],
+    );
+    let newest = &responses[0]["result"]["structuredContent"]["data"];
+    assert_eq!(newest["stash"]["ref"], "stash@{0}", "{newest}");
+    let untracked = stashes.git(&["show", "--name-only", "--format=", "stash@{0}^3"]);
+    let listed: Vec<&str> = newest["stash"]["untracked"]["files"]
+        .as_array()
+        .expect("untracked files")
+        .iter()
+        .filter_map(|file| file["path"].as_str())
+        .collect();
+    assert_eq!(listed, untracked.lines().collect::<Vec<_>>(), "git show stash^3");
+    let shown = stashes.git(&["stash", "show", "--name-only", "stash@{0}"]);
+    let files: Vec<&str> =
+        newest["files"].as_array().expect("files").iter().filter_map(|f| f["path"].as_str()).collect();
+    assert_eq!(files, shown.lines().collect::<Vec<_>>(), "git stash show");
+    let text = responses[1]["result"]["content"][0]["text"].as_str().expect("text");
+    let index = stashes.git(&["diff", "--name-only", "stash@{1}^1", "stash@{1}^2"]);
+    let part = text.split("stash@{1} index (git diff stash@{1}^1 stash@{1}^2):\n").nth(1).expect("the index part");
+    for path in index.lines() {
+        assert!(part.contains(&format!("M {path} +")), "{text}");
+    }
+}

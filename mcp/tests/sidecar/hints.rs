@@ -112,7 +112,18 @@ fn commits_lost_to_a_hard_reset_lead_to_the_branch_reflog() {
     assert_eq!(recovery["lostCommits"], lost, "{reflog}");
     let short = fixture.git(&["rev-parse", "--short", &lost_tip]);
     assert_eq!(recovery["lostTip"], short.trim(), "{reflog}");
+    // No gateway: no proposal is named; the git command a person runs is given instead.
+    assert!(recovery.get("tool").is_none() && recovery.get("arguments").is_none(), "{reflog}");
+    let command = recovery["command"].as_str().expect("a command").to_owned();
     server.finish();
+    // With a gateway address, the recovery names the proposal.
+    let mut proposing = start(&root, home.path(), reset_at + 3600, &[("FLUXGIT_MCP_HANDSHAKE_ADDR", "127.0.0.1:9")]);
+    let answer = proposing.request(&tool_call(1, "repo.reflog", json!({ "repoPath": repo, "refName": "main" })));
+    let recovery = &data(&answer)["entries"][0]["recovery"];
+    assert_eq!(recovery["tool"], "operation.preview.branch", "{answer}");
+    assert_eq!(recovery["arguments"]["startPoint"], lost_tip.as_str(), "{answer}");
+    assert!(recovery.get("command").is_none(), "{answer}");
+    proposing.finish();
 
     // Outside the recency window the hint is gone.
     let mut later = start(&root, home.path(), reset_at + 8 * 86_400, &[]);
@@ -120,6 +131,12 @@ fn commits_lost_to_a_hard_reset_lead_to_the_branch_reflog() {
     let tools: Vec<&Value> = data(&brief)["hints"].as_array().map(|hints| hints.iter().collect()).unwrap_or_default();
     assert!(tools.iter().all(|hint| hint["tool"] != "repo.reflog"), "{brief}");
     later.finish();
+    // The command, run as given, brings the three commits back.
+    let words: Vec<&str> = command.split(' ').collect();
+    assert_eq!(words[..2], ["git", "branch"], "{command}");
+    fixture.git(&words[1..]);
+    assert_eq!(fixture.git(&["rev-parse", words[2]]).trim(), lost_tip, "{command}");
+    assert_eq!(fixture.git(&["rev-list", "--count", &format!("main..{}", words[2])]).trim(), "3");
 }
 
 #[test]
