@@ -43,7 +43,7 @@ pub(crate) struct Snapshot {
 impl Snapshot {
     /// A side without unmerged paths (a tree's).
     pub(crate) fn of(state: gix::index::State) -> Self {
-        Self { state, unmerged: BTreeSet::new() }
+        Self { state, unmerged: BTreeMap::new() }
     }
 }
 
