@@ -77,13 +77,16 @@ pub(crate) fn check_budget(
         let mut grown = cut_value.clone();
         let next = full.pointer(pointer).and_then(Value::as_array).expect("full list")[shown].clone();
         if grown.pointer(pointer).is_none() {
-            // Empty lists may be left out of the JSON (submodule attention): put it back where it belongs.
+            // Empty lists are left out of the JSON (compact shapes): put it back where the tool renders it, in the
+            // full answer's key order (a key appended at the end tokenises differently at its neighbours' edges).
             let (parent, key) = pointer.rsplit_once('/').expect("pointer has a parent");
-            grown
-                .pointer_mut(parent)
-                .and_then(Value::as_object_mut)
-                .expect("parent object")
-                .insert(key.to_owned(), json!([]));
+            let order: Vec<String> =
+                full.pointer(parent).and_then(Value::as_object).expect("full parent").keys().cloned().collect();
+            let object = grown.pointer_mut(parent).and_then(Value::as_object_mut).expect("parent object");
+            object.insert(key.to_owned(), json!([]));
+            let mut entries: Vec<(String, Value)> = std::mem::take(object).into_iter().collect();
+            entries.sort_by_key(|(name, _)| order.iter().position(|known| known == name).unwrap_or(usize::MAX));
+            object.extend(entries);
         }
         grown.pointer_mut(pointer).and_then(Value::as_array_mut).expect("list").push(next);
         let omitted_map = grown["omitted"].as_object_mut().expect("omitted object");
