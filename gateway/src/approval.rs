@@ -219,6 +219,7 @@ fn approve_checked(
     let id = proposal.id.as_str();
     let received: Option<Canonical> = serde_json::from_value(proposal.canonical.clone()).ok();
     let resolved = match repo::resolve(std::path::Path::new(&proposal.repo_path), allowed_roots) {
+        Ok(resolved) if Some(&resolved) == received.as_ref() => resolved,
         Err(repo::Error::OutsideAllowedRoots) => {
             return Err(Error::Refused(format!(
                 "{} is outside this process's allowed roots (FLUXGIT_MCP_ALLOWED_ROOTS): approve with the roots \
@@ -226,10 +227,6 @@ fn approve_checked(
                 proposal.repo_path
             )));
         }
-        resolved => resolved,
-    };
-    let resolved = match resolved {
-        Ok(resolved) if Some(&resolved) == received.as_ref() => resolved,
         other => {
             let why = match other {
                 Ok(_) => "the repository path now resolves to another repository".to_owned(),
