@@ -1,7 +1,8 @@
 //! `fluxgit-bench fleet`: `fleet.radar` and `fleet.digest` over a generated fleet of N repositories (every radar
 //! state, from `fluxgit_fixtures::fleet::build_fleet_in`), in one running server: the first call after start-up
 //! (cold) and the median of the calls after it (warm), with the answer's size in tokens; the same calls on `--peer`
-//! in the same run. Raw numbers go to `bench/results/fleet/`, a `## Fleet` section of `BENCHMARK.md` gives ratios.
+//! in the same run. Raw numbers go to `bench/results/fleet/`, a `## Fleet` section of `BENCHMARK.md`
+//! gives ratios (`## Fleet of <N> repositories` for another fleet size than 200).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -132,24 +133,46 @@ pub(crate) fn run(dir: &Path, count: usize, setup: &Setup) -> anyhow::Result<Fle
     Ok(FleetRun { repositories: paths.len(), servers })
 }
 
-/// Writes `fleet.json` into `dir`.
+/// The fleet size whose numbers are the `## Fleet` section and `fleet.json`; other sizes get their own.
+const DEFAULT_REPOSITORIES: usize = 200;
+
+/// The numbers file: `fleet.json` for the default 200 repositories, `fleet-<N>.json` for other sizes.
+pub(crate) fn numbers_file(run: &FleetRun) -> String {
+    if run.repositories == DEFAULT_REPOSITORIES {
+        "fleet.json".to_owned()
+    } else {
+        format!("fleet-{}.json", run.repositories)
+    }
+}
+
+/// The BENCHMARK.md section: `Fleet` for the default 200 repositories, `Fleet of <N> repositories` for others.
+pub(crate) fn section(run: &FleetRun) -> String {
+    if run.repositories == DEFAULT_REPOSITORIES {
+        "Fleet".to_owned()
+    } else {
+        format!("Fleet of {} repositories", run.repositories)
+    }
+}
+
+/// Writes the numbers file ([`numbers_file`]) into `dir`.
 pub(crate) fn write_results(dir: &Path, run: &FleetRun) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir)?;
     let text = serde_json::to_string_pretty(run)?;
-    std::fs::write(dir.join("fleet.json"), text + "\n")?;
+    std::fs::write(dir.join(numbers_file(run)), text + "\n")?;
     Ok(())
 }
 
-/// The `## Fleet` section of BENCHMARK.md: ratios first, then this machine's milliseconds.
+/// The fleet section of BENCHMARK.md ([`section`]): ratios first, then this machine's milliseconds.
 pub(crate) fn render(run: &FleetRun, invocation: &str) -> String {
-    let mut out = String::from("## Fleet\n\n");
+    let mut out = format!("## {}\n\n", section(run));
     let _ = writeln!(
         out,
         "`fleet.radar` and `fleet.digest` over {} generated repositories (every radar state), each tool in a server \
          of its own: cold is process start to the first answer, warm the median of the calls after it, restart a new \
          server on the same run dir (what the first one kept there) to its first answer. Reproduce: \
-         `{invocation}`. Raw numbers: `bench/results/fleet/fleet.json`.\n",
-        run.repositories
+         `{invocation}`. Raw numbers: `bench/results/fleet/{}`.\n",
+        run.repositories,
+        numbers_file(run)
     );
     let ours = &run.servers[0];
     if let Some(peer) = run.servers.get(1) {

@@ -51,7 +51,8 @@ enum Mode {
     Fleet(FleetArgs),
     /// Blame benchmark: `file.blame` of a 1,000-line file in an 80,000-commit history, cold and warm, vs git blame.
     Blame(BlameArgs),
-    /// Commit index benchmark: build time and size on the big-history fixture, `repo.search` warm vs `git log`.
+    /// Commit index benchmark: build time, size, one-commit updates, `repo.search` vs `git log`, deep
+    /// `repo.history` pages and `repo.scope` cold/warm.
     Index(IndexArgs),
 }
 
@@ -72,7 +73,8 @@ struct FleetArgs {
     /// Where raw numbers go. Default: bench/results/fleet in this workspace.
     #[arg(long, value_name = "DIR")]
     results_dir: Option<PathBuf>,
-    /// The Markdown report whose `## Fleet` section is replaced. Default: BENCHMARK.md in this workspace.
+    /// The Markdown report whose `## Fleet` (`## Fleet of <N> repositories`) section is replaced. Default:
+    /// BENCHMARK.md in this workspace.
     #[arg(long, value_name = "FILE")]
     markdown: Option<PathBuf>,
     /// The sidecar binary (use a release build). Default: build it with cargo and use the one beside this binary.
@@ -116,7 +118,7 @@ struct IndexArgs {
     /// Where raw numbers go. Default: bench/results/index in this workspace.
     #[arg(long, value_name = "DIR")]
     results_dir: Option<PathBuf>,
-    /// The Markdown report whose `## Index` section is replaced. Default: BENCHMARK.md in this workspace.
+    /// The Markdown report whose `## Index` (`## Index on 80,000 commits`) section is replaced. Default: BENCHMARK.md in this workspace.
     #[arg(long, value_name = "FILE")]
     markdown: Option<PathBuf>,
 }
@@ -234,7 +236,7 @@ fn fleet_bench(args: &FleetArgs) -> anyhow::Result<()> {
         invocation.push_str(" --peer <published fluxgit-mcp-sidecar 0.2.1>");
     }
     let section = fleet::render(&run, &invocation);
-    std::fs::write(&markdown_path, latency::splice_named(&existing, "Fleet", &section))
+    std::fs::write(&markdown_path, latency::splice_named(&existing, &fleet::section(&run), &section))
         .with_context(|| format!("cannot write {}", markdown_path.display()))?;
     eprintln!("fluxgit-bench: wrote {} and {}", markdown_path.display(), results_dir.display());
     Ok(())
