@@ -25,6 +25,8 @@ fn short(repo: &gix::Repository, id: ObjectId) -> String {
 }
 
 use crate::engine::{Engine, Repo};
+
+mod placement;
 use crate::error::{Error, Result};
 use crate::facets::refs::{self, Upstream};
 use crate::facets::{head, iso_time};
@@ -131,9 +133,11 @@ impl Engine {
     /// `repo.branchStack`: the examined branch (`options.branch`, else the current one) against its upstream and
     /// base, and its related branches in stack order.
     ///
-    /// Cost: one walk of the examined history and one of the base's, then per branch a walk of only the commits the
-    /// examined branch (or the base) lacks; ahead/behind of a branch sharing the base are counted only for the
-    /// `maxRelated` listed.
+    /// Cost: none of the history is walked to place the other local branches when there are none; else one walk of
+    /// all their histories together with the examined tip's and the base's, which reads each commit once (more
+    /// often only under skewed commit dates) and stops where every branch is placed (generation numbers from the
+    /// commit-graph when there is one; nothing is ever written). Then short walks between stacked tips for the
+    /// stack order; ahead/behind of a branch sharing the base are counted only for the `maxRelated` listed.
     ///
     /// # Errors
     /// [`crate::Error::Invalid`] (`invalid_revision`) for a candidate or branch starting with `-` or holding control
@@ -164,35 +168,36 @@ impl Engine {
         };
         let base = find_base(git, &options.base_candidates, head.branch.as_deref())?;
         let shallow = Shallow::read(git)?;
-        let in_head = shallow.ancestors(git, &[tip])?;
-        let in_base = match &base {
-            Some((_, id)) => shallow.ancestors(git, &[*id])?,
-            None => HashSet::new(),
-        };
         let fork = match &base {
             Some((_, id)) => crate::ancestry::merge_base(git, tip, *id)?,
             None => None,
         };
+        let others: Vec<_> = branch_tips(git)?
+            .into_iter()
+            .filter(|(_, name, _)| {
+                Some(name) != head.branch.as_ref() && base.as_ref().is_none_or(|(base, _)| base != name)
+            })
+            .collect();
+        // Nothing to place (the common case of a clone with one local branch): no history is walked.
+        let places = if others.is_empty() {
+            Vec::new()
+        } else {
+            let ids: Vec<ObjectId> = others.iter().map(|(_, _, id)| *id).collect();
+            let base_tips = base.as_ref().map(|(_, id)| placement::BaseTips { tip: *id, fork });
+            placement::place(git, &shallow, tip, base_tips, &ids)?
+        };
         let mut related = Vec::new();
-        for (full_name, name, id) in branch_tips(git)? {
-            if Some(&name) == head.branch.as_ref() || base.as_ref().is_some_and(|(base, _)| *base == name) {
-                continue;
-            }
-            let relation = if in_head.contains(&id) {
+        for ((full_name, name, id), place) in others.into_iter().zip(places) {
+            let relation = if place.below_examined {
                 // Its tip is in the examined history: the examined branch is stacked on it, unless the base has it.
-                (base.is_none() || !in_base.contains(&id)).then_some(Relation::CurrentStackedOn)
-            } else if let Some(fork) = fork.filter(|_| base.is_some()) {
-                // Walk only the branch's own commits (those the base lacks): the examined tip among them means the
-                // branch is built on it; the fork point on their edge means it left the base where the examined
-                // branch did.
-                let (edge, reached_tip) = boundary(git, &shallow, id, &in_base, tip)?;
-                if reached_tip || (in_base.contains(&tip) && boundary(git, &shallow, id, &in_head, tip)?.1) {
-                    Some(Relation::StackedOnCurrent)
-                } else {
-                    edge.contains(&fork).then_some(Relation::SharesBase)
-                }
+                (base.is_none() || !place.below_base).then_some(Relation::CurrentStackedOn)
+            } else if place.above_examined {
+                Some(Relation::StackedOnCurrent)
+            } else if base.is_some() && fork.is_some() {
+                // Its own commits (those the base lacks) leave the base at the examined branch's fork point.
+                place.leaves_at_fork.then_some(Relation::SharesBase)
             } else {
-                boundary(git, &shallow, id, &in_head, tip)?.1.then_some(Relation::StackedOnCurrent)
+                None
             };
             let Some(relation) = relation else { continue };
             let commit = git.find_commit(id).map_err(|err| Error::git("commit", err))?;
@@ -287,34 +292,6 @@ fn examined_branch(git: &gix::Repository, name: &str) -> Result<(head::Head, Opt
     };
     let upstream = refs::upstream_of(git, full_name.as_ref(), Some(id))?;
     Ok((head, upstream))
-}
-
-/// Walks from `from` through the commits outside `known` (only those are read) and returns the commits of `known`
-/// where it stopped, and whether it met `target`. For `known` = the ancestors of X, the stopping points hold the
-/// merge-bases of `from` and X; a `target` outside `known` is met exactly when it is an ancestor of `from`.
-fn boundary(
-    repo: &gix::Repository,
-    shallow: &Shallow,
-    from: ObjectId,
-    known: &HashSet<ObjectId>,
-    target: ObjectId,
-) -> Result<(HashSet<ObjectId>, bool)> {
-    let (mut edge, mut reached) = (HashSet::new(), false);
-    let mut seen = HashSet::from([from]);
-    let mut stack = vec![from];
-    while let Some(id) = stack.pop() {
-        reached |= id == target;
-        if known.contains(&id) {
-            edge.insert(id);
-            continue;
-        }
-        for parent in shallow.parents_of(repo, id)? {
-            if seen.insert(parent) {
-                stack.push(parent);
-            }
-        }
-    }
-    Ok((edge, reached))
 }
 
 /// Local branches (full name, short name, tip commit) without reading upstreams.

@@ -324,3 +324,209 @@ fn filter_drivers_inside_a_submodule_never_run() {
     fixture.git_in(&submodule, &["diff"]);
     assert!(marker.exists(), "git runs the submodule's clean filter, so the check above can fail");
 }
+
+/// One commit made with `git commit-tree` (the tree of `main`'s first commit), with `parents`, author and committer
+/// dates at `time` (seconds, which may be older than a parent's: a skewed clock); returns its id.
+fn commit_tree(fixture: &Fixture, parents: &[&str], message: &str, time: i64) -> String {
+    let mut args = vec!["commit-tree".to_owned(), "main~0^{tree}".to_owned(), "-m".to_owned(), message.to_owned()];
+    for parent in parents {
+        args.extend(["-p".to_owned(), (*parent).to_owned()]);
+    }
+    let date = format!("@{time} +0000");
+    let output = fixture
+        .git_command(fixture.path())
+        .args(&args)
+        .env("GIT_AUTHOR_DATE", &date)
+        .env("GIT_COMMITTER_DATE", &date)
+        .output()
+        .expect("git runs");
+    assert!(output.status.success(), "commit-tree {message}: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout).expect("utf-8").trim().to_owned()
+}
+
+/// The whole commit graph as git lists it (`git rev-list --parents --all`): commit -> parents.
+fn parent_map(fixture: &Fixture) -> std::collections::HashMap<String, Vec<String>> {
+    fixture
+        .git(&["rev-list", "--parents", "--all"])
+        .lines()
+        .map(|line| {
+            let mut ids = line.split_whitespace().map(str::to_owned);
+            let id = ids.next().expect("a commit");
+            (id, ids.collect())
+        })
+        .collect()
+}
+
+/// The commits reachable from `tip` (itself included) in `parents`, not entering `stop`.
+fn reachable(
+    parents: &std::collections::HashMap<String, Vec<String>>,
+    tip: &str,
+    stop: &std::collections::HashSet<String>,
+) -> std::collections::HashSet<String> {
+    let mut seen = std::collections::HashSet::new();
+    let mut stack = vec![tip.to_owned()];
+    while let Some(id) = stack.pop() {
+        if stop.contains(&id) || !seen.insert(id.clone()) {
+            continue;
+        }
+        stack.extend(parents.get(&id).into_iter().flatten().cloned());
+    }
+    seen
+}
+
+/// What `repo.branchStack` must list for `examined` against `base` (None: no base), from git: ancestry from `git
+/// merge-base --is-ancestor`, the fork point from `git merge-base`, the commits a branch has and the base lacks and
+/// the counts from the commit graph `git rev-list --parents --all` lists; in stack order, with the total.
+fn expected_stack(
+    fixture: &Fixture,
+    examined: &str,
+    base: Option<&str>,
+) -> (Vec<(String, fluxgit_engine::branch_stack::Relation, usize, usize)>, usize) {
+    use fluxgit_engine::branch_stack::Relation;
+    use std::collections::HashSet;
+    let parents = parent_map(fixture);
+    let id = |rev: &str| fixture.git(&["rev-parse", &format!("{rev}^{{commit}}")]).trim().to_owned();
+    let is_ancestor =
+        |one: &str, two: &str| fixture.git_raw(&["merge-base", "--is-ancestor", one, two]).status.success();
+    let tip = id(examined);
+    let in_tip = reachable(&parents, &tip, &HashSet::new());
+    let base_tip = base.map(id);
+    let in_base = base_tip.as_deref().map(|base| reachable(&parents, base, &HashSet::new())).unwrap_or_default();
+    let fork = base.and_then(|base| {
+        let output = fixture.git_raw(&["merge-base", examined, base]);
+        output.status.success().then(|| String::from_utf8_lossy(&output.stdout).trim().to_owned())
+    });
+    let mut rows = Vec::new();
+    for name in fixture.git(&["for-each-ref", "--format=%(refname:short)", "refs/heads"]).lines() {
+        if name == examined || Some(name) == base {
+            continue;
+        }
+        let other = id(name);
+        let below = is_ancestor(&other, &tip);
+        assert_eq!(below, in_tip.contains(&other), "git and the parent map agree on {name}");
+        let relation = if below {
+            (base.is_none() || !is_ancestor(&other, base_tip.as_deref().expect("a base")))
+                .then_some(Relation::CurrentStackedOn)
+        } else if is_ancestor(&tip, &other) {
+            Some(Relation::StackedOnCurrent)
+        } else if let Some(fork) = fork.as_deref() {
+            // Its own commits (those the base lacks) have the fork point as a parent.
+            let own = reachable(&parents, &other, &in_base);
+            own.iter().any(|commit| parents[commit].iter().any(|parent| parent == fork)).then_some(Relation::SharesBase)
+        } else {
+            None
+        };
+        let Some(relation) = relation else { continue };
+        let in_other = reachable(&parents, &other, &HashSet::new());
+        let ahead = in_tip.difference(&in_other).count();
+        let behind = in_other.difference(&in_tip).count();
+        let time: i64 = fixture.git(&["log", "-1", "--format=%ct", name]).trim().parse().expect("a date");
+        rows.push((name.to_owned(), relation, ahead, behind, time));
+    }
+    rows.sort_by(|a, b| {
+        a.1.cmp(&b.1)
+            .then_with(|| match a.1 {
+                Relation::CurrentStackedOn => b.2.cmp(&a.2),
+                Relation::StackedOnCurrent => a.3.cmp(&b.3),
+                Relation::SharesBase => b.4.cmp(&a.4),
+            })
+            .then(a.0.cmp(&b.0))
+    });
+    let total = rows.len();
+    (rows.into_iter().map(|(name, relation, ahead, behind, _)| (name, relation, ahead, behind)).collect(), total)
+}
+
+/// Many branches around a history with merges and skewed committer dates (a commit dated years after its
+/// children, branch commits dated before their parents): every branch is placed as git places it, seen from
+/// several branches, with and without a base, without and with a commit-graph (generation numbers) and with one
+/// that misses the newest commits.
+#[test]
+fn branch_stack_places_every_branch_as_git_does_with_skewed_clocks() {
+    use fluxgit_engine::branch_stack::Options as StackOptions;
+    let fixture = fluxgit_fixtures::build(Scenario::Clean);
+    let hour = 3_600_i64;
+    let at = |hours: i64| fluxgit_fixtures::CLOCK_START as i64 + 100 * 24 * hour + hours * hour;
+    let branch = |name: &str, id: &str| {
+        fixture.git(&["update-ref", &format!("refs/heads/{name}"), id]);
+    };
+    let m1 = commit_tree(&fixture, &["main"], "m1", at(1));
+    let m2 = commit_tree(&fixture, &[&m1], "m2", at(2));
+    // Years after its children: popped first by a date-ordered walk.
+    let m3 = commit_tree(&fixture, &[&m2], "m3 (dated years later)", at(80_000));
+    let m4 = commit_tree(&fixture, &[&m3], "m4", at(4));
+    let m5 = commit_tree(&fixture, &[&m4], "m5", at(5));
+    let m6 = commit_tree(&fixture, &[&m5], "m6", at(6));
+    let done = commit_tree(&fixture, &[&m5], "done", at(7));
+    let m7 = commit_tree(&fixture, &[&m6, &done], "m7 merges done", at(8));
+    let m8 = commit_tree(&fixture, &[&m7], "m8", at(9));
+    branch("main", &m8);
+    branch("done", &done);
+    branch("old", &m1);
+    branch("at-fork", &m4);
+    let a1 = commit_tree(&fixture, &[&m4], "a1", at(20));
+    let a2 = commit_tree(&fixture, &[&a1], "a2", at(21));
+    branch("stack/a", &a2);
+    branch("same-as-a", &a2);
+    let b1 = commit_tree(&fixture, &[&a2], "b1", at(22));
+    branch("stack/b", &b1);
+    let c1 = commit_tree(&fixture, &[&b1], "c1", at(23));
+    branch("stack/c", &c1);
+    let s1 = commit_tree(&fixture, &[&m4], "s1", at(30));
+    branch("sibling", &s1);
+    let s2 = commit_tree(&fixture, &[&m2], "s2", at(31));
+    branch("sibling-lower", &s2);
+    let k1 = commit_tree(&fixture, &[&m3], "k1 (dated before its parent)", at(3));
+    branch("from-skewed", &k1);
+    let y1 = commit_tree(&fixture, &[&a2, &m6], "y1 merges main into stack/a", at(40));
+    branch("stack/synced", &y1);
+    let z1 = commit_tree(&fixture, &[&m8], "z1", at(41));
+    branch("on-main", &z1);
+    let lone = commit_tree(&fixture, &[], "lone", at(42));
+    branch("lone", &lone);
+    let views: [(&str, &[&str], Option<&str>); 8] = [
+        ("stack/b", &[], Some("main")),
+        ("stack/a", &[], Some("main")),
+        ("stack/c", &[], Some("main")),
+        ("sibling", &[], Some("main")),
+        ("from-skewed", &[], Some("main")),
+        ("lone", &[], Some("main")),
+        ("main", &[], None),
+        ("stack/b", &["sibling-lower"], Some("sibling-lower")),
+    ];
+    let check = |round: &str| {
+        let before = fluxgit_fixtures::tree_digest(fixture.root());
+        let engine = engine_for(&fixture);
+        let repo = engine.resolve(fixture.path().to_str().expect("utf-8")).expect("resolves");
+        for (examined, candidates, base) in views {
+            let options = StackOptions {
+                base_candidates: candidates.iter().map(|name| (*name).to_owned()).collect(),
+                max_related: 50,
+                branch: Some(examined.to_owned()),
+            };
+            let report = engine.branch_stack(&repo, &options).expect("branch stack");
+            assert_eq!(report.base.as_ref().map(|base| base.name.as_str()), base, "{round}: base of {examined}");
+            let ours: Vec<_> = report
+                .related
+                .iter()
+                .map(|related| (related.name.clone(), related.relation, related.ahead, related.behind))
+                .collect();
+            let (expected, total) = expected_stack(&fixture, examined, base);
+            assert_eq!(ours, expected, "{round}: branches around {examined}");
+            assert_eq!(report.related_total, total, "{round}: related to {examined}");
+        }
+        assert_eq!(
+            before,
+            fluxgit_fixtures::tree_digest(fixture.root()),
+            "{round}: branchStack changed the repository"
+        );
+    };
+    check("no commit-graph");
+    fixture.git(&["commit-graph", "write", "--reachable"]);
+    check("commit-graph");
+    // Commits newer than the commit-graph: no generation numbers for them.
+    let c2 = commit_tree(&fixture, &[&c1, &s1], "c2 merges sibling", at(50));
+    branch("stack/c", &c2);
+    let d1 = commit_tree(&fixture, &[&c2], "d1 (dated before its parents)", at(-20_000));
+    branch("stack/d", &d1);
+    check("commit-graph missing the newest commits");
+}

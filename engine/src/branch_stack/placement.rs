@@ -1,0 +1,291 @@
+//! Where every other branch stands against the examined tip and the base, from one walk of all their histories
+//! together, instead of a walk of the whole examined history plus one walk per branch.
+//!
+//! Each tip gets a bit: the examined tip (`EXAMINED`), the base (`BASE`), the fork point of the two (`FORK`, their
+//! merge base) and one per branch. A commit's flags are the bits of the tips it was found to be reachable from. The
+//! walk pops commits highest generation first (from the commit-graph when there is one), then newest committer date,
+//! and hands each parent only the bits that can still tell something (below); the answers are read from the flags
+//! at the tips once nothing is left to hand on. A commit's parents are read only when it hands a bit on, so history
+//! below the place where every question was settled is never read.
+//!
+//! Exact whatever the order (skewed clocks, no commit-graph): flags only grow; a commit whose flags grew after it was
+//! popped is queued again; and a bit is held back only where it can tell nothing new, because a commit that already
+//! carries tip j's bit is an ancestor of tip j, so none of its ancestors is tip j (histories have no cycles), or
+//! because the question it served is settled. The order only decides how many commits are popped twice.
+
+use gix::ObjectId;
+
+use crate::ancestry::Shallow;
+use crate::error::{Error, Result};
+
+/// How one branch tip relates to the examined tip and the base.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Place {
+    /// The branch tip is an ancestor of the examined tip (or the same commit).
+    pub(super) below_examined: bool,
+    /// The branch tip is an ancestor of the base tip (or the same commit); computed when a base is given.
+    pub(super) below_base: bool,
+    /// The examined tip is an ancestor of the branch tip (or the same commit).
+    pub(super) above_examined: bool,
+    /// The fork point is a parent of a commit that the branch has and the base lacks: the branch left the base's
+    /// history at the fork point. Computed when a base and a fork point are given, and exact only for a branch
+    /// neither below nor above the examined tip (the only ones it is asked of).
+    pub(super) leaves_at_fork: bool,
+}
+
+/// The base of the comparison: its tip and the fork point (the examined tip's merge base with it, if any).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct BaseTips {
+    pub(super) tip: ObjectId,
+    pub(super) fork: Option<ObjectId>,
+}
+
+/// Bit of the examined tip.
+const EXAMINED: usize = 0;
+/// Bit of the base tip.
+const BASE: usize = 1;
+/// Bit of the fork point.
+const FORK: usize = 2;
+/// Bit of the first branch; branch `idx` has bit `FIRST_BRANCH + idx`.
+const FIRST_BRANCH: usize = 3;
+
+/// Per commit of the walk: where its flags sit in the flag table, and whether it waits in the queue.
+#[derive(Debug, Clone, Copy)]
+struct Node {
+    slot: u32,
+    queued: bool,
+}
+
+impl Default for Node {
+    fn default() -> Self {
+        Self { slot: u32::MAX, queued: false }
+    }
+}
+
+/// A set of bits over every tip, `words` 64-bit words long.
+type Bits = Vec<u64>;
+
+fn has(bits: &[u64], bit: usize) -> bool {
+    bits[bit / 64] & (1 << (bit % 64)) != 0
+}
+
+fn set(bits: &mut [u64], bit: usize) {
+    bits[bit / 64] |= 1 << (bit % 64);
+}
+
+fn clear(bits: &mut [u64], bit: usize) {
+    bits[bit / 64] &= !(1 << (bit % 64));
+}
+
+fn is_empty(bits: &[u64]) -> bool {
+    bits.iter().all(|word| *word == 0)
+}
+
+/// Whether `wanted` has a bit that `flags` lacks.
+fn lacks_one_of(flags: &[u64], wanted: &[u64]) -> bool {
+    flags.iter().zip(wanted).any(|(flags, wanted)| wanted & !flags != 0)
+}
+
+/// The questions still open, one bit per branch (branch bits only).
+struct Open {
+    /// Is the branch below the examined tip?
+    below_examined: Bits,
+    /// Is the branch below the base tip?
+    below_base: Bits,
+    /// Is the examined tip below the branch?
+    above_examined: Bits,
+    /// Might the branch's fork point still matter (it is neither below nor above the examined tip so far)?
+    leaves_at_fork: Bits,
+}
+
+/// Places every tip of `branches` against `examined` and `base`: one [`Place`] per branch, in order. Parents are
+/// read as git walks them (none for a shallow boundary commit); the commit-graph is used when the repository has one
+/// and is not shallow (a read never writes one).
+///
+/// # Errors
+/// [`Error::GitRead`] when a commit cannot be read.
+pub(super) fn place(
+    repo: &gix::Repository,
+    shallow: &Shallow,
+    examined: ObjectId,
+    base: Option<BaseTips>,
+    branches: &[ObjectId],
+) -> Result<Vec<Place>> {
+    let words = (FIRST_BRANCH + branches.len()).div_ceil(64);
+    let empty = || vec![0_u64; words];
+    let mut places = vec![Place::default(); branches.len()];
+    let fork = base.and_then(|base| base.fork);
+    let mut open =
+        Open { below_examined: empty(), below_base: empty(), above_examined: empty(), leaves_at_fork: empty() };
+    for idx in 0..branches.len() {
+        let bit = FIRST_BRANCH + idx;
+        set(&mut open.below_examined, bit);
+        set(&mut open.above_examined, bit);
+        if base.is_some() {
+            set(&mut open.below_base, bit);
+        }
+        if fork.is_some() {
+            set(&mut open.leaves_at_fork, bit);
+        }
+    }
+
+    let commit_graph = if shallow.is_shallow() {
+        None
+    } else {
+        repo.commit_graph_if_enabled().map_err(|err| Error::git("commit-graph", err))?
+    };
+    let mut graph = repo.revision_graph::<gix::revwalk::graph::Commit<Node>>(commit_graph.as_ref());
+    let mut table: Vec<u64> = Vec::new();
+    let mut queue = gix::revwalk::PriorityQueue::<(u32, i64), ObjectId>::new();
+
+    // The tips, each with its own bit, queued.
+    let mut starts: Vec<(ObjectId, usize)> = vec![(examined, EXAMINED)];
+    if let Some(base) = base {
+        starts.push((base.tip, BASE));
+        if let Some(fork) = base.fork {
+            starts.push((fork, FORK));
+        }
+    }
+    starts.extend(branches.iter().enumerate().map(|(idx, id)| (*id, FIRST_BRANCH + idx)));
+    // Which branches sit at which commit, to settle their questions when that commit's flags grow.
+    let mut branches_at: std::collections::HashMap<ObjectId, Vec<usize>> = std::collections::HashMap::new();
+    for (idx, id) in branches.iter().enumerate() {
+        branches_at.entry(*id).or_default().push(idx);
+    }
+    for (id, bit) in starts {
+        let mut bits = empty();
+        set(&mut bits, bit);
+        hand_on(&mut graph, &mut table, &mut queue, id, &bits, words)?;
+    }
+
+    let mut flags = empty();
+    let mut send = empty();
+    while let Some((_, id)) = queue.pop() {
+        let Some(commit) = graph.get_mut(&id) else { continue };
+        commit.data.queued = false;
+        let slot = commit.data.slot as usize * words;
+        flags.copy_from_slice(&table[slot..slot + words]);
+        let parents: Vec<ObjectId> = commit.parents.iter().copied().collect();
+
+        // Settle what the flags of a tip tell.
+        if id == examined {
+            for (idx, place) in places.iter_mut().enumerate() {
+                let bit = FIRST_BRANCH + idx;
+                if has(&flags, bit) && has(&open.above_examined, bit) {
+                    place.above_examined = true;
+                    clear(&mut open.above_examined, bit);
+                    clear(&mut open.leaves_at_fork, bit);
+                }
+            }
+        }
+        if let Some(at) = branches_at.get(&id) {
+            for &idx in at {
+                let bit = FIRST_BRANCH + idx;
+                if has(&flags, EXAMINED) && has(&open.below_examined, bit) {
+                    places[idx].below_examined = true;
+                    clear(&mut open.below_examined, bit);
+                    // Below the examined tip, it is above it only when it is the same commit (settled above).
+                    clear(&mut open.above_examined, bit);
+                    clear(&mut open.leaves_at_fork, bit);
+                }
+                if has(&flags, BASE) && has(&open.below_base, bit) {
+                    places[idx].below_base = true;
+                    clear(&mut open.below_base, bit);
+                }
+            }
+        }
+        if shallow.is_boundary(&id) {
+            continue;
+        }
+
+        // The bits worth handing on.
+        send.fill(0);
+        let seeks = |open: &Bits| lacks_one_of(&flags, open);
+        // The examined tip's bit looks for branches below it, and marks where a branch's own walk can stop looking
+        // for the examined tip.
+        if has(&flags, EXAMINED) && (seeks(&open.below_examined) || seeks(&open.above_examined)) {
+            set(&mut send, EXAMINED);
+        }
+        let fork_matters = !is_empty(&open.leaves_at_fork);
+        // The base's bit looks for branches below the base, and marks the commits the base has above the fork
+        // point (those a branch's own commits stop at).
+        if has(&flags, BASE) && (seeks(&open.below_base) || (fork_matters && !has(&flags, FORK))) {
+            set(&mut send, BASE);
+        }
+        // A branch's bit looks for the examined tip, marks where the examined tip's and the base's walks can stop,
+        // and walks the commits the branch has and the base lacks, down to the fork point.
+        for word in 0..words {
+            let mut wanted = 0;
+            if !has(&flags, EXAMINED) {
+                wanted |= open.below_examined[word] | open.above_examined[word];
+            }
+            if !has(&flags, BASE) {
+                wanted |= open.below_base[word];
+                if !has(&flags, FORK) {
+                    wanted |= open.leaves_at_fork[word];
+                }
+            }
+            send[word] |= flags[word] & wanted;
+        }
+        // The fork point's bit rides along with the others, marking the fork point's ancestors, where the base's
+        // and the branches' walks above stop.
+        if has(&flags, FORK) && fork_matters && !is_empty(&send) {
+            set(&mut send, FORK);
+        }
+        if is_empty(&send) {
+            continue;
+        }
+        for parent in parents {
+            hand_on(&mut graph, &mut table, &mut queue, parent, &send, words)?;
+        }
+    }
+
+    // A branch leaves the base at the fork point when a commit it has and the base lacks has the fork point as a
+    // parent.
+    if let Some(fork) = fork {
+        for (id, commit) in graph.detach() {
+            if commit.data.slot == u32::MAX || shallow.is_boundary(&id) || !commit.parents.contains(&fork) {
+                continue;
+            }
+            let slot = commit.data.slot as usize * words;
+            let flags = &table[slot..slot + words];
+            if has(flags, BASE) {
+                continue;
+            }
+            for (idx, place) in places.iter_mut().enumerate() {
+                place.leaves_at_fork |= has(flags, FIRST_BRANCH + idx);
+            }
+        }
+    }
+    Ok(places)
+}
+
+/// Adds `bits` to the flags of commit `id` (read on first sight) and queues it when they grew; a commit that does
+/// not exist (beyond a shallow boundary) is skipped, as git's walks skip it.
+fn hand_on(
+    graph: &mut gix::revwalk::Graph<'_, '_, gix::revwalk::graph::Commit<Node>>,
+    table: &mut Vec<u64>,
+    queue: &mut gix::revwalk::PriorityQueue<(u32, i64), ObjectId>,
+    id: ObjectId,
+    bits: &[u64],
+    words: usize,
+) -> Result<()> {
+    let inserted = graph.get_or_insert_full_commit(id, |commit| {
+        if commit.data.slot == u32::MAX {
+            commit.data.slot = u32::try_from(table.len() / words).unwrap_or(u32::MAX - 1);
+            table.resize(table.len() + words, 0);
+        }
+        let slot = commit.data.slot as usize * words;
+        let mut grew = false;
+        for (have, add) in table[slot..slot + words].iter_mut().zip(bits) {
+            grew |= add & !*have != 0;
+            *have |= add;
+        }
+        if grew && !commit.data.queued {
+            commit.data.queued = true;
+            let generation = commit.generation.unwrap_or(u32::MAX);
+            queue.insert((generation, commit.commit_time), id);
+        }
+    });
+    inserted.map(|_| ()).map_err(|err| Error::git("commit", err))
+}
