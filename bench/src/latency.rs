@@ -1,19 +1,26 @@
 //! `fluxgit-bench latency`: per tool, the first call on a repository in a running server (cold) and the median of
 //! the calls after it (warm), against the git CLI commands the tool replaces; process start to first answer; peak
-//! RSS (`VmHWM` from `/proc/<pid>/status`). Raw numbers go to `bench/results/latency/`, a section of `BENCHMARK.md`
-//! gives ratios first (absolute times are this machine's).
+//! RSS (`VmHWM` from `/proc/<pid>/status`). Raw numbers go to `bench/results/latency/` as they are measured (a run
+//! cut short leaves what it measured), a section of `BENCHMARK.md` gives the targets and ratios first (absolute times
+//! are this machine's) and the load average seen during the run.
+//!
+//! Bounded so that one run fits fixtures, real repositories, a peer and the sweeps: warm calls and git runs stop
+//! after `warm_budget` per tool (at least one call, three git runs), and a call that takes longer than
+//! `call_timeout` kills its server and is recorded as `timeout`.
 
 use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Instant;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::mcp::Session;
+use crate::mcp::{Answer, Session};
+use crate::sweep::SweepRun;
 
 /// One tool measured: its arguments besides `repoPath`, and the git commands it replaces (run in the repository).
 struct ToolCase {
@@ -21,10 +28,6 @@ struct ToolCase {
     arguments: fn() -> Value,
     git: &'static [&'static [&'static str]],
 }
-
-/// Warm calls of one tool stop once they took this long in all (at least one is made): the peer can take minutes
-/// per call on a large repository.
-const WARM_BUDGET: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The tools measured, in `tools/list` order of importance.
 const CASES: &[ToolCase] = &[
@@ -88,6 +91,10 @@ pub(crate) struct RepoRun {
     pub(crate) tools: Vec<ToolRun>,
     /// The same tools on `--peer`, when given.
     pub(crate) peer: Option<Vec<ToolRun>>,
+    /// The 1-minute load average (`/proc/loadavg`) before each tool: lowest and highest.
+    pub(crate) load_average: (f64, f64),
+    /// Whether every tool was measured (a file written midway says `false`).
+    pub(crate) complete: bool,
 }
 
 /// One tool on one repository.
@@ -95,7 +102,8 @@ pub(crate) struct RepoRun {
 #[serde(rename_all = "camelCase")]
 pub(crate) struct ToolRun {
     pub(crate) tool: String,
-    /// `ok`, `isError`, `rpcError` or `absent` (the server does not list the tool).
+    /// `ok`, `isError`, `rpcError`, `absent` (the server does not list the tool) or `timeout` (no answer within
+    /// the call timeout: the server was killed, `coldMs` is the timeout).
     pub(crate) status: String,
     pub(crate) cold_ms: f64,
     pub(crate) warm_median_ms: f64,
@@ -118,6 +126,13 @@ pub(crate) struct Setup {
     pub(crate) warmup_repo: PathBuf,
     /// `FLUXGIT_MCP_ALLOWED_ROOTS` for the servers: every repository measured lies under one.
     pub(crate) allowed_roots: OsString,
+    /// Warm calls, and git runs, of one tool stop once they took this long in all (at least one call and three git
+    /// runs are made): the peer can take minutes per call on a large repository.
+    pub(crate) warm_budget: Duration,
+    /// A call without an answer after this long kills its server; the tool is recorded as `timeout`.
+    pub(crate) call_timeout: Duration,
+    /// Where `<label>.json` is (re)written after every tool.
+    pub(crate) results_dir: PathBuf,
 }
 
 pub(crate) fn env_for(allowed_roots: &std::ffi::OsStr, run_dir: &Path) -> Vec<(&'static str, OsString)> {
@@ -152,9 +167,18 @@ pub(crate) fn peak_rss(pid: u32) -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
-fn git_median(repo: &Path, commands: &[&[&str]], samples: usize) -> anyhow::Result<f64> {
+/// The 1-minute load average, when /proc tells it.
+pub(crate) fn load_average() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg").ok()?.split_whitespace().next()?.parse().ok()
+}
+
+fn git_median(repo: &Path, commands: &[&[&str]], samples: usize, budget: Duration) -> anyhow::Result<f64> {
     let mut times = Vec::new();
-    for _ in 0..samples.max(1) {
+    let sampling = Instant::now();
+    for sample in 0..samples.max(1) {
+        if sample >= 3 && sampling.elapsed() > budget {
+            break;
+        }
         let started = Instant::now();
         for args in commands {
             // Exit status is not judged: `rev-parse origin/HEAD` fails where there is no origin, as it would for
@@ -181,9 +205,34 @@ fn start_to_first_answer(binary: &Path, repo: &Path, setup: &Setup) -> anyhow::R
     Ok(millis(started))
 }
 
+/// Calls `tool` on `session`; when no answer came within `limit`, kills the server (by its process id: it is our
+/// child) and returns `None`.
+fn call_within(
+    session: &mut Session,
+    tool: &str,
+    arguments: &Value,
+    limit: Duration,
+) -> anyhow::Result<Option<Answer>> {
+    let pid = session.pid();
+    let (answered, waiting) = mpsc::channel::<()>();
+    let watchdog = std::thread::spawn(move || {
+        if waiting.recv_timeout(limit) == Err(mpsc::RecvTimeoutError::Timeout) {
+            let _ = Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+            return true;
+        }
+        false
+    });
+    let answer = session.call(tool, arguments);
+    let _ = answered.send(());
+    if watchdog.join().unwrap_or(false) {
+        return Ok(None);
+    }
+    answer.map(Some)
+}
+
 /// Measures one tool on `repo` with `binary` in a server of its own, so that its first call is the first call on
-/// this repository in that server: the cold call, then `samples` warm ones. Returns the run and the server's peak
-/// RSS.
+/// this repository in that server: the cold call, then up to `samples` warm ones (within the warm budget). Returns
+/// the run and the server's peak RSS.
 fn measure_tool(
     binary: &Path,
     repo: &Path,
@@ -206,54 +255,72 @@ fn measure_tool(
         git_commands: git.0.clone(),
         git_median_ms: git.1,
     };
-    if session.tool(case.tool).is_some() {
-        session.call("repo.brief", &json!({"repoPath": warmup}))?;
-        let mut arguments = (case.arguments)();
-        arguments["repoPath"] = json!(repo_path);
-        let started = Instant::now();
-        let answer = session.call(case.tool, &arguments)?;
-        run.cold_ms = millis(started);
-        run.status = answer.status().to_owned();
-        let sampling = Instant::now();
-        for sample in 0..samples {
-            if sample > 0 && sampling.elapsed() > WARM_BUDGET {
-                break;
-            }
-            let started = Instant::now();
-            session.call(case.tool, &arguments)?;
-            run.warm_ms.push(millis(started));
-        }
-        run.warm_median_ms = median(&run.warm_ms);
+    if session.tool(case.tool).is_none() {
+        return Ok((run, peak_rss(session.pid())));
     }
-    Ok((run, peak_rss(session.pid())))
+    if call_within(&mut session, "repo.brief", &json!({"repoPath": warmup}), setup.call_timeout)?.is_none() {
+        run.status = "timeout".to_owned();
+        return Ok((run, None));
+    }
+    let mut arguments = (case.arguments)();
+    arguments["repoPath"] = json!(repo_path);
+    let started = Instant::now();
+    let Some(answer) = call_within(&mut session, case.tool, &arguments, setup.call_timeout)? else {
+        run.status = "timeout".to_owned();
+        run.cold_ms = setup.call_timeout.as_secs_f64() * 1000.0;
+        return Ok((run, None));
+    };
+    run.cold_ms = millis(started);
+    run.status = answer.status().to_owned();
+    let sampling = Instant::now();
+    for sample in 0..samples {
+        if sample > 0 && sampling.elapsed() > setup.warm_budget {
+            break;
+        }
+        let started = Instant::now();
+        if call_within(&mut session, case.tool, &arguments, setup.call_timeout)?.is_none() {
+            run.status = "timeout".to_owned();
+            break;
+        }
+        run.warm_ms.push(millis(started));
+    }
+    run.warm_median_ms = median(&run.warm_ms);
+    let rss = (run.status != "timeout").then(|| peak_rss(session.pid())).flatten();
+    Ok((run, rss))
 }
 
 /// Measures `repo` (labelled `label`): per tool, the git commands, our server and, when set, the peer one after the
-/// other (interleaved, so that the three see the same machine load).
+/// other (interleaved, so that the three see the same machine load). `<label>.json` in the results directory is
+/// rewritten after every tool.
 pub(crate) fn run_repo(label: &str, repo: &Path, setup: &Setup) -> anyhow::Result<RepoRun> {
-    let start_to_first = start_to_first_answer(&setup.sidecar, repo, setup)?;
-    let mut tools = Vec::new();
-    let mut peer_tools = setup.peer.as_ref().map(|_| Vec::new());
-    let mut peak = None;
-    for case in CASES {
-        let commands: Vec<String> = case.git.iter().map(|args| format!("git {}", args.join(" "))).collect();
-        let git = (commands, git_median(repo, case.git, setup.samples.min(10))?);
-        eprintln!("fluxgit-bench:   {} ...", case.tool);
-        let (run, rss) = measure_tool(&setup.sidecar, repo, case, setup, setup.samples, &git)?;
-        peak = peak.max(rss);
-        tools.push(run);
-        if let (Some(peer), Some(peer_tools)) = (&setup.peer, peer_tools.as_mut()) {
-            peer_tools.push(measure_tool(peer, repo, case, setup, setup.peer_samples, &git)?.0);
-        }
-    }
-    Ok(RepoRun {
+    let mut run = RepoRun {
         label: label.to_owned(),
         path: repo.display().to_string(),
-        start_to_first_answer_ms: start_to_first,
-        peak_rss_kib: peak,
-        tools,
-        peer: peer_tools,
-    })
+        start_to_first_answer_ms: start_to_first_answer(&setup.sidecar, repo, setup)?,
+        peak_rss_kib: None,
+        tools: Vec::new(),
+        peer: setup.peer.as_ref().map(|_| Vec::new()),
+        load_average: (f64::INFINITY, 0.0),
+        complete: false,
+    };
+    for case in CASES {
+        if let Some(load) = load_average() {
+            run.load_average = (run.load_average.0.min(load), run.load_average.1.max(load));
+        }
+        let commands: Vec<String> = case.git.iter().map(|args| format!("git {}", args.join(" "))).collect();
+        let git = (commands, git_median(repo, case.git, setup.samples.min(10), setup.warm_budget)?);
+        eprintln!("fluxgit-bench:   {} ...", case.tool);
+        let (tool, rss) = measure_tool(&setup.sidecar, repo, case, setup, setup.samples, &git)?;
+        run.peak_rss_kib = run.peak_rss_kib.max(rss);
+        run.tools.push(tool);
+        if let (Some(peer), Some(peer_tools)) = (&setup.peer, run.peer.as_mut()) {
+            peer_tools.push(measure_tool(peer, repo, case, setup, setup.peer_samples, &git)?.0);
+        }
+        write_json(&setup.results_dir, &format!("{label}.json"), &run)?;
+    }
+    run.complete = true;
+    write_json(&setup.results_dir, &format!("{label}.json"), &run)?;
+    Ok(run)
 }
 
 /// Peak RSS of one server that has read every repository in `repos` once with `repo.brief` (the "many
@@ -273,17 +340,13 @@ pub(crate) fn many_repos_rss(
     Ok((repos.len(), peak))
 }
 
-/// Writes the raw numbers (`<label>.json` per repository) into `dir`.
-pub(crate) fn write_results(dir: &Path, runs: &[RepoRun], many: Option<(usize, u64)>) -> anyhow::Result<()> {
+/// Writes `value` as pretty JSON to `dir/name` (through a temporary file, so that a cut run never leaves half a file).
+pub(crate) fn write_json(dir: &Path, name: &str, value: &impl Serialize) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir)?;
-    for run in runs {
-        let text = serde_json::to_string_pretty(run)?;
-        std::fs::write(dir.join(format!("{}.json", run.label)), text + "\n")?;
-    }
-    if let Some((count, peak)) = many {
-        let text = serde_json::to_string_pretty(&json!({"repositories": count, "peakRssKib": peak}))?;
-        std::fs::write(dir.join("many-repositories.json"), text + "\n")?;
-    }
+    let text = serde_json::to_string_pretty(value)? + "\n";
+    let partial = dir.join(format!(".{name}.partial"));
+    std::fs::write(&partial, text)?;
+    std::fs::rename(&partial, dir.join(name))?;
     Ok(())
 }
 
@@ -291,17 +354,120 @@ fn ratio(numerator: f64, denominator: f64) -> String {
     if denominator <= 0.0 { "-".to_owned() } else { format!("{:.2}", numerator / denominator) }
 }
 
-/// The Markdown section: ratios first, then absolute medians.
-pub(crate) fn render(runs: &[RepoRun], many: Option<(usize, u64)>, invocation: &str) -> String {
+/// What a run measured besides the repositories: the many-repositories RSS (count, peak kB) and the sweeps.
+pub(crate) struct Extras<'a> {
+    pub(crate) many: Option<(usize, u64)>,
+    pub(crate) sweeps: &'a [SweepRun],
+    /// Everything asked for was measured (the section is also written midway, after each repository).
+    pub(crate) finished: bool,
+}
+
+/// The tool named `tool` of `tools`, when it answered.
+fn answered<'a>(tools: &'a [ToolRun], tool: &str) -> Option<&'a ToolRun> {
+    tools.iter().find(|run| run.tool == tool && run.status == "ok")
+}
+
+fn met(ok: bool) -> &'static str {
+    if ok { "yes" } else { "no" }
+}
+
+/// The targets of issue 12 this run measured, one row each: (target, measured, met).
+fn targets(runs: &[RepoRun], extras: &Extras<'_>) -> Vec<(String, String, &'static str)> {
+    let mut rows = Vec::new();
+    let mut brief_ratios = Vec::new();
+    for run in runs {
+        let Some(peer) = &run.peer else { continue };
+        match (answered(&run.tools, "repo.brief"), answered(peer, "repo.brief")) {
+            (Some(ours), Some(theirs)) => {
+                let ratio = theirs.warm_median_ms / ours.warm_median_ms.max(f64::MIN_POSITIVE);
+                brief_ratios.push((format!("{} {ratio:.1}x", run.label), ratio >= 100.0));
+            }
+            _ => brief_ratios.push((format!("{}: not measured", run.label), false)),
+        }
+    }
+    if !brief_ratios.is_empty() {
+        let all = brief_ratios.iter().all(|(_, ok)| *ok);
+        let text: Vec<String> = brief_ratios.into_iter().map(|(text, _)| text).collect();
+        rows.push(("warm `repo.brief` >= 100x faster than the peer".to_owned(), text.join(", "), met(all)));
+    }
+    if let Some(big) = runs.iter().find(|run| run.label == "big-history") {
+        if let Some(status) = answered(&big.tools, "repo.status") {
+            rows.push((
+                "warm `repo.status` on 100,000 files (big-history) <= 5 ms".to_owned(),
+                format!("{:.2} ms (median of {})", status.warm_median_ms, status.warm_ms.len()),
+                met(status.warm_median_ms <= 5.0),
+            ));
+        }
+        for tool in &big.tools {
+            let target = format!("cold `{}` on big-history <= 1.0x git", tool.tool);
+            if tool.status != "ok" {
+                rows.push((target, tool.status.clone(), "no"));
+                continue;
+            }
+            let ratio = tool.cold_ms / tool.git_median_ms.max(f64::MIN_POSITIVE);
+            rows.push((
+                target,
+                format!("{ratio:.2}x ({:.1} ms vs {:.1} ms)", tool.cold_ms, tool.git_median_ms),
+                met(ratio <= 1.0),
+            ));
+        }
+    }
+    if let Some((count, peak)) = extras.many {
+        let megabytes = peak as f64 / 1024.0;
+        rows.push((
+            "RSS <= 300 MB with 200 repositories seen".to_owned(),
+            format!("{megabytes:.1} MB after {count} repositories (one server, `repo.brief` each)"),
+            met(count >= 200 && megabytes <= 300.0),
+        ));
+    }
+    for sweep in extras.sweeps {
+        rows.push((
+            format!("cache weight bound holds under a {}-repository sweep", sweep.repositories),
+            format!(
+                "bound {:.2} MiB: highest weight {:.2} MiB ({} bytes); {} of the first 50 still in memory",
+                sweep.bound_bytes as f64 / 1_048_576.0,
+                sweep.max_weight_bytes as f64 / 1_048_576.0,
+                sweep.max_weight_bytes,
+                sweep.still_cached_of_first_50
+            ),
+            met(sweep.max_weight_bytes <= sweep.bound_bytes),
+        ));
+    }
+    rows
+}
+
+/// The Markdown section: the load the run saw, the targets, then per repository ratios first and absolute medians.
+pub(crate) fn render(runs: &[RepoRun], extras: &Extras<'_>, invocation: &str) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "## Latency\n");
+    let (low, high) = runs
+        .iter()
+        .filter(|run| run.load_average.0.is_finite())
+        .fold((f64::INFINITY, 0.0_f64), |(low, high), run| (low.min(run.load_average.0), high.max(run.load_average.1)));
+    let load = if low.is_finite() {
+        format!("the 1-minute load average ranged {low:.1}-{high:.1} on this 2-core machine during the run")
+    } else {
+        "the load average was not available".to_owned()
+    };
     let _ = writeln!(
         out,
-        "Generated by `{invocation}` (release build). Cold: the first call of the tool on the repository in a running \
-         server (token tables and watcher already up); warm: the median of the calls after it (up to `--samples`, fewer once they took 30 s in all; the count is in the raw numbers). git: the median of \
+        "Generated by `{invocation}` (release build); {load}. Cold: the first call of the tool on the repository in \
+         a running server (token tables and watcher already up); warm: the median of the calls after it (up to \
+         `--samples`, fewer once they took the warm budget; the count is in the raw numbers). git: the median of \
          running the commands the tool replaces. Ratios below 1 mean faster than git; absolute times are this \
-         machine's (2 cores). Raw numbers: `bench/results/latency/`.\n"
+         machine's under that load. Raw numbers: `bench/results/latency/`.\n"
     );
+    if !extras.finished || runs.iter().any(|run| !run.complete) {
+        let _ = writeln!(out, "**This run was cut short: the tables hold what was measured.**\n");
+    }
+    let rows = targets(runs, extras);
+    if !rows.is_empty() {
+        let _ = writeln!(out, "| target | measured | met |\n|---|---|---|");
+        for (target, measured, met) in rows {
+            let _ = writeln!(out, "| {target} | {measured} | {met} |");
+        }
+        out.push('\n');
+    }
     for run in runs {
         let _ = writeln!(out, "### {}\n", run.label);
         let rss = run.peak_rss_kib.map_or_else(|| "-".to_owned(), |kib| format!("{:.1} MB", kib as f64 / 1024.0));
@@ -352,11 +518,23 @@ pub(crate) fn render(runs: &[RepoRun], many: Option<(usize, u64)>, invocation: &
         }
         out.push('\n');
     }
-    if let Some((count, peak)) = many {
+    if let Some((count, peak)) = extras.many {
         let _ = writeln!(
             out,
             "Peak RSS of one server after a `repo.brief` of each of {count} repositories: {:.1} MB.\n",
             peak as f64 / 1024.0
+        );
+    }
+    for run in extras.sweeps {
+        let _ = writeln!(
+            out,
+            "Cache weight bound under a sweep of {} repositories (one in-process engine, `repo.brief`, `repo.status` and \
+             `repo.refs` of each through the answer cache): bound {:.1} MiB, highest weight after a repository {:.2} \
+             MiB, {} of the first 50 still answered from memory at the end.\n",
+            run.repositories,
+            run.bound_bytes as f64 / 1_048_576.0,
+            run.max_weight_bytes as f64 / 1_048_576.0,
+            run.still_cached_of_first_50,
         );
     }
     out

@@ -159,6 +159,12 @@ struct LatencyArgs {
     /// Warm calls per tool on the peer. Default: as many as `--samples`.
     #[arg(long)]
     peer_samples: Option<usize>,
+    /// Warm calls (and git runs) of one tool stop once they took this many seconds in all.
+    #[arg(long, default_value_t = 10)]
+    warm_budget_secs: u64,
+    /// A call without an answer after this many seconds kills its server; the tool is recorded as `timeout`.
+    #[arg(long, default_value_t = 120)]
+    call_timeout_secs: u64,
 }
 
 #[derive(Debug, clap::Args)]
@@ -295,6 +301,7 @@ fn latency(args: &LatencyArgs) -> anyhow::Result<()> {
     let warmup_dir = fixtures_dir.join("latency-warmup");
     let _ = std::fs::remove_dir_all(&warmup_dir);
     let warmup = fluxgit_fixtures::build_in(fluxgit_fixtures::Scenario::Clean, &warmup_dir);
+    let results_dir = args.results_dir.clone().unwrap_or_else(|| workspace_root().join("bench/results/latency"));
     let setup = latency::Setup {
         sidecar: sidecar.clone(),
         peer: args.peer.clone(),
@@ -302,56 +309,74 @@ fn latency(args: &LatencyArgs) -> anyhow::Result<()> {
         peer_samples: args.peer_samples.unwrap_or(args.samples).max(1),
         warmup_repo: warmup.path().to_path_buf(),
         allowed_roots: std::env::join_paths(&roots).context("allowed roots")?,
+        warm_budget: std::time::Duration::from_secs(args.warm_budget_secs),
+        call_timeout: std::time::Duration::from_secs(args.call_timeout_secs.max(1)),
+        results_dir: results_dir.clone(),
+    };
+    let markdown_path = args.markdown.clone().unwrap_or_else(|| workspace_root().join("BENCHMARK.md"));
+    let invocation = latency_invocation(args, &names, &targets);
+    // The section is rewritten after each repository and at the end, so that a run cut short leaves its numbers.
+    let write_section = |runs: &[latency::RepoRun], extras: &latency::Extras<'_>| -> anyhow::Result<()> {
+        let existing = std::fs::read_to_string(&markdown_path).unwrap_or_default();
+        let section = latency::render(runs, extras, &invocation);
+        std::fs::write(&markdown_path, latency::splice(&existing, &section))
+            .with_context(|| format!("cannot write {}", markdown_path.display()))
     };
     let mut runs = Vec::new();
     for (label, path) in &targets {
         eprintln!("fluxgit-bench: latency on {label} ...");
         runs.push(latency::run_repo(label, path, &setup)?);
+        write_section(&runs, &latency::Extras { many: None, sweeps: &[], finished: false })?;
     }
     let many = if args.many > 0 {
         let many_dir = fixtures_dir.join("many");
+        let repos = copies(warmup.path(), &many_dir, args.many)?;
+        eprintln!("fluxgit-bench: one server reading {} repositories ...", repos.len());
+        let (count, peak) = latency::many_repos_rss(&sidecar, &repos, &setup.allowed_roots)?;
+        latency::write_json(
+            &results_dir,
+            "many-repositories.json",
+            &serde_json::json!({"repositories": count, "peakRssKib": peak}),
+        )?;
         let _ = std::fs::remove_dir_all(&many_dir);
-        std::fs::create_dir_all(&many_dir)?;
-        let mut repos = Vec::new();
-        for idx in 0..args.many {
-            let copy = many_dir.join(format!("r{idx}"));
-            let status = Command::new("cp").arg("-a").arg(warmup.path()).arg(&copy).status()?;
-            if !status.success() {
-                bail!("cannot copy the warm-up repository");
-            }
-            repos.push(copy);
-        }
-        Some(latency::many_repos_rss(&sidecar, &repos, &setup.allowed_roots)?)
+        Some((count, peak))
     } else {
         None
     };
     let mut sweeps = Vec::new();
     if args.sweep > 0 {
         let sweep_dir = fixtures_dir.join("sweep");
-        let _ = std::fs::remove_dir_all(&sweep_dir);
-        std::fs::create_dir_all(&sweep_dir)?;
-        let mut repos = Vec::new();
-        for idx in 0..args.sweep {
-            let copy = sweep_dir.join(format!("r{idx}"));
-            let status = Command::new("cp").arg("-a").arg(warmup.path()).arg(&copy).status()?;
-            if !status.success() {
-                bail!("cannot copy the warm-up repository");
-            }
-            repos.push(copy);
-        }
+        let repos = copies(warmup.path(), &sweep_dir, args.sweep)?;
         for bound in [fluxgit_engine::cache::DEFAULT_CAPACITY_BYTES, 1024 * 1024] {
             eprintln!("fluxgit-bench: sweeping {} repositories, bound {bound} bytes ...", repos.len());
             sweeps.push(sweep::sweep(&repos, vec![sweep_dir.clone()], bound)?);
+            latency::write_json(&results_dir, "sweep.json", &sweeps)?;
         }
         let _ = std::fs::remove_dir_all(&sweep_dir);
     }
-    let results_dir = args.results_dir.clone().unwrap_or_else(|| workspace_root().join("bench/results/latency"));
-    latency::write_results(&results_dir, &runs, many)?;
-    if !sweeps.is_empty() {
-        std::fs::write(results_dir.join("sweep.json"), serde_json::to_string_pretty(&sweeps)? + "\n")?;
+    write_section(&runs, &latency::Extras { many, sweeps: &sweeps, finished: true })?;
+    eprintln!("fluxgit-bench: wrote {} and {}", markdown_path.display(), results_dir.display());
+    Ok(())
+}
+
+/// `count` copies of the repository at `source` under `dir` (emptied first): `dir/r0`, `dir/r1`, ...
+fn copies(source: &Path, dir: &Path, count: usize) -> anyhow::Result<Vec<PathBuf>> {
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir)?;
+    let mut repos = Vec::new();
+    for idx in 0..count {
+        let copy = dir.join(format!("r{idx}"));
+        let status = Command::new("cp").arg("-a").arg(source).arg(&copy).status()?;
+        if !status.success() {
+            bail!("cannot copy the warm-up repository");
+        }
+        repos.push(copy);
     }
-    let markdown_path = args.markdown.clone().unwrap_or_else(|| workspace_root().join("BENCHMARK.md"));
-    let existing = std::fs::read_to_string(&markdown_path).unwrap_or_default();
+    Ok(repos)
+}
+
+/// How the latency run is reproduced, as the section says (own repositories by label).
+fn latency_invocation(args: &LatencyArgs, names: &[String], targets: &[(String, PathBuf)]) -> String {
     let mut invocation = String::from("cargo run --release -q -p fluxgit-bench -- latency");
     for name in &args.scenarios {
         invocation.push_str(&format!(" --scenario {name}"));
@@ -374,22 +399,13 @@ fn latency(args: &LatencyArgs) -> anyhow::Result<()> {
             invocation.push_str(&format!(" --peer-samples {samples}"));
         }
     }
-    let mut section = latency::render(&runs, many, &invocation);
-    for run in &sweeps {
-        section.push_str(&format!(
-            "Cache weight bound under a sweep of {} repositories (one in-process engine, `repo.brief`, `repo.status` and \
-             `repo.refs` of each through the answer cache): bound {:.1} MiB, highest weight after a repository {:.2} \
-             MiB, {} of the first 50 still answered from memory at the end.\n\n",
-            run.repositories,
-            run.bound_bytes as f64 / 1_048_576.0,
-            run.max_weight_bytes as f64 / 1_048_576.0,
-            run.still_cached_of_first_50,
-        ));
+    if args.warm_budget_secs != 10 {
+        invocation.push_str(&format!(" --warm-budget-secs {}", args.warm_budget_secs));
     }
-    std::fs::write(&markdown_path, latency::splice(&existing, &section))
-        .with_context(|| format!("cannot write {}", markdown_path.display()))?;
-    eprintln!("fluxgit-bench: wrote {} and {}", markdown_path.display(), results_dir.display());
-    Ok(())
+    if args.call_timeout_secs != 120 {
+        invocation.push_str(&format!(" --call-timeout-secs {}", args.call_timeout_secs));
+    }
+    invocation
 }
 
 fn blame(args: &BlameArgs) -> anyhow::Result<()> {
