@@ -4,6 +4,7 @@
 //! (`--ignore-revs-file`, `blame.ignoreRevsFile`, an empty value that clears it); ranges grouped as git groups
 //! lines; budgets cut at whole ranges; each bad input refused with its reason; repositories byte-identical after.
 
+use fluxgit_engine::file::FileRange;
 use fluxgit_engine::file::blame::{self, Report};
 use fluxgit_engine::{Budgeted, Engine, Error, InvalidReason, Options, budget};
 use fluxgit_fixtures::{Fixture, Scenario};
@@ -16,10 +17,12 @@ fn measure(result: &Budgeted<Report>) -> usize {
 
 fn options(path: &str, rev: Option<&str>, range: Option<(usize, usize)>, ignore_revs: bool) -> blame::Options {
     blame::Options {
-        path: path.to_owned(),
-        rev: rev.map(Into::into),
-        start_line: range.map(|(start, _)| start),
-        end_line: range.map(|(_, end)| end),
+        file: FileRange {
+            path: path.to_owned(),
+            rev: rev.map(Into::into),
+            start_line: range.map(|(start, _)| start),
+            end_line: range.map(|(_, end)| end),
+        },
         ignore_revs,
     }
 }
@@ -391,4 +394,30 @@ fn a_configured_ignore_file_that_cannot_be_read_is_refused_as_git_refuses() {
     fixture.git(&["config", "--unset", "blame.ignoreRevsFile"]);
     let git = git_blame(&fixture, "HEAD", "lib/parser.c", &[]);
     assert_same(&fixture, &report, &git, "ignoreRevs: false");
+}
+
+#[test]
+fn authors_are_mapped_through_the_mailmap_as_git_blame_maps_them() {
+    let fixture = fluxgit_fixtures::build(Scenario::Blame);
+    let before = check(&fixture, "HEAD", "lib/parser.c", None, false);
+    let authors: std::collections::BTreeSet<String> =
+        before.commits.values().map(|info| info.author.to_string_lossy()).collect();
+    let first = authors.iter().next().expect("an author").clone();
+    let (name, email) = first.split_once(" <").expect("Name <email>");
+    let email = email.trim_end_matches('>');
+    // By email: a new name and email; the work tree's `.mailmap`, as git reads it (uncommitted here).
+    std::fs::write(fixture.path().join(".mailmap"), format!("Mapped Person <mapped@example.org> <{email}>\n"))
+        .expect("write .mailmap");
+    let mapped = check(&fixture, "HEAD", "lib/parser.c", None, false);
+    assert!(mapped.commits.values().any(|info| info.author.to_string_lossy() == "Mapped Person <mapped@example.org>"));
+    assert!(mapped.commits.values().all(|info| info.author.to_string_lossy() != first), "{name} is mapped");
+    // `mailmap.file` outside the repository: a name only, matched by name and email.
+    let outside = tempfile::tempdir().expect("temp dir");
+    let file = outside.path().join("mailmap");
+    std::fs::write(&file, format!("Other Name <{email}> {name} <{email}>\n")).expect("write mailmap.file");
+    std::fs::remove_file(fixture.path().join(".mailmap")).expect("remove .mailmap");
+    fixture.git(&["config", "mailmap.file", file.to_str().expect("utf-8 temp path")]);
+    let configured = check(&fixture, "HEAD", "lib/parser.c", None, false);
+    let expected = format!("Other Name <{email}>");
+    assert!(configured.commits.values().any(|info| info.author.to_string_lossy() == expected), "{configured:#?}");
 }

@@ -3,6 +3,7 @@
 //! input refused with its reason; every repository byte-identical after every read.
 
 use base64::Engine as _;
+use fluxgit_engine::file::FileRange;
 use fluxgit_engine::file::read::{self, Report};
 use fluxgit_engine::{Budgeted, Engine, Error, InvalidReason, Options, budget};
 use fluxgit_fixtures::{Fixture, Scenario};
@@ -15,12 +16,16 @@ fn measure(result: &Budgeted<Report>) -> usize {
 
 fn options(path: &str, rev: Option<&str>) -> read::Options {
     read::Options {
-        path: path.to_owned(),
-        rev: rev.map(Into::into),
-        start_line: None,
-        end_line: None,
+        file: FileRange { path: path.to_owned(), rev: rev.map(Into::into), start_line: None, end_line: None },
         max_bytes: read::MAX_MAX_BYTES,
     }
+}
+
+/// `options` with the line range `start..=end`.
+fn with_lines(mut options: read::Options, start: Option<usize>, end: Option<usize>) -> read::Options {
+    options.file.start_line = start;
+    options.file.end_line = end;
+    options
 }
 
 /// Reads with `options`, checking that the fixture is byte-identical afterwards.
@@ -113,8 +118,8 @@ fn line_ranges_equal_git_lines() {
         let expected = git_show(&fixture, "HEAD", path);
         let all = lines(&expected);
         let mut options = options(path, None);
-        options.start_line = Some(start);
-        options.end_line = Some(end);
+        options.file.start_line = Some(start);
+        options.file.end_line = Some(end);
         let report = file_read(&fixture, &options, UNLIMITED).expect("file.read").data;
         let last = end.min(all.len());
         assert_eq!(shown_bytes(&report), all[start - 1..last].concat(), "{path} {start}..{end}");
@@ -145,7 +150,7 @@ fn caps_cut_at_whole_lines_and_say_so() {
         assert_eq!(shown_bytes(&cut.data), all[..shown].concat());
         assert_eq!(serde_json::to_value(&cut.omitted).expect("json"), serde_json::json!({"lines": 60 - shown}));
         let mut one_more = options("src/long.c", None);
-        one_more.end_line = Some(shown + 1);
+        one_more.file.end_line = Some(shown + 1);
         let bigger = file_read(&fixture, &one_more, UNLIMITED).expect("file.read");
         let mut as_cut = bigger.clone();
         as_cut.data.truncated = true;
@@ -175,11 +180,8 @@ fn bad_input_is_refused_with_its_reason() {
         (options("src/long.c", Some("--output=/tmp/x")), InvalidReason::InvalidRevision),
         (options("src/long.c", Some("-1")), InvalidReason::InvalidRevision),
         (options("src/long.c", Some("no-such-branch")), InvalidReason::UnknownRevision),
-        (
-            read::Options { start_line: Some(5), end_line: Some(4), ..options("src/long.c", None) },
-            InvalidReason::InvalidRange,
-        ),
-        (read::Options { start_line: Some(61), ..options("src/long.c", None) }, InvalidReason::InvalidRange),
+        (with_lines(options("src/long.c", None), Some(5), Some(4)), InvalidReason::InvalidRange),
+        (with_lines(options("src/long.c", None), Some(61), None), InvalidReason::InvalidRange),
     ];
     for (options, expected) in cases {
         assert_eq!(reason(file_read(&fixture, &options, UNLIMITED)), expected, "{options:?}");

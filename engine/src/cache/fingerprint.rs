@@ -71,6 +71,20 @@ pub(crate) fn of(git_dir: &Path, common_dir: &Path) -> Option<u64> {
     settled.then(|| hasher.finish())
 }
 
+/// A file's stat fields (device, inode, size, modification and change times) hashed, or `None` when one of its
+/// times is within [`RACY_WINDOW`] of the clock (see the module docs): equal stamps then mean an unchanged file.
+pub(crate) fn file_stamp(metadata: &std::fs::Metadata) -> Option<u64> {
+    let now = SystemTime::now();
+    let modified = metadata.modified().unwrap_or(now);
+    let newest = modified.max(changed(metadata).unwrap_or(modified));
+    if !now.duration_since(newest).is_ok_and(|age| age >= RACY_WINDOW) {
+        return None;
+    }
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    stat_fields(metadata).hash(&mut hasher);
+    Some(hasher.finish())
+}
+
 #[cfg(unix)]
 fn stat_fields(metadata: &std::fs::Metadata) -> (u64, u64, u64, i64, i64, i64, i64) {
     use std::os::unix::fs::MetadataExt as _;

@@ -45,10 +45,10 @@ use crate::error::{Error, InvalidReason, Result};
 use crate::facets::commits::abbreviate;
 use crate::facets::{iso_time, subject, utf8};
 use crate::history::Person;
-use crate::repository::check_relative_path;
 use crate::revision::resolve_commit;
 
 use super::ignore;
+use super::packs::{ChainCachingObjects, DELTA_BASE_CACHE_BYTES};
 
 /// The ignore-revs file GitHub reads on its own; git reads it only when `blame.ignoreRevsFile` names it.
 pub const CONVENTIONAL_IGNORE_FILE: &str = ".git-blame-ignore-revs";
@@ -63,15 +63,9 @@ const OBJECT_CACHE_BYTES: usize = 2 * 1024 * 1024;
 /// What to blame.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// Repository-relative path of the file (no `..`, not absolute, no control characters).
-    pub path: String,
-    /// The revision (a commit, or a tag peeled to one); when absent, the work-tree file on top of `HEAD`, as
+    /// The file, revision and lines. Without a revision, the work-tree file on top of `HEAD`, as
     /// `git blame FILE` (a bare repository: `HEAD`).
-    pub rev: Option<String>,
-    /// First line wanted, 1-based (default 1).
-    pub start_line: Option<usize>,
-    /// Last line wanted, 1-based inclusive (default: the last line; a larger value is clamped to it).
-    pub end_line: Option<usize>,
+    pub file: super::FileRange,
     /// Honour the ignore-revs files (default `true`); `false` blames as `git blame` without any.
     pub ignore_revs: bool,
 }
@@ -144,7 +138,7 @@ pub struct Range {
 /// What a range's commit says about itself.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CommitInfo {
-    /// The author as recorded, `"Name <email>"`.
+    /// The author, `"Name <email>"`, as the repository's mailmap maps it (as `git blame` shows it).
     pub author: Person,
     /// The author date, ISO 8601 with the author's offset (as `git log --format=%aI`).
     pub time: String,
@@ -228,36 +222,23 @@ impl Full {
 /// # Errors
 /// As [`crate::Engine::file_blame`].
 pub fn read(repo: &gix::Repository, options: &Options) -> Result<Full> {
-    check_relative_path(&options.path)?;
-    if options.path.is_empty() {
-        return Err(Error::invalid(InvalidReason::InvalidPath, "path may not be empty"));
-    }
-    if let (Some(start), Some(end)) = (options.start_line, options.end_line)
-        && end < start
-    {
-        return Err(Error::invalid(
-            InvalidReason::InvalidRange,
-            format!("endLine {end} is before startLine {start}: the range is empty"),
-        ));
-    }
-    if options.start_line == Some(0) || options.end_line == Some(0) {
-        return Err(Error::invalid(InvalidReason::InvalidRange, "lines are numbered from 1"));
-    }
+    let file = &options.file;
+    file.check()?;
     let shallow = Shallow::read(repo)?;
     let mut repo = repo.clone();
     repo.object_cache_size_if_unset(OBJECT_CACHE_BYTES);
-    let (blamed_id, commit_id, data, uncommitted, rev) = match options.rev.as_deref() {
+    let (blamed_id, commit_id, data, uncommitted, rev) = match file.rev.as_deref() {
         None if repo.workdir().is_some() => {
             // The commit standing for the work tree lives in memory only.
             repo = repo.with_object_memory();
             let head = resolve_commit(&repo, "HEAD")?;
-            let (fake, data) = super::worktree::commit(&repo, head, &options.path)?;
+            let (fake, data) = super::worktree::commit(&repo, head, &file.path)?;
             (fake, head, data, Some(fake), "the work tree")
         }
         rev => {
             let rev = rev.unwrap_or("HEAD");
             let commit_id = resolve_commit(&repo, rev)?;
-            let data = blob_at(&repo, commit_id, &options.path, rev)?;
+            let data = blob_at(&repo, commit_id, &file.path, rev)?;
             (commit_id, commit_id, data, None, rev)
         }
     };
@@ -266,24 +247,17 @@ pub fn read(repo: &gix::Repository, options: &Options) -> Result<Full> {
             InvalidReason::BinaryFile,
             format!(
                 "{:?} is binary in {rev} (a NUL byte in its first 8000 bytes): it has no lines to blame",
-                options.path
+                file.path
             ),
         ));
     }
     let total_lines = count_lines(&data);
-    let start = options.start_line.unwrap_or(1);
-    if start > total_lines.max(1) {
-        return Err(Error::invalid(
-            InvalidReason::InvalidRange,
-            format!("startLine {start} is past the end of {:?}, which has {total_lines} lines", options.path),
-        ));
-    }
-    let end = options.end_line.unwrap_or(total_lines).min(total_lines).max(start - 1);
+    let (start, end) = file.lines(total_lines)?;
 
     let (ignore_list, ignore_revs_files) =
         if options.ignore_revs { ignore_list(&repo)? } else { (HashSet::new(), Vec::new()) };
     let history = History { repo: &repo, shallow: &shallow };
-    let path = BString::from(options.path.as_str());
+    let path = BString::from(file.path.as_str());
     let mut lines = if end >= start {
         let requested = u32::try_from(start).unwrap_or(u32::MAX)..=u32::try_from(end).unwrap_or(u32::MAX);
         history.blame_lines(blamed_id, path.as_ref(), &[requested])?
@@ -334,7 +308,7 @@ pub fn read(repo: &gix::Repository, options: &Options) -> Result<Full> {
         rev: commit_id.to_string(),
         worktree: uncommitted.is_some(),
         shallow: shallow.is_shallow(),
-        path: options.path.clone(),
+        path: file.path.clone(),
         total_lines,
         start,
         ranges,
@@ -412,12 +386,13 @@ impl History<'_> {
         };
         let mut resource_cache = repo.diff_resource_cache_for_tree_diff().map_err(to_err)?;
         let start = gix::blame::Start::Commit(commit);
+        let objects = ChainCachingObjects::new(repo, DELTA_BASE_CACHE_BYTES);
         let outcome = if self.shallow.is_shallow() {
-            let odb = WithoutShallowParents { objects: &repo.objects, shallow: self.shallow };
+            let odb = WithoutShallowParents { objects: &objects, shallow: self.shallow };
             gix::blame::file(&odb, start, None, &mut resource_cache, path, options)
         } else {
             let graph = repo.commit_graph_if_enabled().map_err(to_err)?;
-            gix::blame::file(&repo.objects, start, graph, &mut resource_cache, path, options)
+            gix::blame::file(&objects, start, graph, &mut resource_cache, path, options)
         }
         .map_err(to_err)?;
         let mut lines = BTreeMap::new();
@@ -442,7 +417,7 @@ impl History<'_> {
 /// The object database as git reads a shallow clone: the boundary commits come without their `parent` lines, so
 /// the blame walk ends there as git's does.
 struct WithoutShallowParents<'a> {
-    objects: &'a gix::OdbHandle,
+    objects: &'a ChainCachingObjects<'a>,
     shallow: &'a Shallow,
 }
 
@@ -552,21 +527,61 @@ fn ignore_files(repo: &gix::Repository) -> Vec<(String, Option<std::path::PathBu
         .collect()
 }
 
-/// What the ignore-revs files hold right now, for keying cached answers: each file's name and a digest of its
-/// content (or that it cannot be read). A file outside the repository (`~/...`, an absolute path) is not watched,
-/// so answers that depend on it are told apart by this key instead.
+/// What the files a blame reads besides the repository's own hold right now, for keying cached answers: each
+/// ignore-revs file's name and `mailmap.file`, with a digest of the content (or that it cannot be read). A file
+/// outside the repository (`~/...`, an absolute path) is not watched, so answers that depend on it are told apart
+/// by this key instead. A file is hashed again only when its metadata (size, times, inode) changed since it was
+/// last hashed (see [`content_digest`]).
 pub fn ignore_files_key(repo: &gix::Repository) -> String {
-    use sha2::{Digest, Sha256};
     let mut key = String::new();
     for (name, file, _) in ignore_files(repo) {
-        let state = match file.map(std::fs::read) {
-            Some(Ok(bytes)) => Sha256::digest(&bytes).iter().map(|byte| format!("{byte:02x}")).collect(),
-            Some(Err(err)) => format!("unreadable: {:?}", err.kind()),
-            None => "no HOME".to_owned(),
-        };
+        let state = file.as_deref().map_or_else(|| "no HOME".to_owned(), content_digest);
         key.push_str(&format!("{name}={state};"));
     }
+    if let Ok(Some(file)) = repo.config_snapshot().trusted_path("mailmap.file") {
+        key.push_str(&format!("mailmap.file={};", content_digest(&file)));
+    }
     key
+}
+
+/// Files hashed at most, remembered by path; beyond it the memory starts over.
+const DIGESTS_KEPT: usize = 1024;
+
+/// The SHA-256 of the file's content in hex, or `unreadable: <kind>`. The digest is remembered with the file's
+/// stat fields and served from memory while they stay the same; one taken while the file's times were within
+/// [`crate::cache::RACY_WINDOW`] of the clock is not remembered (a change within the same clock tick would keep
+/// equal times).
+fn content_digest(file: &Path) -> String {
+    use sha2::{Digest, Sha256};
+    use std::sync::{Mutex, PoisonError};
+    static DIGESTS: Mutex<Option<HashMap<std::path::PathBuf, (u64, String)>>> = Mutex::new(None);
+    let stamp = match std::fs::metadata(file) {
+        Ok(metadata) => crate::cache::fingerprint::file_stamp(&metadata),
+        Err(err) => return format!("unreadable: {:?}", err.kind()),
+    };
+    if let Some(stamp) = stamp {
+        let digests = DIGESTS.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((known, digest)) = digests.as_ref().and_then(|digests| digests.get(file))
+            && *known == stamp
+        {
+            return digest.clone();
+        }
+    }
+    let digest: String = match std::fs::read(file) {
+        Ok(bytes) => Sha256::digest(&bytes).iter().map(|byte| format!("{byte:02x}")).collect(),
+        Err(err) => return format!("unreadable: {:?}", err.kind()),
+    };
+    // Remembered only when the file had not changed while it was read.
+    let unchanged = std::fs::metadata(file).ok().and_then(|metadata| crate::cache::fingerprint::file_stamp(&metadata));
+    if let Some(stamp) = stamp.filter(|stamp| unchanged == Some(*stamp)) {
+        let mut digests = DIGESTS.lock().unwrap_or_else(PoisonError::into_inner);
+        let digests = digests.get_or_insert_with(HashMap::new);
+        if digests.len() >= DIGESTS_KEPT {
+            digests.clear();
+        }
+        digests.insert(file.to_path_buf(), (stamp, digest.clone()));
+    }
+    digest
 }
 
 /// The ignore list: the commits named in the ignore-revs files, and the files read, as named.
@@ -627,6 +642,9 @@ struct Names<'repo> {
     uncommitted: Option<ObjectId>,
     /// `blame.showRoot`: root commits are not boundaries.
     show_root: bool,
+    /// The repository's mailmap (`.mailmap`, `mailmap.file`, `mailmap.blob`), applied to authors as `git blame`
+    /// applies it.
+    mailmap: gix::mailmap::Snapshot,
     abbreviated: HashMap<ObjectId, String>,
     infos: BTreeMap<String, CommitInfo>,
 }
@@ -638,7 +656,8 @@ impl<'repo> Names<'repo> {
         uncommitted: Option<ObjectId>,
         show_root: bool,
     ) -> Self {
-        Self { repo, shallow, uncommitted, show_root, abbreviated: HashMap::new(), infos: BTreeMap::new() }
+        let mailmap = repo.open_mailmap();
+        Self { repo, shallow, uncommitted, show_root, mailmap, abbreviated: HashMap::new(), infos: BTreeMap::new() }
     }
 
     /// The commit's abbreviated sha, recording its details.
@@ -654,7 +673,8 @@ impl<'repo> Names<'repo> {
         self.infos.insert(
             short.clone(),
             CommitInfo {
-                author: Person { name: utf8(author.name), email: utf8(author.email) },
+                // `git blame` maps authors through the mailmap (`git log`'s `%aN <%aE>`).
+                author: Person::mapped(&self.mailmap, author),
                 time: iso_time(time),
                 subject: subject(commit.message_raw_sloppy()),
                 boundary: parentless && !self.show_root,

@@ -5,6 +5,7 @@
 
 pub mod blame;
 mod ignore;
+mod packs;
 pub mod read;
 mod worktree;
 
@@ -18,7 +19,64 @@ pub(crate) fn is_binary(data: &[u8]) -> bool {
     data[..data.len().min(BINARY_PROBE_BYTES)].contains(&0)
 }
 use crate::engine::{Engine, Repo};
-use crate::error::Result;
+use crate::error::{Error, InvalidReason, Result};
+use crate::repository::check_relative_path;
+
+/// Which file, at which revision, and which of its lines: what `file.read` and `file.blame` are asked.
+#[derive(Debug, Clone, Default)]
+pub struct FileRange {
+    /// Repository-relative path of the file (no `..`, not absolute, no control characters, not empty).
+    pub path: String,
+    /// The revision (a commit, or a tag peeled to one). When absent, `file.read` reads `HEAD`'s version and
+    /// `file.blame` the work-tree file, as `git blame FILE` does.
+    pub rev: Option<String>,
+    /// First line wanted, 1-based (default 1).
+    pub start_line: Option<usize>,
+    /// Last line wanted, 1-based inclusive (default: the last line; a larger value is clamped to it).
+    pub end_line: Option<usize>,
+}
+
+impl FileRange {
+    /// Refuses a path or line range no file can satisfy, before anything is read.
+    ///
+    /// # Errors
+    /// [`InvalidReason::InvalidPath`] for a refused or empty path; [`InvalidReason::InvalidRange`] for line 0 or
+    /// `endLine` before `startLine`.
+    pub(crate) fn check(&self) -> Result<()> {
+        check_relative_path(&self.path)?;
+        if self.path.is_empty() {
+            return Err(Error::invalid(InvalidReason::InvalidPath, "path may not be empty"));
+        }
+        if let (Some(start), Some(end)) = (self.start_line, self.end_line)
+            && end < start
+        {
+            return Err(Error::invalid(
+                InvalidReason::InvalidRange,
+                format!("endLine {end} is before startLine {start}: the range is empty"),
+            ));
+        }
+        if self.start_line == Some(0) || self.end_line == Some(0) {
+            return Err(Error::invalid(InvalidReason::InvalidRange, "lines are numbered from 1"));
+        }
+        Ok(())
+    }
+
+    /// The range within a file of `total_lines` lines: `(start, end)`, 1-based inclusive, `end` clamped to the
+    /// file (`end == start - 1` when nothing is left, e.g. an empty file).
+    ///
+    /// # Errors
+    /// [`InvalidReason::InvalidRange`] when `startLine` is past the end of the file.
+    pub(crate) fn lines(&self, total_lines: usize) -> Result<(usize, usize)> {
+        let start = self.start_line.unwrap_or(1);
+        if start > total_lines.max(1) {
+            return Err(Error::invalid(
+                InvalidReason::InvalidRange,
+                format!("startLine {start} is past the end of {:?}, which has {total_lines} lines", self.path),
+            ));
+        }
+        Ok((start, self.end_line.unwrap_or(total_lines).min(total_lines).max(start - 1)))
+    }
+}
 
 /// File tools.
 impl Engine {

@@ -19,7 +19,6 @@ use serde::Serialize;
 
 use crate::budget::{self, Budgeted, Measure, Omitted};
 use crate::error::{Error, InvalidReason, Result};
-use crate::repository::check_relative_path;
 use crate::revision::resolve_commit;
 
 /// `maxBytes` default: 64 KiB of content.
@@ -30,14 +29,8 @@ pub const MAX_MAX_BYTES: usize = 1024 * 1024;
 /// What to read.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// Repository-relative path of the file (no `..`, not absolute, no control characters).
-    pub path: String,
-    /// The revision (a commit, or a tag peeled to one); `HEAD` when absent.
-    pub rev: Option<String>,
-    /// First line wanted, 1-based (default 1).
-    pub start_line: Option<usize>,
-    /// Last line wanted, 1-based inclusive (default: the last line; a larger value is clamped to it).
-    pub end_line: Option<usize>,
+    /// The file, revision (`HEAD` when absent) and lines.
+    pub file: super::FileRange,
     /// Most bytes of content shown (1..=[`MAX_MAX_BYTES`]).
     pub max_bytes: usize,
 }
@@ -155,37 +148,24 @@ impl Full {
 /// # Errors
 /// As [`crate::Engine::file_read`].
 pub fn read(repo: &gix::Repository, options: &Options) -> Result<Full> {
-    check_relative_path(&options.path)?;
-    if options.path.is_empty() {
-        return Err(Error::invalid(InvalidReason::InvalidPath, "path may not be empty"));
-    }
-    if let (Some(start), Some(end)) = (options.start_line, options.end_line)
-        && end < start
-    {
-        return Err(Error::invalid(
-            InvalidReason::InvalidRange,
-            format!("endLine {end} is before startLine {start}: the range is empty"),
-        ));
-    }
-    if options.start_line == Some(0) || options.end_line == Some(0) {
-        return Err(Error::invalid(InvalidReason::InvalidRange, "lines are numbered from 1"));
-    }
-    let rev = options.rev.as_deref().unwrap_or("HEAD");
+    let file = &options.file;
+    file.check()?;
+    let rev = file.rev.as_deref().unwrap_or("HEAD");
     let commit_id = resolve_commit(repo, rev)?;
     let to_err = |err| Error::git("the revision's tree", err);
     let tree = repo.find_commit(commit_id).map_err(to_err)?.tree().map_err(to_err)?;
     let entry = tree
-        .lookup_entry_by_path(&options.path)
+        .lookup_entry_by_path(&file.path)
         .map_err(|err| Error::git("the revision's tree", err))?
         .ok_or_else(|| {
-            Error::invalid(InvalidReason::NotFound, format!("{:?} does not exist at {rev} ({commit_id})", options.path))
+            Error::invalid(InvalidReason::NotFound, format!("{:?} does not exist at {rev} ({commit_id})", file.path))
         })?;
     let mode = entry.mode();
     if mode.is_tree() || mode.is_commit() {
         let what = if mode.is_tree() { "a directory" } else { "a submodule" };
         return Err(Error::invalid(
             InvalidReason::NotAFile,
-            format!("{:?} is {what} at {rev}, not a file: list it with repo.scope or submodule.status", options.path),
+            format!("{:?} is {what} at {rev}, not a file: list it with repo.scope or submodule.status", file.path),
         ));
     }
     let blob_id = entry.object_id();
@@ -198,17 +178,10 @@ pub fn read(repo: &gix::Repository, options: &Options) -> Result<Full> {
         line_starts.push(data.len());
     }
     let total_lines = line_starts.len() - 1;
-    let start = options.start_line.unwrap_or(1);
-    if !binary && start > total_lines.max(1) {
-        return Err(Error::invalid(
-            InvalidReason::InvalidRange,
-            format!("startLine {start} is past the end of {:?}, which has {total_lines} lines", options.path),
-        ));
-    }
-    let end = options.end_line.unwrap_or(total_lines).min(total_lines).max(start - 1);
+    let (start, end) = file.lines(total_lines)?;
     Ok(Full {
         rev: commit_id.to_string(),
-        path: options.path.clone(),
+        path: file.path.clone(),
         mode: format!("{:06o}", mode.value()),
         blob_sha: blob_id.to_string(),
         data,

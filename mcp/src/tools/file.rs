@@ -1,7 +1,7 @@
 //! The `file.*` tool family (ours): `file.read` and `file.blame`. Each handler maps arguments to one engine call and
 //! wraps the result in the envelope.
 
-use fluxgit_engine::file::{blame, read};
+use fluxgit_engine::file::{FileRange, blame, read};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
@@ -19,14 +19,28 @@ pub const BLAME_DEFAULT_TOKENS: u64 = 8000;
 /// `file.blame`'s largest budget in tokens.
 pub const BLAME_MAX_TOKENS: u64 = 400_000;
 
+/// The arguments `file.read` and `file.blame` share: which file, at which revision, which lines.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct ReadArgs {
-    repo_path: String,
+struct FileArgs {
     path: String,
     rev: Option<String>,
     start_line: Option<usize>,
     end_line: Option<usize>,
+}
+
+impl From<FileArgs> for FileRange {
+    fn from(args: FileArgs) -> Self {
+        FileRange { path: args.path, rev: args.rev, start_line: args.start_line, end_line: args.end_line }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ReadArgs {
+    repo_path: String,
+    #[serde(flatten)]
+    file: FileArgs,
     max_bytes: Option<usize>,
     max_tokens: Option<usize>,
     #[serde(default)]
@@ -37,10 +51,8 @@ struct ReadArgs {
 #[serde(rename_all = "camelCase")]
 struct BlameArgs {
     repo_path: String,
-    path: String,
-    rev: Option<String>,
-    start_line: Option<usize>,
-    end_line: Option<usize>,
+    #[serde(flatten)]
+    file: FileArgs,
     ignore_revs: Option<bool>,
     max_tokens: Option<usize>,
     #[serde(default)]
@@ -116,13 +128,8 @@ pub fn read_tool() -> FnTool {
 
 fn call_read(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
     let args: ReadArgs = parse(arguments)?;
-    let options = read::Options {
-        path: args.path,
-        rev: args.rev,
-        start_line: args.start_line,
-        end_line: args.end_line,
-        max_bytes: args.max_bytes.unwrap_or(read::DEFAULT_MAX_BYTES),
-    };
+    let options =
+        read::Options { file: args.file.into(), max_bytes: args.max_bytes.unwrap_or(read::DEFAULT_MAX_BYTES) };
     let max_tokens = args.max_tokens.unwrap_or(READ_DEFAULT_TOKENS as usize);
     run_formatted(ctx, "file.read", &args.repo_path, args.format, fluxgit_engine::text::file_read, |repo, measure| {
         ctx.engine.file_read(repo, &options, max_tokens, measure)
@@ -165,7 +172,7 @@ pub fn blame_tool() -> FnTool {
                     "type": "object",
                     "required": ["author", "time", "subject"],
                     "properties": {
-                        "author": { "type": "string", "description": "`Name <email>` as recorded." },
+                        "author": { "type": "string", "description": "`Name <email>` as the repository's .mailmap maps it (as git blame shows it; as recorded when no entry matches)." },
                         "time": { "type": "string", "description": "Author date, ISO 8601 with the author's offset (`git log --format=%aI`)." },
                         "subject": { "type": "string" },
                         "boundary": { "type": "boolean", "description": "The commit has no parents as git sees them (a root commit, or a shallow clone's boundary), so blame stops there: git's `^` mark and porcelain `boundary` (none with blame.showRoot). Absent means false." }
@@ -218,13 +225,7 @@ pub fn blame_tool() -> FnTool {
 
 fn call_blame(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
     let args: BlameArgs = parse(arguments)?;
-    let options = blame::Options {
-        path: args.path,
-        rev: args.rev,
-        start_line: args.start_line,
-        end_line: args.end_line,
-        ignore_revs: args.ignore_revs.unwrap_or(true),
-    };
+    let options = blame::Options { file: args.file.into(), ignore_revs: args.ignore_revs.unwrap_or(true) };
     let max_tokens = args.max_tokens.unwrap_or(BLAME_DEFAULT_TOKENS as usize);
     run_formatted(ctx, "file.blame", &args.repo_path, args.format, fluxgit_engine::text::file_blame, |repo, measure| {
         ctx.engine.file_blame(repo, &options, max_tokens, measure)

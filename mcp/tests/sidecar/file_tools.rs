@@ -270,3 +270,64 @@ fn file_blame_over_stdio_blames_the_work_tree_and_rereads_an_ignore_file_outside
     assert_eq!(served["result"]["isError"], false, "{served}");
     server.finish();
 }
+
+/// Per line of `git blame --line-porcelain HEAD -- path`: the author as `Name <email>`.
+fn git_blame_authors(fixture: &fluxgit_fixtures::Fixture, path: &str) -> Vec<String> {
+    let porcelain = fixture.git(&["blame", "--line-porcelain", "HEAD", "--", path]);
+    let mut authors = Vec::new();
+    let mut name = "";
+    for text in porcelain.lines() {
+        if let Some(value) = text.strip_prefix("author ") {
+            name = value;
+        } else if let Some(mail) = text.strip_prefix("author-mail ") {
+            authors.push(format!("{name} {mail}"));
+        }
+    }
+    authors
+}
+
+/// Per line of a `file.blame` answer: the author of its commit.
+fn answer_authors(response: &serde_json::Value) -> Vec<String> {
+    assert_eq!(response["result"]["isError"], false, "{response}");
+    let data = &response["result"]["structuredContent"]["data"];
+    let mut authors = Vec::new();
+    for range in data["ranges"].as_array().expect("ranges") {
+        let commit = range["commit"].as_str().expect("commit");
+        let author = data["commits"][commit]["author"].as_str().expect("author");
+        for _ in 0..range["lines"].as_u64().unwrap_or(1) {
+            authors.push(author.to_owned());
+        }
+    }
+    authors
+}
+
+#[test]
+fn file_blame_over_stdio_maps_authors_as_git_blame_and_rereads_a_mailmap_file_outside_the_repository() {
+    use crate::support::{Running, initialize, sidecar, tool_call};
+    let fixture = fluxgit_fixtures::build(Scenario::Blame);
+    let home = tempfile::tempdir().expect("tempdir");
+    let root = fixture.root().canonicalize().expect("root");
+    let repo = fixture.path().to_str().expect("utf-8").to_owned();
+    let mut server = Running::start(sidecar(&root, home.path(), &[]));
+    server.request(&initialize("blame-mailmap-test", "1"));
+    let arguments = json!({"repoPath": repo, "path": "lib/parser.c", "rev": "HEAD", "ignoreRevs": false});
+    let recorded = git_blame_authors(&fixture, "lib/parser.c");
+    let plain = server.request(&tool_call(1, "file.blame", arguments.clone()));
+    assert_eq!(answer_authors(&plain), recorded);
+
+    // mailmap.file outside the repository (outside what the watcher sees), edited between calls.
+    let email = recorded[0].rsplit_once(" <").map(|(_, mail)| mail.trim_end_matches('>')).expect("email");
+    let outside = root.join("outside-mailmap");
+    std::fs::write(&outside, format!("First Mapped <first@example.org> <{email}>\n")).expect("write");
+    fixture.git(&["config", "mailmap.file", outside.to_str().expect("utf-8")]);
+    let first = server.request(&tool_call(2, "file.blame", arguments.clone()));
+    let git = git_blame_authors(&fixture, "lib/parser.c");
+    assert!(git.iter().any(|author| author == "First Mapped <first@example.org>"), "{git:?}");
+    assert_eq!(answer_authors(&first), git);
+    std::fs::write(&outside, format!("Second Mapped <second@example.org> <{email}>\n")).expect("write");
+    let second = server.request(&tool_call(3, "file.blame", arguments));
+    let git = git_blame_authors(&fixture, "lib/parser.c");
+    assert!(git.iter().any(|author| author == "Second Mapped <second@example.org>"), "{git:?}");
+    assert_eq!(answer_authors(&second), git, "the edited mailmap is read again");
+    server.finish();
+}
