@@ -19,7 +19,9 @@ use std::ops::Bound;
 use gix::ObjectId;
 use serde::Serialize;
 use tantivy::collector::{Collector, SegmentCollector};
-use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, PhraseQuery, Query, RangeQuery, RegexQuery, TermQuery};
+use tantivy::query::{
+    BooleanQuery, ConstScoreQuery, EmptyQuery, Occur, PhraseQuery, Query, RangeQuery, RegexQuery, TermQuery,
+};
 use tantivy::schema::{Field, IndexRecordOption, Value};
 use tantivy::{DocAddress, DocId, Score, SegmentOrdinal, SegmentReader, TantivyDocument, Term};
 
@@ -30,7 +32,7 @@ use crate::error::{Error, InvalidReason, Result};
 use crate::facets::commits::abbreviate;
 use crate::facets::{iso_time, subject, utf8};
 use crate::history::Person;
-use crate::index::schema::{Fields, fold};
+use crate::index::schema::{self, Fields, fold};
 use crate::index::{self, Status};
 use crate::interrupt::Interrupt;
 
@@ -281,6 +283,96 @@ fn substring(field: Field, text: &str) -> Box<dyn Query> {
     Box::new(PhraseQuery::new_with_offset(grams))
 }
 
+/// The most words of the index one query word may stand for before it is matched by its trigrams instead.
+const MAX_WORD_EXPANSION: usize = 256;
+
+/// A query matching documents whose message holds `text` (folded) as a substring, scored by relevance.
+///
+/// A word of word characters only (at most [`schema::WORD_MAX_BYTES`] bytes) is a substring of a message exactly
+/// when it is a substring of one of the message's words (an occurrence cannot cross a non-word character), so it
+/// matches the documents of every indexed word containing it (BM25 on the `words` field, no positions read), plus
+/// the documents with an over-long word whose trigrams hold it. Other texts (phrases, punctuation) and words found
+/// in too many different words go by their trigrams ([`substring`]).
+fn in_message(searcher: &tantivy::Searcher, fields: Fields, text: &str) -> tantivy::Result<Box<dyn Query>> {
+    if text.is_empty() || text.len() > schema::WORD_MAX_BYTES || !text.chars().all(schema::is_word_char) {
+        return Ok(substring(fields.message, text));
+    }
+    let mut words: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+    for segment in searcher.segment_readers() {
+        match words_containing(segment, fields.words, text)? {
+            Some(found) => words.extend(found.iter().cloned()),
+            None => return Ok(substring(fields.message, text)),
+        }
+        if words.len() > MAX_WORD_EXPANSION {
+            return Ok(substring(fields.message, text));
+        }
+    }
+    let mut clauses: Vec<(Occur, Box<dyn Query>)> = words
+        .iter()
+        .map(|word| {
+            let term = Term::from_field_text(fields.words, word);
+            (Occur::Should, Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs)) as Box<dyn Query>)
+        })
+        .collect();
+    let long = Term::from_field_text(fields.words, schema::LONG_WORD);
+    if searcher.doc_freq(&long)? > 0 {
+        let in_long: Vec<(Occur, Box<dyn Query>)> = vec![
+            (Occur::Must, Box::new(TermQuery::new(long, IndexRecordOption::Basic))),
+            (Occur::Must, substring(fields.message, text)),
+        ];
+        clauses.push((Occur::Should, Box::new(BooleanQuery::new(in_long))));
+    }
+    Ok(match clauses.len() {
+        0 => Box::new(EmptyQuery),
+        _ => Box::new(BooleanQuery::new(clauses)),
+    })
+}
+
+/// Expansions remembered at most (the memory starts over when full).
+const WORD_EXPANSIONS_KEPT: usize = 4096;
+
+/// The words of `segment`'s `field` that contain `text`, or `None` when more than [`MAX_WORD_EXPANSION`] do.
+/// Segments never change, so the answer is remembered by segment id and text (reading a term dictionary of
+/// 100,000 words takes milliseconds).
+fn words_containing(
+    segment: &SegmentReader,
+    field: Field,
+    text: &str,
+) -> tantivy::Result<Option<std::sync::Arc<Vec<String>>>> {
+    type Expansions =
+        std::collections::HashMap<(tantivy::index::SegmentId, String), Option<std::sync::Arc<Vec<String>>>>;
+    static EXPANSIONS: std::sync::Mutex<Option<Expansions>> = std::sync::Mutex::new(None);
+    let key = (segment.segment_id(), text.to_owned());
+    let lock = || EXPANSIONS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(known) = lock().as_ref().and_then(|expansions| expansions.get(&key)) {
+        return Ok(known.clone());
+    }
+    let finder = gix::bstr::Finder::new(text.as_bytes());
+    let index = segment.inverted_index(field)?;
+    let mut stream = index.terms().stream()?;
+    let mut found = Vec::new();
+    let mut too_many = false;
+    while stream.advance() {
+        if finder.find(stream.key()).is_some()
+            && let Ok(word) = std::str::from_utf8(stream.key())
+        {
+            found.push(word.to_owned());
+            if found.len() > MAX_WORD_EXPANSION {
+                too_many = true;
+                break;
+            }
+        }
+    }
+    let answer = (!too_many).then(|| std::sync::Arc::new(found));
+    let mut expansions = lock();
+    let expansions = expansions.get_or_insert_with(std::collections::HashMap::new);
+    if expansions.len() >= WORD_EXPANSIONS_KEPT {
+        expansions.clear();
+    }
+    expansions.insert(key, answer.clone());
+    Ok(answer)
+}
+
 fn filter(query: Box<dyn Query>) -> (Occur, Box<dyn Query>) {
     (Occur::Must, Box::new(ConstScoreQuery::new(query, 0.0)))
 }
@@ -294,8 +386,11 @@ fn from_index(
 ) -> std::result::Result<(usize, Vec<ObjectId>), String> {
     let run = || -> tantivy::Result<(usize, Vec<ObjectId>)> {
         let fields: Fields = snapshot.fields;
-        let mut clauses: Vec<(Occur, Box<dyn Query>)> =
-            filters.terms.iter().map(|term| (Occur::Must, substring(fields.message, term))).collect();
+        let searcher = &snapshot.searcher;
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        for term in &filters.terms {
+            clauses.push((Occur::Must, in_message(searcher, fields, term)?));
+        }
         if let Some(author) = &filters.author {
             clauses.push(filter(substring(fields.author, author)));
         }
@@ -313,7 +408,6 @@ fn from_index(
             clauses.push(filter(Box::new(RangeQuery::new(bound(filters.since), bound(filters.until)))));
         }
         let query = BooleanQuery::new(clauses);
-        let searcher = &snapshot.searcher;
         let mut found = searcher.search(&query, &All)?;
         let total = found.len();
         let ranked = |a: &Found, b: &Found| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2));

@@ -183,6 +183,29 @@ fn ranking_is_relevance_then_date_and_limits_cut() {
     assert_eq!(cut.data.commits.len() + omitted, all.commits.len());
 }
 
+#[test]
+fn words_inside_long_words_and_around_punctuation_match_git_log() {
+    let fixture = fluxgit_fixtures::build(Scenario::Clean);
+    let long = format!("{}zzyzx{}", "a".repeat(300), "b".repeat(300));
+    commit(&fixture, "a.txt", &format!("long {long} word"));
+    commit(&fixture, "b.txt", "snake_case_word and dotted.name\n\nbody: Zzyzx-Road (x2)");
+    commit(&fixture, "c.txt", "zzyzx alone");
+    let cases = vec![
+        query("zzyzx"),
+        query("ZZYZX"),
+        query("aaazzyzxbbb"),
+        query(&long[..280]),
+        query("case"),
+        query("_case_"),
+        query("e_w"),
+        query("dotted.name"),
+        query("x2"),
+        query("word zzyzx"),
+        query("road"),
+    ];
+    check_filters(&fixture, &cases);
+}
+
 /// The number of commits `git rev-list --branches HEAD` lists: what the index must hold.
 fn reachable(fixture: &Fixture) -> u64 {
     fixture.git(&["rev-list", "--count", "--branches", "HEAD"]).trim().parse().expect("a count")

@@ -97,7 +97,9 @@ pub(crate) fn write(repo: &gix::Repository, writer: &IndexWriter, fields: Fields
         let mut document = TantivyDocument::default();
         document.add_text(fields.sha, id.to_string());
         document.add_i64(fields.time, time.seconds);
-        document.add_text(fields.message, utf8(commit.message_raw_sloppy()));
+        let message = utf8(commit.message_raw_sloppy());
+        document.add_text(fields.words, &message);
+        document.add_text(fields.message, message);
         document.add_text(fields.author, format!("{} <{}>", utf8(author.name), utf8(author.email)));
         let tree = commit.tree_id().map_err(|err| Error::git("commit tree", err))?.detach();
         for prefix in touched.prefixes(repo, tree, &shallow.parents(&commit))? {

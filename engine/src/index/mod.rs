@@ -44,7 +44,7 @@ use schema::Fields;
 pub(crate) use build::{Touched, read_tips};
 
 /// The schema version: an index of another version is rebuilt (its directory name carries the version).
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// The most commits added by a call before it hands the work to a background thread and answers from git.
 /// About 2,000 commits index in well under a second on a small machine (see BENCHMARK.md, "Index").
@@ -370,6 +370,7 @@ fn create(dir: &Path) -> Result<Opened, String> {
 
 fn register(index: &mut Index) {
     index.tokenizers().register(schema::TRIGRAMS, schema::Trigrams::default());
+    index.tokenizers().register(schema::WORDS, schema::Words::default());
 }
 
 fn reader(index: &Index) -> Result<IndexReader, String> {

@@ -6,6 +6,10 @@
 //! - `message`: the whole message (subject and body) as [`Trigrams`]: positions make a phrase of consecutive
 //!   trigrams match exactly where the text holds the query as a substring, which is what `git log -i --grep`
 //!   matches;
+//! - `words`: the same message as [`Words`] (its runs of word characters, lowercased, with frequencies): a query
+//!   word made only of word characters is a substring of the message exactly when it is a substring of one of
+//!   its words, so such a query is answered from the words of the term dictionary that contain it, without
+//!   positions (see `crate::search`);
 //! - `author`: `"Name <email>"` as [`Trigrams`], for the `author` filter (a substring, as `git log -i --author`);
 //! - `paths`: every prefix of every path the commit touched (`a`, `a/b`, `a/b/c.rs`), one raw term each.
 
@@ -17,6 +21,17 @@ use tantivy::tokenizer::{Token, TokenStream, Tokenizer};
 /// The name the trigram tokenizer is registered under.
 pub(crate) const TRIGRAMS: &str = "fluxgit_trigrams";
 
+/// The name the word tokenizer is registered under.
+pub(crate) const WORDS: &str = "fluxgit_words";
+
+/// The longest word, in bytes, indexed as itself in `words` (tantivy refuses terms near 64 KiB); a longer run of
+/// word characters is indexed as [`LONG_WORD`].
+pub(crate) const WORD_MAX_BYTES: usize = 256;
+
+/// The term standing for "this message has a word longer than [`WORD_MAX_BYTES`]": it holds no word character,
+/// so no query word is a substring of it.
+pub(crate) const LONG_WORD: &str = "\u{1}";
+
 /// Pads the lowercased text so that every character starts a trigram (the last two are completed with it); a
 /// query of one or two characters then matches as a prefix of some trigram.
 pub(crate) const PAD: char = '\u{1}';
@@ -27,6 +42,7 @@ pub(crate) struct Fields {
     pub(crate) sha: Field,
     pub(crate) time: Field,
     pub(crate) message: Field,
+    pub(crate) words: Field,
     pub(crate) author: Field,
     pub(crate) paths: Field,
 }
@@ -40,9 +56,15 @@ pub(crate) fn schema() -> (Schema, Fields) {
         TextFieldIndexing::default().set_tokenizer(TRIGRAMS).set_index_option(IndexRecordOption::WithFreqsAndPositions),
     );
     let message = builder.add_text_field("message", trigram_options.clone());
+    let words = builder.add_text_field(
+        "words",
+        TextOptions::default().set_indexing_options(
+            TextFieldIndexing::default().set_tokenizer(WORDS).set_index_option(IndexRecordOption::WithFreqs),
+        ),
+    );
     let author = builder.add_text_field("author", trigram_options);
     let paths = builder.add_text_field("paths", STRING);
-    (builder.build(), Fields { sha, time, message, author, paths })
+    (builder.build(), Fields { sha, time, message, words, author, paths })
 }
 
 /// Splits lowercased text into overlapping character trigrams, the trigram starting at character `i` at position
@@ -72,7 +94,7 @@ impl Tokenizer for Trigrams {
     }
 }
 
-/// The token stream of [`Trigrams`].
+/// The token stream of [`Trigrams`] and [`Words`]: the given strings, one position each.
 pub(crate) struct TrigramStream<'a> {
     grams: std::vec::IntoIter<String>,
     position: usize,
@@ -99,6 +121,36 @@ impl TokenStream for TrigramStream<'_> {
     }
 }
 
+/// Whether `c` is a word character for [`Words`] (and for the query words answered from them).
+pub(crate) fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// The words of `text` (already lowercased by [`fold`]): its maximal runs of [`is_word_char`] characters, in order;
+/// a run longer than [`WORD_MAX_BYTES`] is [`LONG_WORD`].
+pub(crate) fn words(text: &str) -> Vec<&str> {
+    text.split(|c: char| !is_word_char(c))
+        .filter(|word| !word.is_empty())
+        .map(|word| if word.len() > WORD_MAX_BYTES { LONG_WORD } else { word })
+        .collect()
+}
+
+/// Splits lowercased text into its [`words`].
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Words {
+    token: Token,
+}
+
+impl Tokenizer for Words {
+    type TokenStream<'a> = TrigramStream<'a>;
+
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> TrigramStream<'a> {
+        self.token.reset();
+        let words: Vec<String> = words(&fold(text)).into_iter().map(str::to_owned).collect();
+        TrigramStream { grams: words.into_iter(), position: 0, token: &mut self.token }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,5 +166,16 @@ mod tests {
             seen.push((stream.token().text.clone(), stream.token().position));
         }
         assert_eq!(seen, vec![("abc".to_owned(), 0), ("bc\u{1}".to_owned(), 1), ("c\u{1}\u{1}".to_owned(), 2)]);
+    }
+
+    #[test]
+    fn words_are_runs_of_word_characters() {
+        assert_eq!(
+            words("fix(blamed): revise 3 lines_x (41234)\n\nbody-text"),
+            vec!["fix", "blamed", "revise", "3", "lines_x", "41234", "body", "text"]
+        );
+        let long = "a".repeat(WORD_MAX_BYTES + 1);
+        assert_eq!(words(&format!("x {long} y")), vec!["x", LONG_WORD, "y"]);
+        assert!(!LONG_WORD.chars().any(is_word_char));
     }
 }
