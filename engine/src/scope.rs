@@ -25,6 +25,7 @@ use crate::codeowners::{self, LineError};
 use crate::compact::is_zero;
 use crate::engine::{Engine, Repo};
 use crate::error::{Error, InvalidReason, Result};
+use crate::facets::Facet;
 use crate::facets::commits::{CommitLine, abbreviate};
 use crate::facets::worktree::{self, Change};
 use crate::facets::{iso_time, subject, utf8};
@@ -209,7 +210,7 @@ impl Engine {
         measure: &mut Measure<'_, Scope>,
     ) -> Result<Budgeted<Scope>> {
         let kept = Kept { walks: &self.walks, common_dir: &repo.location.common_dir };
-        fit(read_from(&repo.git, options, &repo.interrupt, Some(kept))?, max_tokens, measure)
+        fit(read_from(&self.facets(repo), options, &repo.interrupt, Some(kept))?, max_tokens, measure)
     }
 }
 
@@ -225,16 +226,18 @@ struct Kept<'a> {
 /// # Errors
 /// As [`Engine::scope`]; [`Error::Cancelled`] once `interrupt` is triggered (checked per commit walked).
 pub fn read(repo: &gix::Repository, options: &Options, interrupt: &Interrupt) -> Result<Scope> {
-    read_from(repo, options, interrupt, None)
+    read_from(&crate::cache::Reader::direct(repo), options, interrupt, None)
 }
 
-/// [`read`], taking recent commits and churn from a kept walk of HEAD over the path when `kept` is given.
+/// [`read`], taking recent commits and churn from a kept walk of HEAD over the path when `kept` is given and the
+/// work-tree status from `facets` (the engine's cache: the same status `repo.status` and `repo.brief` share).
 fn read_from(
-    repo: &gix::Repository,
+    facets: &crate::cache::Reader<'_>,
     options: &Options,
     interrupt: &Interrupt,
     kept: Option<Kept<'_>>,
 ) -> Result<Scope> {
+    let repo = facets.git();
     let path = normalise(&options.path)?;
     let head = repo.head().map_err(|err| Error::git("HEAD", err))?;
     let tip =
@@ -267,10 +270,11 @@ fn read_from(
         ),
         (None, _) => (Vec::new(), churn(repo, None, &path, window, interrupt)?),
     };
+    let status: std::sync::Arc<worktree::Status> = facets.get(Facet::WorkTreeStatus, worktree::status)?;
     Ok(Scope {
         path: if path.is_empty() { ".".to_owned() } else { path.clone() },
         kind,
-        working_tree: changes(repo, &path)?,
+        working_tree: changes(repo, &status, &path)?,
         recent_commits,
         churn,
         code_owners: owners(commit.as_ref(), tree.as_ref(), &path, kind)?,
@@ -359,8 +363,8 @@ fn in_index(repo: &gix::Repository, path: &str) -> Result<bool> {
     }))
 }
 
-fn changes(repo: &gix::Repository, path: &str) -> Result<Changes> {
-    let mut status = worktree::status(repo)?;
+fn changes(repo: &gix::Repository, status: &worktree::Status, path: &str) -> Result<Changes> {
+    let mut status = status.clone();
     let inside =
         |change: &Change| within(&change.path, path) || change.from.as_deref().is_some_and(|from| within(from, path));
     status.staged.retain(inside);

@@ -475,3 +475,35 @@ fn warm_radar_from_memory_stays_exact() {
     assert_eq!(relinked.queue[0].repo_path, ahead.to_str().expect("utf-8"));
     assert_eq!(relinked.queue[0].state, State::Detached);
 }
+
+/// The movement store holds at most its limit of repositories in memory: reading a third repository with a limit
+/// of 2 drops the least recently read one, and reading that one again (from its kept file plus what was appended,
+/// or from the reflogs) gives the movements a store without limit reads.
+#[test]
+fn movement_store_is_bounded_and_stays_exact() {
+    use fluxgit_engine::index::movements::Store;
+    let fleet = fleet::build_fleet();
+    let run = tempfile::tempdir().expect("temp dir");
+    let bounded = Store::with_limit(Some(run.path().to_path_buf()), 2);
+    let unbounded = Store::new(None);
+    let repos = [fleet.member(Kind::Clean), fleet.member(Kind::Ahead), fleet.member(Kind::NoRemote)];
+    let open = |path: &Path| gix::open(path).expect("opens");
+    for path in repos {
+        bounded.read(&open(path)).expect("reads");
+        assert!(bounded.held() <= 2, "at most 2 repositories held, {} after {}", bounded.held(), path.display());
+    }
+    assert_eq!(bounded.held(), 2);
+    // The first one was dropped; a commit lands in it before it is read again.
+    std::fs::write(repos[0].join("after-drop.txt"), "x\n").expect("writable");
+    fleet.git(repos[0], &["add", "-A"]);
+    fleet.git(repos[0], &["commit", "-q", "-m", "after the drop"]);
+    for path in repos {
+        let again = bounded.read(&open(path)).expect("reads");
+        let fresh = unbounded.read(&open(path)).expect("reads");
+        assert_eq!(*again, *fresh, "{}", path.display());
+        assert!(bounded.held() <= 2);
+    }
+    let head = bounded.read(&open(repos[0])).expect("reads");
+    let last = head.head.as_ref().and_then(|log| log.lines.last()).expect("HEAD's log has lines");
+    assert_eq!(last.message, "commit: after the drop");
+}

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use fluxgit_engine::cache::Options as CacheOptions;
-use fluxgit_engine::{Engine, Options, brief, refs, status};
+use fluxgit_engine::{Engine, Options, brief, refs, scope, status};
 use fluxgit_fixtures::{Fixture, Scenario};
 
 /// The changes made between calls, each with the git CLI (or a plain file write where that is what a user does).
@@ -59,7 +59,7 @@ fn uncached() -> CacheOptions {
 
 /// The three cached tools' answers as JSON: through the engine's answer cache (as the sidecar calls them) and
 /// without diagnostics (which name the cache mode), plus the mode.
-fn answers(engine: &Engine, path: &str) -> ([String; 3], &'static str) {
+fn answers(engine: &Engine, path: &str) -> ([String; 4], &'static str) {
     let repo = engine.resolve(path).expect("resolves");
     let json = |value: &dyn erased::Json| value.json();
     let brief = engine
@@ -80,7 +80,10 @@ fn answers(engine: &Engine, path: &str) -> ([String; 3], &'static str) {
             engine.refs(&repo, usize::MAX, &mut |_| 0).map(|refs| json(&refs.data))
         })
         .expect("refs");
-    ([brief, status, refs], engine.cache_diagnostics(&repo).cache)
+    // `repo.scope` is not kept as an answer; its work-tree part comes from the cached status facet.
+    let options = scope::Options { path: ".".to_owned(), churn_days: 90, recent_commits: 10, now: 2_000_000_000 };
+    let scope = engine.scope(&repo, &options, usize::MAX, &mut |_| 0).map(|scope| json(&scope.data)).expect("scope");
+    ([brief, status, refs, scope], engine.cache_diagnostics(&repo).cache)
 }
 
 mod erased {
@@ -198,7 +201,7 @@ fn run_rounds(fixture: &Fixture, cached: &Engine, rounds: usize, seed: u64) -> V
         act(fixture, action);
         let (ours, mode) = answers(cached, &path);
         let (truth, _) = answers(&fresh, &path);
-        for (idx, tool) in ["repo.brief", "repo.status", "repo.refs"].iter().enumerate() {
+        for (idx, tool) in ["repo.brief", "repo.status", "repo.refs", "repo.scope"].iter().enumerate() {
             assert_eq!(ours[idx], truth[idx], "round {round}: {tool} stale after {action}");
         }
         modes.push(mode);

@@ -102,11 +102,57 @@ struct Kept {
     movements: Movements,
 }
 
-/// The movements of every repository the engine has read, in memory and (with a directory) on disk.
-#[derive(Debug, Default)]
+/// Repositories whose movements are held in memory at most (twice the 500 a fleet call reads); beyond it the least
+/// recently read one not being read right now is dropped from memory (its kept file stays: the next read loads it
+/// and reads only what was appended since).
+pub const MAX_REPOSITORIES: usize = 1_024;
+
+/// The movements of every repository the engine has read recently (at most [`MAX_REPOSITORIES`]), in memory and
+/// (with a directory) on disk. Per repository the memory is the size of its HEAD and branch reflogs as parsed
+/// (git expires reflog lines after 90 days by default), so the whole is bounded by the repository count.
+#[derive(Debug)]
 pub struct Store {
     dir: Option<PathBuf>,
-    repos: Mutex<HashMap<PathBuf, Arc<Slot>>>,
+    repos: Mutex<Repos>,
+    /// Repositories held in memory at most.
+    limit: usize,
+}
+
+impl Default for Store {
+    fn default() -> Self {
+        Self::new(None)
+    }
+}
+
+/// The repositories held, by git dir, each with when it was last read (a tick of `clock`).
+#[derive(Debug, Default)]
+struct Repos {
+    slots: HashMap<PathBuf, (Arc<Slot>, u64)>,
+    clock: u64,
+}
+
+impl Repos {
+    /// `git_dir`'s slot (created empty when absent), marked as read now; drops the least recently read slots not in
+    /// use while more than `limit` are held.
+    fn take(&mut self, git_dir: &Path, limit: usize) -> Arc<Slot> {
+        self.clock += 1;
+        let clock = self.clock;
+        let entry = self.slots.entry(git_dir.to_path_buf()).or_default();
+        entry.1 = clock;
+        let slot = Arc::clone(&entry.0);
+        while self.slots.len() > limit {
+            // Only slots nobody holds (the map's own `Arc` is the only one) can go; the one just taken is held.
+            let oldest = self
+                .slots
+                .iter()
+                .filter(|(_, (slot, _))| Arc::strong_count(slot) == 1)
+                .min_by_key(|(_, (_, used))| *used)
+                .map(|(dir, _)| dir.clone());
+            let Some(oldest) = oldest else { break };
+            self.slots.remove(&oldest);
+        }
+        slot
+    }
 }
 
 /// One repository's movements once read (`None` before, or after a read failed).
@@ -115,7 +161,17 @@ type Slot = Mutex<Option<Arc<Movements>>>;
 impl Store {
     /// Movements kept in memory and, when `dir` is given, under it (`<index dir>/movements` for the sidecar).
     pub fn new(dir: Option<PathBuf>) -> Self {
-        Self { dir, repos: Mutex::new(HashMap::new()) }
+        Self::with_limit(dir, MAX_REPOSITORIES)
+    }
+
+    /// [`Store::new`] holding at most `limit` repositories in memory (at least 1).
+    pub fn with_limit(dir: Option<PathBuf>, limit: usize) -> Self {
+        Self { dir, repos: Mutex::new(Repos::default()), limit: limit.max(1) }
+    }
+
+    /// How many repositories' movements are held in memory.
+    pub fn held(&self) -> usize {
+        self.repos.lock().unwrap_or_else(PoisonError::into_inner).slots.len()
     }
 
     /// The file `repo`'s movements are kept in, when the store has a directory.
@@ -132,8 +188,7 @@ impl Store {
     /// cannot be judged.
     pub fn read(&self, repo: &gix::Repository) -> Result<Arc<Movements>> {
         let git_dir = repo.git_dir().to_path_buf();
-        let slot =
-            Arc::clone(self.repos.lock().unwrap_or_else(PoisonError::into_inner).entry(git_dir.clone()).or_default());
+        let slot = self.repos.lock().unwrap_or_else(PoisonError::into_inner).take(&git_dir, self.limit);
         let mut slot = slot.lock().unwrap_or_else(PoisonError::into_inner);
         let before = match slot.take() {
             Some(known) => known,
