@@ -153,6 +153,12 @@ pub struct Counts {
 }
 
 impl Counts {
+    /// `true` when the counts say nothing the path lists do not, once no list is cut: not bare, untracked files
+    /// counted the default way, no unreadable submodule. (`clean` is then "no list", each count a list's length.)
+    pub fn are_list_lengths(&self) -> bool {
+        !self.bare && self.untracked_mode.is_normal() && self.unreadable == 0
+    }
+
     /// Counts of a status.
     pub fn of(status: &worktree::Status) -> Self {
         Self {

@@ -173,6 +173,11 @@ pub(crate) fn fit_sections<T>(
         let data = cut(full, shown);
         measure(&Budgeted { data, omitted: Omitted::from_counts(names, totals, shown) })
     };
+    // The whole answer first: a field it leaves out because its lists say it ([`crate::Implied`], e.g. counts
+    // equal to the lists' lengths) comes back in every cut answer, so the whole one can fit where a cut one does not.
+    if candidate(totals) <= max_tokens {
+        return Ok(Budgeted { data: cut(full, totals), omitted: Omitted::default() });
+    }
     let shown = fit(totals, max_tokens, &mut candidate)?;
     Ok(Budgeted { data: cut(full, &shown), omitted: Omitted::from_counts(names, totals, &shown) })
 }

@@ -18,3 +18,41 @@ pub(crate) fn is_zero_u64(count: &u64) -> bool {
 pub(crate) fn is_false(flag: &bool) -> bool {
     !*flag
 }
+
+/// A value the JSON leaves out while the rest of the answer already says it (SPEC §4.2: no field repeats what
+/// another says), e.g. work-tree counts that are the lengths of uncut lists, or totals that are the sums of an
+/// uncut file list. Rust callers always read the value (it derefs to it); serialised, it is the value itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(transparent)]
+pub struct Implied<T> {
+    /// The value, exact whether or not it is serialised.
+    pub value: T,
+    /// The rest of the answer says it: the field is left out of the JSON. Not serialised.
+    #[serde(skip)]
+    pub implied: bool,
+}
+
+impl<T> Implied<T> {
+    /// `value`, left out of the JSON when `implied`.
+    pub fn new(value: T, implied: bool) -> Self {
+        Self { value, implied }
+    }
+
+    /// `value`, always serialised (e.g. an answer no budget has cut yet).
+    pub fn stated(value: T) -> Self {
+        Self { value, implied: false }
+    }
+
+    /// `true` when the field is left out of the JSON.
+    pub fn is_implied(&self) -> bool {
+        self.implied
+    }
+}
+
+impl<T> std::ops::Deref for Implied<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.value
+    }
+}

@@ -49,6 +49,12 @@ pub struct Hint {
     /// `git rebase --continue | git rebase --abort`; default empty.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub run: String,
+    /// The brief's section (its `omitted` name) that already states everything the hint says, e.g.
+    /// `submoduleAttention` when the brief names every submodule needing attention and the hint only points to
+    /// `submodule.status`. The text rendering leaves such a hint out while that section is shown uncut (the JSON
+    /// keeps it); `None` for a hint that says something of its own. Not serialised.
+    #[serde(skip)]
+    pub stated_by: Option<&'static str>,
 }
 
 /// What the rules look at.
@@ -80,7 +86,7 @@ fn hint(kind: &'static str, tool: &'static str, arguments: Value, why: String, r
         Value::Object(map) => map,
         _ => Map::new(),
     };
-    Hint { kind, tool, arguments, why, run: run.to_owned() }
+    Hint { kind, tool, arguments, why, run: run.to_owned(), stated_by: None }
 }
 
 /// What continues and what aborts `operation`, as git commands a person runs.
@@ -193,13 +199,14 @@ fn stack(facts: &Facts<'_>) -> Option<Hint> {
     ))
 }
 
-/// The brief's submodules say which need attention.
+/// The brief's submodules say which need attention; when they name every one, the hint only points to the tool.
 fn submodules(facts: &Facts<'_>) -> Option<Hint> {
     let submodules = &facts.brief.submodules;
     if submodules.drifted + submodules.uninitialized + submodules.conflicts == 0 {
         return None;
     }
-    Some(hint("submodules", "submodule.status", json!({}), String::new(), ""))
+    let hint = hint("submodules", "submodule.status", json!({}), String::new(), "");
+    Some(Hint { stated_by: (!submodules.attention_truncated).then_some("submoduleAttention"), ..hint })
 }
 
 /// Every changed path is a submodule the brief already lists as needing attention (its gitlink changed).

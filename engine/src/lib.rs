@@ -51,6 +51,7 @@ mod walks;
 pub mod worktree_list;
 
 pub use budget::{Budgeted, Measure};
+pub use compact::Implied;
 pub use engine::{Engine, Options, Repo};
 pub use error::{Error, InvalidReason, ItemError, Result, Unreadable};
 pub use interrupt::Interrupt;

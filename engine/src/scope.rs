@@ -22,7 +22,7 @@ use serde::Serialize;
 use crate::brief::Counts;
 use crate::budget::{Budgeted, Measure, first, fit_sections};
 use crate::codeowners::{self, LineError};
-use crate::compact::is_zero;
+use crate::compact::{Implied, is_zero};
 use crate::engine::{Engine, Repo};
 use crate::error::{Error, InvalidReason, Result};
 use crate::facets::Facet;
@@ -53,7 +53,9 @@ pub struct Scope {
     pub path: String,
     /// What the path is in HEAD's tree, else in the work tree.
     pub kind: PathKind,
-    /// The subtree's work-tree changes.
+    /// The subtree's work-tree changes; default: nothing changed in the subtree (left out when its counts are
+    /// implied and every list is empty).
+    #[serde(skip_serializing_if = "Changes::is_empty")]
     pub working_tree: Changes,
     /// Commits touching the path, newest first (`git log --oneline -n <recentCommits> -- <path>`): `"<sha>
     /// <subject>"` strings; default empty.
@@ -86,8 +88,11 @@ pub enum PathKind {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Changes {
-    /// Exact counts inside the subtree.
-    pub counts: Counts,
+    /// Exact counts inside the subtree; left out while they say nothing the lists do not (no list cut by the
+    /// budget, not bare, untracked files counted the default way): each count is then its list's length, and no
+    /// list means clean.
+    #[serde(skip_serializing_if = "Implied::is_implied")]
+    pub counts: Implied<Counts>,
     /// Unmerged paths; default empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conflicted: Vec<String>,
@@ -101,6 +106,17 @@ pub struct Changes {
     /// as one `dir/` entry by default); default empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub untracked: Vec<String>,
+}
+
+impl Changes {
+    /// `true` when the JSON says nothing: counts implied, every list empty (a clean subtree).
+    pub fn is_empty(&self) -> bool {
+        self.counts.is_implied()
+            && self.conflicted.is_empty()
+            && self.staged.is_empty()
+            && self.unstaged.is_empty()
+            && self.untracked.is_empty()
+    }
 }
 
 /// Churn in the window `[since, until]`.
@@ -299,11 +315,13 @@ pub fn fit(full: Scope, max_tokens: usize, measure: &mut Measure<'_, Scope>) -> 
         owners.owners_by_rule.len(),
         tree.untracked.len(),
     ];
+    // The work-tree lists are sections 0, 1, 2 and 7.
+    let tree_uncut = |shown: &[usize]| [0, 1, 2, 7].iter().all(|&section| shown[section] >= totals[section]);
     let cut = |full: &Scope, shown: &[usize]| {
         let tree = &full.working_tree;
         Scope {
             working_tree: Changes {
-                counts: tree.counts,
+                counts: Implied::new(*tree.counts, tree_uncut(shown) && tree.counts.are_list_lengths()),
                 conflicted: first(&tree.conflicted, shown[0]),
                 staged: first(&tree.staged, shown[1]),
                 unstaged: first(&tree.unstaged, shown[2]),
@@ -386,7 +404,7 @@ fn changes(repo: &gix::Repository, status: &worktree::Status, path: &str) -> Res
         .collect();
     status.conflicted.retain(|file| within(file, path));
     Ok(Changes {
-        counts: Counts::of(&status),
+        counts: Implied::stated(Counts::of(&status)),
         conflicted: status.conflicted,
         staged: status.staged,
         unstaged: status.unstaged,

@@ -5,6 +5,7 @@ use serde::Serialize;
 use crate::brief::Counts;
 use crate::budget::{Budgeted, Measure, first, fit_sections};
 use crate::cache::Reader;
+use crate::compact::Implied;
 use crate::error::Result;
 use crate::facets::operation::Operation;
 use crate::facets::refs::Upstream;
@@ -23,8 +24,10 @@ pub struct Report {
     /// The unfinished operation; default `null`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub operation_in_progress: Option<Operation>,
-    /// Exact counts.
-    pub counts: Counts,
+    /// Exact counts; left out while they say nothing the lists do not (no list cut by the budget, not bare,
+    /// untracked files counted the default way): each count is then its list's length, and no list means clean.
+    #[serde(skip_serializing_if = "Implied::is_implied")]
+    pub counts: Implied<Counts>,
     /// Unmerged paths; default empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conflicted: Vec<String>,
@@ -65,7 +68,7 @@ pub(crate) fn read_from(facets: &Reader<'_>) -> Result<Report> {
         head: head::Head { sha: head.1.clone(), ..head.0.clone() },
         upstream: (*upstream).clone(),
         operation_in_progress: operation,
-        counts: Counts::of(&status),
+        counts: Implied::stated(Counts::of(&status)),
         conflicted: status.conflicted.clone(),
         staged: status.staged.clone(),
         unstaged: status.unstaged.clone(),
@@ -81,6 +84,7 @@ pub(crate) fn read_from(facets: &Reader<'_>) -> Result<Report> {
 pub fn fit(full: Report, max_tokens: usize, measure: &mut Measure<'_, Report>) -> Result<Budgeted<Report>> {
     let totals = [full.conflicted.len(), full.staged.len(), full.unstaged.len(), full.untracked.len()];
     let cut = |full: &Report, shown: &[usize]| Report {
+        counts: Implied::new(*full.counts, shown == totals && full.counts.are_list_lengths()),
         conflicted: first(&full.conflicted, shown[0]),
         staged: first(&full.staged, shown[1]),
         unstaged: first(&full.unstaged, shown[2]),

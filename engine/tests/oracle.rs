@@ -148,7 +148,7 @@ fn check(fixture: &Fixture, dir: &Path) -> Reads {
     assert_eq!(counts.unstaged, expected.unstaged.len(), "{name}: unstaged");
     assert_eq!(counts.untracked, expected.untracked.len(), "{name}: untracked");
     assert_eq!(counts.conflicted, expected.conflicted.len(), "{name}: conflicted");
-    assert_eq!(counts, reads.status.counts, "{name}: brief and status agree");
+    assert_eq!(counts, *reads.status.counts, "{name}: brief and status agree");
 
     // Stashes and recent commits.
     let stash_list = git_line(fixture, dir, &["stash", "list", "--format=%h"]).unwrap_or_default();

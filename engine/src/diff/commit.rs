@@ -17,6 +17,7 @@ use serde::Serialize;
 use super::side::{PathFilter, Side};
 use super::{FileStat, Totals, diff_sides, stats};
 use crate::budget::{Budgeted, Measure, first, fit_sections};
+use crate::compact::Implied;
 use crate::error::{Error, Result};
 use crate::facets::commits::abbreviate;
 use crate::facets::{iso_time, subject, utf8};
@@ -61,8 +62,9 @@ pub struct Details {
     /// Present for a stash: its name and its index and untracked parts (see the module docs); default `null`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stash: Option<Stash>,
-    /// Exact totals over all changed files.
-    pub totals: Totals,
+    /// Exact totals over all changed files; left out while the file list is uncut (they are then its sums).
+    #[serde(skip_serializing_if = "Implied::is_implied")]
+    pub totals: Implied<Totals>,
     /// Changed files in path order, with status and `--numstat` counts (cut by the budget: `omitted.files`); default
     /// empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -86,8 +88,9 @@ pub struct Stash {
 /// One part of a stash: changed files with `--numstat` counts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Part {
-    /// Exact totals over the part's files.
-    pub totals: Totals,
+    /// Exact totals over the part's files; left out while its file list is uncut (they are then its sums).
+    #[serde(skip_serializing_if = "Implied::is_implied")]
+    pub totals: Implied<Totals>,
     /// The files in path order (cut by the budget: `omitted.stashIndexFiles`, `omitted.stashUntrackedFiles`);
     /// default empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -157,7 +160,7 @@ pub fn read(repo: &gix::Repository, spec: &str, interrupt: &Interrupt) -> Result
         note,
         stash,
         diffed_against,
-        totals: Totals::of(&files),
+        totals: Implied::stated(Totals::of(&files)),
         files,
     })
 }
@@ -195,7 +198,7 @@ fn stash_parts(
     let tree_of = |id: gix::ObjectId| -> Result<Side> {
         Ok(Side::Tree(repo.find_commit(id).map_err(to_err)?.tree_id().map_err(to_err)?.detach()))
     };
-    let part = |files: Vec<FileStat>| Part { totals: Totals::of(&files), files };
+    let part = |files: Vec<FileStat>| Part { totals: Implied::stated(Totals::of(&files)), files };
     let index = part(tree_stats(repo, tree_of(parents[0])?, tree_of(parents[1])?, interrupt)?);
     let untracked = match parents.get(2) {
         Some(untracked) => Some(part(tree_stats(repo, Side::Empty, tree_of(*untracked)?, interrupt)?)),
@@ -213,15 +216,18 @@ pub fn fit(full: Details, max_tokens: usize, measure: &mut Measure<'_, Details>)
     let untracked_files =
         full.stash.as_ref().and_then(|stash| stash.untracked.as_ref()).map_or(0, |part| part.files.len());
     let totals = [full.files.len(), index_files, untracked_files, full.body.chars().count()];
+    // Totals are stated only beside a cut list (else they are its sums).
+    let part = |part: &Part, shown: usize| Part {
+        totals: Implied::new(*part.totals, shown >= part.files.len()),
+        files: first(&part.files, shown),
+    };
     let cut = |full: &Details, shown: &[usize]| Details {
+        totals: Implied::new(*full.totals, shown[0] >= full.files.len()),
         files: first(&full.files, shown[0]),
         stash: full.stash.as_ref().map(|stash| Stash {
             name: stash.name.clone(),
-            index: Part { totals: stash.index.totals, files: first(&stash.index.files, shown[1]) },
-            untracked: stash
-                .untracked
-                .as_ref()
-                .map(|part| Part { totals: part.totals, files: first(&part.files, shown[2]) }),
+            index: part(&stash.index, shown[1]),
+            untracked: stash.untracked.as_ref().map(|untracked| part(untracked, shown[2])),
         }),
         body: full.body.chars().take(shown[3]).collect(),
         ..full.clone()

@@ -8,6 +8,7 @@ use serde::Serialize;
 use super::side::PathFilter;
 use super::{FileStat, changes, diff_sides, head_side, side::Side, stats};
 use crate::budget::{Budgeted, Measure, first, fit_sections};
+use crate::compact::Implied;
 use crate::error::Result;
 use crate::facets::worktree::{self, UntrackedMode};
 use crate::interrupt::Interrupt;
@@ -19,8 +20,10 @@ pub struct Report {
     /// `true` for a bare repository, which has no work tree (every list is then empty; absent when false).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub bare: bool,
-    /// Exact number of paths in each list.
-    pub counts: Counts,
+    /// Exact number of paths in each list; left out while it says nothing the lists do not (no list cut by the
+    /// budget, untracked files counted the default way): each count is then its list's length.
+    #[serde(skip_serializing_if = "Implied::is_implied")]
+    pub counts: Implied<Counts>,
     /// Unmerged paths (use `conflict.read`); default empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conflicted: Vec<String>,
@@ -72,7 +75,7 @@ pub fn read(repo: &gix::Repository, interrupt: &Interrupt) -> Result<Report> {
             Counts { conflicted: 0, staged: 0, unstaged: 0, untracked: 0, untracked_mode: status.untracked_mode };
         return Ok(Report {
             bare: true,
-            counts,
+            counts: Implied::stated(counts),
             conflicted: vec![],
             staged: vec![],
             unstaged: vec![],
@@ -91,13 +94,13 @@ pub fn read(repo: &gix::Repository, interrupt: &Interrupt) -> Result<Report> {
     let unstaged = without_unmerged(stats(repo, &unstaged, interrupt)?);
     Ok(Report {
         bare: false,
-        counts: Counts {
+        counts: Implied::stated(Counts {
             conflicted: status.conflicted.len(),
             staged: staged.len(),
             unstaged: unstaged.len(),
             untracked: status.untracked.len(),
             untracked_mode: status.untracked_mode,
-        },
+        }),
         conflicted: status.conflicted,
         staged,
         unstaged,
@@ -113,6 +116,7 @@ pub fn read(repo: &gix::Repository, interrupt: &Interrupt) -> Result<Report> {
 pub fn fit(full: Report, max_tokens: usize, measure: &mut Measure<'_, Report>) -> Result<Budgeted<Report>> {
     let totals = [full.conflicted.len(), full.staged.len(), full.unstaged.len(), full.untracked.len()];
     let cut = |full: &Report, shown: &[usize]| Report {
+        counts: Implied::new(*full.counts, shown == totals && full.counts.untracked_mode.is_normal()),
         conflicted: first(&full.conflicted, shown[0]),
         staged: first(&full.staged, shown[1]),
         unstaged: first(&full.unstaged, shown[2]),

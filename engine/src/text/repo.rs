@@ -9,7 +9,9 @@ use crate::{refs, status};
 /// `##` branch line (`## HEAD (no branch)` when detached, as `git status -sb`, the first commit line being HEAD),
 /// the operation, counts (or `clean`), stashes, submodules in `git submodule status` marks (`+path` drifted, `-path`
 /// uninitialized, `Upath` in conflict), `sha subject` lines, then one `-> tool arg=value: why` line per hint.
-/// Conventions and a hint's `run` (the git commands a person would run) are left to the JSON (`structuredContent`).
+/// Conventions, a hint's `run` (the git commands a person would run) and a hint whose whole content the text
+/// already states ([`crate::brief::Hint::stated_by`], e.g. `-> submodule.status` beside a submodules line naming
+/// every submodule needing attention) are left to the JSON (`structuredContent`).
 pub fn brief(result: &Budgeted<Brief>) -> String {
     let brief = &result.data;
     let head = &brief.head;
@@ -48,7 +50,9 @@ pub fn brief(result: &Budgeted<Brief>) -> String {
         out.line(commit.oneline());
     }
     out.more(&result.omitted, "recentCommits", "commits");
-    for hint in &brief.hints {
+    // A hint whose whole content a section shown uncut already states is left to the JSON.
+    let stated = |section: Option<&str>| section.is_some_and(|section| super::cut(&result.omitted, section) == 0);
+    for hint in brief.hints.iter().filter(|hint| !stated(hint.stated_by)) {
         let mut line = format!("-> {}", hint.tool);
         for (key, value) in &hint.arguments {
             match value.as_str() {

@@ -2,6 +2,7 @@
 //! base as `git stash show` lists it, the index part as `git diff stash^1 stash^2`, the untracked part as
 //! `git show stash^3`; a merge that is no stash stays a merge.
 
+use fluxgit_engine::Implied;
 use fluxgit_engine::diff::commit::{Details, STASH_NOTE};
 use fluxgit_fixtures::{Fixture, Scenario};
 
@@ -58,12 +59,15 @@ fn a_stash_is_read_as_its_parts() {
 fn stash_lists_are_cut_after_the_files_and_counted() {
     let fixture = fluxgit_fixtures::build(Scenario::Stashes);
     let full = details(&fixture, "stash@{1}", UNLIMITED);
+    // Every list cut: the totals, left out of the whole answer (the lists' sums), are stated again.
     let floor = measure(&fluxgit_engine::Budgeted {
         data: Details {
+            totals: Implied::stated(*full.data.totals),
             files: Vec::new(),
             body: String::new(),
             stash: full.data.stash.clone().map(|mut stash| {
                 stash.index.files.clear();
+                stash.index.totals = Implied::stated(*stash.index.totals);
                 stash
             }),
             ..full.data.clone()

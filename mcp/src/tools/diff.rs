@@ -56,12 +56,17 @@ fn schema_with_description(mut schema: Value, description: &str) -> Value {
 
 /// One part of a stash in `commit.details`: totals and files.
 fn stash_part(description: &str) -> Value {
-    json!({ "type": "object", "required": ["totals"], "description": description,
+    json!({ "type": "object", "description": description,
         "properties": { "totals": totals(), "files": opt_list(file_stat(json!({}))) } })
 }
 
+/// Exact totals beside a file list, given only when the budget cut the list.
 fn totals() -> Value {
-    json!({ "type": "object", "properties": { "files": opt_count(), "additions": opt_count(), "deletions": opt_count() } })
+    defaulted(
+        json!({ "type": "object",
+            "properties": { "files": opt_count(), "additions": opt_count(), "deletions": opt_count() } }),
+        "the sums over `files` (given only when the budget cut the file list)",
+    )
 }
 
 #[derive(Deserialize)]
@@ -81,7 +86,7 @@ pub fn commit_details() -> FnTool {
         "time": { "type": "string", "description": "ISO 8601 with the recorded offset." } } });
     let data = json!({
         "type": "object",
-        "required": ["sha", "author", "subject", "totals"],
+        "required": ["sha", "author", "subject"],
         "properties": {
             "sha": { "type": "string" },
             "parents": defaulted(json!({ "type": "array", "items": { "type": "string" },
@@ -166,12 +171,12 @@ pub fn worktree_changes() -> FnTool {
     let files = opt_list(file_stat(json!({})));
     let data = json!({
         "type": "object",
-        "required": ["counts"],
         "properties": {
             "bare": defaulted(json!({ "type": "boolean", "description": "A bare repository (no work tree)." }), "false"),
-            "counts": { "type": "object", "properties": {
+            "counts": defaulted(json!({ "type": "object", "properties": {
                 "conflicted": opt_count(), "staged": opt_count(), "unstaged": opt_count(), "untracked": opt_count(),
-                "untrackedFiles": schema::untracked_mode() } },
+                "untrackedFiles": schema::untracked_mode() } }),
+                "each list's length (no list cut by the budget, untracked files counted the default way)"),
             "conflicted": paths, "staged": files, "unstaged": files, "untracked": paths,
             "unreadable": schema::unreadable("Submodules (a name git ignores as suspicious, a gitdir that is gone)")
         }

@@ -211,10 +211,10 @@ pub fn status() -> FnTool {
     let paths = opt_list(json!({ "type": "string" }));
     let data = json!({
         "type": "object",
-        "required": ["head", "counts"],
+        "required": ["head"],
         "properties": {
             "head": schema::head(), "upstream": schema::upstream(), "operationInProgress": schema::operation(),
-            "counts": schema::counts(), "conflicted": paths, "staged": change_list(), "unstaged": change_list(),
+            "counts": schema::list_counts(), "conflicted": paths, "staged": change_list(), "unstaged": change_list(),
             "untracked": paths,
             "unreadable": schema::unreadable("Submodules (a name git ignores as suspicious, a gitdir that is gone)")
         }

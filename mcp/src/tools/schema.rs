@@ -183,6 +183,15 @@ pub fn counts() -> Value {
     })
 }
 
+/// Work-tree counts beside the path lists they count, left out while they say nothing the lists do not.
+pub fn list_counts() -> Value {
+    defaulted(
+        counts(),
+        "each list's length (no list cut by the budget, not bare, untracked files counted the default way, no \
+        unreadable submodule; no list at all means clean)",
+    )
+}
+
 /// The operation in progress, left out when there is none.
 pub fn operation() -> Value {
     defaulted(json!({ "enum": ["merge", "rebase", "cherry-pick", "revert", "bisect", "am"] }), "null (no operation)")

@@ -39,14 +39,13 @@ fn output_schema() -> Value {
         "properties": { "line": count(), "message": { "type": "string" } } });
     schema::envelope(json!({
         "type": "object",
-        "required": ["path", "kind", "workingTree", "churn", "codeOwners"],
+        "required": ["path", "kind", "churn", "codeOwners"],
         "properties": {
             "path": { "type": "string" },
             "kind": { "enum": ["file", "directory", "absent"] },
-            "workingTree": { "type": "object",
-                "required": ["counts"],
-                "properties": { "counts": schema::counts(), "conflicted": paths, "staged": change_list(),
-                    "unstaged": change_list(), "untracked": paths } },
+            "workingTree": defaulted(json!({ "type": "object",
+                "properties": { "counts": schema::list_counts(), "conflicted": paths, "staged": change_list(),
+                    "unstaged": change_list(), "untracked": paths } }), "{} (nothing changed in the subtree)"),
             "recentCommits": defaulted(json!({ "type": "array", "maxItems": 20, "items": { "type": "string" },
                 "description": "\"<abbreviated sha> <subject>\", newest first, as `git log --oneline -- path`." }), "empty"),
             "churn": { "type": "object", "required": ["since", "until"],

@@ -53,7 +53,28 @@ fn bad_input_gets_its_reason_and_the_server_serves_on() {
     let merge = &responses[11]["result"]["structuredContent"]["data"];
     assert_eq!(merge["parents"].as_array().map(Vec::len), Some(2), "a merge: {merge}");
     assert!(merge["note"].is_string(), "a merge says how it is diffed: {merge}");
-    assert_eq!(responses[12]["result"]["structuredContent"]["data"]["counts"]["unstaged"], 8);
+    assert_eq!(listed(&responses[12]["result"]["structuredContent"], "unstaged"), 8);
+}
+
+/// The exact size of the list `name` in an envelope: the items shown plus those the budget left out, and, when the
+/// answer states counts or totals (only beside a cut list), the same number there.
+fn listed(envelope: &Value, name: &str) -> usize {
+    let data = &envelope["data"];
+    let shown = data[name].as_array().map_or(0, Vec::len);
+    let total = shown + envelope["omitted"][name].as_u64().unwrap_or(0) as usize;
+    let stated = match name {
+        "files" => &data["totals"],
+        _ => &data["counts"][name],
+    };
+    if name == "files" {
+        assert_eq!(stated.is_object(), total > shown, "totals only beside a cut file list: {envelope}");
+        if let Some(files) = stated.get("files") {
+            assert_eq!(files.as_u64(), Some(total as u64), "{envelope}");
+        }
+    } else if let Some(count) = stated.as_u64() {
+        assert_eq!(count, total as u64, "{envelope}");
+    }
+    total
 }
 
 #[test]
@@ -153,10 +174,10 @@ fn budgets_hold_and_results_match_their_schemas() {
             json!({"repoPath": path, "commit": "HEAD~2", "maxTokens": budget}),
             budget,
         );
-        assert_eq!(details["data"]["totals"]["files"], 9);
+        assert_eq!(listed(&details, "files"), 9);
         let changes =
             checked(&registry, &engine, "worktree.changes", json!({"repoPath": path, "maxTokens": budget}), budget);
-        assert_eq!(changes["data"]["counts"]["staged"], 4);
+        assert_eq!(listed(&changes, "staged"), 4);
     }
     checked(&registry, &engine, "diff.text", json!({"repoPath": path, "binary": true}), 12_000);
     let unmerged = fluxgit_fixtures::build(Scenario::MergeConflict);
