@@ -139,12 +139,20 @@ pub(crate) struct RepoState {
     /// Set when a watched top directory went away: the repository is watched anew at its next call.
     lost: AtomicBool,
     work_trees: Mutex<Vec<PathBuf>>,
+    /// Where the background registration of its watches stands.
+    phase: Mutex<Phase>,
+    /// Notified whenever [`RepoState::phase`] changes.
+    phase_changed: Condvar,
+}
+
+/// The background registration of a repository's watches.
+#[derive(Debug, Default, Clone, Copy)]
+struct Phase {
     /// `true` while its watches are being added in the background: calls read fresh meanwhile.
-    pending: Mutex<bool>,
-    /// `true` while the call that first saw the repository runs: the background registration waits for it (at most
+    pending: bool,
+    /// `true` while the call that first saw the repository runs: the registration waits for it (at most
     /// [`REGISTRATION_HOLD`]).
-    hold: AtomicBool,
-    settled: Condvar,
+    held: bool,
 }
 
 impl RepoState {
@@ -155,37 +163,35 @@ impl RepoState {
             fallback: Mutex::new(None),
             lost: AtomicBool::new(false),
             work_trees: Mutex::new(Vec::new()),
-            pending: Mutex::new(false),
-            hold: AtomicBool::new(false),
-            settled: Condvar::new(),
+            phase: Mutex::new(Phase::default()),
+            phase_changed: Condvar::new(),
         }
     }
 
     fn is_pending(&self) -> bool {
-        *lock(&self.pending)
+        lock(&self.phase).pending
     }
 
-    fn set_pending(&self, pending: bool) {
-        *lock(&self.pending) = pending;
-        self.settled.notify_all();
+    /// Changes the phase with `change` and wakes whoever waits on it.
+    fn update(&self, change: impl FnOnce(&mut Phase)) {
+        change(&mut lock(&self.phase));
+        self.phase_changed.notify_all();
+    }
+
+    /// Waits (at most `timeout`) while `blocked` holds for the phase.
+    fn wait_while(&self, timeout: Duration, blocked: impl FnMut(&mut Phase) -> bool) {
+        let phase = lock(&self.phase);
+        drop(match self.phase_changed.wait_timeout_while(phase, timeout, blocked) {
+            Ok((guard, _)) => guard,
+            Err(poisoned) => poisoned.into_inner().0,
+        });
     }
 
     /// Waits (at most `timeout`) until the background registration of its watches has finished.
     fn wait_settled(&self, timeout: Duration) {
         // Whoever waits for the watches does not hold them back.
-        self.hold.store(false, Ordering::SeqCst);
-        let mut pending = lock(&self.pending);
-        let deadline = std::time::Instant::now() + timeout;
-        while *pending {
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
-            if left.is_zero() {
-                return;
-            }
-            pending = match self.settled.wait_timeout(pending, left) {
-                Ok((guard, _)) => guard,
-                Err(poisoned) => poisoned.into_inner().0,
-            };
-        }
+        self.update(|phase| phase.held = false);
+        self.wait_while(timeout, |phase| phase.pending);
     }
 
     /// Moves the generation counter of every facet in `facets`.
@@ -255,7 +261,7 @@ struct Hold(Arc<RepoState>);
 
 impl Drop for Hold {
     fn drop(&mut self) {
-        self.0.hold.store(false, Ordering::SeqCst);
+        self.0.update(|phase| phase.held = false);
     }
 }
 
@@ -369,7 +375,7 @@ impl Cache {
                 if let Some(work_tree) = work_tree {
                     lock(&state.work_trees).push(work_tree.to_path_buf());
                 }
-                state.hold.store(true, Ordering::SeqCst);
+                state.update(|phase| phase.held = true);
                 hold = Some(Hold(Arc::clone(&state)));
                 self.watch(&state, &location.common_dir, work_tree);
                 repos.insert(location.common_dir.clone(), Arc::clone(&state));
@@ -412,10 +418,7 @@ impl Cache {
             // The thread ends when the cache (and so the sender) is dropped.
             let spawned = std::thread::Builder::new().name("fluxgit-watch-add".to_owned()).spawn(move || {
                 for job in receiver {
-                    let held = std::time::Instant::now();
-                    while job.state.hold.load(Ordering::SeqCst) && held.elapsed() < REGISTRATION_HOLD {
-                        std::thread::sleep(Duration::from_millis(1));
-                    }
+                    job.state.wait_while(REGISTRATION_HOLD, |phase| phase.held);
                     let outcome = match &job.common_dir {
                         Some(common_dir) => watcher.watch(&job.state, common_dir, job.work_tree.as_deref()),
                         None => {
@@ -425,18 +428,18 @@ impl Cache {
                     if let Err(error) = outcome {
                         job.state.fall_back(&error.to_string(), &Counters::default());
                     }
-                    job.state.set_pending(false);
+                    job.state.update(|phase| phase.pending = false);
                 }
             });
             // Without the thread, the receiver is gone and every send below falls back to stat validation.
             drop(spawned);
             sender
         });
-        registration.state.set_pending(true);
+        registration.state.update(|phase| phase.pending = true);
         let state = Arc::clone(&registration.state);
         if sender.send(registration).is_err() {
             state.fall_back("the watch registration thread is gone", &self.counters);
-            state.set_pending(false);
+            state.update(|phase| phase.pending = false);
         }
     }
 
