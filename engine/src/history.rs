@@ -17,7 +17,7 @@ use crate::ancestry::Shallow;
 use crate::budget::{Budgeted, Measure, fit_sections};
 use crate::engine::{Engine, Repo};
 use crate::error::{Error, InvalidReason, Result};
-use crate::facets::commits::abbreviate;
+use crate::facets::commits::Abbrev;
 use crate::facets::{iso_time, subject, utf8};
 use crate::interrupt::Interrupt;
 
@@ -241,13 +241,14 @@ impl Engine {
             }
         };
         let mailmap = repo.git.open_mailmap();
+        let abbrev = Abbrev::new(&repo.git);
         let (commits, more, shallow) = self.walks.with(&key, begin, |kept| {
             let end = cursor.skip.saturating_add(options.limit);
             kept.fill(&repo.git, &repo.interrupt, end.saturating_add(1))?;
             let shown = kept.shown.get(cursor.skip.min(kept.shown.len())..end.min(kept.shown.len())).unwrap_or(&[]);
             let commits = shown
                 .iter()
-                .map(|shown| describe(&repo.git, kept.shallow(), &mailmap, shown.id))
+                .map(|shown| describe(&repo.git, &abbrev, kept.shallow(), &mailmap, shown.id))
                 .collect::<Result<Vec<_>>>()?;
             Ok((commits, kept.shown.len() > end, kept.shallow().is_shallow()))
         })?;
@@ -306,6 +307,7 @@ fn fit_page(
 
 fn describe(
     repo: &gix::Repository,
+    abbrev: &Abbrev,
     shallow: &Shallow,
     mailmap: &gix::mailmap::Snapshot,
     id: ObjectId,
@@ -314,12 +316,8 @@ fn describe(
     let author = commit.author().map_err(|err| Error::git("commit author", err))?;
     let time = author.time().map_err(|err| Error::git("commit author date", err))?;
     Ok(Commit {
-        sha: abbreviate(commit.id()),
-        parents: shallow
-            .parents(&commit)
-            .iter()
-            .map(|parent| abbreviate(gix::prelude::ObjectIdExt::attach(*parent, repo)))
-            .collect(),
+        sha: abbrev.id(id),
+        parents: shallow.parents(&commit).iter().map(|parent| abbrev.id(*parent)).collect(),
         shallow: shallow.is_boundary(&id),
         author: Person::mapped(mailmap, author),
         time: iso_time(time),

@@ -13,7 +13,7 @@ use serde_json::json;
 use crate::budget::{Budgeted, Measure, fit_sections};
 use crate::engine::{Engine, Repo};
 use crate::error::{Error, InvalidReason, Result};
-use crate::facets::commits::{SHORT_SHA_LEN, abbreviate};
+use crate::facets::commits::{Abbrev, SHORT_SHA_LEN, abbreviate};
 use crate::facets::{iso_time, utf8};
 use crate::history::Person;
 
@@ -133,6 +133,7 @@ fn read(repo: &gix::Repository, name: &str, limit: usize, proposals: bool) -> Re
     let mut entries = Vec::new();
     let mut total = 0;
     let mut reachable = Reachable::new(repo);
+    let abbrev = Abbrev::new(repo);
     for line in lines {
         let line = line.map_err(|err| Error::git("reflog", err))?;
         total += 1;
@@ -144,7 +145,7 @@ fn read(repo: &gix::Repository, name: &str, limit: usize, proposals: bool) -> Re
             Some((action, message)) => (action.to_owned(), message.to_owned()),
             None => (text.clone(), String::new()),
         };
-        let sha = |id: ObjectId| (!id.is_null()).then(|| abbreviate(gix::prelude::ObjectIdExt::attach(id, repo)));
+        let sha = |id: ObjectId| (!id.is_null()).then(|| abbrev.id(id));
         let recovery = reachable.recovery(line.previous_oid, line.new_oid, proposals)?;
         entries.push(Movement {
             index: entries.len(),

@@ -6,7 +6,7 @@ use crate::budget::{Budgeted, Measure, first, fit_sections};
 use crate::cache::Reader;
 use crate::compact::is_zero;
 use crate::error::Result;
-use crate::facets::commits::abbreviate_hex;
+use crate::facets::commits::Abbrev;
 use crate::facets::refs::{Branch, Remote, RemoteBranch, Tag};
 use crate::facets::stashes::Stash;
 use crate::facets::{Facet, commits, head, refs, stashes};
@@ -86,7 +86,8 @@ pub(crate) fn read_from(facets: &Reader<'_>) -> Result<Report> {
     unreadable.extend(remote_unreadable);
     let head = facets.get(Facet::Head, |git| Ok((head::read(git)?, commits::abbreviated_head(git))))?;
     // Shas abbreviated as `git branch -v` shows them (shortest unique, at least 7 digits).
-    let short = |sha: &mut String| *sha = abbreviate_hex(facets.git(), sha);
+    let abbrev = Abbrev::new(facets.git());
+    let short = |sha: &mut String| *sha = abbrev.hex(sha);
     branches.iter_mut().for_each(|branch| short(&mut branch.sha));
     stashes.iter_mut().for_each(|stash| short(&mut stash.sha));
     tags.iter_mut().for_each(|tag| short(&mut tag.sha));

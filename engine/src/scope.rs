@@ -26,7 +26,7 @@ use crate::compact::{Implied, is_zero};
 use crate::engine::{Engine, Repo};
 use crate::error::{Error, InvalidReason, Result};
 use crate::facets::Facet;
-use crate::facets::commits::{CommitLine, abbreviate};
+use crate::facets::commits::{Abbrev, CommitLine};
 use crate::facets::worktree::{self, Change};
 use crate::facets::{iso_time, subject, utf8};
 use crate::history::Walk;
@@ -421,10 +421,11 @@ fn recent(
 ) -> Result<Vec<CommitLine>> {
     let mut walk = Walk::new(repo, tip, Some(path))?.interruptible(interrupt);
     let mut out = Vec::new();
+    let abbrev = Abbrev::new(repo);
     while out.len() < limit {
         let Some(id) = walk.next_shown(repo)? else { break };
         let commit = repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
-        out.push(CommitLine { sha: abbreviate(commit.id()), subject: subject(commit.message_raw_sloppy()) });
+        out.push(CommitLine { sha: abbrev.id(id), subject: subject(commit.message_raw_sloppy()) });
     }
     Ok(out)
 }
@@ -470,12 +471,13 @@ fn recent_kept(
     interrupt: &Interrupt,
 ) -> Result<Vec<CommitLine>> {
     walk.fill(repo, interrupt, limit)?;
+    let abbrev = Abbrev::new(repo);
     walk.shown
         .iter()
         .take(limit)
         .map(|shown| {
             let commit = repo.find_commit(shown.id).map_err(|err| Error::git("commit", err))?;
-            Ok(CommitLine { sha: abbreviate(commit.id()), subject: subject(commit.message_raw_sloppy()) })
+            Ok(CommitLine { sha: abbrev.id(shown.id), subject: subject(commit.message_raw_sloppy()) })
         })
         .collect()
 }

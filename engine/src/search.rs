@@ -29,7 +29,7 @@ use crate::ancestry::Shallow;
 use crate::budget::{Budgeted, Measure, fit_sections};
 use crate::engine::{Engine, Repo};
 use crate::error::{Error, InvalidReason, Result};
-use crate::facets::commits::abbreviate;
+use crate::facets::commits::Abbrev;
 use crate::facets::{iso_time, subject, utf8};
 use crate::history::Person;
 use crate::index::schema::{self, Fields, fold};
@@ -133,7 +133,8 @@ impl Engine {
                 return fit(answer.or_else(|uncached| uncached)?, max_tokens, measure);
             }
         };
-        let commits = ids.into_iter().map(|id| describe(&repo.git, id)).collect::<Result<Vec<_>>>()?;
+        let abbrev = Abbrev::new(&repo.git);
+        let commits = ids.into_iter().map(|id| describe(&repo.git, &abbrev, id)).collect::<Result<Vec<_>>>()?;
         fit(Report { total, commits, walked }, max_tokens, measure)
     }
 
@@ -155,7 +156,8 @@ impl Engine {
             },
             _ => (walk_all(&repo.git, filters, limit, &repo.interrupt)?, status.reason()),
         };
-        let commits = ids.into_iter().map(|id| describe(&repo.git, id)).collect::<Result<Vec<_>>>()?;
+        let abbrev = Abbrev::new(&repo.git);
+        let commits = ids.into_iter().map(|id| describe(&repo.git, &abbrev, id)).collect::<Result<Vec<_>>>()?;
         Ok(Report { total, commits, walked })
     }
 
@@ -540,12 +542,12 @@ fn walk(
     Ok((hits.len(), hits.into_iter().take(limit).map(|(_, _, id)| id).collect()))
 }
 
-fn describe(repo: &gix::Repository, id: ObjectId) -> Result<Match> {
+fn describe(repo: &gix::Repository, abbrev: &Abbrev, id: ObjectId) -> Result<Match> {
     let commit = repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
     let author = commit.author().map_err(|err| Error::git("commit author", err))?;
     let time = author.time().map_err(|err| Error::git("commit author date", err))?;
     Ok(Match {
-        sha: abbreviate(commit.id()),
+        sha: abbrev.id(id),
         author: Person { name: utf8(author.name), email: utf8(author.email) },
         time: iso_time(time),
         subject: subject(commit.message_raw_sloppy()),

@@ -42,7 +42,7 @@ use serde::Serialize;
 use crate::ancestry::Shallow;
 use crate::budget::{self, Budgeted, Measure, Omitted};
 use crate::error::{Error, InvalidReason, Result};
-use crate::facets::commits::abbreviate;
+use crate::facets::commits::Abbrev;
 use crate::facets::{iso_time, subject, utf8};
 use crate::history::Person;
 use crate::revision::resolve_commit;
@@ -645,6 +645,7 @@ struct Names<'repo> {
     /// The repository's mailmap (`.mailmap`, `mailmap.file`, `mailmap.blob`), applied to authors as `git blame`
     /// applies it.
     mailmap: gix::mailmap::Snapshot,
+    abbrev: Abbrev,
     abbreviated: HashMap<ObjectId, String>,
     infos: BTreeMap<String, CommitInfo>,
 }
@@ -657,7 +658,17 @@ impl<'repo> Names<'repo> {
         show_root: bool,
     ) -> Self {
         let mailmap = repo.open_mailmap();
-        Self { repo, shallow, uncommitted, show_root, mailmap, abbreviated: HashMap::new(), infos: BTreeMap::new() }
+        let abbrev = Abbrev::new(repo);
+        Self {
+            repo,
+            shallow,
+            uncommitted,
+            show_root,
+            mailmap,
+            abbrev,
+            abbreviated: HashMap::new(),
+            infos: BTreeMap::new(),
+        }
     }
 
     /// The commit's abbreviated sha, recording its details.
@@ -668,7 +679,7 @@ impl<'repo> Names<'repo> {
         let commit = self.repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
         let author = commit.author().map_err(|err| Error::git("commit author", err))?;
         let time = author.time().map_err(|err| Error::git("commit author date", err))?;
-        let short = if self.uncommitted == Some(id) { NOT_COMMITTED.to_owned() } else { abbreviate(commit.id()) };
+        let short = if self.uncommitted == Some(id) { NOT_COMMITTED.to_owned() } else { self.abbrev.id(id) };
         let parentless = self.shallow.is_boundary(&id) || commit.parent_ids().next().is_none();
         self.infos.insert(
             short.clone(),
