@@ -31,6 +31,8 @@ pub enum InvalidReason {
     /// A `repo.search` argument that cannot be searched for: an empty query or author, an unclosed quote, a date
     /// that does not parse.
     InvalidQuery,
+    /// A name for a branch that does not exist yet which git would refuse (`git check-ref-format --branch`).
+    InvalidRefName,
 }
 
 impl InvalidReason {
@@ -49,6 +51,7 @@ impl InvalidReason {
             Self::InvalidRange => "invalid_range",
             Self::BinaryFile => "binary_file",
             Self::InvalidQuery => "invalid_query",
+            Self::InvalidRefName => "invalid_ref_name",
         }
     }
 }

@@ -27,7 +27,20 @@ pub const MAX_SUGGESTIONS: usize = 3;
 /// An `unknown_revision` error for `spec` with `message`, plus up to [`MAX_SUGGESTIONS`] existing ref names nearest
 /// to the name `spec` starts with (before any `~`, `^`, `@{`, `:` or `..`), named in the message and in
 /// `suggestions`.
+///
+/// When that name itself resolves (`HEAD~99999` on a shorter history, `main^3` on a commit with one parent), no
+/// other names are suggested: the message says the name exists and what follows it names nothing.
 pub fn unknown_revision(repo: &gix::Repository, spec: &str, message: String) -> Error {
+    let name = &spec[..name_end(spec)];
+    if name.len() < spec.len() && !name.is_empty() && repo.rev_parse_single(name).is_ok() {
+        let message = format!("{message}: {name:?} exists, but {:?} after it names nothing there", &spec[name.len()..]);
+        return Error::Invalid {
+            reason: InvalidReason::UnknownRevision,
+            message,
+            floor: None,
+            suggestions: Vec::new(),
+        };
+    }
     let suggestions = nearest_refs(repo, spec);
     let message = if suggestions.is_empty() {
         message
@@ -51,14 +64,18 @@ pub fn unknown_branch(repo: &gix::Repository, name: &str) -> Error {
 /// Up to [`MAX_SUGGESTIONS`] short names of branches, remote-tracking branches and tags (and `HEAD`) nearest to the
 /// name `spec` starts with.
 pub fn nearest_refs(repo: &gix::Repository, spec: &str) -> Vec<String> {
-    let end = ["~", "^", "@{", ":", ".."].iter().filter_map(|cut| spec.find(cut)).min().unwrap_or(spec.len());
-    let name = &spec[..end];
+    let name = &spec[..name_end(spec)];
     if name.is_empty() {
         return Vec::new();
     }
     let mut candidates = ref_names(repo, &["refs/heads/", "refs/remotes/", "refs/tags/"]);
     candidates.push("HEAD".to_owned());
     nearest(name, &candidates)
+}
+
+/// Where the name `spec` starts with ends: at its first `~`, `^`, `@{`, `:` or `..`, else its length.
+fn name_end(spec: &str) -> usize {
+    ["~", "^", "@{", ":", ".."].iter().filter_map(|cut| spec.find(cut)).min().unwrap_or(spec.len())
 }
 
 /// Short names of the refs under `prefixes`, sorted and deduplicated; refs that cannot be read are skipped.
@@ -142,9 +159,39 @@ pub fn check(spec: &str) -> Result<()> {
     Ok(())
 }
 
+/// Checks that `name` can name a local branch, as `git check-ref-format --branch` does: [`check`]'s rules, then
+/// `refs/heads/<name>` must be a valid ref name (no `..`, `@{`, `~^:?*[\\`, space, `.lock` component, leading or
+/// trailing `.` or `/`, ...; gix's validator follows git-check-ref-format(1)) other than `refs/heads/HEAD`.
+///
+/// # Errors
+/// [`Error::Invalid`] with [`InvalidReason::InvalidRevision`] for [`check`]'s refusals, with
+/// [`InvalidReason::InvalidRefName`] naming git's rule for the rest.
+pub fn check_branch_name(name: &str) -> Result<()> {
+    check(name)?;
+    let full = format!("refs/heads/{name}");
+    gix::validate::reference::branch_name(full.as_str().into()).map_err(|error| {
+        Error::invalid(InvalidReason::InvalidRefName, format!("{name:?} is not a valid branch name: {error}"))
+    })?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn branch_names_follow_check_ref_format() {
+        // `git branch @` and `git branch a@b` are accepted by git; `@{` is not.
+        for good in ["main", "feature/login", "fix-1.2", "a/b/c", "refs/heads/x", "un\u{e9}", "@", "a@b"] {
+            assert!(check_branch_name(good).is_ok(), "{good}");
+        }
+        for bad in [
+            "../evil", "a..b", "HEAD", "x.lock", "a b", "a:b", "a~1", "a^", "a?", "a*", "a[", "a\\b", "a/", "/a", ".a",
+            "a.", "a@{1}", "-a", "",
+        ] {
+            assert!(check_branch_name(bad).is_err(), "{bad:?} passed");
+        }
+    }
 
     #[test]
     fn nearest_names_come_first() {

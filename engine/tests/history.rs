@@ -174,6 +174,16 @@ fn history_of_ranges_equals_git_log() {
         }
         other => panic!("an unknown side: {other:?}"),
     }
+    // A name that exists followed by more ancestors than its history has: no other names are suggested.
+    let count: usize = fixture.git(&["rev-list", "--count", "HEAD"]).trim().parse().expect("count");
+    let past = format!("HEAD~{count}");
+    match engine.history(&repo, &options(Some(&past), None, 5), UNLIMITED, &mut measure) {
+        Err(Error::Invalid { reason: InvalidReason::UnknownRevision, suggestions, message, .. }) => {
+            assert!(suggestions.is_empty(), "{message}: {suggestions:?}");
+            assert!(message.contains("\"HEAD\" exists"), "{message}");
+        }
+        other => panic!("past the root: {other:?}"),
+    }
 }
 
 #[test]

@@ -154,7 +154,13 @@ pub(crate) fn call_tool(
             if omitted > 0 {
                 data["omittedErrors"] = Value::from(omitted);
             }
-            return Err(ProtocolError::invalid_params(format!("Invalid arguments for tool {name}"), Some(data)));
+            // The first violation goes into the message too: many clients show an error's message alone.
+            let first = violations.first().map_or_else(String::new, |violation| {
+                let at = if violation.instance_path.is_empty() { "arguments" } else { &violation.instance_path };
+                format!(": {at}: {}", violation.message)
+            });
+            let message = format!("Invalid arguments for tool {name}{first}");
+            return Err(ProtocolError::invalid_params(message, Some(data)));
         }
     }
     let Value::Object(arguments) = arguments else {

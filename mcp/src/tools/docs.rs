@@ -47,7 +47,7 @@ budget cut a list, `resolvedFrom` when `repoPath` was a subfolder); `content[0].
 may be left out where its description says so. Errors come in two kinds: JSON-RPC errors (`-32602` for arguments \
 that fail the input schema, with `data.errors`, or that are refused before any read, with `data.reason`: \
 `invalid_path`, `not_found`, `not_a_repository`, `outside_allowed_roots`, `invalid_revision`, \
-`unknown_revision`, `invalid_cursor`, `not_a_file`, `invalid_range`, `binary_file`, `invalid_query`, `budget_below_floor` with `data.floor`), and tool results with \
+`unknown_revision`, `invalid_cursor`, `not_a_file`, `invalid_range`, `binary_file`, `invalid_query`, `invalid_ref_name`, `budget_below_floor` with `data.floor`), and tool results with \
 `isError: true` whose text is `{\"error\": {code, message, data}}` plus the envelope fields (the 100xx codes).\n";
 
 fn render_tool(out: &mut String, definition: &ToolDefinition) {

@@ -119,6 +119,11 @@ fn presence_reports_the_session_without_its_content() {
     let text = responses[1]["result"]["content"][0]["text"].as_str().expect("text");
     assert!(fluxgit_engine::budget::count_tokens(text) <= 200, "{text}");
     assert_eq!(responses[2]["error"]["code"], -32602, "{}", responses[2]);
+    // The reason is in the message itself (clients often show nothing else), and in `data.errors`.
+    let message = responses[2]["error"]["message"].as_str().expect("message");
+    assert!(message.starts_with("Invalid arguments for tool agents.presence: /maxTokens: "), "{message}");
+    assert!(message.contains("199"), "{message}");
+    assert_eq!(responses[2]["error"]["data"]["errors"][0]["instancePath"], "/maxTokens");
 
     let tools = responses[3]["result"]["tools"].as_array().expect("tools");
     let names: Vec<&str> = tools.iter().filter_map(|tool| tool["name"].as_str()).collect();

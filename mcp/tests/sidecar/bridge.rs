@@ -280,6 +280,10 @@ fn bad_input_is_refused_before_anything_is_sent() {
             None,
         ),
         ("operation.preview.branch", with(&base, json!({"name": "x", "idempotencyKey": "a:b"})), None),
+        // Names git would refuse (`git check-ref-format --branch`) are refused here, before the gateway sees them.
+        ("operation.preview.branch", with(&base, json!({"name": "../evil"})), Some("invalid_ref_name")),
+        ("operation.preview.branch", with(&base, json!({"name": "topic.lock"})), Some("invalid_ref_name")),
+        ("operation.preview.push", with(&base, json!({"branch": "a b"})), Some("invalid_ref_name")),
         (
             "operation.preview.branch",
             json!({"repoPath": outside_repo.path(), "reason": "r", "name": "x"}),

@@ -59,6 +59,8 @@ pub enum Kind {
     Revision,
     /// A ref or remote name that need not exist yet: checked for shape only (no leading `-`, no control characters).
     Name,
+    /// A branch name that need not exist yet: checked as `git check-ref-format --branch` checks it.
+    BranchName,
     /// A repository-relative path: no `..`, not absolute.
     RelativePath,
     /// 1-10000 repository-relative paths.
@@ -157,7 +159,7 @@ const PATCH: &[Field] = &[
 ];
 const PLAN: &[Field] = &[required("steps", Kind::Steps, "1-10 steps run in order, stopping at the first failure.")];
 const WORKTREE: &[Field] = &[
-    required("branch", Kind::Name, "The branch to check out in the new worktree."),
+    required("branch", Kind::BranchName, "The branch to check out in the new worktree."),
     field(
         "path",
         Kind::AbsolutePath,
@@ -180,7 +182,7 @@ const COMMIT: &[Field] = &[
 ];
 const PUSH: &[Field] = &[
     defaults_to("remote", Kind::Name, Fill::Text("origin"), "The remote to push to."),
-    field("branch", Kind::Name, "The local branch to push; default the current branch."),
+    field("branch", Kind::BranchName, "The local branch to push; default the current branch."),
     defaults_to("setUpstream", Kind::Flag, Fill::Bool(false), "Set the pushed branch as upstream."),
     defaults_to(
         "forceWithLease",
@@ -190,7 +192,7 @@ const PUSH: &[Field] = &[
     ),
 ];
 const BRANCH: &[Field] = &[
-    required("name", Kind::Name, "The new branch's name."),
+    required("name", Kind::BranchName, "The new branch's name."),
     defaults_to("startPoint", Kind::Revision, Fill::Text("HEAD"), "Where the branch starts."),
     defaults_to("checkout", Kind::Flag, Fill::Bool(true), "Check the new branch out."),
 ];
@@ -293,7 +295,7 @@ pub fn operation(name: &str) -> Option<&'static Operation> {
 fn field_schema(field: &Field) -> Value {
     let text = |max: u64| json!({ "type": "string", "minLength": 1, "maxLength": max });
     let mut schema = match field.kind {
-        Kind::Revision | Kind::Name => text(revision::MAX_LEN as u64),
+        Kind::Revision | Kind::Name | Kind::BranchName => text(revision::MAX_LEN as u64),
         Kind::RelativePath => text(4096),
         Kind::Paths => json!({ "type": "array", "minItems": 1, "maxItems": MAX_PATHS, "items": text(4096) }),
         Kind::Patch => text(MAX_PATCH_BYTES as u64),
@@ -391,6 +393,7 @@ fn check_value(ctx: &CallContext<'_>, repo: &Repo, field: &Field, value: &Value)
             ctx.engine.resolve_commit(repo, text)?;
         }
         Kind::Name => revision::check(text)?,
+        Kind::BranchName => revision::check_branch_name(text)?,
         Kind::RelativePath => repository::check_relative_path(text)?,
         Kind::Paths => {
             for path in value.as_array().into_iter().flatten() {
