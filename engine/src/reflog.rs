@@ -176,11 +176,14 @@ impl<'r> Reachable<'r> {
     /// A [`Recovery`] when the movement from `old` to `new` dropped `old`: `old` is not an ancestor of `new` and is
     /// reachable from no ref. `None` otherwise, or when `old` is null or its commit is gone.
     fn recovery(&mut self, old: ObjectId, new: ObjectId, proposals: bool) -> Result<Option<Recovery>> {
+        // Cheapest first: most movements (commits, fast-forwards, pulls) keep the old tip in the new one's history,
+        // which a merge-base walk between the two settles without reading every ref; only the rest peel the refs
+        // and, when the old tip is none of them, walk everything the refs reach.
         if old.is_null()
             || self.repo.find_commit(old).is_err()
+            || (!new.is_null() && crate::ancestry::merge_base(self.repo, old, new).ok().flatten() == Some(old))
             || self.tips()?.contains(&old)
             || self.commits()?.contains(&old)
-            || (!new.is_null() && crate::ancestry::merge_base(self.repo, old, new).ok().flatten() == Some(old))
         {
             return Ok(None);
         }
