@@ -26,8 +26,9 @@ pub struct Engine {
     options: Options,
     cache: Cache,
     agents: crate::agents::Detector,
-    /// The fleet registry file, when the engine keeps one ([`Engine::with_registry`]).
-    registry: Option<PathBuf>,
+    /// The fleet registry's writer of repositories seen in calls, when the engine keeps a registry
+    /// ([`Engine::with_registry`]).
+    registry: Option<fleet::registry::SeenWriter>,
     /// The commit indexes, when the engine keeps them ([`Engine::with_index`]).
     index: Option<Arc<crate::index::Store>>,
     /// The ref and reflog movements of the repositories read (kept under the index dir too with
@@ -94,11 +95,21 @@ impl Engine {
     }
 
     /// Keeps the fleet registry in `file` (`<run dir>/fleet/registry.json` for the sidecar): every repository a
-    /// call resolves is recorded there as `seen` (once per process), and fleet calls without a list read it.
+    /// call resolves is recorded there as `seen` (once per process, written by a thread of its own, off the call's
+    /// path: see [`Engine::flush_registry`]), and fleet calls without a list read it.
     #[must_use]
     pub fn with_registry(mut self, file: PathBuf) -> Self {
-        self.registry = Some(file);
+        self.registry = Some(fleet::registry::SeenWriter::new(file));
         self
+    }
+
+    /// Waits until every repository this engine recorded as seen is written to the registry file. Fleet calls
+    /// that read the registry do it first; dropping the engine does it too. For tests and tools that read the file
+    /// while the engine runs.
+    pub fn flush_registry(&self) {
+        if let Some(writer) = &self.registry {
+            writer.flush();
+        }
     }
 
     /// Keeps the commit indexes under `dir` (`<run dir>/index` for the sidecar; see [`crate::index`]), and the ref
@@ -149,7 +160,7 @@ impl Engine {
 
     /// The fleet registry file, if any.
     pub fn registry_file(&self) -> Option<&Path> {
-        self.registry.as_deref()
+        self.registry.as_ref().map(fleet::registry::SeenWriter::file)
     }
 
     /// The cache's and watcher's counters since start (for `doctor`).
@@ -260,20 +271,18 @@ impl Engine {
         self.cache.shared_barrier()
     }
 
-    /// Records `root` in the registry as seen, the first time this engine resolves it. A registry that cannot be
-    /// read or written is left alone (logged by nobody: the call must not fail for it).
+    /// Queues `root` to be recorded in the registry as seen, the first time this engine resolves it; the writer
+    /// thread rewrites the file, so the call does not wait for it. A registry that cannot be read or written is
+    /// left alone (logged by nobody: the call must not fail for it).
     fn record_seen(&self, root: &Path) {
-        let Some(file) = &self.registry else { return };
+        let Some(writer) = &self.registry else { return };
         if !self.recorded.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(root.to_path_buf()) {
             return;
         }
-        let Ok(mut registry) = fleet::registry::Registry::load(file) else { return };
         let now_ms = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |elapsed| i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX));
-        if registry.insert(root, None, fleet::registry::Origin::Seen, now_ms) {
-            let _ = registry.save(file);
-        }
+        writer.record(root, now_ms);
     }
 
     /// Resolves a revision argument to a full commit sha (see [`crate::revision::resolve_commit`]).

@@ -407,6 +407,8 @@ fn registry_holds_seen_repositories_inside_the_roots() {
     engine.resolve(ahead.join("a.txt").parent().expect("dir").to_str().expect("utf-8")).expect("resolves");
     // A fleet call records nothing.
     radar_of(&engine, &all_members(&fleet), FLEET_NOW as i64, UNLIMITED);
+    // The seen repository is written off the call's path: wait for the writer before reading the file.
+    engine.flush_registry();
     let registry = fluxgit_engine::fleet::registry::Registry::load(&file).expect("loads");
     assert_eq!(registry.repositories.len(), 1);
     assert_eq!(registry.repositories[0].path, ahead);

@@ -78,6 +78,8 @@ impl Engine {
         match targets {
             Targets::Given(list) => list.iter().take(registry::MAX_REPOSITORIES).cloned().collect(),
             Targets::Registry => {
+                // Repositories this process saw are in the file once their queued writes are done.
+                self.flush_registry();
                 let Some(file) = self.registry_file() else { return Vec::new() };
                 let Ok(loaded) = registry::Registry::load(file) else { return Vec::new() };
                 loaded

@@ -9,6 +9,7 @@
 use std::collections::HashSet;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
 use serde::{Deserialize, Serialize};
 
@@ -164,6 +165,134 @@ impl Registry {
     }
 }
 
+/// Records the repositories a process's calls resolve in the registry file on a thread of its own, so that no call
+/// waits for the file's rewrite and `fsync` (about 15 ms): [`SeenWriter::record`] queues a root and returns; the
+/// thread takes everything queued at once, loads the file, adds the roots as [`Origin::Seen`] and saves it when
+/// that changed anything (one rewrite per batch). [`SeenWriter::flush`] waits until every root queued before it
+/// was written; dropping the writer flushes and ends the thread, so a process that ends normally leaves every
+/// repository it saw in the file. A file that cannot be read or written is left alone (the call never fails for
+/// it), as before.
+#[derive(Debug)]
+pub struct SeenWriter {
+    file: PathBuf,
+    shared: Arc<(Mutex<Queue>, Condvar)>,
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+/// The roots waiting for the writer thread, and how far it got.
+#[derive(Debug, Default)]
+struct Queue {
+    /// Roots with the time they were seen (Unix milliseconds), oldest first.
+    pending: Vec<(PathBuf, i64)>,
+    /// Roots queued since start.
+    queued: u64,
+    /// Roots written (or given up on) since start: every root up to this count is done.
+    done: u64,
+    /// The writer is being dropped: the thread writes what is pending and ends.
+    closing: bool,
+}
+
+impl SeenWriter {
+    /// A writer of `file`; its thread starts with the first [`SeenWriter::record`].
+    pub fn new(file: PathBuf) -> Self {
+        Self { file, shared: Arc::default(), thread: Mutex::new(None) }
+    }
+
+    /// The registry file written.
+    pub fn file(&self) -> &Path {
+        &self.file
+    }
+
+    /// Queues `root` (a canonical repository root) to be recorded as seen at `now_ms`, and returns at once. When
+    /// no thread can be started the root is written before returning.
+    pub fn record(&self, root: &Path, now_ms: i64) {
+        {
+            let (queue, wake) = &*self.shared;
+            let mut queue = queue.lock().unwrap_or_else(PoisonError::into_inner);
+            queue.pending.push((root.to_path_buf(), now_ms));
+            queue.queued += 1;
+            wake.notify_all();
+        }
+        let mut thread = self.thread.lock().unwrap_or_else(PoisonError::into_inner);
+        if thread.is_none() {
+            let (file, shared) = (self.file.clone(), Arc::clone(&self.shared));
+            match std::thread::Builder::new()
+                .name("fleet-registry".to_owned())
+                .spawn(move || write_queued(&file, &shared))
+            {
+                Ok(handle) => *thread = Some(handle),
+                Err(_) => {
+                    drop(thread);
+                    let (queue, _) = &*self.shared;
+                    let mut queue = queue.lock().unwrap_or_else(PoisonError::into_inner);
+                    let batch = std::mem::take(&mut queue.pending);
+                    queue.done = queue.queued;
+                    drop(queue);
+                    write_batch(&self.file, batch);
+                }
+            }
+        }
+    }
+
+    /// Waits until every root queued before this call is in the file (or could not be written).
+    pub fn flush(&self) {
+        let (queue, wake) = &*self.shared;
+        let mut queue = queue.lock().unwrap_or_else(PoisonError::into_inner);
+        let target = queue.queued;
+        while queue.done < target {
+            queue = wake.wait(queue).unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+}
+
+impl Drop for SeenWriter {
+    fn drop(&mut self) {
+        {
+            let (queue, wake) = &*self.shared;
+            queue.lock().unwrap_or_else(PoisonError::into_inner).closing = true;
+            wake.notify_all();
+        }
+        let thread = self.thread.get_mut().unwrap_or_else(PoisonError::into_inner).take();
+        if let Some(thread) = thread {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The writer thread: writes every batch queued until the writer is dropped and nothing is pending.
+fn write_queued(file: &Path, shared: &(Mutex<Queue>, Condvar)) {
+    let (queue, wake) = shared;
+    let mut guard = queue.lock().unwrap_or_else(PoisonError::into_inner);
+    loop {
+        if guard.pending.is_empty() {
+            if guard.closing {
+                return;
+            }
+            guard = wake.wait(guard).unwrap_or_else(PoisonError::into_inner);
+            continue;
+        }
+        let batch = std::mem::take(&mut guard.pending);
+        let upto = guard.queued;
+        drop(guard);
+        write_batch(file, batch);
+        guard = queue.lock().unwrap_or_else(PoisonError::into_inner);
+        guard.done = upto;
+        wake.notify_all();
+    }
+}
+
+/// Adds `batch` to the registry in `file` as seen, saving it once if anything changed; failures are ignored.
+fn write_batch(file: &Path, batch: Vec<(PathBuf, i64)>) {
+    let Ok(mut registry) = Registry::load(file) else { return };
+    let mut changed = false;
+    for (root, now_ms) in batch {
+        changed |= registry.insert(&root, None, Origin::Seen, now_ms);
+    }
+    if changed {
+        let _ = registry.save(file);
+    }
+}
+
 fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     let mut builder = std::fs::DirBuilder::new();
     builder.recursive(true);
@@ -237,6 +366,34 @@ mod tests {
         assert!(loaded.remove(Path::new("/a")) && !loaded.remove(Path::new("/a")));
         std::fs::write(&file, "{\"version\": 9, \"repositories\": []}").expect("write");
         assert!(matches!(Registry::load(&file), Err(Error::Format { .. })));
+    }
+
+    #[test]
+    fn seen_writer_writes_off_the_caller_and_flushes() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = dir.path().join("fleet/registry.json");
+        let mut added = Registry::load(&file).expect("missing is empty");
+        added.insert(Path::new("/b"), Some("api"), Origin::Added, 1);
+        added.save(&file).expect("saved");
+        let writer = SeenWriter::new(file.clone());
+        writer.record(Path::new("/a"), 10);
+        writer.record(Path::new("/b"), 11);
+        writer.flush();
+        let loaded = Registry::load(&file).expect("loads");
+        let entries: Vec<_> = loaded.repositories.iter().map(|e| (e.path.clone(), e.origin, e.since_ms)).collect();
+        assert_eq!(
+            entries,
+            [(PathBuf::from("/a"), Origin::Seen, 10), (PathBuf::from("/b"), Origin::Added, 1)],
+            "a seen root is added; an added one keeps its origin"
+        );
+        // Dropping the writer writes what is still queued.
+        writer.record(Path::new("/c"), 12);
+        drop(writer);
+        let loaded = Registry::load(&file).expect("loads");
+        assert_eq!(loaded.repositories.len(), 3);
+        assert_eq!(loaded.repositories[2].path, Path::new("/c"));
+        // A flush with nothing queued returns at once.
+        SeenWriter::new(file).flush();
     }
 
     #[cfg(unix)]

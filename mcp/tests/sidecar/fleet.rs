@@ -136,6 +136,27 @@ fn fleet_subcommands_edit_the_registry_the_tools_read() {
     assert!(status.success(), "{stderr}");
 }
 
+/// A repository a tool call named is recorded in the registry by a writer thread, off the call's path: a fleet
+/// call of the same server lists it at once, and `fleet list` does after the server ended.
+#[test]
+fn a_repository_seen_in_a_call_is_registered() {
+    let fleet = fleet::build_fleet();
+    let home = tempfile::tempdir().expect("temp dir");
+    let mut server = start(&fleet, home.path());
+    let clean = fleet.member(Kind::Clean).display().to_string();
+    let brief = server.request(&tool_call(1, "repo.brief", json!({"repoPath": clean})));
+    assert_eq!(brief["result"]["isError"], false, "{brief}");
+    let radar = server.request(&tool_call(2, "fleet.radar", json!({})));
+    let data = envelope(&radar)["data"].clone();
+    assert_eq!((data["repositories"].as_u64(), data["fromRegistry"].as_bool()), (Some(1), Some(true)), "{data}");
+    assert_eq!(data["queue"][0]["repoPath"], clean.as_str());
+    let (status, stderr) = server.finish();
+    assert!(status.success(), "{stderr}");
+    let listed = sidecar(fleet.root(), home.path(), &["fleet", "list"]).output().expect("runs");
+    let listing = String::from_utf8_lossy(&listed.stdout);
+    assert_eq!(listing.lines().collect::<Vec<_>>(), [format!("{clean}\tseen\tok")], "{listing}");
+}
+
 #[test]
 fn fleet_tools_in_text_carry_the_json_facts_within_budget() {
     let fleet = fleet::build_fleet();
