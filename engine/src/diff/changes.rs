@@ -51,9 +51,60 @@ impl Change {
     }
 }
 
+/// Where a diff takes `.gitattributes` files from (the `diff`, `binary` and driver attributes), as git does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Attributes {
+    /// Two trees (`git show`, `git diff A B`): the work tree's files only; git does not load the index for them,
+    /// so neither does this (reading a 100,000-entry index was a third of a `commit.details`).
+    Worktree,
+    /// The index or the work tree is a side (`git diff`, `git diff --cached`): the work tree's files, and the
+    /// index's copy where the work tree has none.
+    WorktreeThenIndex,
+}
+
+impl Attributes {
+    /// The source for a diff of `old` against `new`.
+    pub(crate) fn for_sides(old: super::side::Side, new: super::side::Side) -> Self {
+        use super::side::Side;
+        if [old, new].iter().any(|side| matches!(side, Side::Index | Side::Worktree)) {
+            Self::WorktreeThenIndex
+        } else {
+            Self::Worktree
+        }
+    }
+}
+
+/// gix's blob-diff platform for `repo` (filters as `Mode::ToGit`), with `.gitattributes` read from `attributes`
+/// on a repository with a work tree; a bare repository reads them from HEAD's tree (as git does since 2.42).
+///
+/// # Errors
+/// [`Error::GitRead`] when the diff configuration, the index or the attribute files cannot be read.
+pub(crate) fn resource_cache(
+    repo: &gix::Repository,
+    roots: gix::diff::blob::pipeline::WorktreeRoots,
+    attributes: Attributes,
+) -> Result<gix::diff::blob::Platform> {
+    let mode = gix::diff::blob::pipeline::Mode::ToGit;
+    let to_err = |err| Error::git("diff configuration", err);
+    if repo.workdir().is_none() {
+        return repo.diff_resource_cache(mode, roots).map_err(to_err);
+    }
+    let source = gix::worktree::stack::state::attributes::Source::WorktreeThenIdMapping;
+    let stack = match attributes {
+        Attributes::Worktree => {
+            repo.attributes_only(&gix::index::State::new(repo.object_hash()), source).map_err(to_err)?.detach()
+        }
+        Attributes::WorktreeThenIndex => {
+            let index = repo.index_or_load_from_head_or_empty().map_err(to_err)?;
+            repo.attributes_only(&index, source).map_err(to_err)?.detach()
+        }
+    };
+    gix::diff::resource_cache(repo, mode, stack, roots).map_err(to_err)
+}
+
 /// Compares `old` with `new` (index states), detecting renames (and copies) as `rewrites` says, and returns the
 /// changes sorted by path. `new_root` is the work tree when `new` is the work tree: rename similarity then reads
-/// the new side's files from disk.
+/// the new side's files from disk; `attributes` says where `.gitattributes` come from.
 ///
 /// # Errors
 /// [`Error::GitRead`] when an object cannot be read.
@@ -62,11 +113,12 @@ pub(crate) fn compare(
     old: &gix::index::State,
     new: &gix::index::State,
     new_root: Option<std::path::PathBuf>,
+    attributes: Attributes,
     rewrites: Option<gix::diff::Rewrites>,
 ) -> Result<Vec<Change>> {
     let to_err = |err| Error::git("a diff", err);
     let roots = gix::diff::blob::pipeline::WorktreeRoots { old_root: None, new_root };
-    let mut cache = repo.diff_resource_cache(gix::diff::blob::pipeline::Mode::ToGit, roots).map_err(to_err)?;
+    let mut cache = resource_cache(repo, roots, attributes)?;
     let empty = gix::index::State::new(repo.object_hash());
     let (mut search, _) = repo
         .pathspec(true, None::<&str>, false, &empty, gix::worktree::stack::state::attributes::Source::IdMapping)

@@ -159,6 +159,8 @@ struct Diffed {
     unmerged: BTreeMap<BString, Stages>,
     /// The work tree, when it is the new side (its content is read from disk).
     new_root: Option<std::path::PathBuf>,
+    /// Where `.gitattributes` come from for these two sides.
+    attributes: changes::Attributes,
 }
 
 /// Compares `old` with `new` within `filter`.
@@ -205,8 +207,10 @@ fn diff_sides(
     }
     let new_root = (new == Side::Worktree).then(|| repo.workdir().map(ToOwned::to_owned)).flatten();
     interrupt.check()?;
-    let changes = changes::compare(repo, &old_snapshot.state, &new_snapshot.state, new_root.clone(), rewrites)?;
-    Ok(Diffed { changes, unmerged, new_root })
+    let attributes = changes::Attributes::for_sides(old, new);
+    let changes =
+        changes::compare(repo, &old_snapshot.state, &new_snapshot.state, new_root.clone(), attributes, rewrites)?;
+    Ok(Diffed { changes, unmerged, new_root, attributes })
 }
 
 /// HEAD's tree against `index` as `git status` compares them (the staged changes, renames as `diff.renames` says),
@@ -233,31 +237,32 @@ pub(crate) fn staged_by_cache_tree(
     let Some((tree_side, index_side)) = prune::tree_and_index(repo, tree, index)? else { return Ok(None) };
     let path = |entry: &Option<changes::Entry>| entry.as_ref().map(|entry| crate::facets::utf8(&entry.path));
     let kind_of = |mode: gix::index::entry::Mode| mode.to_tree_entry_mode().map(|mode| mode.kind());
-    let staged = changes::compare(repo, &tree_side, &index_side, None, rewrites)?
-        .into_iter()
-        .map(|change| {
-            let status = match change.kind {
-                changes::Kind::Added | changes::Kind::Copied => ChangeKind::Added,
-                changes::Kind::Deleted => ChangeKind::Deleted,
-                changes::Kind::Renamed => ChangeKind::Renamed,
-                changes::Kind::Modified => {
-                    let old = change.old.as_ref().map(|entry| kind_of(entry.mode));
-                    let new = change.new.as_ref().map(|entry| kind_of(entry.mode));
-                    if old == new { ChangeKind::Modified } else { ChangeKind::TypeChange }
-                }
-            };
-            let from = matches!(change.kind, changes::Kind::Renamed | changes::Kind::Copied)
-                .then(|| path(&change.old))
-                .flatten();
-            Staged { path: crate::facets::utf8(change.path()), status, from }
-        })
-        .collect();
+    let staged =
+        changes::compare(repo, &tree_side, &index_side, None, changes::Attributes::WorktreeThenIndex, rewrites)?
+            .into_iter()
+            .map(|change| {
+                let status = match change.kind {
+                    changes::Kind::Added | changes::Kind::Copied => ChangeKind::Added,
+                    changes::Kind::Deleted => ChangeKind::Deleted,
+                    changes::Kind::Renamed => ChangeKind::Renamed,
+                    changes::Kind::Modified => {
+                        let old = change.old.as_ref().map(|entry| kind_of(entry.mode));
+                        let new = change.new.as_ref().map(|entry| kind_of(entry.mode));
+                        if old == new { ChangeKind::Modified } else { ChangeKind::TypeChange }
+                    }
+                };
+                let from = matches!(change.kind, changes::Kind::Renamed | changes::Kind::Copied)
+                    .then(|| path(&change.old))
+                    .flatten();
+                Staged { path: crate::facets::utf8(change.path()), status, from }
+            })
+            .collect();
     Ok(Some(staged))
 }
 
 /// The listing of every change (no patch), with unmerged paths in path order.
 fn stats(repo: &gix::Repository, diffed: &Diffed, interrupt: &Interrupt) -> Result<Vec<FileStat>> {
-    let mut renderer = patch::Renderer::new(repo, diffed.new_root.clone(), patch::Output::Listing)?;
+    let mut renderer = patch::Renderer::new(repo, diffed.new_root.clone(), diffed.attributes, patch::Output::Listing)?;
     let mut out = Vec::with_capacity(diffed.changes.len() + diffed.unmerged.len());
     for change in &diffed.changes {
         interrupt.check()?;

@@ -11,7 +11,7 @@ use gix::diff::blob::unified_diff::{ConsumeHunk, ContextSize, DiffLineKind, Hunk
 use gix::diff::blob::{Algorithm, Diff, InternedInput, ResourceKind, UnifiedDiff, platform::resource::Data};
 use gix::index::entry::Mode;
 
-use super::changes::{Change, Entry, Kind};
+use super::changes::{Attributes, Change, Entry, Kind};
 use super::{FileStat, Status, binary, combined};
 use crate::error::{Error, Result};
 
@@ -68,19 +68,19 @@ enum Content {
 }
 
 impl<'repo> Renderer<'repo> {
-    /// A renderer whose new side is read from `new_root` (the work tree) when given.
+    /// A renderer whose new side is read from `new_root` (the work tree) when given, with `.gitattributes` from
+    /// `attributes`.
     ///
     /// # Errors
     /// [`Error::GitRead`] when the diff configuration or attributes cannot be read.
     pub(crate) fn new(
         repo: &'repo gix::Repository,
         new_root: Option<std::path::PathBuf>,
+        attributes: Attributes,
         output: Output,
     ) -> Result<Self> {
         let roots = gix::diff::blob::pipeline::WorktreeRoots { old_root: None, new_root: new_root.clone() };
-        let cache = repo
-            .diff_resource_cache(gix::diff::blob::pipeline::Mode::ToGit, roots)
-            .map_err(|err| Error::git("diff configuration", err))?;
+        let cache = super::changes::resource_cache(repo, roots, attributes)?;
         let algorithm = cache.options.algorithm.unwrap_or(Algorithm::Myers);
         let with_patch = output != Output::Listing;
         Ok(Self { repo, cache, algorithm, with_patch, binary_content: output == Output::PatchWithBinary, new_root })

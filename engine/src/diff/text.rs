@@ -178,7 +178,7 @@ pub fn read(repo: &gix::Repository, options: &Options, interrupt: &Interrupt) ->
     let against_worktree = old == Side::Index && new == Side::Worktree;
     let diffed = diff_sides(repo, old, new, &filter, changes::configured_rewrites(repo)?, interrupt)?;
     let output = if options.binary { Output::PatchWithBinary } else { Output::Patch };
-    let mut renderer = Renderer::new(repo, diffed.new_root.clone(), output)?;
+    let mut renderer = Renderer::new(repo, diffed.new_root.clone(), diffed.attributes, output)?;
     let mut files = Vec::with_capacity(diffed.changes.len() + diffed.unmerged.len());
     for change in &diffed.changes {
         interrupt.check()?;

@@ -51,6 +51,57 @@ fn commit_details_match_git_show() {
     assert!(refactor.files.iter().any(|file| file.from.as_deref() == Some("src/util.c")), "a rename");
 }
 
+/// Attributes as git reads them: for two trees (`git show`) from the work tree's `.gitattributes` only, never the
+/// index's copy; with the index as a side (`git diff --cached`, `git diff`) from the work tree, then the index.
+#[test]
+fn attributes_are_read_where_git_reads_them() {
+    let fixture = fluxgit_fixtures::build(Scenario::Clean);
+    let write = |path: &str, text: &str| std::fs::write(fixture.path().join(path), text).expect("writable");
+    write("data.dat", "a\nb\n");
+    write(".gitattributes", "*.dat -diff\n");
+    fixture.git(&["add", "data.dat", ".gitattributes"]);
+    fixture.git(&["commit", "-q", "-m", "data marked -diff"]);
+    write("data.dat", "a\nc\n");
+    fixture.git(&["commit", "-q", "-am", "data changed"]);
+    let show = || {
+        let details =
+            read(&fixture, |engine, repo| engine.commit_details(repo, "HEAD", UNLIMITED, &mut measure)).expect("reads");
+        let git = git_numstat(&fixture, &["show", "--numstat", "-z", "-M", "--format=", "HEAD"]);
+        assert_eq!(numstat_of(&details.data.files), git);
+        details.data.files.iter().find(|file| file.path == "data.dat").expect("listed").binary
+    };
+    assert!(show(), "the committed -diff in the work tree applies");
+    std::fs::remove_file(fixture.path().join(".gitattributes")).expect("removable");
+    assert!(!show(), "deleted from the work tree: the index's copy is not read for two trees");
+    write(".gitattributes", "*.dat diff\n");
+    assert!(!show(), "the work tree's file wins over the index's");
+    fixture.git(&["checkout", "-q", "--", ".gitattributes"]);
+    fixture.git(&["rm", "-q", "--cached", ".gitattributes"]);
+    assert!(show(), "an untracked work-tree file applies too");
+    fixture.git(&["reset", "-q"]);
+
+    // The index as a side: the work tree's file first, then the index's.
+    write("data.dat", "a\nd\n");
+    fixture.git(&["add", "data.dat"]);
+    write("data.dat", "a\ne\n");
+    let changes = || {
+        let report =
+            read(&fixture, |engine, repo| engine.worktree_changes(repo, UNLIMITED, &mut measure)).expect("reads");
+        let report = report.data;
+        assert_eq!(numstat_of(&report.staged), git_numstat(&fixture, &["diff", "--numstat", "-z", "-M", "--cached"]));
+        assert_eq!(numstat_of(&report.unstaged), git_numstat(&fixture, &["diff", "--numstat", "-z", "-M"]));
+        let binary = |files: &[fluxgit_engine::diff::FileStat]| {
+            files.iter().find(|file| file.path == "data.dat").expect("listed").binary
+        };
+        (binary(&report.staged), binary(&report.unstaged))
+    };
+    assert_eq!(changes(), (true, true));
+    write(".gitattributes", "*.dat diff\n");
+    assert_eq!(changes(), (false, false), "the work tree's file wins over the index's");
+    std::fs::remove_file(fixture.path().join(".gitattributes")).expect("removable");
+    assert_eq!(changes(), (true, true), "deleted from the work tree: the index's copy applies");
+}
+
 #[test]
 fn a_commit_body_is_read_and_cut_last() {
     let fixture = fluxgit_fixtures::build(Scenario::Clean);
