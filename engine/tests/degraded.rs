@@ -3,28 +3,17 @@
 //! entries, every read tool answers, marks the bad item, and gives the rest as git does. The suspicious name never
 //! makes the engine open the place it leads to.
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use fluxgit_engine::{Budgeted, Engine, Options, budget};
+use common::{engine_for, measure, repo_path};
 use fluxgit_fixtures::{Fixture, Scenario};
 
 const UNLIMITED: usize = 1_000_000;
-
-fn engine_for(fixture: &Fixture) -> Engine {
-    let root = fixture.root().canonicalize().expect("fixture root exists");
-    Engine::new(Options { allowed_roots: vec![root] })
-}
-
-fn measure<T: serde::Serialize>(result: &Budgeted<T>) -> usize {
-    budget::count_tokens(&serde_json::to_string(result).expect("serialises"))
-}
-
-fn repo_path(fixture: &Fixture) -> String {
-    fixture.path().to_str().expect("utf-8 temp path").to_owned()
-}
 
 /// `git status --porcelain=v1` lines (paths unquoted) for `extra` arguments.
 fn porcelain(fixture: &Fixture, extra: &[&str]) -> BTreeSet<String> {
@@ -62,7 +51,7 @@ fn broken_submodules_are_marked_and_the_rest_is_gits_answer() {
     assert_eq!(expected, BTreeSet::from([" M README.md".to_owned(), "?? notes.txt".to_owned()]));
 
     let engine = engine_for(&fixture);
-    let repo = engine.resolve(&repo_path(&fixture)).expect("resolves");
+    let repo = engine.resolve(repo_path(&fixture)).expect("resolves");
     let status = engine.status(&repo, UNLIMITED, &mut measure).expect("repo.status answers").data;
     assert_eq!(our_porcelain(&status), expected);
     let unreadable: Vec<&str> = status.unreadable.iter().map(|item| item.path.as_str()).collect();
@@ -133,7 +122,7 @@ fn plant_trap(root: &Path) -> Vec<std::path::PathBuf> {
 fn the_suspicious_name_never_leads_outside_the_git_dir() {
     let fixture = fluxgit_fixtures::build(Scenario::BrokenSubmodules);
     let fifos = plant_trap(fixture.root());
-    let path = repo_path(&fixture);
+    let path = repo_path(&fixture).to_owned();
     let engine = engine_for(&fixture);
     let (sender, receiver) = mpsc::channel();
     let worker = std::thread::spawn(move || {
@@ -165,7 +154,7 @@ fn the_suspicious_name_never_leads_outside_the_git_dir() {
 fn a_missing_blob_bad_refs_and_broken_worktrees_are_marked() {
     let fixture = fluxgit_fixtures::build(Scenario::Damaged);
     let engine = engine_for(&fixture);
-    let repo = engine.resolve(&repo_path(&fixture)).expect("resolves");
+    let repo = engine.resolve(repo_path(&fixture)).expect("resolves");
 
     let status = engine.status(&repo, UNLIMITED, &mut measure).expect("repo.status answers").data;
     assert_eq!(our_porcelain(&status), porcelain(&fixture, &[]));

@@ -2,17 +2,16 @@
 //! executable), `git ls-tree` for mode and blob sha, line ranges, byte and token cuts at whole lines, and each bad
 //! input refused with its reason; every repository byte-identical after every read.
 
+mod common;
+
 use base64::Engine as _;
+use common::measure;
 use fluxgit_engine::file::FileRange;
 use fluxgit_engine::file::read::{self, Report};
-use fluxgit_engine::{Budgeted, Engine, Error, InvalidReason, Options, budget};
+use fluxgit_engine::{Budgeted, Engine, Error, InvalidReason, Options};
 use fluxgit_fixtures::{Fixture, Scenario};
 
 const UNLIMITED: usize = 100_000_000;
-
-fn measure(result: &Budgeted<Report>) -> usize {
-    budget::count_tokens(&serde_json::to_string(result).expect("serialises"))
-}
 
 fn options(path: &str, rev: Option<&str>) -> read::Options {
     read::Options {

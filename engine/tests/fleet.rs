@@ -4,19 +4,18 @@
 //! digest vs the reflog files after commits, resets, rebases, amends and forced branch moves; fresh answers right
 //! after a change; the registry; budgets.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use common::measure;
 use fluxgit_engine::fleet::radar::{self, State};
 use fluxgit_engine::fleet::{Target, Targets, digest};
-use fluxgit_engine::{Budgeted, Engine, Options, budget};
+use fluxgit_engine::{Budgeted, Engine, Options};
 use fluxgit_fixtures::fleet::{self, FLEET_NOW, Fleet, Kind};
 
 const UNLIMITED: usize = 1_000_000;
-
-fn measure<T: serde::Serialize>(result: &Budgeted<T>) -> usize {
-    budget::count_tokens(&serde_json::to_string(result).expect("serialises"))
-}
 
 fn engine(fleet: &Fleet) -> Engine {
     Engine::new(Options { allowed_roots: vec![fleet.root().to_path_buf()] })

@@ -1,23 +1,13 @@
 //! `repo.history` and `repo.reflog` against the git CLI: `git log` order and paging (also with `-- path` and across
 //! a commit landing between pages), `git reflog`, lost tips from `git rev-list <old> --not --all`, bad input.
 
-use fluxgit_engine::{Budgeted, Engine, Error, InvalidReason, Options, budget, history, reflog};
+mod common;
+
+use common::{engine_for, measure, repo_path};
+use fluxgit_engine::{Engine, Error, InvalidReason, history, reflog};
 use fluxgit_fixtures::{Fixture, Scenario};
 
 const UNLIMITED: usize = 1_000_000;
-
-fn engine_for(fixture: &Fixture) -> Engine {
-    let root = fixture.root().canonicalize().expect("fixture root exists");
-    Engine::new(Options { allowed_roots: vec![root] })
-}
-
-fn measure<T: serde::Serialize>(result: &Budgeted<T>) -> usize {
-    budget::count_tokens(&serde_json::to_string(result).expect("serialises"))
-}
-
-fn repo_path(fixture: &Fixture) -> &str {
-    fixture.path().to_str().expect("utf-8 temp path")
-}
 
 /// Every page of `options` (limit and filters), following `nextCursor`; with `between` run after the first page.
 fn all_pages(fixture: &Fixture, options: history::Options, mut between: impl FnMut()) -> Vec<history::Commit> {

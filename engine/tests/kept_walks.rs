@@ -2,28 +2,18 @@
 //! kept, against fresh walks (`scope::read`, a new engine) and the git CLI: deep pages cost their limit, not the
 //! pages before them; answers stay equal after every kind of history rewrite and with skewed committer dates.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::process::Command;
 
+use common::{engine_for, measure, repo_path};
 use fluxgit_engine::scope::{self, Scope};
-use fluxgit_engine::{Budgeted, Engine, Options, budget, history};
+use fluxgit_engine::{Engine, history};
 use fluxgit_fixtures::{CLOCK_START, Fixture, Scenario};
 
 const UNLIMITED: usize = 1_000_000;
 const DAY: i64 = 86_400;
-
-fn engine_for(fixture: &Fixture) -> Engine {
-    let root = fixture.root().canonicalize().expect("fixture root exists");
-    Engine::new(Options { allowed_roots: vec![root] })
-}
-
-fn measure<T: serde::Serialize>(result: &Budgeted<T>) -> usize {
-    budget::count_tokens(&serde_json::to_string(result).expect("serialises"))
-}
-
-fn repo_path(fixture: &Fixture) -> &str {
-    fixture.path().to_str().expect("utf-8 temp path")
-}
 
 /// Every page of `git log [start] [-- path]` through `engine`, `limit` commits a page: (short sha, subject).
 fn pages(engine: &Engine, fixture: &Fixture, start: Option<&str>, path: Option<&str>, limit: usize) -> Vec<String> {

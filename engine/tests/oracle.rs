@@ -1,27 +1,21 @@
 //! Engine results checked against the git CLI on every fixture scenario: HEAD, upstream, ahead/behind, exact
 //! counts and paths, stashes, recent commits, refs and submodules; and the repository byte-identical afterwards.
 
+mod common;
+
 #[path = "oracle/conflict.rs"]
 mod conflict;
 
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use common::{engine_for, measure};
 use fluxgit_engine::facets::submodules::SubmoduleState;
-use fluxgit_engine::{Budgeted, Engine, Options, brief, budget, refs, status};
+use fluxgit_engine::{brief, refs, status};
 use fluxgit_fixtures::{Fixture, Scenario};
 
 /// Large enough that nothing is cut.
 const UNLIMITED: usize = 1_000_000;
-
-fn engine_for(fixture: &Fixture) -> Engine {
-    let root = fixture.root().canonicalize().expect("fixture root exists");
-    Engine::new(Options { allowed_roots: vec![root] })
-}
-
-fn measure<T: serde::Serialize>(result: &Budgeted<T>) -> usize {
-    budget::count_tokens(&serde_json::to_string(result).expect("serialises"))
-}
 
 struct Reads {
     brief: brief::Brief,

@@ -4,7 +4,10 @@
 //! CI runs 64 cases per property; a long run: `PROPTEST_CASES=20000 cargo test -p fluxgit-engine --test properties
 //! --release`.
 
-use fluxgit_engine::{Budgeted, Engine, Error, InvalidReason, Options, budget, codeowners, history};
+mod common;
+
+use common::measure;
+use fluxgit_engine::{Budgeted, Engine, Error, InvalidReason, Options, codeowners, history};
 use proptest::prelude::*;
 use proptest::test_runner::{TestCaseError, TestRunner};
 
@@ -78,10 +81,6 @@ proptest! {
         let outside = format!("{dir}x/{rest}");
         prop_assert_eq!(parsed.for_file(&outside).map(|rule| rule.line), Some(1));
     }
-}
-
-fn measure<T: serde::Serialize>(result: &Budgeted<T>) -> usize {
-    budget::count_tokens(&serde_json::to_string(result).expect("serialises"))
 }
 
 /// Arbitrary cursors, and real ones with one character changed, are refused as `invalid_cursor` (or, for an

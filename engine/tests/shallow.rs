@@ -2,27 +2,17 @@
 //! `git rev-list --count`, `git merge-base --all`, `git show --numstat` at the boundary, for clones of depth 1 and
 //! 2 whose branches grew past the boundary and were merged across it.
 
+mod common;
+
 use std::collections::BTreeSet;
 
-use fluxgit_engine::{Budgeted, Engine, Options, ancestry, branch_stack, budget, history, scope};
+use common::{engine_for, measure, repo_path};
+use fluxgit_engine::{ancestry, branch_stack, history, scope};
 use fluxgit_fixtures::{Fixture, Scenario};
 
 const UNLIMITED: usize = 1_000_000;
 const SCENARIOS: [Scenario; 2] = [Scenario::ShallowOne, Scenario::ShallowTwo];
 const REFS: [&str; 7] = ["HEAD", "main", "topic", "feature", "origin/main", "origin/side", "v1.0"];
-
-fn engine_for(fixture: &Fixture) -> Engine {
-    let root = fixture.root().canonicalize().expect("fixture root exists");
-    Engine::new(Options { allowed_roots: vec![root] })
-}
-
-fn measure<T: serde::Serialize>(result: &Budgeted<T>) -> usize {
-    budget::count_tokens(&serde_json::to_string(result).expect("serialises"))
-}
-
-fn repo_path(fixture: &Fixture) -> &str {
-    fixture.path().to_str().expect("utf-8 temp path")
-}
 
 fn boundary(fixture: &Fixture) -> BTreeSet<String> {
     let text = std::fs::read_to_string(fixture.git_dir().join("shallow")).expect("a shallow clone has .git/shallow");

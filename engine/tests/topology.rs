@@ -2,14 +2,12 @@
 //! `submodule.status` vs `git submodule status --recursive`, `repo.branchStack` vs `git merge-base` and
 //! `git rev-list --count`; repositories byte-identical after each read.
 
-use fluxgit_engine::facets::submodules::SubmoduleState;
-use fluxgit_engine::{Engine, Error, InvalidReason, Options};
-use fluxgit_fixtures::{Fixture, Scenario};
+mod common;
 
-fn engine_for(fixture: &Fixture) -> Engine {
-    let root = fixture.root().canonicalize().expect("fixture root exists");
-    Engine::new(Options { allowed_roots: vec![root] })
-}
+use common::engine_for;
+use fluxgit_engine::facets::submodules::SubmoduleState;
+use fluxgit_engine::{Engine, Error, InvalidReason};
+use fluxgit_fixtures::{Fixture, Scenario};
 
 /// One worktree as `git worktree list --porcelain` describes it: (path, HEAD, branch ref, detached, bare, locked
 /// reason, prunable).

@@ -1,15 +1,14 @@
 //! `status.showUntrackedFiles` (`no` / `normal` / `all`, `false` / `true`, unset = `normal`) in `repo.status`,
 //! `repo.brief`, `worktree.changes` and `repo.scope`, against `git status --porcelain=v1 -z` in the same mode.
 
+mod common;
+
+use common::measure;
 use fluxgit_engine::facets::worktree::UntrackedMode;
-use fluxgit_engine::{Budgeted, Engine, Options, budget, scope};
+use fluxgit_engine::{Engine, Options, scope};
 use fluxgit_fixtures::{Fixture, Scenario};
 
 const UNLIMITED: usize = 1_000_000;
-
-fn measure<T: serde::Serialize>(result: &Budgeted<T>) -> usize {
-    budget::count_tokens(&serde_json::to_string(result).expect("serialises"))
-}
 
 /// The `??` paths of `git status --porcelain=v1 -z`, in git's order.
 fn git_untracked(fixture: &Fixture) -> Vec<String> {
