@@ -65,7 +65,9 @@ impl Engine {
         let git = &repo.git;
         let to_err = |err| Error::git("worktrees", err);
         let current = repo.location.git_dir.as_path();
-        let main = git.main_repo().map_err(to_err)?;
+        // From the main work tree the handle in hand is the main repository: opening it again (configuration files,
+        // the pack directory) is only needed from a linked worktree.
+        let main = if git.git_dir() == git.common_dir() { git.clone() } else { git.main_repo().map_err(to_err)? };
         let main_git_dir = canonical(main.git_dir());
         let main_path = main.workdir().map_or_else(|| main_git_dir.clone(), canonical);
         let mut worktrees = vec![describe(&main, main_path, main_git_dir == current, true)?];
