@@ -294,19 +294,21 @@ const MAX_WORD_EXPANSION: usize = 256;
 /// when it is a substring of one of the message's words (an occurrence cannot cross a non-word character), so it
 /// matches the documents of every indexed word containing it (BM25 on the `words` field, no positions read), plus
 /// the documents with an over-long word whose trigrams hold it. Other texts (phrases, punctuation) and words found
-/// in too many different words go by their trigrams ([`substring`]).
-fn in_message(searcher: &tantivy::Searcher, fields: Fields, text: &str) -> tantivy::Result<Box<dyn Query>> {
+/// in too many different words go by their trigrams ([`substring`]). The flag tells whether the query is a union
+/// of indexed words (no positions read).
+fn in_message(searcher: &tantivy::Searcher, fields: Fields, text: &str) -> tantivy::Result<(Box<dyn Query>, bool)> {
+    let by_trigrams = |text| Ok((substring(fields.message, text), false));
     if text.is_empty() || text.len() > schema::WORD_MAX_BYTES || !text.chars().all(schema::is_word_char) {
-        return Ok(substring(fields.message, text));
+        return by_trigrams(text);
     }
     let mut words: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
     for segment in searcher.segment_readers() {
         match words_containing(segment, fields.words, text)? {
             Some(found) => words.extend(found.iter().cloned()),
-            None => return Ok(substring(fields.message, text)),
+            None => return by_trigrams(text),
         }
         if words.len() > MAX_WORD_EXPANSION {
-            return Ok(substring(fields.message, text));
+            return by_trigrams(text);
         }
     }
     let mut clauses: Vec<(Occur, Box<dyn Query>)> = words
@@ -317,7 +319,8 @@ fn in_message(searcher: &tantivy::Searcher, fields: Fields, text: &str) -> tanti
         })
         .collect();
     let long = Term::from_field_text(fields.words, schema::LONG_WORD);
-    if searcher.doc_freq(&long)? > 0 {
+    let with_long = searcher.doc_freq(&long)? > 0;
+    if with_long {
         let in_long: Vec<(Occur, Box<dyn Query>)> = vec![
             (Occur::Must, Box::new(TermQuery::new(long, IndexRecordOption::Basic))),
             (Occur::Must, substring(fields.message, text)),
@@ -325,8 +328,12 @@ fn in_message(searcher: &tantivy::Searcher, fields: Fields, text: &str) -> tanti
         clauses.push((Occur::Should, Box::new(BooleanQuery::new(in_long))));
     }
     Ok(match clauses.len() {
-        0 => Box::new(EmptyQuery),
-        _ => Box::new(BooleanQuery::new(clauses)),
+        0 => (Box::new(EmptyQuery), true),
+        // One word: its term query (scored as the union of one would be).
+        1 if !with_long => {
+            (clauses.pop().map_or_else(|| Box::new(EmptyQuery) as Box<dyn Query>, |(_, query)| query), true)
+        }
+        _ => (Box::new(BooleanQuery::new(clauses)), !with_long),
     })
 }
 
@@ -390,8 +397,12 @@ fn from_index(
         let fields: Fields = snapshot.fields;
         let searcher = &snapshot.searcher;
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        // Pruning pays when every part is a union of words; a phrase's position checks would run twice.
+        let mut prune = true;
         for term in &filters.terms {
-            clauses.push((Occur::Must, in_message(searcher, fields, term)?));
+            let (query, words) = in_message(searcher, fields, term)?;
+            prune &= words;
+            clauses.push((Occur::Must, query));
         }
         if let Some(author) = &filters.author {
             clauses.push(filter(substring(fields.author, author)));
@@ -409,15 +420,13 @@ fn from_index(
             };
             clauses.push(filter(Box::new(RangeQuery::new(bound(filters.since), bound(filters.until)))));
         }
-        let query = BooleanQuery::new(clauses);
-        let mut found = searcher.search(&query, &All)?;
-        let total = found.len();
-        let ranked = |a: &Found, b: &Found| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2));
-        if found.len() > limit {
-            found.select_nth_unstable_by(limit, ranked);
-            found.truncate(limit);
-        }
-        found.sort_by(ranked);
+        let query: Box<dyn Query> = match clauses.len() {
+            // One clause: the query itself (a boolean of one `Must` scores as its clause, but hides its shape
+            // from the pruning of word unions).
+            1 => clauses.pop().map_or_else(|| Box::new(EmptyQuery) as Box<dyn Query>, |(_, query)| query),
+            _ => Box::new(BooleanQuery::new(clauses)),
+        };
+        let (total, found) = searcher.search(query.as_ref(), &Best { limit, prune })?;
         let mut ids = Vec::with_capacity(found.len());
         for (_, _, address) in found {
             let document: TantivyDocument = searcher.doc(address)?;
@@ -438,42 +447,141 @@ fn from_index(
 /// One match found in the index: relevance, committer time, where.
 type Found = (Score, i64, DocAddress);
 
-/// Collects every matching document with its score and committer time.
-struct All;
-
-struct AllInSegment {
-    segment: SegmentOrdinal,
-    time: tantivy::columnar::Column<i64>,
-    found: Vec<Found>,
+/// The answer's order: most relevant first, then newest committer date, then index order (a total order, so the
+/// best `limit` are the same whichever way they are chosen).
+fn ranked(a: &Found, b: &Found) -> std::cmp::Ordering {
+    b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2))
 }
 
-impl Collector for All {
-    type Fruit = Vec<Found>;
-    type Child = AllInSegment;
+/// A [`Found`] ordered by [`ranked`]: the greatest is the worst, so a max-heap of them pops the worst kept.
+struct Ranked(Found);
 
-    fn for_segment(&self, segment: SegmentOrdinal, reader: &SegmentReader) -> tantivy::Result<AllInSegment> {
-        Ok(AllInSegment { segment, time: reader.fast_fields().i64("time")?, found: Vec::new() })
+impl PartialEq for Ranked {
+    fn eq(&self, other: &Self) -> bool {
+        ranked(&self.0, &other.0).is_eq()
+    }
+}
+
+impl Eq for Ranked {}
+
+impl PartialOrd for Ranked {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Ranked {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        ranked(&self.0, &other.0)
+    }
+}
+
+/// Counts every matching document and keeps the `limit` best ([`ranked`]) with their scores and committer times:
+/// a heap of `limit` entries instead of every match (a common word matches most of the history).
+///
+/// With `prune`, each segment is counted by the query's own count (for words, the union of their postings, read
+/// without scoring) and the best are found with tantivy's pruning: once `limit` documents are kept, only those
+/// scoring at least the worst kept one are scored further (block-max WAND skips the blocks that cannot reach it;
+/// an equal score still enters, since a newer commit wins a tie). Without `prune` (phrases: position checks are the
+/// cost, so one pass is cheaper than two), every match is scored once, counted and offered to the heap.
+struct Best {
+    limit: usize,
+    prune: bool,
+}
+
+/// The `limit` best of one segment and its number of matches.
+struct BestInSegment {
+    segment: SegmentOrdinal,
+    time: tantivy::columnar::Column<i64>,
+    limit: usize,
+    kept: std::collections::BinaryHeap<Ranked>,
+    count: usize,
+}
+
+impl BestInSegment {
+    /// Offers one match; returns the lowest score a later match needs to be kept (any score while the heap is not
+    /// full).
+    fn offer(&mut self, doc: DocId, score: Score) -> Score {
+        let found = (score, self.time.first(doc).unwrap_or_default(), DocAddress::new(self.segment, doc));
+        if self.kept.len() < self.limit {
+            self.kept.push(Ranked(found));
+        } else if self.kept.peek().is_some_and(|worst| ranked(&found, &worst.0).is_lt()) {
+            self.kept.pop();
+            self.kept.push(Ranked(found));
+        }
+        match self.kept.peek() {
+            Some(worst) if self.kept.len() >= self.limit => worst.0.0,
+            _ => Score::MIN,
+        }
+    }
+}
+
+impl Collector for Best {
+    type Fruit = (usize, Vec<Found>);
+    type Child = BestInSegment;
+
+    fn for_segment(&self, segment: SegmentOrdinal, reader: &SegmentReader) -> tantivy::Result<BestInSegment> {
+        Ok(BestInSegment {
+            segment,
+            time: reader.fast_fields().i64("time")?,
+            limit: self.limit,
+            kept: std::collections::BinaryHeap::with_capacity(self.limit + 1),
+            count: 0,
+        })
     }
 
     fn requires_scoring(&self) -> bool {
         true
     }
 
-    fn merge_fruits(&self, fruits: Vec<Vec<Found>>) -> tantivy::Result<Vec<Found>> {
-        Ok(fruits.into_iter().flatten().collect())
+    fn merge_fruits(&self, fruits: Vec<(usize, Vec<Found>)>) -> tantivy::Result<(usize, Vec<Found>)> {
+        let total = fruits.iter().map(|(count, _)| count).sum();
+        let mut best: Vec<Found> = fruits.into_iter().flat_map(|(_, found)| found).collect();
+        best.sort_by(ranked);
+        best.truncate(self.limit);
+        Ok((total, best))
+    }
+
+    fn collect_segment(
+        &self,
+        weight: &dyn tantivy::query::Weight,
+        segment: SegmentOrdinal,
+        reader: &SegmentReader,
+    ) -> tantivy::Result<(usize, Vec<Found>)> {
+        let mut collector = self.for_segment(segment, reader)?;
+        let alive = reader.alive_bitset();
+        if self.prune {
+            collector.count = usize::try_from(weight.count(reader)?).unwrap_or(usize::MAX);
+            let mut threshold = Score::MIN;
+            weight.for_each_pruning(Score::MIN, reader, &mut |doc, score| {
+                if alive.is_none_or(|alive| alive.is_alive(doc)) {
+                    // Only a score above the threshold is offered: just below the worst kept score, so a tie
+                    // still comes.
+                    threshold = collector.offer(doc, score).next_down();
+                }
+                threshold
+            })?;
+        } else {
+            weight.for_each(reader, &mut |doc, score| {
+                if alive.is_none_or(|alive| alive.is_alive(doc)) {
+                    collector.collect(doc, score);
+                }
+            })?;
+        }
+        Ok(collector.harvest())
     }
 }
 
-impl SegmentCollector for AllInSegment {
-    type Fruit = Vec<Found>;
+impl SegmentCollector for BestInSegment {
+    type Fruit = (usize, Vec<Found>);
 
     fn collect(&mut self, doc: DocId, score: Score) {
-        let time = self.time.first(doc).unwrap_or_default();
-        self.found.push((score, time, DocAddress::new(self.segment, doc)));
+        self.count += 1;
+        self.offer(doc, score);
     }
 
-    fn harvest(self) -> Vec<Found> {
-        self.found
+    fn harvest(self) -> (usize, Vec<Found>) {
+        (self.count, self.kept.into_iter().map(|Ranked(found)| found).collect())
     }
 }
 

@@ -183,6 +183,35 @@ fn ranking_is_relevance_then_date_and_limits_cut() {
     assert_eq!(cut.data.commits.len() + omitted, all.commits.len());
 }
 
+/// The best `limit` are kept while collecting (a heap, pruned by score for words): any limit lists the first
+/// commits of the full ranking, ties in score broken by date and then by index order, for a word (pruned), two words
+/// and a phrase (one pass), with exact totals.
+#[test]
+fn any_limit_lists_the_head_of_the_full_ranking() {
+    let fixture = fluxgit_fixtures::build(Scenario::Clean);
+    for n in 0..40 {
+        // Equal messages tie in score; a few say the word twice (a higher score) or have a longer body (lower).
+        let message = match n % 7 {
+            0 => format!("chore chore: tidy {n:02}"),
+            3 => format!("chore: tidy {n:02}\n\nwith a longer body that lowers the score of the word"),
+            _ => format!("chore: tidy {n:02}"),
+        };
+        commit(&fixture, &format!("f{n}.txt"), &message);
+    }
+    let index_dir = tempfile::tempdir().expect("temp dir");
+    let engine = engine(&fixture, Some(index_dir.path()));
+    for text in ["chore", "tidy chore", "\"chore: tidy\""] {
+        let all = search(&engine, &fixture, &SearchOptions { limit: 200, ..query(text) }, true).expect("searches");
+        assert_eq!(all.total, git_log(&fixture, &query(text)).len(), "{text}");
+        assert_eq!(all.commits.len(), all.total.min(200), "{text}");
+        for limit in [1, 2, 3, 5, 8, 13, 21, 34] {
+            let some = search(&engine, &fixture, &SearchOptions { limit, ..query(text) }, true).expect("searches");
+            assert_eq!(some.total, all.total, "{text}, limit {limit}: total is exact");
+            assert_eq!(some.commits, all.commits[..limit], "{text}, limit {limit}");
+        }
+    }
+}
+
 #[test]
 fn words_inside_long_words_and_around_punctuation_match_git_log() {
     let fixture = fluxgit_fixtures::build(Scenario::Clean);
