@@ -255,12 +255,13 @@ fn read_from(
 ) -> Result<Scope> {
     let repo = facets.git();
     let path = normalise(&options.path)?;
-    let head = repo.head().map_err(|err| Error::git("HEAD", err))?;
-    let tip =
-        if head.is_unborn() { None } else { Some(repo.head_id().map_err(|err| Error::git("HEAD", err))?.detach()) };
-    let commit = tip.map(|tip| repo.find_commit(tip)).transpose().map_err(|err| Error::git("HEAD commit", err))?;
-    let tree = commit.as_ref().map(gix::Commit::tree).transpose().map_err(|err| Error::git("HEAD tree", err))?;
-    let kind = kind(repo, tree.as_ref(), &path)?;
+    // Kept until HEAD, a branch, `packed-refs` or `.git/shallow` changes (what moves the HEAD facet).
+    let variant = format!("engine\0repo.scope at HEAD\0{path}");
+    let at_head = facets.kept(&variant, &[Facet::Head], AtHead::weight, |repo| AtHead::read(repo, &path))?;
+    let kind = match at_head.kind {
+        Some(kind) => kind,
+        None => work_tree_kind(repo, &path),
+    };
     if kind == PathKind::Absent && !in_index(repo, &path)? {
         return Err(Error::invalid(
             InvalidReason::NotFound,
@@ -269,9 +270,9 @@ fn read_from(
     }
     let since = options.now - i64::from(options.churn_days) * SECONDS_PER_DAY;
     let window = (options.churn_days, since, options.now);
-    let (recent_commits, churn) = match (tip, kept) {
+    let (recent_commits, churn) = match (at_head.tip, kept) {
         (Some(tip), Some(kept)) => {
-            let key = crate::walks::Key::new(repo, kept.common_dir, (tip, &[], &[]), Some(&path))?;
+            let key = crate::walks::Key::from_tip(kept.common_dir, tip, Some(&path), at_head.boundary.clone());
             let begin = || Walk::new(repo, tip, Some(&path));
             kept.walks.with(&key, begin, |walk| {
                 Ok((
@@ -287,15 +288,65 @@ fn read_from(
         (None, _) => (Vec::new(), churn(repo, None, &path, window, interrupt)?),
     };
     let status: std::sync::Arc<worktree::Status> = facets.get(Facet::WorkTreeStatus, worktree::status)?;
+    let code_owners = match &at_head.owners {
+        Some(owners) => owners.clone(),
+        // Not in HEAD's tree: nothing under it there, the rules decide alone.
+        None => owners(at_head.codeowners.as_ref(), None, &path, kind)?,
+    };
     Ok(Scope {
         path: if path.is_empty() { ".".to_owned() } else { path.clone() },
         kind,
         working_tree: changes(repo, &status, &path)?,
         recent_commits,
         churn,
-        code_owners: owners(commit.as_ref(), tree.as_ref(), &path, kind)?,
-        shallow: crate::ancestry::Shallow::read(repo)?.is_shallow(),
+        code_owners,
+        shallow: !at_head.boundary.is_empty(),
     })
+}
+
+/// What `repo.scope` reads from HEAD for one path: a function of HEAD's commit and the shallow boundary alone, so
+/// the engine keeps it under the HEAD facet (the lookups of HEAD, its commit and tree, the path in the tree, the
+/// CODEOWNERS file and, for a directory, every file under it are then not made again while nothing moves).
+#[derive(Debug, Clone)]
+struct AtHead {
+    /// HEAD's commit; `None` while unborn.
+    tip: Option<ObjectId>,
+    /// What the path is in HEAD's tree (`Directory` for the whole repository); `None` when the tree lacks it (the
+    /// work tree then decides, on every call).
+    kind: Option<PathKind>,
+    /// The CODEOWNERS file at HEAD.
+    codeowners: Option<codeowners::Loaded>,
+    /// The code owners of the path when `kind` is known.
+    owners: Option<Owners>,
+    /// The shallow boundary (sorted; empty for a complete repository).
+    boundary: Vec<ObjectId>,
+}
+
+impl AtHead {
+    /// Reads it.
+    ///
+    /// # Errors
+    /// [`Error::GitRead`] when HEAD, its commit, its tree, the CODEOWNERS blob or `.git/shallow` cannot be read.
+    fn read(repo: &gix::Repository, path: &str) -> Result<Self> {
+        let head = repo.head().map_err(|err| Error::git("HEAD", err))?;
+        let tip =
+            if head.is_unborn() { None } else { Some(repo.head_id().map_err(|err| Error::git("HEAD", err))?.detach()) };
+        let commit = tip.map(|tip| repo.find_commit(tip)).transpose().map_err(|err| Error::git("HEAD commit", err))?;
+        let tree = commit.as_ref().map(gix::Commit::tree).transpose().map_err(|err| Error::git("HEAD tree", err))?;
+        let kind = tree_kind(tree.as_ref(), path)?;
+        let codeowners = commit.as_ref().map(codeowners::read_at).transpose()?.flatten();
+        let owners = kind.map(|kind| owners(codeowners.as_ref(), tree.as_ref(), path, kind)).transpose()?;
+        let boundary = crate::ancestry::Shallow::read(repo)?.boundary().to_vec();
+        Ok(Self { tip, kind, codeowners, owners, boundary })
+    }
+
+    /// Its approximate size in bytes, for the cache's bound.
+    fn weight(&self) -> usize {
+        let owners = self.owners.as_ref().map_or(0, |owners| {
+            owners.owners_by_rule.len() * 128 + owners.errors.len() * 128 + owners.owners.len() * 32
+        });
+        256 + owners + self.boundary.len() * 20
+    }
 }
 
 /// Cuts the lists to `max_tokens`, in the priority of [`Engine::scope`].
@@ -355,20 +406,26 @@ fn within(path: &str, prefix: &str) -> bool {
     prefix.is_empty() || path.strip_prefix(prefix).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
 }
 
-fn kind(repo: &gix::Repository, tree: Option<&gix::Tree<'_>>, path: &str) -> Result<PathKind> {
+/// What `path` is in HEAD's `tree`: `Directory` for the whole repository, `None` when the tree lacks it (or
+/// there is no tree: HEAD is unborn).
+fn tree_kind(tree: Option<&gix::Tree<'_>>, path: &str) -> Result<Option<PathKind>> {
     if path.is_empty() {
-        return Ok(PathKind::Directory);
+        return Ok(Some(PathKind::Directory));
     }
-    if let Some(tree) = tree
-        && let Some(entry) = tree.lookup_entry_by_path(path).map_err(|err| Error::git("tree entry", err))?
-    {
-        return Ok(if entry.mode().is_tree() { PathKind::Directory } else { PathKind::File });
-    }
-    Ok(match repo.workdir().map(|workdir| std::fs::symlink_metadata(workdir.join(path))) {
+    let Some(tree) = tree else { return Ok(None) };
+    Ok(tree
+        .lookup_entry_by_path(path)
+        .map_err(|err| Error::git("tree entry", err))?
+        .map(|entry| if entry.mode().is_tree() { PathKind::Directory } else { PathKind::File }))
+}
+
+/// What `path`, absent from HEAD's tree, is in the work tree.
+fn work_tree_kind(repo: &gix::Repository, path: &str) -> PathKind {
+    match repo.workdir().map(|workdir| std::fs::symlink_metadata(workdir.join(path))) {
         Some(Ok(metadata)) if metadata.is_dir() => PathKind::Directory,
         Some(Ok(_)) => PathKind::File,
         _ => PathKind::Absent,
-    })
+    }
 }
 
 /// Whether the index has `path` or an entry below it (any stage).
@@ -523,13 +580,14 @@ fn churn_kept(
     Ok(Churn { days, since: utc(since), until: utc(until), commits, author_count: authors.len(), authors })
 }
 
+/// The owners of `path` (a `kind`) under the CODEOWNERS file `loaded`; a directory's files are those under it in
+/// `tree` (none without a tree).
 fn owners(
-    commit: Option<&gix::Commit<'_>>,
+    loaded: Option<&codeowners::Loaded>,
     tree: Option<&gix::Tree<'_>>,
     path: &str,
     kind: PathKind,
 ) -> Result<Owners> {
-    let loaded = commit.map(codeowners::read_at).transpose()?.flatten();
     let Some(loaded) = loaded else {
         return Ok(Owners {
             file: None,

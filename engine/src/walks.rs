@@ -63,6 +63,19 @@ impl Key {
             boundary: crate::ancestry::Shallow::read(repo)?.boundary().to_vec(),
         })
     }
+
+    /// [`Key::new`] of a walk from `tip` alone, with the shallow `boundary` already read (sorted, as
+    /// [`crate::ancestry::Shallow::boundary`] gives it).
+    pub(crate) fn from_tip(common_dir: &Path, tip: ObjectId, path: Option<&str>, boundary: Vec<ObjectId>) -> Self {
+        Self {
+            common_dir: common_dir.to_path_buf(),
+            tip,
+            also: Vec::new(),
+            hidden: Vec::new(),
+            path: path.unwrap_or_default().trim_end_matches('/').to_owned(),
+            boundary,
+        }
+    }
 }
 
 /// One commit a kept walk showed.

@@ -12,7 +12,7 @@ use fluxgit_engine::{Engine, Options, brief, refs, scope, status};
 use fluxgit_fixtures::{Fixture, Scenario};
 
 /// The changes made between calls, each with the git CLI (or a plain file write where that is what a user does).
-const ACTIONS: [&str; 14] = [
+const ACTIONS: [&str; 15] = [
     "commit",
     "branch-create",
     "branch-delete",
@@ -27,6 +27,7 @@ const ACTIONS: [&str; 14] = [
     "submodule-checkout",
     "tag",
     "new-dir",
+    "codeowners",
 ];
 
 fn rounds() -> usize {
@@ -57,9 +58,9 @@ fn uncached() -> CacheOptions {
     CacheOptions { enabled: false, ..CacheOptions::default() }
 }
 
-/// The three cached tools' answers as JSON: through the engine's answer cache (as the sidecar calls them) and
+/// The three cached tools' answers and two scopes as JSON: through the engine's answer cache (as the sidecar calls them) and
 /// without diagnostics (which name the cache mode), plus the mode.
-fn answers(engine: &Engine, path: &str) -> ([String; 4], &'static str) {
+fn answers(engine: &Engine, path: &str) -> ([String; 5], &'static str) {
     let repo = engine.resolve(path).expect("resolves");
     let json = |value: &dyn erased::Json| value.json();
     let brief = engine
@@ -80,10 +81,16 @@ fn answers(engine: &Engine, path: &str) -> ([String; 4], &'static str) {
             engine.refs(&repo, usize::MAX, &mut |_| 0).map(|refs| json(&refs.data))
         })
         .expect("refs");
-    // `repo.scope` is not kept as an answer; its work-tree part comes from the cached status facet.
-    let options = scope::Options { path: ".".to_owned(), churn_days: 90, recent_commits: 10, now: 2_000_000_000 };
-    let scope = engine.scope(&repo, &options, usize::MAX, &mut |_| 0).map(|scope| json(&scope.data)).expect("scope");
-    ([brief, status, refs, scope], engine.cache_diagnostics(&repo).cache)
+    // `repo.scope` is not kept as an answer; its work-tree part comes from the cached status facet, what it reads
+    // at HEAD (the path in HEAD's tree, CODEOWNERS, the shallow boundary) is kept under the HEAD facet. The whole
+    // repository, and a file that comes and goes (its error, when absent, compared too).
+    let scope = |path: &str| {
+        let options = scope::Options { path: path.to_owned(), churn_days: 90, recent_commits: 10, now: 2_000_000_000 };
+        engine
+            .scope(&repo, &options, usize::MAX, &mut |_| 0)
+            .map_or_else(|err| err.to_string(), |scope| json(&scope.data))
+    };
+    ([brief, status, refs, scope("."), scope("counter.txt")], engine.cache_diagnostics(&repo).cache)
 }
 
 mod erased {
@@ -176,6 +183,14 @@ fn act(fixture: &Fixture, action: &str) {
             fixture.git_raw_in(&sub, &["checkout", "-q", target]);
         }
         "tag" => git(&["tag", "-f", &format!("v{}", n % 4)]),
+        // CODEOWNERS at HEAD decides `repo.scope`'s owners: a commit that changes its rules.
+        "codeowners" => {
+            std::fs::create_dir_all(path.join(".github")).expect("mkdir");
+            let rules = format!("* @team{}\n/counter.txt @owner{}\n", n % 3, n % 2);
+            std::fs::write(path.join(".github/CODEOWNERS"), rules).expect("write");
+            git(&["add", ".github/CODEOWNERS"]);
+            git(&["commit", "-q", "-m", &format!("chore: owners {n}")]);
+        }
         "new-dir" => {
             let dir = path.join(format!("new/dir{}", n % 3));
             std::fs::create_dir_all(&dir).expect("mkdir");
@@ -201,7 +216,9 @@ fn run_rounds(fixture: &Fixture, cached: &Engine, rounds: usize, seed: u64) -> V
         act(fixture, action);
         let (ours, mode) = answers(cached, &path);
         let (truth, _) = answers(&fresh, &path);
-        for (idx, tool) in ["repo.brief", "repo.status", "repo.refs", "repo.scope"].iter().enumerate() {
+        for (idx, tool) in
+            ["repo.brief", "repo.status", "repo.refs", "repo.scope .", "repo.scope counter.txt"].iter().enumerate()
+        {
             assert_eq!(ours[idx], truth[idx], "round {round}: {tool} stale after {action}");
         }
         modes.push(mode);

@@ -701,6 +701,25 @@ impl<'a> Reader<'a> {
         self.git
     }
 
+    /// A value derived from the repository's state that only the facets in `reads` can change (a part of a tool's
+    /// answer), from the answer cache under `variant` (which must hold every other input and start with
+    /// `engine\0` and the reader's name, apart from the tools' own answers), else computed by `compute` and kept;
+    /// computed on every call when reading directly.
+    pub(crate) fn kept<V: Clone + Send + Sync + 'static>(
+        &self,
+        variant: &str,
+        reads: &[Facet],
+        weight: impl Fn(&V) -> usize,
+        compute: impl FnOnce(&gix::Repository) -> Result<V>,
+    ) -> Result<V> {
+        match self.cached {
+            Some((cache, call, location)) => {
+                cache.answer(call, location, variant, Some(reads), weight, || compute(self.git))
+            }
+            None => compute(self.git),
+        }
+    }
+
     /// The facet `facet`, computed by `read` when it is not in memory.
     pub(crate) fn get<T: Serialize + Send + Sync + 'static>(
         &self,
