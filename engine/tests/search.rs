@@ -212,6 +212,48 @@ fn any_limit_lists_the_head_of_the_full_ranking() {
     }
 }
 
+/// A rebuilt index removes what older schema versions kept for the same repository, and nothing else.
+#[test]
+fn indexes_of_other_versions_are_removed_on_rebuild() {
+    let fixture = fluxgit_fixtures::build(Scenario::Clean);
+    let index_dir = tempfile::tempdir().expect("temp dir");
+    let current = {
+        let engine = engine(&fixture, Some(index_dir.path()));
+        search(&engine, &fixture, &query("e"), true).expect("searches");
+        let repo = engine.resolve(repo_path(&fixture)).expect("resolves");
+        engine.index_dir(&repo).expect("an index dir")
+    };
+    let digest = current.file_name().expect("a digest").to_owned();
+    let version = format!("v{}", fluxgit_engine::index::SCHEMA_VERSION);
+    assert_eq!(current.parent().and_then(Path::file_name), Some(std::ffi::OsStr::new(&version)));
+    let plant = |relative: &Path| {
+        std::fs::create_dir_all(index_dir.path().join(relative)).expect("mkdir");
+        std::fs::write(index_dir.path().join(relative).join("meta.json"), "{}").expect("write");
+    };
+    let old = Path::new("v1").join(&digest);
+    let other_repository = Path::new("v1").join("0123456789abcdef");
+    let only_this = Path::new("v0").join(&digest);
+    let not_a_version = Path::new("vx").join(&digest);
+    for planted in [&old, &other_repository, &only_this, &not_a_version] {
+        plant(planted);
+    }
+    // An index that opens stays: nothing is removed.
+    let engine_again = engine(&fixture, Some(index_dir.path()));
+    search(&engine_again, &fixture, &query("e"), true).expect("searches");
+    assert!(index_dir.path().join(&old).exists(), "an index that opens is no rebuild");
+    drop(engine_again);
+    // A rebuild (the current one is gone) removes the older versions of this repository.
+    std::fs::remove_dir_all(&current).expect("remove the current index");
+    let engine = engine(&fixture, Some(index_dir.path()));
+    let report = search(&engine, &fixture, &query("e"), true).expect("searches");
+    assert_eq!(shas(&report), git_log(&fixture, &query("e")));
+    assert!(current.join("meta.json").exists(), "rebuilt");
+    assert!(!index_dir.path().join(&old).exists(), "v1 of this repository removed");
+    assert!(index_dir.path().join(&other_repository).exists(), "another repository's v1 kept");
+    assert!(!index_dir.path().join("v0").exists(), "an emptied version directory removed");
+    assert!(index_dir.path().join(&not_a_version).exists(), "not a version: kept");
+}
+
 #[test]
 fn words_inside_long_words_and_around_punctuation_match_git_log() {
     let fixture = fluxgit_fixtures::build(Scenario::Clean);

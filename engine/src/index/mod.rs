@@ -191,8 +191,28 @@ impl Store {
 
     /// The directory of `common_dir`'s index.
     pub fn index_dir(&self, common_dir: &Path) -> PathBuf {
-        let digest = crate::history::digest(&[&common_dir.display().to_string()], 16);
-        self.dir.join(format!("v{SCHEMA_VERSION}")).join(digest)
+        self.dir.join(format!("v{SCHEMA_VERSION}")).join(digest(common_dir))
+    }
+
+    /// Removes `common_dir`'s indexes of other schema versions (`<dir>/v<N>/<digest>`, and `v<N>` once empty): a
+    /// new version's index is built from nothing, so they would only hold disk. Failures are ignored (another
+    /// process may be removing them too).
+    fn remove_other_versions(&self, common_dir: &Path) {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else { return };
+        let digest = digest(common_dir);
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(version) = name.to_str().and_then(|name| name.strip_prefix('v')) else { continue };
+            if version.is_empty() || !version.bytes().all(|byte| byte.is_ascii_digit()) {
+                continue;
+            }
+            if version == SCHEMA_VERSION.to_string() {
+                continue;
+            }
+            let _ = std::fs::remove_dir_all(entry.path().join(&digest));
+            // Only succeeds once no other repository's index is left in it.
+            let _ = std::fs::remove_dir(entry.path());
+        }
     }
 
     fn slot(&self, common_dir: &Path) -> Arc<Slot> {
@@ -224,8 +244,10 @@ impl Store {
             match open(&dir, common_dir) {
                 Ok(opened) => state.opened = Some(opened),
                 Err(_) => {
-                    // Missing, of another version, unreadable or corrupt: start again from nothing.
+                    // Missing, of another version, unreadable or corrupt: start again from nothing, and drop what
+                    // older versions kept for this repository.
                     let _ = std::fs::remove_dir_all(&dir);
+                    self.remove_other_versions(common_dir);
                     match create(&dir) {
                         Ok(opened) => state.opened = Some(opened),
                         Err(err) => return Status::Unavailable(err),
@@ -320,6 +342,11 @@ impl Store {
             .sum();
         Some(Stats { commits: snapshot.searcher.num_docs(), bytes })
     }
+}
+
+/// The name of `common_dir`'s index directory (the same in every schema version).
+fn digest(common_dir: &Path) -> String {
+    crate::history::digest(&[&common_dir.display().to_string()], 16)
 }
 
 /// Why applying a plan failed.
