@@ -4,21 +4,24 @@ use serde::Serialize;
 
 use crate::budget::{Budgeted, Measure, first, fit_sections};
 use crate::cache::Reader;
-use crate::compact::is_zero;
+use crate::compact::{Implied, is_zero};
 use crate::error::Result;
 use crate::facets::commits::Abbrev;
 use crate::facets::refs::{Branch, Remote, RemoteBranch, Tag};
 use crate::facets::stashes::Stash;
 use crate::facets::{Facet, commits, head, refs, stashes};
 
-/// The refs report. `counts` are exact; lists may be cut by the budget (see the envelope's `omitted`).
+/// The refs report. Lists may be cut by the budget (see the envelope's `omitted`); `counts` then give their exact
+/// totals.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Report {
     /// Where HEAD is.
     pub head: head::Head,
-    /// Exact totals of each list.
-    pub counts: RefCounts,
+    /// Exact totals of each list; left out while they say nothing the lists do not (no list cut by the budget):
+    /// each count is then its list's length.
+    #[serde(skip_serializing_if = "Implied::is_implied")]
+    pub counts: Implied<RefCounts>,
     /// Local branches in name order, with upstream and ahead/behind; default empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub branches: Vec<Branch>,
@@ -94,13 +97,13 @@ pub(crate) fn read_from(facets: &Reader<'_>) -> Result<Report> {
     remote_branches.iter_mut().for_each(|branch| short(&mut branch.sha));
     Ok(Report {
         head: head.0.clone(),
-        counts: RefCounts {
+        counts: Implied::stated(RefCounts {
             branches: branches.len(),
             remotes: remotes.len(),
             stashes: stashes.len(),
             tags: tags.len(),
             remote_branches: remote_branches.len(),
-        },
+        }),
         branches,
         remotes,
         stashes,
@@ -125,7 +128,8 @@ pub fn fit(full: Report, max_tokens: usize, measure: &mut Measure<'_, Report>) -
     ];
     let cut = |full: &Report, shown: &[usize]| Report {
         head: full.head.clone(),
-        counts: full.counts,
+        // The counts are the five lists' lengths unless one of them is cut (`unreadable` is not counted).
+        counts: Implied::new(*full.counts, shown[..5] == totals[..5]),
         branches: first(&full.branches, shown[0]),
         remotes: first(&full.remotes, shown[1]),
         stashes: first(&full.stashes, shown[2]),

@@ -258,12 +258,13 @@ pub fn refs() -> FnTool {
     };
     let data = json!({
         "type": "object",
-        "required": ["head", "counts"],
+        "required": ["head"],
         "properties": {
             "head": schema::head(),
-            "counts": { "type": "object",
+            "counts": defaulted(json!({ "type": "object",
                 "properties": { "branches": opt_count(), "remotes": opt_count(), "stashes": opt_count(),
-                    "tags": opt_count(), "remoteBranches": opt_count() } },
+                    "tags": opt_count(), "remoteBranches": opt_count() } }),
+                "each list's length (no list cut by the budget)"),
             "branches": named(json!({ "current": opt_flag(), "upstream": schema::upstream(),
                 "error": schema::item_error("the branch (e.g. it names an object that does not exist; `sha` is what \
                     the ref file says)") })),
@@ -285,7 +286,8 @@ pub fn refs() -> FnTool {
             title: "Branches, tags, remotes and stashes",
             description: "Local branches with upstream and ahead/behind (gone upstreams flagged), remotes (URLs \
             without passwords), stashes newest first, tags peeled to their commit, and remote-tracking branches. \
-            Exact counts always; lists are cut to `maxTokens` in that priority and counted in `omitted`.",
+            Lists are cut to `maxTokens` in that priority and counted in `omitted`; exact `counts` of every list \
+            come with a cut answer.",
             input_schema: schema::input(
                 json!({ "repoPath": schema::repo_path(), "maxTokens": schema::max_tokens(200, 32000, REFS_DEFAULT_TOKENS),
                     "format": schema::format() }),

@@ -229,6 +229,7 @@ fn status_and_refs_fit_every_budget() {
             // Remote-tracking branches without symbolic refs such as origin/HEAD.
             git_count(&fixture, &["for-each-ref", "--format=%(if)%(symref)%(then)%(else)x%(end)", "refs/remotes"]),
         ];
+        check_refs_counts(&refs_full, &refs_totals, &format!("{} repo.refs uncut", scenario.name()));
         for budget in SMALL_AND_USUAL_BUDGETS {
             let label = format!("{} repo.status @{budget}", scenario.name());
             match call(&registry, &engine, "repo.status", as_text(json!({"repoPath": path, "maxTokens": budget}))) {
@@ -249,6 +250,7 @@ fn status_and_refs_fit_every_budget() {
             }
             match call(&registry, &engine, "repo.refs", json!({"repoPath": path, "maxTokens": budget})) {
                 Ok(cut) => {
+                    check_refs_counts(&cut.structured, &refs_totals, &label);
                     cuts += usize::from(check_budget(&refs_full, &cut, budget, REFS_SECTIONS, &refs_totals, &label))
                 }
                 Err(err) => assert!(err.starts_with("-32602") && budget < 200, "{label}: {err}"),
@@ -256,6 +258,18 @@ fn status_and_refs_fit_every_budget() {
         }
     }
     assert!(cuts >= 5, "the small budgets must cut something ({cuts} cut results)");
+}
+
+/// `repo.refs` gives `counts` only beside a cut list (compact JSON: uncut, they are the lists' lengths), and then
+/// git's exact totals.
+fn check_refs_counts(envelope: &Value, totals: &[usize], label: &str) {
+    let cut = REFS_SECTIONS.iter().any(|(section, _)| envelope.pointer(&format!("/omitted/{section}")).is_some());
+    let counts = envelope["data"].get("counts");
+    assert_eq!(counts.is_some(), cut, "{label}: counts only beside a cut list: {envelope}");
+    for ((section, _), total) in REFS_SECTIONS.iter().zip(totals).filter(|_| cut) {
+        let stated = envelope.pointer(&format!("/data/counts/{section}")).and_then(Value::as_u64).unwrap_or(0);
+        assert_eq!(stated, *total as u64, "{label}: counts.{section}");
+    }
 }
 
 #[test]
