@@ -532,7 +532,7 @@ fn ignore_files(repo: &gix::Repository) -> Vec<(String, Option<std::path::PathBu
 /// outside the repository (`~/...`, an absolute path) is not watched, so answers that depend on it are told apart
 /// by this key instead. A file is hashed again only when its metadata (size, times, inode) changed since it was
 /// last hashed (see [`content_digest`]).
-pub fn ignore_files_key(repo: &gix::Repository) -> String {
+pub fn files_key(repo: &gix::Repository) -> String {
     let mut key = String::new();
     for (name, file, _) in ignore_files(repo) {
         let state = file.as_deref().map_or_else(|| "no HOME".to_owned(), content_digest);

@@ -116,9 +116,9 @@ impl Engine {
     }
 
     /// What `file.blame` answers depend on outside what the engine's watcher sees: the content of the ignore-revs
-    /// files (one may live outside the repository, e.g. under the home directory). Part of a cached answer's key,
-    /// so that editing such a file is never answered from a stale cache.
-    pub fn file_blame_key(&self, repo: &Repo) -> String {
-        blame::ignore_files_key(&repo.git)
+    /// files and of `mailmap.file` (one may live outside the repository, e.g. under the home directory). Part of a
+    /// cached answer's key, so that editing such a file is never answered from a stale cache.
+    pub fn blame_files_key(&self, repo: &Repo) -> String {
+        blame::files_key(&repo.git)
     }
 }

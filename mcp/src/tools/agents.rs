@@ -8,7 +8,7 @@ use crate::config;
 use crate::envelope::{AGENT_DETECTION_DISABLED, Frame};
 use crate::tools::repo::{Format, parse, run_formatted};
 use crate::tools::schema;
-use crate::tools::{CallContext, FnTool, ProtocolError, ToolDefinition, ToolOutput};
+use crate::tools::{Cache, CallContext, FnTool, ProtocolError, ToolDefinition, ToolOutput};
 
 /// `agents.presence`'s default budget in tokens.
 pub const PRESENCE_DEFAULT_TOKENS: u64 = 1000;
@@ -65,6 +65,7 @@ pub fn presence() -> FnTool {
     });
     FnTool {
         handler: call_presence,
+        cache: Cache::Never,
         definition: ToolDefinition {
             name: "agents.presence",
             title: "Other agents in this repository",

@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 
 use crate::tools::repo::{Format, parse, run, run_formatted};
 use crate::tools::schema::{self, count, defaulted, opt_count, opt_flag, opt_list, opt_string};
-use crate::tools::{CallContext, FnTool, ProtocolError, ToolDefinition, ToolOutput};
+use crate::tools::{Cache, CallContext, FnTool, ProtocolError, ToolDefinition, ToolOutput};
 
 /// `conflict.read`'s default budget in tokens.
 pub const READ_DEFAULT_TOKENS: u64 = 8000;
@@ -83,6 +83,7 @@ pub fn read() -> FnTool {
     });
     FnTool {
         handler: call_read,
+        cache: Cache::until_any_change(),
         definition: ToolDefinition {
             name: "conflict.read",
             title: "Read the active conflict",
@@ -183,6 +184,7 @@ pub fn preflight() -> FnTool {
     });
     FnTool {
         handler: call_preflight,
+        cache: Cache::Never,
         definition: ToolDefinition {
             name: "repo.conflictPreflight",
             title: "Predict merge and rebase conflicts",

@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 
 use crate::tools::repo::{Format, parse, run_formatted};
 use crate::tools::schema::{self, count, defaulted, opt_count, opt_flag, opt_list};
-use crate::tools::{CallContext, FnTool, ProtocolError, ToolDefinition, ToolOutput};
+use crate::tools::{Cache, CallContext, FnTool, ProtocolError, ToolDefinition, ToolOutput};
 
 /// `commit.details`' default budget in tokens.
 pub const COMMIT_DEFAULT_TOKENS: u64 = 4000;
@@ -117,6 +117,7 @@ pub fn commit_details() -> FnTool {
     });
     FnTool {
         handler: call_commit_details,
+        cache: Cache::until_any_change(),
         definition: ToolDefinition {
             name: "commit.details",
             title: "Commit details",
@@ -183,6 +184,7 @@ pub fn worktree_changes() -> FnTool {
     });
     FnTool {
         handler: call_worktree_changes,
+        cache: Cache::until_any_change(),
         definition: ToolDefinition {
             name: "worktree.changes",
             title: "Work-tree changes with line counts",
@@ -263,6 +265,7 @@ pub fn diff_text() -> FnTool {
     });
     FnTool {
         handler: call_diff_text,
+        cache: Cache::until_any_change(),
         definition: ToolDefinition {
             name: "diff.text",
             title: "Unified diff",

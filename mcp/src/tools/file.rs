@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 
 use crate::tools::repo::{Format, parse, run_formatted};
 use crate::tools::schema;
-use crate::tools::{CallContext, FnTool, ProtocolError, ToolDefinition, ToolOutput};
+use crate::tools::{Cache, CallContext, FnTool, ProtocolError, ToolDefinition, ToolOutput};
 
 /// `file.read`'s default budget in tokens: about 30 KiB of source.
 pub const READ_DEFAULT_TOKENS: u64 = 8000;
@@ -95,6 +95,7 @@ pub fn read_tool() -> FnTool {
     });
     FnTool {
         handler: call_read,
+        cache: Cache::until_any_change(),
         definition: ToolDefinition {
             name: "file.read",
             title: "File at a revision",
@@ -186,6 +187,7 @@ pub fn blame_tool() -> FnTool {
     });
     FnTool {
         handler: call_blame,
+        cache: Cache::Kept { reads: None, also: blame_files },
         definition: ToolDefinition {
             name: "file.blame",
             title: "Line authorship",
@@ -221,6 +223,12 @@ pub fn blame_tool() -> FnTool {
             read_only: true,
         },
     }
+}
+
+/// For `file.blame`'s [`Cache::Kept::also`]: the content of the ignore-revs files and `mailmap.file`, which may lie
+/// outside the watched repository ([`fluxgit_engine::Engine::blame_files_key`]).
+pub(crate) fn blame_files(ctx: &CallContext<'_>, repo: &fluxgit_engine::Repo) -> String {
+    ctx.engine.blame_files_key(repo)
 }
 
 fn call_blame(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {

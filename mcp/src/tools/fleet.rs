@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use crate::envelope::{Frame, SOURCE_LOCAL};
 use crate::tools::repo::{Format, parse};
 use crate::tools::schema::{self, count};
-use crate::tools::{CallContext, FnTool, ProtocolError, ToolDefinition, ToolOutput};
+use crate::tools::{Cache, CallContext, FnTool, ProtocolError, ToolDefinition, ToolOutput};
 
 /// `fleet.radar`'s default budget in tokens.
 pub const RADAR_DEFAULT_TOKENS: u64 = 4000;
@@ -116,6 +116,7 @@ fn radar_schema() -> Value {
 pub fn radar() -> FnTool {
     FnTool {
         handler: call_radar,
+        cache: Cache::Never,
         definition: ToolDefinition {
             name: "fleet.radar",
             title: "Fleet radar: which repositories need attention",
@@ -203,6 +204,7 @@ fn digest_schema() -> Value {
 pub fn digest() -> FnTool {
     FnTool {
         handler: call_digest,
+        cache: Cache::Never,
         definition: ToolDefinition {
             name: "fleet.digest",
             title: "Fleet digest: how HEADs and branches moved",

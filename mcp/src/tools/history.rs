@@ -5,9 +5,9 @@ use fluxgit_engine::history;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::tools::FnTool;
 use crate::tools::repo::{Format, parse, run_formatted};
 use crate::tools::schema::{self, count, defaulted, nullable_string, opt_flag, opt_list};
+use crate::tools::{Cache, FnTool};
 use crate::tools::{CallContext, ProtocolError, ToolDefinition, ToolOutput};
 
 /// `repo.history`'s default budget in tokens: a full default page of 50 commits fits.
@@ -61,6 +61,7 @@ pub fn history() -> FnTool {
     });
     FnTool {
         handler: call_history,
+        cache: Cache::until_any_change(),
         definition: ToolDefinition {
             name: "repo.history",
             title: "Commit history, paged",
@@ -137,6 +138,7 @@ pub fn reflog() -> FnTool {
     });
     FnTool {
         handler: call_reflog,
+        cache: Cache::until_any_change(),
         definition: ToolDefinition {
             name: "repo.reflog",
             title: "Reflog with recovery hints",

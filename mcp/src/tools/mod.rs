@@ -89,6 +89,51 @@ pub mod operation;
 pub struct FnTool {
     pub(crate) definition: ToolDefinition,
     pub(crate) handler: fn(&CallContext<'_>, &Map<String, Value>) -> Result<ToolOutput, ProtocolError>,
+    /// Whether the engine keeps the tool's rendered answers, and until what changes.
+    pub(crate) cache: Cache,
+}
+
+/// Whether a tool's rendered answers are kept in the engine's answer cache (keyed by the tool, the path the caller
+/// gave, the arguments and [`Cache::Kept::also`]) until a change the engine's watcher sees.
+#[derive(Clone, Copy)]
+pub enum Cache {
+    /// Never kept: the answer depends on what no watch of the repository sees (`repo.scope` the clock through its
+    /// churn window, `worktree.list` directories outside the repository's trees, the fleet tools many repositories,
+    /// `agents.presence` the agents' session stores, `repo.search` its index, the gateway tools the gateway;
+    /// `repo.conflictPreflight` computes each prediction afresh).
+    Never,
+    /// Kept until a change of the repository invalidates it.
+    Kept {
+        /// The facets the answer reads: a change to another facet keeps it. `None`: any change of the repository
+        /// invalidates it.
+        reads: Option<&'static [Facet]>,
+        /// What else the answer depends on, as part of its key: [`depends_on_nothing_else`], [`the_hour`], or for
+        /// `file.blame` the ignore-revs and mailmap files' content ([`file::blame_files`]).
+        also: fn(&CallContext<'_>, &fluxgit_engine::Repo) -> String,
+    },
+}
+
+impl Cache {
+    /// Kept until one of the facets in `reads` changes; the answer depends on nothing else.
+    pub(crate) const fn until_change_of(reads: &'static [Facet]) -> Self {
+        Self::Kept { reads: Some(reads), also: depends_on_nothing_else }
+    }
+
+    /// Kept until any change of the repository; the answer depends on nothing else.
+    pub(crate) const fn until_any_change() -> Self {
+        Self::Kept { reads: None, also: depends_on_nothing_else }
+    }
+}
+
+/// For [`Cache::Kept::also`]: the answer depends on the repository and the arguments only.
+pub(crate) fn depends_on_nothing_else(_: &CallContext<'_>, _: &fluxgit_engine::Repo) -> String {
+    String::new()
+}
+
+/// For [`Cache::Kept::also`]: the current hour (`repo.brief`'s hints look at the branch movements of the last
+/// days), so that a kept answer is at most an hour old.
+pub(crate) fn the_hour(_: &CallContext<'_>, _: &fluxgit_engine::Repo) -> String {
+    (crate::config::now_epoch_secs() / 3600).to_string()
 }
 
 impl Tool for FnTool {
@@ -96,27 +141,25 @@ impl Tool for FnTool {
         &self.definition
     }
 
-    /// Runs the handler, or serves its rendered answer from the engine's cache when the tool's answers are cached
-    /// ([`cached_reads`]) and nothing they read changed since the same arguments were answered.
+    /// Runs the handler, or serves its rendered answer from the engine's cache when the tool's answers are kept
+    /// ([`FnTool::cache`]) and nothing they depend on changed since the same arguments were answered.
     fn call(&self, ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
-        let name = self.definition.name;
-        let repo = match (cached_reads(name), arguments.get("repoPath").and_then(Value::as_str)) {
-            (Some(reads), Some(path)) => ctx.resolve(path).ok().map(|repo| (reads, repo)),
-            _ => None,
+        let Cache::Kept { reads, also } = self.cache else {
+            return (self.handler)(ctx, arguments);
         };
-        let Some((reads, repo)) = repo else {
+        let Some(repo) = arguments.get("repoPath").and_then(Value::as_str).and_then(|path| ctx.resolve(path).ok())
+        else {
             return (self.handler)(ctx, arguments);
         };
         // Everything the answer depends on besides the repository's state: the tool, the path the caller gave
-        // (the envelope names it), the arguments and, for the brief, the hour (its hints look at the branch
-        // movements of the last days) and, for file.blame, the content of its ignore-revs files (one may lie outside
-        // the watched repository). Product errors and protocol errors are never kept.
-        let hour = if name == "repo.brief" { crate::config::now_epoch_secs() / 3600 } else { 0 };
-        let outside = if name == "file.blame" { ctx.engine.file_blame_key(&repo) } else { String::new() };
+        // (the envelope names it), the arguments and what the tool's `also` names. Product errors and protocol
+        // errors are never kept.
         let variant = format!(
-            "{name}\0{}\0{}\0{hour}\0{outside}",
+            "{}\0{}\0{}\0{}",
+            self.definition.name,
             repo.location.requested.display(),
-            Value::Object(arguments.clone())
+            Value::Object(arguments.clone()),
+            also(ctx, &repo)
         );
         let outcome = ctx.engine.answer(
             &repo,
@@ -129,20 +172,6 @@ impl Tool for FnTool {
             },
         );
         outcome.or_else(|uncached| uncached)
-    }
-}
-
-/// Tools whose rendered answers the engine keeps until a facet they read changes: `Some(Some(facets))`, or
-/// `Some(None)` when any change of the repository invalidates them. `None`: never cached (`repo.scope` depends on
-/// the clock, `worktree.list` on directories outside the repository's trees, the rest on the gateway).
-fn cached_reads(tool: &str) -> Option<Option<&'static [Facet]>> {
-    match tool {
-        "repo.brief" => Some(Some(fluxgit_engine::brief::READS)),
-        "repo.status" => Some(Some(fluxgit_engine::status::READS)),
-        "repo.refs" => Some(Some(fluxgit_engine::refs::READS)),
-        "repo.history" | "repo.reflog" | "repo.branchStack" | "commit.details" | "diff.text" | "worktree.changes"
-        | "submodule.status" | "conflict.read" | "file.read" | "file.blame" => Some(None),
-        _ => None,
     }
 }
 

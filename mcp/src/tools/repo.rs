@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 
 use crate::envelope::Frame;
 use crate::tools::schema::{self, count, defaulted, opt_count, opt_flag, opt_list, opt_string};
-use crate::tools::{CallContext, FnTool, ProtocolError, ToolDefinition, ToolOutput};
+use crate::tools::{Cache, CallContext, FnTool, ProtocolError, ToolDefinition, ToolOutput, the_hour};
 
 /// `repo.brief`'s default budget in tokens (SPEC §5).
 pub const BRIEF_DEFAULT_TOKENS: u64 = 600;
@@ -148,6 +148,7 @@ pub fn brief() -> FnTool {
     });
     FnTool {
         handler: call_brief,
+        cache: Cache::Kept { reads: Some(fluxgit_engine::brief::READS), also: the_hour },
         definition: ToolDefinition {
             name: "repo.brief",
             title: "Repository brief",
@@ -221,6 +222,7 @@ pub fn status() -> FnTool {
     });
     FnTool {
         handler: call_status,
+        cache: Cache::until_change_of(fluxgit_engine::status::READS),
         definition: ToolDefinition {
             name: "repo.status",
             title: "Work-tree status",
@@ -281,6 +283,7 @@ pub fn refs() -> FnTool {
     });
     FnTool {
         handler: call_refs,
+        cache: Cache::until_change_of(fluxgit_engine::refs::READS),
         definition: ToolDefinition {
             name: "repo.refs",
             title: "Branches, tags, remotes and stashes",

@@ -5,9 +5,9 @@ use fluxgit_engine::scope;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::tools::FnTool;
 use crate::tools::repo::{Format, change_list, parse, run_formatted};
 use crate::tools::schema::{self, count, defaulted, opt_count, opt_list};
+use crate::tools::{Cache, FnTool};
 use crate::tools::{CallContext, ProtocolError, ToolDefinition, ToolOutput};
 
 /// `repo.scope`'s default budget in tokens.
@@ -65,6 +65,7 @@ fn output_schema() -> Value {
 pub fn scope() -> FnTool {
     FnTool {
         handler: call_scope,
+        cache: Cache::Never,
         definition: ToolDefinition {
             name: "repo.scope",
             title: "Subtree scope: changes, history, churn, owners",

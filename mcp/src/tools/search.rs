@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 
 use crate::tools::repo::{Format, parse, run_formatted};
 use crate::tools::schema::{self, count, defaulted, opt_list};
-use crate::tools::{CallContext, FnTool, ProtocolError, ToolDefinition, ToolOutput};
+use crate::tools::{Cache, CallContext, FnTool, ProtocolError, ToolDefinition, ToolOutput};
 
 /// `repo.search`'s default budget in tokens: a default page of 20 matches fits.
 pub const SEARCH_DEFAULT_TOKENS: u64 = 3000;
@@ -52,6 +52,7 @@ pub fn search() -> FnTool {
     });
     FnTool {
         handler: call_search,
+        cache: Cache::Never,
         definition: ToolDefinition {
             name: "repo.search",
             title: "Search commits",

@@ -5,9 +5,9 @@ use fluxgit_engine::{Budgeted, branch_stack};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::tools::FnTool;
 use crate::tools::repo::{parse, run};
 use crate::tools::schema::{self, defaulted, opt_count, opt_flag, opt_list, opt_string};
+use crate::tools::{Cache, FnTool};
 use crate::tools::{CallContext, ProtocolError, ToolDefinition, ToolOutput};
 
 fn whole<T>(data: T) -> Budgeted<T> {
@@ -67,6 +67,7 @@ pub fn branch_stack() -> FnTool {
     });
     FnTool {
         handler: call_branch_stack,
+        cache: Cache::until_any_change(),
         definition: ToolDefinition {
             name: "repo.branchStack",
             title: "Branch stack",
@@ -126,6 +127,7 @@ pub fn worktree_list() -> FnTool {
         "properties": { "worktrees": { "type": "array", "items": worktree } } });
     FnTool {
         handler: call_worktree_list,
+        cache: Cache::Never,
         definition: ToolDefinition {
             name: "worktree.list",
             title: "Worktrees",
@@ -166,6 +168,7 @@ pub fn submodule_status() -> FnTool {
         "properties": { "path": defaulted(json!({ "type": "string" }), "null (no filter)"), "submodules": opt_list(submodule) } });
     FnTool {
         handler: call_submodule_status,
+        cache: Cache::until_any_change(),
         definition: ToolDefinition {
             name: "submodule.status",
             title: "Submodule status",
