@@ -242,6 +242,63 @@ fn merges_and_renames_of_the_diffs_fixture_equal_git_blame() {
     }
 }
 
+/// Rewrites the fixture's objects as one pack: laid out as `git fast-import` writes it (each new version of a file
+/// or tree a delta on the one before, so walking back reads chains from their full end) or, with `repacked`, as
+/// `git repack -adf` does (newer versions are the bases). Commit ids stay the same.
+fn pack_objects(fixture: &Fixture, repacked: bool) {
+    if repacked {
+        fixture.git(&["repack", "-adf", "-q"]);
+        return;
+    }
+    let head = fixture.git(&["rev-parse", "HEAD"]);
+    let stream = fixture.git_raw(&["fast-export", "--all", "--signed-tags=verbatim"]).stdout;
+    let objects = fixture.path().join(".git/objects");
+    for entry in std::fs::read_dir(&objects).expect("objects dir") {
+        let path = entry.expect("entry").path();
+        let name = path.file_name().and_then(|name| name.to_str()).unwrap_or_default().to_owned();
+        if name == "pack" || (name.len() == 2 && name.bytes().all(|byte| byte.is_ascii_hexdigit())) {
+            std::fs::remove_dir_all(&path).expect("objects removed");
+        }
+    }
+    std::fs::create_dir(objects.join("pack")).expect("pack dir");
+    let mut import = fixture.git_command(fixture.path());
+    // Kept as one pack however few the objects (git unpacks fewer than 100 by default).
+    import.args(["-c", "fastimport.unpackLimit=0", "fast-import", "--quiet", "--force"]);
+    let mut child = import.stdin(std::process::Stdio::piped()).spawn().expect("git fast-import runs");
+    std::io::Write::write_all(&mut child.stdin.take().expect("stdin"), &stream).expect("stream written");
+    assert!(child.wait().expect("git fast-import ends").success());
+    assert_eq!(fixture.git(&["rev-parse", "HEAD"]), head, "the same commits");
+    let packs = std::fs::read_dir(objects.join("pack")).expect("pack dir").count();
+    assert_eq!(packs, 2, "one pack and its index");
+}
+
+/// `file.blame` reads pack files through its own delta base cache: from either pack layout it answers as git does
+/// (whole files and ranges at every commit, the rename, the ignore list, merges).
+#[test]
+fn packed_histories_equal_git_blame_in_both_pack_layouts() {
+    for repacked in [false, true] {
+        let fixture = fluxgit_fixtures::build(Scenario::Blame);
+        pack_objects(&fixture, repacked);
+        for commit in fixture.git(&["rev-list", "--all"]).lines() {
+            for path in ["src/parser.c", "lib/parser.c", "README.md"] {
+                if fixture.git_raw(&["cat-file", "-e", &format!("{commit}:{path}")]).status.success() {
+                    check(&fixture, commit, path, None, false);
+                    check(&fixture, commit, path, Some((3, 9)), false);
+                }
+            }
+        }
+        let report = check(&fixture, "HEAD", "lib/parser.c", None, true);
+        assert!(report.ranges.iter().any(|range| range.orig_path.as_deref() == Some("src/parser.c")), "{report:#?}");
+        assert_eq!(report.ignored_revs.len(), 2, "{report:#?}");
+
+        let diffs = fluxgit_fixtures::build(Scenario::Diffs);
+        pack_objects(&diffs, repacked);
+        for (rev, path) in [("HEAD", "src/long.c"), ("HEAD", "src/helpers.c"), ("HEAD^2", "src/long.c")] {
+            check(&diffs, rev, path, None, true);
+        }
+    }
+}
+
 #[test]
 fn budgets_cut_at_whole_ranges() {
     let fixture = fluxgit_fixtures::build(Scenario::Blame);
