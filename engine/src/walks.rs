@@ -54,14 +54,8 @@ impl Key {
         (tip, also, hidden): (ObjectId, &[ObjectId], &[ObjectId]),
         path: Option<&str>,
     ) -> Result<Self> {
-        Ok(Self {
-            common_dir: common_dir.to_path_buf(),
-            tip,
-            also: also.to_vec(),
-            hidden: hidden.to_vec(),
-            path: path.unwrap_or_default().trim_end_matches('/').to_owned(),
-            boundary: crate::ancestry::Shallow::read(repo)?.boundary().to_vec(),
-        })
+        let boundary = crate::ancestry::Shallow::read(repo)?.boundary().to_vec();
+        Ok(Self { also: also.to_vec(), hidden: hidden.to_vec(), ..Self::from_tip(common_dir, tip, path, boundary) })
     }
 
     /// [`Key::new`] of a walk from `tip` alone, with the shallow `boundary` already read (sorted, as

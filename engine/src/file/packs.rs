@@ -201,6 +201,9 @@ impl gix::objs::FindHeader for ChainCachingObjects<'_> {
 /// Applies git's delta `instructions` to `base`: the result, or `None` when the delta is corrupt (its base size
 /// is not `base`'s, a copy reaches past `base`, the result is not the size the delta announces, or an
 /// instruction is the reserved 0).
+///
+/// Ours because gix-pack 0.77 keeps its applier (`data::delta::apply`) private to the crate, reachable only through
+/// `decode_entry`, whose buffer copies this module avoids.
 fn apply_delta(base: &[u8], instructions: &[u8]) -> Option<Vec<u8>> {
     let (base_size, rest) = delta_size(instructions)?;
     if base_size != base.len() {
