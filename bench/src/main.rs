@@ -194,7 +194,7 @@ struct TokensArgs {
     /// `<scenario>/peer/` and `tokens.json`), replayed when the scenario's fixtures are at the same path.
     #[arg(long, value_name = "DIR")]
     peer_recorded: Option<PathBuf>,
-    /// The sidecar as it was before issue 16 (commit 96f0a1f), for the per-tool table's "before" column.
+    /// The sidecar as it was before the compact shapes (commit 96f0a1f), for the per-tool table's "before" column.
     #[arg(long, value_name = "BINARY")]
     baseline: Option<PathBuf>,
     /// Also run `repo.brief` on this existing repository (repeatable), e.g. `.` for the project's own checkout:
@@ -544,7 +544,7 @@ fn tokens(args: &TokensArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The last commit before issue 16 (compact JSON, `format: "text"`): the per-tool table's baseline.
+/// The last commit before the compact shapes (compact JSON, `format: "text"`): the per-tool table's baseline.
 const BASELINE_COMMIT: &str = "96f0a1f";
 
 /// The command that reproduces this run, on any machine: the flags of the run, with the peer (and the baseline)
@@ -586,10 +586,11 @@ fn invocation(args: &TokensArgs, peer_version: Option<&str>) -> String {
     }
     if args.baseline.is_some() {
         setup.push(format!(
-            "git worktree add --detach /tmp/before-16 {BASELINE_COMMIT} && cargo build --manifest-path \
-             /tmp/before-16/Cargo.toml -p fluxgit-mcp-sidecar   # the sidecar before issue 16"
+            "git worktree add --detach /tmp/fluxgit-{BASELINE_COMMIT} {BASELINE_COMMIT} && cargo build \
+             --manifest-path /tmp/fluxgit-{BASELINE_COMMIT}/Cargo.toml -p fluxgit-mcp-sidecar   # the sidecar \
+             before the compact shapes"
         ));
-        line.push_str(" --baseline /tmp/before-16/target/debug/fluxgit-mcp-sidecar");
+        line.push_str(&format!(" --baseline /tmp/fluxgit-{BASELINE_COMMIT}/target/debug/fluxgit-mcp-sidecar"));
     }
     setup.push(line);
     setup.join("\n")

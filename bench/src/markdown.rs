@@ -11,7 +11,7 @@ use crate::run::{PINNED_NOW_EPOCH_SECS, RepoRun, SIDES, ScenarioRun, ServerSide,
 
 /// The ratio of our brief to the peer's that issue 6 asks for, at equal facts.
 const PEER_TARGET: f64 = 0.8;
-/// The ratio of our text brief to the hand-typed counterexample that issue 16 asks for, carrying every fact.
+/// The ratio of our text brief to the hand-typed counterexample that the target asks for, carrying every fact.
 const TEXT_TARGET: f64 = 1.3;
 
 /// What the document says about the run besides the scenarios.
@@ -353,21 +353,21 @@ fn repos(out: &mut String, repos: &[RepoRun]) {
     out.push('\n');
 }
 
-/// The ratio of a tool's default answer now to before issue 16 that issue 16 asks for.
+/// The ratio of a tool's default answer now to before the compact shapes (commit 96f0a1f) that the target asks for.
 const BEFORE_TARGET: f64 = 0.8;
 
 /// Every tool's default call summed over the scenarios where every side that ran answered it (not an error):
-/// before issue 16, JSON now, text now, the peer.
+/// before the compact shapes, JSON now, text now, the peer.
 fn per_tool(out: &mut String, runs: &[ScenarioRun]) {
     out.push_str(
         "## Per tool
 
 Every tool's default call (only its required arguments: `repo.scope` on `.`, \
          `commit.details` of `HEAD`) on each scenario's fixture, summed over the scenarios where every side that ran \
-         answered it without an error and uncut by its default budget (`scenarios`): the sidecar before issue 16 (`--baseline`, commit 96f0a1f), \
+         answered it without an error and uncut by its default budget (`scenarios`): the sidecar before the compact shapes (`--baseline`, commit 96f0a1f: before compact JSON and the text format), \
          ours now in JSON and in text, and the peer. Targets: JSON now at most 0.8x before, and not above the peer. \
          Raw answers: `bench/results/<scenario>/per-tool/`.\n\n\
-         | tool | scenarios | before issue 16 | JSON now | now ÷ before | text now | peer | JSON ÷ peer |\n\
+         | tool | scenarios | before compact shapes | JSON now | now ÷ before | text now | peer | JSON ÷ peer |\n\
          |---|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     let ok = |side: Option<&ServerSide>, index: usize| -> Option<Option<Tokens>> {

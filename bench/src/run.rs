@@ -33,7 +33,7 @@ pub(crate) struct Setup {
     pub(crate) peer: Option<PathBuf>,
     /// A peer's answers recorded by an earlier run, replayed instead of running one.
     pub(crate) peer_recorded: Option<PathBuf>,
-    /// The sidecar as it was before issue 16, for the per-tool table's "before" column.
+    /// The sidecar as it was before the compact shapes (commit 96f0a1f), for the per-tool table's "before" column.
     pub(crate) baseline: Option<PathBuf>,
 }
 

@@ -108,7 +108,7 @@ pub(crate) const ALL: [BenchScenario; 9] = [
     },
 ];
 
-/// Every tool's default call for the per-tool table (issue 16): the tools that existed before issue 16, each with
+/// Every tool's default call for the per-tool table: the tools that existed before the compact shapes, each with
 /// only its required arguments (`repo.scope` on the whole tree, `commit.details` of HEAD).
 pub(crate) const PER_TOOL: [ToolCall; 13] = [
     BRIEF,
