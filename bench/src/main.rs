@@ -54,6 +54,16 @@ enum Mode {
     /// Commit index benchmark: build time, size, one-commit updates, `repo.search` vs `git log`, deep
     /// `repo.history` pages and `repo.scope` cold/warm.
     Index(IndexArgs),
+    /// One in-process `file.blame` of a whole file at HEAD, for the blame benchmark's CPU measurement.
+    #[command(hide = true)]
+    BlameProbe {
+        /// The repository.
+        #[arg(long, value_name = "DIR")]
+        repo: PathBuf,
+        /// The file, relative to the repository's root.
+        #[arg(long)]
+        path: String,
+    },
 }
 
 #[derive(Debug, clap::Args)]
@@ -211,6 +221,9 @@ fn main() -> ExitCode {
         Mode::Blame(args) => blame(&args),
         Mode::Index(args) => index_bench(&args),
         Mode::Count { files } => count(&files),
+        Mode::BlameProbe { repo, path } => {
+            blame::probe(&repo, &path).map(|lines| println!("{lines} lines blamed in {}", repo.display()))
+        }
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -431,7 +444,16 @@ fn blame(args: &BlameArgs) -> anyhow::Result<()> {
         samples: args.samples.max(1),
     };
     eprintln!("fluxgit-bench: blaming {} ...", setup.path);
-    let run = blame::run(&setup)?;
+    let mut run = blame::run(&setup)?;
+    let probe = std::env::current_exe()?;
+    eprintln!("fluxgit-bench: CPU seconds, fast-import layout ...");
+    run.cpu.push(blame::cpu(&probe, &setup.repo, setup.path, "fast-import", setup.samples)?);
+    eprintln!("fluxgit-bench: CPU seconds, after git repack -adf ...");
+    let repack = Command::new("git").args(["repack", "-adf", "-q"]).current_dir(&setup.repo).status()?;
+    if !repack.success() {
+        bail!("git repack -adf failed ({repack})");
+    }
+    run.cpu.push(blame::cpu(&probe, &setup.repo, setup.path, "repacked", setup.samples)?);
     let results_dir = args.results_dir.clone().unwrap_or_else(|| workspace_root().join("bench/results/blame"));
     blame::write_results(&results_dir, &run)?;
     let markdown_path = args.markdown.clone().unwrap_or_else(|| workspace_root().join("BENCHMARK.md"));
