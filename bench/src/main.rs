@@ -618,22 +618,24 @@ fn invocation(args: &TokensArgs, peer_version: Option<&str>) -> String {
     setup.join("\n")
 }
 
-/// Builds the sidecar with the cargo running us (when there is one) and returns the binary beside ours.
+/// Builds the sidecar with the cargo running us (when there is one), in the profile this binary was built with
+/// (a release bench measures a release sidecar), and returns the binary beside ours.
 fn built_sidecar() -> anyhow::Result<PathBuf> {
+    let exe = std::env::current_exe()?;
+    let mut dir = exe.parent().context("the binary has a directory")?;
+    if dir.ends_with("deps") {
+        dir = dir.parent().context("deps has a parent")?;
+    }
     if let Some(cargo) = std::env::var_os("CARGO") {
         let status = Command::new(cargo)
             .args(["build", "-q", "-p", "fluxgit-mcp-sidecar", "--bin", "fluxgit-mcp-sidecar"])
+            .args(profile_args(dir))
             .current_dir(workspace_root())
             .status()
             .context("cannot run cargo to build the sidecar")?;
         if !status.success() {
             bail!("building fluxgit-mcp-sidecar failed ({status})");
         }
-    }
-    let exe = std::env::current_exe()?;
-    let mut dir = exe.parent().context("the binary has a directory")?;
-    if dir.ends_with("deps") {
-        dir = dir.parent().context("deps has a parent")?;
     }
     let sidecar = dir.join(format!("fluxgit-mcp-sidecar{}", std::env::consts::EXE_SUFFIX));
     if !sidecar.is_file() {
@@ -642,7 +644,31 @@ fn built_sidecar() -> anyhow::Result<PathBuf> {
     Ok(sidecar)
 }
 
+/// The cargo arguments that build into `profile_dir` (a target dir's `debug`, `release` or custom profile folder):
+/// none for `debug` (cargo's `dev` profile), `--profile NAME` otherwise.
+fn profile_args(profile_dir: &Path) -> Vec<String> {
+    match profile_dir.file_name().and_then(|name| name.to_str()) {
+        None | Some("debug") => Vec::new(),
+        Some(name) => vec!["--profile".to_owned(), name.to_owned()],
+    }
+}
+
 fn git_version() -> anyhow::Result<String> {
     let output = Command::new("git").arg("--version").output().context("git is on PATH")?;
     Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::profile_args;
+
+    /// A release bench builds a release sidecar (it used to build the debug one and measure it).
+    #[test]
+    fn the_sidecar_is_built_in_the_bench_profile() {
+        assert!(profile_args(Path::new("/w/target/debug")).is_empty());
+        assert_eq!(profile_args(Path::new("/w/target/release")), ["--profile", "release"]);
+        assert_eq!(profile_args(Path::new("/w/target/bench-lto")), ["--profile", "bench-lto"]);
+    }
 }
