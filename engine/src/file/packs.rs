@@ -148,6 +148,13 @@ impl<'a> ChainCachingObjects<'a> {
         Ok((kind, data))
     }
 
+    /// The pack holding `id` (the first opened, in file name order) and the entry's offset in it.
+    fn locate(&self, id: &oid) -> Option<Place> {
+        self.packs.iter().enumerate().find_map(|(pack_idx, bundle)| {
+            bundle.index.lookup(id).map(|index| (pack_idx, bundle.index.pack_offset_at_index(index)))
+        })
+    }
+
     /// Pack entries inflated so far.
     #[cfg(test)]
     fn inflated(&self) -> usize {
@@ -170,10 +177,7 @@ impl gix::objs::Find for ChainCachingObjects<'_> {
         if let Some(kind) = state.recent.copy(id, buffer) {
             return Ok(Some(gix::objs::Data::new(buffer, kind, self.object_hash)));
         }
-        let found = self.packs.iter().enumerate().find_map(|(pack_idx, bundle)| {
-            bundle.index.lookup(id).map(|index| (pack_idx, bundle.index.pack_offset_at_index(index)))
-        });
-        let Some((pack_idx, offset)) = found else {
+        let Some((pack_idx, offset)) = self.locate(id) else {
             drop(state);
             return self.objects.try_find(id, buffer);
         };
@@ -193,8 +197,34 @@ impl gix::objs::Find for ChainCachingObjects<'_> {
 }
 
 impl gix::objs::FindHeader for ChainCachingObjects<'_> {
+    /// A packed object stored whole says its kind and size in its entry header. A delta's size is the result's
+    /// and its kind the chain's base's, so it is decoded here, through the base cache, and remembered as read
+    /// lately: the blob diff asks for a blob's header right before the blob itself, which then costs a copy
+    /// instead of a second walk down the chain (and the object database's header walk, which bypasses the cache).
     fn try_header(&self, id: &oid) -> gix::error::Result<Option<gix::objs::Header>> {
-        self.objects.try_header(id)
+        let mut state = self.state.borrow_mut();
+        if let Some((kind, size)) = state.recent.header(id) {
+            return Ok(Some(gix::objs::Header { kind, size }));
+        }
+        let Some((pack_idx, offset)) = self.locate(id) else {
+            drop(state);
+            return self.objects.try_header(id);
+        };
+        if let Ok(entry) = self.packs[pack_idx].pack.entry(offset)
+            && let Some(kind) = entry.header.as_kind()
+        {
+            return Ok(Some(gix::objs::Header { kind, size: entry.decompressed_size }));
+        }
+        match self.decode(&mut state, pack_idx, offset) {
+            Ok((kind, data)) => {
+                state.recent.put(id, (pack_idx, offset), kind, &data);
+                Ok(Some(gix::objs::Header { kind, size: data.len() as u64 }))
+            }
+            Err(Fallback) => {
+                drop(state);
+                self.objects.try_header(id)
+            }
+        }
     }
 }
 
@@ -353,6 +383,12 @@ impl Recent {
         Some(object.kind)
     }
 
+    /// The kind and size of the object `id` if it was read lately.
+    fn header(&self, id: &oid) -> Option<(gix::objs::Kind, u64)> {
+        let object = self.slots.iter().find(|object| object.id == id)?;
+        Some((object.kind, object.data.len() as u64))
+    }
+
     /// A copy of the object at (`pack_idx`, `offset`) if it was read lately.
     fn at(&self, pack_idx: usize, offset: u64) -> Option<(gix::objs::Kind, Vec<u8>)> {
         let object = self.slots.iter().find(|object| object.at == (pack_idx, offset))?;
@@ -491,6 +527,31 @@ mod tests {
         // Read again right away: remembered, not decoded again.
         assert_eq!(read(&objects, &blobs[3].0), content(3).as_bytes());
         assert_eq!(read(&objects, &blobs[2].0), content(2).as_bytes());
+        assert_eq!(objects.inflated(), VERSIONS);
+    }
+
+    /// A header is read without inflating a whole entry, and a delta's header costs no second decode when the
+    /// object is read right after (as the blob diff reads it).
+    #[test]
+    fn headers_are_git_s_and_a_delta_s_header_decodes_it_once() {
+        let temp = fast_import_repo();
+        let repo = gix::open(temp.path()).expect("repository");
+        let objects = ChainCachingObjects::new(&repo, DELTA_BASE_CACHE_BYTES);
+        let blobs: Vec<_> = (0..VERSIONS).map(|version| blob(&repo, &objects, version)).collect();
+        let header =
+            |id: &gix::ObjectId| gix::objs::FindHeader::try_header(&objects, id).expect("readable").expect("found");
+        let size = |version: usize| content(version).len() as u64;
+
+        // The oldest version is stored whole: its header is the entry's.
+        let oldest = header(&blobs[0].0);
+        assert_eq!((oldest.kind, oldest.size), (gix::objs::Kind::Blob, size(0)));
+        assert_eq!(objects.inflated(), 0);
+
+        // The newest is a delta: decoded once for its header, then read from memory.
+        let newest = header(&blobs[3].0);
+        assert_eq!((newest.kind, newest.size), (gix::objs::Kind::Blob, size(3)));
+        assert_eq!(objects.inflated(), VERSIONS);
+        assert_eq!(read(&objects, &blobs[3].0), content(3).as_bytes());
         assert_eq!(objects.inflated(), VERSIONS);
     }
 
