@@ -2,15 +2,18 @@
 //! boundary) have no parents, whether or not their parents' objects happen to be present, exactly as git's own walks
 //! (`git log`, `git rev-list`, `git merge-base`) treat them.
 //!
-//! Every history walk of the engine takes its parents from [`Shallow::parents`]; counts and merge bases go through
-//! [`count_exclusive`] and [`merge_bases`], which use gix's fast graph walks on complete repositories and a
-//! boundary-aware walk of their own on shallow ones (shallow clones are short by construction).
+//! Every history walk of the engine takes its parents from [`Shallow::parents`]; counts and exclusive commits go
+//! through [`ahead_behind`] and [`exclusive`], one walk of all the tips together that is exact whatever the commit
+//! dates ([`reach`]); merge bases through [`merge_bases`], gix's graph walk on complete repositories and a
+//! boundary-aware walk of its own on shallow ones (shallow clones are short by construction).
 
 use std::collections::HashSet;
 
 use gix::ObjectId;
 
 use crate::error::{Error, Result};
+
+pub(crate) mod reach;
 
 /// The shallow boundary of a repository: empty for a complete one.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -84,41 +87,27 @@ impl Shallow {
     }
 }
 
-/// Counts commits reachable from `from` but not from `hidden` (`git rev-list --count hidden..from`), with the
-/// shallow boundary cutting both walks as git's does.
+/// Commits `one` has that `other` lacks, and the other way round (`git rev-list --left-right --count
+/// one...other`), from one walk of both histories, exact whatever the commit dates (see [`reach`]); the shallow
+/// boundary cuts both walks as git's does.
+///
+/// # Errors
+/// [`Error::GitRead`] when a commit cannot be read.
+pub fn ahead_behind(repo: &gix::Repository, one: ObjectId, other: ObjectId) -> Result<(usize, usize)> {
+    if one == other {
+        return Ok((0, 0));
+    }
+    let reach = reach::Reach::walk(repo, &[(one, 0), (other, 1)], 2)?;
+    Ok((reach.count_exclusive(0, 1), reach.count_exclusive(1, 0)))
+}
+
+/// Counts commits reachable from `from` but not from `hidden` (`git rev-list --count hidden..from`): the first of
+/// [`ahead_behind`].
 ///
 /// # Errors
 /// [`Error::GitRead`] when a commit cannot be read.
 pub fn count_exclusive(repo: &gix::Repository, from: ObjectId, hidden: ObjectId) -> Result<usize> {
-    if from == hidden {
-        return Ok(0);
-    }
-    let shallow = Shallow::read(repo)?;
-    if shallow.is_shallow() {
-        let hidden = shallow.ancestors(repo, &[hidden])?;
-        let mut count = 0;
-        let mut seen = HashSet::from([from]);
-        let mut stack = vec![from];
-        while let Some(id) = stack.pop() {
-            if hidden.contains(&id) {
-                continue;
-            }
-            count += 1;
-            for parent in shallow.parents_of(repo, id)? {
-                if seen.insert(parent) {
-                    stack.push(parent);
-                }
-            }
-        }
-        return Ok(count);
-    }
-    let walk = repo.rev_walk([from]).with_hidden([hidden]).all().map_err(|err| Error::git("commit graph", err))?;
-    let mut count = 0;
-    for info in walk {
-        info.map_err(|err| Error::git("commit graph", err))?;
-        count += 1;
-    }
-    Ok(count)
+    Ok(ahead_behind(repo, from, hidden)?.0)
 }
 
 /// The best common ancestors of `one` and `others` taken together, as `git merge-base --all one others...`:
@@ -173,8 +162,8 @@ pub fn merge_base(repo: &gix::Repository, one: ObjectId, two: ObjectId) -> Resul
 }
 
 /// The commits reachable from `from` and from none of `hidden` (`git rev-list from --not hidden...`), at most
-/// `cap` of them, in the walk's order (newest first on a complete repository), with the shallow boundary cutting
-/// the walks as git's does.
+/// `cap` of them, newest first (highest generation number, then newest committer date), exact whatever the commit
+/// dates (see [`reach`]), with the shallow boundary cutting the walks as git's does.
 ///
 /// # Errors
 /// [`Error::GitRead`] when a commit cannot be read.
@@ -182,38 +171,9 @@ pub fn exclusive(repo: &gix::Repository, from: ObjectId, hidden: &[ObjectId], ca
     if hidden.contains(&from) || cap == 0 {
         return Ok(Vec::new());
     }
-    let shallow = Shallow::read(repo)?;
-    let mut commits = Vec::new();
-    if shallow.is_shallow() {
-        let hidden = shallow.ancestors(repo, hidden)?;
-        let mut seen = HashSet::from([from]);
-        let mut stack = vec![from];
-        while let Some(id) = stack.pop() {
-            if hidden.contains(&id) {
-                continue;
-            }
-            commits.push(id);
-            if commits.len() == cap {
-                break;
-            }
-            for parent in shallow.parents_of(repo, id)? {
-                if seen.insert(parent) {
-                    stack.push(parent);
-                }
-            }
-        }
-        return Ok(commits);
-    }
-    let walk = repo
-        .rev_walk([from])
-        .with_hidden(hidden.iter().copied())
-        .all()
-        .map_err(|err| Error::git("commit graph", err))?;
-    for info in walk {
-        commits.push(info.map_err(|err| Error::git("commit graph", err))?.id);
-        if commits.len() == cap {
-            break;
-        }
-    }
+    let mut tips = vec![(from, 0)];
+    tips.extend(hidden.iter().map(|id| (*id, 1)));
+    let mut commits = reach::Reach::walk(repo, &tips, 2)?.exclusive(0, &[1]);
+    commits.truncate(cap);
     Ok(commits)
 }

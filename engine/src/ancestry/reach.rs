@@ -1,0 +1,178 @@
+//! Which tips reach which commits, from one walk of all their histories together, exact whatever the commit dates:
+//! the ground of every ahead/behind count and every `A..B` set of the engine.
+//!
+//! Each tip has a bit (tips may share one); a commit's bits are those of the tips it is reachable from. The walk pops
+//! the highest generation number first (from the commit-graph), then the newest committer date, and hands a commit's
+//! bits to its parents. Bits only grow, and a commit whose bits grow after it was popped is queued again, so the
+//! answer never depends on the order (the order only decides how often a commit is popped).
+//!
+//! Where the walk may stop: a commit carrying every bit adds nothing to any count, and neither do its ancestors. Once
+//! every queued commit carries every bit *and has a generation number*, nothing queued can reach a commit popped
+//! before it (a commit-graph holds every ancestor of its commits, generation numbers fall strictly from child to
+//! parent, and the queue pops the highest first), so the walk stops there, as git's own `ahead_behind` does with a
+//! commit-graph. Without generation numbers no date bounds where a skewed clock hides a path (a commit dated years
+//! before its parent, below a merge, leads back to commits popped long before), so the walk goes on to the roots:
+//! git's walks stop on dates there and can miscount; this one does not.
+
+use gix::ObjectId;
+
+use super::Shallow;
+use crate::error::{Error, Result};
+
+/// Per commit of the walk: where its bits sit in the bit table, and whether it waits in the queue.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Node {
+    slot: u32,
+    queued: bool,
+}
+
+impl Default for Node {
+    fn default() -> Self {
+        Self { slot: u32::MAX, queued: false }
+    }
+}
+
+/// The walk's result: every commit read, with the bits of the tips that reach it.
+pub(crate) struct Reach {
+    words: usize,
+    commits: gix::revwalk::graph::IdMap<gix::revwalk::graph::Commit<Node>>,
+    table: Vec<u64>,
+}
+
+/// Whether `bits` holds bit `bit`.
+pub(crate) fn has(bits: &[u64], bit: usize) -> bool {
+    bits[bit / 64] & (1 << (bit % 64)) != 0
+}
+
+/// Where a popped commit stands for the stop rule: settled once it carries every bit and has a generation number.
+fn settled(bits: &[u64], full: &[u64], generation: Option<u32>) -> bool {
+    generation.is_some() && bits == full
+}
+
+impl Reach {
+    /// Walks from `tips` (commit, bit), `bits` bits in all (each below `bits`). Parents are read as git walks them
+    /// (none for a shallow boundary commit, and a missing commit is skipped, as git's walks skip it beyond a
+    /// boundary); the commit-graph is used when the repository has one and is not shallow (a read never writes one).
+    ///
+    /// # Errors
+    /// [`Error::GitRead`] when a commit or the commit-graph cannot be read.
+    pub(crate) fn walk(repo: &gix::Repository, tips: &[(ObjectId, usize)], bits: usize) -> Result<Self> {
+        let shallow = Shallow::read(repo)?;
+        let words = bits.div_ceil(64).max(1);
+        let mut full = vec![0_u64; words];
+        for bit in 0..bits {
+            full[bit / 64] |= 1 << (bit % 64);
+        }
+        let commit_graph = if shallow.is_shallow() {
+            None
+        } else {
+            repo.commit_graph_if_enabled().map_err(|err| Error::git("commit-graph", err))?
+        };
+        let mut graph = repo.revision_graph::<gix::revwalk::graph::Commit<Node>>(commit_graph.as_ref());
+        let mut walk = Walk { words, full, table: Vec::new(), queue: gix::revwalk::PriorityQueue::new(), unsettled: 0 };
+        for (id, bit) in tips {
+            let mut add = vec![0_u64; words];
+            add[bit / 64] |= 1 << (bit % 64);
+            walk.hand_on(&mut graph, *id, &add)?;
+        }
+        let mut flags = vec![0_u64; words];
+        while walk.unsettled > 0 {
+            let Some((_, id)) = walk.queue.pop() else { break };
+            let Some(commit) = graph.get_mut(&id) else { continue };
+            commit.data.queued = false;
+            let slot = commit.data.slot as usize * words;
+            flags.copy_from_slice(&walk.table[slot..slot + words]);
+            if !settled(&flags, &walk.full, commit.generation) {
+                walk.unsettled -= 1;
+            }
+            if shallow.is_boundary(&id) {
+                continue;
+            }
+            let parents = commit.parents.clone();
+            for parent in parents {
+                walk.hand_on(&mut graph, parent, &flags)?;
+            }
+        }
+        Ok(Self { words, commits: graph.detach(), table: walk.table })
+    }
+
+    /// The bits of a commit the walk read.
+    fn bits_of(&self, commit: &gix::revwalk::graph::Commit<Node>) -> &[u64] {
+        let slot = commit.data.slot as usize * self.words;
+        &self.table[slot..slot + self.words]
+    }
+
+    /// The commits the walk read whose bits satisfy `predicate`.
+    fn matching(
+        &self,
+        predicate: impl Fn(&[u64]) -> bool,
+    ) -> impl Iterator<Item = (&ObjectId, &gix::revwalk::graph::Commit<Node>)> {
+        self.commits.iter().filter(move |(_, commit)| predicate(self.bits_of(commit)))
+    }
+
+    /// Commits that bit `one` reaches and bit `other` does not (`git rev-list --count <other>..<one>`).
+    pub(crate) fn count_exclusive(&self, one: usize, other: usize) -> usize {
+        self.matching(|bits| has(bits, one) && !has(bits, other)).count()
+    }
+
+    /// Commits that bit `one` reaches and none of `others` does, highest generation number first, then newest
+    /// committer date (then by id).
+    pub(crate) fn exclusive(&self, one: usize, others: &[usize]) -> Vec<ObjectId> {
+        let mut found: Vec<_> = self
+            .matching(|bits| has(bits, one) && !others.iter().any(|other| has(bits, *other)))
+            .map(|(id, commit)| (std::cmp::Reverse((commit.generation.unwrap_or(u32::MAX), commit.commit_time)), *id))
+            .collect();
+        found.sort_unstable();
+        found.into_iter().map(|(_, id)| id).collect()
+    }
+}
+
+/// The walk's moving parts.
+struct Walk {
+    words: usize,
+    full: Vec<u64>,
+    table: Vec<u64>,
+    queue: gix::revwalk::PriorityQueue<(u32, i64), ObjectId>,
+    /// Queued commits that are not settled (see [`settled`]): the walk goes on while there is one.
+    unsettled: usize,
+}
+
+impl Walk {
+    /// Adds `bits` to the bits of commit `id` (read on first sight) and queues it when they grew.
+    fn hand_on(
+        &mut self,
+        graph: &mut gix::revwalk::Graph<'_, '_, gix::revwalk::graph::Commit<Node>>,
+        id: ObjectId,
+        bits: &[u64],
+    ) -> Result<()> {
+        let words = self.words;
+        let inserted = graph.get_or_insert_full_commit(id, |commit| {
+            if commit.data.slot == u32::MAX {
+                commit.data.slot = u32::try_from(self.table.len() / words).unwrap_or(u32::MAX - 1);
+                self.table.resize(self.table.len() + words, 0);
+            }
+            let slot = commit.data.slot as usize * words;
+            let have = &mut self.table[slot..slot + words];
+            let was_settled = settled(have, &self.full, commit.generation);
+            let mut grew = false;
+            for (have, add) in have.iter_mut().zip(bits) {
+                grew |= add & !*have != 0;
+                *have |= add;
+            }
+            if !grew {
+                return;
+            }
+            let now_settled = settled(&self.table[slot..slot + words], &self.full, commit.generation);
+            if !commit.data.queued {
+                commit.data.queued = true;
+                self.queue.insert((commit.generation.unwrap_or(u32::MAX), commit.commit_time), id);
+                if !now_settled {
+                    self.unsettled += 1;
+                }
+            } else if !was_settled && now_settled {
+                self.unsettled -= 1;
+            }
+        });
+        inserted.map(|_| ()).map_err(|err| Error::git("commit", err))
+    }
+}

@@ -1,0 +1,238 @@
+//! Ahead/behind counts and exclusive commits are exact whatever the commit dates: every count the engine reports
+//! (`repo.brief` and `repo.status` upstream, `repo.refs` upstream track of every branch, `repo.branchStack` base,
+//! upstream and related branches, `repo.history` ranges `A..B` and `A...B`) equals the count of the commit sets
+//! themselves (from `git rev-list --parents --all`, a walk that cannot stop early) and
+//! `git rev-list --left-right --count A...B`, on a history with merges and commits dated a year before or after
+//! their parents, without a commit-graph, with a full one and with one that misses the newest commits.
+
+use std::collections::{HashMap, HashSet};
+
+use fluxgit_engine::{Budgeted, Engine, Options, budget};
+use fluxgit_fixtures::{Fixture, Scenario};
+
+const UNLIMITED: usize = 1_000_000;
+const YEAR: i64 = 365 * 24 * 3_600;
+
+fn engine_for(fixture: &Fixture) -> Engine {
+    let root = fixture.root().canonicalize().expect("fixture root exists");
+    Engine::new(Options { allowed_roots: vec![root] })
+}
+
+fn measure<T: serde::Serialize>(result: &Budgeted<T>) -> usize {
+    budget::count_tokens(&serde_json::to_string(result).expect("json"))
+}
+
+/// One commit made with `git commit-tree` (the tree of `main`), with `parents`, author and committer dates at
+/// `time` (seconds, which may be older than a parent's: a skewed clock); returns its id.
+fn commit_tree(fixture: &Fixture, parents: &[&str], message: &str, time: i64) -> String {
+    let mut args = vec!["commit-tree".to_owned(), "main^{tree}".to_owned(), "-m".to_owned(), message.to_owned()];
+    for parent in parents {
+        args.extend(["-p".to_owned(), (*parent).to_owned()]);
+    }
+    let date = format!("@{time} +0000");
+    let output = fixture
+        .git_command(fixture.path())
+        .args(&args)
+        .env("GIT_AUTHOR_DATE", &date)
+        .env("GIT_COMMITTER_DATE", &date)
+        .output()
+        .expect("git runs");
+    assert!(output.status.success(), "commit-tree {message}: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout).expect("utf-8").trim().to_owned()
+}
+
+/// The whole commit graph as `git rev-list --parents --all` lists it (a walk that cannot stop early), and a way
+/// to name commits.
+struct Graph<'a> {
+    fixture: &'a Fixture,
+    parents: HashMap<String, Vec<String>>,
+}
+
+impl<'a> Graph<'a> {
+    fn new(fixture: &'a Fixture) -> Self {
+        let parents = fixture
+            .git(&["rev-list", "--parents", "--all"])
+            .lines()
+            .map(|line| {
+                let mut ids = line.split_whitespace().map(str::to_owned);
+                (ids.next().expect("a commit"), ids.collect())
+            })
+            .collect();
+        Self { fixture, parents }
+    }
+
+    /// The commits reachable from `rev` (itself included).
+    fn reachable(&self, rev: &str) -> HashSet<String> {
+        let tip = self.fixture.git(&["rev-parse", &format!("{rev}^{{commit}}")]).trim().to_owned();
+        let mut seen = HashSet::new();
+        let mut stack = vec![tip];
+        while let Some(id) = stack.pop() {
+            if seen.insert(id.clone()) {
+                stack.extend(self.parents.get(&id).into_iter().flatten().cloned());
+            }
+        }
+        seen
+    }
+
+    /// The commits `one` reaches and `other` does not.
+    fn only(&self, one: &str, other: &str) -> HashSet<String> {
+        self.reachable(one).difference(&self.reachable(other)).cloned().collect()
+    }
+
+    /// (commits `one` has that `other` lacks, the other way round), from the commit sets, checked against
+    /// `git rev-list --left-right --count one...other`.
+    fn truth(&self, one: &str, other: &str) -> (usize, usize) {
+        let counts = (self.only(one, other).len(), self.only(other, one).len());
+        let git = self.fixture.git(&["rev-list", "--left-right", "--count", &format!("{one}...{other}")]);
+        let mut fields = git.split_whitespace().map(|field| field.parse::<usize>().expect("a count"));
+        let git = (fields.next().expect("left"), fields.next().expect("right"));
+        assert_eq!(counts, git, "the commit sets and git rev-list --left-right --count {one}...{other} agree");
+        counts
+    }
+
+    /// The full id of an abbreviated one.
+    fn full(&self, short: &str) -> String {
+        let mut matches = self.parents.keys().filter(|id| id.starts_with(short));
+        let id = matches.next().expect("a known commit").clone();
+        assert!(matches.next().is_none(), "{short} is unique");
+        id
+    }
+}
+
+/// A tiny deterministic generator (a linear congruential one): the same history on every machine.
+struct Dice(u64);
+
+impl Dice {
+    fn below(&mut self, bound: usize) -> usize {
+        self.0 = self.0.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        usize::try_from(self.0 >> 33).expect("fits") % bound
+    }
+}
+
+/// Local branches `l0`..`l7`, each tracking `origin/u<i>`; `main` moved into the generated history.
+const BRANCHES: usize = 8;
+
+/// Builds the history: the case found in the field (a commit dated years before its parent, below a merge: the
+/// upstream reaches the commits below it only through it), then 60 commits with merges, every 7th dated a year
+/// before its parent and every 7th (another phase) a year after.
+fn build(fixture: &Fixture) -> Vec<String> {
+    let at = |step: i64| fluxgit_fixtures::CLOCK_START as i64 + 400 * 24 * 3_600 + step * 60;
+    let root = fixture.git(&["rev-parse", "main"]).trim().to_owned();
+    let y = commit_tree(fixture, &[&root], "y", at(1));
+    let p = commit_tree(fixture, &[&y], "p (dated years before its parent)", at(0) - 10 * YEAR);
+    let s = commit_tree(fixture, &[&p], "s", at(2));
+    let a = commit_tree(fixture, &[&y], "a", at(3));
+    let v = commit_tree(fixture, &[&a, &s], "v merges s", at(4));
+    let h = commit_tree(fixture, &[&s], "h", at(5));
+    let mut ids = vec![root, y, p, s, a, v.clone(), h.clone()];
+    let mut dice = Dice(0x5eed);
+    for step in 10..70_i64 {
+        let k = ids.len();
+        let first = if dice.below(3) == 0 { dice.below(k) } else { k - 1 };
+        let mut parents = vec![ids[first].clone()];
+        if dice.below(4) == 0 {
+            let second = dice.below(k);
+            if second != first {
+                parents.push(ids[second].clone());
+            }
+        }
+        let time = match step % 7 {
+            3 => at(step) - YEAR,
+            5 => at(step) + YEAR,
+            _ => at(step),
+        };
+        let parents: Vec<&str> = parents.iter().map(String::as_str).collect();
+        ids.push(commit_tree(fixture, &parents, &format!("c{step}"), time));
+    }
+    // The field case first, then branches and upstreams spread over the history.
+    let mut pairs = vec![(v, h)];
+    for _ in 1..BRANCHES {
+        pairs.push((ids[dice.below(ids.len())].clone(), ids[dice.below(ids.len())].clone()));
+    }
+    for (idx, (local, upstream)) in pairs.iter().enumerate() {
+        fixture.git(&["update-ref", &format!("refs/heads/l{idx}"), local]);
+        fixture.git(&["update-ref", &format!("refs/remotes/origin/u{idx}"), upstream]);
+        fixture.git(&["config", &format!("branch.l{idx}.remote"), "origin"]);
+        fixture.git(&["config", &format!("branch.l{idx}.merge"), &format!("refs/heads/u{idx}")]);
+    }
+    let main = ids[ids.len() / 2].clone();
+    fixture.git(&["update-ref", "refs/heads/main", &main]);
+    ids
+}
+
+/// Every count of every tool against [`Graph::truth`].
+fn check(fixture: &Fixture, round: &str) {
+    use fluxgit_engine::branch_stack::Options as StackOptions;
+    let before = fluxgit_fixtures::tree_digest(fixture.root());
+    let engine = engine_for(fixture);
+    let repo = engine.resolve(fixture.path().to_str().expect("utf-8")).expect("resolves");
+    let graph = Graph::new(fixture);
+    let refs = engine.refs(&repo, UNLIMITED, &mut measure).expect("repo.refs").data;
+    for idx in 0..BRANCHES {
+        let (local, upstream) = (format!("l{idx}"), format!("origin/u{idx}"));
+        let expected = graph.truth(&local, &upstream);
+        let branch = refs.branches.iter().find(|branch| branch.name == local).expect("listed");
+        let track = branch.upstream.as_ref().expect("an upstream");
+        assert_eq!((track.ahead, track.behind), expected, "{round}: repo.refs {local} vs {upstream}");
+
+        let history = |start: &str| -> HashSet<String> {
+            let options =
+                fluxgit_engine::history::Options { start: Some(start.to_owned()), limit: 1_000, ..Default::default() };
+            let page = engine.history(&repo, &options, UNLIMITED, &mut measure).expect("repo.history").data;
+            page.commits.into_iter().map(|commit| commit.sha).collect()
+        };
+        let full = |set: HashSet<String>| -> HashSet<String> { set.iter().map(|sha| graph.full(sha)).collect() };
+        assert_eq!(full(history(&format!("{upstream}..{local}"))), graph.only(&local, &upstream), "{round}: history");
+        let symmetric: HashSet<String> =
+            graph.only(&local, &upstream).union(&graph.only(&upstream, &local)).cloned().collect();
+        assert_eq!(full(history(&format!("{local}...{upstream}"))), symmetric, "{round}: history A...B");
+
+        let options = StackOptions { base_candidates: vec![], max_related: 50, branch: Some(local.clone()) };
+        let stack = engine.branch_stack(&repo, &options).expect("repo.branchStack");
+        let track = stack.upstream.as_ref().expect("an upstream");
+        assert_eq!((track.ahead, track.behind), expected, "{round}: repo.branchStack upstream of {local}");
+        let base = stack.base.as_ref().expect("main is the base");
+        assert_eq!((base.ahead, base.behind), graph.truth(&local, "main"), "{round}: base of {local}");
+        for related in &stack.related {
+            let expected = graph.truth(&local, &related.name);
+            assert_eq!((related.ahead, related.behind), expected, "{round}: {local} vs related {}", related.name);
+            if let Some(track) = &related.upstream {
+                let expected = graph.truth(&related.name, &track.name);
+                assert_eq!((track.ahead, track.behind), expected, "{round}: upstream of related {}", related.name);
+            }
+        }
+    }
+    assert_eq!(before, fluxgit_fixtures::tree_digest(fixture.root()), "{round}: a read changed the repository");
+    // The current branch's upstream, as repo.brief and repo.status report it.
+    for idx in 0..BRANCHES {
+        let (local, upstream) = (format!("l{idx}"), format!("origin/u{idx}"));
+        fixture.git(&["symbolic-ref", "HEAD", &format!("refs/heads/{local}")]);
+        let expected = graph.truth(&local, &upstream);
+        let before = fluxgit_fixtures::tree_digest(fixture.root());
+        let engine = engine_for(fixture);
+        let repo = engine.resolve(fixture.path().to_str().expect("utf-8")).expect("resolves");
+        let brief = engine.brief(&repo, &Default::default(), UNLIMITED, &mut measure).expect("repo.brief").data;
+        assert_eq!((brief.head.ahead, brief.head.behind), expected, "{round}: repo.brief on {local}");
+        let status = engine.status(&repo, UNLIMITED, &mut measure).expect("repo.status").data;
+        let track = status.upstream.as_ref().expect("an upstream");
+        assert_eq!((track.ahead, track.behind), expected, "{round}: repo.status on {local}");
+        assert_eq!(before, fluxgit_fixtures::tree_digest(fixture.root()), "{round}: a read on {local} wrote");
+    }
+    fixture.git(&["symbolic-ref", "HEAD", "refs/heads/main"]);
+}
+
+#[test]
+fn every_ahead_behind_count_is_exact_with_skewed_dates() {
+    let fixture = fluxgit_fixtures::build(Scenario::Clean);
+    let ids = build(&fixture);
+    check(&fixture, "no commit-graph");
+    fixture.git(&["commit-graph", "write", "--reachable"]);
+    check(&fixture, "commit-graph");
+    // Commits newer than the commit-graph (no generation numbers): one dated a year before its parent.
+    let tip = ids.last().expect("commits");
+    let late = commit_tree(&fixture, &[tip], "late", fluxgit_fixtures::CLOCK_START as i64 - YEAR);
+    let later = commit_tree(&fixture, &[&late, &ids[3]], "later merges s", fluxgit_fixtures::CLOCK_START as i64);
+    fixture.git(&["update-ref", "refs/heads/l1", &later]);
+    fixture.git(&["update-ref", "refs/remotes/origin/u2", &late]);
+    check(&fixture, "commit-graph missing the newest commits");
+}
