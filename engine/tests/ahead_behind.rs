@@ -7,20 +7,13 @@
 
 use std::collections::{HashMap, HashSet};
 
-use fluxgit_engine::{Budgeted, Engine, Options, budget};
+mod common;
+
+use common::{engine_for, measure};
 use fluxgit_fixtures::{Fixture, Scenario};
 
 const UNLIMITED: usize = 1_000_000;
 const YEAR: i64 = 365 * 24 * 3_600;
-
-fn engine_for(fixture: &Fixture) -> Engine {
-    let root = fixture.root().canonicalize().expect("fixture root exists");
-    Engine::new(Options { allowed_roots: vec![root] })
-}
-
-fn measure<T: serde::Serialize>(result: &Budgeted<T>) -> usize {
-    budget::count_tokens(&serde_json::to_string(result).expect("json"))
-}
 
 /// One commit made with `git commit-tree` (the tree of `main`), with `parents`, author and committer dates at
 /// `time` (seconds, which may be older than a parent's: a skewed clock); returns its id.
