@@ -13,6 +13,7 @@ use gix::ObjectId;
 
 use crate::error::{Error, Result};
 
+pub(crate) mod generations;
 pub(crate) mod reach;
 
 /// The shallow boundary of a repository: empty for a complete one.

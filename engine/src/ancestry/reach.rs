@@ -1,34 +1,48 @@
 //! Which tips reach which commits, from one walk of all their histories together, exact whatever the commit dates:
 //! the ground of every ahead/behind count and every `A..B` set of the engine.
 //!
-//! Each tip has a bit (tips may share one); a commit's bits are those of the tips it is reachable from. The walk pops
-//! the highest generation number first (from the commit-graph), then the newest committer date, and hands a commit's
-//! bits to its parents. Bits only grow, and a commit whose bits grow after it was popped is queued again, so the
-//! answer never depends on the order (the order only decides how often a commit is popped).
+//! Each tip has a bit (tips may share one); a commit's bits are those of the tips it is reachable from. Before the
+//! walk, every commit below the tips gets a generation number ([`super::generations`]: the commit-graph's, else the
+//! engine's table, which numbers only commits it has not seen). The walk pops the highest generation number first
+//! (then the newest committer date) and hands a commit's bits to its parents.
 //!
-//! Where the walk may stop: a commit carrying every bit adds nothing to any count, and neither do its ancestors. Once
-//! every queued commit carries every bit *and has a generation number*, nothing queued can reach a commit popped
-//! before it (a commit-graph holds every ancestor of its commits, generation numbers fall strictly from child to
-//! parent, and the queue pops the highest first), so the walk stops there, as git's own `ahead_behind` does with a
-//! commit-graph. Without generation numbers no date bounds where a skewed clock hides a path (a commit dated years
-//! before its parent, below a merge, leads back to commits popped long before), so the walk goes on to the roots:
-//! git's walks stop on dates there and can miscount; this one does not.
+//! Why a popped commit's bits are final. Generation numbers fall strictly from child to parent, so along any path
+//! from a tip down to a commit `y` they fall, and every commit on it has a number above `y`'s. When `x` is popped,
+//! suppose a commit `y` reachable from a tip, numbered above `x`, were not popped yet. Follow a path from a tip to
+//! `y`: the tip was queued at the start; if it was never popped it is queued with a number above `x`'s, and the
+//! queue would have popped it before `x`. Else take the last popped commit `p` of the path and the next one `q`
+//! (`q` is on the path to `y`, so numbered at least as high as `y`, above `x`): when `p` was popped it handed its
+//! bits to `q`, which was then queued, or already held them and so had been queued before; `q` is not popped, so it
+//! is queued with a number above `x`'s, the same contradiction. So every child of `x` reachable from a tip (numbered
+//! above `x`) was popped before `x`, had handed its bits on, and `x` gains nothing after it is popped.
+//!
+//! Where the walk stops: when every queued commit carries every bit. Every commit not yet popped that a tip reaches
+//! is reached through a queued commit (the argument above, with any unpopped commit for `y`), so it is an ancestor
+//! of a commit that every tip reaches: every tip reaches it, and it counts in no difference. Every popped commit has
+//! its final bits. So the counts read off the popped commits are exact. Committer dates play no part in this (they
+//! only break ties), which is why a commit dated years before its parent cannot mislead it, where git's date-ordered
+//! walks (and gix's hidden-tip walk) stop too early. Bits still only grow and a commit whose bits grow after it was
+//! popped is queued again: with a number missing (never expected: every commit below the tips is numbered) the walk
+//! stays exact by walking to the roots, since such a commit never counts as settled.
 
 use gix::ObjectId;
 
 use super::Shallow;
+use super::generations::{Generations, Known};
 use crate::error::{Error, Result};
 
-/// Per commit of the walk: where its bits sit in the bit table, and whether it waits in the queue.
+/// Per commit of the walk: where its bits sit in the bit table, its generation number, whether it waits in the
+/// queue.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Node {
     slot: u32,
+    generation: Option<u32>,
     queued: bool,
 }
 
 impl Default for Node {
     fn default() -> Self {
-        Self { slot: u32::MAX, queued: false }
+        Self { slot: u32::MAX, generation: None, queued: false }
     }
 }
 
@@ -52,24 +66,30 @@ fn settled(bits: &[u64], full: &[u64], generation: Option<u32>) -> bool {
 impl Reach {
     /// Walks from `tips` (commit, bit), `bits` bits in all (each below `bits`). Parents are read as git walks them
     /// (none for a shallow boundary commit, and a missing commit is skipped, as git's walks skip it beyond a
-    /// boundary); the commit-graph is used when the repository has one and is not shallow (a read never writes one).
+    /// boundary); the commit-graph is used when gix would use it and the repository is not shallow (a read never
+    /// writes one).
     ///
     /// # Errors
     /// [`Error::GitRead`] when a commit or the commit-graph cannot be read.
     pub(crate) fn walk(repo: &gix::Repository, tips: &[(ObjectId, usize)], bits: usize) -> Result<Self> {
         let shallow = Shallow::read(repo)?;
+        let generations = Generations::open(repo, &shallow)?;
+        let ids: Vec<ObjectId> = tips.iter().map(|(id, _)| *id).collect();
+        let known = generations.number(repo, &shallow, &ids)?;
         let words = bits.div_ceil(64).max(1);
         let mut full = vec![0_u64; words];
         for bit in 0..bits {
             full[bit / 64] |= 1 << (bit % 64);
         }
-        let commit_graph = if shallow.is_shallow() {
-            None
-        } else {
-            repo.commit_graph_if_enabled().map_err(|err| Error::git("commit-graph", err))?
+        let mut graph = repo.revision_graph::<gix::revwalk::graph::Commit<Node>>(generations.commit_graph());
+        let mut walk = Walk {
+            words,
+            full,
+            table: Vec::new(),
+            queue: gix::revwalk::PriorityQueue::new(),
+            unsettled: 0,
+            known: &known,
         };
-        let mut graph = repo.revision_graph::<gix::revwalk::graph::Commit<Node>>(commit_graph.as_ref());
-        let mut walk = Walk { words, full, table: Vec::new(), queue: gix::revwalk::PriorityQueue::new(), unsettled: 0 };
         for (id, bit) in tips {
             let mut add = vec![0_u64; words];
             add[bit / 64] |= 1 << (bit % 64);
@@ -82,7 +102,7 @@ impl Reach {
             commit.data.queued = false;
             let slot = commit.data.slot as usize * words;
             flags.copy_from_slice(&walk.table[slot..slot + words]);
-            if !settled(&flags, &walk.full, commit.generation) {
+            if !settled(&flags, &walk.full, commit.data.generation) {
                 walk.unsettled -= 1;
             }
             if shallow.is_boundary(&id) {
@@ -120,7 +140,9 @@ impl Reach {
     pub(crate) fn exclusive(&self, one: usize, others: &[usize]) -> Vec<ObjectId> {
         let mut found: Vec<_> = self
             .matching(|bits| has(bits, one) && !others.iter().any(|other| has(bits, *other)))
-            .map(|(id, commit)| (std::cmp::Reverse((commit.generation.unwrap_or(u32::MAX), commit.commit_time)), *id))
+            .map(|(id, commit)| {
+                (std::cmp::Reverse((commit.data.generation.unwrap_or(u32::MAX), commit.commit_time)), *id)
+            })
             .collect();
         found.sort_unstable();
         found.into_iter().map(|(_, id)| id).collect()
@@ -128,16 +150,17 @@ impl Reach {
 }
 
 /// The walk's moving parts.
-struct Walk {
+struct Walk<'a> {
     words: usize,
     full: Vec<u64>,
     table: Vec<u64>,
     queue: gix::revwalk::PriorityQueue<(u32, i64), ObjectId>,
     /// Queued commits that are not settled (see [`settled`]): the walk goes on while there is one.
     unsettled: usize,
+    known: &'a Known<'a>,
 }
 
-impl Walk {
+impl Walk<'_> {
     /// Adds `bits` to the bits of commit `id` (read on first sight) and queues it when they grew.
     fn hand_on(
         &mut self,
@@ -149,11 +172,13 @@ impl Walk {
         let inserted = graph.get_or_insert_full_commit(id, |commit| {
             if commit.data.slot == u32::MAX {
                 commit.data.slot = u32::try_from(self.table.len() / words).unwrap_or(u32::MAX - 1);
+                commit.data.generation = self.known.of(&id, commit.generation);
                 self.table.resize(self.table.len() + words, 0);
             }
             let slot = commit.data.slot as usize * words;
+            let generation = commit.data.generation;
             let have = &mut self.table[slot..slot + words];
-            let was_settled = settled(have, &self.full, commit.generation);
+            let was_settled = settled(have, &self.full, generation);
             let mut grew = false;
             for (have, add) in have.iter_mut().zip(bits) {
                 grew |= add & !*have != 0;
@@ -162,10 +187,10 @@ impl Walk {
             if !grew {
                 return;
             }
-            let now_settled = settled(&self.table[slot..slot + words], &self.full, commit.generation);
+            let now_settled = settled(&self.table[slot..slot + words], &self.full, generation);
             if !commit.data.queued {
                 commit.data.queued = true;
-                self.queue.insert((commit.generation.unwrap_or(u32::MAX), commit.commit_time), id);
+                self.queue.insert((generation.unwrap_or(u32::MAX), commit.commit_time), id);
                 if !now_settled {
                     self.unsettled += 1;
                 }

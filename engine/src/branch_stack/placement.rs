@@ -3,10 +3,11 @@
 //!
 //! Each tip gets a bit: the examined tip (`EXAMINED`), the base (`BASE`), the fork point of the two (`FORK`, their
 //! merge base) and one per branch. A commit's flags are the bits of the tips it was found to be reachable from. The
-//! walk pops commits highest generation first (from the commit-graph when there is one), then newest committer date,
-//! and hands each parent only the bits that can still tell something (below); the answers are read from the flags
-//! at the tips once nothing is left to hand on. A commit's parents are read only when it hands a bit on, so history
-//! below the place where every question was settled is never read.
+//! walk pops commits highest generation number first (the commit-graph's, else the engine's table: see
+//! `ancestry::generations`), then newest committer date, and hands each parent only the bits that can still tell
+//! something (below); the answers are read from the flags at the tips once nothing is left to hand on. A commit's
+//! parents are read only when it hands a bit on, so history below the place where every question was settled is
+//! never read.
 //!
 //! Exact whatever the order (skewed clocks, no commit-graph): flags only grow; a commit whose flags grew after it was
 //! popped is queued again; and a bit is held back only where it can tell nothing new, because a commit that already
@@ -16,6 +17,7 @@
 use gix::ObjectId;
 
 use crate::ancestry::Shallow;
+use crate::ancestry::generations::{Generations, Known};
 use crate::error::{Error, Result};
 
 /// How one branch tip relates to the examined tip and the base.
@@ -129,16 +131,7 @@ pub(super) fn place(
         }
     }
 
-    let commit_graph = if shallow.is_shallow() {
-        None
-    } else {
-        repo.commit_graph_if_enabled().map_err(|err| Error::git("commit-graph", err))?
-    };
-    let mut graph = repo.revision_graph::<gix::revwalk::graph::Commit<Node>>(commit_graph.as_ref());
-    let mut table: Vec<u64> = Vec::new();
-    let mut queue = gix::revwalk::PriorityQueue::<(u32, i64), ObjectId>::new();
-
-    // The tips, each with its own bit, queued.
+    // The tips, each with its own bit.
     let mut starts: Vec<(ObjectId, usize)> = vec![(examined, EXAMINED)];
     if let Some(base) = base {
         starts.push((base.tip, BASE));
@@ -147,6 +140,12 @@ pub(super) fn place(
         }
     }
     starts.extend(branches.iter().enumerate().map(|(idx, id)| (*id, FIRST_BRANCH + idx)));
+    let generations = Generations::open(repo, shallow)?;
+    let start_ids: Vec<ObjectId> = starts.iter().map(|(id, _)| *id).collect();
+    let known = generations.number(repo, shallow, &start_ids)?;
+    let mut graph = repo.revision_graph::<gix::revwalk::graph::Commit<Node>>(generations.commit_graph());
+    let mut table: Vec<u64> = Vec::new();
+    let mut queue = gix::revwalk::PriorityQueue::<(u32, i64), ObjectId>::new();
     // Which branches sit at which commit, to settle their questions when that commit's flags grow.
     let mut branches_at: std::collections::HashMap<ObjectId, Vec<usize>> = std::collections::HashMap::new();
     for (idx, id) in branches.iter().enumerate() {
@@ -155,7 +154,7 @@ pub(super) fn place(
     for (id, bit) in starts {
         let mut bits = empty();
         set(&mut bits, bit);
-        hand_on(&mut graph, &mut table, &mut queue, id, &bits, words)?;
+        hand_on(&mut graph, &mut table, &mut queue, &known, id, &bits, words)?;
     }
 
     let mut flags = empty();
@@ -236,7 +235,7 @@ pub(super) fn place(
             continue;
         }
         for parent in parents {
-            hand_on(&mut graph, &mut table, &mut queue, parent, &send, words)?;
+            hand_on(&mut graph, &mut table, &mut queue, &known, parent, &send, words)?;
         }
     }
 
@@ -266,6 +265,7 @@ fn hand_on(
     graph: &mut gix::revwalk::Graph<'_, '_, gix::revwalk::graph::Commit<Node>>,
     table: &mut Vec<u64>,
     queue: &mut gix::revwalk::PriorityQueue<(u32, i64), ObjectId>,
+    known: &Known<'_>,
     id: ObjectId,
     bits: &[u64],
     words: usize,
@@ -283,7 +283,7 @@ fn hand_on(
         }
         if grew && !commit.data.queued {
             commit.data.queued = true;
-            let generation = commit.generation.unwrap_or(u32::MAX);
+            let generation = known.of(&id, commit.generation).unwrap_or(u32::MAX);
             queue.insert((generation, commit.commit_time), id);
         }
     });

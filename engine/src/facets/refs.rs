@@ -106,7 +106,7 @@ pub fn upstream_of(
         return Ok(Some(Upstream { name, ahead: 0, behind: 0, gone: true }));
     };
     let (ahead, behind) = match tip {
-        Some(tip) => (count_exclusive(repo, tip, upstream_tip)?, count_exclusive(repo, upstream_tip, tip)?),
+        Some(tip) => crate::ancestry::ahead_behind(repo, tip, upstream_tip)?,
         None => (0, 0),
     };
     Ok(Some(Upstream { name, ahead, behind, gone: false }))
