@@ -31,6 +31,9 @@ use crate::error::{Error, Result};
 use crate::facets::refs::{self, Upstream};
 use crate::facets::{head, iso_time};
 
+/// Objects a call keeps in memory once read (about 300 bytes a commit: 100,000 commits).
+const OBJECT_CACHE_BYTES: usize = 32 * 1024 * 1024;
+
 /// Base branches tried after the caller's candidates, in order.
 pub const DEFAULT_BASES: [&str; 5] = ["main", "master", "develop", "dev", "trunk"];
 
@@ -144,7 +147,11 @@ impl Engine {
     /// characters, `unknown_revision` for a `branch` that names no local branch (with the nearest names);
     /// [`Error::GitRead`] when refs or commits cannot be read.
     pub fn branch_stack(&self, repo: &Repo, options: &Options) -> Result<Report> {
-        let git = &repo.git;
+        // The first count on a repository without a commit-graph numbers its history (`ancestry::generations`),
+        // and the placement walk reads much of it again: the objects read are kept for the call.
+        let mut git = repo.git.clone();
+        git.object_cache_size_if_unset(OBJECT_CACHE_BYTES);
+        let git = &git;
         let (head, upstream) = match options.branch.as_deref() {
             None => {
                 let head = head::read(git)?;
@@ -235,7 +242,7 @@ impl Engine {
             let (ahead, behind) = match (candidate.relation, candidate.distance) {
                 (Relation::CurrentStackedOn, Some(distance)) => (distance, 0),
                 (Relation::StackedOnCurrent, Some(distance)) => (0, distance),
-                _ => (refs::count_exclusive(git, tip, candidate.id)?, refs::count_exclusive(git, candidate.id, tip)?),
+                _ => crate::ancestry::ahead_behind(git, tip, candidate.id)?,
             };
             let full_name: &gix::refs::FullNameRef = candidate.full_name.as_ref();
             report.related.push(Related {
@@ -249,13 +256,9 @@ impl Engine {
             });
         }
         if let Some((name, id)) = base {
-            report.base = Some(Base {
-                name,
-                sha: short(git, id),
-                merge_base: fork.map(|fork| short(git, fork)),
-                ahead: refs::count_exclusive(git, tip, id)?,
-                behind: refs::count_exclusive(git, id, tip)?,
-            });
+            let (ahead, behind) = crate::ancestry::ahead_behind(git, tip, id)?;
+            report.base =
+                Some(Base { name, sha: short(git, id), merge_base: fork.map(|fork| short(git, fork)), ahead, behind });
         }
         Ok(report)
     }
@@ -320,10 +323,8 @@ fn find_base(
         if !tried.insert(name) || Some(name) == current {
             continue;
         }
-        match crate::revision::resolve_commit(repo, name) {
-            Ok(id) => return Ok(Some((name.to_owned(), id))),
-            Err(Error::Invalid { reason: crate::InvalidReason::UnknownRevision, .. }) => {}
-            Err(err) => return Err(err),
+        if let Some(id) = crate::revision::try_resolve_commit(repo, name)? {
+            return Ok(Some((name.to_owned(), id)));
         }
     }
     Ok(None)

@@ -201,8 +201,13 @@ pub fn read(repo: &gix::Repository, options: &Options) -> Result<Brief> {
 /// its own, so a cached facet never mixes states.
 pub(crate) fn read_from(facets: &Reader<'_>, options: &Options) -> Result<Brief> {
     let head = facets.get(Facet::Head, |git| Ok((head::read(git)?, commits::abbreviated_head(git))))?;
-    let upstream = facets.get(Facet::Upstream, |git| refs::current_upstream(git, &head::read(git)?))?;
+    // The upstream count's first walk on a repository may read the whole history: it runs on another thread while
+    // the work tree is read (a cached upstream starts nothing).
+    if !facets.holds(Facet::Upstream) {
+        refs::number_current_upstream(facets.git());
+    }
     let status = facets.get(Facet::WorkTreeStatus, worktree::status)?;
+    let upstream = facets.get(Facet::Upstream, |git| refs::current_upstream(git, &head::read(git)?))?;
     let submodules = facets.get(Facet::Submodules, |git| Ok(submodules::summarize(&submodules::list(git)?)))?;
     // One walk serves both the recent commits and the conventions' subjects.
     let walked = options.recent_commits.max(conventions::SUBJECTS_EXAMINED);

@@ -21,6 +21,17 @@ pub fn resolve_commit(repo: &gix::Repository, spec: &str) -> Result<gix::ObjectI
     Ok(commit.id)
 }
 
+/// `spec` as a commit, or `None` when it names none: for a caller trying candidates in turn, so no nearest names are
+/// looked for (with hundreds of refs that costs more than the lookup).
+///
+/// # Errors
+/// [`Error::Invalid`] (`invalid_revision`) for a `spec` starting with `-` or holding control characters.
+pub(crate) fn try_resolve_commit(repo: &gix::Repository, spec: &str) -> Result<Option<gix::ObjectId>> {
+    check(spec)?;
+    let Ok(id) = repo.rev_parse_single(spec) else { return Ok(None) };
+    Ok(id.object().ok().and_then(|object| object.peel_to_commit().ok()).map(|commit| commit.id))
+}
+
 /// Suggestions given at most for an unknown name.
 pub const MAX_SUGGESTIONS: usize = 3;
 

@@ -61,8 +61,13 @@ pub const READS: &[Facet] = &[Facet::Head, Facet::Upstream, Facet::WorkTreeStatu
 /// [`read`] with facets from `facets`.
 pub(crate) fn read_from(facets: &Reader<'_>) -> Result<Report> {
     let head = facets.get(Facet::Head, |git| Ok((head::read(git)?, commits::abbreviated_head(git))))?;
-    let upstream = facets.get(Facet::Upstream, |git| refs::current_upstream(git, &head::read(git)?))?;
+    // The upstream count's first walk on a repository may read the whole history: it runs on another thread while
+    // the work tree is read (a cached upstream starts nothing).
+    if !facets.holds(Facet::Upstream) {
+        refs::number_current_upstream(facets.git());
+    }
     let status = facets.get(Facet::WorkTreeStatus, worktree::status)?;
+    let upstream = facets.get(Facet::Upstream, |git| refs::current_upstream(git, &head::read(git)?))?;
     let operation = facets.get(Facet::Operation, |git| Ok((operation::read(git), operation::rebasing_branch(git))))?.0;
     Ok(Report {
         head: head::Head { sha: head.1.clone(), ..head.0.clone() },

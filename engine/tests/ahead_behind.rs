@@ -155,7 +155,7 @@ fn build(fixture: &Fixture) -> Vec<String> {
 
 /// Every count of every tool against [`Graph::truth`].
 fn check(fixture: &Fixture, round: &str) {
-    use fluxgit_engine::branch_stack::Options as StackOptions;
+    use fluxgit_engine::branch_stack::{Options as StackOptions, Relation};
     let before = fluxgit_fixtures::tree_digest(fixture.root());
     let engine = engine_for(fixture);
     let repo = engine.resolve(fixture.path().to_str().expect("utf-8")).expect("resolves");
@@ -186,6 +186,29 @@ fn check(fixture: &Fixture, round: &str) {
         assert_eq!((track.ahead, track.behind), expected, "{round}: repo.branchStack upstream of {local}");
         let base = stack.base.as_ref().expect("main is the base");
         assert_eq!((base.ahead, base.behind), graph.truth(&local, "main"), "{round}: base of {local}");
+        // Relations as ancestry decides them (`git merge-base --is-ancestor`, from the commit sets): a branch whose
+        // tip the examined branch reaches is one it is stacked on (unless the base has it), one that reaches the
+        // examined tip is stacked on it; the rest are listed only as sharing the base.
+        let tip_of = |rev: &str| fixture.git(&["rev-parse", &format!("{rev}^{{commit}}")]).trim().to_owned();
+        let (examined_reach, base_reach) = (graph.reachable(&local), graph.reachable("main"));
+        for other in (0..BRANCHES).map(|other| format!("l{other}")).filter(|other| *other != local) {
+            let other_tip = tip_of(&other);
+            let below = examined_reach.contains(&other_tip);
+            let above = graph.reachable(&other).contains(&tip_of(&local));
+            let expected = match (below, above) {
+                (true, _) => (!base_reach.contains(&other_tip)).then_some(Relation::CurrentStackedOn),
+                (false, true) => Some(Relation::StackedOnCurrent),
+                (false, false) => None,
+            };
+            let listed = stack.related.iter().find(|related| related.name == other).map(|related| related.relation);
+            match expected {
+                Some(_) => assert_eq!(listed, expected, "{round}: relation of {other} to {local}"),
+                None => assert!(
+                    matches!(listed, None | Some(Relation::SharesBase)),
+                    "{round}: {other} listed as {listed:?} for {local}, neither below nor above it"
+                ),
+            }
+        }
         for related in &stack.related {
             let expected = graph.truth(&local, &related.name);
             assert_eq!((related.ahead, related.behind), expected, "{round}: {local} vs related {}", related.name);

@@ -113,14 +113,8 @@ impl Generations {
     /// # Errors
     /// [`Error::GitRead`] when a commit cannot be read or parsed.
     pub(crate) fn number(&self, repo: &gix::Repository, shallow: &Shallow, tips: &[ObjectId]) -> Result<Known<'_>> {
-        let in_graph = |id: &ObjectId| self.commit_graph.as_ref().is_some_and(|graph| graph.lookup(id).is_some());
-        {
-            let table = self.read();
-            if let Some(table) = table
-                && tips.iter().all(|id| table.numbers.contains_key(id) || in_graph(id))
-            {
-                return Ok(Known { table: Some(table), fresh: HashMap::new() });
-            }
+        if self.knows(tips) {
+            return Ok(Known { table: self.read(), fresh: HashMap::new() });
         }
         let _filling = self.shared.fill.lock().unwrap_or_else(PoisonError::into_inner);
         let empty = gix::hashtable::HashMap::default();
@@ -139,6 +133,12 @@ impl Generations {
             }
         }
         Ok(Known { table: self.read(), fresh })
+    }
+
+    /// Whether every commit of `tips` is numbered already (then so is every commit below them).
+    fn knows(&self, tips: &[ObjectId]) -> bool {
+        let in_graph = |id: &ObjectId| self.commit_graph.as_ref().is_some_and(|graph| graph.lookup(id).is_some());
+        self.read().is_some_and(|table| tips.iter().all(|id| table.numbers.contains_key(id) || in_graph(id)))
     }
 
     /// The table, read-locked, when it is this call's epoch (a concurrent call may have started it again for
@@ -214,6 +214,23 @@ impl Generations {
         }
         Ok((fresh, missing.is_empty()))
     }
+}
+
+/// Numbers, on a thread of its own, the commits below `tips` that neither the table nor the commit-graph knows, so
+/// that a count asked for later finds them numbered (a call that needs them meanwhile waits for this thread instead
+/// of reading the history a second time). Nothing is started when every tip is known already; a failure is left for
+/// the count itself to report.
+pub(crate) fn number_in_background(repo: &gix::Repository, tips: Vec<ObjectId>) {
+    let Ok(shallow) = Shallow::read(repo) else { return };
+    let Ok(generations) = Generations::open(repo, &shallow) else { return };
+    if generations.knows(&tips) {
+        return;
+    }
+    let repo = repo.clone();
+    let spawned = std::thread::Builder::new().name("fluxgit-generations".to_owned()).spawn(move || {
+        let _ = generations.number(&repo, &shallow, &tips);
+    });
+    drop(spawned);
 }
 
 /// The generation numbers of one walk: the table (read-locked while the walk runs) and the numbers the call made

@@ -13,6 +13,16 @@
 //! popped is queued again; and a bit is held back only where it can tell nothing new, because a commit that already
 //! carries tip j's bit is an ancestor of tip j, so none of its ancestors is tip j (histories have no cycles), or
 //! because the question it served is settled. The order only decides how many commits are popped twice.
+//!
+//! Where the order settles more: every commit below the tips has a generation number, and in that order a popped
+//! commit's flags are final (the argument of `ancestry::reach`: each child a tip reaches is numbered higher, so it
+//! was popped, and handed its bits on, before). A bit withheld on a path to a tip is never one its question needs:
+//! the commits on a path from tip i down to tip j are strict descendants of j, so they lack j's bit and keep seeking
+//! while j's question is open. So when a tip is popped, what its flags lack they never get: the examined tip's
+//! missing branch bits settle "not above", a branch tip's missing examined (base) bit settles "not below the
+//! examined tip" ("not below the base"). Without this the walk had to go on to the roots to learn a "no" (the
+//! examined bit kept seeking branches that are not below it), reading the whole history on every call. Should a
+//! commit have no number (never expected), the walk is made again without settling anything by order.
 
 use gix::ObjectId;
 
@@ -113,6 +123,23 @@ pub(super) fn place(
     base: Option<BaseTips>,
     branches: &[ObjectId],
 ) -> Result<Vec<Place>> {
+    match place_walk(repo, shallow, examined, base, branches, true)? {
+        Some(places) => Ok(places),
+        // A commit without a generation number (never expected): no answer is settled by the order.
+        None => Ok(place_walk(repo, shallow, examined, base, branches, false)?.unwrap_or_default()),
+    }
+}
+
+/// The walk of [`place`]. With `by_order`, a tip's negative answers are settled when it is popped (exact when every
+/// commit walked has a generation number; `None` is returned as soon as one has none).
+fn place_walk(
+    repo: &gix::Repository,
+    shallow: &Shallow,
+    examined: ObjectId,
+    base: Option<BaseTips>,
+    branches: &[ObjectId],
+    by_order: bool,
+) -> Result<Option<Vec<Place>>> {
     let words = (FIRST_BRANCH + branches.len()).div_ceil(64);
     let empty = || vec![0_u64; words];
     let mut places = vec![Place::default(); branches.len()];
@@ -144,8 +171,7 @@ pub(super) fn place(
     let start_ids: Vec<ObjectId> = starts.iter().map(|(id, _)| *id).collect();
     let known = generations.number(repo, shallow, &start_ids)?;
     let mut graph = repo.revision_graph::<gix::revwalk::graph::Commit<Node>>(generations.commit_graph());
-    let mut table: Vec<u64> = Vec::new();
-    let mut queue = gix::revwalk::PriorityQueue::<(u32, i64), ObjectId>::new();
+    let mut walk = Walk { table: Vec::new(), queue: gix::revwalk::PriorityQueue::new(), unnumbered: false };
     // Which branches sit at which commit, to settle their questions when that commit's flags grow.
     let mut branches_at: std::collections::HashMap<ObjectId, Vec<usize>> = std::collections::HashMap::new();
     for (idx, id) in branches.iter().enumerate() {
@@ -154,16 +180,19 @@ pub(super) fn place(
     for (id, bit) in starts {
         let mut bits = empty();
         set(&mut bits, bit);
-        hand_on(&mut graph, &mut table, &mut queue, &known, id, &bits, words)?;
+        walk.hand_on(&mut graph, &known, id, &bits, words)?;
     }
 
     let mut flags = empty();
     let mut send = empty();
-    while let Some((_, id)) = queue.pop() {
+    while let Some((_, id)) = walk.queue.pop() {
+        if by_order && walk.unnumbered {
+            return Ok(None);
+        }
         let Some(commit) = graph.get_mut(&id) else { continue };
         commit.data.queued = false;
         let slot = commit.data.slot as usize * words;
-        flags.copy_from_slice(&table[slot..slot + words]);
+        flags.copy_from_slice(&walk.table[slot..slot + words]);
         let parents: Vec<ObjectId> = commit.parents.iter().copied().collect();
 
         // Settle what the flags of a tip tell.
@@ -189,6 +218,24 @@ pub(super) fn place(
                 }
                 if has(&flags, BASE) && has(&open.below_base, bit) {
                     places[idx].below_base = true;
+                    clear(&mut open.below_base, bit);
+                }
+            }
+        }
+        // In generation order a popped commit's flags are final (see the module documentation), so what a tip's
+        // flags lack when it is popped it never gets: its open questions are settled as "no".
+        if by_order {
+            if id == examined {
+                for (open, flags) in open.above_examined.iter_mut().zip(&flags) {
+                    *open &= flags;
+                }
+            }
+            for &idx in branches_at.get(&id).into_iter().flatten() {
+                let bit = FIRST_BRANCH + idx;
+                if !has(&flags, EXAMINED) {
+                    clear(&mut open.below_examined, bit);
+                }
+                if !has(&flags, BASE) {
                     clear(&mut open.below_base, bit);
                 }
             }
@@ -235,7 +282,7 @@ pub(super) fn place(
             continue;
         }
         for parent in parents {
-            hand_on(&mut graph, &mut table, &mut queue, &known, parent, &send, words)?;
+            walk.hand_on(&mut graph, &known, parent, &send, words)?;
         }
     }
 
@@ -247,7 +294,7 @@ pub(super) fn place(
                 continue;
             }
             let slot = commit.data.slot as usize * words;
-            let flags = &table[slot..slot + words];
+            let flags = &walk.table[slot..slot + words];
             if has(flags, BASE) {
                 continue;
             }
@@ -256,36 +303,46 @@ pub(super) fn place(
             }
         }
     }
-    Ok(places)
+    Ok(Some(places))
 }
 
-/// Adds `bits` to the flags of commit `id` (read on first sight) and queues it when they grew; a commit that does
-/// not exist (beyond a shallow boundary) is skipped, as git's walks skip it.
-fn hand_on(
-    graph: &mut gix::revwalk::Graph<'_, '_, gix::revwalk::graph::Commit<Node>>,
-    table: &mut Vec<u64>,
-    queue: &mut gix::revwalk::PriorityQueue<(u32, i64), ObjectId>,
-    known: &Known<'_>,
-    id: ObjectId,
-    bits: &[u64],
-    words: usize,
-) -> Result<()> {
-    let inserted = graph.get_or_insert_full_commit(id, |commit| {
-        if commit.data.slot == u32::MAX {
-            commit.data.slot = u32::try_from(table.len() / words).unwrap_or(u32::MAX - 1);
-            table.resize(table.len() + words, 0);
-        }
-        let slot = commit.data.slot as usize * words;
-        let mut grew = false;
-        for (have, add) in table[slot..slot + words].iter_mut().zip(bits) {
-            grew |= add & !*have != 0;
-            *have |= add;
-        }
-        if grew && !commit.data.queued {
-            commit.data.queued = true;
-            let generation = known.of(&id, commit.generation).unwrap_or(u32::MAX);
-            queue.insert((generation, commit.commit_time), id);
-        }
-    });
-    inserted.map(|_| ()).map_err(|err| Error::git("commit", err))
+/// The walk's table of flags and its queue.
+struct Walk {
+    table: Vec<u64>,
+    queue: gix::revwalk::PriorityQueue<(u32, i64), ObjectId>,
+    /// A commit without a generation number was queued.
+    unnumbered: bool,
+}
+
+impl Walk {
+    /// Adds `bits` to the flags of commit `id` (read on first sight) and queues it when they grew; a commit that
+    /// does not exist (beyond a shallow boundary) is skipped, as git's walks skip it.
+    fn hand_on(
+        &mut self,
+        graph: &mut gix::revwalk::Graph<'_, '_, gix::revwalk::graph::Commit<Node>>,
+        known: &Known<'_>,
+        id: ObjectId,
+        bits: &[u64],
+        words: usize,
+    ) -> Result<()> {
+        let inserted = graph.get_or_insert_full_commit(id, |commit| {
+            if commit.data.slot == u32::MAX {
+                commit.data.slot = u32::try_from(self.table.len() / words).unwrap_or(u32::MAX - 1);
+                self.table.resize(self.table.len() + words, 0);
+            }
+            let slot = commit.data.slot as usize * words;
+            let mut grew = false;
+            for (have, add) in self.table[slot..slot + words].iter_mut().zip(bits) {
+                grew |= add & !*have != 0;
+                *have |= add;
+            }
+            if grew && !commit.data.queued {
+                commit.data.queued = true;
+                let generation = known.of(&id, commit.generation);
+                self.unnumbered |= generation.is_none();
+                self.queue.insert((generation.unwrap_or(u32::MAX), commit.commit_time), id);
+            }
+        });
+        inserted.map(|_| ()).map_err(|err| Error::git("commit", err))
+    }
 }

@@ -591,6 +591,13 @@ impl Cache {
         entry.value.downcast::<T>().map_err(|_| Error::git("the cache", "a facet was stored with another type"))
     }
 
+    /// Whether `facet` is in memory for the repository's current state (a lookup that computes nothing).
+    pub(crate) fn holds(&self, call: &CallState, location: &Location, facet: Facet) -> bool {
+        let Some(tag) = self.tag(call, location, FacetSet::of(&[facet])) else { return false };
+        let repository = if facet.is_shared() { &location.common_dir } else { &location.git_dir };
+        self.facets.contains_key(&(FacetKey { repository: repository.clone(), facet }, tag))
+    }
+
     /// A rendered answer, from memory when the facets it `reads` (every facet when `None`) are unchanged, else
     /// computed by `compute`; only `Ok` answers are kept. `variant` must hold every input besides the repository.
     pub(crate) fn answer<V: Clone + Send + Sync + 'static, E>(
@@ -718,6 +725,11 @@ impl<'a> Reader<'a> {
             }
             None => compute(self.git),
         }
+    }
+
+    /// Whether `facet` would be served from memory now (never when reading directly).
+    pub(crate) fn holds(&self, facet: Facet) -> bool {
+        self.cached.is_some_and(|(cache, call, location)| cache.holds(call, location, facet))
     }
 
     /// The facet `facet`, computed by `read` when it is not in memory.

@@ -124,6 +124,19 @@ pub fn current_upstream(repo: &gix::Repository, head: &crate::facets::head::Head
     upstream_of(repo, name.as_ref(), tip)
 }
 
+/// Starts numbering, on a thread of its own, the commits an upstream count of the branch HEAD names will walk (HEAD's
+/// commit and its upstream's tip), so that a caller can read something else meanwhile: without a commit-graph the
+/// first count on a repository reads its whole history (see `ancestry::generations`). Does nothing when HEAD is
+/// detached or unborn, has no upstream, or the commits are numbered already.
+pub(crate) fn number_current_upstream(repo: &gix::Repository) {
+    let Ok(Some(name)) = repo.head_name() else { return };
+    let Ok(head) = repo.head_id() else { return };
+    let Some(Ok(tracking)) = repo.branch_remote_tracking_ref_name(name.as_ref(), Direction::Fetch) else { return };
+    let Ok(Some(mut reference)) = repo.try_find_reference(tracking.as_ref()) else { return };
+    let Ok(upstream) = reference.peel_to_id() else { return };
+    crate::ancestry::generations::number_in_background(repo, vec![head.detach(), upstream.detach()]);
+}
+
 /// Counts commits reachable from `from` but not from `hidden` (`git rev-list --count hidden..from`), walks cut
 /// at a shallow clone's boundary (see [`crate::ancestry::count_exclusive`]).
 ///
