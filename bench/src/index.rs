@@ -42,6 +42,9 @@ pub(crate) struct PageRun {
     /// 1-based page number, `limit` commits a page.
     page: usize,
     limit: usize,
+    /// Page 1 in an engine that has read the repository before (a `repo.history` page of `HEAD~1`): a new walk from
+    /// the tip.
+    first_ms: f64,
     /// The page after the pages before it, in the same process (the kept walk continues).
     kept_ms: f64,
     /// The same page from its cursor in a fresh engine: a walk from the tip over every earlier page (what every
@@ -58,8 +61,14 @@ pub(crate) struct ScopeRun {
     churn_commits: usize,
     /// The first call of a fresh engine.
     cold_ms: f64,
-    /// The median of the calls after it, nothing changed.
+    /// The median of the calls after it, nothing changed, once the repository's watches are in place (what a
+    /// running server's later calls see: the first call's end releases the watches, added in the background).
     warm_ms: f64,
+    /// The slowest of those calls.
+    warm_max_ms: f64,
+    /// The same calls with watching off (the repository served stat-validated: the work-tree status is read again
+    /// on every call), median.
+    stat_validated_ms: f64,
     /// `git log --since --until --format=%ae -- path` (the churn alone).
     git_churn_ms: f64,
 }
@@ -301,16 +310,23 @@ fn deep_page(
 ) -> anyhow::Result<PageRun> {
     let options =
         |cursor: Option<String>| history::Options { start: None, path: path.map(str::to_owned), limit, cursor };
+    let mut first = Vec::new();
     let mut kept = Vec::new();
     let mut fresh = Vec::new();
     let mut shas = Vec::new();
     for _ in 0..samples.clamp(1, 5) {
         let engine = engine_for(fixture);
+        // The repository read once (opened, packs mapped) by a walk of another tip, so page 1 times its own walk.
+        let warm_up = history::Options { start: Some("HEAD~1".to_owned()), limit: 1, ..options(None) };
+        engine.history(&engine.resolve(repo_path)?, &warm_up, 32_000, &mut tokens)?;
         let mut cursor = None;
         for number in 1..=page {
             let started = Instant::now();
             let repo = engine.resolve(repo_path)?;
             let answer = engine.history(&repo, &options(cursor.clone()), 32_000, &mut tokens)?.data;
+            if number == 1 {
+                first.push(millis(started));
+            }
             if number == page {
                 kept.push(millis(started));
                 shas = answer.commits.iter().map(|commit| commit.sha.clone()).collect();
@@ -346,14 +362,23 @@ fn deep_page(
     if git_shas != shas {
         bail!("page {page} of {path:?}: git log --skip lists other commits");
     }
-    let run = PageRun { path, page, limit, kept_ms: median(kept), fresh_ms: median(fresh), git_ms: median(git) };
+    let run = PageRun {
+        path,
+        page,
+        limit,
+        first_ms: median(first),
+        kept_ms: median(kept),
+        fresh_ms: median(fresh),
+        git_ms: median(git),
+    };
     eprintln!("fluxgit-bench index: {run:?}");
     Ok(run)
 }
 
 /// `repo.scope` of `path` with a 90-day churn window ending an hour after the last commit and 10 recent commits:
-/// the first call of a fresh engine, then `samples` calls (median); the churn's commit count checked against `git
-/// log --since --until -- path`.
+/// the first call of a fresh engine, then `samples` calls (median) once the repository's watches are in place, and
+/// `samples` calls of an engine with watching off (stat-validated) after its own first call; every answer equal to
+/// the cold one, the churn's commit count checked against `git log --since --until -- path`.
 fn scope_timed(
     fixture: &fluxgit_fixtures::Fixture,
     repo_path: &str,
@@ -368,16 +393,20 @@ fn scope_timed(
     let repo = engine.resolve(repo_path)?;
     let cold = engine.scope(&repo, &options, 2000, &mut tokens)?.data;
     let cold_ms = millis(started);
-    let mut warm = Vec::new();
-    for _ in 0..samples.max(1) {
-        let started = Instant::now();
-        let repo = engine.resolve(repo_path)?;
-        let answer = engine.scope(&repo, &options, 2000, &mut tokens)?.data;
-        warm.push(millis(started));
-        if answer.churn != cold.churn || answer.recent_commits != cold.recent_commits {
-            bail!("{path}: a warm scope differs from the cold one");
-        }
+    // The call has ended (a server drops its handle with the answer): its watches are added in the background, and
+    // a later call reads fresh until they are in place. Measure the calls after that.
+    drop(repo);
+    let diagnostics = engine.cache_diagnostics(&engine.resolve(repo_path)?);
+    if diagnostics.cache != "watched" {
+        bail!("{path}: the repository is not watched: {diagnostics:?}");
     }
+    let warm = warm_scopes(&engine, repo_path, &options, &cold, samples)?;
+    let unwatched = fluxgit_engine::Engine::with_cache(
+        fluxgit_engine::Options { allowed_roots: vec![fixture.root().to_path_buf()] },
+        fluxgit_engine::cache::Options { watch: false, ..fluxgit_engine::cache::Options::default() },
+    );
+    warm_scopes(&unwatched, repo_path, &options, &cold, 1)?;
+    let stat_validated = warm_scopes(&unwatched, repo_path, &options, &cold, samples)?;
     let since = format!("--since=@{}", now - 90 * 86_400);
     let until = format!("--until=@{now}");
     let started = Instant::now();
@@ -391,9 +420,38 @@ fn scope_timed(
     if git_commits != cold.churn.commits {
         bail!("{path}: churn {} commits, git log {git_commits}", cold.churn.commits);
     }
-    let run = ScopeRun { path, churn_commits: cold.churn.commits, cold_ms, warm_ms: median(warm), git_churn_ms };
+    let run = ScopeRun {
+        path,
+        churn_commits: cold.churn.commits,
+        cold_ms,
+        warm_max_ms: warm.iter().copied().fold(0.0, f64::max),
+        warm_ms: median(warm),
+        stat_validated_ms: median(stat_validated),
+        git_churn_ms,
+    };
     eprintln!("fluxgit-bench index: {run:?}");
     Ok(run)
+}
+
+/// `samples` timed `repo.scope` calls of `engine` (resolve included), each checked equal to `cold`.
+fn warm_scopes(
+    engine: &fluxgit_engine::Engine,
+    repo_path: &str,
+    options: &scope::Options,
+    cold: &scope::Scope,
+    samples: usize,
+) -> anyhow::Result<Vec<f64>> {
+    let mut times = Vec::new();
+    for _ in 0..samples.max(1) {
+        let started = Instant::now();
+        let repo = engine.resolve(repo_path)?;
+        let answer = engine.scope(&repo, options, 2000, &mut tokens)?.data;
+        times.push(millis(started));
+        if answer != *cold {
+            bail!("{}: a warm scope differs from the cold one", options.path);
+        }
+    }
+    Ok(times)
 }
 
 /// `samples` timed calls of `repo.search` (after one untimed): the total and the times in ms.
@@ -519,32 +577,58 @@ pub(crate) fn render(run: &IndexRun, invocation: &str) -> String {
     }
     let _ = writeln!(
         out,
-        "\n`repo.history` deep pages of HEAD: the page after the pages before it (the walk kept by the engine \
-         continues), the same page from its cursor in a fresh engine (a walk over every earlier page: what every page \
-         cost before kept walks), and `git log --skip`; all three list the same commits.\n"
+        "\n`repo.history` deep pages of HEAD: page 1 (a new walk from the tip, in an engine that has read the \
+         repository before), the deep page after the pages before it (the walk kept by the engine continues), the \
+         same page from its cursor in a fresh engine (a walk over every earlier page: what every page cost before \
+         kept walks), and `git log --skip`; all three list the same commits. `deep / page 1` near 1 is a page \
+         costing O(limit).\n"
     );
-    let _ = writeln!(out, "| page | kept walk | fresh walk | `git log --skip -n` |\n|---|---|---|---|");
+    let _ = writeln!(
+        out,
+        "| page | deep / page 1 | `git log --skip` / deep | page 1 | deep, kept walk | deep, fresh walk | `git log \
+         --skip -n` |\n|---|---|---|---|---|---|---|"
+    );
     for page in &run.pages {
         let path = page.path.map(|path| format!(" `-- {path}`")).unwrap_or_default();
         let _ = writeln!(
             out,
-            "| page {} of {}{path} | {:.2} ms | {:.1} ms | {:.1} ms |",
-            page.page, page.limit, page.kept_ms, page.fresh_ms, page.git_ms
+            "| page {} of {}{path} | {:.2} | {:.1}x | {:.2} ms | {:.2} ms | {:.1} ms | {:.1} ms |",
+            page.page,
+            page.limit,
+            page.kept_ms / page.first_ms.max(0.001),
+            page.git_ms / page.kept_ms.max(0.001),
+            page.first_ms,
+            page.kept_ms,
+            page.fresh_ms,
+            page.git_ms
         );
     }
     let _ = writeln!(
         out,
         "\n`repo.scope` ({} commits), churn window of 90 days ending an hour after the last commit, 10 recent \
-         commits: cold (first call of a fresh engine) and warm (median; recent commits and churn from the kept walk); \
-         `git log --since --until -- path` for the churn alone (its commit count equals the answer's).\n",
+         commits: cold (first call of a fresh engine), warm (median and slowest of the calls after it once the \
+         repository's watches are in place: recent commits and churn from the kept walk, what it reads at HEAD and \
+         the work-tree status from the cache), stat-validated (median, watching off: the work-tree status read on \
+         every call); `git log --since --until -- path` for the churn alone (its commit count equals the answer's).\n",
         run.commits
     );
-    let _ = writeln!(out, "| path | churn commits | cold | warm | `git log` churn |\n|---|---|---|---|---|");
+    let _ = writeln!(
+        out,
+        "| path | churn commits | `git log` churn / warm | warm | warm, slowest | stat-validated | cold | `git log` \
+         churn |\n|---|---|---|---|---|---|---|---|"
+    );
     for scope in &run.scopes {
         let _ = writeln!(
             out,
-            "| `{}` | {} | {:.0} ms | {:.2} ms | {:.0} ms |",
-            scope.path, scope.churn_commits, scope.cold_ms, scope.warm_ms, scope.git_churn_ms
+            "| `{}` | {} | {:.0}x | {:.2} ms | {:.2} ms | {:.2} ms | {:.0} ms | {:.0} ms |",
+            scope.path,
+            scope.churn_commits,
+            scope.git_churn_ms / scope.warm_ms.max(0.001),
+            scope.warm_ms,
+            scope.warm_max_ms,
+            scope.stat_validated_ms,
+            scope.cold_ms,
+            scope.git_churn_ms
         );
     }
     out
