@@ -4,6 +4,12 @@
 //! model will read (for MCP: the compact JSON envelope) for a given choice of shown items and returns its size in
 //! tokens. [`fit`] then picks, section by section in priority order, the largest count that keeps the text within
 //! the budget, so the budget is used and not merely respected.
+//!
+//! Counting is the costly part of a first call (the o200k pre-tokenizer is a backtracking regex: a 4 KB answer
+//! takes about a millisecond). While [`fit`] runs, measures that count with [`measure_tokens`] skip the count of a
+//! text no longer in bytes than the budget: every o200k token covers at least one byte, so such a text fits, and
+//! its byte length stands for its size. [`fit`] only compares sizes with the budget (and guesses where to probe
+//! from them), so what it chooses is the same as with exact counts.
 
 use serde::Serialize;
 
@@ -14,6 +20,38 @@ use crate::error::{Error, InvalidReason, Result};
 /// The BPE tables are built once per process (about 100 ms in release) and shared.
 pub fn count_tokens(text: &str) -> usize {
     tiktoken_rs::o200k_base_singleton().encode_ordinary(text).len()
+}
+
+thread_local! {
+    /// The budget of the [`fit`] running on this thread, if any.
+    static FITTING: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+}
+
+/// The size of `text` for a budget decision: while a [`fit`] with budget `max_tokens` runs on this thread, a text
+/// of at most `max_tokens` bytes counts as its byte length (an upper bound of its token count that still fits: a
+/// token covers at least one byte); otherwise, and outside [`fit`], its exact [`count_tokens`]. For measures only
+/// (see the module documentation); a size that is reported or subtracted must come from [`count_tokens`].
+pub fn measure_tokens(text: &str) -> usize {
+    match FITTING.get() {
+        Some(max_tokens) if text.len() <= max_tokens => text.len(),
+        _ => count_tokens(text),
+    }
+}
+
+/// Sets this thread's fitting budget for [`measure_tokens`] and restores the one before when dropped (a fit may run
+/// inside another's measure).
+struct Fitting(Option<usize>);
+
+impl Fitting {
+    fn within(max_tokens: usize) -> Self {
+        Self(FITTING.replace(Some(max_tokens)))
+    }
+}
+
+impl Drop for Fitting {
+    fn drop(&mut self) {
+        FITTING.set(self.0);
+    }
 }
 
 /// The name of the thread [`preload_tokenizer`] starts; it ends once the tables are built, so a process without a
@@ -47,6 +85,7 @@ pub fn count_tokens_cl100k(text: &str) -> usize {
 /// # Errors
 /// [`InvalidReason::BudgetBelowFloor`] (with the floor) when even the required fields exceed `max_tokens`.
 pub fn fit(totals: &[usize], max_tokens: usize, measure: &mut dyn FnMut(&[usize]) -> usize) -> Result<Vec<usize>> {
+    let _fitting = Fitting::within(max_tokens);
     let mut shown = vec![0; totals.len()];
     let floor = measure(&shown);
     if floor > max_tokens {
@@ -178,11 +217,13 @@ pub(crate) fn fit_sections<T>(
         let data = cut(full, shown);
         measure(&Budgeted { data, omitted: Omitted::from_counts(names, totals, shown) })
     };
+    let fitting = Fitting::within(max_tokens);
     // The whole answer first: a field it leaves out because its lists say it ([`crate::Implied`], e.g. counts
     // equal to the lists' lengths) comes back in every cut answer, so the whole one can fit where a cut one does not.
     if candidate(totals) <= max_tokens {
         return Ok(Budgeted { data: cut(full, totals), omitted: Omitted::default() });
     }
+    drop(fitting);
     let shown = fit(totals, max_tokens, &mut candidate)?;
     Ok(Budgeted { data: cut(full, &shown), omitted: Omitted::from_counts(names, totals, &shown) })
 }
@@ -251,5 +292,32 @@ mod tests {
     fn counts_tokens_with_o200k() {
         assert_eq!(count_tokens(""), 0);
         assert!(count_tokens("hello world") <= 3);
+    }
+
+    /// Inside a fit, a text within the budget in bytes is sized by its length without counting; outside, and for a
+    /// longer text, the count is exact. A fit measured that way chooses what one measured exactly chooses, on every
+    /// budget from below the floor to above the whole (commit-like lines of uneven size, a frame).
+    #[test]
+    fn fits_measured_by_bytes_within_the_budget_choose_as_exact_counts() {
+        let text = "x".repeat(40);
+        assert_eq!(measure_tokens(&text), count_tokens(&text));
+        let lines: Vec<String> = (0..60)
+            .map(|i| format!("{:07x} {} the subject of change number {i}", i * 7919, "word ".repeat(i % 9)))
+            .collect();
+        let render = |shown: &[usize]| format!("{{\"frame\":1,\"commits\":{:?}}}", &lines[..shown[0]]);
+        let whole = count_tokens(&render(&[lines.len()]));
+        for max_tokens in (0..whole + 40).step_by(7) {
+            let exact = fit(&[lines.len()], max_tokens, &mut |shown| count_tokens(&render(shown)));
+            let mut inside = Vec::new();
+            let bounded = fit(&[lines.len()], max_tokens, &mut |shown| {
+                let text = render(shown);
+                let size = measure_tokens(&text);
+                inside.push((text.len() <= max_tokens, size == text.len()));
+                size
+            });
+            assert_eq!(bounded.ok(), exact.ok(), "budget {max_tokens}");
+            assert!(inside.iter().all(|(short, by_length)| !short || *by_length), "budget {max_tokens}");
+        }
+        assert_eq!(measure_tokens(&text), count_tokens(&text), "the budget ends with the fit");
     }
 }

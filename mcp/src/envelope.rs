@@ -108,9 +108,10 @@ impl Frame {
             .expect("engine results serialise: plain structs of strings and numbers")
     }
 
-    /// The token count (o200k_base) of [`Frame::render`].
+    /// The size in tokens (o200k_base) of [`Frame::render`] for a budget's measure: exact, except that inside a fit
+    /// a text no longer in bytes than the budget counts as its byte length ([`budget::measure_tokens`]).
     pub fn measure<T: Serialize>(&self, result: &Budgeted<T>) -> usize {
-        budget::count_tokens(&self.render(result))
+        budget::measure_tokens(&self.render(result))
     }
 
     /// A successful tool output.

@@ -76,7 +76,7 @@ fn run<T: serde::Serialize>(
     let frame = Frame { tool, read_only: true, repo_path: None, resolved_from: None, source: SOURCE_LOCAL };
     let result = match format {
         Format::Json => read(&mut |candidate| frame.measure(candidate)),
-        Format::Text => read(&mut |candidate| fluxgit_engine::budget::count_tokens(&render(candidate))),
+        Format::Text => read(&mut |candidate| fluxgit_engine::budget::measure_tokens(&render(candidate))),
     };
     match (result, format) {
         (Ok(result), Format::Json) => Ok(frame.output(&result)),

@@ -56,7 +56,7 @@ pub(crate) fn run_formatted<T: serde::Serialize>(
         Err(error) => return unresolved.engine_error(error),
     };
     let frame = Frame::local(tool, &repo.location);
-    match read(&repo, &mut |candidate| fluxgit_engine::budget::count_tokens(&render(candidate))) {
+    match read(&repo, &mut |candidate| fluxgit_engine::budget::measure_tokens(&render(candidate))) {
         Ok(result) => Ok(frame.text_rendering_output(render(&result), &result)),
         Err(error) => frame.engine_error(error),
     }
