@@ -444,16 +444,20 @@ fn blame(args: &BlameArgs) -> anyhow::Result<()> {
         samples: args.samples.max(1),
     };
     eprintln!("fluxgit-bench: blaming {} ...", setup.path);
+    let load_at_start = blame::load_average();
     let mut run = blame::run(&setup)?;
+    run.load_average.insert(0, load_at_start);
     let probe = std::env::current_exe()?;
     eprintln!("fluxgit-bench: CPU seconds, fast-import layout ...");
     run.cpu.push(blame::cpu(&probe, &setup.repo, setup.path, "fast-import", setup.samples)?);
+    run.load_average.push(blame::load_average());
     eprintln!("fluxgit-bench: CPU seconds, after git repack -adf ...");
     let repack = Command::new("git").args(["repack", "-adf", "-q"]).current_dir(&setup.repo).status()?;
     if !repack.success() {
         bail!("git repack -adf failed ({repack})");
     }
     run.cpu.push(blame::cpu(&probe, &setup.repo, setup.path, "repacked", setup.samples)?);
+    run.load_average.push(blame::load_average());
     let results_dir = args.results_dir.clone().unwrap_or_else(|| workspace_root().join("bench/results/blame"));
     blame::write_results(&results_dir, &run)?;
     let markdown_path = args.markdown.clone().unwrap_or_else(|| workspace_root().join("BENCHMARK.md"));
