@@ -364,7 +364,8 @@ fn per_tool(out: &mut String, runs: &[ScenarioRun]) {
 
 Every tool's default call (only its required arguments: `repo.scope` on `.`, \
          `commit.details` of `HEAD`) on each scenario's fixture, summed over the scenarios where every side that ran \
-         answered it without an error and uncut by its default budget (`scenarios`): the sidecar before the compact shapes (`--baseline`, commit 96f0a1f: before compact JSON and the text format), \
+         answered it without an error, uncut by its default budget and with the same facts where the bench can tell \
+         (`diff.text`: the same files in the patch) (`scenarios`): the sidecar before the compact shapes (`--baseline`, commit 96f0a1f: before compact JSON and the text format), \
          ours now in JSON and in text, and the peer. Targets: JSON now at most 0.8x before, and not above the peer. \
          Raw answers: `bench/results/<scenario>/per-tool/`.\n\n\
          | tool | scenarios | before compact shapes | JSON now | now ÷ before | text now | peer | JSON ÷ peer |\n\
@@ -382,6 +383,7 @@ Every tool's default call (only its required arguments: `repo.scope` on `.`, \
         })
     };
     let mut cut_calls = Vec::new();
+    let mut other_facts = Vec::new();
     let mut checks = Vec::new();
     for (index, call) in crate::scenarios::PER_TOOL.iter().enumerate() {
         let (mut count, mut before, mut now, mut peer) = (0, Tokens::default(), Tokens::default(), Tokens::default());
@@ -398,6 +400,18 @@ Every tool's default call (only its required arguments: `repo.scope` on `.`, \
             let baseline = ok(side.baseline.as_ref(), index);
             let theirs = ok(side.peer.as_ref(), index);
             if matches!(baseline, Some(None)) || matches!(theirs, Some(None)) {
+                continue;
+            }
+            let differs = [("before", side.baseline.as_ref()), ("the peer", side.peer.as_ref())]
+                .into_iter()
+                .filter_map(|(name, other)| {
+                    let other = other?.calls.get(index)?.answer.as_ref()?.text();
+                    let ours = side.ours.calls.get(index)?.answer.as_ref()?.text();
+                    other_files(call.tool, ours, other).map(|what| format!("{name} {what}"))
+                })
+                .collect::<Vec<_>>();
+            if !differs.is_empty() {
+                other_facts.push(format!("`{}` on {} ({})", call.tool, run.scenario.name, differs.join("; ")));
                 continue;
             }
             count += 1;
@@ -454,6 +468,9 @@ Every tool's default call (only its required arguments: `repo.scope` on `.`, \
             cut_calls.join(", ")
         );
     }
+    if !other_facts.is_empty() {
+        let _ = writeln!(out, "Left out of the sums as not the same facts: {}.\n", other_facts.join(", "));
+    }
     for check in checks {
         out.push_str(&check);
         out.push('\n');
@@ -472,8 +489,41 @@ const PEER_LACKS: [(&str, &str); 6] = [
     ),
     ("commit.details", "additions and deletions per file and in total"),
     ("worktree.changes", "additions and deletions per file"),
-    ("diff.text", "additions, deletions and hunks per file"),
+    ("diff.text", "a listing of the files with status, additions and deletions"),
 ];
+
+/// For `diff.text`, how `other`'s patch differs from `ours`' in the files it shows (`diff --git`, `diff --cc` and
+/// `* Unmerged path` lines of `data.patch`, or of the peer's `data.diff`), e.g. `shows no patch of src/main.c`;
+/// `None` when both show the same files, or for another tool (the bench does not compare their facts).
+fn other_files(tool: &str, ours: &str, other: &str) -> Option<String> {
+    if tool != "diff.text" {
+        return None;
+    }
+    let files = |answer: &str| -> std::collections::BTreeSet<String> {
+        let value = serde_json::from_str::<serde_json::Value>(answer).unwrap_or_default();
+        let patch = ["patch", "diff"].iter().find_map(|key| value["data"][key].as_str()).unwrap_or_default();
+        patch
+            .lines()
+            .filter_map(|line| {
+                let path = line
+                    .strip_prefix("diff --git ")
+                    .and_then(|names| names.rsplit_once(" b/").map(|(_, new)| new))
+                    .or_else(|| line.strip_prefix("diff --cc "))
+                    .or_else(|| line.strip_prefix("* Unmerged path "))?;
+                Some(path.to_owned())
+            })
+            .collect()
+    };
+    let (ours, theirs) = (files(ours), files(other));
+    let missing: Vec<&str> = ours.difference(&theirs).map(String::as_str).collect();
+    let extra: Vec<&str> = theirs.difference(&ours).map(String::as_str).collect();
+    match (missing.is_empty(), extra.is_empty()) {
+        (true, true) => None,
+        (false, true) => Some(format!("shows no patch of {}", missing.join(", "))),
+        (true, false) => Some(format!("also shows a patch of {}", extra.join(", "))),
+        (false, false) => Some(format!("shows no patch of {} and one of {}", missing.join(", "), extra.join(", "))),
+    }
+}
 
 /// A JSON envelope whose budget cut something (`omitted` or `truncated` at its top level).
 fn cut(text: &str) -> bool {
@@ -548,4 +598,21 @@ fn scenario(out: &mut String, run: &ScenarioRun) {
         out.push('\n');
     }
     out.push('\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::other_files;
+
+    #[test]
+    fn diff_text_answers_compare_the_files_their_patches_show() {
+        let ours = r#"{"data":{"files":[{"path":"a.c","status":"unmerged"},{"path":"b c.md","status":"modified"}],
+            "patch":"* Unmerged path a.c\ndiff --git a/b c.md b/b c.md\n@@ -1 +1 @@\n-x\n+y\n"}}"#;
+        let before = r#"{"data":{"files":[{"path":"a.c","status":"unmerged"}],"patch":""}}"#;
+        let peer = r#"{"data":{"diff":"diff --git a/b c.md b/b c.md\n@@ -1 +1 @@\n-x\n+y\n* Unmerged path a.c\n"}}"#;
+        assert_eq!(other_files("diff.text", ours, before).as_deref(), Some("shows no patch of a.c, b c.md"));
+        assert_eq!(other_files("diff.text", ours, peer), None);
+        assert_eq!(other_files("diff.text", before, peer).as_deref(), Some("also shows a patch of a.c, b c.md"));
+        assert_eq!(other_files("repo.status", ours, before), None, "other tools are not compared");
+    }
 }

@@ -30,6 +30,7 @@ use super::patch::{Output, Rendered, Renderer, unmerged_line};
 use super::side::{self, PathFilter, Side};
 use super::{FileStat, Totals, changes, diff_sides, head_side};
 use crate::budget::{self, Budgeted, Measure, Omitted};
+use crate::compact::Implied;
 use crate::error::{Error, InvalidReason, Result};
 use crate::interrupt::Interrupt;
 use crate::repository::check_relative_path;
@@ -72,7 +73,8 @@ pub struct Report {
     /// The old side: a full commit sha, `INDEX`, or `null` for nothing (an unborn `HEAD`); default `null`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub base: Option<String>,
-    /// The new side: a full commit sha, `INDEX` or `WORKTREE`.
+    /// The new side: a full commit sha, `INDEX` or `WORKTREE`; default `WORKTREE` (left out of the JSON).
+    #[serde(skip_serializing_if = "is_worktree")]
     pub head: String,
     /// The path filter, when given.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -91,12 +93,19 @@ pub struct Report {
     /// `true` when any hunk or file was left out; default false.
     #[serde(skip_serializing_if = "crate::compact::is_false")]
     pub truncated: bool,
-    /// Bytes of the whole, uncut patch; default 0.
-    #[serde(skip_serializing_if = "crate::compact::is_zero")]
-    pub total_bytes: usize,
-    /// Lines of the whole, uncut patch; default 0.
-    #[serde(skip_serializing_if = "crate::compact::is_zero")]
-    pub total_lines: usize,
+    /// Bytes of the whole, uncut patch; left out of the JSON unless something was cut (`truncated`): it is then
+    /// the length of `patch`.
+    #[serde(skip_serializing_if = "Implied::is_implied")]
+    pub total_bytes: Implied<usize>,
+    /// Lines of the whole, uncut patch; left out of the JSON unless something was cut (`truncated`): it is then the
+    /// number of lines of `patch`.
+    #[serde(skip_serializing_if = "Implied::is_implied")]
+    pub total_lines: Implied<usize>,
+}
+
+/// `true` for the work tree, `head`'s default: it is then left out of the JSON.
+fn is_worktree(head: &str) -> bool {
+    head == WORKTREE
 }
 
 /// One file of the listing.
@@ -106,9 +115,10 @@ pub struct FileEntry {
     /// Path, status, counts and markings.
     #[serde(flatten)]
     pub stat: FileStat,
-    /// Hunks in its patch (a `GIT binary patch` block counts as one); default 0.
-    #[serde(skip_serializing_if = "crate::compact::is_zero")]
-    pub hunks: usize,
+    /// Hunks in its patch (a `GIT binary patch` block counts as one). Left out of the JSON when 0, and when its
+    /// whole patch is in `patch` (`inPatch` full), whose hunk headers (`@@`, `@@@`) then say it.
+    #[serde(skip_serializing_if = "Implied::is_implied")]
+    pub hunks: Implied<usize>,
     /// How much of its patch `patch` holds; default `full` (also left out for a file without a patch).
     #[serde(skip_serializing_if = "in_patch_default")]
     pub in_patch: Option<Inclusion>,
@@ -270,6 +280,7 @@ fn assemble(
                 _ => Some(Inclusion::Partial),
             };
             let hunks_shown = (in_patch == Some(Inclusion::Partial)).then_some(kept_hunks[file]);
+            let hunks = Implied::new(hunks, hunks == 0 || in_patch_default(&in_patch));
             FileEntry { stat: rendered.stat.clone(), hunks, in_patch, hunks_shown }
         })
         .collect();
@@ -283,6 +294,7 @@ fn assemble(
         omitted.push(("hunks", omitted_units));
     }
     let (total_bytes, total_lines) = totals;
+    let truncated = omitted_units > 0 || omitted_files > 0;
     let data = Report {
         base: full.base.clone(),
         head: full.head.clone(),
@@ -290,9 +302,9 @@ fn assemble(
         totals: (omitted_files > 0).then(|| Totals::of(full.files.iter().map(|rendered| &rendered.stat))),
         files,
         patch,
-        truncated: omitted_units > 0 || omitted_files > 0,
-        total_bytes,
-        total_lines,
+        truncated,
+        total_bytes: Implied::new(total_bytes, !truncated),
+        total_lines: Implied::new(total_lines, !truncated),
     };
     Budgeted { data, omitted: Omitted(omitted) }
 }

@@ -152,8 +152,8 @@ pub fn diff_text(result: &Budgeted<DiffReport>) -> String {
         out.line(format!(
             "patch cut: {} hunks left out of {} lines, {} bytes",
             super::cut(&result.omitted, "hunks"),
-            report.total_lines,
-            report.total_bytes
+            *report.total_lines,
+            *report.total_bytes
         ));
     }
     if !report.patch.is_empty() {
@@ -169,7 +169,7 @@ fn file_line(file: &FileEntry) -> String {
     let mut line = format!("{} {}", letter(file.stat.status), stat_line(&file.stat));
     match file.in_patch {
         Some(Inclusion::Partial) => {
-            line.push_str(&format!(" partial {}/{} hunks", file.hunks_shown.unwrap_or(0), file.hunks));
+            line.push_str(&format!(" partial {}/{} hunks", file.hunks_shown.unwrap_or(0), *file.hunks));
         }
         Some(Inclusion::Omitted) => line.push_str(" omitted"),
         Some(Inclusion::Full) | None => {}

@@ -53,8 +53,16 @@ fn check(fixture: &Fixture, selection: &Selection<'_>) -> Report {
     };
     assert_eq!(numstat_of(report.files.iter().map(|file| &file.stat)), git, "{}", selection.name);
     assert!(!report.truncated, "{}", selection.name);
-    assert_eq!(report.total_bytes, report.patch.len(), "{}", selection.name);
-    assert_eq!(report.total_lines, report.patch.matches('\n').count(), "{}", selection.name);
+    assert_eq!(*report.total_bytes, report.patch.len(), "{}", selection.name);
+    assert_eq!(*report.total_lines, report.patch.matches('\n').count(), "{}", selection.name);
+    // Compact JSON (SPEC §4.2): nothing was cut, so the patch says the totals and each file's hunks; the JSON
+    // leaves them out, and the patch's hunk headers add up to the files' counts.
+    let json = serde_json::to_value(&report).expect("serialises");
+    assert!(json.get("totalBytes").is_none() && json.get("totalLines").is_none(), "{}: {json}", selection.name);
+    let listed = json["files"].as_array().map_or(&[][..], Vec::as_slice);
+    assert!(listed.iter().all(|file| file.get("hunks").is_none()), "{}: {json}", selection.name);
+    let hunks: usize = report.files.iter().map(|file| *file.hunks).sum();
+    assert_eq!(hunks, hunk_headers(&report.patch), "{}", selection.name);
     for file in &report.files {
         if file.stat.binary {
             let line = format!("Binary files a/{0} and b/{0} differ\n", file.stat.path);
@@ -71,6 +79,11 @@ fn check(fixture: &Fixture, selection: &Selection<'_>) -> Report {
         assert_eq!(applied, expected, "{}: git apply reproduces the target", selection.name);
     }
     report
+}
+
+/// The hunks `patch` holds: its `@@` (and combined `@@@`) headers, a `GIT binary patch` block counting as one.
+fn hunk_headers(patch: &str) -> usize {
+    patch.lines().filter(|line| line.starts_with("@@") || *line == "GIT binary patch").count()
 }
 
 /// Applies `patch` onto `base`; returns the result, the target (outside `path`, the base) and the base.
@@ -201,7 +214,7 @@ fn patches_carry_what_git_writes() {
         worktree.patch.contains("diff --git a/scripts/build.sh b/scripts/build.sh\nold mode 100755\nnew mode 100644\n")
     );
     let long = worktree.files.iter().find(|file| file.stat.path == "src/long.c").expect("long.c");
-    assert_eq!((long.hunks, long.in_patch), (2, Some(Inclusion::Full)));
+    assert_eq!((*long.hunks, long.in_patch), (2, Some(Inclusion::Full)));
     let legacy = check(&fixture, by_name("non-UTF-8 file"));
     assert!(legacy.files[0].stat.non_utf8 && !legacy.files[0].stat.binary);
     assert!(legacy.patch.contains("GIT binary patch\nliteral "), "{}", legacy.patch);
@@ -326,6 +339,16 @@ fn forty_thousand_lines_in_thirty_files_list_every_file_at_the_default_budget() 
     let additions: u64 = report.data.files.iter().filter_map(|file| file.stat.additions).sum();
     assert_eq!((report.data.files.len(), additions), (30, 40_000));
     assert!(report.data.truncated && report.omitted.0.iter().all(|(name, _)| *name == "hunks"));
+    // Cut: the JSON states the whole patch's size, and the hunks of each file whose patch is not all there.
+    let json = serde_json::to_value(&report.data).expect("serialises");
+    assert_eq!(json["totalBytes"].as_u64(), Some(*report.data.total_bytes as u64), "{json}");
+    assert_eq!(json["totalLines"].as_u64(), Some(*report.data.total_lines as u64), "{json}");
+    assert!(*report.data.total_bytes > report.data.patch.len());
+    for (file, listed) in report.data.files.iter().zip(json["files"].as_array().expect("files")) {
+        let whole = matches!(file.in_patch, None | Some(Inclusion::Full));
+        let stated = listed["hunks"].as_u64().map(|hunks| hunks as usize);
+        assert_eq!(stated, (!whole).then_some(*file.hunks), "{listed}");
+    }
     let git = git_numstat(&fixture, &["diff", "--numstat", "-z", "HEAD~1", "HEAD"]);
     assert_eq!(numstat_of(report.data.files.iter().map(|file| &file.stat)), git);
 }

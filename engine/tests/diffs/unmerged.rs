@@ -87,7 +87,7 @@ fn combined_hunks_are_cut_whole() {
     let fixture = fluxgit_fixtures::build(Scenario::CherryPickConflict);
     let path = "data/big.txt";
     let whole = diff(&fixture, &options(Some(path), false), UNLIMITED).data;
-    assert_eq!(whole.files[0].hunks, 2, "two marker regions, two hunks:\n{}", whole.patch);
+    assert_eq!(*whole.files[0].hunks, 2, "two marker regions, two hunks:\n{}", whole.patch);
     let mut cut_options = options(Some(path), false);
     let first_hunk_end = whole.patch.rfind("\n@@@ ").expect("a second hunk") + 1;
     cut_options.max_bytes = first_hunk_end;

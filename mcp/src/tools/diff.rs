@@ -242,25 +242,29 @@ struct DiffArgs {
 /// `diff.text`.
 pub fn diff_text() -> FnTool {
     let file = file_stat(json!({
-        "hunks": opt_count(),
+        "hunks": defaulted(json!({ "type": "integer", "minimum": 0, "description": "Hunks in this file's patch \
+            (a `GIT binary patch` block counts as one)." }), "0; also left out when `inPatch` is full, as this \
+            file's hunk headers (`@@`, `@@@`) in `patch` then count them"),
         "inPatch": defaulted(json!({ "enum": ["partial", "omitted"],
             "description": "How much of this file's patch `patch` holds." }), "full"),
         "hunksShown": defaulted(count(), "null (not partial)")
     }));
     let data = json!({
         "type": "object",
-        "required": ["head"],
         "properties": {
             "base": defaulted(json!({ "type": "string", "description": "Full sha or INDEX." }), "null (nothing: an unborn HEAD)"),
-            "head": { "type": "string", "description": "Full sha, INDEX or WORKTREE." },
+            "head": defaulted(json!({ "type": "string", "description": "Full sha, INDEX or WORKTREE." }),
+                "WORKTREE (the work tree)"),
             "path": defaulted(json!({ "type": "string" }), "null (no path filter)"),
             "totals": defaulted(schema_with_description(totals(), "Exact totals over every changed file, given when \
                 the budget cut the file list (`omitted.files`)."), "null: the sums over `files`"),
             "files": opt_list(file),
             "patch": defaulted(json!({ "type": "string" }), "empty"),
             "truncated": opt_flag(),
-            "totalBytes": opt_count(),
-            "totalLines": opt_count()
+            "totalBytes": defaulted(json!({ "type": "integer", "minimum": 0, "description": "Bytes of the whole, \
+                uncut patch." }), "the length of `patch` in bytes (given only when `truncated`)"),
+            "totalLines": defaulted(json!({ "type": "integer", "minimum": 0, "description": "Lines of the whole, \
+                uncut patch." }), "the number of lines of `patch` (given only when `truncated`)")
         }
     });
     FnTool {

@@ -317,8 +317,28 @@ fn check_same_facts(tool: &str, label: &str, text: &str, json: &Value) {
             assert_eq!(lens, expected, "{label}: counts");
         }
         "diff.text" => {
+            // The sides compared; an absent `head` is its default, the work tree.
+            let sides = format!(
+                "# {}..{}",
+                data["base"].as_str().unwrap_or("(nothing)"),
+                data["head"].as_str().unwrap_or("WORKTREE")
+            );
+            assert!(text.lines().next().is_some_and(|line| line.starts_with(&sides)), "{label}: {sides}\n{text}");
             if let Some(patch) = data["patch"].as_str() {
                 assert!(text.contains(patch), "{label}: the patch\n{patch}\n---- text:\n{text}");
+            }
+            // The whole patch's size and a file's hunks are stated only where something was cut (the text's
+            // `patch cut:` line, `partial 2/5 hunks`); uncut, the patch says them in both formats.
+            match data.get("totalBytes") {
+                Some(bytes) => assert!(
+                    text.contains(&format!(" lines, {bytes} bytes")) && data["truncated"] == true,
+                    "{label}: {bytes} bytes\n{text}"
+                ),
+                None => assert!(!text.contains("\npatch cut: ") && data.get("truncated").is_none(), "{label}"),
+            }
+            if data.get("truncated").is_none() {
+                let stated = objects(data, "/files").iter().filter(|file| file.get("hunks").is_some()).count();
+                assert_eq!(stated, 0, "{label}: every file's hunks are in the patch\n{data}");
             }
             for file in objects(data, "/files") {
                 assert!(text.contains(&change_path(file)), "{label}: {file}");
