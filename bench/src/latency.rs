@@ -59,7 +59,14 @@ const CASES: &[ToolCase] = &[
     ToolCase {
         tool: "repo.branchStack",
         arguments: || json!({}),
-        git: &[&["for-each-ref", "--format=%(refname:short) %(upstream:track)", "refs/heads", "refs/remotes"]],
+        // What the answer holds for every local branch: tip, date, upstream with its counts, and the counts against
+        // the examined tip (one walk of all the tips in git, as in the engine).
+        git: &[&[
+            "for-each-ref",
+            "--format=%(refname:short) %(objectname:short) %(committerdate:iso-strict) %(upstream:short) \
+              %(upstream:track) %(ahead-behind:HEAD)",
+            "refs/heads",
+        ]],
     },
     ToolCase {
         tool: "worktree.changes",
