@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::engine_for;
+use common::{commit_tree, engine_for};
 use fluxgit_engine::facets::submodules::SubmoduleState;
 use fluxgit_engine::{Engine, Error, InvalidReason};
 use fluxgit_fixtures::{Fixture, Scenario};
@@ -321,25 +321,6 @@ fn filter_drivers_inside_a_submodule_never_run() {
     // The trap is real: git itself runs it (a diff reads the file through the clean filter).
     fixture.git_in(&submodule, &["diff"]);
     assert!(marker.exists(), "git runs the submodule's clean filter, so the check above can fail");
-}
-
-/// One commit made with `git commit-tree` (the tree of `main`'s first commit), with `parents`, author and committer
-/// dates at `time` (seconds, which may be older than a parent's: a skewed clock); returns its id.
-fn commit_tree(fixture: &Fixture, parents: &[&str], message: &str, time: i64) -> String {
-    let mut args = vec!["commit-tree".to_owned(), "main~0^{tree}".to_owned(), "-m".to_owned(), message.to_owned()];
-    for parent in parents {
-        args.extend(["-p".to_owned(), (*parent).to_owned()]);
-    }
-    let date = format!("@{time} +0000");
-    let output = fixture
-        .git_command(fixture.path())
-        .args(&args)
-        .env("GIT_AUTHOR_DATE", &date)
-        .env("GIT_COMMITTER_DATE", &date)
-        .output()
-        .expect("git runs");
-    assert!(output.status.success(), "commit-tree {message}: {}", String::from_utf8_lossy(&output.stderr));
-    String::from_utf8(output.stdout).expect("utf-8").trim().to_owned()
 }
 
 /// The whole commit graph as git lists it (`git rev-list --parents --all`): commit -> parents.
