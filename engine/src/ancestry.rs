@@ -90,16 +90,56 @@ impl Shallow {
 
 /// Commits `one` has that `other` lacks, and the other way round (`git rev-list --left-right --count
 /// one...other`), from one walk of both histories, exact whatever the commit dates (see [`reach`]); the shallow
-/// boundary cuts both walks as git's does.
+/// boundary cuts both walks as git's does. Equal tips, and one tip a few single-parent commits above the other, are
+/// answered without that walk ([`linear_ahead_behind`]), so without a commit-graph the commonest upstream counts
+/// (in sync, only ahead, only behind, on a linear history) never number the whole history.
 ///
 /// # Errors
 /// [`Error::GitRead`] when a commit cannot be read.
 pub fn ahead_behind(repo: &gix::Repository, one: ObjectId, other: ObjectId) -> Result<(usize, usize)> {
-    if one == other {
-        return Ok((0, 0));
+    if let Some(counts) = linear_ahead_behind(repo, one, other) {
+        return Ok(counts);
     }
     let reach = reach::Reach::walk(repo, &[(one, 0), (other, 1)], 2)?;
     Ok((reach.count_exclusive(0, 1), reach.count_exclusive(1, 0)))
+}
+
+/// Commits [`linear_ahead_behind`] reads at most on each side before it leaves the counts to the full walk.
+const LINEAR_STEPS: usize = 256;
+
+/// The counts of [`ahead_behind`] without generation numbers, for the commonest shapes: equal tips, or one tip
+/// reaching the other through at most [`LINEAR_STEPS`] commits that each have exactly one parent (as git walks them:
+/// a shallow boundary commit has none). `None` for any other shape, and when a commit cannot be read (the full walk
+/// then decides and reports).
+///
+/// Why it is exact whatever the dates: if `one = c0`, `c(i+1)` is the only parent of `ci` and `cn = other`, the
+/// history of `one` is `c0..c(n-1)` plus the history of `other`, and no `ci` (i < n) is in the history of `other`
+/// (it is a descendant of `other`, and history has no cycles): `one` has exactly `n` commits `other` lacks, and
+/// lacks none of `other`'s.
+pub(crate) fn linear_ahead_behind(repo: &gix::Repository, one: ObjectId, other: ObjectId) -> Option<(usize, usize)> {
+    if one == other {
+        return Some((0, 0));
+    }
+    let shallow = Shallow::read(repo).ok()?;
+    if let Some(steps) = single_parent_steps(repo, &shallow, one, other) {
+        return Some((steps, 0));
+    }
+    single_parent_steps(repo, &shallow, other, one).map(|steps| (0, steps))
+}
+
+/// How many commits lead from `from` down to `to` (`to` not counted) when each of them has exactly one parent and
+/// there are at most [`LINEAR_STEPS`]; `None` otherwise.
+fn single_parent_steps(repo: &gix::Repository, shallow: &Shallow, from: ObjectId, to: ObjectId) -> Option<usize> {
+    let mut id = from;
+    for steps in 1..=LINEAR_STEPS {
+        let parents = shallow.parents_of(repo, id).ok()?;
+        let [parent] = parents[..] else { return None };
+        if parent == to {
+            return Some(steps);
+        }
+        id = parent;
+    }
+    None
 }
 
 /// Counts commits reachable from `from` but not from `hidden` (`git rev-list --count hidden..from`): the first of

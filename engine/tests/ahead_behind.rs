@@ -233,3 +233,67 @@ fn every_ahead_behind_count_is_exact_with_skewed_dates() {
     fixture.git(&["update-ref", "refs/remotes/origin/u2", &late]);
     check(&fixture, "commit-graph missing the newest commits");
 }
+
+/// The counts answered without a walk (equal tips, one tip a chain of single-parent commits above the other) and
+/// the shapes just past them (a merge in the chain, a chain longer than the shortcut reads, a chain that does not
+/// reach the other tip) equal the commit sets and git, with dates skewed inside the chains; `repo.brief` and
+/// `repo.status` report the same for a branch whose upstream is such a chain away.
+#[test]
+fn linear_chains_count_as_git_does() {
+    let fixture = fluxgit_fixtures::build(Scenario::Clean);
+    let start = fluxgit_fixtures::CLOCK_START as i64;
+    let base = fixture.git(&["rev-parse", "main^{commit}"]).trim().to_owned();
+    // A chain of `len` commits above `from`, every other one dated a year before its parent.
+    let chain = |from: &str, len: usize, label: &str| {
+        let mut tip = from.to_owned();
+        for step in 0..len {
+            let skew = if step % 2 == 0 { -YEAR } else { YEAR };
+            tip = commit_tree(&fixture, &[&tip], &format!("{label} {step}"), start + skew + step as i64);
+        }
+        tip
+    };
+    let short = chain(&base, 3, "short");
+    let long = chain(&base, 300, "long");
+    let side = chain(&base, 2, "side");
+    let merged = commit_tree(&fixture, &[&short, &side], "merge", start - 2 * YEAR);
+    let above_merge = chain(&merged, 2, "above merge");
+    let refs = [
+        ("short", &short),
+        ("long", &long),
+        ("side", &side),
+        ("merged", &merged),
+        ("above-merge", &above_merge),
+        ("base", &base),
+    ];
+    for (name, id) in refs {
+        fixture.git(&["update-ref", &format!("refs/heads/c-{name}"), id]);
+    }
+    let graph = Graph::new(&fixture);
+    let git = gix::open(fixture.path()).expect("gix opens the repository");
+    let id = |hex: &str| gix::ObjectId::from_hex(hex.as_bytes()).expect("hex");
+    for (one, one_id) in refs {
+        for (other, other_id) in refs {
+            let expected = graph.truth(&format!("c-{one}"), &format!("c-{other}"));
+            let ours = fluxgit_engine::ancestry::ahead_behind(&git, id(one_id), id(other_id)).expect("counts");
+            assert_eq!(ours, expected, "ahead/behind of {one} vs {other}");
+        }
+    }
+    // The current branch's upstream a chain away, either way, as repo.brief and repo.status report it.
+    let upstreams =
+        [("c-short", &base), ("c-base", &short), ("c-short", &short), ("c-base", &long), ("c-above-merge", &short)];
+    for (local, upstream_tip) in upstreams {
+        fixture.git(&["update-ref", "refs/remotes/origin/c-up", upstream_tip]);
+        fixture.git(&["config", &format!("branch.{local}.remote"), "origin"]);
+        fixture.git(&["config", &format!("branch.{local}.merge"), "refs/heads/c-up"]);
+        fixture.git(&["symbolic-ref", "HEAD", &format!("refs/heads/{local}")]);
+        let expected = graph.truth(local, "origin/c-up");
+        let engine = engine_for(&fixture);
+        let repo = engine.resolve(fixture.path().to_str().expect("utf-8")).expect("resolves");
+        let brief = engine.brief(&repo, &Default::default(), UNLIMITED, &mut measure).expect("repo.brief").data;
+        assert_eq!((brief.head.ahead, brief.head.behind), expected, "repo.brief on {local}");
+        let status = engine.status(&repo, UNLIMITED, &mut measure).expect("repo.status").data;
+        let track = status.upstream.as_ref().expect("an upstream");
+        assert_eq!((track.ahead, track.behind), expected, "repo.status on {local}");
+    }
+    fixture.git(&["symbolic-ref", "HEAD", "refs/heads/main"]);
+}

@@ -218,9 +218,14 @@ impl Generations {
 
 /// Numbers, on a thread of its own, the commits below `tips` that neither the table nor the commit-graph knows, so
 /// that a count asked for later finds them numbered (a call that needs them meanwhile waits for this thread instead
-/// of reading the history a second time). Nothing is started when every tip is known already; a failure is left for
-/// the count itself to report.
-pub(crate) fn number_in_background(repo: &gix::Repository, tips: Vec<ObjectId>) {
+/// of reading the history a second time). Nothing is started when every tip is known already, and the thread numbers
+/// nothing when `needless` (run on it first) says the count will not need the numbers; a failure is left for the
+/// count itself to report.
+pub(crate) fn number_in_background(
+    repo: &gix::Repository,
+    tips: Vec<ObjectId>,
+    needless: impl FnOnce(&gix::Repository) -> bool + Send + 'static,
+) {
     let Ok(shallow) = Shallow::read(repo) else { return };
     let Ok(generations) = Generations::open(repo, &shallow) else { return };
     if generations.knows(&tips) {
@@ -228,6 +233,9 @@ pub(crate) fn number_in_background(repo: &gix::Repository, tips: Vec<ObjectId>) 
     }
     let repo = repo.clone();
     let spawned = std::thread::Builder::new().name("fluxgit-generations".to_owned()).spawn(move || {
+        if needless(&repo) {
+            return;
+        }
         let _ = generations.number(&repo, &shallow, &tips);
     });
     drop(spawned);

@@ -127,14 +127,19 @@ pub fn current_upstream(repo: &gix::Repository, head: &crate::facets::head::Head
 /// Starts numbering, on a thread of its own, the commits an upstream count of the branch HEAD names will walk (HEAD's
 /// commit and its upstream's tip), so that a caller can read something else meanwhile: without a commit-graph the
 /// first count on a repository reads its whole history (see `ancestry::generations`). Does nothing when HEAD is
-/// detached or unborn, has no upstream, or the commits are numbered already.
+/// detached or unborn, has no upstream, or the commits are numbered already; the thread stops without numbering when
+/// the count needs no numbers (`ancestry::linear_ahead_behind`: equal tips, or one a few single-parent commits above
+/// the other).
 pub(crate) fn number_current_upstream(repo: &gix::Repository) {
     let Ok(Some(name)) = repo.head_name() else { return };
     let Ok(head) = repo.head_id() else { return };
     let Some(Ok(tracking)) = repo.branch_remote_tracking_ref_name(name.as_ref(), Direction::Fetch) else { return };
     let Ok(Some(mut reference)) = repo.try_find_reference(tracking.as_ref()) else { return };
     let Ok(upstream) = reference.peel_to_id() else { return };
-    crate::ancestry::generations::number_in_background(repo, vec![head.detach(), upstream.detach()]);
+    let (head, upstream) = (head.detach(), upstream.detach());
+    crate::ancestry::generations::number_in_background(repo, vec![head, upstream], move |repo| {
+        crate::ancestry::linear_ahead_behind(repo, head, upstream).is_some()
+    });
 }
 
 /// Counts commits reachable from `from` but not from `hidden` (`git rev-list --count hidden..from`), walks cut
