@@ -1,5 +1,7 @@
 //! `repo.brief` (SPEC §5): situational awareness in one call, replacing 6-10 raw git calls.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 
 use crate::budget::{Budgeted, Measure, first, fit_sections};
@@ -197,17 +199,25 @@ pub fn read(repo: &gix::Repository, options: &Options) -> Result<Brief> {
     read_from(&Reader::direct(repo), options)
 }
 
-/// [`read`] with facets from `facets` (the engine's cache or the repository). Each facet is computed from reads of
-/// its own, so a cached facet never mixes states.
-pub(crate) fn read_from(facets: &Reader<'_>, options: &Options) -> Result<Brief> {
-    let head = facets.get(Facet::Head, |git| Ok((head::read(git)?, commits::abbreviated_head(git))))?;
-    // The upstream count's first walk on a repository may read the whole history: it runs on another thread while
-    // the work tree is read (a cached upstream starts nothing).
+/// The work-tree status and HEAD's upstream (`None` without one), facets of `repo.brief` and `repo.status`. The
+/// upstream count's first walk on a repository may read its whole history (`ancestry::generations`): it is started
+/// on another thread before the work tree is read, so the two overlap (a cached upstream starts nothing).
+pub(crate) fn work_tree_and_upstream(
+    facets: &Reader<'_>,
+) -> Result<(Arc<worktree::Status>, Arc<Option<refs::Upstream>>)> {
     if !facets.holds(Facet::Upstream) {
         refs::number_current_upstream(facets.git());
     }
     let status = facets.get(Facet::WorkTreeStatus, worktree::status)?;
     let upstream = facets.get(Facet::Upstream, |git| refs::current_upstream(git, &head::read(git)?))?;
+    Ok((status, upstream))
+}
+
+/// [`read`] with facets from `facets` (the engine's cache or the repository). Each facet is computed from reads of
+/// its own, so a cached facet never mixes states.
+pub(crate) fn read_from(facets: &Reader<'_>, options: &Options) -> Result<Brief> {
+    let head = facets.get(Facet::Head, |git| Ok((head::read(git)?, commits::abbreviated_head(git))))?;
+    let (status, upstream) = work_tree_and_upstream(facets)?;
     let submodules = facets.get(Facet::Submodules, |git| Ok(submodules::summarize(&submodules::list(git)?)))?;
     // One walk serves both the recent commits and the conventions' subjects.
     let walked = options.recent_commits.max(conventions::SUBJECTS_EXAMINED);

@@ -10,7 +10,7 @@ use crate::error::Result;
 use crate::facets::operation::Operation;
 use crate::facets::refs::Upstream;
 use crate::facets::worktree::Change;
-use crate::facets::{Facet, commits, head, operation, refs, worktree};
+use crate::facets::{Facet, commits, head, operation};
 
 /// The status report. Counts are exact; the path lists may be cut by the budget (see the envelope's `omitted`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -61,13 +61,7 @@ pub const READS: &[Facet] = &[Facet::Head, Facet::Upstream, Facet::WorkTreeStatu
 /// [`read`] with facets from `facets`.
 pub(crate) fn read_from(facets: &Reader<'_>) -> Result<Report> {
     let head = facets.get(Facet::Head, |git| Ok((head::read(git)?, commits::abbreviated_head(git))))?;
-    // The upstream count's first walk on a repository may read the whole history: it runs on another thread while
-    // the work tree is read (a cached upstream starts nothing).
-    if !facets.holds(Facet::Upstream) {
-        refs::number_current_upstream(facets.git());
-    }
-    let status = facets.get(Facet::WorkTreeStatus, worktree::status)?;
-    let upstream = facets.get(Facet::Upstream, |git| refs::current_upstream(git, &head::read(git)?))?;
+    let (status, upstream) = crate::brief::work_tree_and_upstream(facets)?;
     let operation = facets.get(Facet::Operation, |git| Ok((operation::read(git), operation::rebasing_branch(git))))?.0;
     Ok(Report {
         head: head::Head { sha: head.1.clone(), ..head.0.clone() },
