@@ -14,6 +14,7 @@ use anyhow::{Context as _, bail};
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::latency::{self, median, millis};
 use crate::mcp::Session;
 
 /// Settings of a blame run.
@@ -59,26 +60,9 @@ pub(crate) struct BlameRun {
     pub(crate) load_average: Vec<f64>,
 }
 
-/// The 1-minute load average of the machine, 0 where `/proc/loadavg` cannot be read.
+/// The 1-minute load average of the machine ([`latency::load_average`]), 0 where `/proc/loadavg` cannot be read.
 pub(crate) fn load_average() -> f64 {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|text| text.split_whitespace().next().and_then(|value| value.parse().ok()))
-        .unwrap_or(0.0)
-}
-
-fn millis(started: Instant) -> f64 {
-    started.elapsed().as_secs_f64() * 1000.0
-}
-
-fn median(samples: &[f64]) -> f64 {
-    let mut sorted = samples.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    match sorted.len() {
-        0 => 0.0,
-        n if n % 2 == 1 => sorted[n / 2],
-        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
-    }
+    latency::load_average().unwrap_or(0.0)
 }
 
 /// One run of `git blame --line-porcelain HEAD -- path`: its time and, per line, the full sha.
