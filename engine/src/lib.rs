@@ -19,6 +19,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod abbrev;
 pub mod agents;
 pub mod ancestry;
 pub mod branch_stack;
@@ -38,6 +39,7 @@ pub mod hints;
 pub mod history;
 pub mod index;
 pub mod interrupt;
+mod pack_index;
 pub mod reflog;
 pub mod refs;
 pub mod repository;

@@ -3,6 +3,8 @@
 
 mod common;
 
+#[path = "oracle/abbrev.rs"]
+mod abbrev;
 #[path = "oracle/conflict.rs"]
 mod conflict;
 

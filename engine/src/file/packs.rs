@@ -188,52 +188,12 @@ fn fan_out(index: &pack::index::File) -> [u32; 256] {
     fan
 }
 
-/// Probes guided by the ids' values before [`lookup`] halves the range instead.
-const INTERPOLATION_PROBES: u32 = 4;
-
-/// The entry of `id` in `index`, whose fan-out is `fan`. Object ids are uniformly distributed, so the search
-/// first probes where `id` would sit if the ids in range were evenly spread (interpolation: two or three probes
-/// instead of gix's ten halvings, each a likely cache miss in a large index), then halves the range; ids are
-/// compared by their first 8 bytes as one integer, the rest only when those are equal.
+/// The entry of `id` in `index`, whose fan-out is `fan`: the engine's one pack index search
+/// ([`crate::pack_index::search`], interpolating on the uniform ids before halving).
 fn lookup(index: &pack::index::File, fan: &[u32; 256], id: &oid) -> Option<u32> {
-    let bytes = id.as_bytes();
-    let first = *bytes.first()?;
-    let mut low = usize::from(first).checked_sub(1).map_or(0, |previous| fan[previous]);
-    let mut high = fan[usize::from(first)];
-    let key = prefix(bytes);
-    // The keys of the entries in [low, high) lie within [low_key, high_key].
-    let mut low_key = u64::from(first) << 56;
-    let mut high_key = low_key | ((1 << 56) - 1);
-    let mut probes = 0;
-    while low < high {
-        let mid = if probes < INTERPOLATION_PROBES && high - low > 8 {
-            probes += 1;
-            let spread = u128::from(high_key - low_key) + 1;
-            let guess = u128::from(key - low_key) * u128::from(high - low) / spread;
-            low + u32::try_from(guess).unwrap_or(u32::MAX).min(high - low - 1)
-        } else {
-            low + (high - low) / 2
-        };
-        let other = index.oid_at_index(mid).as_bytes();
-        let other_key = prefix(other);
-        match other_key.cmp(&key).then_with(|| other.get(8..).cmp(&bytes.get(8..))) {
-            std::cmp::Ordering::Less => {
-                low = mid + 1;
-                low_key = other_key;
-            }
-            std::cmp::Ordering::Greater => {
-                high = mid;
-                high_key = other_key;
-            }
-            std::cmp::Ordering::Equal => return Some(mid),
-        }
-    }
-    None
-}
-
-/// The first 8 bytes of an id as a big-endian integer (ordered as the bytes are).
-fn prefix(bytes: &[u8]) -> u64 {
-    bytes.first_chunk::<8>().map_or(0, |chunk| u64::from_be_bytes(*chunk))
+    let found =
+        crate::pack_index::search(fan, id.as_bytes(), |n| Ok::<_, std::convert::Infallible>(index.oid_at_index(n)));
+    found.ok()?.ok()
 }
 
 /// `size` zero bytes, or [`Fallback`] when a pack header asks for more than can be allocated.

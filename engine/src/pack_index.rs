@@ -1,0 +1,190 @@
+//! Pack index files (`objects/pack/*.idx`) searched without loading them whole.
+//!
+//! [`search`] is the one id search of the engine over a pack index's sorted id table: the blame reader
+//! (`file/packs.rs`, over gix's mapped index) and the abbreviations (`abbrev.rs`, over [`IndexFile`]) both use it.
+//! [`IndexFile`] reads an index through positioned reads: the header and fan-out table (1 KiB) when opened, then
+//! 20 bytes per id looked at. gix's `pack::index::File::at` instead checks the size of the whole file by reading
+//! every entry of its 32-bit offset table (3.4 MB in git/git's pack) before the first lookup, which was most of a
+//! first abbreviation; git checks only the file's length against the object count, as [`IndexFile::open`] does.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt as _;
+use std::path::Path;
+
+/// Probes guided by the ids' values before [`search`] halves the range instead.
+const INTERPOLATION_PROBES: u32 = 4;
+
+/// Where `id` sits in a sorted id table of which `fan` is the fan-out (at each byte value, the number of ids
+/// starting with a byte up to it) and `id_at(n)` reads the `n`th id: `Ok(n)` when the table holds it, else
+/// `Err(n)` with `n` the position it would be inserted at (the first id greater than it).
+///
+/// Object ids are uniformly distributed, so the search first probes where `id` would sit if the ids in range were
+/// evenly spread (interpolation: two or three probes instead of gix's ten halvings, each a likely cache miss in a
+/// large index), then halves the range; ids are compared by their first 8 bytes as one integer, the rest only when
+/// those are equal.
+///
+/// # Errors
+/// The first error of `id_at`.
+pub(crate) fn search<B: std::borrow::Borrow<gix::oid>, E>(
+    fan: &[u32; 256],
+    id: &[u8],
+    mut id_at: impl FnMut(u32) -> Result<B, E>,
+) -> Result<Result<u32, u32>, E> {
+    let Some(&first) = id.first() else {
+        return Ok(Err(0));
+    };
+    let mut low = usize::from(first).checked_sub(1).map_or(0, |previous| fan[previous]);
+    let mut high = fan[usize::from(first)];
+    let key = prefix(id);
+    // The keys of the entries in [low, high) lie within [low_key, high_key].
+    let mut low_key = u64::from(first) << 56;
+    let mut high_key = low_key | ((1 << 56) - 1);
+    let mut probes = 0;
+    while low < high {
+        let mid = if probes < INTERPOLATION_PROBES && high - low > 8 {
+            probes += 1;
+            let spread = u128::from(high_key - low_key) + 1;
+            let guess = u128::from(key - low_key) * u128::from(high - low) / spread;
+            low + u32::try_from(guess).unwrap_or(u32::MAX).min(high - low - 1)
+        } else {
+            low + (high - low) / 2
+        };
+        let other = id_at(mid)?;
+        let other = other.borrow().as_bytes();
+        let other_key = prefix(other);
+        match other_key.cmp(&key).then_with(|| other.get(8..).cmp(&id.get(8..))) {
+            std::cmp::Ordering::Less => {
+                low = mid + 1;
+                low_key = other_key;
+            }
+            std::cmp::Ordering::Greater => {
+                high = mid;
+                high_key = other_key;
+            }
+            std::cmp::Ordering::Equal => return Ok(Ok(mid)),
+        }
+    }
+    // Every id before `low` is smaller (those of smaller first bytes come before the fan-out's range), every id from
+    // `high` on is greater.
+    Ok(Err(low))
+}
+
+/// The first 8 bytes of an id as a big-endian integer (ordered as the bytes are).
+fn prefix(bytes: &[u8]) -> u64 {
+    bytes.first_chunk::<8>().map_or(0, |chunk| u64::from_be_bytes(*chunk))
+}
+
+/// The signature of a version 2 index (version 1 has none and starts with the fan-out table).
+const V2_SIGNATURE: [u8; 4] = *b"\xfftOc";
+
+/// An open pack index, read by positioned reads.
+pub(crate) struct IndexFile {
+    file: File,
+    fan: [u32; 256],
+    /// Where the `n`th id starts: `ids_at + n * stride`.
+    ids_at: u64,
+    stride: u64,
+    hash: gix::hash::Kind,
+}
+
+impl IndexFile {
+    /// Opens the index at `path` (version 1 or 2) for ids of `hash`. Reads its header and fan-out table, and checks
+    /// them as git does before using an index: a known version, a fan-out that never decreases, and a file long
+    /// enough for the object count.
+    ///
+    /// # Errors
+    /// The file cannot be read, or it is not an index git would use.
+    pub(crate) fn open(path: &Path, hash: gix::hash::Kind) -> std::io::Result<Self> {
+        let invalid = |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, format!("pack index {what}"));
+        let file = File::open(path)?;
+        let len = file.metadata()?.len();
+        let mut head = [0u8; 8 + 256 * 4];
+        file.read_exact_at(&mut head, 0)?;
+        let v2 = head[..4] == V2_SIGNATURE;
+        if v2 && head[4..8] != [0, 0, 0, 2] {
+            return Err(invalid("version unsupported"));
+        }
+        let table = if v2 { &head[8..] } else { &head[..256 * 4] };
+        let mut fan = [0u32; 256];
+        for (count, bytes) in fan.iter_mut().zip(table.as_chunks::<4>().0) {
+            *count = u32::from_be_bytes(*bytes);
+        }
+        if fan.windows(2).any(|pair| pair[0] > pair[1]) {
+            return Err(invalid("fan-out decreases"));
+        }
+        let hash_len = hash.len_in_bytes() as u64;
+        let objects = u64::from(fan[255]);
+        // Version 2: ids, CRCs, 32-bit offsets; version 1: a 4-byte offset before each id. Then both checksums.
+        let (header, entry_bytes) = if v2 { (8 + 1024, hash_len + 8) } else { (1024, hash_len + 4) };
+        if len < header + objects * entry_bytes + 2 * hash_len {
+            return Err(invalid("too short for its object count"));
+        }
+        let (ids_at, stride) = if v2 { (header, hash_len) } else { (header + 4, hash_len + 4) };
+        Ok(Self { file, fan, ids_at, stride, hash })
+    }
+
+    /// The number of objects the index lists.
+    pub(crate) fn num_objects(&self) -> u32 {
+        self.fan[255]
+    }
+
+    /// The `n`th id in sorted order.
+    ///
+    /// # Errors
+    /// The read fails.
+    pub(crate) fn id_at(&self, n: u32) -> std::io::Result<gix::ObjectId> {
+        let mut bytes = [0u8; 32];
+        let bytes = &mut bytes[..self.hash.len_in_bytes()];
+        self.file.read_exact_at(bytes, self.ids_at + u64::from(n) * self.stride)?;
+        gix::ObjectId::try_from(&*bytes).map_err(std::io::Error::other)
+    }
+
+    /// Where `id` sits in the index ([`search`]).
+    ///
+    /// # Errors
+    /// A read fails.
+    pub(crate) fn search(&self, id: &gix::oid) -> std::io::Result<Result<u32, u32>> {
+        search(&self.fan, id.as_bytes(), |n| self.id_at(n))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every id of a repacked repository is found at its place in `git show-index`'s sorted listing, and an id
+    /// that is not there at the place it would be inserted; a truncated file is refused.
+    #[test]
+    fn positions_are_those_of_the_sorted_listing() {
+        let fixture = fluxgit_fixtures::build(fluxgit_fixtures::Scenario::Diffs);
+        fixture.git(&["repack", "-adq"]);
+        let pack_dir = fixture.path().join(".git/objects/pack");
+        let idx = std::fs::read_dir(&pack_dir)
+            .expect("pack dir")
+            .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+            .find(|path| path.extension().is_some_and(|ext| ext == "idx"))
+            .expect("one index");
+        let listing = fixture.git(&["verify-pack", "-v", idx.to_str().expect("utf-8 path")]);
+        let mut ids: Vec<gix::ObjectId> = listing
+            .lines()
+            .filter_map(|line| line.split(' ').next().and_then(|hex| gix::ObjectId::from_hex(hex.as_bytes()).ok()))
+            .collect();
+        ids.sort();
+        let index = IndexFile::open(&idx, gix::hash::Kind::Sha1).expect("opens");
+        assert_eq!(index.num_objects() as usize, ids.len());
+        for (n, id) in ids.iter().enumerate() {
+            assert_eq!(index.search(id).expect("reads"), Ok(n as u32), "{id}");
+            for byte in [19, 5, 0] {
+                let mut absent = *id;
+                absent.as_mut_slice()[byte] ^= 0x5a;
+                let expected = ids.binary_search(&absent);
+                let expected = expected.map(|n| n as u32).map_err(|n| n as u32);
+                assert_eq!(index.search(&absent).expect("reads"), expected, "{absent}");
+            }
+        }
+        let short = fixture.path().join("short.idx");
+        let bytes = std::fs::read(&idx).expect("reads");
+        std::fs::write(&short, &bytes[..bytes.len() - 41]).expect("writes");
+        assert!(IndexFile::open(&short, gix::hash::Kind::Sha1).is_err());
+    }
+}
