@@ -16,6 +16,38 @@ use crate::error::{Error, Result};
 pub(crate) mod generations;
 pub(crate) mod reach;
 
+/// Saves the generation tables of every repository counted in (see [`generations`]) under `dir` (`<run dir>/generations`
+/// for the sidecar), one file per repository, so that a later process loads them instead of reading each history
+/// again; `None` keeps them in memory only (the default). Process-wide, as the tables are. Nothing is written to a
+/// repository.
+pub fn keep_generation_tables_in(dir: Option<std::path::PathBuf>) {
+    generations::saved::keep_in(dir);
+}
+
+/// Waits until every generation table queued for saving is written (the writer thread runs off the calls' path).
+/// Dropping an [`crate::Engine`] that saves them does it too; for tests and benchmarks.
+pub fn flush_generation_tables() {
+    generations::saved::flush();
+}
+
+/// Drops every generation table held in memory, as a new process starts without them (saved files stay): for tests
+/// and benchmarks.
+pub fn forget_generation_tables() {
+    generations::forget();
+}
+
+/// How many commits the engine numbered by reading them (not loaded from a saved table, not taken from a
+/// commit-graph) since the process started: a measure of history reads, for tests and benchmarks.
+pub fn numbered_commits() -> u64 {
+    generations::numbered()
+}
+
+/// The file the generation table of the repository whose common dir is `common_dir` is saved in; `None` when tables
+/// are kept in memory only. For tests.
+pub fn generation_table_file(common_dir: &std::path::Path) -> Option<std::path::PathBuf> {
+    generations::saved_file(common_dir)
+}
+
 /// The shallow boundary of a repository: empty for a complete one.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Shallow {

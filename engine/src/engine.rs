@@ -41,6 +41,20 @@ pub struct Engine {
     locations: Mutex<HashMap<PathBuf, Location>>,
     /// History walks kept between calls (`repo.history` pages, `repo.scope`'s recent commits and churn).
     pub(crate) walks: crate::walks::Walks,
+    /// Set when the engine saves generation tables ([`Engine::with_generation_tables`]): dropped last, it waits for
+    /// their writes.
+    generation_tables: Option<GenerationTables>,
+}
+
+/// Waits, when dropped, for the generation tables queued for writing (so that a process ending at end of input
+/// leaves them saved for the next one).
+#[derive(Debug)]
+struct GenerationTables;
+
+impl Drop for GenerationTables {
+    fn drop(&mut self) {
+        crate::ancestry::flush_generation_tables();
+    }
 }
 
 /// Resolved fleet paths the engine remembers at most (the memo is emptied when full): twice the fleet's 500.
@@ -91,6 +105,7 @@ impl Engine {
             recorded: Mutex::new(HashSet::new()),
             locations: Mutex::new(HashMap::new()),
             walks: crate::walks::Walks::default(),
+            generation_tables: None,
         }
     }
 
@@ -128,6 +143,17 @@ impl Engine {
             }
         })));
         self.index = Some(store);
+        self
+    }
+
+    /// Saves the generation tables ahead/behind counts number commits with under `dir` (`<run dir>/generations` for
+    /// the sidecar; see [`crate::ancestry::keep_generation_tables_in`], process-wide), so that a new process on a
+    /// repository without a commit-graph loads them instead of reading the whole history again. Dropping the engine
+    /// waits for the tables queued for writing.
+    #[must_use]
+    pub fn with_generation_tables(mut self, dir: PathBuf) -> Self {
+        crate::ancestry::keep_generation_tables_in(Some(dir));
+        self.generation_tables = Some(GenerationTables);
         self
     }
 

@@ -254,7 +254,8 @@ fn fleet(command: FleetCommand) -> anyhow::Result<ExitCode> {
 fn build_server(config: &Config) -> anyhow::Result<Server> {
     let engine = fluxgit_engine::Engine::with_cache(config.engine_options(), config.cache_options())
         .with_registry(config.registry_file())
-        .with_index(config.index_dir());
+        .with_index(config.index_dir())
+        .with_generation_tables(config.generation_tables_dir());
     let registry = fluxgit_mcp_sidecar::tools::registry().context("building the tool registry")?;
     Ok(Server::new(registry, engine).with_bridge(Bridge::from_config(config)))
 }

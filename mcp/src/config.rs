@@ -306,6 +306,11 @@ impl Config {
         self.run_dir.join("index")
     }
 
+    /// The generation tables' directory, `<run dir>/generations` (see the engine's `ancestry` module).
+    pub fn generation_tables_dir(&self) -> PathBuf {
+        self.run_dir.join("generations")
+    }
+
     /// The engine's cache options: watched unless disabled, barrier markers under `<run dir>/engine`.
     pub fn cache_options(&self) -> fluxgit_engine::cache::Options {
         fluxgit_engine::cache::Options {

@@ -21,13 +21,21 @@
 //! the numbers computed in that call are used for it and not kept, so an object that appears later cannot leave a
 //! number too low behind. Tables are held in a cache bounded by weight ([`CAPACITY_BYTES`]), least recently used out
 //! first; a table that does not fit is computed again by the next call.
+//!
+//! When the engine has a run dir ([`saved`]), tables are also saved there, written by a thread of their own after
+//! the call that grew them, and a process that meets a repository for the first time loads its table from there
+//! (validated: a damaged, cut or foreign file is ignored and rewritten), so only the first process on a repository
+//! reads its whole history. A table is saved when it was first filled in this process, and again once
+//! [`SAVE_AFTER`] entries were added since: a process that loads a file a little behind reads only the commits
+//! added since (cheap), and rewriting 2 MB for every new commit would not pay.
 
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock, RwLockReadGuard};
 
 use gix::ObjectId;
+use sha2::Digest as _;
 
 use super::Shallow;
 use crate::error::{Error, Result};
@@ -39,12 +47,41 @@ pub(crate) const CAPACITY_BYTES: u64 = 64 * 1024 * 1024;
 /// Approximate bytes one entry of a table takes (the id, the number, the hash table's slack).
 const ENTRY_BYTES: u64 = 48;
 
+/// Entries added to a table since it was last saved that make it worth saving again.
+const SAVE_AFTER: usize = 1024;
+
+pub(crate) mod saved;
+
+/// What gix's parents depend on besides the commits (shallow boundary, object replacements): SHA-256 of them, the
+/// same in every process. All zeros: a table not yet started.
+type Fingerprint = [u8; 32];
+
+/// Commits numbered by reading them (not loaded, not from a commit-graph) since the process started.
+static NUMBERED: AtomicU64 = AtomicU64::new(0);
+
 /// One repository's table: generation numbers of commits the commit-graph lacked when they were numbered.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Table {
-    /// What gix's parents depend on besides the commits (shallow boundary, object replacements), hashed.
-    epoch: u64,
+    epoch: Fingerprint,
     numbers: gix::hashtable::HashMap<ObjectId, u32>,
+    /// Entries in the saved file (loaded from it, or queued to be written).
+    saved: usize,
+    /// Whether every parent of an entry is an entry (or none: a root, a shallow boundary): filled without a
+    /// commit-graph. Only such a table is saved (see [`saved`]).
+    self_contained: bool,
+}
+
+impl Table {
+    /// An empty table for `epoch`.
+    fn new(epoch: Fingerprint) -> Self {
+        Self { epoch, numbers: gix::hashtable::HashMap::default(), saved: 0, self_contained: true }
+    }
+}
+
+impl Default for Table {
+    fn default() -> Self {
+        Self::new([0; 32])
+    }
 }
 
 /// A repository's table, shared by concurrent calls; `fill` is held while one of them numbers new commits, so two
@@ -73,7 +110,8 @@ fn tables() -> &'static moka::sync::Cache<PathBuf, Arc<Shared>> {
 pub(crate) struct Generations {
     commit_graph: Option<gix::commitgraph::Graph>,
     key: PathBuf,
-    epoch: u64,
+    kind: gix::hash::Kind,
+    epoch: Fingerprint,
     shared: Arc<Shared>,
 }
 
@@ -92,14 +130,22 @@ impl Generations {
         let key = repo.common_dir().to_path_buf();
         let cache = tables();
         let shared = cache.get_with(key.clone(), || Arc::new(Shared::default()));
+        let kind = repo.object_hash();
         let started = shared.table.read().unwrap_or_else(PoisonError::into_inner).epoch == epoch;
         if !started {
             let mut table = shared.table.write().unwrap_or_else(PoisonError::into_inner);
             if table.epoch != epoch {
-                *table = Table { epoch, numbers: gix::hashtable::HashMap::default() };
+                // A new process, or a new shallow boundary or replacements: the saved table, if it is for this.
+                *table = saved::load(&key, kind, &epoch).unwrap_or_else(|| Table::new(epoch));
+                let loaded = !table.numbers.is_empty();
+                drop(table);
+                if loaded {
+                    // Inserted again so that the cache weighs the loaded table.
+                    cache.insert(key.clone(), Arc::clone(&shared));
+                }
             }
         }
-        Ok(Self { commit_graph, key, epoch, shared })
+        Ok(Self { commit_graph, key, kind, epoch, shared })
     }
 
     /// The commit-graph the walk should read commits through (the one the numbers agree with).
@@ -122,13 +168,23 @@ impl Generations {
             let table = self.read();
             self.fill(repo, shallow, table.as_ref().map_or(&empty, |table| &table.numbers), tips)?
         };
+        NUMBERED.fetch_add(fresh.len() as u64, Ordering::Relaxed);
         if complete && !fresh.is_empty() {
             let mut table = self.shared.table.write().unwrap_or_else(PoisonError::into_inner);
             if table.epoch == self.epoch {
                 table.numbers.extend(fresh);
+                table.self_contained &= self.commit_graph.is_none();
+                let save =
+                    table.self_contained && (table.saved == 0 || table.numbers.len() >= table.saved + SAVE_AFTER);
+                if save {
+                    table.saved = table.numbers.len();
+                }
                 drop(table);
                 // Inserted again so that the cache weighs the grown table.
                 tables().insert(self.key.clone(), Arc::clone(&self.shared));
+                if save {
+                    saved::schedule(&self.key, self.kind, &self.shared);
+                }
                 return Ok(Known { table: self.read(), fresh: HashMap::new() });
             }
         }
@@ -258,15 +314,37 @@ impl Known<'_> {
     }
 }
 
-/// What gix's parents depend on besides the commits themselves: the shallow boundary and the object replacements.
-fn epoch(repo: &gix::Repository, shallow: &Shallow) -> u64 {
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    shallow.boundary().hash(&mut hasher);
+/// What gix's parents depend on besides the commits themselves: the shallow boundary and the object replacements
+/// (when gix honours them), as a [`Fingerprint`].
+fn epoch(repo: &gix::Repository, shallow: &Shallow) -> Fingerprint {
+    let mut hasher = sha2::Sha256::new();
+    hasher.update(b"shallow");
+    for id in shallow.boundary() {
+        hasher.update(id.as_bytes());
+    }
+    hasher.update(b"replace");
     if !repo.objects.ignore_replacements {
         let mut replacements: Vec<(ObjectId, ObjectId)> = repo.objects.store_ref().replacements().collect();
         replacements.sort_unstable();
-        replacements.hash(&mut hasher);
+        for (original, replacement) in replacements {
+            hasher.update(original.as_bytes());
+            hasher.update(replacement.as_bytes());
+        }
     }
-    // Never 0, the epoch of a table not yet started.
-    hasher.finish().max(1)
+    hasher.finalize().into()
+}
+
+/// Commits numbered by reading them since the process started (see [`crate::ancestry::numbered_commits`]).
+pub(crate) fn numbered() -> u64 {
+    NUMBERED.load(Ordering::Relaxed)
+}
+
+/// Drops every table held in memory (see [`crate::ancestry::forget_generation_tables`]).
+pub(crate) fn forget() {
+    tables().invalidate_all();
+}
+
+/// The file `common_dir`'s table is saved in, when tables are saved.
+pub(crate) fn saved_file(common_dir: &Path) -> Option<PathBuf> {
+    saved::path_of(common_dir)
 }
