@@ -21,6 +21,7 @@ mod file_tools;
 mod fleet;
 mod formats;
 mod gateway_reads;
+mod generations;
 mod hints;
 mod history;
 mod presence;
