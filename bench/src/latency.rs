@@ -124,6 +124,11 @@ pub(crate) struct ToolRun {
     /// `budget::PRELOAD_THREAD_NAME` left in `/proc/<pid>/task`); `false` where /proc cannot tell or the wait timed
     /// out (the cold call may then overlap the build).
     pub(crate) tables_loaded_before_cold: bool,
+    /// With `--second-start`: the first call on the repository in a second server on the same run dir, after the
+    /// first server (which made the cold and warm calls) exited: what the engine saved there (generation tables,
+    /// indexes) is loaded, nothing is in memory. Milliseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) second_start_cold_ms: Option<f64>,
 }
 
 /// Settings of a latency run.
@@ -145,6 +150,11 @@ pub(crate) struct Setup {
     pub(crate) call_timeout: Duration,
     /// Where `<label>.json` is (re)written after every tool.
     pub(crate) results_dir: PathBuf,
+    /// Also measure each tool's first call in a second server on the first one's run dir (see
+    /// [`ToolRun::second_start_cold_ms`]).
+    pub(crate) second_start: bool,
+    /// Measure only these tools (empty: all).
+    pub(crate) tools: Vec<String>,
 }
 
 pub(crate) fn env_for(allowed_roots: &std::ffi::OsStr, run_dir: &Path) -> Vec<(&'static str, OsString)> {
@@ -290,6 +300,7 @@ fn measure_tool(
         git_commands: git.0.clone(),
         git_median_ms: git.1,
         tables_loaded_before_cold: false,
+        second_start_cold_ms: None,
     };
     if session.tool(case.tool).is_none() {
         return Ok((run, peak_rss(session.pid())));
@@ -323,6 +334,17 @@ fn measure_tool(
     }
     run.warm_median_ms = median(&run.warm_ms);
     let rss = (run.status != "timeout").then(|| peak_rss(session.pid())).flatten();
+    if setup.second_start && run.status == "ok" {
+        // Dropping the session ends the server at end of input (it finishes its writes to the run dir first).
+        drop(session);
+        let mut session = Session::start(binary, &env)?;
+        call_within(&mut session, "repo.brief", &json!({"repoPath": warmup}), setup.call_timeout)?;
+        wait_for_token_tables(session.pid(), setup.call_timeout);
+        let started = Instant::now();
+        if call_within(&mut session, case.tool, &arguments, setup.call_timeout)?.is_some() {
+            run.second_start_cold_ms = Some(millis(started));
+        }
+    }
     Ok((run, rss))
 }
 
@@ -340,7 +362,7 @@ pub(crate) fn run_repo(label: &str, repo: &Path, setup: &Setup) -> anyhow::Resul
         load_average: (f64::INFINITY, 0.0),
         complete: false,
     };
-    for case in CASES {
+    for case in CASES.iter().filter(|case| setup.tools.is_empty() || setup.tools.iter().any(|tool| tool == case.tool)) {
         if let Some(load) = load_average() {
             run.load_average = (run.load_average.0.min(load), run.load_average.1.max(load));
         }
@@ -533,6 +555,20 @@ pub(crate) fn render(runs: &[RepoRun], extras: &Extras<'_>, invocation: &str) ->
                 tool.git_median_ms,
                 tool.git_commands.join("`; `"),
             );
+        }
+        let second: Vec<&ToolRun> = run.tools.iter().filter(|tool| tool.second_start_cold_ms.is_some()).collect();
+        if !second.is_empty() {
+            let _ = writeln!(
+                out,
+                "\nSecond start (`--second-start`): the first call in a new server on the first one's run dir.\n\n\
+                 | tool | second-start cold / git | second-start cold / first cold | second-start cold ms |\n\
+                 |---|---:|---:|---:|"
+            );
+            for tool in second {
+                let ms = tool.second_start_cold_ms.unwrap_or_default();
+                let (to_git, to_cold) = (ratio(ms, tool.git_median_ms), ratio(ms, tool.cold_ms));
+                let _ = writeln!(out, "| `{}` | {to_git} | {to_cold} | {ms:.2} |", tool.tool);
+            }
         }
         if let Some(peer) = &run.peer {
             let _ = writeln!(

@@ -175,6 +175,13 @@ struct LatencyArgs {
     /// A call without an answer after this many seconds kills its server; the tool is recorded as `timeout`.
     #[arg(long, default_value_t = 120)]
     call_timeout_secs: u64,
+    /// Also measure each tool's first call in a second server started on the first one's run dir (what it saved,
+    /// e.g. generation tables, is loaded; nothing is in memory).
+    #[arg(long)]
+    second_start: bool,
+    /// Measure only this tool (repeatable). Default: every tool.
+    #[arg(long = "tool", value_name = "NAME")]
+    tools: Vec<String>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -325,6 +332,8 @@ fn latency(args: &LatencyArgs) -> anyhow::Result<()> {
         warm_budget: std::time::Duration::from_secs(args.warm_budget_secs),
         call_timeout: std::time::Duration::from_secs(args.call_timeout_secs.max(1)),
         results_dir: results_dir.clone(),
+        second_start: args.second_start,
+        tools: args.tools.clone(),
     };
     let markdown_path = args.markdown.clone().unwrap_or_else(|| workspace_root().join("BENCHMARK.md"));
     let invocation = latency_invocation(args, &names, &targets);
@@ -417,6 +426,12 @@ fn latency_invocation(args: &LatencyArgs, names: &[String], targets: &[(String, 
     }
     if args.call_timeout_secs != 120 {
         invocation.push_str(&format!(" --call-timeout-secs {}", args.call_timeout_secs));
+    }
+    for tool in &args.tools {
+        invocation.push_str(&format!(" --tool {tool}"));
+    }
+    if args.second_start {
+        invocation.push_str(" --second-start");
     }
     invocation
 }
