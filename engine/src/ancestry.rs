@@ -4,8 +4,7 @@
 //!
 //! Every history walk of the engine takes its parents from [`Shallow::parents`]; counts and exclusive commits go
 //! through [`ahead_behind`] and [`exclusive`], one walk of all the tips together that is exact whatever the commit
-//! dates ([`reach`]); merge bases through [`merge_bases`], gix's graph walk on complete repositories and a
-//! boundary-aware walk of its own on shallow ones (shallow clones are short by construction).
+//! dates ([`reach`]); merge bases through [`merge_bases`], the same walk with a bit for "below a common commit".
 
 use std::collections::HashSet;
 
@@ -184,46 +183,43 @@ pub fn count_exclusive(repo: &gix::Repository, from: ObjectId, hidden: ObjectId)
 }
 
 /// The best common ancestors of `one` and `others` taken together, as `git merge-base --all one others...`:
-/// newest committer date first; empty when the histories share no commit (also when the shallow boundary cuts
-/// them apart, as git answers).
+/// newest committer date first (then by id); empty when the histories share no commit (also when the shallow
+/// boundary cuts them apart, as git answers). `one` itself when `others` is empty or holds it.
+///
+/// Exact whatever the commit dates: one walk of [`reach`] with a bit for `one`, a bit for `others` and a third bit
+/// that a commit carrying both hands on to its parents (they are below a common commit, so none is a best one).
+/// The walk pops commits in generation order, so a popped commit's bits are final (the argument of [`reach`]): the
+/// best common ancestors are the popped commits with both bits and without the third, and the walk may stop once
+/// every queued commit carries all three (every commit left unread is below a common one). gix's date-ordered
+/// merge-base meets a common commit before a common descendant dated earlier, and its check for redundant bases
+/// follows only first parents below them, so it can answer a commit that is an ancestor of another base. When one
+/// tip is a few single-parent commits above the other ([`linear_ahead_behind`]), the lower one is the answer and no
+/// numbering is needed.
 ///
 /// # Errors
 /// [`Error::GitRead`] when a commit cannot be read.
 pub fn merge_bases(repo: &gix::Repository, one: ObjectId, others: &[ObjectId]) -> Result<Vec<ObjectId>> {
-    let shallow = Shallow::read(repo)?;
-    if !shallow.is_shallow() {
-        return Ok(repo
-            .merge_bases_many(one, others)
-            .map_err(|err| Error::git("merge bases", err))?
-            .into_iter()
-            .map(gix::Id::detach)
-            .collect());
-    }
     if others.is_empty() || others.contains(&one) {
         return Ok(vec![one]);
     }
-    let of_one = shallow.ancestors(repo, &[one])?;
-    let of_others = shallow.ancestors(repo, others)?;
-    let common: HashSet<ObjectId> = of_one.intersection(&of_others).copied().collect();
-    // A common commit that is an ancestor of another common commit is not a best one.
-    let mut below = HashSet::new();
-    let mut stack = Vec::new();
-    for id in &common {
-        stack.extend(shallow.parents_of(repo, *id)?);
-    }
-    while let Some(id) = stack.pop() {
-        if below.insert(id) {
-            stack.extend(shallow.parents_of(repo, id)?);
+    if let [other] = others {
+        match linear_ahead_behind(repo, one, *other) {
+            Some((_, 0)) => return Ok(vec![*other]),
+            Some((0, _)) => return Ok(vec![one]),
+            _ => {}
         }
     }
-    let mut bases = Vec::new();
-    for id in common.into_iter().filter(|id| !below.contains(id)) {
-        let commit = repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
-        let time = commit.time().map_err(|err| Error::git("commit date", err))?;
-        bases.push((std::cmp::Reverse(time.seconds), id));
-    }
-    bases.sort_unstable();
-    Ok(bases.into_iter().map(|(_, id)| id).collect())
+    const ONE: usize = 0;
+    const OTHERS: usize = 1;
+    const BELOW_COMMON: usize = 2;
+    let mut tips = vec![(one, ONE)];
+    tips.extend(others.iter().map(|id| (*id, OTHERS)));
+    let reach = reach::Reach::walk_relaying(repo, &tips, 3, |bits| {
+        if reach::has(bits, ONE) && reach::has(bits, OTHERS) {
+            bits[BELOW_COMMON / 64] |= 1 << (BELOW_COMMON % 64);
+        }
+    })?;
+    Ok(reach.common_not_below(ONE, OTHERS, BELOW_COMMON))
 }
 
 /// The first of [`merge_bases`] of `one` and `two`, `None` when they share no history.

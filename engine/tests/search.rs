@@ -3,24 +3,19 @@
 //! from the index and from the history walk; the index kept equal to `git rev-list --branches HEAD` after commits,
 //! resets, amends, rebases, forced and deleted branches; a truncated segment file rebuilt; bad input refused.
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Duration;
 
+use common::{commit_tree, measure, repo_path};
 use fluxgit_engine::index::Status;
 use fluxgit_engine::search::{Options as SearchOptions, Report};
-use fluxgit_engine::{Budgeted, Engine, Error, InvalidReason, Options, budget};
+use fluxgit_engine::{Engine, Error, InvalidReason, Options};
 use fluxgit_fixtures::{Fixture, Scenario};
 
 const UNLIMITED: usize = 1_000_000;
-
-fn measure<T: serde::Serialize>(result: &Budgeted<T>) -> usize {
-    budget::count_tokens(&serde_json::to_string(result).expect("serialises"))
-}
-
-fn repo_path(fixture: &Fixture) -> &str {
-    fixture.path().to_str().expect("utf-8 temp path")
-}
 
 /// An engine over the fixture, with its indexes under `index_dir` when given.
 fn engine(fixture: &Fixture, index_dir: Option<&Path>) -> Engine {
@@ -323,6 +318,43 @@ fn index_follows_commits_and_history_rewrites() {
     check("detached commit left behind");
     fixture.git(&["branch", "-D", "topic"]);
     check("branch deleted");
+}
+
+/// The index's update plan is exact whatever the commit dates: `p` is dated ten years before its parent `y`, and
+/// `h` reaches `y` only through `p`, so a date-ordered walk of `v`'s commits hidden by `h` stops too late (it would
+/// add `y` and everything below again) and, the other way, drops commits `h` still reaches.
+#[test]
+fn index_follows_branches_with_skewed_dates() {
+    let fixture = fluxgit_fixtures::build(Scenario::Clean);
+    let index_dir = tempfile::tempdir().expect("temp dir");
+    let engine = engine(&fixture, Some(index_dir.path()));
+    let probe = query("probe");
+    let check = |step: &str| {
+        let report = search(&engine, &fixture, &probe, true).expect("searches");
+        assert_eq!(shas(&report), git_log(&fixture, &probe), "{step}");
+        let repo = engine.resolve(repo_path(&fixture)).expect("resolves");
+        assert_eq!(engine.index_stats(&repo).expect("stats").commits, reachable(&fixture), "{step}: indexed commits");
+    };
+    let at = |minutes: i64| fluxgit_fixtures::CLOCK_START as i64 + 400 * 24 * 3_600 + minutes * 60;
+    let year = 365 * 24 * 3_600;
+    let root = fixture.git(&["rev-parse", "main"]).trim().to_owned();
+    let y = commit_tree(&fixture, &[&root], "probe y", at(1));
+    let p = commit_tree(&fixture, &[&y], "probe p, dated years before its parent", at(0) - 10 * year);
+    let s = commit_tree(&fixture, &[&p], "probe s", at(2));
+    let a = commit_tree(&fixture, &[&y], "probe a", at(3));
+    let v = commit_tree(&fixture, &[&a, &s], "probe v merges s", at(4));
+    let h = commit_tree(&fixture, &[&s], "probe h", at(5));
+    fixture.git(&["update-ref", "refs/heads/main", &h]);
+    check("main on h");
+    fixture.git(&["update-ref", "refs/heads/topic", &v]);
+    check("topic on v added");
+    fixture.git(&["update-ref", "-d", "refs/heads/topic"]);
+    check("topic deleted");
+    fixture.git(&["update-ref", "refs/heads/main", &v]);
+    fixture.git(&["update-ref", "refs/heads/other", &h]);
+    check("main on v, other on h");
+    fixture.git(&["update-ref", "-d", "refs/heads/other"]);
+    check("other deleted");
 }
 
 #[test]

@@ -72,6 +72,23 @@ impl Reach {
     /// # Errors
     /// [`Error::GitRead`] when a commit or the commit-graph cannot be read.
     pub(crate) fn walk(repo: &gix::Repository, tips: &[(ObjectId, usize)], bits: usize) -> Result<Self> {
+        Self::walk_relaying(repo, tips, bits, |_| ())
+    }
+
+    /// [`Reach::walk`], with `relay` changing the bits a popped commit hands to its parents (its own bits stay as
+    /// they are). The argument of the module documentation holds for any `relay` that only adds bits: what a commit
+    /// hands on is a function of its bits when it is popped, which are final, so its parents' bits are final in turn
+    /// (by induction along the order of popping). The walk stops when every queued commit carries every bit,
+    /// whichever way it got them.
+    ///
+    /// # Errors
+    /// As [`Reach::walk`].
+    pub(crate) fn walk_relaying(
+        repo: &gix::Repository,
+        tips: &[(ObjectId, usize)],
+        bits: usize,
+        relay: impl Fn(&mut [u64]),
+    ) -> Result<Self> {
         let shallow = Shallow::read(repo)?;
         let generations = Generations::open(repo, &shallow)?;
         let ids: Vec<ObjectId> = tips.iter().map(|(id, _)| *id).collect();
@@ -109,6 +126,7 @@ impl Reach {
                 continue;
             }
             let parents = commit.parents.clone();
+            relay(&mut flags);
             for parent in parents {
                 walk.hand_on(&mut graph, parent, &flags)?;
             }
@@ -133,6 +151,18 @@ impl Reach {
     /// Commits that bit `one` reaches and bit `other` does not (`git rev-list --count <other>..<one>`).
     pub(crate) fn count_exclusive(&self, one: usize, other: usize) -> usize {
         self.matching(|bits| has(bits, one) && !has(bits, other)).count()
+    }
+
+    /// Commits that carry both bits `one` and `other` and not bit `below` (the best common ancestors when the walk
+    /// relayed `below` from every commit carrying both: see [`super::merge_bases`]), newest committer date first
+    /// (then by id).
+    pub(crate) fn common_not_below(&self, one: usize, other: usize, below: usize) -> Vec<ObjectId> {
+        let mut found: Vec<_> = self
+            .matching(|bits| has(bits, one) && has(bits, other) && !has(bits, below))
+            .map(|(id, commit)| (std::cmp::Reverse(commit.commit_time), *id))
+            .collect();
+        found.sort_unstable();
+        found.into_iter().map(|(_, id)| id).collect()
     }
 
     /// Commits that bit `one` reaches and none of `others` does, highest generation number first, then newest

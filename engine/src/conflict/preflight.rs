@@ -442,25 +442,10 @@ fn replay_list(
     current: ObjectId,
     target: ObjectId,
 ) -> Result<(Vec<ObjectId>, usize)> {
+    // Exact whatever the commit dates (gix's hidden-tip walk stops on dates), the shallow boundary cutting it.
     let mut parents: HashMap<ObjectId, Vec<ObjectId>> = HashMap::new();
-    if shallow.is_shallow() {
-        // gix's hidden walk would look for the boundary's absent parents: walk the short history ourselves.
-        let hidden = shallow.ancestors(repo, &[target])?;
-        let mut stack = vec![current];
-        while let Some(id) = stack.pop() {
-            if hidden.contains(&id) || parents.contains_key(&id) {
-                continue;
-            }
-            let own = shallow.parents_of(repo, id)?;
-            stack.extend(own.iter().copied());
-            parents.insert(id, own);
-        }
-    } else {
-        let to_err = |err| Error::git("rebase commits", err);
-        for info in repo.rev_walk([current]).with_hidden([target]).all().map_err(to_err)? {
-            let info = info.map_err(to_err)?;
-            parents.insert(info.id, info.parent_ids().map(|id| id.detach()).collect());
-        }
+    for id in crate::ancestry::exclusive(repo, current, &[target], usize::MAX)? {
+        parents.insert(id, shallow.parents_of(repo, id)?);
     }
     // Depth-first from the tip, first parents first, emitting a commit after all its parents in the set.
     let mut order = Vec::with_capacity(parents.len());

@@ -43,36 +43,43 @@ pub(crate) fn read_tips(repo: &gix::Repository) -> Result<Tips> {
     Ok(tips)
 }
 
-/// The commits to add and drop to move from `old` to `new` tips.
+/// The commits to add and drop to move from `old` to `new` tips: `git rev-list new --not old` and the other way
+/// round, from one walk of both sides that is exact whatever the commit dates ([`crate::ancestry::reach`]; gix's
+/// hidden-tip walk stops on dates and, under a skewed clock, lists commits the hidden side has). Without old tips,
+/// every commit below the new ones, read without numbering them.
 ///
 /// # Errors
-/// [`Error::GitRead`] when a walk fails (e.g. an old tip no longer exists).
+/// [`Error::GitRead`] when a tip is not a commit of the repository (e.g. an old tip was garbage collected) or a
+/// commit cannot be read.
 pub(crate) fn plan(repo: &gix::Repository, old: &Tips, new: &Tips) -> Result<Plan> {
     let old: BTreeSet<ObjectId> = old.values().copied().collect();
     let new: BTreeSet<ObjectId> = new.values().copied().collect();
-    let shallow = Shallow::read(repo)?;
-    if shallow.is_shallow() {
-        let before = shallow.ancestors(repo, &old.iter().copied().collect::<Vec<_>>())?;
-        let after = shallow.ancestors(repo, &new.iter().copied().collect::<Vec<_>>())?;
-        return Ok(Plan {
-            added: after.difference(&before).copied().collect(),
-            dropped: before.difference(&after).copied().collect(),
-            reset: false,
-        });
+    for id in old.iter().chain(&new) {
+        let header = repo.find_header(*id).map_err(|err| Error::git("index tip", err))?;
+        if header.kind() != gix::object::Kind::Commit {
+            return Err(Error::git("index tip", format!("{id} is a {}, not a commit", header.kind())));
+        }
     }
-    Ok(Plan { added: exclusive(repo, &new, &old)?, dropped: exclusive(repo, &old, &new)?, reset: false })
+    if old.is_empty() || new.is_empty() {
+        let (added, dropped) =
+            if old.is_empty() { (reachable(repo, &new)?, Vec::new()) } else { (Vec::new(), reachable(repo, &old)?) };
+        return Ok(Plan { added, dropped, reset: false });
+    }
+    const NEW: usize = 0;
+    const OLD: usize = 1;
+    let tips: Vec<(ObjectId, usize)> = new.iter().map(|id| (*id, NEW)).chain(old.iter().map(|id| (*id, OLD))).collect();
+    let reach = crate::ancestry::reach::Reach::walk(repo, &tips, 2)?;
+    Ok(Plan { added: reach.exclusive(NEW, &[OLD]), dropped: reach.exclusive(OLD, &[NEW]), reset: false })
 }
 
-/// Commits reachable from `tips` and not from `hidden` (`git rev-list tips --not hidden`).
-fn exclusive(repo: &gix::Repository, tips: &BTreeSet<ObjectId>, hidden: &BTreeSet<ObjectId>) -> Result<Vec<ObjectId>> {
-    if tips.is_empty() || tips.is_subset(hidden) {
-        return Ok(Vec::new());
+/// Every commit reachable from `tips` (`git rev-list tips`), the shallow boundary cutting the walk as git's does.
+fn reachable(repo: &gix::Repository, tips: &BTreeSet<ObjectId>) -> Result<Vec<ObjectId>> {
+    let shallow = Shallow::read(repo)?;
+    let tips: Vec<ObjectId> = tips.iter().copied().collect();
+    if shallow.is_shallow() {
+        return Ok(shallow.ancestors(repo, &tips)?.into_iter().collect());
     }
-    let walk = repo
-        .rev_walk(tips.iter().copied())
-        .with_hidden(hidden.iter().copied())
-        .all()
-        .map_err(|err| Error::git("commit graph", err))?;
+    let walk = repo.rev_walk(tips).all().map_err(|err| Error::git("commit graph", err))?;
     let mut ids = Vec::new();
     for info in walk {
         ids.push(info.map_err(|err| Error::git("commit graph", err))?.id);
