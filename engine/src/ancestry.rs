@@ -13,6 +13,7 @@ use gix::ObjectId;
 use crate::error::{Error, Result};
 
 pub(crate) mod generations;
+pub(crate) mod paint;
 pub(crate) mod reach;
 
 /// Saves the generation tables of every repository counted in (see [`generations`]) under `dir` (`<run dir>/generations`
@@ -215,8 +216,8 @@ pub fn merge_bases(repo: &gix::Repository, one: ObjectId, others: &[ObjectId]) -
     let mut tips = vec![(one, ONE)];
     tips.extend(others.iter().map(|id| (*id, OTHERS)));
     let reach = reach::Reach::walk_relaying(repo, &tips, 3, |bits| {
-        if reach::has(bits, ONE) && reach::has(bits, OTHERS) {
-            bits[BELOW_COMMON / 64] |= 1 << (BELOW_COMMON % 64);
+        if paint::has(bits, ONE) && paint::has(bits, OTHERS) {
+            paint::set(bits, BELOW_COMMON);
         }
     })?;
     Ok(reach.common_not_below(ONE, OTHERS, BELOW_COMMON))

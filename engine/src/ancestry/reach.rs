@@ -24,43 +24,21 @@
 //! walks (and gix's hidden-tip walk) stop too early. Bits still only grow and a commit whose bits grow after it was
 //! popped is queued again: with a number missing (never expected: every commit below the tips is numbered) the walk
 //! stays exact by walking to the roots, since such a commit never counts as settled.
+//!
+//! The bits, the queue and its order are [`super::paint::Paint`]'s (shared with `branch_stack::placement`); the
+//! walk hands every popped commit's bits (through the relay, see [`Reach::walk_relaying`]) to all its parents and
+//! stops on [`Paint::unsettled`].
 
 use gix::ObjectId;
 
 use super::Shallow;
-use super::generations::{Generations, Known};
-use crate::error::{Error, Result};
-
-/// Per commit of the walk: where its bits sit in the bit table, its generation number, whether it waits in the
-/// queue.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Node {
-    slot: u32,
-    generation: Option<u32>,
-    queued: bool,
-}
-
-impl Default for Node {
-    fn default() -> Self {
-        Self { slot: u32::MAX, generation: None, queued: false }
-    }
-}
+use super::generations::Generations;
+use super::paint::{Node, Paint, Painted, has, set};
+use crate::error::Result;
 
 /// The walk's result: every commit read, with the bits of the tips that reach it.
 pub(crate) struct Reach {
-    words: usize,
-    commits: gix::revwalk::graph::IdMap<gix::revwalk::graph::Commit<Node>>,
-    table: Vec<u64>,
-}
-
-/// Whether `bits` holds bit `bit`.
-pub(crate) fn has(bits: &[u64], bit: usize) -> bool {
-    bits[bit / 64] & (1 << (bit % 64)) != 0
-}
-
-/// Where a popped commit stands for the stop rule: settled once it carries every bit and has a generation number.
-fn settled(bits: &[u64], full: &[u64], generation: Option<u32>) -> bool {
-    generation.is_some() && bits == full
+    painted: Painted,
 }
 
 impl Reach {
@@ -93,51 +71,25 @@ impl Reach {
         let generations = Generations::open(repo, &shallow)?;
         let ids: Vec<ObjectId> = tips.iter().map(|(id, _)| *id).collect();
         let known = generations.number(repo, &shallow, &ids)?;
-        let words = bits.div_ceil(64).max(1);
-        let mut full = vec![0_u64; words];
-        for bit in 0..bits {
-            full[bit / 64] |= 1 << (bit % 64);
-        }
-        let mut graph = repo.revision_graph::<gix::revwalk::graph::Commit<Node>>(generations.commit_graph());
-        let mut walk = Walk {
-            words,
-            full,
-            table: Vec::new(),
-            queue: gix::revwalk::PriorityQueue::new(),
-            unsettled: 0,
-            known: &known,
-        };
+        let mut paint = Paint::new(repo, generations.commit_graph(), &known, bits);
         for (id, bit) in tips {
-            let mut add = vec![0_u64; words];
-            add[bit / 64] |= 1 << (bit % 64);
-            walk.hand_on(&mut graph, *id, &add)?;
+            let mut add = paint.empty();
+            set(&mut add, *bit);
+            paint.hand_on(*id, &add)?;
         }
-        let mut flags = vec![0_u64; words];
-        while walk.unsettled > 0 {
-            let Some((_, id)) = walk.queue.pop() else { break };
-            let Some(commit) = graph.get_mut(&id) else { continue };
-            commit.data.queued = false;
-            let slot = commit.data.slot as usize * words;
-            flags.copy_from_slice(&walk.table[slot..slot + words]);
-            if !settled(&flags, &walk.full, commit.data.generation) {
-                walk.unsettled -= 1;
-            }
+        let mut flags = paint.empty();
+        let mut parents = Vec::new();
+        while paint.unsettled() > 0 {
+            let Some(id) = paint.pop(&mut flags, &mut parents) else { break };
             if shallow.is_boundary(&id) {
                 continue;
             }
-            let parents = commit.parents.clone();
             relay(&mut flags);
-            for parent in parents {
-                walk.hand_on(&mut graph, parent, &flags)?;
+            for parent in &parents {
+                paint.hand_on(*parent, &flags)?;
             }
         }
-        Ok(Self { words, commits: graph.detach(), table: walk.table })
-    }
-
-    /// The bits of a commit the walk read.
-    fn bits_of(&self, commit: &gix::revwalk::graph::Commit<Node>) -> &[u64] {
-        let slot = commit.data.slot as usize * self.words;
-        &self.table[slot..slot + self.words]
+        Ok(Self { painted: paint.finish() })
     }
 
     /// The commits the walk read whose bits satisfy `predicate`.
@@ -145,7 +97,7 @@ impl Reach {
         &self,
         predicate: impl Fn(&[u64]) -> bool,
     ) -> impl Iterator<Item = (&ObjectId, &gix::revwalk::graph::Commit<Node>)> {
-        self.commits.iter().filter(move |(_, commit)| predicate(self.bits_of(commit)))
+        self.painted.commits().filter(move |(_, _, bits)| predicate(bits)).map(|(id, commit, _)| (id, commit))
     }
 
     /// Commits that bit `one` reaches and bit `other` does not (`git rev-list --count <other>..<one>`).
@@ -176,58 +128,5 @@ impl Reach {
             .collect();
         found.sort_unstable();
         found.into_iter().map(|(_, id)| id).collect()
-    }
-}
-
-/// The walk's moving parts.
-struct Walk<'a> {
-    words: usize,
-    full: Vec<u64>,
-    table: Vec<u64>,
-    queue: gix::revwalk::PriorityQueue<(u32, i64), ObjectId>,
-    /// Queued commits that are not settled (see [`settled`]): the walk goes on while there is one.
-    unsettled: usize,
-    known: &'a Known<'a>,
-}
-
-impl Walk<'_> {
-    /// Adds `bits` to the bits of commit `id` (read on first sight) and queues it when they grew.
-    fn hand_on(
-        &mut self,
-        graph: &mut gix::revwalk::Graph<'_, '_, gix::revwalk::graph::Commit<Node>>,
-        id: ObjectId,
-        bits: &[u64],
-    ) -> Result<()> {
-        let words = self.words;
-        let inserted = graph.get_or_insert_full_commit(id, |commit| {
-            if commit.data.slot == u32::MAX {
-                commit.data.slot = u32::try_from(self.table.len() / words).unwrap_or(u32::MAX - 1);
-                commit.data.generation = self.known.of(&id, commit.generation);
-                self.table.resize(self.table.len() + words, 0);
-            }
-            let slot = commit.data.slot as usize * words;
-            let generation = commit.data.generation;
-            let have = &mut self.table[slot..slot + words];
-            let was_settled = settled(have, &self.full, generation);
-            let mut grew = false;
-            for (have, add) in have.iter_mut().zip(bits) {
-                grew |= add & !*have != 0;
-                *have |= add;
-            }
-            if !grew {
-                return;
-            }
-            let now_settled = settled(&self.table[slot..slot + words], &self.full, generation);
-            if !commit.data.queued {
-                commit.data.queued = true;
-                self.queue.insert((generation.unwrap_or(u32::MAX), commit.commit_time), id);
-                if !now_settled {
-                    self.unsettled += 1;
-                }
-            } else if !was_settled && now_settled {
-                self.unsettled -= 1;
-            }
-        });
-        inserted.map(|_| ()).map_err(|err| Error::git("commit", err))
     }
 }

@@ -23,12 +23,17 @@
 //! examined tip" ("not below the base"). Without this the walk had to go on to the roots to learn a "no" (the
 //! examined bit kept seeking branches that are not below it), reading the whole history on every call. Should a
 //! commit have no number (never expected), the walk is made again without settling anything by order.
+//!
+//! The flags, the queue and its order are `ancestry::paint::Paint`'s (shared with `ancestry::reach`): it keeps
+//! the properties this argument uses (flags only grow, a commit is queued again when they grow, generation number
+//! first, then date).
 
 use gix::ObjectId;
 
 use crate::ancestry::Shallow;
-use crate::ancestry::generations::{Generations, Known};
-use crate::error::{Error, Result};
+use crate::ancestry::generations::Generations;
+use crate::ancestry::paint::{Paint, has, set};
+use crate::error::Result;
 
 /// How one branch tip relates to the examined tip and the base.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -61,29 +66,8 @@ const FORK: usize = 2;
 /// Bit of the first branch; branch `idx` has bit `FIRST_BRANCH + idx`.
 const FIRST_BRANCH: usize = 3;
 
-/// Per commit of the walk: where its flags sit in the flag table, and whether it waits in the queue.
-#[derive(Debug, Clone, Copy)]
-struct Node {
-    slot: u32,
-    queued: bool,
-}
-
-impl Default for Node {
-    fn default() -> Self {
-        Self { slot: u32::MAX, queued: false }
-    }
-}
-
 /// A set of bits over every tip, `words` 64-bit words long.
 type Bits = Vec<u64>;
-
-fn has(bits: &[u64], bit: usize) -> bool {
-    bits[bit / 64] & (1 << (bit % 64)) != 0
-}
-
-fn set(bits: &mut [u64], bit: usize) {
-    bits[bit / 64] |= 1 << (bit % 64);
-}
 
 fn clear(bits: &mut [u64], bit: usize) {
     bits[bit / 64] &= !(1 << (bit % 64));
@@ -140,7 +124,8 @@ fn place_walk(
     branches: &[ObjectId],
     by_order: bool,
 ) -> Result<Option<Vec<Place>>> {
-    let words = (FIRST_BRANCH + branches.len()).div_ceil(64);
+    let bits = FIRST_BRANCH + branches.len();
+    let words = bits.div_ceil(64);
     let empty = || vec![0_u64; words];
     let mut places = vec![Place::default(); branches.len()];
     let fork = base.and_then(|base| base.fork);
@@ -170,8 +155,7 @@ fn place_walk(
     let generations = Generations::open(repo, shallow)?;
     let start_ids: Vec<ObjectId> = starts.iter().map(|(id, _)| *id).collect();
     let known = generations.number(repo, shallow, &start_ids)?;
-    let mut graph = repo.revision_graph::<gix::revwalk::graph::Commit<Node>>(generations.commit_graph());
-    let mut walk = Walk { table: Vec::new(), queue: gix::revwalk::PriorityQueue::new(), unnumbered: false };
+    let mut walk = Paint::new(repo, generations.commit_graph(), &known, bits);
     // Which branches sit at which commit, to settle their questions when that commit's flags grow.
     let mut branches_at: std::collections::HashMap<ObjectId, Vec<usize>> = std::collections::HashMap::new();
     for (idx, id) in branches.iter().enumerate() {
@@ -180,20 +164,16 @@ fn place_walk(
     for (id, bit) in starts {
         let mut bits = empty();
         set(&mut bits, bit);
-        walk.hand_on(&mut graph, &known, id, &bits, words)?;
+        walk.hand_on(id, &bits)?;
     }
 
     let mut flags = empty();
     let mut send = empty();
-    while let Some((_, id)) = walk.queue.pop() {
-        if by_order && walk.unnumbered {
+    let mut parents = Vec::new();
+    while let Some(id) = walk.pop(&mut flags, &mut parents) {
+        if by_order && walk.unnumbered() {
             return Ok(None);
         }
-        let Some(commit) = graph.get_mut(&id) else { continue };
-        commit.data.queued = false;
-        let slot = commit.data.slot as usize * words;
-        flags.copy_from_slice(&walk.table[slot..slot + words]);
-        let parents: Vec<ObjectId> = commit.parents.iter().copied().collect();
 
         // Settle what the flags of a tip tell.
         if id == examined {
@@ -281,20 +261,18 @@ fn place_walk(
         if is_empty(&send) {
             continue;
         }
-        for parent in parents {
-            walk.hand_on(&mut graph, &known, parent, &send, words)?;
+        for parent in &parents {
+            walk.hand_on(*parent, &send)?;
         }
     }
 
     // A branch leaves the base at the fork point when a commit it has and the base lacks has the fork point as a
     // parent.
     if let Some(fork) = fork {
-        for (id, commit) in graph.detach() {
-            if commit.data.slot == u32::MAX || shallow.is_boundary(&id) || !commit.parents.contains(&fork) {
+        for (id, commit, flags) in walk.finish().commits() {
+            if shallow.is_boundary(id) || !commit.parents.contains(&fork) {
                 continue;
             }
-            let slot = commit.data.slot as usize * words;
-            let flags = &walk.table[slot..slot + words];
             if has(flags, BASE) {
                 continue;
             }
@@ -304,45 +282,4 @@ fn place_walk(
         }
     }
     Ok(Some(places))
-}
-
-/// The walk's table of flags and its queue.
-struct Walk {
-    table: Vec<u64>,
-    queue: gix::revwalk::PriorityQueue<(u32, i64), ObjectId>,
-    /// A commit without a generation number was queued.
-    unnumbered: bool,
-}
-
-impl Walk {
-    /// Adds `bits` to the flags of commit `id` (read on first sight) and queues it when they grew; a commit that
-    /// does not exist (beyond a shallow boundary) is skipped, as git's walks skip it.
-    fn hand_on(
-        &mut self,
-        graph: &mut gix::revwalk::Graph<'_, '_, gix::revwalk::graph::Commit<Node>>,
-        known: &Known<'_>,
-        id: ObjectId,
-        bits: &[u64],
-        words: usize,
-    ) -> Result<()> {
-        let inserted = graph.get_or_insert_full_commit(id, |commit| {
-            if commit.data.slot == u32::MAX {
-                commit.data.slot = u32::try_from(self.table.len() / words).unwrap_or(u32::MAX - 1);
-                self.table.resize(self.table.len() + words, 0);
-            }
-            let slot = commit.data.slot as usize * words;
-            let mut grew = false;
-            for (have, add) in self.table[slot..slot + words].iter_mut().zip(bits) {
-                grew |= add & !*have != 0;
-                *have |= add;
-            }
-            if grew && !commit.data.queued {
-                commit.data.queued = true;
-                let generation = known.of(&id, commit.generation);
-                self.unnumbered |= generation.is_none();
-                self.queue.insert((generation.unwrap_or(u32::MAX), commit.commit_time), id);
-            }
-        });
-        inserted.map(|_| ()).map_err(|err| Error::git("commit", err))
-    }
 }
