@@ -41,6 +41,8 @@ pub struct Engine {
     locations: Mutex<HashMap<PathBuf, Location>>,
     /// History walks kept between calls (`repo.history` pages, `repo.scope`'s recent commits and churn).
     pub(crate) walks: crate::walks::Walks,
+    /// Repositories opened by [`Engine::resolve`] and its siblings since start ([`Engine::opened`]).
+    opened: std::sync::atomic::AtomicU64,
     /// Set when the engine saves generation tables ([`Engine::with_generation_tables`]): dropped last, it waits for
     /// their writes.
     generation_tables: Option<GenerationTables>,
@@ -105,8 +107,15 @@ impl Engine {
             recorded: Mutex::new(HashSet::new()),
             locations: Mutex::new(HashMap::new()),
             walks: crate::walks::Walks::default(),
+            opened: std::sync::atomic::AtomicU64::new(0),
             generation_tables: None,
         }
+    }
+
+    /// How many times this engine opened a repository with gix since it started (every [`Engine::resolve`] that
+    /// found one opens it): for tests and benchmarks, e.g. that a call opens its repository once.
+    pub fn opened(&self) -> u64 {
+        self.opened.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Keeps the fleet registry in `file` (`<run dir>/fleet/registry.json` for the sidecar): every repository a
@@ -246,6 +255,7 @@ impl Engine {
     /// As [`Engine::resolve`].
     pub fn resolve_unrecorded(&self, repo_path: &str) -> Result<Repo> {
         let (location, git) = repository::resolve(repo_path, &self.options.allowed_roots)?;
+        self.opened.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let call = self.cache.call(&location);
         Ok(Repo { location, git, call, interrupt: Interrupt::new() })
     }
@@ -257,6 +267,7 @@ impl Engine {
     /// As [`Engine::resolve`].
     pub(crate) fn resolve_for_fleet(&self, repo_path: &str, barrier: Option<bool>) -> Result<Repo> {
         let (location, git) = repository::resolve(repo_path, &self.options.allowed_roots)?;
+        self.opened.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let call = self.cache.call_after_barrier(&location, barrier);
         let mut known = self.locations.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if known.len() >= KNOWN_LOCATIONS {

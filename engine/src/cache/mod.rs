@@ -40,6 +40,11 @@ pub const BARRIER_TIMEOUT: Duration = Duration::from_secs(1);
 /// watch and one directory listing per directory) would otherwise compete with that call's own read, which is
 /// fresh anyway. After this they are added all the same.
 pub const REGISTRATION_HOLD: Duration = Duration::from_secs(2);
+/// How long after the call that first saw a repository has ended its watches still wait: that call's answer is
+/// then still being serialised and written to the client by other threads, which a registration started at once
+/// (one watch and one listing per directory: 100,000 files take a few milliseconds of CPU) would compete with for
+/// the processor. A registration waited on (see [`RepoState::wait_settled`]) does not wait for this.
+pub const ANSWER_GRACE: Duration = Duration::from_millis(25);
 
 /// Cache configuration (see [`crate::Engine::with_cache`]).
 #[derive(Debug, Clone)]
@@ -153,6 +158,9 @@ struct Phase {
     /// `true` while the call that first saw the repository runs: the registration waits for it (at most
     /// [`REGISTRATION_HOLD`]).
     held: bool,
+    /// When that call ended (its hold was released), if it did: the registration waits until [`ANSWER_GRACE`]
+    /// after it.
+    released: Option<std::time::Instant>,
 }
 
 impl RepoState {
@@ -187,10 +195,26 @@ impl RepoState {
         });
     }
 
+    /// Waits until [`ANSWER_GRACE`] has passed since the call that first saw the repository ended, so that its
+    /// answer is written before the watches are added; returns at once when nobody held the registration back, or
+    /// when someone waits for the watches ([`RepoState::wait_settled`]).
+    fn wait_for_answer(&self) {
+        let mut phase = lock(&self.phase);
+        while let Some(left) = phase.released.and_then(|released| ANSWER_GRACE.checked_sub(released.elapsed())) {
+            phase = match self.phase_changed.wait_timeout(phase, left) {
+                Ok((guard, _)) => guard,
+                Err(poisoned) => poisoned.into_inner().0,
+            };
+        }
+    }
+
     /// Waits (at most `timeout`) until the background registration of its watches has finished.
     fn wait_settled(&self, timeout: Duration) {
-        // Whoever waits for the watches does not hold them back.
-        self.update(|phase| phase.held = false);
+        // Whoever waits for the watches does not hold them back, nor lets them wait for an answer to be written.
+        self.update(|phase| {
+            phase.held = false;
+            phase.released = None;
+        });
         self.wait_while(timeout, |phase| phase.pending);
     }
 
@@ -261,7 +285,10 @@ struct Hold(Arc<RepoState>);
 
 impl Drop for Hold {
     fn drop(&mut self) {
-        self.0.update(|phase| phase.held = false);
+        self.0.update(|phase| {
+            phase.held = false;
+            phase.released = Some(std::time::Instant::now());
+        });
     }
 }
 
@@ -419,6 +446,7 @@ impl Cache {
             let spawned = std::thread::Builder::new().name("fluxgit-watch-add".to_owned()).spawn(move || {
                 for job in receiver {
                     job.state.wait_while(REGISTRATION_HOLD, |phase| phase.held);
+                    job.state.wait_for_answer();
                     let outcome = match &job.common_dir {
                         Some(common_dir) => watcher.watch(&job.state, common_dir, job.work_tree.as_deref()),
                         None => {
@@ -742,5 +770,25 @@ impl<'a> Reader<'a> {
             Some((cache, call, location)) => cache.facet(call, location, facet, || read(self.git)),
             None => read(self.git).map(Arc::new),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The registration of a newly seen repository waits [`ANSWER_GRACE`] after the first call ended (a lower
+    /// bound of the clock, so load cannot fail it); whoever waits for the watches drops that wait.
+    #[test]
+    fn registration_waits_for_the_first_answer_unless_awaited() {
+        let state = Arc::new(RepoState::new(0));
+        let ended = std::time::Instant::now();
+        drop(Hold(Arc::clone(&state)));
+        state.wait_for_answer();
+        assert!(ended.elapsed() >= ANSWER_GRACE, "waited {:?}", ended.elapsed());
+        drop(Hold(Arc::clone(&state)));
+        assert!(lock(&state.phase).released.is_some());
+        state.wait_settled(Duration::from_secs(1));
+        assert!(lock(&state.phase).released.is_none(), "a waiter for the watches does not let them wait");
     }
 }

@@ -19,6 +19,10 @@ pub const VERSION: u32 = 1;
 pub const MAX_REPOSITORIES: usize = 500;
 /// How deep `fleet add --scan` looks below its directory by default (the directory itself is depth 0).
 pub const DEFAULT_SCAN_DEPTH: usize = 4;
+/// How long [`SeenWriter`]'s thread lets newly queued roots wait before it writes them, unless someone waits for
+/// the file ([`SeenWriter::flush`], drop): a root is queued when a call first resolves it, and the rewrite and
+/// `fsync` would otherwise run while that call reads the repository and writes its answer.
+pub const WRITE_DELAY: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// How an entry got into the registry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -168,7 +172,8 @@ impl Registry {
 /// Records the repositories a process's calls resolve in the registry file on a thread of its own, so that no call
 /// waits for the file's rewrite and `fsync` (about 15 ms): [`SeenWriter::record`] queues a root and returns; the
 /// thread takes everything queued at once, loads the file, adds the roots as [`Origin::Seen`] and saves it when
-/// that changed anything (one rewrite per batch). [`SeenWriter::flush`] waits until every root queued before it
+/// that changed anything (one rewrite per batch), [`WRITE_DELAY`] after the first of them was queued, so that the
+/// call that queued it is not slowed by the write. [`SeenWriter::flush`] waits until every root queued before it
 /// was written; dropping the writer flushes and ends the thread, so a process that ends normally leaves every
 /// repository it saw in the file. A file that cannot be read or written is left alone (the call never fails for
 /// it), as before.
@@ -190,6 +195,8 @@ struct Queue {
     done: u64,
     /// The writer is being dropped: the thread writes what is pending and ends.
     closing: bool,
+    /// Callers of [`SeenWriter::flush`] waiting now: the thread writes without [`WRITE_DELAY`].
+    flushing: usize,
 }
 
 impl SeenWriter {
@@ -239,9 +246,12 @@ impl SeenWriter {
         let (queue, wake) = &*self.shared;
         let mut queue = queue.lock().unwrap_or_else(PoisonError::into_inner);
         let target = queue.queued;
+        queue.flushing += 1;
+        wake.notify_all();
         while queue.done < target {
             queue = wake.wait(queue).unwrap_or_else(PoisonError::into_inner);
         }
+        queue.flushing -= 1;
     }
 }
 
@@ -271,6 +281,10 @@ fn write_queued(file: &Path, shared: &(Mutex<Queue>, Condvar)) {
             guard = wake.wait(guard).unwrap_or_else(PoisonError::into_inner);
             continue;
         }
+        guard = match wake.wait_timeout_while(guard, WRITE_DELAY, |queue| !queue.closing && queue.flushing == 0) {
+            Ok((guard, _)) => guard,
+            Err(poisoned) => poisoned.into_inner().0,
+        };
         let batch = std::mem::take(&mut guard.pending);
         let upto = guard.queued;
         drop(guard);
@@ -394,6 +408,24 @@ mod tests {
         assert_eq!(loaded.repositories[2].path, Path::new("/c"));
         // A flush with nothing queued returns at once.
         SeenWriter::new(file).flush();
+    }
+
+    /// Unflushed, a queued root is written, but not before [`WRITE_DELAY`] has passed (the call that queued it is
+    /// then done). A lower bound of the clock, so it cannot fail by load; a writer that writes at once fails it.
+    #[test]
+    fn seen_writer_waits_before_writing_unless_flushed() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = dir.path().join("fleet/registry.json");
+        let writer = SeenWriter::new(file.clone());
+        let queued = std::time::Instant::now();
+        writer.record(Path::new("/a"), 10);
+        let written = |file: &Path| Registry::load(file).is_ok_and(|loaded| loaded.repositories.len() == 1);
+        while !written(&file) {
+            assert!(queued.elapsed() < std::time::Duration::from_secs(60), "the root is written without a flush");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert!(queued.elapsed() >= WRITE_DELAY, "written {:?} after it was queued", queued.elapsed());
+        drop(writer);
     }
 
     #[cfg(unix)]

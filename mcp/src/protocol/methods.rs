@@ -171,6 +171,7 @@ pub(crate) fn call_tool(
         client_name: &context.client_name,
         bridge: tools.bridge,
         interrupt: tools.interrupt,
+        resolved: None,
     };
     let outcome = catch_unwind(AssertUnwindSafe(|| tool.call(&call_context, &arguments)));
     match outcome {

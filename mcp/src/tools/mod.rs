@@ -17,15 +17,47 @@ pub struct CallContext<'a> {
     /// The call's cancellation flag (`notifications/cancelled`), set on every repository [`CallContext::resolve`]
     /// opens so that the engine's long reads stop when it is triggered.
     pub interrupt: &'a fluxgit_engine::Interrupt,
+    /// A repository this call already resolved, with the `repoPath` it came from (`None` outside
+    /// [`FnTool::call`]): [`CallContext::resolve`] of that same path lends it instead of opening the repository
+    /// again.
+    pub resolved: Option<(&'a str, &'a fluxgit_engine::Repo)>,
 }
 
 impl CallContext<'_> {
-    /// [`fluxgit_engine::Engine::resolve`], read under this call's interrupt.
+    /// [`fluxgit_engine::Engine::resolve`], read under this call's interrupt; the repository already resolved for
+    /// `repo_path` in this call ([`CallContext::resolved`]) when there is one, so that one call opens a repository
+    /// once (opening is most of a cold first call of the small tools).
     ///
     /// # Errors
     /// As [`fluxgit_engine::Engine::resolve`].
-    pub fn resolve(&self, repo_path: &str) -> fluxgit_engine::Result<fluxgit_engine::Repo> {
-        self.engine.resolve(repo_path).map(|repo| repo.with_interrupt(self.interrupt.clone()))
+    pub fn resolve(&self, repo_path: &str) -> fluxgit_engine::Result<Resolved<'_>> {
+        if let Some((path, repo)) = self.resolved
+            && path == repo_path
+        {
+            return Ok(Resolved::Lent(repo));
+        }
+        self.engine.resolve(repo_path).map(|repo| Resolved::Opened(repo.with_interrupt(self.interrupt.clone())))
+    }
+}
+
+/// A repository [`CallContext::resolve`] gave: opened for the caller, or lent from the call's earlier resolution.
+/// Dereferences to the [`fluxgit_engine::Repo`].
+#[derive(Debug)]
+pub enum Resolved<'a> {
+    /// Resolved and opened by this [`CallContext::resolve`].
+    Opened(fluxgit_engine::Repo),
+    /// The call's repository resolved earlier ([`CallContext::resolved`]).
+    Lent(&'a fluxgit_engine::Repo),
+}
+
+impl std::ops::Deref for Resolved<'_> {
+    type Target = fluxgit_engine::Repo;
+
+    fn deref(&self) -> &fluxgit_engine::Repo {
+        match self {
+            Resolved::Opened(repo) => repo,
+            Resolved::Lent(repo) => repo,
+        }
     }
 }
 
@@ -147,10 +179,13 @@ impl Tool for FnTool {
         let Cache::Kept { reads, also } = self.cache else {
             return (self.handler)(ctx, arguments);
         };
-        let Some(repo) = arguments.get("repoPath").and_then(Value::as_str).and_then(|path| ctx.resolve(path).ok())
+        let Some((repo_path, repo)) =
+            arguments.get("repoPath").and_then(Value::as_str).and_then(|path| Some((path, ctx.resolve(path).ok()?)))
         else {
             return (self.handler)(ctx, arguments);
         };
+        // The handler resolves the same path: it is lent this repository instead of opening it a second time.
+        let lent = CallContext { resolved: Some((repo_path, &repo)), ..*ctx };
         // Everything the answer depends on besides the repository's state: the tool, the path the caller gave
         // (the envelope names it), the arguments and what the tool's `also` names. Product errors and protocol
         // errors are never kept.
@@ -166,7 +201,7 @@ impl Tool for FnTool {
             &variant,
             reads,
             |output: &ToolOutput| output.text.len() * 3,
-            || match (self.handler)(ctx, arguments) {
+            || match (self.handler)(&lent, arguments) {
                 Ok(output) if !output.is_error => Ok(output),
                 other => Err(other),
             },

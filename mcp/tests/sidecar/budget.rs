@@ -43,6 +43,7 @@ pub(crate) fn call(registry: &Registry, engine: &Engine, tool: &str, arguments: 
         client_name: "budget-test",
         bridge: &Bridge::NONE,
         interrupt: &fluxgit_engine::Interrupt::new(),
+        resolved: None,
     };
     let arguments: Map<String, Value> = arguments.as_object().expect("object").clone();
     tool.call(&ctx, &arguments).map_err(|err| format!("{} {}", err.code, err.message))
@@ -281,6 +282,7 @@ fn a_budget_under_the_floor_names_the_floor() {
         client_name: "budget-test",
         bridge: &Bridge::NONE,
         interrupt: &fluxgit_engine::Interrupt::new(),
+        resolved: None,
     };
     let arguments = json!({"repoPath": path, "maxTokens": 20});
     let err = tool.call(&ctx, arguments.as_object().expect("object")).expect_err("below floor");

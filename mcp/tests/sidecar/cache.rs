@@ -94,3 +94,30 @@ fn doctor_shows_the_watcher_and_how_a_repository_is_served() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.contains(&format!("{repo}: stat-validated: watching disabled")), "{stdout}");
 }
+
+/// A call opens its repository once: a tool whose answers are kept resolves the repository to look its answer up
+/// and lends that handle to its handler (it opened it a second time, which was a third of a cold first call of the
+/// small tools). Answers are unchanged: each equals the answer of a fresh engine that opens the repository anew.
+#[test]
+fn a_call_opens_its_repository_once() {
+    use fluxgit_engine::{Engine, Options};
+    let fixture = fluxgit_fixtures::build(Scenario::Clean);
+    let root = fixture.root().canonicalize().expect("root");
+    let registry = fluxgit_mcp_sidecar::tools::registry().expect("registry");
+    let repo = fixture.path().to_str().expect("utf-8");
+    for (tool, arguments) in [
+        ("repo.history", json!({"repoPath": repo})),
+        ("repo.reflog", json!({"repoPath": repo})),
+        ("commit.details", json!({"repoPath": repo, "commit": "HEAD"})),
+        ("worktree.list", json!({"repoPath": repo})),
+        ("repo.status", json!({"repoPath": repo})),
+    ] {
+        let engine = Engine::new(Options { allowed_roots: vec![root.clone()] });
+        let first = crate::budget::call(&registry, &engine, tool, arguments.clone()).expect("answers");
+        assert!(!first.is_error, "{tool}: {}", first.text);
+        assert_eq!(engine.opened(), 1, "{tool}: the first call opens the repository once");
+        let again = Engine::new(Options { allowed_roots: vec![root.clone()] });
+        let fresh = crate::budget::call(&registry, &again, tool, arguments.clone()).expect("answers");
+        assert_eq!(first.text, fresh.text, "{tool}");
+    }
+}

@@ -159,6 +159,7 @@ fn conflict_read_fits_every_budget_and_counts_what_it_cut() {
             client_name: "budget-test",
             bridge: &fluxgit_mcp_sidecar::bridge::Bridge::NONE,
             interrupt: &fluxgit_engine::Interrupt::new(),
+            resolved: None,
         };
         let repo = fixture.path().to_str().expect("utf-8");
         let run = |max_tokens: u64| {

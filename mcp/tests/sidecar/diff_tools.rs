@@ -113,6 +113,7 @@ fn run(registry: &Registry, engine: &Engine, tool: &str, arguments: Value) -> Re
         client_name: "diff-test",
         bridge: &fluxgit_mcp_sidecar::bridge::Bridge::NONE,
         interrupt: &fluxgit_engine::Interrupt::new(),
+        resolved: None,
     };
     let arguments: Map<String, Value> = arguments.as_object().expect("object").clone();
     tool.call(&ctx, &arguments).map_err(|err| format!("{} {} {:?}", err.code, err.message, err.data))
