@@ -36,7 +36,9 @@ impl CallContext<'_> {
         {
             return Ok(Resolved::Lent(repo));
         }
-        self.engine.resolve(repo_path).map(|repo| Resolved::Opened(repo.with_interrupt(self.interrupt.clone())))
+        self.engine
+            .resolve(repo_path)
+            .map(|repo| Resolved::Opened(Box::new(repo.with_interrupt(self.interrupt.clone()))))
     }
 }
 
@@ -44,8 +46,8 @@ impl CallContext<'_> {
 /// Dereferences to the [`fluxgit_engine::Repo`].
 #[derive(Debug)]
 pub enum Resolved<'a> {
-    /// Resolved and opened by this [`CallContext::resolve`].
-    Opened(fluxgit_engine::Repo),
+    /// Resolved and opened by this [`CallContext::resolve`] (boxed: a repository handle is large).
+    Opened(Box<fluxgit_engine::Repo>),
     /// The call's repository resolved earlier ([`CallContext::resolved`]).
     Lent(&'a fluxgit_engine::Repo),
 }
