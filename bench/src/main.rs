@@ -20,6 +20,7 @@ mod report;
 mod run;
 mod scenarios;
 mod sweep;
+mod watches;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -182,6 +183,10 @@ struct LatencyArgs {
     /// Measure only this tool (repeatable). Default: every tool.
     #[arg(long = "tool", value_name = "NAME")]
     tools: Vec<String>,
+    /// After its cold call, a server gets this many seconds to watch every directory of the repository before its
+    /// warm calls start anyway (each warm sample records whether the watches were in place).
+    #[arg(long, default_value_t = 60)]
+    watch_wait_secs: u64,
 }
 
 #[derive(Debug, clap::Args)]
@@ -334,6 +339,7 @@ fn latency(args: &LatencyArgs) -> anyhow::Result<()> {
         results_dir: results_dir.clone(),
         second_start: args.second_start,
         tools: args.tools.clone(),
+        watch_wait: std::time::Duration::from_secs(args.watch_wait_secs),
     };
     let markdown_path = args.markdown.clone().unwrap_or_else(|| workspace_root().join("BENCHMARK.md"));
     let invocation = latency_invocation(args, &names, &targets);
@@ -426,6 +432,9 @@ fn latency_invocation(args: &LatencyArgs, names: &[String], targets: &[(String, 
     }
     if args.call_timeout_secs != 120 {
         invocation.push_str(&format!(" --call-timeout-secs {}", args.call_timeout_secs));
+    }
+    if args.watch_wait_secs != 60 {
+        invocation.push_str(&format!(" --watch-wait-secs {}", args.watch_wait_secs));
     }
     for tool in &args.tools {
         invocation.push_str(&format!(" --tool {tool}"));
