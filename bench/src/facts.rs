@@ -147,7 +147,7 @@ pub(crate) fn carried(fact: &Fact, docs: &[Doc<'_>]) -> Carried {
     match &fact.kind {
         Kind::Text(text) => yes(docs.iter().any(|doc| {
             contains_text(doc.text, text)
-                || listing::submodule_marks(doc.text).is_some_and(|marks| marks.iter().any(|(_, path)| path == text))
+                || listing::submodule_marks(doc).is_some_and(|marks| marks.iter().any(|(_, path)| path == text))
         })),
         Kind::Sha(sha) => yes(docs.iter().any(|doc| contains_sha(doc.text, sha))),
         Kind::Count { concepts, value, derived } => yes(docs.iter().any(|doc| {

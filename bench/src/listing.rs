@@ -43,6 +43,15 @@ pub(crate) fn count(doc: &Doc<'_>, count: Count) -> Option<usize> {
     }
     let lines = || doc.text.lines();
     match count {
+        Count::Staged | Count::Unstaged | Count::Untracked | Count::Conflicted if tool_short_status(doc).is_some() => {
+            let status = tool_short_status(doc)?;
+            Some(match count {
+                Count::Staged => status.staged,
+                Count::Unstaged => status.unstaged,
+                Count::Untracked => status.untracked,
+                _ => status.conflicted,
+            })
+        }
         Count::Stashes if source.starts_with("git stash list") => {
             Some(lines().filter(|line| line.starts_with("stash@{")).count())
         }
@@ -52,9 +61,9 @@ pub(crate) fn count(doc: &Doc<'_>, count: Count) -> Option<usize> {
         Count::Uninitialized if source.starts_with("git submodule status") => {
             Some(lines().filter(|line| line.starts_with('-')).count())
         }
-        Count::Drifted | Count::Uninitialized if submodule_marks(doc.text).is_some() => {
+        Count::Drifted | Count::Uninitialized if submodule_marks(doc).is_some() => {
             let mark = if count == Count::Drifted { '+' } else { '-' };
-            submodule_marks(doc.text).map(|marks| marks.iter().filter(|(m, _)| *m == mark).count())
+            submodule_marks(doc).map(|marks| marks.iter().filter(|(m, _)| *m == mark).count())
         }
         Count::Ahead | Count::Behind => {
             let (ahead, behind) = if source.starts_with("git rev-list --left-right --count") {
@@ -72,23 +81,72 @@ pub(crate) fn count(doc: &Doc<'_>, count: Count) -> Option<usize> {
     }
 }
 
-/// The submodules the tools' text format lists with `git submodule status` marks, `submodules 4: +libs/a -libs/b
-/// Ulibs/c` (`+` checked out elsewhere, `-` not initialised, `U` in conflict), as (mark, path); `None` without such
-/// a line, or when it gives its counts as numbers (a cut list: `submodules 40 (drifted 12): ...`).
-pub(crate) fn submodule_marks(text: &str) -> Option<Vec<(char, &str)>> {
-    let line = text.lines().find(|line| line.starts_with("submodules "))?;
-    let (head, list) = line.split_once(": ")?;
-    if head.contains('(') {
+/// What the brief's text format adds to a short-status line of a submodule checked out at another commit than
+/// recorded (`git status`'s words).
+const NEW_COMMITS: &str = " (new commits)";
+
+/// The submodules the tools' text format lists with `git submodule status` marks (`+` checked out elsewhere, `-` not
+/// initialised, `U` in conflict), as (mark, path): a `submodules 4: +libs/a -libs/b Ulibs/c` line, or a line of
+/// marks alone (`+libs/a -libs/b`), plus `+` for each short-status line ending in ` (new commits)` (` M libs/a (new
+/// commits)`). `None` without any, or when a `submodules` line gives its counts as numbers (a cut list:
+/// `submodules 40 (drifted 12): ...`), or when `doc` is no tool's text (a diff's `+line` is no mark).
+pub(crate) fn submodule_marks<'a>(doc: &Doc<'a>) -> Option<Vec<(char, &'a str)>> {
+    let text = doc.text;
+    if !doc.source.contains('.') || doc.source.starts_with("git ") || text.starts_with('{') {
         return None;
     }
-    Some(
-        list.split(' ')
-            .filter_map(|word| {
-                let mark = word.chars().next()?;
-                "+-U".contains(mark).then(|| (mark, &word[1..]))
-            })
-            .collect(),
-    )
+    let marked = |word: &str| word.len() > 1 && "+-U".contains(&word[..1]) && !word.starts_with("UU");
+    let mut marks = Vec::new();
+    let mut found = false;
+    for line in text.lines() {
+        let list = if let Some(rest) = line.strip_prefix("submodules ") {
+            let (head, list) = rest.split_once(": ")?;
+            if head.contains('(') {
+                return None;
+            }
+            list
+        } else if !line.starts_with("-> ") && !line.is_empty() && line.split(' ').all(marked) {
+            line
+        } else {
+            if let Some(path) = line.strip_suffix(NEW_COMMITS).and_then(|rest| rest.get(3..)) {
+                found = true;
+                marks.push(('+', path));
+            }
+            continue;
+        };
+        found = true;
+        marks.extend(list.split(' ').filter(|word| marked(word)).map(|word| (word.as_bytes()[0] as char, &word[1..])));
+    }
+    found.then_some(marks)
+}
+
+/// A tool's text format (`repo.brief`, `repo.status`) listing a few entries as `git status --short` lines (`UU
+/// path`, `M  path`, ` M path`, `?? path`), counted; `None` for JSON or when no such line is there.
+fn tool_short_status(doc: &Doc<'_>) -> Option<Status> {
+    if !doc.source.starts_with("repo.") || doc.text.starts_with('{') {
+        return None;
+    }
+    let mut status = Status::default();
+    let mut any = false;
+    let letters = b"AMDRTCU";
+    for line in doc.text.lines() {
+        let bytes = line.as_bytes();
+        if bytes.len() < 4 || bytes[2] != b' ' {
+            continue;
+        }
+        let counted = match (bytes[0], bytes[1]) {
+            (b'?', b'?') => &mut status.untracked,
+            (b'U', b'U') | (b'A', b'A') | (b'D', b'D') | (b'A' | b'D', b'U') | (b'U', b'A' | b'D') => {
+                &mut status.conflicted
+            }
+            (x, b' ') if letters.contains(&x) => &mut status.staged,
+            (b' ', y) if letters.contains(&y) => &mut status.unstaged,
+            _ => continue,
+        };
+        *counted += 1;
+        any = true;
+    }
+    any.then_some(status)
 }
 
 /// `Some(true)` when `doc` is a `git status` listing with no entry at all.
@@ -243,5 +301,11 @@ mod tests {
         assert_eq!(count(&doc("repo.brief", text), Count::Uninitialized), Some(1));
         let cut = "submodules 40 (drifted 12, uninitialized 3): +a -b\n";
         assert_eq!(count(&doc("repo.brief", cut), Count::Drifted), None, "the numbers say it");
+        let short = "## main\n M libs/drifted (new commits)\n-libs/uninit\nd837b5b chore: add submodules\n-> repo.x\n";
+        assert_eq!(count(&doc("repo.brief", short), Count::Drifted), Some(1));
+        assert_eq!(count(&doc("repo.brief", short), Count::Uninitialized), Some(1));
+        assert_eq!(count(&doc("repo.brief", short), Count::Unstaged), Some(1));
+        assert_eq!(count(&doc("repo.brief", short), Count::Staged), Some(0), "commit and hint lines are no entries");
+        assert_eq!(count(&doc("repo.brief", "## main\nunstaged 1\n"), Count::Unstaged), None);
     }
 }

@@ -217,8 +217,12 @@ struct TokensArgs {
     #[arg(long, value_name = "DIR")]
     peer_recorded: Option<PathBuf>,
     /// The sidecar as it was before the compact shapes (commit 96f0a1f), for the per-tool table's "before" column.
-    #[arg(long, value_name = "BINARY")]
+    #[arg(long, value_name = "BINARY", conflicts_with = "baseline_recorded")]
     baseline: Option<PathBuf>,
+    /// Instead of running the baseline: its per-tool answers recorded by an earlier run (a copy of its results
+    /// directory, with `<scenario>/per-tool/baseline/`), replayed when the fixtures are at the same path.
+    #[arg(long, value_name = "DIR")]
+    baseline_recorded: Option<PathBuf>,
     /// Also run `repo.brief` on this existing repository (repeatable), e.g. `.` for the project's own checkout:
     /// ours, the peer and the counterexample on the same checklist, in a section of its own.
     #[arg(long = "repo", value_name = "DIR")]
@@ -536,6 +540,7 @@ fn tokens(args: &TokensArgs) -> anyhow::Result<()> {
         peer: args.peer.clone(),
         peer_recorded: args.peer_recorded.clone(),
         baseline: args.baseline.clone(),
+        baseline_recorded: args.baseline_recorded.clone(),
     };
     let git_version = git_version()?;
 
@@ -595,7 +600,7 @@ fn tokens(args: &TokensArgs) -> anyhow::Result<()> {
 }
 
 /// The last commit before the compact shapes (compact JSON, `format: "text"`): the per-tool table's baseline.
-const BASELINE_COMMIT: &str = "96f0a1f";
+pub(crate) const BASELINE_COMMIT: &str = "96f0a1f";
 
 /// The command that reproduces this run, on any machine: the flags of the run, with the peer (and the baseline)
 /// named by how to get them, never by this machine's paths.
@@ -641,6 +646,14 @@ fn invocation(args: &TokensArgs, peer_version: Option<&str>) -> String {
              before the compact shapes"
         ));
         line.push_str(&format!(" --baseline /tmp/fluxgit-{BASELINE_COMMIT}/target/debug/fluxgit-mcp-sidecar"));
+    }
+    if args.baseline_recorded.is_some() {
+        setup.push(format!(
+            "cp -r bench/results /tmp/baseline-recorded   # the answers of the sidecar at {BASELINE_COMMIT} recorded by \
+             an earlier run (or build it: git worktree add --detach /tmp/fluxgit-{BASELINE_COMMIT} {BASELINE_COMMIT}, \
+             then --baseline its debug binary)"
+        ));
+        line.push_str(" --baseline-recorded /tmp/baseline-recorded");
     }
     setup.push(line);
     setup.join("\n")

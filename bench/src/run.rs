@@ -35,6 +35,8 @@ pub(crate) struct Setup {
     pub(crate) peer_recorded: Option<PathBuf>,
     /// The sidecar as it was before the compact shapes (commit 96f0a1f), for the per-tool table's "before" column.
     pub(crate) baseline: Option<PathBuf>,
+    /// Instead of running the baseline: its per-tool answers recorded by an earlier run, replayed.
+    pub(crate) baseline_recorded: Option<PathBuf>,
 }
 
 /// Tokens of one text in both tokenizers.
@@ -205,11 +207,11 @@ pub(crate) fn run(scenario: BenchScenario, setup: &Setup) -> anyhow::Result<Scen
     let per_tool = PerTool {
         ours: server_side(&setup.sidecar, &env, calls, &repo_path, Format::Json)?,
         text: server_side(&setup.sidecar, &env, calls, &repo_path, Format::Text)?,
-        baseline: setup
-            .baseline
-            .as_ref()
-            .map(|baseline| server_side(baseline, &env, calls, &repo_path, Format::Json))
-            .transpose()?,
+        baseline: match (&setup.baseline, &setup.baseline_recorded) {
+            (Some(baseline), _) => Some(server_side(baseline, &env, calls, &repo_path, Format::Json)?),
+            (None, Some(recorded)) => Some(recorded_baseline(recorded, scenario, &repo_path)?),
+            (None, None) => None,
+        },
         peer: setup.peer.as_ref().map(|peer| server_side(peer, &env, calls, &repo_path, Format::Json)).transpose()?,
     };
     let sweep = run_all(cli::sweep_commands(&truth.conflicted))?;
@@ -351,18 +353,43 @@ fn recorded_side(dir: &Path, scenario: BenchScenario, repo_path: &Path) -> anyho
     // `name version (protocol P)`.
     let (who, protocol) = line.split_once(" (protocol ").context("peer line shape")?;
     let (name, version) = who.rsplit_once(' ').context("peer name and version")?;
+    Ok(ServerSide {
+        name: name.to_owned(),
+        version: version.to_owned(),
+        protocol_version: protocol.trim_end_matches(')').to_owned(),
+        calls: recorded_calls(&dir, "peer", scenario.calls, repo_path)?,
+    })
+}
+
+/// The baseline's per-tool answers recorded by an earlier run (`<dir>/<scenario>/per-tool/baseline/` and the
+/// `baseline` records of `per-tool/tokens.json`), replayed: the sidecar at [`crate::BASELINE_COMMIT`] answers the
+/// deterministic fixtures the same way on every run.
+fn recorded_baseline(dir: &Path, scenario: BenchScenario, repo_path: &Path) -> anyhow::Result<ServerSide> {
+    let dir = dir.join(scenario.name).join("per-tool");
+    Ok(ServerSide {
+        name: "fluxgit-mcp-sidecar".to_owned(),
+        version: format!("{} (recorded)", crate::BASELINE_COMMIT),
+        protocol_version: String::new(),
+        calls: recorded_calls(&dir, "baseline", &scenarios::PER_TOOL, repo_path)?,
+    })
+}
+
+/// The calls of side `side` recorded in `dir/tokens.json`, with their answers from `dir/<side>/`; each must be one
+/// of `made` on `repo_path`.
+fn recorded_calls(dir: &Path, side: &str, made: &[ToolCall], repo_path: &Path) -> anyhow::Result<Vec<Call>> {
     let tokens: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("tokens.json"))?)?;
     let mut calls = Vec::new();
-    for record in tokens["peer"].as_array().context("tokens.json has no peer calls")? {
+    for record in
+        tokens[side].as_array().with_context(|| format!("{}/tokens.json has no {side} calls", dir.display()))?
+    {
         let arguments = record["arguments"].clone();
         anyhow::ensure!(
             arguments["repoPath"].as_str() == repo_path.to_str(),
-            "recorded peer answers are for {}, not {}",
+            "recorded {side} answers are for {}, not {}",
             arguments["repoPath"],
             repo_path.display()
         );
-        let tool: &'static str = scenario
-            .calls
+        let tool: &'static str = made
             .iter()
             .map(|call| call.tool)
             .find(|tool| record["tool"] == *tool)
@@ -370,7 +397,7 @@ fn recorded_side(dir: &Path, scenario: BenchScenario, repo_path: &Path) -> anyho
         let answer = match record["file"].as_str() {
             None => None,
             Some(file) => {
-                let text = std::fs::read_to_string(dir.join("peer").join(file))?;
+                let text = std::fs::read_to_string(dir.join(side).join(file))?;
                 Some(match record["status"].as_str() {
                     Some("rpcError") => Answer::RpcError { text },
                     status => Answer::Result { text, is_error: status == Some("isError") },
@@ -381,12 +408,7 @@ fn recorded_side(dir: &Path, scenario: BenchScenario, repo_path: &Path) -> anyho
         let default_max_tokens = record["defaultMaxTokens"].as_u64();
         calls.push(Call { tool, arguments, answer, tokens, default_max_tokens });
     }
-    Ok(ServerSide {
-        name: name.to_owned(),
-        version: version.to_owned(),
-        protocol_version: protocol.trim_end_matches(')').to_owned(),
-        calls,
-    })
+    Ok(calls)
 }
 
 /// How the calls ask for their answers.

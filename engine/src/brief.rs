@@ -70,6 +70,51 @@ pub struct Brief {
     /// priority of the budget (a cut is counted in `omitted`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diagnostics: Option<Diagnostics>,
+    /// The work tree's entries when there are only a few ([`FewChanges::of`]), for the text format, which lists
+    /// them as `git status --short` does instead of counting them; never in the JSON (its counts say the same).
+    #[serde(skip)]
+    pub changes: Option<FewChanges>,
+}
+
+/// At most this many work-tree entries are listed by the text format instead of counted.
+pub const FEW_CHANGES: usize = 3;
+/// ... and only while their paths take at most this many bytes in all (a listing stays a few tokens, far below any
+/// budget's floor).
+pub const FEW_CHANGES_BYTES: usize = 160;
+
+/// A work tree with only a few entries: every conflicted, staged, unstaged and untracked path.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FewChanges {
+    /// Unmerged paths.
+    pub conflicted: Vec<String>,
+    /// Index changes against HEAD.
+    pub staged: Vec<worktree::Change>,
+    /// Work-tree changes against the index.
+    pub unstaged: Vec<worktree::Change>,
+    /// Untracked paths (a wholly untracked directory as `dir/`).
+    pub untracked: Vec<String>,
+}
+
+impl FewChanges {
+    /// The entries of `status` when it has 1 to [`FEW_CHANGES`] of them, their paths [`FEW_CHANGES_BYTES`] bytes at
+    /// most, and its counts are those lists' lengths ([`Counts::are_list_lengths`]); else `None`.
+    pub fn of(status: &worktree::Status) -> Option<Self> {
+        let changes = status.staged.iter().chain(&status.unstaged);
+        let paths = status.conflicted.iter().chain(&status.untracked).map(String::len).sum::<usize>()
+            + changes
+                .clone()
+                .map(|change| change.path.len() + change.from.as_ref().map_or(0, String::len))
+                .sum::<usize>();
+        let entries = status.conflicted.len() + status.staged.len() + status.unstaged.len() + status.untracked.len();
+        let listed =
+            (1..=FEW_CHANGES).contains(&entries) && paths <= FEW_CHANGES_BYTES && Counts::of(status).are_list_lengths();
+        listed.then(|| Self {
+            conflicted: status.conflicted.clone(),
+            staged: status.staged.clone(),
+            unstaged: status.unstaged.clone(),
+            untracked: status.untracked.clone(),
+        })
+    }
 }
 
 /// The facets a brief reads (its answer is cached until one of them changes).
@@ -249,6 +294,7 @@ pub(crate) fn read_from(facets: &Reader<'_>, options: &Options) -> Result<Brief>
         },
         operation_in_progress: operation,
         working_tree: Counts::of(&status),
+        changes: FewChanges::of(&status),
         stashes: StashCount { count: facets.get(Facet::Stashes, stashes::read)?.len() },
         submodules: (*submodules).clone(),
         recent_commits: history,

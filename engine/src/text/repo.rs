@@ -1,14 +1,15 @@
 //! Text renderings of `repo.brief`, `repo.status` and `repo.refs`.
 
-use super::{BranchLine, Lines, change_lists, operation_name, short};
-use crate::brief::{Brief, Counts};
+use super::{BranchLine, Lines, change_letter, change_lists, change_path, operation_name, short};
+use crate::brief::{Brief, Counts, FewChanges};
 use crate::budget::Budgeted;
 use crate::{refs, status};
 
 /// `repo.brief`, as terse as the facts allow (an agent reads it beside `git status -sb; git log --oneline`): the
 /// `##` branch line (`## HEAD (no branch)` when detached, as `git status -sb`, the first commit line being HEAD),
-/// the operation, counts (or `clean`), stashes, submodules in `git submodule status` marks (`+path` drifted, `-path`
-/// uninitialized, `Upath` in conflict), `sha subject` lines, then one `-> tool arg=value: why` line per hint.
+/// the operation, the work tree (`clean`, a few entries as `git status --short` lines, see [`FewChanges`], else
+/// counts), stashes, submodules ([`submodules_line`]), `sha subject` lines, then one `-> tool arg=value: why` line
+/// per hint.
 /// Conventions, a hint's `run` (the git commands a person would run) and a hint whose whole content the text
 /// already states ([`crate::brief::Hint::stated_by`], e.g. `-> submodule.status` beside a submodules line naming
 /// every submodule needing attention) are left to the JSON (`structuredContent`).
@@ -34,12 +35,23 @@ pub fn brief(result: &Budgeted<Brief>) -> String {
     if let Some(operation) = brief.operation_in_progress {
         out.line(operation_line(operation_name(operation), head.rebasing.as_deref()));
     }
-    out.line(counts_line(&brief.working_tree));
+    // A drifted submodule the short status lists says so there, in git's words (`git status`: `(new commits)`).
+    let drifted: Vec<&str> =
+        brief.submodules.attention.iter().filter_map(|entry| entry.strip_suffix(" (drifted)")).collect();
+    let listed = match &brief.changes {
+        Some(changes) => short_status(&mut out, changes, &drifted),
+        None => {
+            out.line(counts_line(&brief.working_tree));
+            Vec::new()
+        }
+    };
     if brief.stashes.count > 0 {
         out.line(format!("stashes {}", brief.stashes.count));
     }
     if brief.submodules.total > 0 {
-        out.line(submodules_line(&brief.submodules));
+        if let Some(line) = submodules_line(&brief.submodules, &listed) {
+            out.line(line);
+        }
         out.more(&result.omitted, "submoduleAttention", "submodules needing attention");
     }
     // The first recent commit is HEAD; without one shown, HEAD's sha gets its own line.
@@ -70,37 +82,79 @@ pub fn brief(result: &Budgeted<Brief>) -> String {
     out.finish()
 }
 
-/// `submodules 4: +libs/a -libs/b` in `git submodule status` marks (`+` checked out elsewhere, `-` not initialised,
-/// `U` in conflict; an unreadable one as `path (unreadable)`); the clean ones are the rest of the total. When the
-/// list is cut (`attentionTruncated`), the exact counts come first: `submodules 40 (drifted 12, uninitialized 3): ...`
-/// (a budget's cut is stated on the next line).
-fn submodules_line(submodules: &crate::facets::submodules::Summary) -> String {
-    let mut line = format!("submodules {}", submodules.total);
-    if submodules.attention_truncated {
-        let counts = [
-            ("clean", submodules.clean),
-            ("drifted", submodules.drifted),
-            ("uninitialized", submodules.uninitialized),
-            ("conflicts", submodules.conflicts),
-            ("unreadable", submodules.unreadable),
-        ];
-        let counts: Vec<String> =
-            counts.iter().filter(|(_, count)| *count > 0).map(|(name, count)| format!("{name} {count}")).collect();
-        line.push_str(&format!(" ({})", counts.join(", ")));
+/// The few entries of a work tree as `git status --short` lists them (`UU path`, `X  path`, ` Y path`, `?? path`),
+/// an unstaged submodule in `drifted` (checked out at another commit than recorded) followed by ` (new commits)`, as
+/// `git status` says it. Returns the drifted submodules so listed.
+fn short_status<'a>(out: &mut Lines, changes: &FewChanges, drifted: &[&'a str]) -> Vec<&'a str> {
+    let mut listed = Vec::new();
+    for path in &changes.conflicted {
+        out.line(format!("UU {path}"));
     }
-    if !submodules.attention.is_empty() {
-        line.push(':');
-        for entry in &submodules.attention {
-            let (path, state) = entry.rsplit_once(" (").map_or((entry.as_str(), ""), |(path, state)| (path, state));
-            match state.trim_end_matches(')') {
-                "drifted" => line.push_str(&format!(" +{path}")),
-                "uninitialized" => line.push_str(&format!(" -{path}")),
-                "conflict" => line.push_str(&format!(" U{path}")),
-                _ => line.push_str(&format!(" {entry}")),
+    for change in &changes.staged {
+        out.line(format!("{}  {}", change_letter(change.status), change_path(change)));
+    }
+    for change in &changes.unstaged {
+        let mut line = format!(" {} {}", change_letter(change.status), change_path(change));
+        if let Some(submodule) = drifted.iter().find(|path| **path == change.path && change.from.is_none()) {
+            line.push_str(" (new commits)");
+            listed.push(*submodule);
+        }
+        out.line(line);
+    }
+    for path in &changes.untracked {
+        out.line(format!("?? {path}"));
+    }
+    listed
+}
+
+/// The submodules in `git submodule status` marks: `+path` checked out at another commit than recorded, `-path` not
+/// initialised, `Upath` in conflict, on one line, without those the short status already lists as `(new commits)`
+/// (`listed`); the clean ones and the total are left to the JSON. `submodules 3` when every one is clean. When the
+/// list is cut (`attentionTruncated`), or names an unreadable one, the total and exact counts come first:
+/// `submodules 40 (drifted 12, uninitialized 3): +a -b` (a budget's cut is stated on the next line). `None` when
+/// nothing is left to say.
+fn submodules_line(submodules: &crate::facets::submodules::Summary, listed: &[&str]) -> Option<String> {
+    let marked = |entry: &str| -> Option<String> {
+        let (path, state) = entry.rsplit_once(" (")?;
+        let mark = match state.trim_end_matches(')') {
+            "drifted" => '+',
+            "uninitialized" => '-',
+            "conflict" => 'U',
+            _ => return None,
+        };
+        Some(format!("{mark}{path}"))
+    };
+    let every_marked = submodules.attention.iter().all(|entry| marked(entry).is_some());
+    if submodules.attention.is_empty() || submodules.attention_truncated || !every_marked {
+        let mut line = format!("submodules {}", submodules.total);
+        if submodules.attention_truncated {
+            let counts = [
+                ("clean", submodules.clean),
+                ("drifted", submodules.drifted),
+                ("uninitialized", submodules.uninitialized),
+                ("conflicts", submodules.conflicts),
+                ("unreadable", submodules.unreadable),
+            ];
+            let counts: Vec<String> =
+                counts.iter().filter(|(_, count)| *count > 0).map(|(name, count)| format!("{name} {count}")).collect();
+            line.push_str(&format!(" ({})", counts.join(", ")));
+        }
+        if !submodules.attention.is_empty() {
+            line.push(':');
+            for entry in &submodules.attention {
+                line.push(' ');
+                line.push_str(&marked(entry).unwrap_or_else(|| entry.clone()));
             }
         }
+        return Some(line);
     }
-    line
+    let marks: Vec<String> = submodules
+        .attention
+        .iter()
+        .filter(|entry| !entry.strip_suffix(" (drifted)").is_some_and(|path| listed.contains(&path)))
+        .filter_map(|entry| marked(entry))
+        .collect();
+    (!marks.is_empty()).then(|| marks.join(" "))
 }
 
 /// `rebase in progress (rebasing feature/parser)`.

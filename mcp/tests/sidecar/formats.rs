@@ -57,10 +57,11 @@ fn count(value: &Value, pointer: &str) -> u64 {
 }
 
 /// Porcelain-like lines of a text rendering: (conflicted, staged, unstaged, untracked) paths, each with any
-/// ` +a -d` / ` binary` suffix dropped.
+/// ` +a -d` / ` binary` / ` (new commits)` suffix dropped.
 fn porcelain(text: &str) -> [Vec<String>; 4] {
     let mut lists: [Vec<String>; 4] = Default::default();
     let path = |rest: &str| {
+        let rest = rest.strip_suffix(NEW_COMMITS).unwrap_or(rest);
         let rest = rest.split(" +").next().unwrap_or(rest);
         rest.strip_suffix(" binary").unwrap_or(rest).to_owned()
     };
@@ -82,6 +83,36 @@ fn porcelain(text: &str) -> [Vec<String>; 4] {
         }
     }
     lists
+}
+
+/// What the brief's short status adds to a submodule checked out at another commit than recorded (git's words).
+const NEW_COMMITS: &str = " (new commits)";
+
+/// The submodules a brief's text names, as (mark, path): `+`/`-`/`U` marks on the submodules line (`submodules N:
+/// +a -b`, or the marks alone), and `+` for a short-status line ending in ` (new commits)`; with the total when a
+/// `submodules N` line gives it.
+fn submodule_marks(text: &str) -> (Vec<(char, String)>, Option<u64>) {
+    let mut marks = Vec::new();
+    let mut total = None;
+    let marked = |word: &str| word.len() > 1 && "+-U".contains(&word[..1]) && !word.starts_with("UU");
+    for line in text.lines() {
+        let list = if let Some(rest) = line.strip_prefix("submodules ") {
+            let (head, list) = rest.split_once(": ").unwrap_or((rest, ""));
+            total = head.split(' ').next().and_then(|n| n.parse().ok());
+            list
+        } else if !line.starts_with("-> ") && !line.is_empty() && line.split(' ').all(marked) {
+            line
+        } else {
+            if let Some(rest) = line.strip_suffix(NEW_COMMITS) {
+                marks.push(('+', rest[3..].to_owned()));
+            }
+            continue;
+        };
+        for word in list.split(' ').filter(|word| marked(word)) {
+            marks.push((word.chars().next().expect("a mark"), word[1..].to_owned()));
+        }
+    }
+    (marks, total)
 }
 
 /// A change's path as the text shows it (`from -> path` for renames).
@@ -146,9 +177,16 @@ fn check_same_facts(tool: &str, label: &str, text: &str, json: &Value) {
             assert_eq!((ahead, behind), (count(head, "/ahead"), count(head, "/behind")), "{label}: ahead/behind");
             let tree = &data["workingTree"];
             assert_eq!(has_line("clean"), tree["clean"] == true, "{label}: clean");
-            for key in ["staged", "unstaged", "untracked", "conflicted"] {
+            // A few entries are listed as `git status --short` lines, more are counted.
+            let listed = porcelain(text);
+            let short = listed.iter().any(|paths| !paths.is_empty());
+            for (index, key) in ["conflicted", "staged", "unstaged", "untracked"].into_iter().enumerate() {
                 let n = count(tree, &format!("/{key}"));
-                assert_eq!(n > 0, text.contains(&format!("{key} {n}")), "{label}: {key} {n}");
+                if short {
+                    assert_eq!(listed[index].len() as u64, n, "{label}: {key} lines");
+                } else {
+                    assert_eq!(n > 0, text.contains(&format!("{key} {n}")), "{label}: {key} {n}");
+                }
             }
             let stashes = count(data, "/stashes");
             assert_eq!(stashes > 0, has_line(&format!("stashes {stashes}")), "{label}: stashes");
@@ -176,19 +214,29 @@ fn check_same_facts(tool: &str, label: &str, text: &str, json: &Value) {
                 }
                 assert!(has_line(&line), "{label}: hint {line}");
             }
+            // Every submodule needing attention is named with its state; the total is given unless every one of
+            // them is named by a mark (then it stays in the JSON with the clean count).
             let submodules = &data["submodules"];
-            if count(submodules, "/total") > 0 {
-                assert!(text.contains(&format!("submodules {}", count(submodules, "/total"))), "{label}: submodules");
-            }
+            let (marks, total) = submodule_marks(text);
+            let mut expected = Vec::new();
             for entry in strings(data, "/submodules/attention") {
                 let (path, state) = entry.rsplit_once(" (").expect("path (state)");
-                let shown = match state {
-                    "drifted)" => format!(" +{path}"),
-                    "uninitialized)" => format!(" -{path}"),
-                    "conflict)" => format!(" U{path}"),
-                    _ => format!(" {entry}"),
-                };
-                assert!(text.contains(&shown), "{label}: submodule {shown}");
+                match state {
+                    "drifted)" => expected.push(('+', path.to_owned())),
+                    "uninitialized)" => expected.push(('-', path.to_owned())),
+                    "conflict)" => expected.push(('U', path.to_owned())),
+                    _ => assert!(text.contains(&format!(" {entry}")), "{label}: submodule {entry}"),
+                }
+            }
+            let mut shown = marks.clone();
+            shown.sort();
+            expected.sort();
+            assert_eq!(shown, expected, "{label}: submodules needing attention");
+            let every_marked = expected.len() as u64 == count(submodules, "/total") - count(submodules, "/clean");
+            if count(submodules, "/total") > 0
+                && (expected.is_empty() || !every_marked || submodules["attentionTruncated"] == true)
+            {
+                assert_eq!(total, Some(count(submodules, "/total")), "{label}: submodules total");
             }
         }
         "repo.status" => {
