@@ -8,7 +8,8 @@ use crate::{refs, status};
 /// `repo.brief`, as terse as the facts allow (an agent reads it beside `git status -sb; git log --oneline`): the
 /// `##` branch line (`## HEAD (no branch)` when detached, as `git status -sb`, the first commit line being HEAD),
 /// the operation, the work tree (`clean`, a few entries as `git status --short` lines, see [`FewChanges`], else
-/// counts), stashes, submodules ([`submodules_line`]), `sha subject` lines, then one `-> tool arg=value: why` line
+/// counts), stashes, the submodules needing attention in `git submodule status` marks (`submodules_line`), `sha
+/// subject` lines, then one `-> tool arg=value: why` line
 /// per hint.
 /// Conventions, a hint's `run` (the git commands a person would run) and a hint whose whole content the text
 /// already states ([`crate::brief::Hint::stated_by`], e.g. `-> submodule.status` beside a submodules line naming
@@ -272,4 +273,47 @@ pub fn refs(result: &Budgeted<refs::Report>) -> String {
     }
     out.more(&result.omitted, "remoteBranches", "remote branches");
     out.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::submodules_line;
+    use crate::facets::submodules::Summary;
+
+    fn summary(total: usize, attention: &[&str], truncated: bool) -> Summary {
+        let count = |state: &str| attention.iter().filter(|entry| entry.ends_with(&format!("({state})"))).count();
+        Summary {
+            total,
+            clean: total - attention.len(),
+            drifted: count("drifted"),
+            uninitialized: count("uninitialized"),
+            conflicts: count("conflict"),
+            unreadable: count("unreadable"),
+            attention: attention.iter().map(|entry| (*entry).to_owned()).collect(),
+            attention_truncated: truncated,
+        }
+    }
+
+    #[test]
+    fn submodules_in_git_submodule_status_marks() {
+        let clean = summary(3, &[], false);
+        assert_eq!(submodules_line(&clean, &[]).as_deref(), Some("submodules 3"), "all clean: the total");
+        let drift = summary(4, &["libs/a (drifted)", "libs/b (uninitialized)", "libs/c (conflict)"], false);
+        assert_eq!(submodules_line(&drift, &[]).as_deref(), Some("+libs/a -libs/b Ulibs/c"));
+        assert_eq!(
+            submodules_line(&drift, &["libs/a"]).as_deref(),
+            Some("-libs/b Ulibs/c"),
+            "a drifted one the short status lists as (new commits) is not repeated"
+        );
+        let only_listed = summary(2, &["libs/a (drifted)"], false);
+        assert_eq!(submodules_line(&only_listed, &["libs/a"]), None, "nothing left to say");
+        let cut = summary(40, &["libs/a (drifted)", "libs/b (uninitialized)"], true);
+        assert_eq!(
+            submodules_line(&cut, &["libs/a"]).as_deref(),
+            Some("submodules 40 (clean 38, drifted 1, uninitialized 1): +libs/a -libs/b"),
+            "a cut list gives the total and the exact counts first"
+        );
+        let unreadable = summary(2, &["libs/a (unreadable)", "libs/b (drifted)"], false);
+        assert_eq!(submodules_line(&unreadable, &[]).as_deref(), Some("submodules 2: libs/a (unreadable) +libs/b"));
+    }
 }
