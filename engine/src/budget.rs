@@ -8,8 +8,12 @@
 //! Counting is the costly part of a first call (the o200k pre-tokenizer is a backtracking regex: a 4 KB answer
 //! takes about a millisecond). While [`fit`] runs, measures that count with [`measure_tokens`] skip the count of a
 //! text no longer in bytes than the budget: every o200k token covers at least one byte, so such a text fits, and
-//! its byte length stands for its size. [`fit`] only compares sizes with the budget (and guesses where to probe
-//! from them), so what it chooses is the same as with exact counts.
+//! its byte length stands for its size. A longer text whose [`token_lower_bound`] (one pass over its bytes) is over
+//! the budget does not fit, and that bound stands for its size. The others are counted exactly, chunk by chunk at
+//! junctions where o200k's pieces are cut whatever follows, reusing the chunks an earlier probe of the same fit
+//! counted (the probes differ only from where their lists are cut). [`fit`] only compares sizes with the budget
+//! (and guesses where to probe from them), so what it chooses is the same as with exact counts; a floor it reports
+//! is counted exactly.
 
 use serde::Serialize;
 
@@ -25,17 +29,130 @@ pub fn count_tokens(text: &str) -> usize {
 thread_local! {
     /// The budget of the [`fit`] running on this thread, if any.
     static FITTING: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+    /// Token counts of the chunks [`count_in_chunks`] counted during the outermost [`fit`] running on this thread.
+    static CHUNKS: std::cell::RefCell<std::collections::HashMap<Box<str>, usize>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
+/// Bytes a chunk of [`count_in_chunks`] holds at least (the last one of a text may hold fewer).
+const CHUNK_BYTES: usize = 256;
+
+/// [`count_tokens`]`(text)`, counted chunk by chunk with the counts of chunks seen before in this fit reused. The
+/// texts a fit measures share their beginning (the same answer with more or fewer items at its end), so only the
+/// chunks from where they differ are counted.
+///
+/// A chunk ends at the first junction after `min_bytes` where an ASCII letter or digit is followed by ASCII
+/// punctuation other than `'` (in JSON: the end of a string value or a number). The count of a text is the sum of
+/// its chunks' counts because o200k cuts a piece there, and what it cuts before the junction does not depend on what
+/// follows: every character belongs to one of the pattern's alternatives, none empty, so the pieces tile the text;
+/// a piece never goes from a letter or digit to such punctuation ([`token_lower_bound`]'s rules); the pattern has
+/// no look-behind, so the pieces from the junction on are those of the rest alone; and an attempt that reached the
+/// letter or digit before the junction (a letter run with its optional `'s` suffix, or up to 3 digits; no other
+/// alternative holds one) stops at the punctuation as it stops at the end of the text, so the pieces before the
+/// junction are those of the beginning alone. Chunk ends depend only on the text from the previous end, so two
+/// texts with the same beginning are cut the same way up to where they differ.
+fn count_in_chunks(text: &str, min_bytes: usize, counts: &mut std::collections::HashMap<Box<str>, usize>) -> usize {
+    let bytes = text.as_bytes();
+    let step = min_bytes.max(1);
+    let mut total = 0;
+    let mut start = 0;
+    let mut at = step;
+    while at < bytes.len() {
+        let (a, b) = (bytes[at - 1], bytes[at]);
+        if a.is_ascii_alphanumeric() && b.is_ascii_punctuation() && b != b'\'' {
+            total += chunk_count(&text[start..at], counts);
+            start = at;
+            at += step;
+        } else {
+            at += 1;
+        }
+    }
+    total + chunk_count(&text[start..], counts)
+}
+
+/// The token count of `chunk`, from `counts` or counted and added.
+fn chunk_count(chunk: &str, counts: &mut std::collections::HashMap<Box<str>, usize>) -> usize {
+    if let Some(&count) = counts.get(chunk) {
+        return count;
+    }
+    let count = count_tokens(chunk);
+    counts.insert(chunk.into(), count);
+    count
 }
 
 /// The size of `text` for a budget decision: while a [`fit`] with budget `max_tokens` runs on this thread, a text
 /// of at most `max_tokens` bytes counts as its byte length (an upper bound of its token count that still fits: a
-/// token covers at least one byte); otherwise, and outside [`fit`], its exact [`count_tokens`]. For measures only
-/// (see the module documentation); a size that is reported or subtracted must come from [`count_tokens`].
+/// token covers at least one byte), a longer one whose [`token_lower_bound`] exceeds `max_tokens` as that bound (a
+/// lower bound that already does not fit), and any other by its exact count, taken chunk by chunk with the counts of
+/// the chunks the fit met before ([`count_in_chunks`]); outside [`fit`], by [`count_tokens`]. For
+/// measures only (see the module documentation); a size that is reported or subtracted must come from
+/// [`count_tokens`].
 pub fn measure_tokens(text: &str) -> usize {
     match FITTING.get() {
         Some(max_tokens) if text.len() <= max_tokens => text.len(),
-        _ => count_tokens(text),
+        Some(max_tokens) => match token_lower_bound(text) {
+            bound if bound > max_tokens => bound,
+            _ => CHUNKS.with_borrow_mut(|counts| count_in_chunks(text, CHUNK_BYTES, counts)),
+        },
+        None => count_tokens(text),
     }
+}
+
+/// A lower bound of [`count_tokens`]`(text)` from one pass over its bytes.
+///
+/// o200k first cuts the text into pieces with its pre-tokenizer pattern (each piece then encoded on its own, into
+/// one token or more), so the count is at least 1 + the number of places where the pattern must cut, whatever the
+/// text around them. Its alternatives, in order: a letter run with one optional leading character that is neither
+/// a letter, a digit nor a line break, and an optional `'s`-like suffix (twice, by letter case); 1 to 3 digits;
+/// an optional space, a run of other characters, then line breaks or `/`; whitespace forms. So, between two ASCII
+/// characters, a piece cannot go on
+/// - from a digit to a non-digit or back (only the digit alternative holds digits), nor past 3 digits in a row;
+/// - from a letter to anything but a letter or `'` (a letter run ends there; the suffix starts with `'`);
+/// - from another character (not a letter, digit or whitespace) to a space, tab, vertical tab or form feed (after
+///   such a run only line breaks and `/` follow; as a leading character it is followed by a letter);
+/// - from a line break to a letter or another character but `/` (line breaks end a piece but for whitespace and
+///   `/`).
+///
+/// Pairs with a non-ASCII byte never count (a non-ASCII character may be a letter, digit or mark).
+pub fn token_lower_bound(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    let Some(&first) = bytes.first() else {
+        return 0;
+    };
+    let other = |byte: u8| byte.is_ascii() && !byte.is_ascii_alphanumeric() && !is_space(byte);
+    let mut cuts = 0;
+    let mut digits = usize::from(first.is_ascii_digit());
+    for pair in bytes.windows(2) {
+        let (a, b) = (pair[0], pair[1]);
+        if !a.is_ascii() || !b.is_ascii() {
+            digits = usize::from(b.is_ascii_digit());
+            continue;
+        }
+        let cut = match (a.is_ascii_digit(), b.is_ascii_digit()) {
+            (true, true) => {
+                digits += 1;
+                // The 4th, 7th, ... digit of a run starts a piece.
+                digits % 3 == 1
+            }
+            (true, false) | (false, true) => true,
+            (false, false) => {
+                (a.is_ascii_alphabetic() && !b.is_ascii_alphabetic() && b != b'\'')
+                    || (other(a) && is_space(b) && b != b'\r' && b != b'\n')
+                    || ((a == b'\r' || a == b'\n') && (b.is_ascii_alphabetic() || (other(b) && b != b'/')))
+            }
+        };
+        if b.is_ascii_digit() && !a.is_ascii_digit() {
+            digits = 1;
+        }
+        cuts += usize::from(cut);
+    }
+    cuts + 1
+}
+
+/// Whitespace as the pre-tokenizer's `\s` matches it in ASCII: space, tab, line feed, vertical tab, form feed,
+/// carriage return.
+fn is_space(byte: u8) -> bool {
+    matches!(byte, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
 }
 
 /// Sets this thread's fitting budget for [`measure_tokens`] and restores the one before when dropped (a fit may run
@@ -46,11 +163,20 @@ impl Fitting {
     fn within(max_tokens: usize) -> Self {
         Self(FITTING.replace(Some(max_tokens)))
     }
+
+    /// Exact counts until dropped, even inside another fit's measure.
+    fn exact() -> Self {
+        Self(FITTING.replace(None))
+    }
 }
 
 impl Drop for Fitting {
     fn drop(&mut self) {
         FITTING.set(self.0);
+        if self.0.is_none() {
+            // The outermost fit ended: its chunk counts go (the next fit measures other texts).
+            CHUNKS.with_borrow_mut(std::collections::HashMap::clear);
+        }
     }
 }
 
@@ -85,10 +211,14 @@ pub fn count_tokens_cl100k(text: &str) -> usize {
 /// # Errors
 /// [`InvalidReason::BudgetBelowFloor`] (with the floor) when even the required fields exceed `max_tokens`.
 pub fn fit(totals: &[usize], max_tokens: usize, measure: &mut dyn FnMut(&[usize]) -> usize) -> Result<Vec<usize>> {
-    let _fitting = Fitting::within(max_tokens);
+    let fitting = Fitting::within(max_tokens);
     let mut shown = vec![0; totals.len()];
     let floor = measure(&shown);
     if floor > max_tokens {
+        // The floor is reported: its exact count, not the bound that showed it does not fit.
+        drop(fitting);
+        let _exact = Fitting::exact();
+        let floor = measure(&shown);
         return Err(Error::Invalid {
             reason: InvalidReason::BudgetBelowFloor,
             message: format!("maxTokens {max_tokens} is below this result's floor of {floor} tokens"),
@@ -294,8 +424,8 @@ mod tests {
         assert!(count_tokens("hello world") <= 3);
     }
 
-    /// Inside a fit, a text within the budget in bytes is sized by its length without counting; outside, and for a
-    /// longer text, the count is exact. A fit measured that way chooses what one measured exactly chooses, on every
+    /// Inside a fit, a text within the budget in bytes is sized by its length without counting, a longer one whose
+    /// lower bound is over the budget by that bound; outside, and for other texts, the count is exact. A fit measured that way chooses what one measured exactly chooses, on every
     /// budget from below the floor to above the whole (commit-like lines of uneven size, a frame).
     #[test]
     fn fits_measured_by_bytes_within_the_budget_choose_as_exact_counts() {
@@ -315,9 +445,53 @@ mod tests {
                 inside.push((text.len() <= max_tokens, size == text.len()));
                 size
             });
+            let floor = |result: &Result<Vec<usize>>| match result {
+                Err(Error::Invalid { floor, .. }) => *floor,
+                _ => None,
+            };
+            assert_eq!(floor(&bounded), floor(&exact), "budget {max_tokens}: the floor reported is exact");
             assert_eq!(bounded.ok(), exact.ok(), "budget {max_tokens}");
             assert!(inside.iter().all(|(short, by_length)| !short || *by_length), "budget {max_tokens}");
         }
         assert_eq!(measure_tokens(&text), count_tokens(&text), "the budget ends with the fit");
+    }
+
+    /// The lower bound never exceeds the count, and counting chunk by chunk gives the count: texts drawn from the
+    /// characters the rules turn on (letters, `'s`, digits, punctuation, spaces, tabs, line breaks, `/`, non-ASCII
+    /// letters, digits and marks), the JSON and text shapes of tool answers, and long runs. A rule that cut where
+    /// the pattern does not (between two letters, inside 3 digits) fails it.
+    #[test]
+    fn the_lower_bound_never_exceeds_the_count_and_chunks_sum_to_it() {
+        let alphabet = [
+            "a", "Z", "s", "'", "'s", "1", "0", " ", "  ", "\t", "\n", "\r\n", "/", "\"", "{", ":", ",", "-", ".", "é",
+            "٣", "\u{301}", "—", "x9", "ab", "\u{b}", "\u{c}", "\u{0}",
+        ];
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move |bound: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % bound
+        };
+        let mut texts: Vec<String> = (0..20_000)
+            .map(|_| (0..1 + next(24)).map(|_| alphabet[next(alphabet.len() as u64) as usize]).collect())
+            .collect();
+        texts.push(
+            r#"{"branches":[{"name":"feature/abbrev-12","sha":"1a3e64c","upstream":"origin/main","ahead":3}]}"#.into(),
+        );
+        texts.push("## main...origin/main [ahead 3]\n1a3e64c0 Merge branch 'jc/fix' into next\n... 12 more\n".into());
+        texts.push("1234567890123".repeat(7));
+        texts.push("\n".repeat(9) + "/x" + &" ".repeat(5) + "\t.");
+        for text in &texts {
+            assert!(token_lower_bound(text) <= count_tokens(text), "{text:?}");
+        }
+        let mut counts = std::collections::HashMap::new();
+        for text in &texts {
+            // Every junction a chunk may end at, and chunks as a fit cuts them, with counts reused across texts.
+            assert_eq!(count_in_chunks(text, 1, &mut counts), count_tokens(text), "{text:?}");
+            assert_eq!(count_in_chunks(text, 4, &mut counts), count_tokens(text), "{text:?}");
+        }
+        let json = texts[20_000].as_str();
+        assert!(token_lower_bound(json) * 10 >= count_tokens(json) * 6, "the bound is close on JSON");
     }
 }
