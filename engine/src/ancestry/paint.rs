@@ -52,6 +52,8 @@ pub(crate) struct Paint<'walk> {
     table: Vec<u64>,
     queue: gix::revwalk::PriorityQueue<(u32, i64), ObjectId>,
     unsettled: usize,
+    /// Whether `unsettled` is kept (a walk whose stop rule does not use it spares the comparisons).
+    counting: bool,
     unnumbered: bool,
 }
 
@@ -76,8 +78,16 @@ impl<'walk> Paint<'walk> {
             table: Vec::new(),
             queue: gix::revwalk::PriorityQueue::new(),
             unsettled: 0,
+            counting: true,
             unnumbered: false,
         }
+    }
+
+    /// The same walk without the count of unsettled commits ([`Paint::unsettled`] stays 0): for a walk whose stop
+    /// rule is its own.
+    pub(crate) fn without_settled_count(mut self) -> Self {
+        self.counting = false;
+        self
     }
 
     /// An empty set of bits of this walk.
@@ -85,7 +95,8 @@ impl<'walk> Paint<'walk> {
         vec![0; self.words]
     }
 
-    /// Queued commits that are not settled (not carrying every bit, or without a generation number).
+    /// Queued commits that are not settled (not carrying every bit, or without a generation number); 0 when not
+    /// counted ([`Paint::without_settled_count`]).
     pub(crate) fn unsettled(&self) -> usize {
         self.unsettled
     }
@@ -101,8 +112,8 @@ impl<'walk> Paint<'walk> {
     /// # Errors
     /// [`Error::GitRead`] when the commit cannot be read.
     pub(crate) fn hand_on(&mut self, id: ObjectId, bits: &[u64]) -> Result<()> {
-        let Self { graph, known, words, full, table, queue, unsettled, unnumbered } = self;
-        let words = *words;
+        let Self { graph, known, words, full, table, queue, unsettled, counting, unnumbered } = self;
+        let (words, counting) = (*words, *counting);
         let inserted = graph.get_or_insert_full_commit(id, |commit| {
             if commit.data.slot == u32::MAX {
                 commit.data.slot = u32::try_from(table.len() / words).unwrap_or(u32::MAX - 1);
@@ -112,7 +123,7 @@ impl<'walk> Paint<'walk> {
             let slot = commit.data.slot as usize * words;
             let generation = commit.data.generation;
             let have = &mut table[slot..slot + words];
-            let was_settled = settled(have, full, generation);
+            let was_settled = counting && settled(have, full, generation);
             let mut grew = false;
             for (have, add) in have.iter_mut().zip(bits) {
                 grew |= add & !*have != 0;
@@ -121,12 +132,12 @@ impl<'walk> Paint<'walk> {
             if !grew {
                 return;
             }
-            let now_settled = settled(&table[slot..slot + words], full, generation);
+            let now_settled = counting && settled(&table[slot..slot + words], full, generation);
             if !commit.data.queued {
                 commit.data.queued = true;
                 *unnumbered |= generation.is_none();
                 queue.insert((generation.unwrap_or(u32::MAX), commit.commit_time), id);
-                if !now_settled {
+                if counting && !now_settled {
                     *unsettled += 1;
                 }
             } else if !was_settled && now_settled {
@@ -145,7 +156,7 @@ impl<'walk> Paint<'walk> {
             commit.data.queued = false;
             let slot = commit.data.slot as usize * self.words;
             bits.copy_from_slice(&self.table[slot..slot + self.words]);
-            if !settled(bits, &self.full, commit.data.generation) {
+            if self.counting && !settled(bits, &self.full, commit.data.generation) {
                 self.unsettled -= 1;
             }
             parents.clear();

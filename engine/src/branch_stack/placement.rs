@@ -155,7 +155,7 @@ fn place_walk(
     let generations = Generations::open(repo, shallow)?;
     let start_ids: Vec<ObjectId> = starts.iter().map(|(id, _)| *id).collect();
     let known = generations.number(repo, shallow, &start_ids)?;
-    let mut walk = Paint::new(repo, generations.commit_graph(), &known, bits);
+    let mut walk = Paint::new(repo, generations.commit_graph(), &known, bits).without_settled_count();
     // Which branches sit at which commit, to settle their questions when that commit's flags grow.
     let mut branches_at: std::collections::HashMap<ObjectId, Vec<usize>> = std::collections::HashMap::new();
     for (idx, id) in branches.iter().enumerate() {
