@@ -299,6 +299,23 @@ fn packed_histories_equal_git_blame_in_both_pack_layouts() {
     }
 }
 
+/// Replaced objects (`git replace`, `refs/replace/`) are read as git reads them, also from a pack read by the
+/// engine's own reader: a commit grafted onto no parent (`git replace --graft`) ends the walk there, so every line it
+/// has is blamed on it.
+#[test]
+fn replaced_commits_are_blamed_as_git_blames_them() {
+    let fixture = fluxgit_fixtures::build(Scenario::Blame);
+    pack_objects(&fixture, true);
+    let path = "lib/parser.c";
+    let before = git_blame(&fixture, "HEAD", path, &[]);
+    let first_touch = fixture.git(&["log", "--format=%H", "-n", "1", "HEAD~1", "--", "src/parser.c", path]);
+    fixture.git(&["replace", "--graft", first_touch.trim()]);
+    let after = git_blame(&fixture, "HEAD", path, &[]);
+    assert_ne!(before, after, "the graft changes git's answer: the test can fail");
+    check(&fixture, "HEAD", path, None, false);
+    check(&fixture, "HEAD", path, Some((3, 9)), false);
+}
+
 #[test]
 fn budgets_cut_at_whole_ranges() {
     let fixture = fluxgit_fixtures::build(Scenario::Blame);

@@ -42,6 +42,9 @@ pub(crate) struct ChainCachingObjects<'a> {
     packs: Vec<pack::Bundle>,
     /// Per pack, its index's fan-out: how many ids start with a byte up to each value.
     fans: Vec<[u32; 256]>,
+    /// The object replacements (`refs/replace/`) as the object database applies them: (replaced id, replacement),
+    /// sorted by the replaced id; empty when replacements are off.
+    replacements: Vec<(gix::ObjectId, gix::ObjectId)>,
     state: RefCell<State>,
 }
 
@@ -87,11 +90,18 @@ impl<'a> ChainCachingObjects<'a> {
         let packs: Vec<pack::Bundle> =
             indices.iter().filter_map(|path| pack::Bundle::at(path, object_hash).ok()).collect();
         let fans = packs.iter().map(|bundle| fan_out(&bundle.index)).collect();
+        let mut replacements: Vec<_> = if repo.objects.ignore_replacements {
+            Vec::new()
+        } else {
+            repo.objects.store_ref().replacements().collect()
+        };
+        replacements.sort_unstable();
         ChainCachingObjects {
             objects: &repo.objects,
             object_hash,
             packs,
             fans,
+            replacements,
             state: RefCell::new(State {
                 inflate: gix::zlib::Inflate::default(),
                 bases: BaseCache::new(cache_bytes),
@@ -152,6 +162,15 @@ impl<'a> ChainCachingObjects<'a> {
         Ok((kind, data))
     }
 
+    /// The object read for `id`: its replacement when `refs/replace/` replaces it (one step, as the object database
+    /// and git's blame read it), else `id` itself.
+    fn replaced<'b>(&'b self, id: &'b oid) -> &'b oid {
+        match self.replacements.binary_search_by(|(replaced, _)| replaced.as_ref().cmp(id)) {
+            Ok(pos) => &self.replacements[pos].1,
+            Err(_) => id,
+        }
+    }
+
     /// The pack holding `id` (the first opened, in file name order) and the entry's offset in it.
     fn locate(&self, id: &oid) -> Option<Place> {
         self.packs.iter().zip(&self.fans).enumerate().find_map(|(pack_idx, (bundle, fan))| {
@@ -206,14 +225,16 @@ fn zeroed(size: u64) -> Result<Vec<u8>, Fallback> {
 }
 
 impl gix::objs::Find for ChainCachingObjects<'_> {
-    fn try_find<'b>(&self, id: &oid, buffer: &'b mut Vec<u8>) -> gix::error::Result<Option<gix::objs::Data<'b>>> {
+    fn try_find<'b>(&self, asked: &oid, buffer: &'b mut Vec<u8>) -> gix::error::Result<Option<gix::objs::Data<'b>>> {
+        // The object database is asked for `asked` and replaces it itself.
+        let id = self.replaced(asked);
         let mut state = self.state.borrow_mut();
         if let Some(kind) = state.recent.copy(id, buffer) {
             return Ok(Some(gix::objs::Data::new(buffer, kind, self.object_hash)));
         }
         let Some((pack_idx, offset)) = self.locate(id) else {
             drop(state);
-            return self.objects.try_find(id, buffer);
+            return self.objects.try_find(asked, buffer);
         };
         match self.decode(&mut state, pack_idx, offset) {
             Ok((kind, data)) => {
@@ -224,7 +245,7 @@ impl gix::objs::Find for ChainCachingObjects<'_> {
             // The object database reports (or works around) whatever went wrong its own way.
             Err(Fallback) => {
                 drop(state);
-                self.objects.try_find(id, buffer)
+                self.objects.try_find(asked, buffer)
             }
         }
     }
@@ -235,14 +256,15 @@ impl gix::objs::FindHeader for ChainCachingObjects<'_> {
     /// and its kind the chain's base's, so it is decoded here, through the base cache, and remembered as read
     /// lately: the blob diff asks for a blob's header right before the blob itself, which then costs a copy
     /// instead of a second walk down the chain (and the object database's header walk, which bypasses the cache).
-    fn try_header(&self, id: &oid) -> gix::error::Result<Option<gix::objs::Header>> {
+    fn try_header(&self, asked: &oid) -> gix::error::Result<Option<gix::objs::Header>> {
+        let id = self.replaced(asked);
         let mut state = self.state.borrow_mut();
         if let Some((kind, size)) = state.recent.header(id) {
             return Ok(Some(gix::objs::Header { kind, size }));
         }
         let Some((pack_idx, offset)) = self.locate(id) else {
             drop(state);
-            return self.objects.try_header(id);
+            return self.objects.try_header(asked);
         };
         if let Ok(entry) = self.packs[pack_idx].pack.entry(offset)
             && let Some(kind) = entry.header.as_kind()
@@ -256,7 +278,7 @@ impl gix::objs::FindHeader for ChainCachingObjects<'_> {
             }
             Err(Fallback) => {
                 drop(state);
-                self.objects.try_header(id)
+                self.objects.try_header(asked)
             }
         }
     }
