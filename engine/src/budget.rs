@@ -362,6 +362,16 @@ pub(crate) fn fit_sections<T>(
 mod tests {
     use super::*;
 
+    /// A deterministic xorshift generator from `seed`: each call gives a number below its `bound`.
+    fn xorshift(mut seed: u64) -> impl FnMut(u64) -> u64 {
+        move |bound| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % bound
+        }
+    }
+
     #[test]
     fn fit_uses_the_budget_by_priority() {
         // Each item costs 10 tokens, the frame 5.
@@ -376,13 +386,7 @@ mod tests {
     /// on many monotone cost shapes (uneven item sizes, a frame, budgets around every boundary).
     #[test]
     fn fit_equals_the_largest_fitting_counts() {
-        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = move |bound: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % bound
-        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
         for _ in 0..300 {
             let sections = 1 + next(3) as usize;
             let sizes: Vec<Vec<usize>> =
@@ -466,13 +470,7 @@ mod tests {
             "a", "Z", "s", "'", "'s", "1", "0", " ", "  ", "\t", "\n", "\r\n", "/", "\"", "{", ":", ",", "-", ".", "é",
             "٣", "\u{301}", "—", "x9", "ab", "\u{b}", "\u{c}", "\u{0}",
         ];
-        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = move |bound: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % bound
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         let mut texts: Vec<String> = (0..20_000)
             .map(|_| (0..1 + next(24)).map(|_| alphabet[next(alphabet.len() as u64) as usize]).collect())
             .collect();

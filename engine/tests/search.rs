@@ -283,6 +283,16 @@ fn commit(fixture: &Fixture, file: &str, message: &str) {
     fixture.git(&["commit", "-q", "-m", message]);
 }
 
+/// Searches `probe` through the index and asserts, at `step`, that it finds what `git log` finds and that the index
+/// holds every reachable commit; returns the report.
+fn index_matches_git(engine: &Engine, fixture: &Fixture, probe: &SearchOptions, step: &str) -> Report {
+    let report = search(engine, fixture, probe, true).expect("searches");
+    assert_eq!(shas(&report), git_log(fixture, probe), "{step}");
+    let repo = engine.resolve(repo_path(fixture)).expect("resolves");
+    assert_eq!(engine.index_stats(&repo).expect("stats").commits, reachable(fixture), "{step}: indexed commits");
+    report
+}
+
 #[test]
 fn index_follows_commits_and_history_rewrites() {
     let fixture = fluxgit_fixtures::build(Scenario::Clean);
@@ -290,11 +300,8 @@ fn index_follows_commits_and_history_rewrites() {
     let engine = engine(&fixture, Some(index_dir.path()));
     let probe = query("probe");
     let check = |step: &str| {
-        let report = search(&engine, &fixture, &probe, true).expect("searches");
+        let report = index_matches_git(&engine, &fixture, &probe, step);
         assert_eq!(report.walked, None, "{step}");
-        assert_eq!(shas(&report), git_log(&fixture, &probe), "{step}");
-        let repo = engine.resolve(repo_path(&fixture)).expect("resolves");
-        assert_eq!(engine.index_stats(&repo).expect("stats").commits, reachable(&fixture), "{step}: indexed commits");
     };
     check("start");
     commit(&fixture, "a.txt", "probe one\n\nbody mentions retry");
@@ -330,10 +337,7 @@ fn index_follows_branches_with_skewed_dates() {
     let engine = engine(&fixture, Some(index_dir.path()));
     let probe = query("probe");
     let check = |step: &str| {
-        let report = search(&engine, &fixture, &probe, true).expect("searches");
-        assert_eq!(shas(&report), git_log(&fixture, &probe), "{step}");
-        let repo = engine.resolve(repo_path(&fixture)).expect("resolves");
-        assert_eq!(engine.index_stats(&repo).expect("stats").commits, reachable(&fixture), "{step}: indexed commits");
+        index_matches_git(&engine, &fixture, &probe, step);
     };
     let at = |minutes: i64| fluxgit_fixtures::CLOCK_START as i64 + 400 * 24 * 3_600 + minutes * 60;
     let year = 365 * 24 * 3_600;

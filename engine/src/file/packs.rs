@@ -505,6 +505,19 @@ mod tests {
 
     const VERSIONS: usize = 4;
 
+    /// Runs `git ARGS` (a `fast-import` command line) in `dir` with `stream` on its standard input; panics unless it
+    /// succeeds.
+    fn fast_import(dir: &Path, args: &[&str], stream: &str) {
+        let mut child = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .stdin(Stdio::piped())
+            .spawn()
+            .expect("git fast-import runs");
+        child.stdin.take().expect("stdin").write_all(stream.as_bytes()).expect("stream written");
+        assert!(child.wait().expect("git fast-import ends").success());
+    }
+
     fn git(dir: &Path, args: &[&str]) -> String {
         let output = Command::new("git").args(args).current_dir(dir).output().expect("git runs");
         assert!(output.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&output.stderr));
@@ -533,15 +546,8 @@ mod tests {
             stream.push_str(&format!("M 100644 inline file.txt\ndata {}\n{data}\n", data.len()));
         }
         stream.push_str("done\n");
-        let mut child = Command::new("git")
-            // Kept as a pack however few the objects (git unpacks fewer than 100 by default).
-            .args(["-c", "fastimport.unpackLimit=0", "fast-import", "--quiet", "--done"])
-            .current_dir(temp.path())
-            .stdin(Stdio::piped())
-            .spawn()
-            .expect("git fast-import runs");
-        child.stdin.take().expect("stdin").write_all(stream.as_bytes()).expect("stream written");
-        assert!(child.wait().expect("git fast-import ends").success());
+        // Kept as a pack however few the objects (git unpacks fewer than 100 by default).
+        fast_import(temp.path(), &["-c", "fastimport.unpackLimit=0", "fast-import", "--quiet", "--done"], &stream);
         temp
     }
 
@@ -644,14 +650,7 @@ mod tests {
         git(temp.path(), &["init", "-q", "-b", "main", "."]);
         let stream: String =
             (0..5000).map(|blob| format!("blob\ndata {}\nblob {blob}\n\n", 6 + blob.to_string().len())).collect();
-        let mut child = Command::new("git")
-            .args(["fast-import", "--quiet"])
-            .current_dir(temp.path())
-            .stdin(Stdio::piped())
-            .spawn()
-            .expect("git fast-import runs");
-        child.stdin.take().expect("stdin").write_all(stream.as_bytes()).expect("stream written");
-        assert!(child.wait().expect("git fast-import ends").success());
+        fast_import(temp.path(), &["fast-import", "--quiet"], &stream);
         let repo = gix::open(temp.path()).expect("repository");
         let objects = ChainCachingObjects::new(&repo, DELTA_BASE_CACHE_BYTES);
         let (index, fan) = (&objects.packs[0].index, &objects.fans[0]);
