@@ -10,6 +10,21 @@ use sha2::{Digest as _, Sha256};
 
 const BIN: &str = env!("CARGO_BIN_EXE_fluxgit-bench");
 
+/// The sidecar the workspace build made beside the bench binary (`cargo build --workspace --all-targets`, or the
+/// `cargo test --workspace` run itself: the sidecar's own integration tests need its binary). Passed as `--sidecar`,
+/// so the bench does not run `cargo build -p fluxgit-mcp-sidecar`, which resolves that crate's features alone and
+/// rebuilds gix and tantivy (about 15 minutes of a CI run on a 2-core machine).
+fn workspace_sidecar() -> PathBuf {
+    let sidecar = Path::new(BIN).with_file_name(format!("fluxgit-mcp-sidecar{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        sidecar.is_file(),
+        "no sidecar at {}: build the workspace first (`cargo build --workspace --all-targets`, as scripts/test.sh \
+         does), or run this test from `cargo test --workspace`",
+        sidecar.display()
+    );
+    sidecar
+}
+
 /// `repo.brief`'s default `maxTokens`.
 const BRIEF_DEFAULT_BUDGET: usize = 600;
 
@@ -24,6 +39,7 @@ fn run_harness(fixtures: &Path, results: &Path) {
     }
     command.arg("--fixtures-dir").arg(fixtures).arg("--results-dir").arg(results);
     command.arg("--markdown").arg(results.join("BENCHMARK.md"));
+    command.arg("--sidecar").arg(workspace_sidecar());
     let output = command.output().expect("run fluxgit-bench");
     assert!(output.status.success(), "fluxgit-bench failed:\n{}", String::from_utf8_lossy(&output.stderr));
 }
