@@ -1,13 +1,14 @@
 //! `fluxgit-bench latency`: per tool, the first call on a repository in a running server (cold: after a warm-up
-//! call on another repository, once the server's token tables are built) and the median of
-//! the calls after it (warm), against the git CLI commands the tool replaces; process start to first answer; peak
-//! RSS (`VmHWM` from `/proc/<pid>/status`). Warm calls start once the server watches the repository (the kernel lists
+//! call on another repository, once the server's token tables are built; `--cold-samples` times, each in a new server
+//! on a new run dir, interleaved with runs of git's commands) and the median of the calls after it (warm), against
+//! the git CLI commands the tool replaces, asking the same counts; process start to first answer; peak RSS (`VmHWM` from `/proc/<pid>/status`). Warm calls start once the server watches the repository (the kernel lists
 //! an inotify watch of the process on every directory the engine's watcher covers, [`crate::watches`]): until then
 //! the engine reads every call fresh, so earlier calls would measure fresh reads, not the cache. A server that never
 //! watches it (a peer without a watcher) is measured after its cold call, as before; each warm sample records
 //! whether the watches were in place. Raw numbers go to `bench/results/latency/` as they are measured (a run
-//! cut short leaves what it measured), a section of `BENCHMARK.md` gives the targets and ratios first (absolute times
-//! are this machine's) and the load average seen during the run.
+//! cut short leaves what it measured), the generated block of `BENCHMARK.md`'s latency section (between
+//! [`GENERATED_START`] and [`GENERATED_END`]; the hand-written text around it is kept) gives the targets and ratios
+//! first (absolute times are this machine's) and the load average seen during the run.
 //!
 //! Bounded so that one run fits fixtures, real repositories, a peer and the sweeps: warm calls and git runs stop
 //! after `warm_budget` per tool (at least one call, three git runs), and a call that takes longer than
@@ -29,6 +30,8 @@ use crate::sweep::SweepRun;
 use crate::watches::Covered;
 
 /// One tool measured: its arguments besides `repoPath`, and the git commands it replaces (run in the repository).
+/// A tool that answers N items by default is asked for N explicitly, and git's command asks `-n N` (checked by a
+/// test): the two sides list the same number of commits.
 struct ToolCase {
     tool: &'static str,
     arguments: fn() -> Value,
@@ -39,10 +42,10 @@ struct ToolCase {
 const CASES: &[ToolCase] = &[
     ToolCase {
         tool: "repo.brief",
-        arguments: || json!({}),
+        arguments: || json!({"recentCommits": 10}),
         git: &[
             &["status", "--porcelain=v2", "--branch"],
-            &["log", "-n", "50", "--format=%h %s"],
+            &["log", "-n", "10", "--format=%h %s"],
             &["stash", "list"],
             &["submodule", "status"],
             &["for-each-ref", "--format=%(refname:short)", "refs/heads"],
@@ -59,8 +62,18 @@ const CASES: &[ToolCase] = &[
             &["stash", "list"],
         ],
     },
-    ToolCase { tool: "repo.history", arguments: || json!({}), git: &[&["log", "-n", "20", "--format=%H %an %aI %s"]] },
-    ToolCase { tool: "repo.reflog", arguments: || json!({}), git: &[&["log", "-g", "-n", "20", "--format=%H %gs"]] },
+    // The default page (SPEC: `limit` 50) and what each commit carries: abbreviated sha and parents, the mailmapped
+    // author, the author date, the subject.
+    ToolCase {
+        tool: "repo.history",
+        arguments: || json!({"limit": 50}),
+        git: &[&["log", "-n", "50", "--format=%h %p %aN <%aE> %aI %s"]],
+    },
+    ToolCase {
+        tool: "repo.reflog",
+        arguments: || json!({"limit": 20}),
+        git: &[&["log", "-g", "-n", "20", "--format=%H %gs"]],
+    },
     ToolCase {
         tool: "repo.branchStack",
         arguments: || json!({}),
@@ -118,7 +131,14 @@ pub(crate) struct ToolRun {
     /// `ok`, `isError`, `rpcError`, `absent` (the server does not list the tool) or `timeout` (no answer within
     /// the call timeout: the server was killed, `coldMs` is the timeout).
     pub(crate) status: String,
+    /// The arguments of every call besides `repoPath`.
+    pub(crate) arguments: Value,
+    /// The 1-minute load average right before the tool's first git run.
+    pub(crate) load_average: Option<f64>,
+    /// The median of `cold_samples`' times, milliseconds.
     pub(crate) cold_ms: f64,
+    /// Every cold measure, in order (`--cold-samples`; sampling stops at the first that is not `ok`).
+    pub(crate) cold_samples: Vec<ColdSample>,
     pub(crate) warm_median_ms: f64,
     pub(crate) warm_ms: Vec<f64>,
     /// Per warm sample: whether the server had an inotify watch on every directory of the repository that the
@@ -133,11 +153,13 @@ pub(crate) struct ToolRun {
     pub(crate) first_watched_ms: Option<f64>,
     /// The git commands, one line each.
     pub(crate) git_commands: Vec<String>,
-    /// Median of running all of them one after the other, milliseconds.
+    /// Median of `git_ms`, milliseconds.
     pub(crate) git_median_ms: f64,
-    /// Whether the server was seen done building its token tables before the cold call (no thread named
-    /// `budget::PRELOAD_THREAD_NAME` left in `/proc/<pid>/task`); `false` where /proc cannot tell or the wait timed
-    /// out (the cold call may then overlap the build).
+    /// Every run of all the git commands one after the other, milliseconds: up to `--samples` (at most 10) before
+    /// the cold samples, then one right before each round of cold samples.
+    pub(crate) git_ms: Vec<f64>,
+    /// Whether every cold sample's server was seen done building its token tables before the cold call (see
+    /// [`ColdSample::tables_loaded`]).
     pub(crate) tables_loaded_before_cold: bool,
     /// With `--second-start`: the first call on the repository in a second server on the same run dir, after the
     /// first server (which made the cold and warm calls) exited: what the engine saved there (generation tables,
@@ -146,11 +168,30 @@ pub(crate) struct ToolRun {
     pub(crate) second_start_cold_ms: Option<f64>,
 }
 
+/// One cold measure: a new server on a new run dir answers the warm-up call on another repository, builds its token
+/// tables, then makes its first call on the repository.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ColdSample {
+    /// That first call, milliseconds (the call timeout when it did not answer).
+    pub(crate) ms: f64,
+    /// The run of git's commands made right before this round of cold samples (ours, then the peer's), milliseconds.
+    pub(crate) git_ms: f64,
+    /// The 1-minute load average right before the call.
+    pub(crate) load_average: Option<f64>,
+    /// Whether the server was seen done building its token tables before the call (no thread named
+    /// `budget::PRELOAD_THREAD_NAME` left in `/proc/<pid>/task`); `false` where /proc cannot tell or the wait timed
+    /// out (the call may then overlap the build).
+    pub(crate) tables_loaded: bool,
+}
+
 /// Settings of a latency run.
 pub(crate) struct Setup {
     pub(crate) sidecar: PathBuf,
     pub(crate) peer: Option<PathBuf>,
     pub(crate) samples: usize,
+    /// Cold measures per tool and server (at least 1), each in a new server on a new run dir.
+    pub(crate) cold_samples: usize,
     /// Warm calls per tool on the peer (it can take minutes per call on a large repository).
     pub(crate) peer_samples: usize,
     /// A small repository the server reads first, so that the token tables and the watcher are up before the
@@ -211,27 +252,34 @@ pub(crate) fn load_average() -> Option<f64> {
     std::fs::read_to_string("/proc/loadavg").ok()?.split_whitespace().next()?.parse().ok()
 }
 
-fn git_median(repo: &Path, commands: &[&[&str]], samples: usize, budget: Duration) -> anyhow::Result<f64> {
+/// Runs `commands` in `repo` up to `samples` times (at least 3, fewer than `samples` once `budget` passed); each
+/// run's milliseconds.
+fn git_runs(repo: &Path, commands: &[&[&str]], samples: usize, budget: Duration) -> anyhow::Result<Vec<f64>> {
     let mut times = Vec::new();
     let sampling = Instant::now();
     for sample in 0..samples.max(1) {
         if sample >= 3 && sampling.elapsed() > budget {
             break;
         }
-        let started = Instant::now();
-        for args in commands {
-            // Exit status is not judged: `rev-parse origin/HEAD` fails where there is no origin, as it would for
-            // an agent.
-            Command::new("git")
-                .args(*args)
-                .current_dir(repo)
-                .env("GIT_OPTIONAL_LOCKS", "0")
-                .output()
-                .with_context(|| format!("git {}", args.join(" ")))?;
-        }
-        times.push(millis(started));
+        times.push(git_once(repo, commands)?);
     }
-    Ok(median(&times))
+    Ok(times)
+}
+
+/// Runs `commands` in `repo` one after the other; milliseconds.
+fn git_once(repo: &Path, commands: &[&[&str]]) -> anyhow::Result<f64> {
+    let started = Instant::now();
+    for args in commands {
+        // Exit status is not judged: `rev-parse origin/HEAD` fails where there is no origin, as it would for an
+        // agent.
+        Command::new("git")
+            .args(*args)
+            .current_dir(repo)
+            .env("GIT_OPTIONAL_LOCKS", "0")
+            .output()
+            .with_context(|| format!("git {}", args.join(" ")))?;
+    }
+    Ok(millis(started))
 }
 
 /// Process start to the first `repo.brief` answer of `binary` on `repo` (spawn, initialize, tools/list, the call).
@@ -292,56 +340,98 @@ fn call_within(
     answer.map(Some)
 }
 
-/// Measures one tool on `repo` with `binary` in a server of its own, so that its first call is the first call on
-/// this repository in that server: the cold call, then (once the server watches every directory in `covered`, or
-/// the watch wait passed) one untimed call and up to `samples` warm ones (within the warm budget). Returns the run
-/// and the server's peak RSS.
-fn measure_tool(
-    binary: &Path,
-    repo: &Path,
-    covered: &Covered,
-    case: &ToolCase,
-    setup: &Setup,
-    samples: usize,
-    git: &(Vec<String>, f64),
-) -> anyhow::Result<(ToolRun, Option<u64>)> {
-    let run_dir = tempfile::tempdir()?;
-    let env = env_for(&setup.allowed_roots, run_dir.path());
-    let repo_path = repo.to_str().context("repository path is UTF-8")?;
-    let warmup = setup.warmup_repo.to_str().context("UTF-8")?;
-    let mut session = Session::start(binary, &env)?;
-    let mut run = ToolRun {
+/// A server of its own on a run dir of its own, for one cold measure (and, in the last round, the warm calls).
+struct Server {
+    session: Session,
+    env: Vec<(&'static str, OsString)>,
+    /// Removed when the server is dropped (after it, as fields drop in order).
+    _run_dir: tempfile::TempDir,
+}
+
+/// The tool's result before any call: `absent` until a call answers.
+fn tool_run(case: &ToolCase, commands: &[String], load: Option<f64>) -> ToolRun {
+    ToolRun {
         tool: case.tool.to_owned(),
         status: "absent".to_owned(),
+        arguments: (case.arguments)(),
+        load_average: load,
         cold_ms: 0.0,
+        cold_samples: Vec::new(),
         warm_median_ms: 0.0,
         warm_ms: Vec::new(),
         warm_watched: Vec::new(),
         watches_ready_ms: None,
         first_watched_ms: None,
-        git_commands: git.0.clone(),
-        git_median_ms: git.1,
+        git_commands: commands.to_vec(),
+        git_median_ms: 0.0,
+        git_ms: Vec::new(),
         tables_loaded_before_cold: false,
         second_start_cold_ms: None,
-    };
-    if session.tool(case.tool).is_none() {
-        return Ok((run, peak_rss(session.pid())));
     }
-    if call_within(&mut session, "repo.brief", &json!({"repoPath": warmup}), setup.call_timeout)?.is_none() {
-        run.status = "timeout".to_owned();
-        return Ok((run, None));
-    }
-    run.tables_loaded_before_cold = wait_for_token_tables(session.pid(), setup.call_timeout);
+}
+
+/// The arguments of `case`'s calls on `repo`.
+fn arguments_on(case: &ToolCase, repo: &Path) -> anyhow::Result<Value> {
     let mut arguments = (case.arguments)();
-    arguments["repoPath"] = json!(repo_path);
-    let started = Instant::now();
-    let Some(answer) = call_within(&mut session, case.tool, &arguments, setup.call_timeout)? else {
+    arguments["repoPath"] = json!(repo.to_str().context("repository path is UTF-8")?);
+    Ok(arguments)
+}
+
+/// Starts `binary` on a new run dir and makes its warm-up call on another repository, then waits for its token
+/// tables. `None` when the warm-up call timed out (`run.status` says so) or the server does not list the tool.
+fn warmed_up(binary: &Path, case: &ToolCase, setup: &Setup, run: &mut ToolRun) -> anyhow::Result<Option<Server>> {
+    let run_dir = tempfile::tempdir()?;
+    let env = env_for(&setup.allowed_roots, run_dir.path());
+    let mut session = Session::start(binary, &env)?;
+    if session.tool(case.tool).is_none() {
+        run.status = "absent".to_owned();
+        return Ok(None);
+    }
+    let warmup = json!({"repoPath": setup.warmup_repo.to_str().context("UTF-8")?});
+    if call_within(&mut session, "repo.brief", &warmup, setup.call_timeout)?.is_none() {
         run.status = "timeout".to_owned();
-        run.cold_ms = setup.call_timeout.as_secs_f64() * 1000.0;
-        return Ok((run, None));
-    };
-    run.cold_ms = millis(started);
-    run.status = answer.status().to_owned();
+        return Ok(None);
+    }
+    Ok(Some(Server { session, env, _run_dir: run_dir }))
+}
+
+/// One cold measure of `case` on `repo` with `binary` (see [`ColdSample`]), appended to `run`, with `git_ms`, the
+/// git run of this round. Returns the server when the call answered `ok` (for the warm calls of the last round).
+fn cold_sample(
+    binary: &Path,
+    repo: &Path,
+    case: &ToolCase,
+    setup: &Setup,
+    run: &mut ToolRun,
+    git_ms: f64,
+) -> anyhow::Result<Option<Server>> {
+    let Some(mut server) = warmed_up(binary, case, setup, run)? else { return Ok(None) };
+    let tables_loaded = wait_for_token_tables(server.session.pid(), setup.call_timeout);
+    let arguments = arguments_on(case, repo)?;
+    let load_average = load_average();
+    let started = Instant::now();
+    let answer = call_within(&mut server.session, case.tool, &arguments, setup.call_timeout)?;
+    let ms = if answer.is_some() { millis(started) } else { setup.call_timeout.as_secs_f64() * 1000.0 };
+    run.cold_samples.push(ColdSample { ms, git_ms, load_average, tables_loaded });
+    run.cold_ms = median(&run.cold_samples.iter().map(|sample| sample.ms).collect::<Vec<_>>());
+    run.status = answer.as_ref().map_or("timeout", Answer::status).to_owned();
+    Ok((run.status == "ok").then_some(server))
+}
+
+/// The warm calls of `case` in `server`, whose cold call has just answered: once the server watches every directory
+/// in `covered` (or the watch wait passed), one untimed call and up to `samples` timed ones (within the warm budget);
+/// then, with `--second-start`, the first call in a new server on the same run dir. Returns the server's peak RSS.
+fn warm_calls(
+    mut server: Server,
+    side: &Side<'_>,
+    repo: &Path,
+    covered: &Covered,
+    case: &ToolCase,
+    setup: &Setup,
+    run: &mut ToolRun,
+) -> anyhow::Result<Option<u64>> {
+    let arguments = arguments_on(case, repo)?;
+    let session = &mut server.session;
     // The call has answered, so the server let go of the repository: its watches are added in the background now.
     // A server with no watcher at all is not waited for.
     let pid = session.pid();
@@ -350,20 +440,20 @@ fn measure_tool(
     }
     if run.watches_ready_ms.is_some() {
         let started = Instant::now();
-        if call_within(&mut session, case.tool, &arguments, setup.call_timeout)?.is_none() {
+        if call_within(session, case.tool, &arguments, setup.call_timeout)?.is_none() {
             run.status = "timeout".to_owned();
-            return Ok((run, None));
+            return Ok(None);
         }
         run.first_watched_ms = Some(millis(started));
     }
     let sampling = Instant::now();
-    for sample in 0..samples {
+    for sample in 0..side.samples {
         if sample > 0 && sampling.elapsed() > setup.warm_budget {
             break;
         }
         let watched = covered.watched_by(pid);
         let started = Instant::now();
-        if call_within(&mut session, case.tool, &arguments, setup.call_timeout)?.is_none() {
+        if call_within(session, case.tool, &arguments, setup.call_timeout)?.is_none() {
             run.status = "timeout".to_owned();
             break;
         }
@@ -371,24 +461,84 @@ fn measure_tool(
         run.warm_watched.push(watched);
     }
     run.warm_median_ms = median(&run.warm_ms);
-    let rss = (run.status != "timeout").then(|| peak_rss(session.pid())).flatten();
+    let rss = (run.status != "timeout").then(|| peak_rss(pid)).flatten();
     if setup.second_start && run.status == "ok" {
-        // Dropping the session ends the server at end of input (it finishes its writes to the run dir first).
+        // Ending the session ends the server at end of input (it finishes its writes to the run dir first); the
+        // run dir stays for the second server.
+        let Server { session, env, _run_dir: run_dir } = server;
         drop(session);
-        let mut session = Session::start(binary, &env)?;
-        call_within(&mut session, "repo.brief", &json!({"repoPath": warmup}), setup.call_timeout)?;
+        let mut session = Session::start(side.binary, &env)?;
+        let warmup = json!({"repoPath": setup.warmup_repo.to_str().context("UTF-8")?});
+        call_within(&mut session, "repo.brief", &warmup, setup.call_timeout)?;
         wait_for_token_tables(session.pid(), setup.call_timeout);
         let started = Instant::now();
         if call_within(&mut session, case.tool, &arguments, setup.call_timeout)?.is_some() {
             run.second_start_cold_ms = Some(millis(started));
         }
+        drop(session);
+        drop(run_dir);
     }
-    Ok((run, rss))
+    Ok(rss)
+}
+
+/// Our server or the peer.
+struct Side<'a> {
+    binary: &'a Path,
+    /// Warm calls.
+    samples: usize,
+}
+
+/// Measures one tool on `repo` with our server and, when set, the peer: `--cold-samples` rounds, each one run of
+/// git's commands, then a cold measure in a new server of ours, then one of the peer's; in the last round each
+/// server makes its warm calls right after its cold one (the earlier rounds' servers end at once, so that no idle
+/// server adds watches beside a measure). Returns our run, the peer's, and our peak RSS.
+fn measure_tool(
+    repo: &Path,
+    covered: &Covered,
+    case: &ToolCase,
+    setup: &Setup,
+) -> anyhow::Result<(ToolRun, Option<ToolRun>, Option<u64>)> {
+    let load = load_average();
+    let commands: Vec<String> = case.git.iter().map(|args| format!("git {}", args.join(" "))).collect();
+    let mut git_ms = git_runs(repo, case.git, setup.samples.min(10), setup.warm_budget)?;
+    let mut ours = tool_run(case, &commands, load);
+    let mut theirs = setup.peer.as_ref().map(|_| tool_run(case, &commands, load));
+    let mut rss = None;
+    let rounds = setup.cold_samples.max(1);
+    let our_side = Side { binary: &setup.sidecar, samples: setup.samples };
+    let peer_side = setup.peer.as_deref().map(|binary| Side { binary, samples: setup.peer_samples });
+    for round in 0..rounds {
+        let last = round + 1 == rounds;
+        let git = git_once(repo, case.git)?;
+        git_ms.push(git);
+        let sides = [Some((&our_side, &mut ours)), peer_side.as_ref().zip(theirs.as_mut())];
+        for (idx, entry) in sides.into_iter().enumerate() {
+            let Some((side, run)) = entry else { continue };
+            // A side that failed (absent, timeout, error) is not sampled again.
+            if round > 0 && run.status != "ok" {
+                continue;
+            }
+            let server = cold_sample(side.binary, repo, case, setup, run, git)?;
+            if let (true, Some(server)) = (last, server) {
+                let peak = warm_calls(server, side, repo, covered, case, setup, run)?;
+                if idx == 0 {
+                    rss = peak;
+                }
+            }
+        }
+    }
+    for run in std::iter::once(&mut ours).chain(theirs.as_mut()) {
+        run.git_median_ms = median(&git_ms);
+        run.git_ms.clone_from(&git_ms);
+        run.tables_loaded_before_cold =
+            !run.cold_samples.is_empty() && run.cold_samples.iter().all(|sample| sample.tables_loaded);
+    }
+    Ok((ours, theirs, rss))
 }
 
 /// Measures `repo` (labelled `label`): per tool, the git commands, our server and, when set, the peer one after the
-/// other (interleaved, so that the three see the same machine load). `<label>.json` in the results directory is
-/// rewritten after every tool.
+/// other (interleaved, so that the three see the same machine load; see [`measure_tool`]). `<label>.json` in the
+/// results directory is rewritten after every tool.
 pub(crate) fn run_repo(label: &str, repo: &Path, setup: &Setup) -> anyhow::Result<RepoRun> {
     let mut run = RepoRun {
         label: label.to_owned(),
@@ -403,17 +553,16 @@ pub(crate) fn run_repo(label: &str, repo: &Path, setup: &Setup) -> anyhow::Resul
     let covered = Covered::of(repo)?;
     eprintln!("fluxgit-bench:   {} directories a watching server covers", covered.len());
     for case in CASES.iter().filter(|case| setup.tools.is_empty() || setup.tools.iter().any(|tool| tool == case.tool)) {
-        if let Some(load) = load_average() {
+        eprintln!("fluxgit-bench:   {} ...", case.tool);
+        let (tool, peer, rss) = measure_tool(repo, &covered, case, setup)?;
+        let loads = tool.cold_samples.iter().map(|sample| sample.load_average);
+        for load in std::iter::once(tool.load_average).chain(loads).flatten() {
             run.load_average = (run.load_average.0.min(load), run.load_average.1.max(load));
         }
-        let commands: Vec<String> = case.git.iter().map(|args| format!("git {}", args.join(" "))).collect();
-        let git = (commands, git_median(repo, case.git, setup.samples.min(10), setup.warm_budget)?);
-        eprintln!("fluxgit-bench:   {} ...", case.tool);
-        let (tool, rss) = measure_tool(&setup.sidecar, repo, &covered, case, setup, setup.samples, &git)?;
         run.peak_rss_kib = run.peak_rss_kib.max(rss);
         run.tools.push(tool);
-        if let (Some(peer), Some(peer_tools)) = (&setup.peer, run.peer.as_mut()) {
-            peer_tools.push(measure_tool(peer, repo, &covered, case, setup, setup.peer_samples, &git)?.0);
+        if let (Some(peer), Some(peer_tools)) = (peer, run.peer.as_mut()) {
+            peer_tools.push(peer);
         }
         write_json(&setup.results_dir, &format!("{label}.json"), &run)?;
     }
@@ -476,6 +625,14 @@ fn all_watched(run: &ToolRun) -> bool {
     !run.warm_watched.is_empty() && run.warm_watched.iter().all(|watched| *watched)
 }
 
+/// The cold median in milliseconds, with the range of the samples in brackets when there are several:
+/// `12.30 (10.1-15.2)`.
+fn cold_cell(run: &ToolRun) -> String {
+    let samples: Vec<f64> = run.cold_samples.iter().map(|sample| sample.ms).collect();
+    let (low, high) = samples.iter().fold((f64::INFINITY, 0.0_f64), |(low, high), ms| (low.min(*ms), high.max(*ms)));
+    if samples.len() > 1 { format!("{:.2} ({low:.1}-{high:.1})", run.cold_ms) } else { format!("{:.2}", run.cold_ms) }
+}
+
 fn met(ok: bool) -> &'static str {
     if ok { "yes" } else { "no" }
 }
@@ -524,7 +681,7 @@ fn targets(runs: &[RepoRun], extras: &Extras<'_>) -> Vec<(String, String, &'stat
             let ratio = tool.cold_ms / tool.git_median_ms.max(f64::MIN_POSITIVE);
             rows.push((
                 target,
-                format!("{ratio:.2}x ({:.1} ms vs {:.1} ms)", tool.cold_ms, tool.git_median_ms),
+                format!("{ratio:.2}x ({} ms vs {:.1} ms)", cold_cell(tool), tool.git_median_ms),
                 met(ratio <= 1.0),
             ));
         }
@@ -553,10 +710,12 @@ fn targets(runs: &[RepoRun], extras: &Extras<'_>) -> Vec<(String, String, &'stat
     rows
 }
 
-/// The Markdown section: the load the run saw, the targets, then per repository ratios first and absolute medians.
-pub(crate) fn render(runs: &[RepoRun], extras: &Extras<'_>, invocation: &str) -> String {
+/// The generated block of the latency section (what goes between [`GENERATED_START`] and [`GENERATED_END`]): the
+/// command and time of the run, the load it saw, the targets, then per repository ratios first and absolute
+/// medians. How each figure is measured is the hand-written text around it. `started` is when the run began
+/// (`YYYY-MM-DD HH:MM UTC`).
+pub(crate) fn render(runs: &[RepoRun], extras: &Extras<'_>, invocation: &str, started: &str) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "## Latency\n");
     let (low, high) = runs
         .iter()
         .filter(|run| run.load_average.0.is_finite())
@@ -566,17 +725,13 @@ pub(crate) fn render(runs: &[RepoRun], extras: &Extras<'_>, invocation: &str) ->
     } else {
         "the load average was not available".to_owned()
     };
+    let profile = if cfg!(debug_assertions) { "debug" } else { "release" };
+    let cold_samples = runs.iter().flat_map(|run| &run.tools).map(|tool| tool.cold_samples.len()).max().unwrap_or(0);
     let _ = writeln!(
         out,
-        "Generated by `{invocation}` (release build); {load}. Cold: the first call of the tool on the repository in \
-         a running server, after a warm-up call on another repository and once the server's token-table thread has \
-         ended (`tablesLoadedBeforeCold` in the raw numbers; the watcher is up); warm: the median of the calls after it (up to \
-         `--samples`, fewer once they took the warm budget; the count is in the raw numbers), made once the server \
-         watches the repository (the kernel lists an inotify watch of the server on every directory the engine's \
-         watcher covers; until then the engine reads every call fresh) and after one more call that stores what \
-         they read (`watchesReadyMs`, `firstWatchedMs` and per sample `warmWatched` in the raw numbers; `watched` \
-         below: samples made with the watches in place). git: the median of running the commands the tool replaces. Ratios below 1 mean faster than git; absolute times are this \
-         machine's under that load. Raw numbers: `bench/results/latency/`.\n"
+        "Generated by `{invocation}` ({profile} build of the bench), a run started {started}; {load}. Cold: the median of up to \
+         {cold_samples} cold measures per tool (with more than one, their range in brackets). Ratios below 1 mean \
+         faster than git. Raw numbers: `bench/results/latency/`.\n"
     );
     if !extras.finished || runs.iter().any(|run| !run.complete) {
         let _ = writeln!(out, "**This run was cut short: the tables hold what was measured.**\n");
@@ -607,13 +762,13 @@ pub(crate) fn render(runs: &[RepoRun], extras: &Extras<'_>, invocation: &str) ->
             }
             let _ = writeln!(
                 out,
-                "| `{}` | {} | {} | {} | {:.2} | {:.2} | {:.2} | {} | {} | `{}` |",
+                "| `{}` | {} | {} | {} | {:.2} | {} | {:.2} | {} | {} | `{}` |",
                 tool.tool,
                 ratio(tool.warm_median_ms, tool.git_median_ms),
                 ratio(tool.cold_ms, tool.git_median_ms),
                 ratio(tool.warm_median_ms, tool.cold_ms),
                 tool.warm_median_ms,
-                tool.cold_ms,
+                cold_cell(tool),
                 tool.git_median_ms,
                 watched_samples(tool).trim_end_matches(" watched"),
                 tool.watches_ready_ms.map_or_else(|| "-".to_owned(), |ms| format!("{ms:.0}")),
@@ -649,8 +804,11 @@ pub(crate) fn render(runs: &[RepoRun], extras: &Extras<'_>, invocation: &str) ->
                 };
                 let _ = writeln!(
                     out,
-                    "| `{}` | {warm} | {cold} | {:.2} | {:.2} | {} |",
-                    ours.tool, theirs.warm_median_ms, theirs.cold_ms, theirs.status
+                    "| `{}` | {warm} | {cold} | {:.2} | {} | {} |",
+                    ours.tool,
+                    theirs.warm_median_ms,
+                    cold_cell(theirs),
+                    theirs.status
                 );
             }
         }
@@ -678,10 +836,45 @@ pub(crate) fn render(runs: &[RepoRun], extras: &Extras<'_>, invocation: &str) ->
     out
 }
 
-/// Replaces the latency section of `markdown` (from `## Latency` to the next `## ` heading or the end) with
-/// `section`, or appends it.
-pub(crate) fn splice(markdown: &str, section: &str) -> String {
-    splice_named(markdown, "Latency", section)
+/// Where the generated block of the latency section begins (alone on its line).
+pub(crate) const GENERATED_START: &str = "<!-- latency:generated -->";
+/// Where it ends.
+pub(crate) const GENERATED_END: &str = "<!-- /latency:generated -->";
+
+/// `markdown` with `block` between its [`GENERATED_START`] and [`GENERATED_END`] lines, everything else unchanged.
+/// Without the markers, they and the block are added at the end of the `## Latency` section, or, without one, in a
+/// new `## Latency` section at the end. Errors (and nothing is to be written) when the markers are not one start
+/// line followed by one end line.
+pub(crate) fn splice(markdown: &str, block: &str) -> anyhow::Result<String> {
+    let line_at = |marker: &str| {
+        let found: Vec<usize> = markdown.match_indices(marker).map(|(idx, _)| idx).collect();
+        match found[..] {
+            [] => Ok(None),
+            [idx]
+                if (idx == 0 || markdown[..idx].ends_with('\n'))
+                    && markdown[idx + marker.len()..].starts_with('\n') =>
+            {
+                Ok(Some(idx))
+            }
+            _ => bail!("the marker {marker} must be alone on one line, once"),
+        }
+    };
+    let wrapped = format!("{GENERATED_START}\n{}\n{GENERATED_END}\n", block.trim_end());
+    match (line_at(GENERATED_START)?, line_at(GENERATED_END)?) {
+        (Some(start), Some(end)) if start < end => {
+            Ok(format!("{}{wrapped}{}", &markdown[..start], &markdown[end + GENERATED_END.len() + 1..]))
+        }
+        (None, None) => {
+            let Some(heading) = markdown.find("\n## Latency\n") else {
+                return Ok(format!("{}\n\n## Latency\n\n{wrapped}", markdown.trim_end()));
+            };
+            let body = heading + "\n## Latency\n".len();
+            let end = markdown[body..].find("\n## ").map_or(markdown.len(), |idx| body + idx + 1);
+            let before = markdown[..end].trim_end();
+            Ok(format!("{before}\n\n{wrapped}{}{}", if end < markdown.len() { "\n" } else { "" }, &markdown[end..]))
+        }
+        _ => bail!("{GENERATED_START} and {GENERATED_END} must both be there, in that order"),
+    }
 }
 
 /// Replaces the `## {heading}` section of `markdown` (up to the next `## ` heading) with `section`, or appends it.
@@ -692,4 +885,63 @@ pub(crate) fn splice_named(markdown: &str, heading: &str, section: &str) -> Stri
     let rest = &markdown[start + 1..];
     let end = rest.find("\n## ").map_or(markdown.len(), |idx| start + 1 + idx + 1);
     format!("{}{section}{}", &markdown[..start], &markdown[end..])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{CASES, GENERATED_END, GENERATED_START, splice};
+
+    const HAND: &str = "# Report\n\n## Latency\n\nMethod, by hand.\n\n";
+    const AFTER: &str = "\n### What limits us\n\n- by hand\n\n### A lane's subsection\n\ntext\n\n## Blame\n\nkept\n";
+
+    /// A run rewrites only its block: the hand-written text before and after it (other lanes' subsections, the
+    /// next sections) stays byte for byte, and a second run gives the same file. A splice that replaces the whole
+    /// `## Latency` section, or appends a second one, fails here.
+    #[test]
+    fn the_generated_block_is_all_a_run_rewrites() {
+        let markdown = format!("{HAND}{GENERATED_START}\nold numbers\n{GENERATED_END}\n{AFTER}");
+        let once = splice(&markdown, "new numbers\n").expect("markers");
+        assert_eq!(once, format!("{HAND}{GENERATED_START}\nnew numbers\n{GENERATED_END}\n{AFTER}"));
+        assert_eq!(splice(&once, "new numbers").expect("markers"), once);
+        assert_eq!(once.matches("## Latency").count(), 1);
+    }
+
+    /// Without markers the block goes to the end of the latency section (hand-written text kept), or into a new
+    /// section at the end; a lone or misplaced marker is refused rather than guessed at.
+    #[test]
+    fn markers_are_added_where_missing_and_never_guessed() {
+        let without = format!("{HAND}{AFTER}");
+        let added = splice(&without, "numbers").expect("no markers");
+        let block = format!("{GENERATED_START}\nnumbers\n{GENERATED_END}\n");
+        let (before_blame, blame) = AFTER.split_at(AFTER.find("## Blame").expect("blame"));
+        assert_eq!(added, format!("{HAND}{}\n\n{block}\n{blame}", before_blame.trim_end()));
+        assert_eq!(splice(&added, "numbers").expect("markers now"), added);
+        assert_eq!(splice("# Report\n", "numbers").expect("none"), format!("# Report\n\n## Latency\n\n{block}"));
+        for broken in [
+            format!("{HAND}{GENERATED_START}\nold\n{AFTER}"),
+            format!("{HAND}{GENERATED_END}\nold\n{GENERATED_START}\n{AFTER}"),
+            format!("{HAND}{GENERATED_START}\n{GENERATED_END}\n{GENERATED_START}\n{GENERATED_END}\n"),
+            format!("{HAND}text {GENERATED_START}\nold\n{GENERATED_END}\n"),
+        ] {
+            assert!(splice(&broken, "numbers").is_err(), "{broken}");
+        }
+    }
+
+    /// Each tool that lists N commits or entries is asked for N, and its git command asks `-n N`: a case comparing
+    /// `repo.history`'s default page of 50 with `git log -n 20` fails here.
+    #[test]
+    fn tools_and_git_list_the_same_counts() {
+        let mut checked = 0;
+        for case in CASES {
+            for command in case.git {
+                let Some(idx) = command.iter().position(|arg| *arg == "-n") else { continue };
+                let count: u64 = command[idx + 1].parse().expect("a count after -n");
+                let arguments = (case.arguments)();
+                let asked = ["limit", "recentCommits"].iter().find_map(|key| arguments[key].as_u64());
+                assert_eq!(asked, Some(count), "{}: {command:?} vs {arguments}", case.tool);
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, 3, "repo.brief, repo.history and repo.reflog");
+    }
 }

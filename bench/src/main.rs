@@ -148,6 +148,11 @@ struct LatencyArgs {
     /// Warm calls per tool (their median is reported).
     #[arg(long, default_value_t = 20)]
     samples: usize,
+    /// Cold measures per tool and server, each in a new server on a new run dir (after the same warm-up on another
+    /// repository and token-table wait), interleaved with runs of git's commands: the median and range are
+    /// reported, every sample is kept in the raw numbers.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1000))]
+    cold_samples: u16,
     /// Also report the peak RSS of one server after reading this many copies of clean-small (0: skip).
     #[arg(long, default_value_t = 0)]
     many: usize,
@@ -158,7 +163,8 @@ struct LatencyArgs {
     /// Where raw numbers go. Default: bench/results/latency in this workspace.
     #[arg(long, value_name = "DIR")]
     results_dir: Option<PathBuf>,
-    /// The Markdown report whose `## Latency` section is replaced. Default: BENCHMARK.md in this workspace.
+    /// The Markdown report whose generated latency block (between `<!-- latency:generated -->` and
+    /// `<!-- /latency:generated -->`) is rewritten; the rest is kept. Default: BENCHMARK.md in this workspace.
     #[arg(long, value_name = "FILE")]
     markdown: Option<PathBuf>,
     /// The sidecar binary (use a release build). Default: build it with cargo and use the one beside this binary.
@@ -335,6 +341,7 @@ fn latency(args: &LatencyArgs) -> anyhow::Result<()> {
         sidecar: sidecar.clone(),
         peer: args.peer.clone(),
         samples: args.samples.max(1),
+        cold_samples: usize::from(args.cold_samples),
         peer_samples: args.peer_samples.unwrap_or(args.samples).max(1),
         warmup_repo: warmup.path().to_path_buf(),
         allowed_roots: std::env::join_paths(&roots).context("allowed roots")?,
@@ -347,12 +354,13 @@ fn latency(args: &LatencyArgs) -> anyhow::Result<()> {
     };
     let markdown_path = args.markdown.clone().unwrap_or_else(|| workspace_root().join("BENCHMARK.md"));
     let invocation = latency_invocation(args, &names, &targets);
-    // The section is rewritten after each repository and at the end, so that a run cut short leaves its numbers.
+    let started = utc_now();
+    // The block is rewritten after each repository and at the end, so that a run cut short leaves its numbers.
     let write_section = |runs: &[latency::RepoRun], extras: &latency::Extras<'_>| -> anyhow::Result<()> {
         let existing = std::fs::read_to_string(&markdown_path).unwrap_or_default();
-        let section = latency::render(runs, extras, &invocation);
-        std::fs::write(&markdown_path, latency::splice(&existing, &section))
-            .with_context(|| format!("cannot write {}", markdown_path.display()))
+        let block = latency::render(runs, extras, &invocation, &started);
+        let spliced = latency::splice(&existing, &block).with_context(|| format!("{}", markdown_path.display()))?;
+        std::fs::write(&markdown_path, spliced).with_context(|| format!("cannot write {}", markdown_path.display()))
     };
     let mut runs = Vec::new();
     for (label, path) in &targets {
@@ -391,6 +399,19 @@ fn latency(args: &LatencyArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The time now, `YYYY-MM-DD HH:MM UTC` (from `date -u`; `at an unknown time` without it).
+fn utc_now() -> String {
+    Command::new("date")
+        .args(["-u", "+%Y-%m-%d %H:%M UTC"])
+        .output()
+        .ok()
+        .filter(|output| output.status.success())
+        .map_or_else(
+            || "at an unknown time".to_owned(),
+            |output| String::from_utf8_lossy(&output.stdout).trim().to_owned(),
+        )
+}
+
 /// `count` copies of the repository at `source` under `dir` (emptied first): `dir/r0`, `dir/r1`, ...
 fn copies(source: &Path, dir: &Path, count: usize) -> anyhow::Result<Vec<PathBuf>> {
     let _ = std::fs::remove_dir_all(dir);
@@ -418,6 +439,9 @@ fn latency_invocation(args: &LatencyArgs, names: &[String], targets: &[(String, 
     }
     if args.samples != 20 {
         invocation.push_str(&format!(" --samples {}", args.samples));
+    }
+    if args.cold_samples != 1 {
+        invocation.push_str(&format!(" --cold-samples {}", args.cold_samples));
     }
     if args.many > 0 {
         invocation.push_str(&format!(" --many {}", args.many));
@@ -588,10 +612,10 @@ fn tokens(args: &TokensArgs) -> anyhow::Result<()> {
         fixtures_dir: &fixtures_display,
         repos: &repo_runs,
     };
-    // The latency section (written by `latency`) is kept.
+    // The latency section and everything after it (written by the other benchmarks and by hand) are kept.
     let existing = std::fs::read_to_string(&markdown_path).unwrap_or_default();
     let rendered = match existing.find("\n## Latency\n") {
-        Some(start) => latency::splice(&markdown::render(&runs, &info), &existing[start + 1..]),
+        Some(start) => format!("{}\n\n{}", markdown::render(&runs, &info).trim_end(), &existing[start + 1..]),
         None => markdown::render(&runs, &info),
     };
     std::fs::write(&markdown_path, rendered).with_context(|| format!("cannot write {}", markdown_path.display()))?;

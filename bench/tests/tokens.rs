@@ -1,6 +1,8 @@
 //! Issue 6: `fluxgit-bench tokens` on two small scenarios, run twice: identical outputs and checksums, every
 //! fact the brief claims equal to the oracle's value, and the brief within its default budget.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -8,22 +10,7 @@ use std::process::Command;
 use serde_json::{Value, json};
 use sha2::{Digest as _, Sha256};
 
-const BIN: &str = env!("CARGO_BIN_EXE_fluxgit-bench");
-
-/// The sidecar the workspace build made beside the bench binary (`cargo build --workspace --all-targets`, or the
-/// `cargo test --workspace` run itself: the sidecar's own integration tests need its binary). Passed as `--sidecar`,
-/// so the bench does not run `cargo build -p fluxgit-mcp-sidecar`, which resolves that crate's features alone and
-/// rebuilds gix and tantivy (about 15 minutes of a CI run on a 2-core machine).
-fn workspace_sidecar() -> PathBuf {
-    let sidecar = Path::new(BIN).with_file_name(format!("fluxgit-mcp-sidecar{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        sidecar.is_file(),
-        "no sidecar at {}: build the workspace first (`cargo build --workspace --all-targets`, as scripts/test.sh \
-         does), or run this test from `cargo test --workspace`",
-        sidecar.display()
-    );
-    sidecar
-}
+use common::{BIN, read_json, workspace_sidecar};
 
 /// `repo.brief`'s default `maxTokens`.
 const BRIEF_DEFAULT_BUDGET: usize = 600;
@@ -42,11 +29,6 @@ fn run_harness(fixtures: &Path, results: &Path) {
     command.arg("--sidecar").arg(workspace_sidecar());
     let output = command.output().expect("run fluxgit-bench");
     assert!(output.status.success(), "fluxgit-bench failed:\n{}", String::from_utf8_lossy(&output.stderr));
-}
-
-fn read_json(path: &Path) -> Value {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|error| panic!("{}: {error}", path.display()));
-    serde_json::from_str(&text).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
 }
 
 /// Checks every line of `SHA256SUMS` against the file it names; returns the listed paths.
