@@ -124,6 +124,10 @@ struct Cursor {
 
 const CURSOR_VERSION: &str = "h1";
 
+/// Objects a `repo.history` call keeps in memory once read (a commit is about 250 bytes; a path walk also reads
+/// trees).
+const OBJECT_CACHE_BYTES: usize = 4 * 1024 * 1024;
+
 impl Cursor {
     /// `h1.<tips>.<skip>.<repository>.<query>.<check>`: all fields hex or decimal, so it is cheap in tokens; `<tips>`
     /// is the tip, then `+<other tip>` and `-<hidden>` for ranges.
@@ -199,11 +203,16 @@ impl Engine {
         if let Some(path) = &options.path {
             crate::repository::check_relative_path(path)?;
         }
+        // A commit is read when its parent is queued (its date), when it is taken from the queue (its parents) and
+        // when it is shown (author, subject): kept in memory for the call, it is inflated from the pack once.
+        let mut git = repo.git.clone();
+        git.object_cache_size_if_unset(OBJECT_CACHE_BYTES);
+        let git = &git;
         let repository = digest(&[&repo.location.common_dir.display().to_string()], 12);
         let query = digest(&[&start, options.path.as_deref().unwrap_or("")], 8);
         let cursor = match &options.cursor {
             Some(text) => Cursor::decode(text, &repository, &query)?,
-            None => match start_commits(&repo.git, &start)? {
+            None => match start_commits(git, &start)? {
                 Some((tip, also, hidden)) => Cursor { tip, also, hidden, skip: 0, repository, query },
                 None => {
                     let empty = Page {
@@ -219,7 +228,7 @@ impl Engine {
             },
         };
         let pinned = [cursor.tip].into_iter().chain(cursor.also.iter().copied()).chain(cursor.hidden.iter().copied());
-        if pinned.into_iter().any(|id| repo.git.find_commit(id).is_err()) {
+        if pinned.into_iter().any(|id| git.find_commit(id).is_err()) {
             return Err(Error::invalid(
                 InvalidReason::InvalidCursor,
                 "the cursor's tip is not a commit of this repository",
@@ -227,28 +236,28 @@ impl Engine {
         }
         // The page from the kept walk of this tip and path (continued from where an earlier page left it).
         let key = crate::walks::Key::new(
-            &repo.git,
+            git,
             &repo.location.common_dir,
             (cursor.tip, &cursor.also, &cursor.hidden),
             options.path.as_deref(),
         )?;
         let begin = || {
-            let walk = Walk::new(&repo.git, cursor.tip, options.path.as_deref())?;
+            let walk = Walk::new(git, cursor.tip, options.path.as_deref())?;
             if cursor.hidden.is_empty() && cursor.also.is_empty() {
                 Ok(walk)
             } else {
-                walk.range(&repo.git, &cursor.also, &cursor.hidden)
+                walk.range(git, &cursor.also, &cursor.hidden)
             }
         };
-        let mailmap = repo.git.open_mailmap();
-        let abbrev = Abbrev::new(&repo.git);
+        let mailmap = git.open_mailmap();
+        let abbrev = Abbrev::new(git);
         let (commits, more, shallow) = self.walks.with(&key, begin, |kept| {
             let end = cursor.skip.saturating_add(options.limit);
-            kept.fill(&repo.git, &repo.interrupt, end.saturating_add(1))?;
+            kept.fill(git, &repo.interrupt, end.saturating_add(1))?;
             let shown = kept.shown.get(cursor.skip.min(kept.shown.len())..end.min(kept.shown.len())).unwrap_or(&[]);
             let commits = shown
                 .iter()
-                .map(|shown| describe(&repo.git, &abbrev, kept.shallow(), &mailmap, shown.id))
+                .map(|shown| describe(git, &abbrev, kept.shallow(), &mailmap, shown.id))
                 .collect::<Result<Vec<_>>>()?;
             Ok((commits, kept.shown.len() > end, kept.shallow().is_shallow()))
         })?;
