@@ -194,12 +194,13 @@ fn unknown_tool(name: &str) -> ProtocolError {
 }
 
 /// `{content: [{type: "text", text}], structuredContent?, isError}`; `structuredContent` only from 2025-06-18 and
-/// only when the tool produced one (a `Value::Null` structured output means "omit it").
-pub(crate) fn call_result(output: &ToolOutput, version: Version) -> Value {
+/// only when the tool produced one (a `Value::Null` structured output means "omit it"). Takes the output: its
+/// text and structured value move into the result, uncopied.
+pub(crate) fn call_result(output: ToolOutput, version: Version) -> Value {
     let mut result = Map::new();
     result.insert("content".to_owned(), json!([{"type": "text", "text": output.text}]));
     if version.has_structured_output() && !output.structured.is_null() {
-        result.insert("structuredContent".to_owned(), output.structured.clone());
+        result.insert("structuredContent".to_owned(), output.structured);
     }
     result.insert("isError".to_owned(), Value::from(output.is_error));
     Value::Object(result)

@@ -290,7 +290,7 @@ impl Server {
         self.notify_observers(params.as_ref(), &context, outcome.as_ref(), received);
         match outcome {
             Ok(output) => {
-                let result = methods::call_result(&output, context.version);
+                let result = methods::call_result(output, context.version);
                 let result =
                     if context.version.is_modern() { methods::decorate_modern(result, &self.info) } else { result };
                 jsonrpc::success(id, result)
