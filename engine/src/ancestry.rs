@@ -42,6 +42,14 @@ pub fn numbered_commits() -> u64 {
     generations::numbered()
 }
 
+/// How many commits the exact walks (counts, merge bases, branch placement, and the check for a linear history that
+/// spares counts the walk) read from the object database or a commit-graph since the process started, rather than
+/// taking them from a generation table (which keeps each numbered commit's parents and date): for tests and
+/// benchmarks.
+pub fn walk_reads() -> u64 {
+    generations::walk_reads()
+}
+
 /// The file the generation table of the repository whose common dir is `common_dir` is saved in; `None` when tables
 /// are kept in memory only. For tests.
 pub fn generation_table_file(common_dir: &std::path::Path) -> Option<std::path::PathBuf> {
@@ -153,18 +161,32 @@ pub(crate) fn linear_ahead_behind(repo: &gix::Repository, one: ObjectId, other: 
         return Some((0, 0));
     }
     let shallow = Shallow::read(repo).ok()?;
-    if let Some(steps) = single_parent_steps(repo, &shallow, one, other) {
+    let generations = generations::Generations::open(repo, &shallow).ok()?;
+    let known = generations.known();
+    if let Some(steps) = single_parent_steps(repo, &shallow, &known, one, other) {
         return Some((steps, 0));
     }
-    single_parent_steps(repo, &shallow, other, one).map(|steps| (0, steps))
+    single_parent_steps(repo, &shallow, &known, other, one).map(|steps| (0, steps))
 }
 
 /// How many commits lead from `from` down to `to` (`to` not counted) when each of them has exactly one parent and
-/// there are at most [`LINEAR_STEPS`]; `None` otherwise.
-fn single_parent_steps(repo: &gix::Repository, shallow: &Shallow, from: ObjectId, to: ObjectId) -> Option<usize> {
+/// there are at most [`LINEAR_STEPS`]; `None` otherwise. Parents from the generation table when it keeps them.
+fn single_parent_steps(
+    repo: &gix::Repository,
+    shallow: &Shallow,
+    known: &generations::Known<'_>,
+    from: ObjectId,
+    to: ObjectId,
+) -> Option<usize> {
     let mut id = from;
     for steps in 1..=LINEAR_STEPS {
-        let parents = shallow.parents_of(repo, id).ok()?;
+        let parents = match known.commit::<()>(&id) {
+            Some(commit) => commit.parents.to_vec(),
+            None => {
+                generations::count_walk_read();
+                shallow.parents_of(repo, id).ok()?
+            }
+        };
         let [parent] = parents[..] else { return None };
         if parent == to {
             return Some(steps);

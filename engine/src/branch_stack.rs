@@ -31,9 +31,6 @@ use crate::error::{Error, Result};
 use crate::facets::refs::{self, Upstream};
 use crate::facets::{head, iso_time};
 
-/// Objects a call keeps in memory once read (about 300 bytes a commit: 100,000 commits).
-const OBJECT_CACHE_BYTES: usize = 32 * 1024 * 1024;
-
 /// Base branches tried after the caller's candidates, in order.
 pub const DEFAULT_BASES: [&str; 5] = ["main", "master", "develop", "dev", "trunk"];
 
@@ -137,9 +134,10 @@ impl Engine {
     /// base, and its related branches in stack order.
     ///
     /// Cost: none of the history is walked to place the other local branches when there are none; else one walk of
-    /// all their histories together with the examined tip's and the base's, which reads each commit once (more
+    /// all their histories together with the examined tip's and the base's, which visits each commit once (more
     /// often only under skewed commit dates) and stops where every branch is placed (generation numbers from the
-    /// commit-graph when there is one; nothing is ever written). Then short walks between stacked tips for the
+    /// commit-graph when there is one, else from the generation table, whose entries also give the walk each
+    /// commit's parents and date without reading it; nothing is ever written to the repository). Then short walks between stacked tips for the
     /// stack order; ahead/behind of a branch sharing the base are counted only for the `maxRelated` listed.
     ///
     /// # Errors
@@ -147,11 +145,9 @@ impl Engine {
     /// characters, `unknown_revision` for a `branch` that names no local branch (with the nearest names);
     /// [`Error::GitRead`] when refs or commits cannot be read.
     pub fn branch_stack(&self, repo: &Repo, options: &Options) -> Result<Report> {
-        // The first count on a repository without a commit-graph numbers its history (`ancestry::generations`),
-        // and the placement walk reads much of it again: the objects read are kept for the call.
-        let mut git = repo.git.clone();
-        git.object_cache_size_if_unset(OBJECT_CACHE_BYTES);
-        let git = &git;
+        // The first count on a repository without a commit-graph numbers its history (`ancestry::generations`);
+        // the walks then take the commits from the generation table, so no object is read twice.
+        let git = &repo.git;
         let (head, upstream) = match options.branch.as_deref() {
             None => {
                 let head = head::read(git)?;

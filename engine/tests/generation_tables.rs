@@ -212,3 +212,79 @@ fn a_change_of_the_shallow_boundary_starts_the_table_again_in_memory_and_on_disk
     assert!(numbered > 0, "numbered again");
     ancestry::keep_generation_tables_in(None);
 }
+
+/// The table keeps each commit's parents and date, so a process that loaded it counts and places branches without
+/// reading a commit object (`ancestry::walk_reads`). `merged` merges `x`'s chain and the side
+/// branch `s1 <- s2`, whose commits only the second parent reaches (and which a mutant that keeps only first parents,
+/// in memory or on disk, loses: then `side` is not below `merged` and the counts come out too low); `s1` and `s2`
+/// are dated a year back, so that date order is not generation order. Counts against the commit sets and `git
+/// rev-list --left-right --count`; the branch stack against `git merge-base --is-ancestor` and the same counts.
+#[test]
+fn the_walks_take_parents_and_dates_from_the_table_and_a_new_process_reads_no_commit() {
+    use fluxgit_engine::branch_stack::{Options as StackOptions, Relation};
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
+    let saved = tempfile::tempdir().expect("tempdir");
+    save_in(saved.path());
+    let fixture = fluxgit_fixtures::build(Scenario::Clean);
+    let mut x = fixture.git(&["rev-parse", "main"]).trim().to_owned();
+    for step in 1..=10 {
+        x = commit_tree(&fixture, &[&x], &format!("x{step}"), at(3_600 + step * 60));
+    }
+    let s1 = commit_tree(&fixture, &["main"], "s1", at(-YEAR));
+    let s2 = commit_tree(&fixture, &[&s1], "s2", at(-YEAR + 60));
+    let merged = commit_tree(&fixture, &[&x, &s2], "merged", at(5_000));
+    let top = commit_tree(&fixture, &[&merged], "top", at(5_060));
+    for (name, id) in [("x", &x), ("side", &s1), ("merged", &merged), ("top", &top)] {
+        fixture.git(&["update-ref", &format!("refs/heads/{name}"), id]);
+    }
+    // The first count numbers every commit (the table is saved once, when first filled).
+    let pairs = [("top", "side"), ("merged", "main"), ("merged", "side"), ("side", "x")];
+    let expected: Vec<_> = pairs.iter().map(|(one, other)| git_counts(&fixture, one, other)).collect();
+    assert_eq!(expected[1], (13, 0), "merged has x's chain, s1, s2 and itself");
+    let is_ancestor =
+        |one: &str, two: &str| fixture.git_raw(&["merge-base", "--is-ancestor", one, two]).status.success();
+    assert!(is_ancestor("side", "merged") && is_ancestor("x", "merged") && is_ancestor("merged", "top"));
+    let commits = fixture.git(&["rev-list", "--count", "--all"]).trim().parse::<u64>().expect("a count");
+    let stack = || {
+        let engine = common::engine_for(&fixture);
+        let repo = engine.resolve(fixture.path().to_str().expect("utf-8")).expect("resolves");
+        let options = StackOptions {
+            base_candidates: vec!["main".to_owned()],
+            max_related: 10,
+            branch: Some("merged".to_owned()),
+        };
+        let report = engine.branch_stack(&repo, &options).expect("branch stack");
+        let related: Vec<_> = report
+            .related
+            .iter()
+            .map(|related| (related.name.clone(), related.relation, related.ahead, related.behind))
+            .collect();
+        (related, report.base.map(|base| (base.ahead, base.behind)))
+    };
+    let expected_stack = (
+        vec![
+            ("side".to_owned(), Relation::CurrentStackedOn, git_counts(&fixture, "merged", "side").0, 0),
+            ("x".to_owned(), Relation::CurrentStackedOn, git_counts(&fixture, "merged", "x").0, 0),
+            ("top".to_owned(), Relation::StackedOnCurrent, 0, 1),
+        ],
+        Some(git_counts(&fixture, "merged", "main")),
+    );
+
+    for round in ["the first process: numbered, then walked from the table", "a new process: loaded"] {
+        ancestry::forget_generation_tables();
+        let (numbered, reads) = (ancestry::numbered_commits(), ancestry::walk_reads());
+        for ((one, other), expected) in pairs.iter().zip(&expected) {
+            assert_eq!(our_counts(&fixture, one, other).0, *expected, "{round}: {one}...{other}");
+        }
+        assert_eq!(stack(), expected_stack, "{round}: the branch stack around merged");
+        let (numbered, reads) = (ancestry::numbered_commits() - numbered, ancestry::walk_reads() - reads);
+        if round.starts_with("a new") {
+            assert_eq!((numbered, reads), (0, 0), "{round}: commits numbered, commits the walks read");
+        } else {
+            // Before the numbering, the check for a linear history reads a few commits.
+            assert_eq!(numbered, commits, "{round}: numbered");
+        }
+        ancestry::flush_generation_tables();
+    }
+    ancestry::keep_generation_tables_in(None);
+}

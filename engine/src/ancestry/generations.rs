@@ -28,7 +28,13 @@
 //! (validated: a damaged, cut or foreign file is ignored and rewritten), so only the first process on a repository
 //! reads its whole history. A table is saved when it was first filled in this process, and again once
 //! [`SAVE_AFTER`] entries were added since: a process that loads a file a little behind reads only the commits
-//! added since (cheap), and rewriting 2 MB for every new commit would not pay.
+//! added since (cheap), and rewriting the file for every new commit would not pay.
+//!
+//! A table is a small commit table: besides its number, each entry keeps the commit's parents (as git walks them,
+//! as positions in the table) and its committer date, taken from the same read that numbers it. The walks
+//! ([`super::paint`]) take a commit from the table when it is there, so after the numbering, or in a process that
+//! loaded the table, they read no commit object at all ([`walk_reads`] counts the ones they do read). An entry
+//! whose parents are not all entries (numbered with the commit-graph's help) keeps no parents: the walks read it.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -41,12 +47,13 @@ use sha2::Digest as _;
 use super::Shallow;
 use crate::error::{Error, Result};
 
-/// Weight bound of the tables of every repository together, in bytes (about 48 bytes per commit: 1.3 million
+/// Weight bound of the tables of every repository together, in bytes (about 80 bytes per commit: 1.25 million
 /// commits).
-pub(crate) const CAPACITY_BYTES: u64 = 64 * 1024 * 1024;
+pub(crate) const CAPACITY_BYTES: u64 = 96 * 1024 * 1024;
 
-/// Approximate bytes one entry of a table takes (the id, the number, the hash table's slack).
-const ENTRY_BYTES: u64 = 48;
+/// Approximate bytes one entry of a table takes (the [`Entry`], a parent position, the id's slot in the index with
+/// the hash table's slack).
+const ENTRY_BYTES: u64 = 80;
 
 /// Entries added to a table since it was last saved that make it worth saving again.
 const SAVE_AFTER: usize = 1024;
@@ -60,22 +67,131 @@ type Fingerprint = [u8; 32];
 /// Commits numbered by reading them (not loaded, not from a commit-graph) since the process started.
 static NUMBERED: AtomicU64 = AtomicU64::new(0);
 
-/// One repository's table: generation numbers of commits the commit-graph lacked when they were numbered.
+/// Commits the walks read from the object database or the commit-graph (not from a table) since the process started.
+static WALK_READS: AtomicU64 = AtomicU64::new(0);
+
+/// Tables started since the process started: a table's `serial`, so that a filler appends only to the table it
+/// numbered against (positions are only valid there).
+static STARTED: AtomicU64 = AtomicU64::new(0);
+
+/// [`Entry::parent_count`] of an entry whose parents are not kept (one of them is not an entry).
+const PARENTS_NOT_KEPT: u32 = u32::MAX;
+
+/// One commit of a table.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Entry {
+    pub(super) id: ObjectId,
+    /// Its generation number (>= 1).
+    pub(super) generation: u32,
+    /// Its committer date, seconds since the epoch (as gix reads it).
+    pub(super) time: i64,
+    /// Where its parents' positions start in [`Table::parents`].
+    pub(super) parents_at: u32,
+    /// How many parents it has as git walks them (none at a shallow boundary), or [`PARENTS_NOT_KEPT`].
+    pub(super) parent_count: u32,
+}
+
+/// One repository's table: the commits the commit-graph lacked when they were numbered, with their numbers, parents
+/// and dates.
 #[derive(Debug)]
-struct Table {
-    epoch: Fingerprint,
-    numbers: gix::hashtable::HashMap<ObjectId, u32>,
+pub(super) struct Table {
+    pub(super) epoch: Fingerprint,
+    /// Each entry's position in `entries`, by id.
+    index: gix::hashtable::HashMap<ObjectId, u32>,
+    pub(super) entries: Vec<Entry>,
+    /// Parents' positions in `entries`, each entry's in a run of its own.
+    pub(super) parents: Vec<u32>,
     /// Entries in the saved file (loaded from it, or queued to be written).
     saved: usize,
     /// Whether every parent of an entry is an entry (or none: a root, a shallow boundary): filled without a
     /// commit-graph. Only such a table is saved (see [`saved`]).
-    self_contained: bool,
+    pub(super) self_contained: bool,
+    /// Which table this is (see [`STARTED`]).
+    serial: u64,
 }
 
 impl Table {
     /// An empty table for `epoch`.
     fn new(epoch: Fingerprint) -> Self {
-        Self { epoch, numbers: gix::hashtable::HashMap::default(), saved: 0, self_contained: true }
+        Self::with(epoch, gix::hashtable::HashMap::default(), Vec::new(), Vec::new())
+    }
+
+    /// A table of `entries` (as saved) and their `parents`, indexed by `index`.
+    pub(super) fn with(
+        epoch: Fingerprint,
+        index: gix::hashtable::HashMap<ObjectId, u32>,
+        entries: Vec<Entry>,
+        parents: Vec<u32>,
+    ) -> Self {
+        let serial = STARTED.fetch_add(1, Ordering::Relaxed);
+        Self { epoch, index, saved: entries.len(), entries, parents, self_contained: true, serial }
+    }
+
+    /// The entry of `id`.
+    fn get(&self, id: &ObjectId) -> Option<&Entry> {
+        self.index.get(id).map(|at| &self.entries[*at as usize])
+    }
+
+    /// The parent positions of `entry`, `None` when they are not kept.
+    pub(super) fn parents_of(&self, entry: &Entry) -> Option<&[u32]> {
+        let at = entry.parents_at as usize;
+        (entry.parent_count != PARENTS_NOT_KEPT).then(|| &self.parents[at..at + entry.parent_count as usize])
+    }
+
+    /// Appends the commits a filler numbered, their parents turned into positions (not kept when one is not an
+    /// entry: it is in the commit-graph).
+    fn extend(&mut self, fresh: &Fresh) {
+        let base = self.entries.len();
+        self.index.reserve(fresh.commits.len());
+        for (offset, commit) in fresh.commits.iter().enumerate() {
+            self.index.insert(commit.id, u32::try_from(base + offset).unwrap_or(u32::MAX));
+        }
+        for commit in &fresh.commits {
+            let recorded = &fresh.parent_ids[commit.parents.clone()];
+            let positions: Option<Vec<u32>> = recorded.iter().map(|parent| self.index.get(parent).copied()).collect();
+            let parents_at = u32::try_from(self.parents.len()).unwrap_or(u32::MAX);
+            let parent_count = match positions {
+                Some(positions) => {
+                    self.parents.extend_from_slice(&positions);
+                    u32::try_from(positions.len()).unwrap_or(PARENTS_NOT_KEPT)
+                }
+                None => {
+                    self.self_contained = false;
+                    PARENTS_NOT_KEPT
+                }
+            };
+            let (id, generation, time) = (commit.id, commit.generation, commit.time);
+            self.entries.push(Entry { id, generation, time, parents_at, parent_count });
+        }
+    }
+}
+
+/// Commits a filler numbered, in the order it numbered them (parents first).
+#[derive(Default)]
+struct Fresh {
+    /// Position in `commits` by id.
+    index: HashMap<ObjectId, usize>,
+    commits: Vec<FreshCommit>,
+    /// Every fresh commit's parents, each in a run of its own.
+    parent_ids: Vec<ObjectId>,
+}
+
+/// A commit the filler read and has not numbered yet: its date and its parents' run in [`Fresh::parent_ids`].
+type Read = (i64, std::ops::Range<usize>);
+
+/// One commit a filler numbered.
+struct FreshCommit {
+    id: ObjectId,
+    generation: u32,
+    time: i64,
+    /// Its parents' run in [`Fresh::parent_ids`].
+    parents: std::ops::Range<usize>,
+}
+
+impl Fresh {
+    /// The number of `id`, when numbered.
+    fn number(&self, id: &ObjectId) -> Option<u32> {
+        self.index.get(id).map(|at| self.commits[*at].generation)
     }
 }
 
@@ -100,7 +216,7 @@ fn tables() -> &'static moka::sync::Cache<PathBuf, Arc<Shared>> {
         moka::sync::Cache::builder()
             .max_capacity(CAPACITY_BYTES)
             .weigher(|_: &PathBuf, shared: &Arc<Shared>| {
-                let entries = shared.table.try_read().map_or(0, |table| table.numbers.len() as u64);
+                let entries = shared.table.try_read().map_or(0, |table| table.entries.len() as u64);
                 u32::try_from((entries * ENTRY_BYTES).max(1024)).unwrap_or(u32::MAX)
             })
             .build()
@@ -138,7 +254,7 @@ impl Generations {
             if table.epoch != epoch {
                 // A new process, or a new shallow boundary or replacements: the saved table, if it is for this.
                 *table = saved::load(&key, kind, &epoch).unwrap_or_else(|| Table::new(epoch));
-                let loaded = !table.numbers.is_empty();
+                let loaded = !table.entries.is_empty();
                 drop(table);
                 if loaded {
                     // Inserted again so that the cache weighs the loaded table.
@@ -164,21 +280,27 @@ impl Generations {
             return Ok(Known { table: self.read(), fresh: HashMap::new() });
         }
         let _filling = self.shared.fill.lock().unwrap_or_else(PoisonError::into_inner);
-        let empty = gix::hashtable::HashMap::default();
-        let (fresh, complete) = {
+        let (fresh, complete, serial) = {
             let table = self.read();
-            self.fill(repo, shallow, table.as_ref().map_or(&empty, |table| &table.numbers), tips)?
+            let (fresh, complete) = self.fill(repo, shallow, table.as_deref(), tips)?;
+            (fresh, complete, table.map(|table| table.serial))
         };
-        NUMBERED.fetch_add(fresh.len() as u64, Ordering::Relaxed);
-        if complete && !fresh.is_empty() {
+        NUMBERED.fetch_add(fresh.commits.len() as u64, Ordering::Relaxed);
+        if complete && !fresh.commits.is_empty() {
             let mut table = self.shared.table.write().unwrap_or_else(PoisonError::into_inner);
-            if table.epoch == self.epoch {
-                table.numbers.extend(fresh);
+            // Only the table numbered against (positions are its own), or a new empty one of this epoch when there
+            // was none.
+            let same = match serial {
+                Some(serial) => table.serial == serial,
+                None => table.entries.is_empty(),
+            };
+            if table.epoch == self.epoch && same {
+                table.extend(&fresh);
                 table.self_contained &= self.commit_graph.is_none();
                 let save =
-                    table.self_contained && (table.saved == 0 || table.numbers.len() >= table.saved + SAVE_AFTER);
+                    table.self_contained && (table.saved == 0 || table.entries.len() >= table.saved + SAVE_AFTER);
                 if save {
-                    table.saved = table.numbers.len();
+                    table.saved = table.entries.len();
                 }
                 drop(table);
                 // Inserted again so that the cache weighs the grown table.
@@ -189,13 +311,19 @@ impl Generations {
                 return Ok(Known { table: self.read(), fresh: HashMap::new() });
             }
         }
+        let fresh = fresh.commits.iter().map(|commit| (commit.id, commit.generation)).collect();
         Ok(Known { table: self.read(), fresh })
+    }
+
+    /// The table as it is, without numbering anything: for reading commits it keeps ([`Known::commit`]).
+    pub(crate) fn known(&self) -> Known<'_> {
+        Known { table: self.read(), fresh: HashMap::new() }
     }
 
     /// Whether every commit of `tips` is numbered already (then so is every commit below them).
     fn knows(&self, tips: &[ObjectId]) -> bool {
         let in_graph = |id: &ObjectId| self.commit_graph.as_ref().is_some_and(|graph| graph.lookup(id).is_some());
-        self.read().is_some_and(|table| tips.iter().all(|id| table.numbers.contains_key(id) || in_graph(id)))
+        self.read().is_some_and(|table| tips.iter().all(|id| table.index.contains_key(id) || in_graph(id)))
     }
 
     /// The table, read-locked, when it is this call's epoch (a concurrent call may have started it again for
@@ -205,39 +333,41 @@ impl Generations {
         (table.epoch == self.epoch).then_some(table)
     }
 
-    /// The depth-first numbering: a commit is numbered once all its parents are. Returns the new numbers and whether
-    /// every commit below the tips was found.
+    /// The depth-first numbering: a commit is numbered once all its parents are. Returns the new commits (with their
+    /// parents as git walks them and their dates) and whether every commit below the tips was found.
     fn fill(
         &self,
         repo: &gix::Repository,
         shallow: &Shallow,
-        known: &gix::hashtable::HashMap<ObjectId, u32>,
+        known: Option<&Table>,
         tips: &[ObjectId],
-    ) -> Result<(HashMap<ObjectId, u32>, bool)> {
+    ) -> Result<(Fresh, bool)> {
         let graph_number = |id: &ObjectId| {
             let graph = self.commit_graph.as_ref()?;
             graph.lookup(id).map(|pos| graph.commit_at(pos).generation())
         };
-        let mut fresh: HashMap<ObjectId, u32> = HashMap::new();
+        let table_number = |id: &ObjectId| known.and_then(|table| table.get(id)).map(|entry| entry.generation);
+        let mut fresh = Fresh::default();
         let mut missing: std::collections::HashSet<ObjectId> = std::collections::HashSet::new();
         let mut reader = repo.revision_graph::<()>(self.commit_graph.as_ref());
-        // Each frame: a commit, and its parents once read.
-        let mut stack: Vec<(ObjectId, Option<Vec<ObjectId>>)> = tips.iter().map(|id| (*id, None)).collect();
-        while let Some((id, parents)) = stack.last_mut() {
+        // Each frame: a commit, and once read its date and its parents' run in `fresh.parent_ids`.
+        let mut stack: Vec<(ObjectId, Option<Read>)> = tips.iter().map(|id| (*id, None)).collect();
+        while let Some((id, read)) = stack.last_mut() {
             let id = *id;
-            if fresh.contains_key(&id) || known.contains_key(&id) || missing.contains(&id) {
+            if fresh.index.contains_key(&id) || table_number(&id).is_some() || missing.contains(&id) {
                 stack.pop();
                 continue;
             }
-            if let Some(parents) = parents.take() {
-                let highest = parents
+            if let Some((time, parents)) = read.take() {
+                let highest = fresh.parent_ids[parents.clone()]
                     .iter()
                     .filter_map(|parent| {
-                        fresh.get(parent).or_else(|| known.get(parent)).copied().or_else(|| graph_number(parent))
+                        fresh.number(parent).or_else(|| table_number(parent)).or_else(|| graph_number(parent))
                     })
                     .max()
                     .unwrap_or(0);
-                fresh.insert(id, highest.saturating_add(1));
+                fresh.index.insert(id, fresh.commits.len());
+                fresh.commits.push(FreshCommit { id, generation: highest.saturating_add(1), time, parents });
                 stack.pop();
                 continue;
             }
@@ -251,22 +381,25 @@ impl Generations {
                 stack.pop();
                 continue;
             }
-            let read: Vec<ObjectId> = if shallow.is_boundary(&id) {
-                Vec::new()
-            } else {
-                commit.iter_parents().collect::<std::result::Result<_, _>>().map_err(|err| Error::git("commit", err))?
-            };
-            let pending: Vec<ObjectId> = read
+            let time = commit.committer_timestamp().map_err(|err| Error::git("commit", err))?;
+            let start = fresh.parent_ids.len();
+            if !shallow.is_boundary(&id) {
+                for parent in commit.iter_parents() {
+                    fresh.parent_ids.push(parent.map_err(|err| Error::git("commit", err))?);
+                }
+            }
+            let parents = start..fresh.parent_ids.len();
+            let pending: Vec<ObjectId> = fresh.parent_ids[parents.clone()]
                 .iter()
                 .filter(|parent| {
-                    !fresh.contains_key(*parent)
-                        && !known.contains_key(*parent)
+                    !fresh.index.contains_key(*parent)
+                        && table_number(parent).is_none()
                         && !missing.contains(*parent)
                         && graph_number(parent).is_none()
                 })
                 .copied()
                 .collect();
-            *parents = Some(read);
+            *read = Some((time, parents));
             stack.extend(pending.into_iter().map(|parent| (parent, None)));
         }
         Ok((fresh, missing.is_empty()))
@@ -310,7 +443,24 @@ impl Known<'_> {
     /// engine's; `None` only for a commit below no tip given to [`Generations::number`].
     pub(crate) fn of(&self, id: &ObjectId, from_graph: Option<u32>) -> Option<u32> {
         from_graph.or_else(|| {
-            self.fresh.get(id).or_else(|| self.table.as_ref().and_then(|table| table.numbers.get(id))).copied()
+            self.fresh
+                .get(id)
+                .copied()
+                .or_else(|| self.table.as_ref().and_then(|table| table.get(id)).map(|entry| entry.generation))
+        })
+    }
+
+    /// The commit `id` as the table keeps it (parents as git walks them, committer date; no commit-graph
+    /// generation), `None` when the table does not hold it with its parents: then it must be read.
+    pub(crate) fn commit<T: Default>(&self, id: &ObjectId) -> Option<gix::revwalk::graph::Commit<T>> {
+        let table = self.table.as_ref()?;
+        let entry = table.get(id)?;
+        let parents = table.parents_of(entry)?;
+        Some(gix::revwalk::graph::Commit {
+            parents: parents.iter().map(|at| table.entries[*at as usize].id).collect(),
+            commit_time: entry.time,
+            generation: None,
+            data: T::default(),
         })
     }
 }
@@ -338,6 +488,17 @@ fn epoch(repo: &gix::Repository, shallow: &Shallow) -> Fingerprint {
 /// Commits numbered by reading them since the process started (see [`crate::ancestry::numbered_commits`]).
 pub(crate) fn numbered() -> u64 {
     NUMBERED.load(Ordering::Relaxed)
+}
+
+/// Commits the walks read from the object database or the commit-graph since the process started (see
+/// [`crate::ancestry::walk_reads`]).
+pub(crate) fn walk_reads() -> u64 {
+    WALK_READS.load(Ordering::Relaxed)
+}
+
+/// Counts one commit a walk read from the object database or the commit-graph.
+pub(crate) fn count_walk_read() {
+    WALK_READS.fetch_add(1, Ordering::Relaxed);
 }
 
 /// Drops every table held in memory (see [`crate::ancestry::forget_generation_tables`]).

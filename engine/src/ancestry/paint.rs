@@ -5,8 +5,10 @@
 //! What the walks' exactness arguments rely on, and this type guarantees: a commit's bits only grow (handed bits are
 //! OR-ed in); a commit is queued whenever its bits grow while it is not queued, also after it was popped, so bits
 //! handed late still travel on; the queue pops the highest generation number first (a commit without one first of
-//! all), then the newest committer date; a commit is read once, on the first bits handed to it, and a commit that
-//! does not exist (beyond a shallow boundary) is skipped, as git's walks skip it. What a walk hands on, and when it
+//! all), then the newest committer date; a commit is read once, on the first bits handed to it (from the generation
+//! table when it keeps the commit's parents and date, which the numbering took from the same commit, else from the
+//! commit-graph or the object database), and a commit that does not exist (beyond a shallow boundary) is skipped, as
+//! git's walks skip it. What a walk hands on, and when it
 //! stops, is the walk's own (see each walk's documentation); the type only counts, for the stop rules, the queued
 //! commits that are not settled (settled: carrying every bit, and numbered) and whether a commit without a number
 //! was queued.
@@ -114,6 +116,12 @@ impl<'walk> Paint<'walk> {
     pub(crate) fn hand_on(&mut self, id: ObjectId, bits: &[u64]) -> Result<()> {
         let Self { graph, known, words, full, table, queue, unsettled, counting, unnumbered } = self;
         let (words, counting) = (*words, *counting);
+        if !graph.contains(&id) {
+            match known.commit(&id) {
+                Some(commit) => drop(graph.insert(id, commit)),
+                None => super::generations::count_walk_read(),
+            }
+        }
         let inserted = graph.get_or_insert_full_commit(id, |commit| {
             if commit.data.slot == u32::MAX {
                 commit.data.slot = u32::try_from(table.len() / words).unwrap_or(u32::MAX - 1);
