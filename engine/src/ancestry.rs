@@ -130,9 +130,9 @@ impl Shallow {
 
 /// Commits `one` has that `other` lacks, and the other way round (`git rev-list --left-right --count
 /// one...other`), from one walk of both histories, exact whatever the commit dates (see [`reach`]); the shallow
-/// boundary cuts both walks as git's does. Equal tips, and one tip a few single-parent commits above the other, are
+/// boundary cuts both walks as git's does. Equal tips, and tips a few single-parent commits above a common one, are
 /// answered without that walk ([`linear_ahead_behind`]), so without a commit-graph the commonest upstream counts
-/// (in sync, only ahead, only behind, on a linear history) never number the whole history.
+/// (in sync, ahead, behind or both, on a linear history) never number the whole history.
 ///
 /// # Errors
 /// [`Error::GitRead`] when a commit cannot be read.
@@ -147,51 +147,57 @@ pub fn ahead_behind(repo: &gix::Repository, one: ObjectId, other: ObjectId) -> R
 /// Commits [`linear_ahead_behind`] reads at most on each side before it leaves the counts to the full walk.
 const LINEAR_STEPS: usize = 256;
 
-/// The counts of [`ahead_behind`] without generation numbers, for the commonest shapes: equal tips, or one tip
-/// reaching the other through at most [`LINEAR_STEPS`] commits that each have exactly one parent (as git walks them:
-/// a shallow boundary commit has none). `None` for any other shape, and when a commit cannot be read (the full walk
-/// then decides and reports).
-///
-/// Why it is exact whatever the dates: if `one = c0`, `c(i+1)` is the only parent of `ci` and `cn = other`, the
-/// history of `one` is `c0..c(n-1)` plus the history of `other`, and no `ci` (i < n) is in the history of `other`
-/// (it is a descendant of `other`, and history has no cycles): `one` has exactly `n` commits `other` lacks, and
-/// lacks none of `other`'s.
+/// The counts of [`ahead_behind`] without generation numbers, for the commonest shapes: equal tips, or each tip
+/// reaching a common commit (the fork) through at most [`LINEAR_STEPS`] commits that each have exactly one parent
+/// (as git walks them: a shallow boundary commit has none); one of the two chains may be empty (one tip above the
+/// other). `None` for any other shape, and when a commit cannot be read (the full walk then decides and reports).
 pub(crate) fn linear_ahead_behind(repo: &gix::Repository, one: ObjectId, other: ObjectId) -> Option<(usize, usize)> {
+    single_parent_fork(repo, one, other).map(|(ahead, behind, _)| (ahead, behind))
+}
+
+/// The fork of `one` and `other` when each reaches it through at most [`LINEAR_STEPS`] commits of exactly one
+/// parent: how many commits lead from `one` down to it, how many from `other`, and the fork itself (which may have
+/// any number of parents). `None` for any other shape or when a commit cannot be read.
+///
+/// Why it is exact whatever the dates: write `one = a0`, `a(i+1)` the only parent of `ai`, `an = f`, and `other =
+/// b0 .. bm = f` alike, with no `bj` (j < m) among the `ai`: the history of `one` is `a0..a(n-1)` plus the history
+/// of `f`, that of `other` is `b0..b(m-1)` plus the history of `f`. No `ai` (i < n) is in the history of `f` (it
+/// descends from `f`, and history has no cycles), nor is it a `bj`: `one` has exactly `n` commits `other` lacks,
+/// `other` exactly `m` that `one` lacks, and their common history is `f`'s, so `f` is their one merge base. The two
+/// chains are read in turns and the first commit found in both is `f`: below it they are the same chain (each
+/// commit has one parent), so every other commit they share is found later.
+fn single_parent_fork(repo: &gix::Repository, one: ObjectId, other: ObjectId) -> Option<(usize, usize, ObjectId)> {
     if one == other {
-        return Some((0, 0));
+        return Some((0, 0, one));
     }
     let shallow = Shallow::read(repo).ok()?;
     let generations = generations::Generations::open(repo, &shallow).ok()?;
     let known = generations.known();
-    if let Some(steps) = single_parent_steps(repo, &shallow, &known, one, other) {
-        return Some((steps, 0));
-    }
-    single_parent_steps(repo, &shallow, &known, other, one).map(|steps| (0, steps))
-}
-
-/// How many commits lead from `from` down to `to` (`to` not counted) when each of them has exactly one parent and
-/// there are at most [`LINEAR_STEPS`]; `None` otherwise. Parents from the generation table when it keeps them.
-fn single_parent_steps(
-    repo: &gix::Repository,
-    shallow: &Shallow,
-    known: &generations::Known<'_>,
-    from: ObjectId,
-    to: ObjectId,
-) -> Option<usize> {
-    let mut id = from;
-    for steps in 1..=LINEAR_STEPS {
-        let parents = match known.commit::<()>(&id) {
-            Some(commit) => commit.parents.to_vec(),
-            None => {
-                generations::count_walk_read();
-                shallow.parents_of(repo, id).ok()?
+    // Per side: each commit read so far with its distance from the tip, and the next commit to read (`None` once
+    // the chain reached a commit without exactly one parent, or LINEAR_STEPS commits below the tip).
+    let mut chains: [std::collections::HashMap<ObjectId, usize>; 2] = Default::default();
+    let mut next = [Some(one), Some(other)];
+    while next.iter().any(Option::is_some) {
+        for side in 0..2 {
+            let Some(id) = next[side] else { continue };
+            let distance = chains[side].len();
+            if let Some(&there) = chains[1 - side].get(&id) {
+                return Some(if side == 0 { (distance, there, id) } else { (there, distance, id) });
             }
-        };
-        let [parent] = parents[..] else { return None };
-        if parent == to {
-            return Some(steps);
+            chains[side].insert(id, distance);
+            // Parents from the generation table when it keeps them.
+            let parents = match known.commit::<()>(&id) {
+                Some(commit) => commit.parents.to_vec(),
+                None => {
+                    generations::count_walk_read();
+                    shallow.parents_of(repo, id).ok()?
+                }
+            };
+            next[side] = match parents[..] {
+                [parent] if distance < LINEAR_STEPS => Some(parent),
+                _ => None,
+            };
         }
-        id = parent;
     }
     None
 }
@@ -215,9 +221,9 @@ pub fn count_exclusive(repo: &gix::Repository, from: ObjectId, hidden: ObjectId)
 /// best common ancestors are the popped commits with both bits and without the third, and the walk may stop once
 /// every queued commit carries all three (every commit left unread is below a common one). gix's date-ordered
 /// merge-base meets a common commit before a common descendant dated earlier, and its check for redundant bases
-/// follows only first parents below them, so it can answer a commit that is an ancestor of another base. When one
-/// tip is a few single-parent commits above the other ([`linear_ahead_behind`]), the lower one is the answer and no
-/// numbering is needed.
+/// follows only first parents below them, so it can answer a commit that is an ancestor of another base. When both
+/// tips are a few single-parent commits above a common one (`single_parent_fork`, one side possibly none), that
+/// commit is the answer and no numbering is needed.
 ///
 /// # Errors
 /// [`Error::GitRead`] when a commit cannot be read.
@@ -225,12 +231,10 @@ pub fn merge_bases(repo: &gix::Repository, one: ObjectId, others: &[ObjectId]) -
     if others.is_empty() || others.contains(&one) {
         return Ok(vec![one]);
     }
-    if let [other] = others {
-        match linear_ahead_behind(repo, one, *other) {
-            Some((_, 0)) => return Ok(vec![*other]),
-            Some((0, _)) => return Ok(vec![one]),
-            _ => {}
-        }
+    if let [other] = others
+        && let Some((_, _, fork)) = single_parent_fork(repo, one, *other)
+    {
+        return Ok(vec![fork]);
     }
     const ONE: usize = 0;
     const OTHERS: usize = 1;

@@ -234,10 +234,11 @@ fn every_ahead_behind_count_is_exact_with_skewed_dates() {
     check(&fixture, "commit-graph missing the newest commits");
 }
 
-/// The counts answered without a walk (equal tips, one tip a chain of single-parent commits above the other) and
-/// the shapes just past them (a merge in the chain, a chain longer than the shortcut reads, a chain that does not
-/// reach the other tip) equal the commit sets and git, with dates skewed inside the chains; `repo.brief` and
-/// `repo.status` report the same for a branch whose upstream is such a chain away.
+/// The counts answered without a walk (equal tips, one tip a chain of single-parent commits above the other, two
+/// such chains above a common commit) and the shapes just past them (a merge in the chain, a chain longer than the
+/// shortcut reads, a chain that does not reach the other tip) equal the commit sets and git, and so do their merge
+/// bases (`git merge-base --all`), with dates skewed inside the chains; `repo.brief` and `repo.status` report the
+/// same for a branch whose upstream is such a chain away.
 #[test]
 fn linear_chains_count_as_git_does() {
     let fixture = fluxgit_fixtures::build(Scenario::Clean);
@@ -276,11 +277,25 @@ fn linear_chains_count_as_git_does() {
             let expected = graph.truth(&format!("c-{one}"), &format!("c-{other}"));
             let ours = fluxgit_engine::ancestry::ahead_behind(&git, id(one_id), id(other_id)).expect("counts");
             assert_eq!(ours, expected, "ahead/behind of {one} vs {other}");
+            let bases = fluxgit_engine::ancestry::merge_bases(&git, id(one_id), &[id(other_id)]).expect("bases");
+            let mut bases: Vec<String> = bases.iter().map(ToString::to_string).collect();
+            let mut git_bases: Vec<String> =
+                fixture.git(&["merge-base", "--all", one_id, other_id]).lines().map(str::to_owned).collect();
+            bases.sort();
+            git_bases.sort();
+            assert_eq!(bases, git_bases, "merge bases of {one} and {other}");
         }
     }
     // The current branch's upstream a chain away, either way, as repo.brief and repo.status report it.
-    let upstreams =
-        [("c-short", &base), ("c-base", &short), ("c-short", &short), ("c-base", &long), ("c-above-merge", &short)];
+    let upstreams = [
+        ("c-short", &base),
+        ("c-base", &short),
+        ("c-short", &short),
+        ("c-base", &long),
+        ("c-above-merge", &short),
+        ("c-side", &short),
+        ("c-side", &long),
+    ];
     for (local, upstream_tip) in upstreams {
         fixture.git(&["update-ref", "refs/remotes/origin/c-up", upstream_tip]);
         fixture.git(&["config", &format!("branch.{local}.remote"), "origin"]);

@@ -288,3 +288,33 @@ fn the_walks_take_parents_and_dates_from_the_table_and_a_new_process_reads_no_co
     }
     ancestry::keep_generation_tables_in(None);
 }
+
+/// A branch both ahead and behind its upstream on a linear history (two tips each a few single-parent commits above
+/// a common commit) is counted without numbering the history, so a first `repo.status` does not read it; a merge
+/// on one side (the control: the counter counts) makes the count number it. Fails if the shortcut takes only one
+/// tip above the other.
+#[test]
+fn diverged_single_parent_chains_are_counted_without_numbering() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
+    let fixture = fluxgit_fixtures::build(Scenario::Clean);
+    let main = fixture.git(&["rev-parse", "main"]).trim().to_owned();
+    let (mut ahead, mut behind) = (main.clone(), main);
+    for step in 1..=5 {
+        ahead = commit_tree(&fixture, &[&ahead], &format!("ahead {step}"), at(3_600 + step * 60));
+    }
+    for step in 1..=3 {
+        behind = commit_tree(&fixture, &[&behind], &format!("behind {step}"), at(3_600 + step * 70));
+    }
+    let merge = commit_tree(&fixture, &[&ahead, &behind], "merge", at(9_000));
+    let above_merge = commit_tree(&fixture, &[&merge], "above the merge", at(9_100));
+    for (name, id) in [("ahead", &ahead), ("behind", &behind), ("above-merge", &above_merge)] {
+        fixture.git(&["update-ref", &format!("refs/heads/{name}"), id]);
+    }
+    ancestry::forget_generation_tables();
+    let (counts, numbered) = our_counts(&fixture, "ahead", "behind");
+    assert_eq!(counts, git_counts(&fixture, "ahead", "behind"));
+    assert_eq!((counts, numbered), ((5, 3), 0), "counted from the two chains alone");
+    let (counts, numbered) = our_counts(&fixture, "above-merge", "ahead");
+    assert_eq!(counts, git_counts(&fixture, "above-merge", "ahead"));
+    assert!(numbered > 0, "a merge between the tips: the history is numbered");
+}

@@ -128,8 +128,8 @@ pub fn current_upstream(repo: &gix::Repository, head: &crate::facets::head::Head
 /// commit and its upstream's tip), so that a caller can read something else meanwhile: without a commit-graph the
 /// first count on a repository reads its whole history (see `ancestry::generations`). Does nothing when HEAD is
 /// detached or unborn, has no upstream, or the commits are numbered already; the thread stops without numbering when
-/// the count needs no numbers (`ancestry::linear_ahead_behind`: equal tips, or one a few single-parent commits above
-/// the other).
+/// the count needs no numbers (`ancestry::linear_ahead_behind`: equal tips, or both a few single-parent commits
+/// above a common one).
 pub(crate) fn number_current_upstream(repo: &gix::Repository) {
     let Ok(Some(name)) = repo.head_name() else { return };
     let Ok(head) = repo.head_id() else { return };
