@@ -56,12 +56,7 @@ fn read(engine: &Engine, path: &Path) -> anyhow::Result<()> {
 
 /// Sweeps `repos` with an engine whose cache is bounded by `bound_bytes`.
 pub(crate) fn sweep(repos: &[PathBuf], roots: Vec<PathBuf>, bound_bytes: u64) -> anyhow::Result<SweepRun> {
-    let run_dir = tempfile::tempdir()?;
-    let cache = CacheOptions {
-        capacity_bytes: bound_bytes,
-        run_dir: Some(run_dir.path().to_path_buf()),
-        ..CacheOptions::default()
-    };
+    let cache = CacheOptions { capacity_bytes: bound_bytes, ..CacheOptions::default() };
     let engine = Engine::with_cache(fluxgit_engine::Options { allowed_roots: roots }, cache);
     let mut max_weight = 0;
     for repo in repos {

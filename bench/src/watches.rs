@@ -146,13 +146,9 @@ mod tests {
     fn an_engine_watching_the_repository_covers_it() {
         let fixture = fluxgit_fixtures::build(fluxgit_fixtures::Scenario::Submodules);
         let root = std::fs::canonicalize(fixture.root()).expect("canonical root");
-        let run_dir = tempfile::tempdir().expect("run dir");
         let engine = fluxgit_engine::Engine::with_cache(
             fluxgit_engine::Options { allowed_roots: vec![root] },
-            fluxgit_engine::cache::Options {
-                run_dir: Some(run_dir.path().to_path_buf()),
-                ..fluxgit_engine::cache::Options::default()
-            },
+            fluxgit_engine::cache::Options::default(),
         );
         let covered = Covered::of(fixture.path()).expect("a repository");
         assert!(!covered.watched_by(std::process::id()), "nothing watched before the engine saw it");

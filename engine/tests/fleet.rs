@@ -302,7 +302,7 @@ fn digest_fed_incrementally_equals_a_fresh_read() {
     let run = tempfile::tempdir().expect("temp dir");
     let roots = vec![fleet.root().to_path_buf()];
     let keeping = || {
-        let cache = fluxgit_engine::cache::Options { run_dir: Some(run.path().to_path_buf()), ..Default::default() };
+        let cache = fluxgit_engine::cache::Options::default();
         Engine::with_cache(Options { allowed_roots: roots.clone() }, cache).with_index(run.path().join("index"))
     };
     let uncached = fluxgit_engine::cache::Options { enabled: false, ..Default::default() };
@@ -366,8 +366,7 @@ fn digest_fed_incrementally_equals_a_fresh_read() {
 #[test]
 fn fresh_right_after_a_commit() {
     let fleet = fleet::build_fleet();
-    let run = tempfile::tempdir().expect("temp dir");
-    let cache = fluxgit_engine::cache::Options { run_dir: Some(run.path().to_path_buf()), ..Default::default() };
+    let cache = fluxgit_engine::cache::Options::default();
     let engine = Engine::with_cache(Options { allowed_roots: vec![fleet.root().to_path_buf()] }, cache);
     let clean = fleet.member(Kind::Clean);
     let all = all_members(&fleet);
@@ -425,8 +424,7 @@ fn registry_holds_seen_repositories_inside_the_roots() {
 #[test]
 fn warm_radar_from_memory_stays_exact() {
     let fleet = fleet::build_fleet();
-    let run = tempfile::tempdir().expect("temp dir");
-    let cache = fluxgit_engine::cache::Options { run_dir: Some(run.path().to_path_buf()), ..Default::default() };
+    let cache = fluxgit_engine::cache::Options::default();
     let engine = Engine::with_cache(Options { allowed_roots: vec![fleet.root().to_path_buf()] }, cache);
     let clean = fleet.member(Kind::Clean);
     let ahead = fleet.member(Kind::Ahead);

@@ -300,7 +300,7 @@ fn concurrent_callers_share_the_cache() {
 }
 
 #[test]
-fn the_barrier_marker_lives_outside_the_repository() {
+fn watched_calls_write_nothing_to_the_repository() {
     let fixture = fixture();
     let before = fluxgit_fixtures::tree_digest(fixture.path());
     let cached = engine(&fixture, CacheOptions::default());

@@ -311,13 +311,12 @@ impl Config {
         self.run_dir.join("generations")
     }
 
-    /// The engine's cache options: watched unless disabled, barrier markers under `<run dir>/engine`.
+    /// The engine's cache options: watched unless disabled.
     pub fn cache_options(&self) -> fluxgit_engine::cache::Options {
         fluxgit_engine::cache::Options {
             enabled: true,
             capacity_bytes: self.cache_bytes,
             watch: !self.watch_disabled,
-            run_dir: Some(self.run_dir.join("engine")),
             watch_limit: None,
         }
     }

@@ -57,9 +57,6 @@ pub struct Options {
     /// Watch repositories with inotify (Linux). `false` ([`WATCH_DISABLED_VAR`] set) serves every repository
     /// stat-validated.
     pub watch: bool,
-    /// Where the watcher's barrier markers live (a private directory is made inside and removed at exit); `None`:
-    /// the system temp dir. Never inside a repository.
-    pub run_dir: Option<PathBuf>,
     /// Test knob: the watcher adds at most this many inotify watches, then behaves as if the kernel's
     /// `max_user_watches` were reached.
     pub watch_limit: Option<usize>,
@@ -67,7 +64,7 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Self { enabled: true, capacity_bytes: DEFAULT_CAPACITY_BYTES, watch: true, run_dir: None, watch_limit: None }
+        Self { enabled: true, capacity_bytes: DEFAULT_CAPACITY_BYTES, watch: true, watch_limit: None }
     }
 }
 
@@ -104,7 +101,8 @@ pub struct Stats {
     pub overflows: u64,
     /// Watches removed by the kernel (their directory deleted or unmounted).
     pub lost_watches: u64,
-    /// Barriers waited for, shared with a concurrent caller, or timed out.
+    /// Barriers run (each read the event queue to its end), those of them that first waited for another thread
+    /// reading it, and barriers that timed out waiting.
     pub barriers: u64,
     /// See [`Stats::barriers`].
     pub barriers_shared: u64,
@@ -417,7 +415,6 @@ impl Cache {
         self.watcher
             .get_or_init(|| {
                 watch::Watcher::start(
-                    self.options.run_dir.as_deref(),
                     self.options.watch_limit,
                     Arc::clone(&self.counters),
                     self.tips_hook.get().cloned(),
