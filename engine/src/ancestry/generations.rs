@@ -170,7 +170,7 @@ impl Table {
 #[derive(Default)]
 struct Fresh {
     /// Position in `commits` by id.
-    index: HashMap<ObjectId, usize>,
+    index: gix::hashtable::HashMap<ObjectId, usize>,
     commits: Vec<FreshCommit>,
     /// Every fresh commit's parents, each in a run of its own.
     parent_ids: Vec<ObjectId>,
@@ -348,7 +348,7 @@ impl Generations {
         };
         let table_number = |id: &ObjectId| known.and_then(|table| table.get(id)).map(|entry| entry.generation);
         let mut fresh = Fresh::default();
-        let mut missing: std::collections::HashSet<ObjectId> = std::collections::HashSet::new();
+        let mut missing = gix::hashtable::HashSet::default();
         let mut reader = repo.revision_graph::<()>(self.commit_graph.as_ref());
         // Each frame: a commit, and once read its date and its parents' run in `fresh.parent_ids`.
         let mut stack: Vec<(ObjectId, Option<Read>)> = tips.iter().map(|id| (*id, None)).collect();
@@ -381,12 +381,11 @@ impl Generations {
                 stack.pop();
                 continue;
             }
-            let time = commit.committer_timestamp().map_err(|err| Error::git("commit", err))?;
+            // Parents and date in one pass over the commit's header, as gix's walks read them.
+            let owned = commit.to_owned(|| ()).map_err(|err| Error::git("commit", err))?;
             let start = fresh.parent_ids.len();
             if !shallow.is_boundary(&id) {
-                for parent in commit.iter_parents() {
-                    fresh.parent_ids.push(parent.map_err(|err| Error::git("commit", err))?);
-                }
+                fresh.parent_ids.extend_from_slice(&owned.parents);
             }
             let parents = start..fresh.parent_ids.len();
             let pending: Vec<ObjectId> = fresh.parent_ids[parents.clone()]
@@ -399,7 +398,7 @@ impl Generations {
                 })
                 .copied()
                 .collect();
-            *read = Some((time, parents));
+            *read = Some((owned.commit_time, parents));
             stack.extend(pending.into_iter().map(|parent| (parent, None)));
         }
         Ok((fresh, missing.is_empty()))
