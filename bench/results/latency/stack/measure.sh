@@ -8,7 +8,7 @@ T=/tmp/stack-work/t.$$
 t() { /usr/bin/time -f '%U %S %e' -o $T "$@" > /dev/null 2>/dev/null; cat $T; }
 load() { cut -d' ' -f1 /proc/loadavg; }
 for r in $(seq $ROUNDS); do
-  if (( r % 2 )); then order="old new"; else order="new old"; fi
+  set -- ${BINS:-old new}; if (( r % 2 )); then order="$1 $2"; else order="$2 $1"; fi
   for b in $order; do
     bin=/tmp/stack-work/$b-sidecar
     rd=/tmp/stack-work/run-$b
