@@ -39,6 +39,7 @@ pub mod hints;
 pub mod history;
 pub mod index;
 pub mod interrupt;
+mod o200k;
 mod pack_index;
 pub mod reflog;
 pub mod refs;
