@@ -1,6 +1,7 @@
 //! The generation tables through the real binary: the first server on a repository without a commit-graph saves
 //! the table its counts numbered under `<run dir>/generations/`, a second server answers the same counts from it
-//! without rewriting it, and a damaged file is ignored and written again (the counts still equal git's).
+//! without rewriting it, and a damaged file is ignored and written again (the counts still equal git's). The branch
+//! holds a merge: two single-parent chains are counted without numbering anything.
 
 use fluxgit_fixtures::Scenario;
 use serde_json::json;
@@ -38,10 +39,14 @@ fn a_second_server_counts_from_the_saved_generation_table() {
     let root = fixture.root().canonicalize().expect("root");
     let repo = fixture.path().to_str().expect("utf-8").to_owned();
     let base = fixture.git(&["rev-parse", "HEAD"]).trim().to_owned();
-    fixture.git(&["checkout", "-q", "-b", "topic"]);
+    fixture.git(&["checkout", "-q", "-b", "side"]);
+    fixture.git(&["commit", "-q", "--allow-empty", "-m", "side"]);
+    fixture.git(&["checkout", "-q", "-b", "topic", &base]);
     for step in 0..3 {
         fixture.git(&["commit", "-q", "--allow-empty", "-m", &format!("topic {step}")]);
     }
+    // A merge, so that the count is not two single-parent chains (those are counted without numbering).
+    fixture.git(&["merge", "-q", "--no-ff", "-m", "merge side", "side"]);
     fixture.git(&["checkout", "-q", "--detach", &base]);
     for step in 0..2 {
         fixture.git(&["commit", "-q", "--allow-empty", "-m", &format!("upstream {step}")]);
@@ -54,7 +59,7 @@ fn a_second_server_counts_from_the_saved_generation_table() {
     let git = fixture.git(&["rev-list", "--left-right", "--count", "topic...origin/topic"]);
     let fields: Vec<u64> = git.split_whitespace().map(|field| field.parse().expect("a count")).collect();
     let expected = (fields[0], fields[1]);
-    assert_eq!(expected, (3, 2));
+    assert_eq!(expected, (5, 2));
 
     let home = tempfile::tempdir().expect("tempdir");
     let tables = home.path().join("run").join("generations");
