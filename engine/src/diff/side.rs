@@ -57,26 +57,38 @@ impl Side {
     }
 }
 
-/// Restricts a diff to one repository-relative file or directory (a literal path, not a pattern).
+/// Restricts a diff to one repository-relative file or directory (a literal path, not a pattern), or to a set of
+/// paths.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct PathFilter(Option<BString>);
+pub(crate) struct PathFilter {
+    prefix: Option<BString>,
+    /// Only these paths, when set.
+    paths: Option<BTreeSet<BString>>,
+}
 
 impl PathFilter {
     /// A filter for `path`; `None`, an empty path and `.` match everything. A trailing `/` is ignored.
     pub(crate) fn new(path: Option<&str>) -> Self {
         let path = path.map(|path| path.trim_end_matches('/')).filter(|path| !path.is_empty() && *path != ".");
-        Self(path.map(BString::from))
+        Self { prefix: path.map(BString::from), paths: None }
     }
 
-    /// Whether `path` is the filter's path or lies below it.
+    /// A filter for exactly `paths` (files, not directories): for a diff of the index and the work tree whose
+    /// other paths a status already found unchanged, so that only these are read from disk.
+    pub(crate) fn only(paths: impl IntoIterator<Item = BString>) -> Self {
+        Self { prefix: None, paths: Some(paths.into_iter().collect()) }
+    }
+
+    /// Whether `path` is the filter's path or lies below it (and is one of its paths, when it has a set).
     pub(crate) fn matches(&self, path: &BStr) -> bool {
-        match &self.0 {
+        let under_prefix = match &self.prefix {
             None => true,
             Some(prefix) => {
                 path.starts_with(prefix.as_slice())
                     && (path.len() == prefix.len() || path.get(prefix.len()) == Some(&b'/'))
             }
-        }
+        };
+        under_prefix && self.paths.as_ref().is_none_or(|paths| paths.contains(path))
     }
 }
 

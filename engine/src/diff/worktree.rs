@@ -3,10 +3,11 @@
 //! (index vs work tree), `untracked` is `git ls-files --others --exclude-standard`, and unmerged paths are listed
 //! once, in `conflicted`.
 
+use gix::bstr::BString;
 use serde::Serialize;
 
 use super::side::PathFilter;
-use super::{FileStat, changes, diff_sides, head_side, side::Side, stats};
+use super::{FileStat, changes, diff_sides, head_side, prune, side::Side, stats};
 use crate::budget::{Budgeted, Measure, first, fit_sections};
 use crate::compact::Implied;
 use crate::error::Result;
@@ -90,7 +91,8 @@ pub fn read(repo: &gix::Repository, interrupt: &Interrupt) -> Result<Report> {
     };
     let staged = diff_sides(repo, head_side(repo)?, Side::Index, &all, rewrites, interrupt)?;
     let staged = without_unmerged(stats(repo, &staged, interrupt)?);
-    let unstaged = diff_sides(repo, Side::Index, Side::Worktree, &all, rewrites, interrupt)?;
+    let unstaged =
+        diff_sides(repo, Side::Index, Side::Worktree, &changed_paths(&status, rewrites), rewrites, interrupt)?;
     let unstaged = without_unmerged(stats(repo, &unstaged, interrupt)?);
     Ok(Report {
         bare: false,
@@ -109,6 +111,25 @@ pub fn read(repo: &gix::Repository, interrupt: &Interrupt) -> Result<Report> {
     })
 }
 
+/// The paths whose work-tree file can differ from the index: those the status just found changed or conflicted, so
+/// that the unstaged diff reads only them from disk instead of every file again (git reads each once). Exact: a path
+/// the status found unchanged has the index's content, and the rename and copy sources of an index-to-work-tree
+/// diff are changed paths themselves (unless copies are looked for in every file: [`prune::allowed`]). Everything
+/// when that is not so, when a path was not valid UTF-8 (the status's paths are strings), or when a submodule could
+/// not be read (its paths are left out of the status).
+fn changed_paths(status: &worktree::Status, rewrites: Option<gix::diff::Rewrites>) -> PathFilter {
+    let paths = || {
+        status.unstaged.iter().map(|change| change.path.as_str()).chain(status.conflicted.iter().map(String::as_str))
+    };
+    if !prune::allowed(rewrites.as_ref())
+        || !status.unreadable.is_empty()
+        || paths().any(|path| path.contains('\u{fffd}'))
+    {
+        return PathFilter::default();
+    }
+    PathFilter::only(paths().map(BString::from))
+}
+
 /// Cuts the lists to `max_tokens`, in priority conflicted > staged > unstaged > untracked.
 ///
 /// # Errors
@@ -124,4 +145,40 @@ pub fn fit(full: Report, max_tokens: usize, measure: &mut Measure<'_, Report>) -
         ..full.clone()
     };
     fit_sections(&full, &["conflicted", "staged", "unstaged", "untracked"], &totals, max_tokens, &cut, measure)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::facets::worktree::{Change, ChangeKind};
+
+    /// The unstaged diff reads only the paths the status found changed or conflicted, and everything when a path
+    /// may have lost bytes to UTF-8 or copies are looked for in every file.
+    #[test]
+    fn the_unstaged_diff_reads_only_what_the_status_found_changed() {
+        let change = |path: &str| Change { path: path.to_owned(), status: ChangeKind::Modified, from: None };
+        let status = worktree::Status {
+            unstaged: vec![change("src/a.rs"), change("b")],
+            conflicted: vec!["c".to_owned()],
+            ..worktree::Status::default()
+        };
+        let rewrites = Some(gix::diff::Rewrites::default());
+        let filter = changed_paths(&status, rewrites);
+        for path in ["src/a.rs", "b", "c"] {
+            assert!(filter.matches(path.into()), "{path}");
+        }
+        for path in ["src", "src/b.rs", "a.rs", "d"] {
+            assert!(!filter.matches(path.into()), "{path}");
+        }
+        let lossy = worktree::Status { unstaged: vec![change("caf\u{fffd}")], ..worktree::Status::default() };
+        assert!(changed_paths(&lossy, rewrites).matches("d".into()), "a lossy path: everything");
+        let harder = gix::diff::Rewrites {
+            copies: Some(gix::diff::rewrites::Copies {
+                source: gix::diff::rewrites::CopySource::FromSetOfModifiedFilesAndAllSources,
+                percentage: None,
+            }),
+            ..gix::diff::Rewrites::default()
+        };
+        assert!(changed_paths(&status, Some(harder)).matches("d".into()), "copies from every file: everything");
+    }
 }
