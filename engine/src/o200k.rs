@@ -41,20 +41,28 @@ pub(crate) fn count(text: &str) -> usize {
     let Some(ranks) = RANKS.get().filter(|_| text.is_ascii()) else {
         return bpe.encode_ordinary(text).len();
     };
-    let bytes = text.as_bytes();
-    let mut total = 0;
+    pieces(text.as_bytes())
+        .map(|piece| {
+            if piece.len() == 1 || ranks.contains_key(piece) {
+                1
+            } else {
+                tiktoken_rs::byte_pair_split(piece, ranks).len()
+            }
+        })
+        .sum()
+}
+
+/// The pieces o200k's pattern cuts the ASCII `text` into, in order ([`piece_end`]).
+fn pieces(text: &[u8]) -> impl Iterator<Item = &[u8]> {
     let mut start = 0;
-    while start < bytes.len() {
-        let end = piece_end(bytes, start);
-        let piece = &bytes[start..end];
-        total += if piece.len() == 1 || ranks.contains_key(piece) {
-            1
-        } else {
-            tiktoken_rs::byte_pair_split(piece, ranks).len()
-        };
-        start = end;
-    }
-    total
+    std::iter::from_fn(move || {
+        (start < text.len()).then(|| {
+            let end = piece_end(text, start);
+            let piece = &text[start..end];
+            start = end;
+            piece
+        })
+    })
 }
 
 /// Whitespace as the pattern's `\s` matches it in ASCII: space, tab, line feed, vertical tab, form feed, carriage
@@ -141,14 +149,7 @@ mod tests {
     }
 
     fn our_pieces(text: &str) -> Vec<&str> {
-        let mut pieces = Vec::new();
-        let mut start = 0;
-        while start < text.len() {
-            let end = piece_end(text.as_bytes(), start);
-            pieces.push(&text[start..end]);
-            start = end;
-        }
-        pieces
+        pieces(text.as_bytes()).map(|piece| std::str::from_utf8(piece).expect("ASCII")).collect()
     }
 
     /// Drawn ASCII texts (every byte class the pattern distinguishes, the suffixes in both cases, runs of spaces and
