@@ -377,6 +377,13 @@ fn arguments_on(case: &ToolCase, repo: &Path) -> anyhow::Result<Value> {
     Ok(arguments)
 }
 
+impl Setup {
+    /// The arguments of the warm-up `repo.brief` (on [`Setup::warmup_repo`]).
+    fn warmup_arguments(&self) -> anyhow::Result<Value> {
+        Ok(json!({"repoPath": self.warmup_repo.to_str().context("the warm-up repository path is UTF-8")?}))
+    }
+}
+
 /// Starts `binary` on a new run dir and makes its warm-up call on another repository, then waits for its token
 /// tables. `None` when the warm-up call timed out (`run.status` says so) or the server does not list the tool.
 fn warmed_up(binary: &Path, case: &ToolCase, setup: &Setup, run: &mut ToolRun) -> anyhow::Result<Option<Server>> {
@@ -387,8 +394,7 @@ fn warmed_up(binary: &Path, case: &ToolCase, setup: &Setup, run: &mut ToolRun) -
         run.status = "absent".to_owned();
         return Ok(None);
     }
-    let warmup = json!({"repoPath": setup.warmup_repo.to_str().context("UTF-8")?});
-    if call_within(&mut session, "repo.brief", &warmup, setup.call_timeout)?.is_none() {
+    if call_within(&mut session, "repo.brief", &setup.warmup_arguments()?, setup.call_timeout)?.is_none() {
         run.status = "timeout".to_owned();
         return Ok(None);
     }
@@ -468,8 +474,7 @@ fn warm_calls(
         let Server { session, env, _run_dir: run_dir } = server;
         drop(session);
         let mut session = Session::start(side.binary, &env)?;
-        let warmup = json!({"repoPath": setup.warmup_repo.to_str().context("UTF-8")?});
-        call_within(&mut session, "repo.brief", &warmup, setup.call_timeout)?;
+        call_within(&mut session, "repo.brief", &setup.warmup_arguments()?, setup.call_timeout)?;
         wait_for_token_tables(session.pid(), setup.call_timeout);
         let started = Instant::now();
         if call_within(&mut session, case.tool, &arguments, setup.call_timeout)?.is_some() {

@@ -361,11 +361,11 @@ pub(crate) fn fit_sections<T>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// A deterministic xorshift generator from `seed`: each call gives a number below its `bound`.
-    fn xorshift(mut seed: u64) -> impl FnMut(u64) -> u64 {
+    pub(crate) fn xorshift(mut seed: u64) -> impl FnMut(u64) -> u64 {
         move |bound| {
             seed ^= seed << 13;
             seed ^= seed >> 7;

@@ -162,13 +162,8 @@ mod tests {
             "  ", "\t", "\n", "\r", "\r\n", "\u{b}", "\u{c}", "\u{0}", "\u{7f}", "/", "\"", "{", "}", ":", ",", "-",
             ".", "_", "(", "#", "ab", "The", "HEAD", "sha", "x9", "1a3e64c", "a...b/c",
         ];
-        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut next = |bound: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % bound as u64) as usize
-        };
+        let mut draw = crate::budget::tests::xorshift(0x2545_f491_4f6c_dd1d);
+        let mut next = |bound: usize| draw(bound as u64) as usize;
         let mut texts: Vec<String> =
             (0..100_000).map(|_| (0..1 + next(30)).map(|_| alphabet[next(alphabet.len())]).collect()).collect();
         texts.push(r#"{"tool":"repo.history","data":{"commits":[{"sha":"1a3e64c","subject":"Don't stop"}]}}"#.into());

@@ -113,16 +113,16 @@ pub(super) struct Table {
 impl Table {
     /// An empty table for `epoch`.
     fn new(epoch: Fingerprint) -> Self {
-        Self::with(epoch, gix::hashtable::HashMap::default(), Vec::new(), Vec::new())
+        Self::with(epoch, Vec::new(), Vec::new())
     }
 
-    /// A table of `entries` (as saved) and their `parents`, indexed by `index`.
-    pub(super) fn with(
-        epoch: Fingerprint,
-        index: gix::hashtable::HashMap<ObjectId, u32>,
-        entries: Vec<Entry>,
-        parents: Vec<u32>,
-    ) -> Self {
+    /// A table of `entries` (as saved) and their `parents`, indexed by id here.
+    pub(super) fn with(epoch: Fingerprint, entries: Vec<Entry>, parents: Vec<u32>) -> Self {
+        let mut index = gix::hashtable::HashMap::default();
+        index.reserve(entries.len());
+        for (at, entry) in entries.iter().enumerate() {
+            index.insert(entry.id, u32::try_from(at).unwrap_or(u32::MAX));
+        }
         let serial = STARTED.fetch_add(1, Ordering::Relaxed);
         Self { epoch, index, saved: entries.len(), entries, parents, self_contained: true, serial }
     }

@@ -111,12 +111,12 @@ pub fn read(repo: &gix::Repository, interrupt: &Interrupt) -> Result<Report> {
     })
 }
 
-/// The paths whose work-tree file can differ from the index: those the status just found changed or conflicted, so
-/// that the unstaged diff reads only them from disk instead of every file again (git reads each once). Exact: a path
-/// the status found unchanged has the index's content, and the rename and copy sources of an index-to-work-tree
-/// diff are changed paths themselves (unless copies are looked for in every file: [`prune::allowed`]). Everything
-/// when that is not so, when a path was not valid UTF-8 (the status's paths are strings), or when a submodule could
-/// not be read (its paths are left out of the status).
+/// The paths whose work-tree file can differ from the index: those the status just found changed or conflicted, so that
+/// the unstaged diff reads only them from disk instead of every file again. Exact: a path the status found unchanged
+/// has the index's content, and the rename and copy sources of an index-to-work-tree diff are changed paths themselves
+/// (unless copies are looked for in every file: [`prune::allowed`]). Everything when that is not so, when a path was
+/// not valid UTF-8 (the status's paths are strings), or when a submodule could not be read (its paths are left out of
+/// the status).
 fn changed_paths(status: &worktree::Status, rewrites: Option<gix::diff::Rewrites>) -> PathFilter {
     let paths = || {
         status.unstaged.iter().map(|change| change.path.as_str()).chain(status.conflicted.iter().map(String::as_str))

@@ -90,12 +90,7 @@ fn kind_code(kind: gix::hash::Kind) -> u8 {
 pub(super) fn load(common_dir: &Path, kind: gix::hash::Kind, fingerprint: &Fingerprint) -> Option<Table> {
     let bytes = std::fs::read(file_of(common_dir)?).ok()?;
     let (entries, parents) = parse(&bytes, common_dir, kind, fingerprint)?;
-    let mut index = gix::hashtable::HashMap::default();
-    index.reserve(entries.len());
-    for (at, entry) in entries.iter().enumerate() {
-        index.insert(entry.id, u32::try_from(at).ok()?);
-    }
-    Some(Table::with(*fingerprint, index, entries, parents))
+    Some(Table::with(*fingerprint, entries, parents))
 }
 
 /// The entries and parent positions of a valid file, `None` for anything else.
@@ -154,15 +149,12 @@ fn parse(
         return None;
     }
     // Every parent another entry, every number its parents' highest plus one.
-    for (at, entry) in entries.iter().enumerate() {
+    for entry in &entries {
         let own = &parents[entry.parents_at as usize..entry.parents_at as usize + entry.parent_count as usize];
         let mut highest = 0;
         for parent in own {
-            let parent = *parent as usize;
-            if parent == at {
-                return None;
-            }
-            highest = highest.max(entries.get(parent)?.generation);
+            // A commit its own parent fails the number check below.
+            highest = highest.max(entries.get(*parent as usize)?.generation);
         }
         if Some(entry.generation) != highest.checked_add(1) {
             return None;
@@ -321,17 +313,15 @@ mod tests {
 
     /// A table of `commits` (id byte, number, date, parents as positions in this list), in this order.
     fn table(commits: &[(u8, u32, i64, &[u32])]) -> Table {
-        let mut index = gix::hashtable::HashMap::default();
         let (mut entries, mut parents) = (Vec::new(), Vec::new());
-        for (at, (id, generation, time, own)) in commits.iter().enumerate() {
+        for (id, generation, time, own) in commits {
             let id = ObjectId::Sha1([*id; 20]);
-            index.insert(id, u32::try_from(at).expect("small"));
             let parents_at = u32::try_from(parents.len()).expect("small");
             parents.extend_from_slice(own);
             let parent_count = u32::try_from(own.len()).expect("small");
             entries.push(Entry { id, generation: *generation, time: *time, parents_at, parent_count });
         }
-        Table::with(FINGERPRINT, index, entries, parents)
+        Table::with(FINGERPRINT, entries, parents)
     }
 
     /// A root `3`, `1` on it, the merge `2` of `1` and `3` (in that order), dated out of order.
