@@ -7,6 +7,8 @@ mod common;
 mod abbrev;
 #[path = "oracle/conflict.rs"]
 mod conflict;
+#[path = "oracle/peel.rs"]
+mod peel;
 
 use std::collections::BTreeSet;
 use std::path::Path;

@@ -99,7 +99,7 @@ pub fn upstream_of(
     let upstream_tip = repo
         .try_find_reference(tracking.as_ref())
         .map_err(|err| Error::git("upstream ref", err))?
-        .map(|mut reference| reference.peel_to_id().map(gix::Id::detach))
+        .map(|mut reference| peel_to_id(&mut reference))
         .transpose()
         .map_err(|err| Error::git("upstream ref", err))?;
     let Some(upstream_tip) = upstream_tip else {
@@ -135,8 +135,8 @@ pub(crate) fn number_current_upstream(repo: &gix::Repository) {
     let Ok(head) = repo.head_id() else { return };
     let Some(Ok(tracking)) = repo.branch_remote_tracking_ref_name(name.as_ref(), Direction::Fetch) else { return };
     let Ok(Some(mut reference)) = repo.try_find_reference(tracking.as_ref()) else { return };
-    let Ok(upstream) = reference.peel_to_id() else { return };
-    let (head, upstream) = (head.detach(), upstream.detach());
+    let Ok(upstream) = peel_to_id(&mut reference) else { return };
+    let head = head.detach();
     crate::ancestry::generations::number_in_background(repo, vec![head, upstream], move |repo| {
         crate::ancestry::linear_ahead_behind(repo, head, upstream).is_some()
     });
@@ -180,8 +180,8 @@ pub fn branches(repo: &gix::Repository, unreadable: &mut Vec<Unreadable>) -> Res
             }
         };
         let full_name = reference.name().to_owned();
-        let tip = match reference.peel_to_id() {
-            Ok(tip) => tip.detach(),
+        let tip = match peel_to_id(&mut reference) {
+            Ok(tip) => tip,
             // Listed as `git branch` lists it, with why it does not resolve.
             Err(err) => match reference.try_id() {
                 Some(direct) => {
@@ -210,6 +210,35 @@ pub fn branches(repo: &gix::Repository, unreadable: &mut Vec<Unreadable>) -> Res
         });
     }
     Ok(branches)
+}
+
+/// Peels `reference` to the first object that is no tag, as [`gix::Reference::peel_to_id`] does (`git rev-parse
+/// <ref>^{}`), without inflating the objects that are no tags. A packed ref's peeled line (`^<sha>` under it in
+/// `packed-refs`, see git's `refs/packed-backend.c`) answers alone, as in gix (`ReferenceExt::peel_to_id_packed`,
+/// which first stats `packed-refs` again). Otherwise each object's kind comes from its header (the type field of the
+/// pack entry or loose object, gix `FindHeader`; no full inflate) and only a tag object is read whole, to follow it.
+/// gix does not expose `packed-refs`' `fully-peeled` trait, and a ref naming a missing object must still be found
+/// out, so a header read is the least a ref costs. Whenever this way fails (a symbolic ref; a missing, unreadable or
+/// malformed object), `peel_to_id` itself answers, so results and errors stay gix's.
+///
+/// # Errors
+/// Those of [`gix::Reference::peel_to_id`].
+pub(crate) fn peel_to_id(reference: &mut gix::Reference<'_>) -> gix::Result<gix::ObjectId> {
+    use gix::objs::FindHeader as _;
+    if let Some(peeled) = reference.inner.peeled {
+        return Ok(peeled);
+    }
+    if let Some(mut id) = reference.try_id().map(gix::Id::detach) {
+        let repo = reference.repo;
+        while let Ok(Some(header)) = repo.objects.try_header(&id) {
+            if header.kind != gix::object::Kind::Tag {
+                return Ok(id);
+            }
+            let Some(target) = repo.find_tag(id).ok().and_then(|tag| tag.target_id().ok()) else { break };
+            id = target.detach();
+        }
+    }
+    reference.peel_to_id().map(gix::Id::detach)
 }
 
 /// Short names of all local branches in ref-name order, without reading upstreams.
@@ -245,7 +274,7 @@ pub fn remote_branches(repo: &gix::Repository, unreadable: &mut Vec<Unreadable>)
         if matches!(reference.target(), gix::refs::TargetRef::Symbolic(_)) {
             continue;
         }
-        let tip = match reference.peel_to_id() {
+        let tip = match peel_to_id(&mut reference) {
             Ok(tip) => tip,
             Err(err) => {
                 unreadable.push(unreadable_ref(Some(&reference.name().as_bstr().to_string()), err));
@@ -274,8 +303,8 @@ pub fn tags(repo: &gix::Repository, unreadable: &mut Vec<Unreadable>) -> Result<
             }
         };
         let direct = reference.try_id().map(gix::Id::detach);
-        let peeled = match reference.peel_to_id() {
-            Ok(peeled) => peeled.detach(),
+        let peeled = match peel_to_id(&mut reference) {
+            Ok(peeled) => peeled,
             Err(err) => {
                 unreadable.push(unreadable_ref(Some(&reference.name().as_bstr().to_string()), err));
                 continue;

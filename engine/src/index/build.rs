@@ -36,8 +36,8 @@ pub(crate) fn read_tips(repo: &gix::Repository) -> Result<Tips> {
     for reference in references.local_branches().map_err(|err| Error::git("refs", err))? {
         let Ok(mut reference) = reference else { continue };
         let name = reference.name().as_bstr().to_string();
-        if let Ok(id) = reference.peel_to_id() {
-            tips.insert(name, id.detach());
+        if let Ok(id) = crate::facets::refs::peel_to_id(&mut reference) {
+            tips.insert(name, id);
         }
     }
     Ok(tips)
