@@ -196,3 +196,34 @@ fn a_missing_blob_bad_refs_and_broken_worktrees_are_marked() {
 
     assert!(engine.submodule_status(&repo, None).expect("submodule.status answers").submodules.is_empty());
 }
+
+/// git reads an index without checking its trailing checksum (only `git fsck` checks it: `read-cache.c`,
+/// `verify_index_checksum`), so an index whose checksum is wrong but whose entries are whole still gives a status;
+/// the engine reads it the same way (it does not hash the index: on 100,000 entries that was half a cold status).
+/// Fails when the repository is opened without `index.skipHash` (gix then refuses the index).
+#[test]
+fn an_index_with_a_wrong_checksum_is_read_as_git_reads_it() {
+    let fixture = fluxgit_fixtures::build(Scenario::Dirty);
+    let index_path = fixture.path().join(".git/index");
+    let mut index = std::fs::read(&index_path).expect("the index");
+    let last = index.len() - 1;
+    index[last] ^= 0xff;
+    std::fs::write(&index_path, &index).expect("writable");
+    assert!(!fixture.git_raw(&["fsck", "--no-dangling"]).status.success(), "fsck sees the bad checksum");
+    // Without optional locks git does not write back a refreshed index (which would mend the checksum).
+    // `-z`: paths as they are (no quoting of spaces).
+    let expected: BTreeSet<String> = fixture
+        .git(&["--no-optional-locks", "status", "--porcelain=v1", "-z"])
+        .split('\0')
+        .filter(|line| !line.is_empty())
+        .map(str::to_owned)
+        .collect();
+    assert!(expected.contains("M  src/main.c"), "git still reads the index: {expected:?}");
+    assert_eq!(std::fs::read(&index_path).expect("the index"), index, "git left the index as it was");
+
+    let engine = engine_for(&fixture);
+    let repo = engine.resolve(repo_path(&fixture)).expect("resolves");
+    let status = engine.status(&repo, UNLIMITED, &mut measure).expect("repo.status answers").data;
+    assert_eq!(our_porcelain(&status), expected);
+    assert_eq!(std::fs::read(&index_path).expect("the index"), index, "the index is left as it was");
+}
