@@ -301,8 +301,8 @@ fn branch_tips(repo: &gix::Repository) -> Result<Vec<(gix::refs::FullName, Strin
     for mut reference in (platform.local_branches().map_err(|err| Error::git("refs", err))?).flatten() {
         let name = reference.name().shorten().to_string();
         let full_name = reference.name().to_owned();
-        if let Ok(commit) = reference.peel_to_commit() {
-            tips.push((full_name, name, commit.id));
+        if let Some(id) = refs::peel_to_commit_id(&mut reference) {
+            tips.push((full_name, name, id));
         }
     }
     Ok(tips)

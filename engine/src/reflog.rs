@@ -224,8 +224,8 @@ impl<'r> Reachable<'r> {
             let platform = self.repo.references().map_err(|err| Error::git("refs", err))?;
             for reference in platform.all().map_err(|err| Error::git("refs", err))? {
                 let Ok(mut reference) = reference else { continue };
-                if let Ok(id) = reference.peel_to_commit() {
-                    tips.insert(id.id);
+                if let Some(id) = crate::facets::refs::peel_to_commit_id(&mut reference) {
+                    tips.insert(id);
                 }
             }
             self.tips = Some(tips);

@@ -133,8 +133,8 @@ fn local_branch_tips(repo: &gix::Repository) -> Result<Vec<(String, ObjectId)>> 
     let mut tips = Vec::new();
     for mut reference in (platform.local_branches().map_err(|err| Error::git("refs", err))?).flatten() {
         let name = reference.name().shorten().to_string();
-        if let Ok(commit) = reference.peel_to_commit() {
-            tips.push((name, commit.id));
+        if let Some(id) = crate::facets::refs::peel_to_commit_id(&mut reference) {
+            tips.push((name, id));
         }
     }
     Ok(tips)

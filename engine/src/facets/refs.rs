@@ -223,7 +223,7 @@ pub fn branches(repo: &gix::Repository, unreadable: &mut Vec<Unreadable>) -> Res
 ///
 /// # Errors
 /// Those of [`gix::Reference::peel_to_id`].
-pub(crate) fn peel_to_id(reference: &mut gix::Reference<'_>) -> gix::Result<gix::ObjectId> {
+pub fn peel_to_id(reference: &mut gix::Reference<'_>) -> gix::Result<gix::ObjectId> {
     use gix::objs::FindHeader as _;
     if let Some(peeled) = reference.inner.peeled {
         return Ok(peeled);
@@ -239,6 +239,16 @@ pub(crate) fn peel_to_id(reference: &mut gix::Reference<'_>) -> gix::Result<gix:
         }
     }
     reference.peel_to_id().map(gix::Id::detach)
+}
+
+/// The commit `reference` peels to, as [`gix::Reference::peel_to_commit`] finds it but without inflating it:
+/// [`peel_to_id`], then the object's header kind. `None` when the ref does not peel or peels to no commit (a tag of
+/// a tree or a blob): the refs git skips when it wants commits.
+pub fn peel_to_commit_id(reference: &mut gix::Reference<'_>) -> Option<gix::ObjectId> {
+    use gix::objs::FindHeader as _;
+    let id = peel_to_id(reference).ok()?;
+    let header = reference.repo.objects.try_header(&id).ok()??;
+    (header.kind == gix::object::Kind::Commit).then_some(id)
 }
 
 /// Short names of all local branches in ref-name order, without reading upstreams.

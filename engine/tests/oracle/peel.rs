@@ -2,8 +2,9 @@
 //! its `^` peeled lines): lightweight and annotated tags, tags of a tag, of a tree and of a blob, a branch and a
 //! remote-tracking branch (an upstream) at a tag object, a loose ref shadowing a packed one; and refs naming an
 //! object that does not exist (directly, through a tag, loose and packed), which git cannot peel and the engine lists
-//! with the error gix's own `peel_to_id` gives. A mutant that takes a tag's id for its target, follows one tag only,
-//! ignores the peeled lines, takes a missing object for a commit or answers it with another error, fails.
+//! with the error gix's own `peel_to_id` gives; and each ref peeled to a commit (`<ref>^{commit}`), none for tags of
+//! a tree or a blob. A mutant that takes a tag's id for its target, follows one tag only, ignores the peeled lines,
+//! takes a missing object for a commit, answers it with another error, or takes any object for a commit, fails.
 
 use std::collections::BTreeMap;
 
@@ -120,4 +121,26 @@ fn refs_peel_as_git_does_loose_and_packed_and_missing_objects_keep_their_error()
         missing[1..].iter().map(|name| Unreadable { path: (*name).to_owned(), error: peel_error(name) }).collect();
     assert_eq!(unreadable, expected);
     assert!(unreadable.iter().all(|item| item.error.reason.contains("could not be found")), "{unreadable:?}");
+}
+
+#[test]
+fn each_ref_peels_to_what_git_names_with_and_without_a_commit_wanted() {
+    let fixture = fluxgit_fixtures::build(Scenario::Clean);
+    plant_refs(&fixture);
+    let repo = gix::open(fixture.path()).expect("opens");
+    let listed = fixture.git(&["for-each-ref", "--format=%(refname)"]);
+    let git_peel = |spec: String| {
+        let output = fixture.git_raw(&["rev-parse", "--verify", "-q", &spec]);
+        output.status.success().then(|| String::from_utf8(output.stdout).expect("hex").trim().to_owned())
+    };
+    for name in listed.lines() {
+        let find = || repo.find_reference(name).expect("parses");
+        let ours = refs::peel_to_id(&mut find());
+        assert_eq!(ours.as_ref().ok().map(ToString::to_string), git_peel(format!("{name}^{{}}")), "{name}");
+        let gix = find().peel_to_id().map(|id| id.detach());
+        assert_eq!(ours.map_err(ItemError::from_error), gix.map_err(ItemError::from_error), "{name}");
+        let commit = refs::peel_to_commit_id(&mut find());
+        assert_eq!(commit.map(|id| id.to_string()), git_peel(format!("{name}^{{commit}}")), "{name}");
+        assert_eq!(commit, find().peel_to_commit().ok().map(|commit| commit.id), "{name}: as gix peels to a commit");
+    }
 }
