@@ -96,10 +96,26 @@ pub(crate) fn resource_cache(
         }
         Attributes::WorktreeThenIndex => {
             let index = repo.index_or_load_from_head_or_empty().map_err(to_err)?;
-            repo.attributes_only(&index, source).map_err(to_err)?.detach()
+            repo.attributes_only(&attribute_files(&index), source).map_err(to_err)?.detach()
         }
     };
     gix::diff::resource_cache(repo, mode, stack, roots).map_err(to_err)
+}
+
+/// The entries of `index` named `.gitattributes` (in any letter case), the only ones gix's attribute stack takes
+/// from an index (`id_mappings_from_index`, which also checks their mode, stage and the configured case): it
+/// copies every path of the index it is given, a 100,000-entry index once per diff of a `worktree.changes`.
+fn attribute_files(index: &gix::index::State) -> gix::index::State {
+    use gix::bstr::ByteSlice as _;
+    let mut files = gix::index::State::new(index.object_hash());
+    for entry in index.entries() {
+        let path = entry.path(index);
+        let name = path.rfind_byte(b'/').map_or(path.as_bytes(), |slash| &path[slash + 1..]);
+        if name.eq_ignore_ascii_case(b".gitattributes") {
+            files.dangerously_push_entry(entry.stat, entry.id, entry.flags, entry.mode, path);
+        }
+    }
+    files
 }
 
 /// Compares `old` with `new` (index states), detecting renames (and copies) as `rewrites` says, and returns the

@@ -90,6 +90,11 @@ impl PathFilter {
         };
         under_prefix && self.paths.as_ref().is_none_or(|paths| paths.contains(path))
     }
+
+    /// Whether every path matches (no path, no set).
+    fn is_everything(&self) -> bool {
+        self.prefix.is_none() && self.paths.is_none()
+    }
 }
 
 /// Reads `side`. For the work tree, `with_unmerged_files` adds the work-tree file of every unmerged path (what
@@ -113,24 +118,40 @@ pub(crate) fn read(
             Snapshot { state: file.into(), unmerged: BTreeMap::new() }
         }
         Side::Index => {
-            let mut snapshot = index(repo)?;
+            let mut snapshot = index(repo, filter)?;
             snapshot.state.remove_entries(|_, _, entry| entry.flags.contains(Flags::INTENT_TO_ADD));
             snapshot
         }
         Side::Worktree => worktree(repo, filter, with_unmerged_files, interrupt)?,
     };
-    snapshot.state.remove_entries(|_, path, _| !filter.matches(path));
-    snapshot.unmerged.retain(|path, _| filter.matches(path.as_ref()));
+    if !filter.is_everything() {
+        snapshot.state.remove_entries(|_, path, _| !filter.matches(path));
+        snapshot.unmerged.retain(|path, _| filter.matches(path.as_ref()));
+    }
     Ok(snapshot)
 }
 
-/// The index with its unmerged entries set apart.
-fn index(repo: &gix::Repository) -> Result<Snapshot> {
+/// The index with its unmerged entries set apart; with a filter of a few paths ([`PathFilter::only`]) only their
+/// entries, found by search (the index's other entries are neither copied nor looked at), else all of them.
+fn index(repo: &gix::Repository, filter: &PathFilter) -> Result<Snapshot> {
     let index = repo.index_or_empty().map_err(|err| Error::git("the index", err))?;
-    let mut state: gix::index::State = gix::index::State::clone(&index);
-    if state.is_sparse() {
+    if index.is_sparse() {
         return Err(Error::git("the index", "sparse indexes are not supported"));
     }
+    let mut state = match &filter.paths {
+        Some(paths) => {
+            let mut state = gix::index::State::new(index.object_hash());
+            // The status of these entries compares their stat data with the index file's time (racy git).
+            state.set_timestamp(index.timestamp());
+            for path in paths {
+                for entry in index.entry_range(path.as_ref()).map_or(&[][..], |range| &index.entries()[range]) {
+                    state.dangerously_push_entry(entry.stat, entry.id, entry.flags, entry.mode, entry.path(&index));
+                }
+            }
+            state
+        }
+        None => gix::index::State::clone(&index),
+    };
     let mut unmerged: BTreeMap<BString, Stages> = BTreeMap::new();
     state.remove_entries(|_, path, entry| {
         let conflicted = entry.stage() != Stage::Unconflicted;
@@ -158,9 +179,11 @@ fn worktree(
             "WORKTREE names nothing here: the repository is bare and has no work tree",
         ));
     };
-    let Snapshot { mut state, unmerged } = index(repo)?;
+    let Snapshot { mut state, unmerged } = index(repo, filter)?;
     // Only look at files the caller asked for: status is the expensive part.
-    state.remove_entries(|_, path, _| !filter.matches(path));
+    if !filter.is_everything() {
+        state.remove_entries(|_, path, _| !filter.matches(path));
+    }
     let to_err = |err| Error::git("work-tree files", err);
     let mut updates = Vec::new();
     {
