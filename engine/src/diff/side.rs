@@ -1,8 +1,9 @@
 //! The sides a diff compares (a tree, the index, the work tree), each read into an in-memory index state.
 //!
-//! Nothing is written: trees become index states in memory, the index file is read and cloned, and the work tree
-//! is the index with every changed entry's mode and blob id replaced by what the file on disk would be if added
-//! (hashed, never written to the object database). Unmerged entries (conflict stages 1-3) are set apart.
+//! Nothing is written: trees become index states in memory, the index file is read and copied (only the entries
+//! of a [`PathFilter::only`] set, when the diff is restricted to one), and the work tree is the index with every
+//! changed entry's mode and blob id replaced by what the file on disk would be if added (hashed, never written to
+//! the object database). Unmerged entries (conflict stages 1-3) are set apart.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
