@@ -8,13 +8,14 @@
 //! Counting is the costly part of a first call (the o200k pre-tokenizer is a backtracking regex: a 4 KB answer
 //! takes about a millisecond). While [`fit`] runs, measures that count with [`measure_tokens`] skip the count of a
 //! text no longer in bytes than the budget: every o200k token covers at least one byte, so such a text fits, and
-//! its byte length stands for its size. A longer text whose [`token_lower_bound`] (one pass over its bytes) is over
-//! the budget does not fit, and that bound stands for its size. The others are counted exactly, chunk by chunk at
-//! junctions where o200k's pieces are cut whatever follows, reusing the chunks an earlier probe of the same fit
-//! counted (the probes differ only from where their lists are cut). [`fit`] only compares sizes with the budget
-//! (and guesses where to probe from them), so what it chooses is the same as with exact counts; a floor it reports
-//! is counted exactly.
+//! its byte length stands for its size. A longer text is counted exactly, chunk by chunk at junctions where o200k's
+//! pieces are cut whatever follows, reusing the chunks an earlier probe of the same fit counted (the probes differ
+//! only from where their lists are cut), and only until the count is over the budget: the text does not fit, and
+//! the count so far, scaled to the whole text, stands for its size. [`fit`] only compares sizes with the budget (and
+//! guesses where to probe from them: a size near the count needs few probes), so what it chooses is the same as
+//! with exact counts; a floor it reports is counted exactly.
 
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use crate::error::{Error, InvalidReason, Result};
@@ -31,8 +32,7 @@ thread_local! {
     /// The budget of the [`fit`] running on this thread, if any.
     static FITTING: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
     /// Token counts of the chunks [`count_in_chunks`] counted during the outermost [`fit`] running on this thread.
-    static CHUNKS: std::cell::RefCell<std::collections::HashMap<Box<str>, usize>> =
-        std::cell::RefCell::new(std::collections::HashMap::new());
+    static CHUNKS: std::cell::RefCell<FxHashMap<Box<str>, usize>> = std::cell::RefCell::new(FxHashMap::default());
 }
 
 /// Bytes a chunk of [`count_in_chunks`] holds at least (the last one of a text may hold fewer).
@@ -40,19 +40,21 @@ const CHUNK_BYTES: usize = 256;
 
 /// [`count_tokens`]`(text)`, counted chunk by chunk with the counts of chunks seen before in this fit reused. The
 /// texts a fit measures share their beginning (the same answer with more or fewer items at its end), so only the
-/// chunks from where they differ are counted.
+/// chunks from where they differ are counted. Counting stops at the first chunk end where the count is over `limit`:
+/// the result is then that count scaled by the text's length over the length counted (over `limit`, an estimate).
 ///
 /// A chunk ends at the first junction after `min_bytes` where an ASCII letter or digit is followed by ASCII
 /// punctuation other than `'` (in JSON: the end of a string value or a number). The count of a text is the sum of
 /// its chunks' counts because o200k cuts a piece there, and what it cuts before the junction does not depend on what
 /// follows: every character belongs to one of the pattern's alternatives, none empty, so the pieces tile the text;
-/// a piece never goes from a letter or digit to such punctuation ([`token_lower_bound`]'s rules); the pattern has
-/// no look-behind, so the pieces from the junction on are those of the rest alone; and an attempt that reached the
-/// letter or digit before the junction (a letter run with its optional `'s` suffix, or up to 3 digits; no other
-/// alternative holds one) stops at the punctuation as it stops at the end of the text, so the pieces before the
-/// junction are those of the beginning alone. Chunk ends depend only on the text from the previous end, so two
+/// a piece never goes from a letter or digit to such punctuation (in the letter alternatives a letter is followed
+/// only by letters or a suffix starting with `'`, the digit alternative holds only digits, and the others hold
+/// neither); the pattern has no look-behind, so the pieces from the junction on are those of the rest alone; and an
+/// attempt that reached the letter or digit before the junction (a letter run with its optional `'s` suffix, or up
+/// to 3 digits; no other alternative holds one) stops at the punctuation as it stops at the end of the text, so the
+/// pieces before the junction are those of the beginning alone. Chunk ends depend only on the text from the previous end, so two
 /// texts with the same beginning are cut the same way up to where they differ.
-fn count_in_chunks(text: &str, min_bytes: usize, counts: &mut std::collections::HashMap<Box<str>, usize>) -> usize {
+fn count_in_chunks(text: &str, min_bytes: usize, limit: usize, counts: &mut FxHashMap<Box<str>, usize>) -> usize {
     let bytes = text.as_bytes();
     let step = min_bytes.max(1);
     let mut total = 0;
@@ -63,6 +65,9 @@ fn count_in_chunks(text: &str, min_bytes: usize, counts: &mut std::collections::
         if a.is_ascii_alphanumeric() && b.is_ascii_punctuation() && b != b'\'' {
             total += chunk_count(&text[start..at], counts);
             start = at;
+            if total > limit {
+                return (total as f64 * bytes.len() as f64 / start as f64) as usize;
+            }
             at += step;
         } else {
             at += 1;
@@ -72,7 +77,7 @@ fn count_in_chunks(text: &str, min_bytes: usize, counts: &mut std::collections::
 }
 
 /// The token count of `chunk`, from `counts` or counted and added.
-fn chunk_count(chunk: &str, counts: &mut std::collections::HashMap<Box<str>, usize>) -> usize {
+fn chunk_count(chunk: &str, counts: &mut FxHashMap<Box<str>, usize>) -> usize {
     if let Some(&count) = counts.get(chunk) {
         return count;
     }
@@ -83,113 +88,16 @@ fn chunk_count(chunk: &str, counts: &mut std::collections::HashMap<Box<str>, usi
 
 /// The size of `text` for a budget decision: while a [`fit`] with budget `max_tokens` runs on this thread, a text
 /// of at most `max_tokens` bytes counts as its byte length (an upper bound of its token count that still fits: a
-/// token covers at least one byte), a longer one whose [`token_lower_bound`] exceeds `max_tokens` as that bound (a
-/// lower bound that already does not fit), and any other by its exact count, taken chunk by chunk with the counts of
-/// the chunks the fit met before ([`count_in_chunks`]); outside [`fit`], by [`count_tokens`]. For
+/// token covers at least one byte), a longer one by its exact count, taken chunk by chunk with the counts of the
+/// chunks the fit met before, or, once that count is over `max_tokens` (the text does not fit), by the count so far
+/// scaled to the whole text ([`count_in_chunks`]); outside [`fit`], by [`count_tokens`]. For
 /// measures only (see the module documentation); a size that is reported or subtracted must come from
 /// [`count_tokens`].
 pub fn measure_tokens(text: &str) -> usize {
     match FITTING.get() {
         Some(max_tokens) if text.len() <= max_tokens => text.len(),
-        Some(max_tokens) => match token_lower_bound(text) {
-            bound if bound > max_tokens => bound,
-            _ => CHUNKS.with_borrow_mut(|counts| count_in_chunks(text, CHUNK_BYTES, counts)),
-        },
+        Some(max_tokens) => CHUNKS.with_borrow_mut(|counts| count_in_chunks(text, CHUNK_BYTES, max_tokens, counts)),
         None => count_tokens(text),
-    }
-}
-
-/// A lower bound of [`count_tokens`]`(text)` from one pass over its bytes.
-///
-/// o200k first cuts the text into pieces with its pre-tokenizer pattern (each piece then encoded on its own, into
-/// one token or more), so the count is at least 1 + the number of places where the pattern must cut, whatever the
-/// text around them. Its alternatives, in order: a letter run with one optional leading character that is neither
-/// a letter, a digit nor a line break, and an optional `'s`-like suffix (twice, by letter case); 1 to 3 digits;
-/// an optional space, a run of other characters, then line breaks or `/`; whitespace forms. So, between two ASCII
-/// characters, a piece cannot go on
-/// - from a digit to a non-digit or back (only the digit alternative holds digits), nor past 3 digits in a row;
-/// - from a letter to anything but a letter or `'` (a letter run ends there; the suffix starts with `'`);
-/// - from another character (not a letter, digit or whitespace) to a space, tab, vertical tab or form feed (after
-///   such a run only line breaks and `/` follow; as a leading character it is followed by a letter);
-/// - from a line break to a letter or another character but `/` (line breaks end a piece but for whitespace and
-///   `/`).
-///
-/// Pairs with a non-ASCII byte never count (a non-ASCII character may be a letter, digit or mark).
-///
-/// One table lookup a byte: `STEP` is the scan's automaton, its states the class of the previous byte
-/// (`cut_between` has the rules above).
-pub fn token_lower_bound(text: &str) -> usize {
-    let bytes = text.as_bytes();
-    let (mut state, mut cuts) = (NONE, 0);
-    for &byte in bytes {
-        let step = STEP[usize::from(state)][usize::from(byte)];
-        cuts += usize::from(step & 1);
-        state = step >> 1;
-    }
-    cuts + usize::from(!bytes.is_empty())
-}
-
-// The states of [`token_lower_bound`]'s scan: the class of the byte before. `NONE` at the start and after a
-// non-ASCII byte (nothing cuts next to one); a digit by its place in a piece of up to 3 digits; `SPACE` is a space,
-// tab, vertical tab or form feed; `OTHER` any other ASCII byte but `'` and `/`.
-const NONE: u8 = 0;
-const DIGIT_1: u8 = 1;
-const DIGIT_2: u8 = 2;
-const DIGIT_3: u8 = 3;
-const LETTER: u8 = 4;
-const APOSTROPHE: u8 = 5;
-const SLASH: u8 = 6;
-const OTHER: u8 = 7;
-const SPACE: u8 = 8;
-const BREAK: u8 = 9;
-
-/// `STEP[state][byte]`: the state after `byte` times 2, plus 1 when o200k's pattern must cut before `byte`.
-static STEP: [[u8; 256]; 10] = {
-    let mut table = [[0; 256]; 10];
-    let mut state = 0;
-    while state < 10 {
-        let mut byte = 0;
-        while byte < 256 {
-            let class = byte_class(byte as u8);
-            let next = match (state as u8, class) {
-                (DIGIT_1, DIGIT_1) => DIGIT_2,
-                (DIGIT_2, DIGIT_1) => DIGIT_3,
-                _ => class,
-            };
-            table[state][byte] = next << 1 | cut_between(state as u8, class) as u8;
-            byte += 1;
-        }
-        state += 1;
-    }
-    table
-};
-
-/// The class of `byte` as a state of [`token_lower_bound`]'s scan (a digit as the first of its piece).
-const fn byte_class(byte: u8) -> u8 {
-    match byte {
-        b'0'..=b'9' => DIGIT_1,
-        b'A'..=b'Z' | b'a'..=b'z' => LETTER,
-        b'\'' => APOSTROPHE,
-        b'/' => SLASH,
-        b' ' | b'\t' | 0x0b | 0x0c => SPACE,
-        b'\r' | b'\n' => BREAK,
-        0x80.. => NONE,
-        _ => OTHER,
-    }
-}
-
-/// Whether o200k's pattern must cut between a byte of state `before` and one of class `class` (the rules of
-/// [`token_lower_bound`]).
-const fn cut_between(before: u8, class: u8) -> bool {
-    match (before, class) {
-        (NONE, _) | (_, NONE) => false,
-        // The 4th, 7th, ... digit of a run starts a piece.
-        (DIGIT_1 | DIGIT_2, DIGIT_1) => false,
-        (DIGIT_1..=DIGIT_3, _) | (_, DIGIT_1) => true,
-        (LETTER, _) => !matches!(class, LETTER | APOSTROPHE),
-        (APOSTROPHE | SLASH | OTHER, SPACE) => true,
-        (BREAK, LETTER | APOSTROPHE | OTHER) => true,
-        _ => false,
     }
 }
 
@@ -213,7 +121,7 @@ impl Drop for Fitting {
         FITTING.set(self.0);
         if self.0.is_none() {
             // The outermost fit ended: its chunk counts go (the next fit measures other texts).
-            CHUNKS.with_borrow_mut(std::collections::HashMap::clear);
+            CHUNKS.with_borrow_mut(FxHashMap::clear);
         }
     }
 }
@@ -466,57 +374,6 @@ pub(crate) mod tests {
         }
     }
 
-    /// [`token_lower_bound`] as it was written before its table: the rules pair by pair, the digit run counted.
-    fn pairwise_lower_bound(text: &str) -> usize {
-        let bytes = text.as_bytes();
-        let Some(&first) = bytes.first() else {
-            return 0;
-        };
-        let is_space = |byte: u8| matches!(byte, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r');
-        let other = |byte: u8| byte.is_ascii() && !byte.is_ascii_alphanumeric() && !is_space(byte);
-        let mut cuts = 0;
-        let mut digits = usize::from(first.is_ascii_digit());
-        for pair in bytes.windows(2) {
-            let (a, b) = (pair[0], pair[1]);
-            if !a.is_ascii() || !b.is_ascii() {
-                digits = usize::from(b.is_ascii_digit());
-                continue;
-            }
-            let cut = match (a.is_ascii_digit(), b.is_ascii_digit()) {
-                (true, true) => {
-                    digits += 1;
-                    // The 4th, 7th, ... digit of a run starts a piece.
-                    digits % 3 == 1
-                }
-                (true, false) | (false, true) => true,
-                (false, false) => {
-                    (a.is_ascii_alphabetic() && !b.is_ascii_alphabetic() && b != b'\'')
-                        || (other(a) && is_space(b) && b != b'\r' && b != b'\n')
-                        || ((a == b'\r' || a == b'\n') && (b.is_ascii_alphabetic() || (other(b) && b != b'/')))
-                }
-            };
-            if b.is_ascii_digit() && !a.is_ascii_digit() {
-                digits = 1;
-            }
-            cuts += usize::from(cut);
-        }
-        cuts + 1
-    }
-
-    /// The table scan counts what the pair rules count, on drawn texts over every ASCII byte and non-ASCII letters,
-    /// digits and marks, with long digit runs. A table that cut after 3 digits in a row, or between a line break and
-    /// `/`, fails it.
-    #[test]
-    fn the_lower_bound_table_equals_the_pair_rules() {
-        let mut alphabet: Vec<String> = (0..128u8).map(|byte| char::from(byte).to_string()).collect();
-        alphabet.extend(["é", "٣", "\u{301}", "—", "1234", "9999999", "\r\n", "'s"].map(String::from));
-        let mut next = xorshift(0x1405_7b7e_f767_814f);
-        for _ in 0..200_000 {
-            let text: String = (0..next(40)).map(|_| alphabet[next(alphabet.len() as u64) as usize].as_str()).collect();
-            assert_eq!(token_lower_bound(&text), pairwise_lower_bound(&text), "{text:?}");
-        }
-    }
-
     #[test]
     fn omitted_keeps_only_cut_sections() {
         let omitted = Omitted::from_counts(&["a", "b"], &[3, 2], &[1, 2]);
@@ -534,9 +391,10 @@ pub(crate) mod tests {
         assert!(count_tokens("hello world") <= 3);
     }
 
-    /// Inside a fit, a text within the budget in bytes is sized by its length without counting, a longer one whose
-    /// lower bound is over the budget by that bound; outside, and for other texts, the count is exact. A fit measured that way chooses what one measured exactly chooses, on every
-    /// budget from below the floor to above the whole (commit-like lines of uneven size, a frame).
+    /// Inside a fit, a text within the budget in bytes is sized by its length without counting, a longer one by its
+    /// count, or once that is over the budget by the count so far scaled to its length; outside, the count is exact.
+    /// A fit measured that way chooses what one measured exactly chooses, on every budget from below the floor to
+    /// above the whole (commit-like lines of uneven size, a frame).
     #[test]
     fn fits_measured_by_bytes_within_the_budget_choose_as_exact_counts() {
         let text = "x".repeat(40);
@@ -566,12 +424,12 @@ pub(crate) mod tests {
         assert_eq!(measure_tokens(&text), count_tokens(&text), "the budget ends with the fit");
     }
 
-    /// The lower bound never exceeds the count, and counting chunk by chunk gives the count: texts drawn from the
-    /// characters the rules turn on (letters, `'s`, digits, punctuation, spaces, tabs, line breaks, `/`, non-ASCII
-    /// letters, digits and marks), the JSON and text shapes of tool answers, and long runs. A rule that cut where
-    /// the pattern does not (between two letters, inside 3 digits) fails it.
+    /// Counting chunk by chunk gives the count, and a count stopped over a limit is over it: texts drawn from the
+    /// characters the pattern's rules turn on (letters, `'s`, digits, punctuation, spaces, tabs, line breaks, `/`,
+    /// non-ASCII letters, digits and marks), the JSON and text shapes of tool answers, and long runs. Chunks that
+    /// also ended before a `'` fail it.
     #[test]
-    fn the_lower_bound_never_exceeds_the_count_and_chunks_sum_to_it() {
+    fn chunks_sum_to_the_count() {
         let alphabet = [
             "a", "Z", "s", "'", "'s", "1", "0", " ", "  ", "\t", "\n", "\r\n", "/", "\"", "{", ":", ",", "-", ".", "é",
             "٣", "\u{301}", "—", "x9", "ab", "\u{b}", "\u{c}", "\u{0}",
@@ -588,16 +446,13 @@ pub(crate) mod tests {
         texts.push("## main...origin/main [ahead 3]\n1a3e64c0 Merge branch 'jc/fix' into next\n... 12 more\n".into());
         texts.push("1234567890123".repeat(7));
         texts.push("\n".repeat(9) + "/x" + &" ".repeat(5) + "\t.");
+        let mut counts = FxHashMap::default();
         for text in &texts {
-            assert!(token_lower_bound(text) <= tiktoken_count(text), "{text:?}");
-        }
-        let mut counts = std::collections::HashMap::new();
-        for text in &texts {
+            let count = tiktoken_count(text);
             // Every junction a chunk may end at, and chunks as a fit cuts them, with counts reused across texts.
-            assert_eq!(count_in_chunks(text, 1, &mut counts), tiktoken_count(text), "{text:?}");
-            assert_eq!(count_in_chunks(text, 4, &mut counts), tiktoken_count(text), "{text:?}");
+            assert_eq!(count_in_chunks(text, 1, usize::MAX, &mut counts), count, "{text:?}");
+            assert_eq!(count_in_chunks(text, 4, count, &mut counts), count, "{text:?}");
+            assert!(count_in_chunks(text, 4, count / 2, &mut counts) > count / 2, "{text:?}");
         }
-        let json = texts[20_000].as_str();
-        assert!(token_lower_bound(json) * 10 >= tiktoken_count(json) * 6, "the bound is close on JSON");
     }
 }
