@@ -186,45 +186,25 @@ pub fn fit(totals: &[usize], max_tokens: usize, measure: &mut dyn FnMut(&[usize]
             fitting = full;
             continue;
         }
-        // The largest count in [0, total) that fits: `low` fits, `high` does not. Start from the count the average
-        // item size predicts and gallop from there (a few measures when the prediction is close, as it usually
-        // is), then bisect; `measure` never decreases with a count, so the answer is the same as a plain bisection.
-        let (mut low, mut high) = (0, total);
-        let mut probe = |count: usize, shown: &mut Vec<usize>| {
-            shown[section_idx] = count;
-            let size = measure(shown);
-            (size <= max_tokens).then_some(size)
-        };
-        let per_item = (full - fitting) as f64 / total as f64;
-        let guess = (((max_tokens - fitting) as f64 / per_item) as usize).clamp(1, total.saturating_sub(1).max(1));
-        if guess < high {
-            if let Some(size) = probe(guess, &mut shown) {
-                (low, fitting) = (guess, size);
-                let mut step = 1;
-                while low + step < high {
-                    match probe(low + step, &mut shown) {
-                        Some(size) => (low, fitting, step) = (low + step, size, step * 2),
-                        None => high = low + step,
-                    }
-                }
-            } else {
-                high = guess;
-                let mut step = 1;
-                while high > low + step {
-                    let candidate = high - step;
-                    if let Some(size) = probe(candidate, &mut shown) {
-                        (low, fitting) = (candidate, size);
-                        break;
-                    }
-                    (high, step) = (candidate, step * 2);
-                }
+        // The largest count in [0, total) that fits: `low` fits (its size `fitting`), `high` does not (its size
+        // `over`). The first probes go where the budget falls between those sizes as if the items between were of
+        // even size (with sizes near the count, two or three probes end it), the others halve; `measure` never
+        // decreases with a count, so the answer is the same as a plain bisection's.
+        let (mut low, mut high, mut over) = (0, total, full);
+        for round in 0.. {
+            if low + 1 >= high {
+                break;
             }
-        }
-        while low + 1 < high {
-            let mid = low + (high - low) / 2;
-            match probe(mid, &mut shown) {
-                Some(size) => (low, fitting) = (mid, size),
-                None => high = mid,
+            let mid = if round < 4 {
+                let share = (max_tokens - fitting) as f64 / (over - fitting) as f64;
+                (low + (share * (high - low) as f64) as usize).clamp(low + 1, high - 1)
+            } else {
+                low + (high - low) / 2
+            };
+            shown[section_idx] = mid;
+            match measure(&shown) {
+                size if size <= max_tokens => (low, fitting) = (mid, size),
+                size => (high, over) = (mid, size),
             }
         }
         shown[section_idx] = low;
