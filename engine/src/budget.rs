@@ -407,7 +407,7 @@ pub(crate) mod tests {
     /// Counting chunk by chunk gives the count, and a count stopped over a limit is over it: texts drawn from the
     /// characters the pattern's rules turn on (letters, `'s`, digits, punctuation, spaces, tabs, line breaks, `/`,
     /// non-ASCII letters, digits and marks), the JSON and text shapes of tool answers, and long runs. Chunks that
-    /// also ended before a `'` fail it.
+    /// also ended between punctuation and a letter fail it.
     #[test]
     fn chunks_sum_to_the_count() {
         let alphabet = [
