@@ -127,7 +127,7 @@ fn summary(call: &CallRecord<'_>, tool: &str) -> String {
     };
     match call.outcome {
         Ok(output) if !output.is_error => format!("{subject}: success"),
-        Ok(output) => match output.structured.pointer("/error/code").and_then(Value::as_i64) {
+        Ok(output) => match output.error_code {
             Some(code) => format!("{subject}: tool error {code}"),
             None => format!("{subject}: tool error"),
         },
@@ -170,7 +170,8 @@ mod tests {
     fn events_hold_fingerprints_never_paths_or_names() {
         let read = definition(true);
         let arguments = json!({"repoPath": "/home/secret/repo", "maxTokens": 600});
-        let output = ToolOutput { text: "{}".into(), structured: json!({}), is_error: false };
+        let output =
+            ToolOutput { text: "{}".into(), structured: None, is_error: false, error_code: None, repo_path: None };
         let record = CallRecord {
             name: Some("repo.status"),
             definition: Some(&read),
@@ -202,7 +203,13 @@ mod tests {
     #[test]
     fn proposals_are_write_risk_and_pending_when_accepted() {
         let proposal = definition(false);
-        let output = ToolOutput { text: "{}".into(), structured: json!({"error": {"code": 10001}}), is_error: true };
+        let output = ToolOutput {
+            text: "{}".into(),
+            structured: None,
+            is_error: true,
+            error_code: Some(10001),
+            repo_path: None,
+        };
         let record = CallRecord {
             name: Some("repo.status"),
             definition: Some(&proposal),

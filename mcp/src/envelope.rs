@@ -88,18 +88,14 @@ impl Frame {
     /// A successful output whose `data` is `data` as is (no budget: gateway answers are small and bounded).
     pub fn data_output<T: Serialize>(&self, data: &T) -> ToolOutput {
         let omitted = budget::Omitted::default();
-        text_output(
-            serde_json::to_string(&Envelope { frame: self, data, omitted: &omitted })
-                .expect("tool data serialises: plain JSON values"),
-            false,
-        )
+        self.tool_output(&Envelope { frame: self, data, omitted: &omitted }, None)
     }
 
     /// A product error (SPEC §4.3): `isError: true`, text `{...frame, "error": {code, message, data}}`.
     pub fn product_error(&self, code: i64, message: &str, data: Value) -> ToolOutput {
         let mut envelope = serde_json::to_value(self).expect("frame serialises");
         envelope["error"] = json!({ "code": code, "message": message, "data": data });
-        text_output(envelope.to_string(), true)
+        self.tool_output(&envelope, Some(code))
     }
 
     /// The exact compact JSON of the envelope around `result`: what `content[0].text` carries and budgets measure.
@@ -116,14 +112,14 @@ impl Frame {
 
     /// A successful tool output.
     pub fn output<T: Serialize>(&self, result: &Budgeted<T>) -> ToolOutput {
-        text_output(self.render(result), false)
+        self.tool_output(&Envelope { frame: self, data: &result.data, omitted: &result.omitted }, None)
     }
 
     /// A successful tool output whose `content[0].text` is `text` (SPEC §4.2 `format: "text"`), with the JSON
     /// envelope of `result` as `structuredContent`.
     pub fn text_rendering_output<T: Serialize>(&self, text: String, result: &Budgeted<T>) -> ToolOutput {
-        let structured: Value = serde_json::from_str(&self.render(result)).expect("the envelope was just rendered");
-        ToolOutput { text, structured, is_error: false }
+        let output = self.output(result);
+        ToolOutput { text, ..output }
     }
 
     /// Maps an engine error: refused input becomes a JSON-RPC error with `data.reason` (SPEC §4.4); a failed read
@@ -150,7 +146,17 @@ impl Frame {
     }
 }
 
-fn text_output(text: String, is_error: bool) -> ToolOutput {
-    let structured: Value = serde_json::from_str(&text).expect("the envelope text was just rendered as JSON");
-    ToolOutput { text, structured, is_error }
+impl Frame {
+    /// The output whose text and `structuredContent` are `envelope`'s compact JSON, rendered once (the same bytes
+    /// as [`Frame::render`]); a product error when `error_code` is set.
+    fn tool_output(&self, envelope: &impl Serialize, error_code: Option<i64>) -> ToolOutput {
+        let structured = serde_json::value::to_raw_value(envelope).expect("envelopes serialise: plain JSON values");
+        ToolOutput {
+            text: structured.get().to_owned(),
+            structured: Some(structured),
+            is_error: error_code.is_some(),
+            error_code,
+            repo_path: self.repo_path.clone(),
+        }
+    }
 }

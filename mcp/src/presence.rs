@@ -139,7 +139,7 @@ impl CallObserver for Presence {
     fn observe(&mut self, call: &CallRecord<'_>) {
         let Ok(output) = call.outcome else { return };
         let (Some(definition), false) = (call.definition, output.is_error) else { return };
-        let Some(repo_path) = output.structured.get("repoPath").and_then(Value::as_str) else { return };
+        let Some(repo_path) = output.repo_path.as_deref() else { return };
         self.client = (call.client_name.to_owned(), call.client_version.map(str::to_owned));
         if let Err(error) = self.record(repo_path, definition.name, now_ms())
             && !self.warned

@@ -28,6 +28,7 @@ use std::time::Duration;
 
 use fluxgit_engine::Interrupt;
 use serde_json::Value;
+use serde_json::value::RawValue;
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinSet;
 
@@ -120,7 +121,7 @@ fn read_frames<R: BufRead>(input: R, frames: &mpsc::Sender<io::Result<Frame>>) {
 }
 
 /// Writes every reply until all senders are gone; stops at the first write error.
-fn write_replies<W: Write>(mut output: W, mut replies: mpsc::UnboundedReceiver<Value>) -> io::Result<W> {
+fn write_replies<W: Write>(mut output: W, mut replies: mpsc::UnboundedReceiver<Box<RawValue>>) -> io::Result<W> {
     while let Some(reply) = replies.blocking_recv() {
         transport::write_message(&mut output, &reply)?;
     }
@@ -171,7 +172,7 @@ struct Shared {
     server: Arc<Server>,
     permits: Arc<Semaphore>,
     running: Running,
-    replies: mpsc::UnboundedSender<Value>,
+    replies: mpsc::UnboundedSender<Box<RawValue>>,
 }
 
 /// Dispatches frames until end of input (`Ok`), a read error, or a writer that stopped (`Ok`: the writer's own
@@ -179,7 +180,7 @@ struct Shared {
 async fn dispatch(
     server: Arc<Server>,
     mut frames: mpsc::Receiver<io::Result<Frame>>,
-    replies: mpsc::UnboundedSender<Value>,
+    replies: mpsc::UnboundedSender<Box<RawValue>>,
     options: Options,
 ) -> io::Result<()> {
     let shared = Arc::new(Shared {
@@ -206,7 +207,7 @@ async fn dispatch(
         match shared.server.step(frame) {
             Step::Reply(Some(reply)) => {
                 // A send fails only when the writer stopped; the select above ends the loop then.
-                let _ = shared.replies.send(reply);
+                let _ = shared.replies.send(crate::protocol::raw(&reply));
             }
             Step::Reply(None) => {}
             Step::Cancel(id) => {
@@ -243,7 +244,7 @@ async fn run_call(shared: Arc<Shared>, call: PendingCall, interrupt: Interrupt) 
             Some(running.await.unwrap_or_else(|error| {
                 tracing::error!(%error, "a tools/call failed outside its handler");
                 let error = crate::tools::ProtocolError::new(INTERNAL_ERROR, "Internal error", None);
-                serde_json::json!({"jsonrpc": "2.0", "id": id, "error": error.to_json()})
+                crate::protocol::raw(&serde_json::json!({"jsonrpc": "2.0", "id": id, "error": error.to_json()}))
             }))
         }
         _ => None,

@@ -25,7 +25,7 @@
 
 use std::io::{self, BufRead, Read as _, Write};
 
-use serde_json::Value;
+use serde_json::value::RawValue;
 
 /// Largest accepted frame body, in bytes: 8 MiB (SPEC §4.1). Larger frames yield [`Frame::TooLarge`].
 pub const MAX_FRAME_BYTES: usize = 8 * 1024 * 1024;
@@ -160,13 +160,13 @@ impl<R: BufRead> FrameReader<R> {
     }
 }
 
-/// Writes `message` as one compact JSON line and flushes.
+/// Writes `message` (compact JSON text, as serde_json serialises: never a raw newline) as one line and flushes.
 ///
 /// # Errors
 /// I/O errors of `out` (e.g. `BrokenPipe` when the client went away).
-pub fn write_message(out: &mut dyn Write, message: &Value) -> io::Result<()> {
-    // Serialising a `Value` cannot fail except through the writer; compact output never contains a raw newline.
-    let mut line = serde_json::to_vec(message).map_err(io::Error::other)?;
+pub fn write_message(out: &mut dyn Write, message: &RawValue) -> io::Result<()> {
+    let mut line = Vec::with_capacity(message.get().len() + 1);
+    line.extend_from_slice(message.get().as_bytes());
     line.push(b'\n');
     out.write_all(&line)?;
     out.flush()
@@ -423,7 +423,8 @@ CONTENT-LENGTH:7\n\n{\"b\":2}";
     #[test]
     fn writer_emits_one_compact_line() {
         let mut out = Vec::new();
-        write_message(&mut out, &serde_json::json!({"a": [1, 2], "b": "x\ny"})).expect("in-memory");
+        let message = serde_json::value::to_raw_value(&serde_json::json!({"a": [1, 2], "b": "x\ny"})).expect("JSON");
+        write_message(&mut out, &message).expect("in-memory");
         assert_eq!(out, b"{\"a\":[1,2],\"b\":\"x\\ny\"}\n");
     }
 }

@@ -2,6 +2,8 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
+use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use crate::protocol::context::{META_SERVER_INFO, RequestContext};
@@ -193,17 +195,44 @@ fn unknown_tool(name: &str) -> ProtocolError {
     ProtocolError::invalid_params(format!("Unknown tool: {name}"), None)
 }
 
-/// `{content: [{type: "text", text}], structuredContent?, isError}`; `structuredContent` only from 2025-06-18 and
-/// only when the tool produced one (a `Value::Null` structured output means "omit it"). Takes the output: its
-/// text and structured value move into the result, uncopied.
-pub(crate) fn call_result(output: ToolOutput, version: Version) -> Value {
-    let mut result = Map::new();
-    result.insert("content".to_owned(), json!([{"type": "text", "text": output.text}]));
-    if version.has_structured_output() && !output.structured.is_null() {
-        result.insert("structuredContent".to_owned(), output.structured);
+/// The JSON-RPC response to a `tools/call` that gave `output`, serialised: `result` is `{content: [{type: "text",
+/// text}], structuredContent?, isError}`, with `structuredContent` only from 2025-06-18 and only when the tool
+/// produced one, and in the modern era `resultType: "complete"` first and `_meta` serverInfo last (as
+/// [`decorate_modern`] adds them to other results). The structured envelope is copied in as the JSON text it was
+/// rendered as, never parsed into a value.
+pub(crate) fn call_response(id: &Value, output: &ToolOutput, version: Version, info: &ServerInfo) -> Box<RawValue> {
+    #[derive(Serialize)]
+    struct Response<'a> {
+        jsonrpc: &'static str,
+        id: &'a Value,
+        result: CallResult<'a>,
     }
-    result.insert("isError".to_owned(), Value::from(output.is_error));
-    Value::Object(result)
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct CallResult<'a> {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        result_type: Option<&'static str>,
+        content: [TextContent<'a>; 1],
+        #[serde(skip_serializing_if = "Option::is_none")]
+        structured_content: Option<&'a RawValue>,
+        is_error: bool,
+        #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+        meta: Option<Map<String, Value>>,
+    }
+    #[derive(Serialize)]
+    struct TextContent<'a> {
+        r#type: &'static str,
+        text: &'a str,
+    }
+    let modern = version.is_modern();
+    let result = CallResult {
+        result_type: modern.then_some("complete"),
+        content: [TextContent { r#type: "text", text: &output.text }],
+        structured_content: output.structured.as_deref().filter(|_| version.has_structured_output()),
+        is_error: output.is_error,
+        meta: modern.then(|| Map::from_iter([(META_SERVER_INFO.to_owned(), info.to_json())])),
+    };
+    serde_json::value::to_raw_value(&Response { jsonrpc: "2.0", id, result }).expect("responses serialise")
 }
 
 /// Adds the modern-era fields to a result: `resultType: "complete"` first and `_meta` serverInfo last (merged into

@@ -45,6 +45,7 @@ use std::time::Instant;
 
 use fluxgit_engine::Interrupt;
 
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 pub use context::{
@@ -203,7 +204,7 @@ impl Server {
     pub fn handle_frame(&self, frame: Frame) -> Option<Value> {
         match self.step(frame) {
             Step::Reply(reply) => reply,
-            Step::Call(call) => Some(self.run_call(call, &Interrupt::new())),
+            Step::Call(call) => Some(value(&self.run_call(call, &Interrupt::new()))),
             Step::Cancel(_) => None,
         }
     }
@@ -213,7 +214,7 @@ impl Server {
     pub fn handle(&self, message: &[u8]) -> Option<Value> {
         match self.step_message(message) {
             Step::Reply(reply) => reply,
-            Step::Call(call) => Some(self.run_call(call, &Interrupt::new())),
+            Step::Call(call) => Some(value(&self.run_call(call, &Interrupt::new()))),
             Step::Cancel(_) => None,
         }
     }
@@ -283,19 +284,14 @@ impl Server {
     /// Runs a `tools/call` returned by [`Self::step`], tells the observers, and returns its response. A triggered
     /// `interrupt` stops the engine's long reads (the call then ends in a `-32800` error, which the stdio loop
     /// does not send).
-    pub fn run_call(&self, call: PendingCall, interrupt: &Interrupt) -> Value {
+    pub fn run_call(&self, call: PendingCall, interrupt: &Interrupt) -> Box<RawValue> {
         let PendingCall { id, params, context, received } = call;
         let tools = methods::Tools { registry: &self.registry, engine: &self.engine, bridge: &self.bridge, interrupt };
         let outcome = methods::call_tool(&tools, &context, params.as_ref());
         self.notify_observers(params.as_ref(), &context, outcome.as_ref(), received);
         match outcome {
-            Ok(output) => {
-                let result = methods::call_result(output, context.version);
-                let result =
-                    if context.version.is_modern() { methods::decorate_modern(result, &self.info) } else { result };
-                jsonrpc::success(id, result)
-            }
-            Err(error) => jsonrpc::failure(id, &error),
+            Ok(output) => methods::call_response(&id, &output, context.version, &self.info),
+            Err(error) => raw(&jsonrpc::failure(id, &error)),
         }
     }
 
@@ -414,4 +410,14 @@ fn too_large_error() -> ProtocolError {
     ProtocolError::invalid_request(format!(
         "Message too large: frames over {MAX_FRAME_BYTES} bytes (8 MiB) are refused"
     ))
+}
+
+/// A reply as the JSON text the transport writes.
+pub fn raw(reply: &Value) -> Box<RawValue> {
+    serde_json::value::to_raw_value(reply).expect("JSON values serialise")
+}
+
+/// A serialised reply as a value (for callers that inspect replies: the `call` subcommand and tests).
+fn value(reply: &RawValue) -> Value {
+    serde_json::from_str(reply.get()).expect("replies are JSON")
 }

@@ -44,7 +44,13 @@ impl Tool for Echo {
 
     fn call(&self, ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
         let envelope = json!({"tool": "test.echo", "client": ctx.client_name, "arguments": arguments});
-        let output = |structured: Value, is_error| ToolOutput { text: envelope.to_string(), structured, is_error };
+        let output = |structured: Value, is_error| ToolOutput {
+            text: envelope.to_string(),
+            structured: (!structured.is_null()).then(|| serde_json::value::to_raw_value(&structured).expect("JSON")),
+            is_error,
+            error_code: None,
+            repo_path: None,
+        };
         match arguments.get("mode").and_then(Value::as_str).unwrap_or("ok") {
             "product-error" => Ok(output(envelope.clone(), true)),
             "protocol-error" => Err(ProtocolError::invalid_params(
@@ -69,7 +75,14 @@ impl Tool for Propose {
     }
 
     fn call(&self, _: &CallContext<'_>, _: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
-        Ok(ToolOutput { text: "{}".to_owned(), structured: json!({}), is_error: false })
+        let structured = serde_json::value::RawValue::from_string("{}".to_owned()).expect("JSON");
+        Ok(ToolOutput {
+            text: "{}".to_owned(),
+            structured: Some(structured),
+            is_error: false,
+            error_code: None,
+            repo_path: None,
+        })
     }
 }
 

@@ -4,6 +4,7 @@
 //! result in the envelope of SPEC §4.2.
 
 use fluxgit_engine::facets::Facet;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 /// What a tool call needs besides its arguments.
@@ -85,10 +86,23 @@ pub struct ToolDefinition {
 pub struct ToolOutput {
     /// The compact JSON of the envelope: exactly what goes into `content[0].text` and what budgets are measured on.
     pub text: String,
-    /// The same envelope as a value, for `structuredContent`.
-    pub structured: Value,
+    /// The envelope as JSON text for `structuredContent` (the same text as `text` but for `format: "text"`), written
+    /// into the response as it is: never parsed back into a value. `None` leaves `structuredContent` out.
+    pub structured: Option<Box<RawValue>>,
     /// `true` for product errors (100xx), which are tool results, not JSON-RPC errors (SPEC §4.3).
     pub is_error: bool,
+    /// The product error's code (`error.code` of the envelope) when `is_error`, for the audit ledger.
+    pub error_code: Option<i64>,
+    /// The envelope's `repoPath`, for the presence file.
+    pub repo_path: Option<String>,
+}
+
+impl ToolOutput {
+    /// `structured` parsed into a value (`Null` without one), for callers that inspect the envelope (tests); the
+    /// server itself never parses it.
+    pub fn structured_value(&self) -> Value {
+        self.structured.as_deref().map_or(Value::Null, |raw| serde_json::from_str(raw.get()).expect("raw JSON parses"))
+    }
 }
 
 /// A failure that must become a JSON-RPC error (SPEC §4.3), e.g. invalid params with `data.reason`.

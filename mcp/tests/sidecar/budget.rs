@@ -66,7 +66,7 @@ pub(crate) fn check_budget(
     let tokens = count_tokens(&cut.text);
     assert!(tokens as u64 <= budget, "{label}: {tokens} tokens over a budget of {budget}");
     assert!(!cut.is_error, "{label}: {}", cut.text);
-    let cut_value = &cut.structured;
+    let cut_value = &cut.structured_value();
     for ((section, pointer), total) in sections.iter().zip(totals) {
         let shown = list_len(cut_value, pointer);
         let omitted = cut_value.pointer(&format!("/omitted/{section}")).and_then(Value::as_u64).unwrap_or(0) as usize;
@@ -124,9 +124,10 @@ pub(crate) fn check_text_budget(
     let tokens = count_tokens(&cut.text);
     assert!(tokens as u64 <= budget, "{label} text: {tokens} tokens over a budget of {budget}\n{}", cut.text);
     for ((section, pointer), total) in sections.iter().zip(totals) {
-        let shown = list_len(&cut.structured, pointer);
+        let shown = list_len(&cut.structured_value(), pointer);
         let omitted =
-            cut.structured.pointer(&format!("/omitted/{section}")).and_then(Value::as_u64).unwrap_or(0) as usize;
+            cut.structured_value().pointer(&format!("/omitted/{section}")).and_then(Value::as_u64).unwrap_or(0)
+                as usize;
         assert_eq!(shown + omitted, *total, "{label} text: {section} shown {shown} + omitted {omitted} != {total}");
         if omitted > 0 {
             assert!(cut.text.contains(&format!("... {omitted} more")), "{label} text: {section} cut not stated");
@@ -167,8 +168,8 @@ fn brief_fits_every_budget() {
             json!({"repoPath": path, "recentCommits": 20, "maxTokens": 1_000_000}),
         )
         .expect("full");
-        assert!(full.structured.get("omitted").is_none(), "nothing cut at an unlimited budget");
-        let full = full.structured;
+        assert!(full.structured_value().get("omitted").is_none(), "nothing cut at an unlimited budget");
+        let full = full.structured_value();
         let commits = git_count(&fixture, &["rev-list", "--max-count=20", "HEAD"]);
         let totals = [
             list_len(&full, "/data/hints"),
@@ -206,7 +207,7 @@ fn status_and_refs_fit_every_budget() {
         let (fixture, engine, registry, path) = setup(scenario);
         let status_full = call(&registry, &engine, "repo.status", json!({"repoPath": path, "maxTokens": 1_000_000}))
             .expect("full")
-            .structured;
+            .structured_value();
         let porcelain = |filter: &dyn Fn(&str) -> bool| {
             let output = fixture.git_raw(&["status", "--porcelain"]);
             String::from_utf8_lossy(&output.stdout).lines().filter(|l| filter(l)).count()
@@ -221,7 +222,7 @@ fn status_and_refs_fit_every_budget() {
         ];
         let refs_full = call(&registry, &engine, "repo.refs", json!({"repoPath": path, "maxTokens": 1_000_000}))
             .expect("full")
-            .structured;
+            .structured_value();
         let refs_totals = [
             git_count(&fixture, &["for-each-ref", "refs/heads"]),
             git_count(&fixture, &["remote"]),
@@ -251,7 +252,7 @@ fn status_and_refs_fit_every_budget() {
             }
             match call(&registry, &engine, "repo.refs", json!({"repoPath": path, "maxTokens": budget})) {
                 Ok(cut) => {
-                    check_refs_counts(&cut.structured, &refs_totals, &label);
+                    check_refs_counts(&cut.structured_value(), &refs_totals, &label);
                     cuts += usize::from(check_budget(&refs_full, &cut, budget, REFS_SECTIONS, &refs_totals, &label))
                 }
                 Err(err) => assert!(err.starts_with("-32602") && budget < 200, "{label}: {err}"),

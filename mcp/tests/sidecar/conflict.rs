@@ -166,7 +166,7 @@ fn conflict_read_fits_every_budget_and_counts_what_it_cut() {
             let arguments = json!({"repoPath": repo, "maxTokens": max_tokens});
             tool.call(&ctx, arguments.as_object().expect("object")).expect("conflict.read")
         };
-        let full = run(200_000).structured;
+        let full = run(200_000).structured_value();
         assert!(full.get("omitted").is_none(), "nothing cut at the largest budget");
         let unmerged = fixture.git(&["diff", "--name-only", "--diff-filter=U"]).lines().count();
         let contents = |value: &Value, field: &str| -> usize {
@@ -182,7 +182,7 @@ fn conflict_read_fits_every_budget_and_counts_what_it_cut() {
             let label = format!("{} @{budget}", scenario.name());
             let cut = run(budget);
             assert!(count_tokens(&cut.text) as u64 <= budget, "{label}: over budget");
-            let value = &cut.structured;
+            let value = &cut.structured_value();
             let omitted = |name: &str| value.pointer(&format!("/omitted/{name}")).and_then(Value::as_u64).unwrap_or(0);
             let files = value["data"]["files"].as_array().expect("files").len();
             assert_eq!(value["data"]["conflictedFiles"], unmerged, "{label}: exact count");

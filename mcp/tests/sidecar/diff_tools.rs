@@ -127,9 +127,10 @@ fn checked(registry: &Registry, engine: &Engine, tool: &str, arguments: Value, b
     assert!(tokens <= budget, "{tool}: {tokens} tokens over a budget of {budget}");
     let schema = &registry.lookup(tool).expect("registered").definition().output_schema;
     let validator = jsonschema::validator_for(schema).expect("the output schema compiles");
-    let errors: Vec<String> = validator.iter_errors(&output.structured).map(|error| error.to_string()).collect();
+    let errors: Vec<String> =
+        validator.iter_errors(&output.structured_value()).map(|error| error.to_string()).collect();
     assert!(errors.is_empty(), "{tool}: output does not match its schema: {errors:?}");
-    output.structured
+    output.structured_value()
 }
 
 #[test]

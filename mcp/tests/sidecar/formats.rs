@@ -477,11 +477,11 @@ fn text_and_json_carry_the_same_facts() {
                 envelope
             };
             assert_eq!(
-                without_clock(text_answer.structured.clone()),
-                without_clock(json_answer.structured.clone()),
+                without_clock(text_answer.structured_value()),
+                without_clock(json_answer.structured_value()),
                 "{label}: structuredContent stays the JSON"
             );
-            check_same_facts(tool, &label, &text_answer.text, &json_answer.structured);
+            check_same_facts(tool, &label, &text_answer.text, &json_answer.structured_value());
         }
     }
 }
@@ -508,7 +508,7 @@ fn text_fits_every_budget_and_states_its_cuts() {
                 };
                 let tokens = count_tokens(&answer.text);
                 assert!(tokens as u64 <= budget, "{label}: {tokens} tokens\n{}", answer.text);
-                let omitted = answer.structured["omitted"].as_object().cloned().unwrap_or_default();
+                let omitted = answer.structured_value()["omitted"].as_object().cloned().unwrap_or_default();
                 for (section, n) in &omitted {
                     let stated =
                         if section == "hunks" { format!("{n} hunks left out") } else { format!("... {n} more") };

@@ -124,7 +124,7 @@ fn scope_fits_every_budget() {
     let output_schema = jsonschema::validator_for(&definition.output_schema).expect("a valid schema");
     for path in [".", "packages/web", "packages/shared"] {
         let arguments = |max_tokens: u64| json!({"repoPath": repo, "path": path, "churnDays": 365, "recentCommits": 20, "maxTokens": max_tokens});
-        let full = call_tool(&registry, &engine, "repo.scope", arguments(1_000_000)).expect("full").structured;
+        let full = call_tool(&registry, &engine, "repo.scope", arguments(1_000_000)).expect("full").structured_value();
         assert!(full.get("omitted").is_none(), "nothing cut at an unlimited budget");
         assert!(output_schema.is_valid(&full), "{path}: the result fits the advertised outputSchema: {full}");
         let status = |prefix: &dyn Fn(&str) -> bool| {
@@ -145,7 +145,7 @@ fn scope_fits_every_budget() {
             let label = format!("repo.scope {path} @{budget}");
             match call_tool(&registry, &engine, "repo.scope", arguments(budget)) {
                 Ok(cut) => {
-                    assert!(output_schema.is_valid(&cut.structured), "{label}: outputSchema");
+                    assert!(output_schema.is_valid(&cut.structured_value()), "{label}: outputSchema");
                     cuts += usize::from(check_budget(&full, &cut, budget, SCOPE_SECTIONS, &totals, &label))
                 }
                 Err(err) => assert!(err.starts_with("-32602") && budget < 400, "{label}: {err}"),
