@@ -92,7 +92,7 @@ fn containing_root(path: &Path, allowed_roots: &[PathBuf]) -> Result<PathBuf> {
 /// Open options for reads: lenient config, no git binary consulted, and the index read as git reads it: without
 /// hashing the whole file to check its trailing checksum. git checks it only in `git fsck` (`read-cache.c`,
 /// `verify_index_checksum`); gix checks it unless `index.skipHash` is set, and on a 100,000-entry index (9 MB) that
-/// SHA-1 was half of a cold `repo.status`'s instructions. gix reads `index.skipHash` only to decide that check and
+/// SHA-1 was 230M instructions of every cold `repo.status`. gix reads `index.skipHash` only to decide that check and
 /// when writing an index, which the engine never does.
 pub(crate) fn open_options() -> gix::open::Options {
     gix::open::Options::default().strict_config(false).config_overrides(["index.skipHash=true"])

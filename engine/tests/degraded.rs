@@ -199,7 +199,7 @@ fn a_missing_blob_bad_refs_and_broken_worktrees_are_marked() {
 
 /// git reads an index without checking its trailing checksum (only `git fsck` checks it: `read-cache.c`,
 /// `verify_index_checksum`), so an index whose checksum is wrong but whose entries are whole still gives a status;
-/// the engine reads it the same way (it does not hash the index: on 100,000 entries that was half a cold status).
+/// the engine reads it the same way (it does not hash the index: on 100,000 entries that was 230M instructions).
 /// Fails when the repository is opened without `index.skipHash` (gix then refuses the index).
 #[test]
 fn an_index_with_a_wrong_checksum_is_read_as_git_reads_it() {

@@ -112,11 +112,15 @@ pub(crate) fn read(
     with_unmerged_files: bool,
     interrupt: &Interrupt,
 ) -> Result<Snapshot> {
-    let mut snapshot = match side {
+    let snapshot = match side {
         Side::Empty => Snapshot { state: gix::index::State::new(repo.object_hash()), unmerged: BTreeMap::new() },
         Side::Tree(tree) => {
             let file = repo.index_from_tree(&tree).map_err(|err| Error::git("a tree", err))?;
-            Snapshot { state: file.into(), unmerged: BTreeMap::new() }
+            let mut state: gix::index::State = file.into();
+            if !filter.is_everything() {
+                state.remove_entries(|_, path, _| !filter.matches(path));
+            }
+            Snapshot { state, unmerged: BTreeMap::new() }
         }
         Side::Index => {
             let mut snapshot = index(repo, filter)?;
@@ -125,15 +129,11 @@ pub(crate) fn read(
         }
         Side::Worktree => worktree(repo, filter, with_unmerged_files, interrupt)?,
     };
-    if !filter.is_everything() {
-        snapshot.state.remove_entries(|_, path, _| !filter.matches(path));
-        snapshot.unmerged.retain(|path, _| filter.matches(path.as_ref()));
-    }
     Ok(snapshot)
 }
 
-/// The index with its unmerged entries set apart; with a filter of a few paths ([`PathFilter::only`]) only their
-/// entries, found by search (the index's other entries are neither copied nor looked at), else all of them.
+/// The entries of the index that `filter` matches, its unmerged ones set apart: a path set's ([`PathFilter::only`])
+/// found by search (the index's other entries are neither copied nor looked at), else the index copied and cut.
 fn index(repo: &gix::Repository, filter: &PathFilter) -> Result<Snapshot> {
     let index = repo.index_or_empty().map_err(|err| Error::git("the index", err))?;
     if index.is_sparse() {
@@ -151,7 +151,13 @@ fn index(repo: &gix::Repository, filter: &PathFilter) -> Result<Snapshot> {
             }
             state
         }
-        None => gix::index::State::clone(&index),
+        None => {
+            let mut state = gix::index::State::clone(&index);
+            if !filter.is_everything() {
+                state.remove_entries(|_, path, _| !filter.matches(path));
+            }
+            state
+        }
     };
     let mut unmerged: BTreeMap<BString, Stages> = BTreeMap::new();
     state.remove_entries(|_, path, entry| {
@@ -180,11 +186,8 @@ fn worktree(
             "WORKTREE names nothing here: the repository is bare and has no work tree",
         ));
     };
+    // Only the files the caller asked for: status is the expensive part.
     let Snapshot { mut state, unmerged } = index(repo, filter)?;
-    // Only look at files the caller asked for: status is the expensive part.
-    if !filter.is_everything() {
-        state.remove_entries(|_, path, _| !filter.matches(path));
-    }
     let to_err = |err| Error::git("work-tree files", err);
     let mut updates = Vec::new();
     {

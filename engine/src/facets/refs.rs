@@ -224,31 +224,39 @@ pub fn branches(repo: &gix::Repository, unreadable: &mut Vec<Unreadable>) -> Res
 /// # Errors
 /// Those of [`gix::Reference::peel_to_id`].
 pub fn peel_to_id(reference: &mut gix::Reference<'_>) -> gix::Result<gix::ObjectId> {
+    peel(reference).map(|(id, _)| id)
+}
+
+/// [`peel_to_id`], with the kind of the object it ends at when a header read on the way told it.
+fn peel(reference: &mut gix::Reference<'_>) -> gix::Result<(gix::ObjectId, Option<gix::object::Kind>)> {
     use gix::objs::FindHeader as _;
     if let Some(peeled) = reference.inner.peeled {
-        return Ok(peeled);
+        return Ok((peeled, None));
     }
     if let Some(mut id) = reference.try_id().map(gix::Id::detach) {
         let repo = reference.repo;
         while let Ok(Some(header)) = repo.objects.try_header(&id) {
             if header.kind != gix::object::Kind::Tag {
-                return Ok(id);
+                return Ok((id, Some(header.kind)));
             }
             let Some(target) = repo.find_tag(id).ok().and_then(|tag| tag.target_id().ok()) else { break };
             id = target.detach();
         }
     }
-    reference.peel_to_id().map(gix::Id::detach)
+    reference.peel_to_id().map(|id| (id.detach(), None))
 }
 
 /// The commit `reference` peels to, as [`gix::Reference::peel_to_commit`] finds it but without inflating it:
-/// [`peel_to_id`], then the object's header kind. `None` when the ref does not peel or peels to no commit (a tag of
-/// a tree or a blob): the refs git skips when it wants commits.
+/// [`peel_to_id`], then the object's kind (from the header read on the way, or read now). `None` when the ref does
+/// not peel or peels to no commit (a tag of a tree or a blob): the refs git skips when it wants commits.
 pub fn peel_to_commit_id(reference: &mut gix::Reference<'_>) -> Option<gix::ObjectId> {
     use gix::objs::FindHeader as _;
-    let id = peel_to_id(reference).ok()?;
-    let header = reference.repo.objects.try_header(&id).ok()??;
-    (header.kind == gix::object::Kind::Commit).then_some(id)
+    let (id, kind) = peel(reference).ok()?;
+    let kind = match kind {
+        Some(kind) => kind,
+        None => reference.repo.objects.try_header(&id).ok()??.kind,
+    };
+    (kind == gix::object::Kind::Commit).then_some(id)
 }
 
 /// Short names of all local branches in ref-name order, without reading upstreams.
