@@ -206,7 +206,7 @@ impl Engine {
         // A commit is read when its parent is queued (its date), when it is taken from the queue (its parents) and
         // when it is shown (author, subject): kept in memory for the call, it is inflated from the pack once.
         let mut git = repo.git.clone();
-        git.object_cache_size_if_unset(OBJECT_CACHE_BYTES);
+        crate::objects::read_packs_first(&mut git, OBJECT_CACHE_BYTES);
         let git = &git;
         let repository = digest(&[&repo.location.common_dir.display().to_string()], 12);
         let query = digest(&[&start, options.path.as_deref().unwrap_or("")], 8);

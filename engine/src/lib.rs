@@ -40,6 +40,7 @@ pub mod history;
 pub mod index;
 pub mod interrupt;
 mod o200k;
+mod objects;
 mod pack_index;
 pub mod reflog;
 pub mod refs;

@@ -6,6 +6,8 @@
 //! 20 bytes per id looked at. gix's `pack::index::File::at` instead checks the size of the whole file by reading
 //! every entry of its 32-bit offset table (3.4 MB in git/git's pack) before the first lookup, which was most of a
 //! first abbreviation; git checks only the file's length against the object count, as [`IndexFile::open`] does.
+//! [`IndexFile::pack_offset`] then reads where an entry sits in its pack, for the engine's direct object reads
+//! ([`crate::objects`]).
 
 use std::fs::File;
 use std::os::unix::fs::FileExt as _;
@@ -84,6 +86,14 @@ pub(crate) struct IndexFile {
     /// Where the `n`th id starts: `ids_at + n * stride`.
     ids_at: u64,
     stride: u64,
+    /// Where the `n`th entry's pack offset starts: `offsets_at + n * stride` in version 1 (4 bytes before each
+    /// id), `offsets_at + n * 4` in version 2 (the 32-bit offset table after the CRCs).
+    offsets_at: u64,
+    /// Version 2's table of 64-bit offsets, which a 32-bit entry with its high bit set points into; `None` in
+    /// version 1.
+    large_offsets_at: Option<u64>,
+    /// The file's length in bytes.
+    len: u64,
     hash: gix::hash::Kind,
 }
 
@@ -120,7 +130,13 @@ impl IndexFile {
             return Err(invalid("too short for its object count"));
         }
         let (ids_at, stride) = if v2 { (header, hash_len) } else { (header + 4, hash_len + 4) };
-        Ok(Self { file, fan, ids_at, stride, hash })
+        let (offsets_at, large_offsets_at) = if v2 {
+            let offsets_at = header + objects * (hash_len + 4);
+            (offsets_at, Some(offsets_at + objects * 4))
+        } else {
+            (header, None)
+        };
+        Ok(Self { file, fan, ids_at, stride, offsets_at, large_offsets_at, len, hash })
     }
 
     /// The number of objects the index lists.
@@ -137,6 +153,34 @@ impl IndexFile {
         let bytes = &mut bytes[..self.hash.len_in_bytes()];
         self.file.read_exact_at(bytes, self.ids_at + u64::from(n) * self.stride)?;
         gix::ObjectId::try_from(&*bytes).map_err(std::io::Error::other)
+    }
+
+    /// Where the `n`th entry (in sorted id order) starts in the pack, in bytes from the pack's start. A version 2
+    /// entry of 2 GiB or more is read from the 64-bit table, which this checks lies inside the file before the
+    /// trailing checksums (git's `nth_packed_object_offset`).
+    ///
+    /// # Errors
+    /// The read fails, or the 64-bit entry named lies outside its table.
+    pub(crate) fn pack_offset(&self, n: u32) -> std::io::Result<u64> {
+        let step = if self.large_offsets_at.is_some() { 4 } else { self.stride };
+        let mut word = [0u8; 4];
+        self.file.read_exact_at(&mut word, self.offsets_at + u64::from(n) * step)?;
+        let offset = u32::from_be_bytes(word);
+        match self.large_offsets_at {
+            Some(table) if offset & 0x8000_0000 != 0 => {
+                let at = table + u64::from(offset & 0x7fff_ffff) * 8;
+                if at + 8 > self.len.saturating_sub(2 * self.hash.len_in_bytes() as u64) {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        "pack index names a 64-bit offset outside its table",
+                    ));
+                }
+                let mut large = [0u8; 8];
+                self.file.read_exact_at(&mut large, at)?;
+                Ok(u64::from_be_bytes(large))
+            }
+            _ => Ok(u64::from(offset)),
+        }
     }
 
     /// Where `id` sits in the index ([`search`]).

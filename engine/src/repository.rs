@@ -56,7 +56,8 @@ pub fn resolve(repo_path: &str, allowed_roots: &[PathBuf]) -> Result<(Location, 
     for location in [&root, &git_dir, &common_dir] {
         containing_root(location, allowed_roots)?;
     }
-    let repo = without_filter_drivers(repo)?;
+    let mut repo = without_filter_drivers(repo)?;
+    crate::objects::read_packs_first(&mut repo, 0);
     Ok((Location { root, requested, git_dir, common_dir, allowed_root }, repo))
 }
 

@@ -338,7 +338,7 @@ fn finish_or_undo(operation: Activity) -> &'static str {
 /// with the names of the drivers removed.
 fn scratch(repo: &gix::Repository) -> Result<(gix::Repository, Vec<String>)> {
     let mut scratch = repo.clone().with_object_memory();
-    scratch.object_cache_size_if_unset(4 * 1024 * 1024);
+    crate::objects::read_packs_first(&mut scratch, 4 * 1024 * 1024);
     let drivers: Vec<BString> = scratch
         .config_snapshot()
         .plumbing()

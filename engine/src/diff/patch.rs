@@ -41,6 +41,8 @@ pub(crate) struct Rendered {
 /// Renders changes; owns the resource cache that reads their content.
 pub(crate) struct Renderer<'repo> {
     repo: &'repo gix::Repository,
+    /// The repository's objects, headers read from the packs directly while lookups last.
+    objects: crate::objects::DirectHeaders<'repo>,
     cache: gix::diff::blob::Platform,
     algorithm: Algorithm,
     with_patch: bool,
@@ -83,7 +85,9 @@ impl<'repo> Renderer<'repo> {
         let cache = super::changes::resource_cache(repo, roots, attributes)?;
         let algorithm = cache.options.algorithm.unwrap_or(Algorithm::Myers);
         let with_patch = output != Output::Listing;
-        Ok(Self { repo, cache, algorithm, with_patch, binary_content: output == Output::PatchWithBinary, new_root })
+        let objects = crate::objects::DirectHeaders::new(repo);
+        let binary_content = output == Output::PatchWithBinary;
+        Ok(Self { repo, objects, cache, algorithm, with_patch, binary_content, new_root })
     }
 
     /// Renders one change.
@@ -280,8 +284,10 @@ impl<'repo> Renderer<'repo> {
             }
             return std::fs::read(&path).map(Some).map_err(|err| to_err(err.to_string()));
         }
-        let header = self.repo.find_header(entry.id).map_err(|err| to_err(err.to_string()))?;
-        if header.size() > MAX_BINARY_BYTES {
+        let header = gix::objs::FindHeader::try_header(&self.objects, &entry.id)
+            .map_err(|err| to_err(err.to_string()))?
+            .ok_or_else(|| to_err(format!("object {} not found", entry.id)))?;
+        if header.size > MAX_BINARY_BYTES {
             return Ok(None);
         }
         let object = self.repo.find_object(entry.id).map_err(|err| to_err(err.to_string()))?;
@@ -298,7 +304,7 @@ impl<'repo> Renderer<'repo> {
             return Err(Error::git("a diff", format!("{} has an unknown mode {:o}", entry.path, entry.mode.bits())));
         };
         self.cache
-            .set_resource(entry.id, mode.kind(), entry.path.as_ref(), kind, &self.repo.objects)
+            .set_resource(entry.id, mode.kind(), entry.path.as_ref(), kind, &self.objects)
             .map_err(|err| Error::git("file content", err))?;
         let resource = self.cache.resource(kind).ok_or_else(|| Error::git("file content", "resource not set"))?;
         Ok(match resource.data {

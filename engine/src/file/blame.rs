@@ -226,7 +226,7 @@ pub fn read(repo: &gix::Repository, options: &Options) -> Result<Full> {
     file.check()?;
     let shallow = Shallow::read(repo)?;
     let mut repo = repo.clone();
-    repo.object_cache_size_if_unset(OBJECT_CACHE_BYTES);
+    crate::objects::read_packs_first(&mut repo, OBJECT_CACHE_BYTES);
     let (blamed_id, commit_id, data, uncommitted, rev) = match file.rev.as_deref() {
         None if repo.workdir().is_some() => {
             // The commit standing for the work tree lives in memory only.
