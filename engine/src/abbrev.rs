@@ -93,20 +93,11 @@ impl Abbrev {
             }
         };
         for pack in &self.packs {
-            let Ok(found) = pack.search(&id) else {
+            let Ok(located) = pack.locate(&id) else {
                 return hex;
             };
             // The id sorted after it (or the one in its place when absent) and the one before.
-            let (after, before) = match found {
-                Ok(at) => (at + 1, at.checked_sub(1)),
-                Err(at) => (at, at.checked_sub(1)),
-            };
-            for neighbour in [Some(after).filter(|&at| at < pack.num_objects()), before].into_iter().flatten() {
-                match pack.id_at(neighbour) {
-                    Ok(other) => extend(&other),
-                    Err(_) => return hex,
-                }
-            }
+            located.after.iter().chain(&located.before).for_each(|other| extend(other));
         }
         self.loose(id.first_byte()).iter().for_each(|other| extend(other));
         hex.truncate(len);

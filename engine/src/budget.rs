@@ -274,18 +274,20 @@ pub(crate) fn fit_sections<T>(
     cut: &dyn Fn(&T, &[usize]) -> T,
     measure: &mut Measure<'_, T>,
 ) -> Result<Budgeted<T>> {
+    let fitting = Fitting::within(max_tokens);
+    // The whole answer first: a field it leaves out because its lists say it ([`crate::Implied`], e.g. counts
+    // equal to the lists' lengths) comes back in every cut answer, so the whole one can fit where a cut one does not.
+    // It is the answer when it fits (nothing omitted: `from_counts` of the totals is empty).
+    let whole_answer = Budgeted { data: cut(full, totals), omitted: Omitted::default() };
+    let whole = measure(&whole_answer);
+    if whole <= max_tokens {
+        return Ok(whole_answer);
+    }
+    drop((fitting, whole_answer));
     let mut candidate = |shown: &[usize]| {
         let data = cut(full, shown);
         measure(&Budgeted { data, omitted: Omitted::from_counts(names, totals, shown) })
     };
-    let fitting = Fitting::within(max_tokens);
-    // The whole answer first: a field it leaves out because its lists say it ([`crate::Implied`], e.g. counts
-    // equal to the lists' lengths) comes back in every cut answer, so the whole one can fit where a cut one does not.
-    let whole = candidate(totals);
-    if whole <= max_tokens {
-        return Ok(Budgeted { data: cut(full, totals), omitted: Omitted::default() });
-    }
-    drop(fitting);
     // [`fit`] measures the whole answer again when it is its first choice with every section full (one section, or
     // the later ones empty): that measure is the one just taken.
     let mut whole = Some(whole);

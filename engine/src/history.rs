@@ -309,7 +309,15 @@ fn fit_page(
             (*more || shown[0] < full.commits.len())
                 .then(|| Cursor { skip: cursor.skip + shown[0], ..cursor.clone() }.encode())
         });
-        Page { commits: crate::budget::first(&full.commits, shown[0]), next_cursor, ..full.clone() }
+        // Field by field: `..full.clone()` would copy every commit only to drop the copies.
+        Page {
+            start: full.start.clone(),
+            tip: full.tip.clone(),
+            path: full.path.clone(),
+            commits: crate::budget::first(&full.commits, shown[0]),
+            shallow: full.shallow,
+            next_cursor,
+        }
     };
     fit_sections(&full, &["commits"], &[full.commits.len()], max_tokens, &cut, measure)
 }
@@ -334,12 +342,16 @@ fn describe(
     })
 }
 
-/// A queued commit: newest committer date first, then first queued first (git's `prio_queue` order).
+/// A queued commit: newest committer date first, then first queued first (git's `prio_queue` order; `order` is
+/// unique, so `parents` never decides).
 #[derive(PartialEq, Eq, PartialOrd, Ord)]
 struct Queued {
     time: i64,
     order: std::cmp::Reverse<u64>,
     id: ObjectId,
+    /// Its parents as the walk follows them, read with its date when it was queued; `None` for the tip, queued
+    /// unread.
+    parents: Option<Vec<ObjectId>>,
 }
 
 /// What one [`Walk::step`] reached.
@@ -406,7 +418,7 @@ impl Walk {
             lows: Vec::new(),
         };
         walk.seen.insert(tip);
-        walk.push(tip, 0);
+        walk.push(tip, 0, None);
         Ok(walk)
     }
 
@@ -440,9 +452,8 @@ impl Walk {
         self.queued = 0;
         for tip in tips {
             if limit.contains(&tip) && self.seen.insert(tip) {
-                let commit = repo.find_commit(tip).map_err(|err| Error::git("commit", err))?;
-                let time = commit.time().map_err(|err| Error::git("commit date", err))?;
-                self.push(tip, time.seconds);
+                let (time, parents) = self.date_and_parents(repo, tip)?;
+                self.push(tip, time, Some(parents));
             }
         }
         self.limit = Some(limit);
@@ -460,8 +471,8 @@ impl Walk {
         self.interrupt = interrupt.clone();
     }
 
-    fn push(&mut self, id: ObjectId, time: i64) {
-        self.queue.push(Queued { time, order: std::cmp::Reverse(self.queued), id });
+    fn push(&mut self, id: ObjectId, time: i64, parents: Option<Vec<ObjectId>>) {
+        self.queue.push(Queued { time, order: std::cmp::Reverse(self.queued), id, parents });
         self.queued += 1;
     }
 
@@ -470,11 +481,32 @@ impl Walk {
             return Ok(());
         }
         if self.seen.insert(id) {
-            let commit = repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
-            let time = commit.time().map_err(|err| Error::git("commit date", err))?;
-            self.push(id, time.seconds);
+            let (time, parents) = self.date_and_parents(repo, id)?;
+            self.push(id, time, Some(parents));
         }
         Ok(())
+    }
+
+    /// Commit `id`'s committer date (seconds since the epoch) and its parents as git walks them (none for a
+    /// shallow boundary), from one pass over its header.
+    fn date_and_parents(&self, repo: &gix::Repository, id: ObjectId) -> Result<(i64, Vec<ObjectId>)> {
+        use gix::objs::commit::ref_iter::Token;
+        let commit = repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
+        let mut parents = Vec::new();
+        for token in commit.iter() {
+            match token.map_err(|err| Error::git("commit", err))? {
+                Token::Parent { id } => parents.push(id),
+                Token::Committer { signature } => {
+                    let time = signature.time().map_err(|err| Error::git("commit date", err))?;
+                    if self.shallow.is_boundary(&id) {
+                        parents.clear();
+                    }
+                    return Ok((time.seconds, parents));
+                }
+                _ => {}
+            }
+        }
+        Err(Error::git("commit date", format!("commit {id} has no committer")))
     }
 
     /// The next commit `git log` would show, or `None` at the end of history.
@@ -494,9 +526,11 @@ impl Walk {
     pub(crate) fn step(&mut self, repo: &gix::Repository, below: Option<i64>) -> Result<Step> {
         loop {
             self.interrupt.check()?;
-            let Some(Queued { id, .. }) = self.queue.pop() else { return Ok(Step::End) };
-            let commit = repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
-            let time = commit.time().map_err(|err| Error::git("commit date", err))?.seconds;
+            let Some(Queued { id, time, parents, .. }) = self.queue.pop() else { return Ok(Step::End) };
+            let (time, parents) = match parents {
+                Some(parents) => (time, parents),
+                None => self.date_and_parents(repo, id)?,
+            };
             self.pops += 1;
             if self.lows.last().is_none_or(|(_, low)| time < *low) {
                 self.lows.push((self.pops - 1, time));
@@ -508,7 +542,6 @@ impl Walk {
                 }
                 continue;
             }
-            let parents = self.shallow.parents(&commit);
             let Some(path) = self.path.clone() else {
                 for parent in parents {
                     self.enqueue(repo, parent)?;

@@ -270,7 +270,8 @@ mod tests {
     }
 
     /// Every packed object reads as `git cat-file` prints it, served from the pack: objects stored whole, deltas
-    /// on a base at an offset, deltas on a base named by id, and entries found through the 64-bit offset table.
+    /// on a base at an offset, deltas on a base named by id, entries found through the 64-bit offset table, and
+    /// a version 1 index.
     /// Mutants that misplace the offset tables or drop the id-named bases fail it (their reads fall back to gix,
     /// which still answers, so the count of direct reads is checked too).
     #[test]
@@ -297,6 +298,10 @@ mod tests {
         let (index, pack) = (index.to_str().expect("utf-8"), pack.to_str().expect("utf-8"));
         fixture.git(&["index-pack", "--index-version=2,0x20", "-o", index, pack]);
         assert_eq!(read_all(&fixture, usize::MAX), (read, read), "64-bit offsets");
+        // Version 1: each offset before its id.
+        std::fs::remove_file(index).expect("removes the index");
+        fixture.git(&["index-pack", "--index-version=1", "-o", index, pack]);
+        assert_eq!(read_all(&fixture, usize::MAX), (read, read), "a version 1 index");
     }
 
     /// Once the lookups are spent, and for loose objects, gix's store answers: every object still reads as git

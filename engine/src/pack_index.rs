@@ -1,13 +1,12 @@
 //! Pack index files (`objects/pack/*.idx`) searched without loading them whole.
 //!
-//! [`search`] is the one id search of the engine over a pack index's sorted id table: the blame reader
-//! (`file/packs.rs`, over gix's mapped index) and the abbreviations (`abbrev.rs`, over [`IndexFile`]) both use it.
-//! [`IndexFile`] reads an index through positioned reads: the header and fan-out table (1 KiB) when opened, then
-//! 20 bytes per id looked at. gix's `pack::index::File::at` instead checks the size of the whole file by reading
+//! [`search`] is the id search of the blame reader (`file/packs.rs`) over gix's mapped index. [`IndexFile`] reads
+//! an index through positioned reads: the header and fan-out table (1 KiB) when opened, then a window of ids around
+//! the place looked for ([`IndexFile::locate`], one read almost always), for the abbreviations (`abbrev.rs`, which
+//! also take the ids beside it) and the engine's direct object reads. gix's `pack::index::File::at` instead checks the size of the whole file by reading
 //! every entry of its 32-bit offset table (3.4 MB in git/git's pack) before the first lookup, which was most of a
 //! first abbreviation; git checks only the file's length against the object count, as [`IndexFile::open`] does.
-//! [`IndexFile::pack_offset`] then reads where an entry sits in its pack, for the engine's direct object reads
-//! ([`crate::objects`]).
+//! [`IndexFile::pack_offset`] then reads where an entry sits in its pack ([`crate::objects`]).
 
 use std::fs::File;
 use std::os::unix::fs::FileExt as _;
@@ -144,15 +143,22 @@ impl IndexFile {
         self.fan[255]
     }
 
-    /// The `n`th id in sorted order.
+    /// The ids from the `start`th to before the `end`th, in sorted order, read with one positioned read into
+    /// `ids` (replacing what it held).
     ///
     /// # Errors
     /// The read fails.
-    pub(crate) fn id_at(&self, n: u32) -> std::io::Result<gix::ObjectId> {
-        let mut bytes = [0u8; 32];
-        let bytes = &mut bytes[..self.hash.len_in_bytes()];
-        self.file.read_exact_at(bytes, self.ids_at + u64::from(n) * self.stride)?;
-        gix::ObjectId::try_from(&*bytes).map_err(std::io::Error::other)
+    fn read_ids(&self, start: u32, end: u32, ids: &mut Vec<gix::ObjectId>) -> std::io::Result<()> {
+        ids.clear();
+        let Some(count) = end.checked_sub(start).filter(|&count| count > 0) else { return Ok(()) };
+        let hash_len = self.hash.len_in_bytes();
+        let stride = usize::try_from(self.stride).map_err(std::io::Error::other)?;
+        let mut bytes = vec![0u8; (count as usize - 1) * stride + hash_len];
+        self.file.read_exact_at(&mut bytes, self.ids_at + u64::from(start) * self.stride)?;
+        for entry in bytes.chunks(stride) {
+            ids.push(gix::ObjectId::try_from(&entry[..hash_len]).map_err(std::io::Error::other)?);
+        }
+        Ok(())
     }
 
     /// Where the `n`th entry (in sorted id order) starts in the pack, in bytes from the pack's start. A version 2
@@ -183,13 +189,89 @@ impl IndexFile {
         }
     }
 
-    /// Where `id` sits in the index ([`search`]).
+    /// Where `id` sits in the index: `Ok(n)` when the `n`th id is `id`, else `Err(n)`, the place it would be
+    /// inserted at.
     ///
     /// # Errors
     /// A read fails.
     pub(crate) fn search(&self, id: &gix::oid) -> std::io::Result<Result<u32, u32>> {
-        search(&self.fan, id.as_bytes(), |n| self.id_at(n))
+        self.locate(id).map(|located| located.at)
     }
+
+    /// Where `id` sits in the index, with the ids beside that place ([`Located`]).
+    ///
+    /// Each positioned read is a system call, so the ids are read [`WINDOW`] at a time: the whole range of ids
+    /// sharing `id`'s first byte when it is that small, else a window around the place interpolation on the
+    /// uniformly spread ids gives (on a 558,000-object index, about 2,200 ids share a first byte and the guess is
+    /// off by a few dozen), searched in memory; the range narrows to the side of a window that does not hold the
+    /// place, and another window is read there. One read almost always.
+    ///
+    /// # Errors
+    /// A read fails.
+    pub(crate) fn locate(&self, id: &gix::oid) -> std::io::Result<Located> {
+        self.locate_in_windows(id, WINDOW)
+    }
+
+    fn locate_in_windows(&self, id: &gix::oid, window: u32) -> std::io::Result<Located> {
+        let bytes = id.as_bytes();
+        let first = usize::from(id.first_byte());
+        let (mut low, mut high) = (first.checked_sub(1).map_or(0, |previous| self.fan[previous]), self.fan[first]);
+        // The keys of the ids in [low, high) lie within [low_key, high_key].
+        let key = prefix(bytes);
+        let mut low_key = (first as u64) << 56;
+        let mut high_key = low_key | ((1 << 56) - 1);
+        let total = self.num_objects();
+        let mut ids = Vec::new();
+        loop {
+            let (start, end) = if high - low <= window {
+                (low, high)
+            } else {
+                let spread = u128::from(high_key - low_key) + 1;
+                let guess = u128::from(key.saturating_sub(low_key)) * u128::from(high - low) / spread;
+                let guess = low + u32::try_from(guess).unwrap_or(u32::MAX).min(high - low - 1);
+                let start = guess.saturating_sub(window / 2).clamp(low, high - window);
+                (start, start + window)
+            };
+            // One more id on each side: the neighbours of a place at the window's edge.
+            let read_start = start.saturating_sub(1);
+            self.read_ids(read_start, (end + 1).min(total), &mut ids)?;
+            let inner = &ids[(start - read_start) as usize..][..(end - start) as usize];
+            let place = inner.binary_search_by(|other| other.as_bytes().cmp(bytes));
+            match place {
+                Err(0) if start > low => {
+                    high = start;
+                    high_key = prefix(inner[0].as_bytes());
+                }
+                Err(past) if past == inner.len() && end < high => {
+                    low = end;
+                    low_key = prefix(inner[past - 1].as_bytes());
+                }
+                _ => {
+                    let at = place.map(|n| start + n as u32).map_err(|n| start + n as u32);
+                    let beside = |n: u32| n.checked_sub(read_start).and_then(|n| ids.get(n as usize)).copied();
+                    let (before, after) = match at {
+                        Ok(n) => (n.checked_sub(1), n + 1),
+                        Err(n) => (n.checked_sub(1), n),
+                    };
+                    return Ok(Located { at, before: before.and_then(beside), after: beside(after) });
+                }
+            }
+        }
+    }
+}
+
+/// Ids an [`IndexFile`] search reads at a time (2.5 KiB of SHA-1 ids).
+const WINDOW: u32 = 128;
+
+/// Where an id sits in a pack index ([`IndexFile::locate`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Located {
+    /// `Ok(n)` when the `n`th id is the one looked for, else `Err(n)`, the place it would be inserted at.
+    pub(crate) at: Result<u32, u32>,
+    /// The id sorted right before that place, if any.
+    pub(crate) before: Option<gix::ObjectId>,
+    /// The id sorted right after it (after the id itself when found; the one in its place when absent), if any.
+    pub(crate) after: Option<gix::ObjectId>,
 }
 
 #[cfg(test)]
@@ -226,9 +308,78 @@ mod tests {
                 assert_eq!(index.search(&absent).expect("reads"), expected, "{absent}");
             }
         }
+        for window in [1, 2, 3, 5] {
+            assert_located(&index, &ids, window);
+        }
         let short = fixture.path().join("short.idx");
         let bytes = std::fs::read(&idx).expect("reads");
         std::fs::write(&short, &bytes[..bytes.len() - 41]).expect("writes");
         assert!(IndexFile::open(&short, gix::hash::Kind::Sha1).is_err());
+    }
+
+    /// Checks [`IndexFile::locate_in_windows`] against the sorted `ids` the index lists: for each id, and for
+    /// absent ids beside it, the place and both neighbours.
+    fn assert_located(index: &IndexFile, ids: &[gix::ObjectId], window: u32) {
+        let expect = |id: &gix::ObjectId| {
+            let at = ids.binary_search(id).map(|n| n as u32).map_err(|n| n as u32);
+            let (before, after) = match at {
+                Ok(n) => (n.checked_sub(1), n + 1),
+                Err(n) => (n.checked_sub(1), n),
+            };
+            let get = |n: Option<u32>| n.and_then(|n| ids.get(n as usize)).copied();
+            Located { at, before: get(before), after: get(Some(after)) }
+        };
+        for id in ids {
+            assert_eq!(index.locate_in_windows(id, window).expect("reads"), expect(id), "{id}, window {window}");
+            for byte in [19, 5, 1, 0] {
+                let mut absent = *id;
+                absent.as_mut_slice()[byte] ^= 0x5a;
+                assert_eq!(index.locate_in_windows(&absent, window).expect("reads"), expect(&absent), "{absent}");
+            }
+        }
+    }
+
+    /// With many ids per first byte (3,000 blobs written by `git fast-import`: about 12 per byte), windows smaller
+    /// than that range narrow it from either side until the place is inside one.
+    #[test]
+    fn narrowing_windows_find_the_sorted_places() {
+        use std::io::Write as _;
+        let fixture = fluxgit_fixtures::build(fluxgit_fixtures::Scenario::Diffs);
+        let mut stream = Vec::new();
+        for n in 0..3000 {
+            let content = format!("blob number {n}\n");
+            write!(stream, "blob\ndata {}\n{content}\n", content.len()).expect("writes");
+        }
+        let mut import = std::process::Command::new("git")
+            .args(["fast-import", "--quiet"])
+            .current_dir(fixture.path())
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .expect("git runs");
+        import.stdin.take().expect("stdin").write_all(&stream).expect("writes");
+        assert!(import.wait().expect("waits").success());
+        let pack_dir = fixture.path().join(".git/objects/pack");
+        let index = std::fs::read_dir(&pack_dir)
+            .expect("pack dir")
+            .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+            .filter(|path| path.extension().is_some_and(|ext| ext == "idx"))
+            .filter_map(|path| IndexFile::open(&path, gix::hash::Kind::Sha1).ok())
+            .find(|index| index.num_objects() == 3000)
+            .expect("the imported pack's index");
+        let mut ids: Vec<gix::ObjectId> = (0..3000)
+            .map(|n| {
+                gix::objs::compute_hash(
+                    gix::hash::Kind::Sha1,
+                    gix::objs::Kind::Blob,
+                    format!("blob number {n}\n").as_bytes(),
+                )
+                .expect("hashes")
+            })
+            .collect();
+        ids.sort();
+        assert_eq!(index.num_objects() as usize, ids.len());
+        for window in [1, 2, 7, 64, WINDOW] {
+            assert_located(&index, &ids, window);
+        }
     }
 }
