@@ -52,6 +52,9 @@ pub struct Abbrev {
     object_dirs: Vec<PathBuf>,
     /// Per first byte, the loose objects of that fan-out directory in every object directory.
     loose: [OnceLock<Vec<ObjectId>>; 256],
+    /// The abbreviations made so far (a page of history abbreviates most commits twice: as a commit and as its
+    /// child's parent).
+    made: std::sync::Mutex<rustc_hash::FxHashMap<ObjectId, String>>,
 }
 
 impl Abbrev {
@@ -75,12 +78,24 @@ impl Abbrev {
             ((64 - count.leading_zeros()) as usize).div_ceil(2).max(FALLBACK_LEN)
         };
         let hex_len = configured.unwrap_or_else(auto);
-        Self { hash, hex_len, packs, object_dirs, loose: std::array::from_fn(|_| OnceLock::new()) }
+        let loose = std::array::from_fn(|_| OnceLock::new());
+        Self { hash, hex_len, packs, object_dirs, loose, made: std::sync::Mutex::default() }
     }
 
     /// `id` abbreviated: the shortest prefix of at least the configured length that no other object shares; the
     /// full sha when a pack index cannot be read.
     pub fn id(&self, id: ObjectId) -> String {
+        let made = || self.made.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(hex) = made().get(&id) {
+            return hex.clone();
+        }
+        let hex = self.make(id);
+        made().insert(id, hex.clone());
+        hex
+    }
+
+    /// `id` abbreviated, looked up in the packs and loose objects ([`Abbrev::id`]).
+    fn make(&self, id: ObjectId) -> String {
         let mut hex = id.to_string();
         if self.hex_len >= hex.len() || self.hex_len == 0 || id.kind() != self.hash {
             return hex;

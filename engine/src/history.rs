@@ -329,12 +329,23 @@ fn describe(
     mailmap: &gix::mailmap::Snapshot,
     id: ObjectId,
 ) -> Result<Commit> {
+    use gix::objs::commit::ref_iter::Token;
     let commit = repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
-    let author = commit.author().map_err(|err| Error::git("commit author", err))?;
+    // Parents and author in one pass over the header (they come first, in this order).
+    let mut parents = Vec::new();
+    let mut tokens = commit.iter();
+    let author = loop {
+        match tokens.next().transpose().map_err(|err| Error::git("commit author", err))? {
+            Some(Token::Parent { id }) if !shallow.is_boundary(&commit.id) => parents.push(abbrev.id(id)),
+            Some(Token::Author { signature }) => break signature,
+            Some(_) => {}
+            None => return Err(Error::git("commit author", format!("commit {id} has no author"))),
+        }
+    };
     let time = author.time().map_err(|err| Error::git("commit author date", err))?;
     Ok(Commit {
         sha: abbrev.id(id),
-        parents: shallow.parents(&commit).iter().map(|parent| abbrev.id(*parent)).collect(),
+        parents,
         shallow: shallow.is_boundary(&id),
         author: Person::mapped(mailmap, author),
         time: iso_time(time),

@@ -143,24 +143,6 @@ impl IndexFile {
         self.fan[255]
     }
 
-    /// The ids from the `start`th to before the `end`th, in sorted order, read with one positioned read into
-    /// `ids` (replacing what it held).
-    ///
-    /// # Errors
-    /// The read fails.
-    fn read_ids(&self, start: u32, end: u32, ids: &mut Vec<gix::ObjectId>) -> std::io::Result<()> {
-        ids.clear();
-        let Some(count) = end.checked_sub(start).filter(|&count| count > 0) else { return Ok(()) };
-        let hash_len = self.hash.len_in_bytes();
-        let stride = usize::try_from(self.stride).map_err(std::io::Error::other)?;
-        let mut bytes = vec![0u8; (count as usize - 1) * stride + hash_len];
-        self.file.read_exact_at(&mut bytes, self.ids_at + u64::from(start) * self.stride)?;
-        for entry in bytes.chunks(stride) {
-            ids.push(gix::ObjectId::try_from(&entry[..hash_len]).map_err(std::io::Error::other)?);
-        }
-        Ok(())
-    }
-
     /// Where the `n`th entry (in sorted id order) starts in the pack, in bytes from the pack's start. A version 2
     /// entry of 2 GiB or more is read from the 64-bit table, which this checks lies inside the file before the
     /// trailing checksums (git's `nth_packed_object_offset`).
@@ -214,6 +196,8 @@ impl IndexFile {
 
     fn locate_in_windows(&self, id: &gix::oid, window: u32) -> std::io::Result<Located> {
         let bytes = id.as_bytes();
+        let hash_len = self.hash.len_in_bytes();
+        let stride = self.stride as usize;
         let first = usize::from(id.first_byte());
         let (mut low, mut high) = (first.checked_sub(1).map_or(0, |previous| self.fan[previous]), self.fan[first]);
         // The keys of the ids in [low, high) lie within [low_key, high_key].
@@ -221,7 +205,7 @@ impl IndexFile {
         let mut low_key = (first as u64) << 56;
         let mut high_key = low_key | ((1 << 56) - 1);
         let total = self.num_objects();
-        let mut ids = Vec::new();
+        let mut buffer = [0u8; WINDOW_BYTES];
         loop {
             let (start, end) = if high - low <= window {
                 (low, high)
@@ -232,29 +216,38 @@ impl IndexFile {
                 let start = guess.saturating_sub(window / 2).clamp(low, high - window);
                 (start, start + window)
             };
-            // One more id on each side: the neighbours of a place at the window's edge.
-            let read_start = start.saturating_sub(1);
-            self.read_ids(read_start, (end + 1).min(total), &mut ids)?;
-            let inner = &ids[(start - read_start) as usize..][..(end - start) as usize];
-            let place = inner.binary_search_by(|other| other.as_bytes().cmp(bytes));
-            match place {
-                Err(0) if start > low => {
-                    high = start;
-                    high_key = prefix(inner[0].as_bytes());
+            // One more id on each side (the neighbours of a place at the window's edge), in one read.
+            let (read_start, read_end) = (start.saturating_sub(1), (end + 1).min(total));
+            let read = if read_end > read_start { (read_end - read_start - 1) as usize * stride + hash_len } else { 0 };
+            let read = buffer.get_mut(..read).ok_or_else(|| std::io::Error::other("pack index window too large"))?;
+            self.file.read_exact_at(read, self.ids_at + u64::from(read_start) * self.stride)?;
+            let id_at = |n: u32| &read[(n - read_start) as usize * stride..][..hash_len];
+            // The first place in [start, end) whose id is not below `id`.
+            let (mut left, mut right) = (start, end);
+            while left < right {
+                let mid = left + (right - left) / 2;
+                if id_at(mid) < bytes {
+                    left = mid + 1;
+                } else {
+                    right = mid;
                 }
-                Err(past) if past == inner.len() && end < high => {
-                    low = end;
-                    low_key = prefix(inner[past - 1].as_bytes());
-                }
-                _ => {
-                    let at = place.map(|n| start + n as u32).map_err(|n| start + n as u32);
-                    let beside = |n: u32| n.checked_sub(read_start).and_then(|n| ids.get(n as usize)).copied();
-                    let (before, after) = match at {
-                        Ok(n) => (n.checked_sub(1), n + 1),
-                        Err(n) => (n.checked_sub(1), n),
-                    };
-                    return Ok(Located { at, before: before.and_then(beside), after: beside(after) });
-                }
+            }
+            if left == start && start > low && id_at(start) != bytes {
+                high = start;
+                high_key = prefix(id_at(start));
+            } else if left == end && end < high {
+                low = end;
+                low_key = prefix(id_at(end - 1));
+            } else {
+                let at = if left < end && id_at(left) == bytes { Ok(left) } else { Err(left) };
+                let beside = |n: u32| {
+                    (read_start..read_end).contains(&n).then(|| gix::ObjectId::try_from(id_at(n)).ok()).flatten()
+                };
+                let after = match at {
+                    Ok(n) => n + 1,
+                    Err(n) => n,
+                };
+                return Ok(Located { at, before: left.checked_sub(1).and_then(beside), after: beside(after) });
             }
         }
     }
@@ -262,6 +255,10 @@ impl IndexFile {
 
 /// Ids an [`IndexFile`] search reads at a time (2.5 KiB of SHA-1 ids).
 const WINDOW: u32 = 128;
+
+/// Bytes of the largest window read: [`WINDOW`] ids and one on each side, in a version 1 index of SHA-256 ids
+/// (36 bytes apart).
+const WINDOW_BYTES: usize = (WINDOW as usize + 2) * 36;
 
 /// Where an id sits in a pack index ([`IndexFile::locate`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
