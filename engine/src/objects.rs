@@ -47,15 +47,22 @@ fn install(repo: &mut gix::Repository, packs: Arc<Packs>, memory_bytes: usize) {
         Box::new(DirectReads {
             packs: Arc::clone(&packs),
             inflate: gix::zlib::Inflate::default(),
+            bases: DeltaBases::default(),
             memory: (memory_bytes > 0).then(|| pack::cache::object::MemoryCappedHashmap::new(memory_bytes)),
         })
     });
 }
 
+/// The delta bases a handle's direct reads keep: gix's own default pack cache (64 entries, up to 96 MiB), which its
+/// store's reads use too. Trees and blobs are stored as delta chains, often of a dozen entries, and the objects one
+/// call reads (a commit's trees and their parents' versions) share their bases.
+type DeltaBases = pack::cache::lru::StaticLinkedList<64>;
+
 /// The object cache of one object handle: its memory of objects read, then the packs read directly.
 struct DirectReads {
     packs: Arc<Packs>,
     inflate: gix::zlib::Inflate,
+    bases: DeltaBases,
     memory: Option<pack::cache::object::MemoryCappedHashmap>,
 }
 
@@ -70,7 +77,7 @@ impl pack::cache::Object for DirectReads {
         if let Some(kind) = self.memory.as_mut().and_then(|memory| memory.get(id, out)) {
             return Some(kind);
         }
-        let kind = self.packs.read(id, out, &mut self.inflate)?;
+        let kind = self.packs.read(id, out, &mut self.inflate, &mut self.bases)?;
         self.put(*id, kind, out);
         Some(kind)
     }
@@ -152,10 +159,16 @@ impl Packs {
 
     /// `id`'s kind, its content written to `out`, when a pack holds it, a lookup is left and its entry decodes;
     /// `None` otherwise (gix's store then reads it, and reports any error its own way).
-    fn read(&self, id: &gix::oid, out: &mut Vec<u8>, inflate: &mut gix::zlib::Inflate) -> Option<gix::object::Kind> {
+    fn read(
+        &self,
+        id: &gix::oid,
+        out: &mut Vec<u8>,
+        inflate: &mut gix::zlib::Inflate,
+        bases: &mut DeltaBases,
+    ) -> Option<gix::object::Kind> {
         let (pack, data, entry) = self.locate(id)?;
         let base = |base: &gix::oid, _: &mut Vec<u8>| Ok(pack.base(data, base).map(ResolvedBase::InPack));
-        let outcome = data.decode_entry(entry, out, inflate, &base, &mut pack::cache::Never).ok()?;
+        let outcome = data.decode_entry(entry, out, inflate, &base, bases).ok()?;
         #[cfg(test)]
         self.served.fetch_add(1, Ordering::Relaxed);
         Some(outcome.kind)
