@@ -148,14 +148,9 @@ impl Abbrev {
 /// The pack indexes of the object directory `dir` that git would use (an index with its pack beside it), in file
 /// name order.
 fn pack_indexes(dir: &Path, hash: gix::hash::Kind) -> Vec<IndexFile> {
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir.join("pack"))
-        .into_iter()
-        .flatten()
-        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
-        .filter(|path| path.extension().is_some_and(|ext| ext == "idx") && path.with_extension("pack").is_file())
-        .collect();
-    paths.sort();
-    paths.iter().filter_map(|path| IndexFile::open(path, hash).ok()).collect()
+    let paths = crate::pack_index::index_paths(dir);
+    let with_pack = paths.iter().filter(|path| path.with_extension("pack").is_file());
+    with_pack.filter_map(|path| IndexFile::open(path, hash).ok()).collect()
 }
 
 /// How many leading hex digits `a` and `b` share.

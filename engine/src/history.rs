@@ -203,8 +203,8 @@ impl Engine {
         if let Some(path) = &options.path {
             crate::repository::check_relative_path(path)?;
         }
-        // A commit is read when its parent is queued (its date), when it is taken from the queue (its parents) and
-        // when it is shown (author, subject): kept in memory for the call, it is inflated from the pack once.
+        // A commit is read when it is queued (its date and parents) and when it is shown (author, subject): kept in
+        // memory for the call, it is inflated from the pack once.
         let mut git = repo.git.clone();
         crate::objects::read_packs_first(&mut git, OBJECT_CACHE_BYTES);
         let git = &git;

@@ -118,14 +118,7 @@ impl Packs {
     /// Every `objects/pack/*.idx` that opens as an index git would use (the others are gix's to read or report).
     fn opened(&self) -> &[Pack] {
         self.opened.get_or_init(|| {
-            let mut indexes: Vec<PathBuf> = std::fs::read_dir(self.objects.join("pack"))
-                .into_iter()
-                .flatten()
-                .filter_map(|entry| entry.ok().map(|entry| entry.path()))
-                .filter(|path| path.extension().is_some_and(|ext| ext == "idx"))
-                .collect();
-            indexes.sort();
-            let packs: Vec<Pack> = indexes
+            let packs: Vec<Pack> = crate::pack_index::index_paths(&self.objects)
                 .into_iter()
                 .filter_map(|path| {
                     let index = IndexFile::open(&path, self.hash).ok()?;

@@ -75,6 +75,18 @@ fn prefix(bytes: &[u8]) -> u64 {
     bytes.first_chunk::<8>().map_or(0, |chunk| u64::from_be_bytes(*chunk))
 }
 
+/// The pack indexes of an object directory (`<objects>/pack/*.idx`), sorted by name; none when it cannot be listed.
+pub(crate) fn index_paths(objects: &Path) -> Vec<std::path::PathBuf> {
+    let mut paths: Vec<_> = std::fs::read_dir(objects.join("pack"))
+        .into_iter()
+        .flatten()
+        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+        .filter(|path| path.extension().is_some_and(|ext| ext == "idx"))
+        .collect();
+    paths.sort();
+    paths
+}
+
 /// The signature of a version 2 index (version 1 has none and starts with the fan-out table).
 const V2_SIGNATURE: [u8; 4] = *b"\xfftOc";
 

@@ -80,13 +80,7 @@ impl<'a> ChainCachingObjects<'a> {
     /// through the object database).
     pub(crate) fn new(repo: &'a gix::Repository, cache_bytes: usize) -> Self {
         let object_hash = repo.object_hash();
-        let mut indices: Vec<_> = std::fs::read_dir(repo.common_dir().join("objects").join("pack"))
-            .into_iter()
-            .flatten()
-            .filter_map(|entry| entry.ok().map(|entry| entry.path()))
-            .filter(|path| path.extension().is_some_and(|ext| ext == "idx"))
-            .collect();
-        indices.sort();
+        let indices = crate::pack_index::index_paths(&repo.common_dir().join("objects"));
         let packs: Vec<pack::Bundle> =
             indices.iter().filter_map(|path| pack::Bundle::at(path, object_hash).ok()).collect();
         let fans = packs.iter().map(|bundle| fan_out(&bundle.index)).collect();
