@@ -116,9 +116,21 @@ impl ItemError {
         Self { reason: reason.into() }
     }
 
-    /// An item error rendering `err` with its sources on one line.
-    pub fn from_error(err: impl std::fmt::Display) -> Self {
-        Self { reason: format!("{err:#}").lines().map(str::trim).collect::<Vec<_>>().join(" ") }
+    /// An item error rendering `err` and its sources (`std::error::Error::source`, in order) on one line, `: `
+    /// between them; a source whose text the line already holds is not repeated. Plain `Display` of each: gix's
+    /// errors print a debug dump of their fields with the alternate flag (`{:#}`).
+    pub fn from_error(err: impl std::error::Error) -> Self {
+        let mut reason = err.to_string();
+        let mut source = err.source();
+        while let Some(cause) = source {
+            let text = cause.to_string();
+            if !reason.contains(&text) {
+                reason.push_str(": ");
+                reason.push_str(&text);
+            }
+            source = cause.source();
+        }
+        Self { reason: reason.lines().map(str::trim).filter(|line| !line.is_empty()).collect::<Vec<_>>().join(" ") }
     }
 }
 

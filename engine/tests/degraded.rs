@@ -183,6 +183,13 @@ fn a_missing_blob_bad_refs_and_broken_worktrees_are_marked() {
     assert!(refs.branches[1..].iter().all(|branch| branch.error.is_none()));
     let bad: Vec<&str> = refs.unreadable.iter().map(|item| item.path.as_str()).collect();
     assert_eq!(bad, ["refs/heads/garbled"]);
+    // Reasons are sentences on one line, not a debug dump of gix's error fields (`Message { ..., class: ... }`).
+    let broken_id = fixture.git(&["rev-parse", "refs/heads/broken"]);
+    let reason = &broken.error.as_ref().expect("marked").reason;
+    assert!(reason.starts_with("Could not peel reference") && reason.contains(broken_id.trim()), "{reason}");
+    let reason = &refs.unreadable[0].error.reason;
+    assert!(reason.starts_with("The reference at \"refs/heads/garbled\" could not be decoded"), "{reason}");
+    assert!(!reason.contains('{') && !reason.contains('\n'), "{reason}");
 
     let worktrees = engine.worktree_list(&repo).expect("worktree.list answers").worktrees;
     let listed = fixture.git(&["worktree", "list", "--porcelain"]);

@@ -152,12 +152,13 @@ pub fn count_exclusive(repo: &gix::Repository, from: gix::ObjectId, hidden: gix:
 }
 
 /// A ref that could not be read (its file does not parse, or it names an object that does not exist): git skips
-/// it with a warning, the engine lists it with why. The name comes from the error when the file does not parse.
-pub fn unreadable_ref(name: Option<&str>, err: impl std::fmt::Display) -> Unreadable {
+/// it with a warning, the engine lists it with why. The name comes from the error when the file does not parse
+/// (gix-ref's `ReferenceDecode`: `The reference at "<path>" could not be decoded`).
+pub fn unreadable_ref(name: Option<&str>, err: impl std::error::Error) -> Unreadable {
     let error = ItemError::from_error(err);
     let path = name.map(str::to_owned).or_else(|| {
-        let (_, rest) = error.reason.split_once("relative_path: \"")?;
-        rest.split_once('"').map(|(path, _)| path.to_owned())
+        let (_, rest) = error.reason.split_once("The reference at \"")?;
+        rest.split_once("\" could not be decoded").map(|(path, _)| path.to_owned())
     });
     Unreadable { path: path.unwrap_or_else(|| "refs".to_owned()), error }
 }

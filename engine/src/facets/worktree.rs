@@ -273,7 +273,7 @@ pub(crate) fn submodule_problems(repo: &gix::Repository) -> Result<Vec<Unreadabl
 
 /// Why a submodule's repository cannot be found: for a checkout whose `.git` file names a gitdir that is gone, says
 /// so with the gitdir it names; else `err` as is.
-pub(crate) fn gitdir_error(repo: &gix::Repository, path: &str, err: impl std::fmt::Display) -> ItemError {
+pub(crate) fn gitdir_error(repo: &gix::Repository, path: &str, err: impl std::error::Error) -> ItemError {
     let dot_git = repo.workdir().map(|workdir| workdir.join(path).join(".git"));
     let named = dot_git
         .filter(|dot_git| std::fs::metadata(dot_git).is_ok_and(|meta| meta.is_file() && meta.len() < 4096))
