@@ -96,10 +96,33 @@ impl Error {
         Self::Invalid { reason, message: message.into(), floor: None, suggestions: Vec::new() }
     }
 
-    /// An [`Error::GitRead`] for `what`, rendering `err` with its sources.
-    pub fn git(what: &'static str, err: impl std::fmt::Display) -> Self {
-        Self::GitRead { what, message: format!("{err:#}") }
+    /// An [`Error::GitRead`] for `what`, rendering `err` and its sources on one line ([`one_line`]).
+    pub fn git(what: &'static str, err: impl std::error::Error) -> Self {
+        Self::GitRead { what, message: one_line(&err) }
     }
+
+    /// An [`Error::GitRead`] for `what` whose cause is a text of the engine's own (no error value to render).
+    pub fn git_text(what: &'static str, message: impl Into<String>) -> Self {
+        Self::GitRead { what, message: message.into() }
+    }
+}
+
+/// `err`'s `Display` and its sources' (`std::error::Error::source`, in order) on one line, `: ` between them; a
+/// source whose text the line already holds is left out (an error that writes its cause into its own message), and
+/// line breaks become spaces. Plain `Display` of each: gix's errors answer the alternate flag (`{:#}`) with a debug
+/// dump of their fields (`Message { message: "...", class: NotFound }`).
+pub fn one_line(err: &dyn std::error::Error) -> String {
+    let mut line = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !line.contains(&text) {
+            line.push_str(": ");
+            line.push_str(&text);
+        }
+        source = cause.source();
+    }
+    line.lines().map(str::trim).filter(|part| !part.is_empty()).collect::<Vec<_>>().join(" ")
 }
 
 /// Why one item of an answer could not be read (SPEC §4.4): the item is marked with it and the rest of the answer
@@ -116,21 +139,9 @@ impl ItemError {
         Self { reason: reason.into() }
     }
 
-    /// An item error rendering `err` and its sources (`std::error::Error::source`, in order) on one line, `: `
-    /// between them; a source whose text the line already holds is not repeated. Plain `Display` of each: gix's
-    /// errors print a debug dump of their fields with the alternate flag (`{:#}`).
+    /// An item error rendering `err` and its sources on one line ([`one_line`]).
     pub fn from_error(err: impl std::error::Error) -> Self {
-        let mut reason = err.to_string();
-        let mut source = err.source();
-        while let Some(cause) = source {
-            let text = cause.to_string();
-            if !reason.contains(&text) {
-                reason.push_str(": ");
-                reason.push_str(&text);
-            }
-            source = cause.source();
-        }
-        Self { reason: reason.lines().map(str::trim).filter(|line| !line.is_empty()).collect::<Vec<_>>().join(" ") }
+        Self { reason: one_line(&err) }
     }
 }
 

@@ -339,7 +339,7 @@ fn describe(
             Some(Token::Parent { id }) if !shallow.is_boundary(&commit.id) => parents.push(abbrev.id(id)),
             Some(Token::Author { signature }) => break signature,
             Some(_) => {}
-            None => return Err(Error::git("commit author", format!("commit {id} has no author"))),
+            None => return Err(Error::git_text("commit author", format!("commit {id} has no author"))),
         }
     };
     let time = author.time().map_err(|err| Error::git("commit author date", err))?;
@@ -517,7 +517,7 @@ impl Walk {
                 _ => {}
             }
         }
-        Err(Error::git("commit date", format!("commit {id} has no committer")))
+        Err(Error::git_text("commit date", format!("commit {id} has no committer")))
     }
 
     /// The next commit `git log` would show, or `None` at the end of history.

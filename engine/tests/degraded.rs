@@ -172,6 +172,9 @@ fn a_missing_blob_bad_refs_and_broken_worktrees_are_marked() {
     );
     let util = &changes.unstaged[1];
     assert!(util.error.is_some() && util.additions.is_none(), "{util:?}");
+    // The cause is named in words, not dumped (`Message { message: ..., class: NotFound }`).
+    let reason = &util.error.as_ref().expect("marked").reason;
+    assert!(reason.contains("could not be found") && !reason.contains('{'), "{reason}");
     assert!(!fixture.git_raw(&["diff", "--numstat", "--", "src/util.c"]).status.success(), "git stops there too");
 
     let refs = engine.refs(&repo, UNLIMITED, &mut measure).expect("repo.refs answers").data;

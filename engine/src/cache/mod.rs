@@ -613,7 +613,7 @@ impl Cache {
             .map_err(|error: Arc<Error>| (*error).clone())?;
         let counter = if computed { &self.counters.misses } else { &self.counters.hits };
         counter.fetch_add(1, Ordering::Relaxed);
-        entry.value.downcast::<T>().map_err(|_| Error::git("the cache", "a facet was stored with another type"))
+        entry.value.downcast::<T>().map_err(|_| Error::git_text("the cache", "a facet was stored with another type"))
     }
 
     /// Whether `facet` is in memory for the repository's current state (a lookup that computes nothing).

@@ -274,7 +274,7 @@ impl<'repo> Renderer<'repo> {
     /// [`MAX_BINARY_BYTES`].
     fn raw(&self, entry: Option<&Entry>, from_worktree: bool) -> Result<Option<Vec<u8>>> {
         let Some(entry) = entry else { return Ok(Some(Vec::new())) };
-        let to_err = |err: String| Error::git("binary content", err);
+        let to_err = |err: String| Error::git_text("binary content", err);
         if let (true, Some(root)) = (from_worktree, &self.new_root) {
             let relative = gix::path::from_bstr(entry.path.as_bstr()).map_err(|err| to_err(err.to_string()))?;
             let path = root.join(relative);
@@ -301,12 +301,15 @@ impl<'repo> Renderer<'repo> {
             return Ok(Content::Text(format!("Subproject commit {}\n", entry.id).into_bytes()));
         }
         let Some(mode) = entry.mode.to_tree_entry_mode() else {
-            return Err(Error::git("a diff", format!("{} has an unknown mode {:o}", entry.path, entry.mode.bits())));
+            return Err(Error::git_text(
+                "a diff",
+                format!("{} has an unknown mode {:o}", entry.path, entry.mode.bits()),
+            ));
         };
         self.cache
             .set_resource(entry.id, mode.kind(), entry.path.as_ref(), kind, &self.objects)
-            .map_err(|err| Error::git("file content", err))?;
-        let resource = self.cache.resource(kind).ok_or_else(|| Error::git("file content", "resource not set"))?;
+            .map_err(|err| Error::git("file content", err.into_error()))?;
+        let resource = self.cache.resource(kind).ok_or_else(|| Error::git_text("file content", "resource not set"))?;
         Ok(match resource.data {
             Data::Missing => Content::Text(Vec::new()),
             Data::Binary { .. } => Content::Binary,

@@ -137,7 +137,7 @@ pub(crate) fn read(
 fn index(repo: &gix::Repository, filter: &PathFilter) -> Result<Snapshot> {
     let index = repo.index_or_empty().map_err(|err| Error::git("the index", err))?;
     if index.is_sparse() {
-        return Err(Error::git("the index", "sparse indexes are not supported"));
+        return Err(Error::git_text("the index", "sparse indexes are not supported"));
     }
     let mut state = match &filter.paths {
         Some(paths) => {
@@ -309,7 +309,7 @@ fn on_disk(workdir: &Path, path: &BStr) -> Result<PathBuf> {
 
 /// The mode and blob id a work-tree file would get if added (raw bytes; no filter), or `None` if it is missing.
 fn hash_file(repo: &gix::Repository, path: &Path) -> Result<Option<(Mode, ObjectId)>> {
-    let to_err = |err| Error::git("a work-tree file", err);
+    let to_err = |err| Error::git_text("a work-tree file", err);
     let metadata = match std::fs::symlink_metadata(path) {
         Ok(metadata) => metadata,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),

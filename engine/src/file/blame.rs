@@ -491,7 +491,10 @@ fn pass_over_ignored(
                             .and_then(|result| result.get(&guess.line))
                             .cloned()
                             .ok_or_else(|| {
-                                Error::git("the file's history (blame)", "a line handed to a parent was not blamed")
+                                Error::git_text(
+                                    "the file's history (blame)",
+                                    "a line handed to a parent was not blamed",
+                                )
                             })?;
                         skipped.entry(*line).or_default().push(commit);
                         *origin = found;
@@ -604,7 +607,7 @@ fn ignore_list(repo: &gix::Repository) -> Result<(HashSet<ObjectId>, Vec<String>
             // The conventional file is optional.
             _ if !required => continue,
             Some(Err(err)) => {
-                return Err(Error::git(
+                return Err(Error::git_text(
                     "blame.ignoreRevsFile",
                     format!(
                         "blame.ignoreRevsFile names {name:?}, which cannot be read ({err}); git refuses to blame \
@@ -613,7 +616,7 @@ fn ignore_list(repo: &gix::Repository) -> Result<(HashSet<ObjectId>, Vec<String>
                 ));
             }
             None => {
-                return Err(Error::git(
+                return Err(Error::git_text(
                     "blame.ignoreRevsFile",
                     format!("blame.ignoreRevsFile names {name:?} under a home directory, but HOME is not set"),
                 ));

@@ -51,7 +51,7 @@ pub(crate) fn hand_to_parents(
     let target_entry = tree
         .lookup_entry_by_path(path.to_str_lossy().as_ref())
         .map_err(to_err)?
-        .ok_or_else(|| Error::git("an ignored commit", format!("{path} is not in {commit}")))?;
+        .ok_or_else(|| Error::git_text("an ignored commit", format!("{path} is not in {commit}")))?;
     let target_blob = target_entry.object_id();
     let target_data = read_blob(repo, target_blob)?;
     // A shallow clone's boundary commit has no parents, as git sees it.

@@ -30,10 +30,10 @@ const NOT_COMMITTED_EMAIL: &str = "not.committed.yet";
 /// HEAD") or was deleted from the work tree, [`InvalidReason::NotAFile`] for a directory; [`Error::GitRead`] when
 /// the index, a tree or the file cannot be read.
 pub(crate) fn commit(repo: &gix::Repository, head: ObjectId, path: &str) -> Result<(ObjectId, Vec<u8>)> {
-    fn to_err(err: impl std::fmt::Display) -> Error {
+    fn to_err(err: impl std::error::Error) -> Error {
         Error::git("the work tree's version of the file", err)
     }
-    let work_dir = repo.workdir().ok_or_else(|| Error::git("the work tree", "the repository has no work tree"))?;
+    let work_dir = repo.workdir().ok_or_else(|| Error::git_text("the work tree", "the repository has no work tree"))?;
     let head_tree = repo.find_commit(head).map_err(to_err)?.tree().map_err(to_err)?;
     let head_entry = head_tree.lookup_entry_by_path(path).map_err(to_err)?;
     let (mut pipeline, index) = repo.filter_pipeline(None).map_err(to_err)?;

@@ -57,7 +57,7 @@ pub(crate) fn plan(repo: &gix::Repository, old: &Tips, new: &Tips) -> Result<Pla
     for id in old.iter().chain(&new) {
         let header = repo.find_header(*id).map_err(|err| Error::git("index tip", err))?;
         if header.kind() != gix::object::Kind::Commit {
-            return Err(Error::git("index tip", format!("{id} is a {}, not a commit", header.kind())));
+            return Err(Error::git_text("index tip", format!("{id} is a {}, not a commit", header.kind())));
         }
     }
     if old.is_empty() || new.is_empty() {

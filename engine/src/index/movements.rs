@@ -256,9 +256,9 @@ fn read_log(name: &str, path: &Path, known: Option<&Log>) -> Result<Log> {
     let mut file = match std::fs::File::open(path) {
         Ok(file) => file,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound || path.is_dir() => return Ok(empty),
-        Err(err) => return Err(Error::git("reflog", format!("{}: {err}", path.display()))),
+        Err(err) => return Err(Error::git_text("reflog", format!("{}: {err}", path.display()))),
     };
-    let failed = |err: std::io::Error| Error::git("reflog", format!("{}: {err}", path.display()));
+    let failed = |err: std::io::Error| Error::git_text("reflog", format!("{}: {err}", path.display()));
     let metadata = file.metadata().map_err(failed)?;
     let inode = inode(&metadata);
     if let Some(known) = known
