@@ -327,6 +327,35 @@ mod tests {
         assert_eq!(served, read, "the packed ones only");
     }
 
+    /// A commit's details (its diff with rename detection, line counts, blob headers) and the history walk read
+    /// the same through direct reads as through gix's store alone: every commit of a repacked fixture, with the
+    /// direct reads' count checked.
+    #[test]
+    fn tools_read_the_same_through_direct_reads() {
+        let fixture = fluxgit_fixtures::build(fluxgit_fixtures::Scenario::Diffs);
+        fixture.git(&["repack", "-adfq", "--window=50", "--depth=20"]);
+        let plain = gix::open_opts(fixture.path(), crate::repository::open_options()).expect("opens");
+        let mut direct = plain.clone();
+        let packs = Arc::new(Packs::new(direct.objects.store_ref().path(), direct.object_hash()));
+        let _ = packs.opened();
+        packs.lookups_left.store(usize::MAX, Ordering::Relaxed);
+        install(&mut direct, Arc::clone(&packs), 0);
+        let interrupt = crate::interrupt::Interrupt::new();
+        let commits = fixture.git(&["rev-list", "--all"]);
+        for commit in commits.lines() {
+            let ours = crate::diff::commit::read(&direct, commit, &interrupt).expect("reads");
+            assert_eq!(ours, crate::diff::commit::read(&plain, commit, &interrupt).expect("reads"), "{commit}");
+        }
+        let head = direct.head_id().expect("HEAD").detach();
+        let mut walk = crate::history::Walk::new(&direct, head, None).expect("walks");
+        let mut walked = Vec::new();
+        while let Some(id) = walk.next_shown(&direct).expect("steps") {
+            walked.push(id.to_string());
+        }
+        assert_eq!(walked.join("\n"), fixture.git(&["rev-list", "HEAD"]).trim());
+        assert!(packs.served.load(Ordering::Relaxed) > commits.lines().count() * 2, "read directly");
+    }
+
     /// The budget scales with the packed objects: none for a small repository.
     #[test]
     fn small_repositories_get_no_direct_lookups() {
