@@ -22,23 +22,23 @@ use gix::odb::pack::data::decode::entry::ResolvedBase;
 
 use crate::pack_index::IndexFile;
 
-/// Objects in a repository's packs per direct lookup it is allowed. gix's index check reads 4 bytes per object
-/// (about 5.5 instructions, 0.6 ns here); a lookup by positioned reads costs about 1.5 us more than one in a
-/// mapped index (its probes are system calls). Direct lookups stop when they would have cost about what the
-/// check costs: 270 for a 558,000-object pack, none below 2,048 objects, where gix's check costs under 2 us.
+/// Objects in a repository's packs per direct lookup it is allowed. gix's index check reads 4 bytes per object:
+/// 5.5 instructions each (callgrind), and 0.3-0.4 ms of CPU for 558,000 objects (a gix-pack build without it), so
+/// about 0.6 ns. A positioned read of the index costs about 0.5 us here (timed from Python, its call included),
+/// and a direct lookup takes two when the first window of ids holds the id (the window, then the entry's offset;
+/// one more per window read again), where a mapped index takes memory reads. Direct lookups stop when they would
+/// have cost about what the check costs: 272 for a 558,000-object pack, none below 2,048 objects, where gix's check
+/// costs about a microsecond.
 pub(crate) const OBJECTS_PER_DIRECT_LOOKUP: usize = 2048;
 
 /// Makes `repo` find objects in its packs directly for its first reads ([module docs](self)), remembering up to
 /// `memory_bytes` of the objects read (0: none), as gix's `object_cache_size` does. Replaces any object cache set
 /// before. A repository that replaces objects (`refs/replace/`, unless ignored) is left to gix alone.
 pub(crate) fn read_packs_first(repo: &mut gix::Repository, memory_bytes: usize) {
-    let store = repo.objects.store_ref();
-    if !repo.objects.ignore_replacements && store.replacements().next().is_some() {
-        repo.object_cache_size(memory_bytes);
-        return;
+    match Packs::of(repo) {
+        Some(packs) => install(repo, Arc::new(packs), memory_bytes),
+        None => repo.object_cache_size(memory_bytes),
     }
-    let packs = Arc::new(Packs::new(store.path(), repo.object_hash()));
-    install(repo, packs, memory_bytes);
 }
 
 /// Sets `repo`'s object cache to read `packs` directly, remembering up to `memory_bytes` of the objects read.
@@ -54,8 +54,8 @@ fn install(repo: &mut gix::Repository, packs: Arc<Packs>, memory_bytes: usize) {
 }
 
 /// The delta bases a handle's direct reads keep: gix's own default pack cache (64 entries, up to 96 MiB), which its
-/// store's reads use too. Trees and blobs are stored as delta chains, often of a dozen entries, and the objects one
-/// call reads (a commit's trees and their parents' versions) share their bases.
+/// store's reads use too. Trees and blobs are stored as delta chains (big-history's root trees: about nine deltas
+/// each), and the objects one call reads (a commit's trees and their parents' versions) share their bases.
 type DeltaBases = pack::cache::lru::StaticLinkedList<64>;
 
 /// The object cache of one object handle: its memory of objects read, then the packs read directly.
@@ -104,6 +104,14 @@ struct Pack {
 }
 
 impl Packs {
+    /// The packs of `repo`, to be opened at the first read; `None` when the repository replaces objects
+    /// (`refs/replace/`, unless ignored), which gix's store applies and direct reads would not.
+    fn of(repo: &gix::Repository) -> Option<Self> {
+        let store = repo.objects.store_ref();
+        let replaces = !repo.objects.ignore_replacements && store.replacements().next().is_some();
+        (!replaces).then(|| Packs::new(store.path(), repo.object_hash()))
+    }
+
     fn new(objects: &Path, hash: gix::hash::Kind) -> Self {
         Packs {
             objects: objects.to_owned(),
@@ -201,13 +209,7 @@ pub(crate) struct DirectHeaders<'repo> {
 impl<'repo> DirectHeaders<'repo> {
     /// Headers of `repo`'s objects; read by gix alone when the repository replaces objects.
     pub(crate) fn new(repo: &'repo gix::Repository) -> Self {
-        let store = repo.objects.store_ref();
-        let replaces = !repo.objects.ignore_replacements && store.replacements().next().is_some();
-        DirectHeaders {
-            objects: &repo.objects,
-            packs: (!replaces).then(|| Packs::new(store.path(), repo.object_hash())),
-            inflate: std::cell::RefCell::default(),
-        }
+        DirectHeaders { objects: &repo.objects, packs: Packs::of(repo), inflate: std::cell::RefCell::default() }
     }
 }
 
@@ -268,11 +270,7 @@ mod tests {
 
     /// The only `.idx` of the fixture's pack directory.
     fn the_index(fixture: &fluxgit_fixtures::Fixture) -> PathBuf {
-        std::fs::read_dir(fixture.path().join(".git/objects/pack"))
-            .expect("pack dir")
-            .filter_map(|entry| entry.ok().map(|entry| entry.path()))
-            .find(|path| path.extension().is_some_and(|ext| ext == "idx"))
-            .expect("one index")
+        crate::pack_index::index_paths(&fixture.path().join(".git/objects")).pop().expect("one index")
     }
 
     /// Every packed object reads as `git cat-file` prints it, served from the pack: objects stored whole, deltas

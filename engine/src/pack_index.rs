@@ -3,9 +3,11 @@
 //! [`search`] is the id search of the blame reader (`file/packs.rs`) over gix's mapped index. [`IndexFile`] reads
 //! an index through positioned reads: the header and fan-out table (1 KiB) when opened, then a window of ids around
 //! the place looked for ([`IndexFile::locate`], one read almost always), for the abbreviations (`abbrev.rs`, which
-//! also take the ids beside it) and the engine's direct object reads. gix's `pack::index::File::at` instead checks the size of the whole file by reading
-//! every entry of its 32-bit offset table (3.4 MB in git/git's pack) before the first lookup, which was most of a
-//! first abbreviation; git checks only the file's length against the object count, as [`IndexFile::open`] does.
+//! also take the ids beside it) and the engine's direct object reads. Both searches start where interpolation on
+//! the uniformly spread ids puts the id ([`Span`]). gix's `pack::index::File::at` instead checks the size of the
+//! whole file by reading every entry of its 32-bit offset table (3.4 MB in git/git's pack) before the first lookup,
+//! which was most of a first abbreviation; git checks only the file's length against the object count, as
+//! [`IndexFile::open`] does.
 //! [`IndexFile::pack_offset`] then reads where an entry sits in its pack ([`crate::objects`]).
 
 use std::fs::File;
@@ -34,19 +36,13 @@ pub(crate) fn search<B: std::borrow::Borrow<gix::oid>, E>(
     let Some(&first) = id.first() else {
         return Ok(Err(0));
     };
-    let mut low = usize::from(first).checked_sub(1).map_or(0, |previous| fan[previous]);
-    let mut high = fan[usize::from(first)];
     let key = prefix(id);
-    // The keys of the entries in [low, high) lie within [low_key, high_key].
-    let mut low_key = u64::from(first) << 56;
-    let mut high_key = low_key | ((1 << 56) - 1);
+    let Span { mut low, mut high, mut low_key, mut high_key } = Span::of(fan, first);
     let mut probes = 0;
     while low < high {
         let mid = if probes < INTERPOLATION_PROBES && high - low > 8 {
             probes += 1;
-            let spread = u128::from(high_key - low_key) + 1;
-            let guess = u128::from(key - low_key) * u128::from(high - low) / spread;
-            low + u32::try_from(guess).unwrap_or(u32::MAX).min(high - low - 1)
+            Span { low, high, low_key, high_key }.interpolate(key)
         } else {
             low + (high - low) / 2
         };
@@ -68,6 +64,37 @@ pub(crate) fn search<B: std::borrow::Borrow<gix::oid>, E>(
     // Every id before `low` is smaller (those of smaller first bytes come before the fan-out's range), every id from
     // `high` on is greater.
     Ok(Err(low))
+}
+
+/// A range `[low, high)` of a sorted id table and the bounds of its ids' keys ([`prefix`]): every key in it lies
+/// within `[low_key, high_key]`.
+struct Span {
+    low: u32,
+    high: u32,
+    low_key: u64,
+    high_key: u64,
+}
+
+impl Span {
+    /// The ids of `fan`'s table starting with byte `first` (at each byte value, `fan` counts the ids starting with a
+    /// byte up to it), whose keys all start with that byte.
+    fn of(fan: &[u32; 256], first: u8) -> Self {
+        let low_key = u64::from(first) << 56;
+        Span {
+            low: usize::from(first).checked_sub(1).map_or(0, |previous| fan[previous]),
+            high: fan[usize::from(first)],
+            low_key,
+            high_key: low_key | ((1 << 56) - 1),
+        }
+    }
+
+    /// Where `key` would sit if the span's ids were evenly spread between its key bounds (object ids are uniformly
+    /// distributed): a place in `[low, high)`, which must not be empty.
+    fn interpolate(&self, key: u64) -> u32 {
+        let spread = u128::from(self.high_key - self.low_key) + 1;
+        let guess = u128::from(key.saturating_sub(self.low_key)) * u128::from(self.high - self.low) / spread;
+        self.low + u32::try_from(guess).unwrap_or(u32::MAX).min(self.high - self.low - 1)
+    }
 }
 
 /// The first 8 bytes of an id as a big-endian integer (ordered as the bytes are).
@@ -210,21 +237,15 @@ impl IndexFile {
         let bytes = id.as_bytes();
         let hash_len = self.hash.len_in_bytes();
         let stride = self.stride as usize;
-        let first = usize::from(id.first_byte());
-        let (mut low, mut high) = (first.checked_sub(1).map_or(0, |previous| self.fan[previous]), self.fan[first]);
-        // The keys of the ids in [low, high) lie within [low_key, high_key].
         let key = prefix(bytes);
-        let mut low_key = (first as u64) << 56;
-        let mut high_key = low_key | ((1 << 56) - 1);
+        let Span { mut low, mut high, mut low_key, mut high_key } = Span::of(&self.fan, id.first_byte());
         let total = self.num_objects();
         let mut buffer = [0u8; WINDOW_BYTES];
         loop {
             let (start, end) = if high - low <= window {
                 (low, high)
             } else {
-                let spread = u128::from(high_key - low_key) + 1;
-                let guess = u128::from(key.saturating_sub(low_key)) * u128::from(high - low) / spread;
-                let guess = low + u32::try_from(guess).unwrap_or(u32::MAX).min(high - low - 1);
+                let guess = Span { low, high, low_key, high_key }.interpolate(key);
                 let start = guess.saturating_sub(window / 2).clamp(low, high - window);
                 (start, start + window)
             };
@@ -293,12 +314,7 @@ mod tests {
     fn positions_are_those_of_the_sorted_listing() {
         let fixture = fluxgit_fixtures::build(fluxgit_fixtures::Scenario::Diffs);
         fixture.git(&["repack", "-adq"]);
-        let pack_dir = fixture.path().join(".git/objects/pack");
-        let idx = std::fs::read_dir(&pack_dir)
-            .expect("pack dir")
-            .filter_map(|entry| entry.ok().map(|entry| entry.path()))
-            .find(|path| path.extension().is_some_and(|ext| ext == "idx"))
-            .expect("one index");
+        let idx = index_paths(&fixture.path().join(".git/objects")).pop().expect("one index");
         let listing = fixture.git(&["verify-pack", "-v", idx.to_str().expect("utf-8 path")]);
         let mut ids: Vec<gix::ObjectId> = listing
             .lines()
@@ -367,11 +383,8 @@ mod tests {
             .expect("git runs");
         import.stdin.take().expect("stdin").write_all(&stream).expect("writes");
         assert!(import.wait().expect("waits").success());
-        let pack_dir = fixture.path().join(".git/objects/pack");
-        let index = std::fs::read_dir(&pack_dir)
-            .expect("pack dir")
-            .filter_map(|entry| entry.ok().map(|entry| entry.path()))
-            .filter(|path| path.extension().is_some_and(|ext| ext == "idx"))
+        let index = index_paths(&fixture.path().join(".git/objects"))
+            .into_iter()
             .filter_map(|path| IndexFile::open(&path, gix::hash::Kind::Sha1).ok())
             .find(|index| index.num_objects() == 3000)
             .expect("the imported pack's index");

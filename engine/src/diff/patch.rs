@@ -274,23 +274,23 @@ impl<'repo> Renderer<'repo> {
     /// [`MAX_BINARY_BYTES`].
     fn raw(&self, entry: Option<&Entry>, from_worktree: bool) -> Result<Option<Vec<u8>>> {
         let Some(entry) = entry else { return Ok(Some(Vec::new())) };
-        let to_err = |err: String| Error::git_text("binary content", err);
+        const WHAT: &str = "binary content";
         if let (true, Some(root)) = (from_worktree, &self.new_root) {
-            let relative = gix::path::from_bstr(entry.path.as_bstr()).map_err(|err| to_err(err.to_string()))?;
+            let relative = gix::path::from_bstr(entry.path.as_bstr()).map_err(|err| Error::git(WHAT, err))?;
             let path = root.join(relative);
-            let size = std::fs::metadata(&path).map_err(|err| to_err(err.to_string()))?.len();
+            let size = std::fs::metadata(&path).map_err(|err| Error::git(WHAT, err))?.len();
             if size > MAX_BINARY_BYTES {
                 return Ok(None);
             }
-            return std::fs::read(&path).map(Some).map_err(|err| to_err(err.to_string()));
+            return std::fs::read(&path).map(Some).map_err(|err| Error::git(WHAT, err));
         }
         let header = gix::objs::FindHeader::try_header(&self.objects, &entry.id)
-            .map_err(|err| to_err(err.to_string()))?
-            .ok_or_else(|| to_err(format!("object {} not found", entry.id)))?;
+            .map_err(|err| Error::git(WHAT, err))?
+            .ok_or_else(|| Error::git_text(WHAT, format!("object {} not found", entry.id)))?;
         if header.size > MAX_BINARY_BYTES {
             return Ok(None);
         }
-        let object = self.repo.find_object(entry.id).map_err(|err| to_err(err.to_string()))?;
+        let object = self.repo.find_object(entry.id).map_err(|err| Error::git(WHAT, err))?;
         Ok(Some(object.data.clone()))
     }
 
