@@ -4,6 +4,7 @@
 
 mod api;
 mod crash;
+mod hostile;
 mod operations;
 mod restore;
 mod support;
