@@ -16,6 +16,9 @@ use crate::time::now_ms;
 
 /// Proposals one agent may have pending at once (SPEC §6).
 pub const PENDING_CAP: i64 = 5;
+/// Proposals all agents together may have pending at once: agent ids are self-declared, so a client could
+/// otherwise fill the queue under ever new names.
+pub const PENDING_GLOBAL_CAP: i64 = 50;
 /// How long a proposal waits for a person, after `requestedAt` (SPEC §5), in milliseconds.
 pub const EXPIRY_MS: i64 = 5 * 60 * 1000;
 
@@ -185,6 +188,9 @@ pub enum Error {
         /// The IO error.
         source: std::io::Error,
     },
+    /// [`PENDING_GLOBAL_CAP`] proposals are pending, whatever their agents.
+    #[error("{0} proposals are pending (the cap for all agents is {PENDING_GLOBAL_CAP})")]
+    GlobalQuota(i64),
     /// The agent already has [`PENDING_CAP`] pending proposals.
     #[error("agent has {0} pending proposals (the cap is {PENDING_CAP})")]
     Quota(i64),
@@ -310,7 +316,7 @@ impl Journal {
     }
 
     /// Records a new proposal as pending, or returns the existing one for a reused idempotency key; refuses when
-    /// the agent is at its pending cap. One immediate transaction.
+    /// the agent is at its pending cap or all agents together are at the global one. One immediate transaction.
     pub fn record(&mut self, new: &NewProposal) -> Result<Recorded, Error> {
         let now = now_ms();
         let transaction = self.connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -338,6 +344,14 @@ impl Journal {
         )?;
         if pending >= PENDING_CAP {
             return Err(Error::Quota(pending));
+        }
+        let all_pending: i64 = transaction.query_row(
+            "SELECT count(*) FROM proposals WHERE status = 'pending' AND expires_at_ms > ?1",
+            params![now],
+            |row| row.get(0),
+        )?;
+        if all_pending >= PENDING_GLOBAL_CAP {
+            return Err(Error::GlobalQuota(all_pending));
         }
         transaction.execute(
             "INSERT INTO proposals (id, agent, idempotency_key, op, repo_path, canonical, reason, body, \

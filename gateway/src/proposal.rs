@@ -263,7 +263,11 @@ pub fn observe_submodule(git: &Git, object: &Map<String, Value>) -> Result<Value
     let top = git.work_tree();
     let parent_rel = object.get("parentPath").and_then(Value::as_str);
     if parent_rel.is_some_and(|path| !is_relative_path(path)) {
-        return Err(invalid("invalid_path", "parentPath", "parentPath must be repository-relative without '..'"));
+        return Err(invalid(
+            "invalid_path",
+            "parentPath",
+            "parentPath must be repository-relative without '..' or '.git'",
+        ));
     }
     let root_of = |path: &Path| -> Option<PathBuf> {
         let canonical = std::fs::canonicalize(path).ok()?;
@@ -383,6 +387,9 @@ impl Fields<'_> {
             "worktree" => {
                 self.branch_name(object, "branch")?;
                 let path = string(object, "path")?;
+                if has_git_component(path) {
+                    return Err(invalid("invalid_path", "path", "the worktree path must not name '.git'"));
+                }
                 let inside = Path::new(path).is_absolute()
                     && !has_parent_component(path)
                     && self.allowed_roots.iter().any(|root| Path::new(path).starts_with(root));
@@ -464,7 +471,7 @@ impl Fields<'_> {
                     return Err(invalid(
                         "invalid_path",
                         "relativePath",
-                        "relativePath must be repository-relative without '..'",
+                        "relativePath must be repository-relative without '..' or '.git'",
                     ));
                 }
                 one_of(object, "direction", &["record", "return"])?;
@@ -562,12 +569,27 @@ fn has_parent_component(path: &str) -> bool {
     Path::new(path).components().any(|component| matches!(component, std::path::Component::ParentDir))
 }
 
-/// A repository-relative path: not empty, not absolute, no `..`, no control characters.
+/// A repository-relative path: not empty, not absolute, no `..`, no `.git` component ([`is_git_component`]), no
+/// control characters.
 pub fn is_relative_path(path: &str) -> bool {
     !path.is_empty()
         && !Path::new(path).is_absolute()
         && !has_parent_component(path)
+        && !has_git_component(path)
         && !path.chars().any(char::is_control)
+}
+
+/// Whether any component of `path` (split at `/` and at `\\`) is [`is_git_component`].
+pub fn has_git_component(path: &str) -> bool {
+    path.split(['/', '\\']).any(is_git_component)
+}
+
+/// Whether git refuses `component` as a path component of a tree or the index because it names the git dir:
+/// `.git` in any case, and with the NTFS protection git turns on by default on every platform, also `.git`
+/// followed by dots or spaces, an NTFS stream (`.git::$INDEX_ALLOCATION`) and the 8.3 short name `git~1`.
+pub fn is_git_component(component: &str) -> bool {
+    let bare = component.split(':').next().unwrap_or_default().trim_end_matches(['.', ' ']);
+    bare.eq_ignore_ascii_case(".git") || component.eq_ignore_ascii_case("git~1")
 }
 
 fn paths(object: &Map<String, Value>, field: &str, required: bool) -> Result<(), Invalid> {
@@ -578,7 +600,7 @@ fn paths(object: &Map<String, Value>, field: &str, required: bool) -> Result<(),
         .ok_or_else(|| invalid("invalid_field", field, format!("{field} must hold 1-{MAX_PATHS} paths")))?;
     for path in list {
         if !path.as_str().is_some_and(is_relative_path) {
-            return Err(invalid("invalid_path", field, "paths must be repository-relative without '..'"));
+            return Err(invalid("invalid_path", field, "paths must be repository-relative without '..' or '.git'"));
         }
     }
     Ok(())
@@ -600,4 +622,21 @@ pub fn field<'a>(body: &'a Value, name: &str, default: &'a str) -> &'a str {
 /// A boolean field of a body, or `false`.
 pub fn flag(body: &Value, name: &str) -> bool {
     body.get(name).and_then(Value::as_bool).unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{is_git_component, is_relative_path};
+
+    #[test]
+    fn a_git_component_anywhere_is_refused_as_git_refuses_it() {
+        for path in [".git", ".git/config", "sub/.git/config", ".GIT/config", "a/.Git", ".git./x", ".git /x", "git~1/x"]
+        {
+            assert!(!is_relative_path(path), "{path}");
+        }
+        for path in ["a.txt", ".gitignore", ".github/x", "x/.gitmodules", "git", "a/.git-blame-ignore-revs", "gits"] {
+            assert!(is_relative_path(path), "{path}");
+        }
+        assert!(is_git_component(".git::$INDEX_ALLOCATION"));
+    }
 }

@@ -5,6 +5,7 @@
 mod api;
 mod crash;
 mod hostile;
+mod limits;
 mod operations;
 mod restore;
 mod support;
