@@ -6,7 +6,8 @@
 //! A connection on which no byte arrives for [`READ_TIMEOUT`] while no request of it is being answered is closed:
 //! a client that opens connections and sends nothing, or half a request, cannot keep them open. The clock is reset
 //! by every byte read or written, and it does not run while a handler works on one of the connection's requests
-//! ([`Peer::begin`]), so a slow card is never cut off.
+//! ([`Peer::begin`]), so a slow card is never cut off. A client that sends a byte now and then is closed too: each
+//! request must arrive within three read timeouts of the connection's start or of its last answer.
 //!
 //! # Rate
 //!
@@ -136,16 +137,27 @@ pub struct Stream {
     inner: TcpStream,
     state: Arc<State>,
     timeout: Duration,
+    /// When the connection started or was last answered (or a request of it was being answered).
+    answered: tokio::time::Instant,
     deadline: Pin<Box<tokio::time::Sleep>>,
 }
 
 impl Stream {
     fn new(inner: TcpStream, state: Arc<State>, timeout: Duration) -> Self {
-        Self { inner, state, timeout, deadline: Box::pin(tokio::time::sleep(timeout)) }
+        let answered = tokio::time::Instant::now();
+        Self { inner, state, timeout, answered, deadline: Box::pin(tokio::time::sleep(timeout)) }
     }
 
+    /// Moves the deadline to one read timeout from now, but no later than three from the last answer.
     fn push_back(&mut self) {
-        self.deadline.as_mut().reset(tokio::time::Instant::now() + self.timeout);
+        let now = tokio::time::Instant::now();
+        let deadline = (now + self.timeout).min(self.answered + self.timeout * 3);
+        self.deadline.as_mut().reset(deadline);
+    }
+
+    fn answered_now(&mut self) {
+        self.answered = tokio::time::Instant::now();
+        self.push_back();
     }
 }
 
@@ -161,7 +173,7 @@ impl AsyncRead for Stream {
             }
             Poll::Pending => {
                 if self.state.in_flight.load(Ordering::SeqCst) > 0 {
-                    self.push_back();
+                    self.answered_now();
                     return Poll::Pending;
                 }
                 match self.deadline.as_mut().poll(cx) {
@@ -180,7 +192,7 @@ impl AsyncWrite for Stream {
     fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         let written = Pin::new(&mut self.inner).poll_write(cx, buf);
         if matches!(written, Poll::Ready(Ok(count)) if count > 0) {
-            self.push_back();
+            self.answered_now();
         }
         written
     }

@@ -192,3 +192,73 @@ fn git_paths_are_refused_in_every_path_field() {
     let proposal = body("dotgit-ok", "agent", "discard", &repo, json!({"paths": [".gitignore", "a.txt"]}));
     assert_eq!(gateway.propose(&proposal).0, 202);
 }
+
+/// A gateway listener with a `read_timeout` in this process, over a router whose `/slow` answers after `slow`.
+fn small_server(read_timeout: Duration, slow: Duration) -> String {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
+    let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).expect("bind");
+    let addr = listener.local_addr().expect("an address").to_string();
+    let router = axum::Router::new()
+        .route("/fast", axum::routing::get(|| async { "fast" }))
+        .route(
+            "/slow",
+            axum::routing::get(move || async move {
+                tokio::time::sleep(slow).await;
+                "slow"
+            }),
+        )
+        .layer(axum::middleware::from_fn(fluxgit_gateway::http::connection_guard));
+    let listener = fluxgit_gateway::connection::Listener::new(listener, read_timeout);
+    std::thread::spawn(move || {
+        let service = router.into_make_service_with_connect_info::<fluxgit_gateway::connection::Peer>();
+        let _ = runtime.block_on(async move { axum::serve(listener, service).await });
+    });
+    addr
+}
+
+#[test]
+fn a_trickling_connection_is_closed_but_a_slow_answer_is_waited_for() {
+    let timeout = Duration::from_millis(800);
+    let addr = small_server(timeout, timeout * 3);
+
+    // A byte every 300 ms never stalls for a read timeout, yet the request must arrive within three of them.
+    let started = Instant::now();
+    let mut trickle = TcpStream::connect(&addr).expect("connect");
+    trickle.set_read_timeout(Some(Duration::from_millis(50))).expect("read timeout");
+    let head = format!("GET /fast HTTP/1.1\r\nHost: {addr}\r\nX-Slow: {}", "a".repeat(200));
+    let mut closed = None;
+    for byte in head.bytes() {
+        if trickle.write_all(&[byte]).is_err() {
+            closed = Some(started.elapsed());
+            break;
+        }
+        let mut buffer = [0; 16];
+        match trickle.read(&mut buffer) {
+            Ok(0) => {
+                closed = Some(started.elapsed());
+                break;
+            }
+            Ok(_) => panic!("an answer to half a request"),
+            Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(error) if error.kind() == std::io::ErrorKind::TimedOut => {}
+            Err(_) => {
+                closed = Some(started.elapsed());
+                break;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    let closed = closed.expect("the trickling connection was never closed");
+    assert!(
+        closed >= timeout * 3 - Duration::from_millis(100) && closed < timeout * 3 + Duration::from_secs(2),
+        "{closed:?}"
+    );
+
+    // An answer that takes three read timeouts comes, and the connection serves the next request.
+    let mut patient = TcpStream::connect(&addr).expect("connect");
+    patient.set_read_timeout(Some(Duration::from_secs(20))).expect("read timeout");
+    let slow = format!("GET /slow HTTP/1.1\r\nHost: {addr}\r\n");
+    assert_eq!(exchange(&mut patient, &slow, "").0, 200);
+    let fast = format!("GET /fast HTTP/1.1\r\nHost: {addr}\r\n");
+    assert_eq!(exchange(&mut patient, &fast, "").0, 200);
+}
