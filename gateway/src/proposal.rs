@@ -364,6 +364,7 @@ impl Fields<'_> {
                 if patch.is_empty() || patch.len() > MAX_PATCH_BYTES {
                     return Err(invalid("invalid_field", "patchContent", "patchContent must be 1 byte to 4 MiB"));
                 }
+                patch_paths(patch)?;
                 boolean(object, "applyToIndex")?;
             }
             "commit" => {
@@ -497,7 +498,7 @@ impl Fields<'_> {
             }
             "discard" => paths(object, "paths", true),
             "reset" => one_of(object, "mode", &["soft", "mixed", "hard"]).map(drop),
-            "patch" => string(object, "patchContent").map(drop),
+            "patch" => patch_paths(string(object, "patchContent")?),
             _ => Ok(()),
         }
     }
@@ -579,6 +580,24 @@ pub fn is_relative_path(path: &str) -> bool {
         && !path.chars().any(char::is_control)
 }
 
+/// Refuses a patch that names a `.git` path ([`has_git_component`]) on a `---` or `+++` line, in git's
+/// `rename`/`copy` lines or on its `diff --git` line, as `git apply` would refuse it at execution.
+fn patch_paths(patch: &str) -> Result<(), Invalid> {
+    let names_git_dir = patch.lines().any(|line| {
+        let named = ["--- ", "+++ ", "rename from ", "rename to ", "copy from ", "copy to ", "diff --git "]
+            .iter()
+            .find_map(|prefix| line.strip_prefix(prefix));
+        named.is_some_and(|rest| {
+            let name = rest.split('\t').next().unwrap_or_default().trim_matches('"');
+            has_git_component(name)
+        })
+    });
+    if names_git_dir {
+        return Err(invalid("invalid_path", "patchContent", "the patch must not touch a '.git' path"));
+    }
+    Ok(())
+}
+
 /// Whether any component of `path` (split at `/` and at `\\`) is [`is_git_component`].
 pub fn has_git_component(path: &str) -> bool {
     path.split(['/', '\\']).any(is_git_component)
@@ -627,6 +646,23 @@ pub fn flag(body: &Value, name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::{is_git_component, is_relative_path};
+
+    #[test]
+    fn a_patch_touching_the_git_dir_is_refused() {
+        let patch =
+            |name: &str| format!("diff --git a/{name} b/{name}\n--- a/{name}\n+++ b/{name}\n@@ -1 +1 @@\n-a\n+b\n");
+        for name in [".git/config", "sub/.GIT/hooks/pre-commit", ".git", "x/.git./y"] {
+            assert!(super::patch_paths(&patch(name)).is_err(), "{name}");
+        }
+        let rename = "diff --git a/x b/y\nsimilarity index 100%\nrename from x\nrename to .git/y\n";
+        assert!(super::patch_paths(rename).is_err());
+        let mode = "diff --git a/.git/x b/.git/x\nold mode 100644\nnew mode 100755\n";
+        assert!(super::patch_paths(mode).is_err());
+        for name in ["a.txt", ".gitignore", "my .git notes", "dir/.github/x"] {
+            assert!(super::patch_paths(&patch(name)).is_ok(), "{name}");
+        }
+        assert!(super::patch_paths("--- /dev/null\n+++ b/new.txt\t2026-01-01\n@@ -0,0 +1 @@\n+x\n").is_ok());
+    }
 
     #[test]
     fn a_git_component_anywhere_is_refused_as_git_refuses_it() {

@@ -165,6 +165,8 @@ fn git_paths_are_refused_in_every_path_field() {
     let repo = sandbox.repo("repo");
     let roots = sandbox.roots();
     let worktree_in_git = repo.join(".git/wt").display().to_string();
+    let git_patch = "diff --git a/.git/config b/.git/config\n--- a/.git/config\n+++ b/.git/config\n@@ -1 +1,2 @@\n \
+                     [core]\n+\tfsmonitor = /bin/true\n";
     let cases = [
         ("discard", json!({"paths": [".git/config"]}), "paths"),
         ("discard", json!({"paths": ["a.txt", "sub/.GIT/config"]}), "paths"),
@@ -176,6 +178,8 @@ fn git_paths_are_refused_in_every_path_field() {
         ("submodulePointer", json!({"relativePath": "lib", "parentPath": ".Git", "direction": "record"}), "parentPath"),
         ("worktree", json!({"branch": "topic", "path": worktree_in_git}), "path"),
         ("plan", json!({"steps": [{"type": "discard", "paths": [".git/index"]}]}), "paths"),
+        ("patch", json!({"patchContent": git_patch, "applyToIndex": false}), "patchContent"),
+        ("plan", json!({"steps": [{"type": "patch", "patchContent": git_patch}]}), "patchContent"),
     ];
     for (index, (op, fields, field)) in cases.into_iter().enumerate() {
         let proposal = body(&format!("dotgit-{index}"), "agent", op, &repo, fields);
