@@ -201,6 +201,14 @@ async fn preview(State(state): State<AppState>, Path(op): Path<String>, body: By
     let Ok(body) = serde_json::from_slice::<Value>(&body) else {
         return refusal(StatusCode::BAD_REQUEST, "invalid_body", "the body must be one JSON object");
     };
+    // A full queue refuses a new proposal before its git checks, so a flood costs no git process.
+    let agent = body.get("agentId").and_then(Value::as_str).unwrap_or_default();
+    let key = body.get("idempotencyKey").and_then(Value::as_str).unwrap_or_default();
+    match lock(&state).at_global_cap(agent, key) {
+        Ok(true) => return global_cap_reply(journal::PENDING_GLOBAL_CAP),
+        Ok(false) => {}
+        Err(error) => return internal(&error),
+    }
     let checked = match proposal::check(&op, &body, &state.config.allowed_roots) {
         Ok(checked) => checked,
         Err(invalid) => {
@@ -244,12 +252,7 @@ async fn preview(State(state): State<AppState>, Path(op): Path<String>, body: By
                 json!({ "reason": "pending_cap", "message": format!("this agent already has {count} proposals waiting for a person (cap {})", journal::PENDING_CAP), "details": { "pending": count, "cap": journal::PENDING_CAP } }),
             );
         }
-        Err(journal::Error::GlobalQuota(count)) => {
-            return reply(
-                StatusCode::TOO_MANY_REQUESTS,
-                json!({ "reason": "pending_global_cap", "message": format!("{count} proposals of all agents are already waiting for a person (cap {})", journal::PENDING_GLOBAL_CAP), "details": { "pending": count, "cap": journal::PENDING_GLOBAL_CAP } }),
-            );
-        }
+        Err(journal::Error::GlobalQuota(count)) => return global_cap_reply(count),
         Err(journal::Error::IdTaken) => {
             return refusal(StatusCode::CONFLICT, "preview_id_taken", "previewId is already used by another proposal");
         }
@@ -259,6 +262,13 @@ async fn preview(State(state): State<AppState>, Path(op): Path<String>, body: By
     reply(
         code,
         json!({ "previewId": proposal.id, "status": proposal.status.as_str(), "expiresAt": format_ms(proposal.expires_at_ms) }),
+    )
+}
+
+fn global_cap_reply(count: i64) -> Response {
+    reply(
+        StatusCode::TOO_MANY_REQUESTS,
+        json!({ "reason": "pending_global_cap", "message": format!("{count} proposals of all agents are already waiting for a person (cap {})", journal::PENDING_GLOBAL_CAP), "details": { "pending": count, "cap": journal::PENDING_GLOBAL_CAP } }),
     )
 }
 

@@ -375,6 +375,25 @@ impl Journal {
         transaction.commit()?;
         Ok(Recorded::Created(self.get(&new.id)?.ok_or(Error::IdTaken)?))
     }
+    /// Whether a new proposal of `agent` with `idempotency_key` would meet the global pending cap now: at least
+    /// [`PENDING_GLOBAL_CAP`] proposals are pending and none answers that key. A cheap look before the git checks
+    /// of a proposal; [`Journal::record`] decides for good.
+    pub fn at_global_cap(&self, agent: &str, idempotency_key: &str) -> Result<bool, Error> {
+        let pending: i64 = self.connection.query_row(
+            "SELECT count(*) FROM proposals WHERE status = 'pending' AND expires_at_ms > ?1",
+            params![now_ms()],
+            |row| row.get(0),
+        )?;
+        if pending < PENDING_GLOBAL_CAP {
+            return Ok(false);
+        }
+        let known: i64 = self.connection.query_row(
+            "SELECT count(*) FROM proposals WHERE agent = ?1 AND idempotency_key = ?2",
+            params![agent, idempotency_key],
+            |row| row.get(0),
+        )?;
+        Ok(known == 0)
+    }
 
     /// One proposal.
     pub fn get(&self, id: &str) -> Result<Option<Proposal>, Error> {

@@ -98,6 +98,9 @@ fn the_pending_proposals_of_all_agents_are_capped() {
     assert_eq!((status, answer["reason"].as_str()), (429, Some("pending_global_cap")), "{answer}");
     assert_eq!(answer["details"]["cap"], json!(PENDING_GLOBAL_CAP));
     assert_eq!(gateway.request("GET", &format!("/v1/mcp/operation/status/flood-{PENDING_GLOBAL_CAP}"), None).0, 404);
+    // A proposal sent again with its idempotency key still finds itself.
+    let (status, answer) = gateway.propose(&branch(7));
+    assert_eq!((status, answer["previewId"].as_str()), (200, Some("flood-7")), "{answer}");
     // A decision frees a place.
     let (status, answer) =
         gateway.request("POST", "/v1/mcp/operation/cancel/flood-0", Some(&json!({"agentId": "agent-0"})));
