@@ -1,10 +1,15 @@
 //! The card a person reads before deciding (`fluxgit-gateway show ID`): reason, agent (self-declared), operation,
 //! risk, exact fields, exact paths and the diff (git CLI, bounded), a conflict preflight for merge and rebase
-//! (`git merge-tree --write-tree`, which writes no ref, index or work-tree file), and for a hard reset, a forced
+//! (`git merge-tree --write-tree` in a scratch repository, see [`Git::merge_preview`]), and for a hard reset, a forced
 //! push or a branch deletion the strong confirmation `approve` (and the approval page) will ask for (typing the
 //! branch name). branchDelete cards give each branch's verdict as the executor would reach it now, push cards the
 //! remote, the commits that go (and for a forced push those the remote loses) and the lease, submodulePointer cards
 //! the recorded and checked-out commits.
+//!
+//! Rendering a card runs no program the repository configures and writes nothing into it: every git command is a
+//! [`Git::read`] (no hooks, filters, fsmonitor, pager or signature display), diffs pass `--no-ext-diff
+//! --no-textconv` and `--ignore-submodules=dirty` (no git is started inside a submodule), and merge previews run
+//! outside the repository without its merge drivers. Execution after approval runs them as git would.
 
 use std::fmt::Write as _;
 
@@ -180,7 +185,7 @@ fn op_details(git: &Git, op: &str, body: &Value, confirmation: &mut Option<Strin
             show(
                 &mut out,
                 "Diff (what the merge brings)",
-                &["diff", "--no-ext-diff", "--no-textconv", "--stat", range.as_str()],
+                &["diff", "--no-ext-diff", "--no-textconv", "--ignore-submodules=dirty", "--stat", range.as_str()],
             );
             out.push_str(&preflight(git, "HEAD", source));
         }
@@ -190,7 +195,11 @@ fn op_details(git: &Git, op: &str, body: &Value, confirmation: &mut Option<Strin
             let range = format!("{onto}..{current}");
             show(&mut out, "Commits to replay", &["log", "--oneline", "--no-decorate", "-n", "50", range.as_str()]);
             let range = format!("{onto}...{current}");
-            show(&mut out, "Files they change", &["diff", "--no-ext-diff", "--no-textconv", "--stat", range.as_str()]);
+            show(
+                &mut out,
+                "Files they change",
+                &["diff", "--no-ext-diff", "--no-textconv", "--ignore-submodules=dirty", "--stat", range.as_str()],
+            );
             out.push_str(&preflight(git, current, onto));
         }
         "discard" => {
@@ -198,7 +207,15 @@ fn op_details(git: &Git, op: &str, body: &Value, confirmation: &mut Option<Strin
             for path in path_list(body) {
                 let _ = writeln!(out, "  {path}");
             }
-            let mut args = vec!["--literal-pathspecs", "diff", "--no-ext-diff", "--no-textconv", "HEAD", "--"];
+            let mut args = vec![
+                "--literal-pathspecs",
+                "diff",
+                "--no-ext-diff",
+                "--no-textconv",
+                "--ignore-submodules=dirty",
+                "HEAD",
+                "--",
+            ];
             let paths = path_list(body);
             args.extend(paths.iter().map(String::as_str));
             show(&mut out, "Diff (HEAD vs work tree)", &args);
@@ -215,7 +232,7 @@ fn op_details(git: &Git, op: &str, body: &Value, confirmation: &mut Option<Strin
                 show(
                     &mut out,
                     "Uncommitted changes a hard reset throws away",
-                    &["diff", "--no-ext-diff", "--no-textconv", "--stat", "HEAD"],
+                    &["diff", "--no-ext-diff", "--no-textconv", "--ignore-submodules=dirty", "--stat", "HEAD"],
                 );
                 let name = git
                     .head_symbolic()
@@ -256,16 +273,31 @@ fn op_details(git: &Git, op: &str, body: &Value, confirmation: &mut Option<Strin
                 show(
                     &mut out,
                     "Files (everything, staged and not)",
-                    &["status", "--porcelain=v1", "--untracked-files=all"],
+                    &["status", "--porcelain=v1", "--untracked-files=all", "--ignore-submodules=dirty"],
                 );
             } else if paths.is_empty() {
-                show(&mut out, "Files (what is staged)", &["diff", "--cached", "--name-status"]);
+                show(&mut out, "Files (what is staged)", &["diff", "--cached", "--no-ext-diff", "--name-status"]);
                 show(&mut out, "Diff (staged)", &["diff", "--cached", "--no-ext-diff", "--no-textconv"]);
             } else {
-                let mut args = vec!["--literal-pathspecs", "status", "--porcelain=v1", "--untracked-files=all", "--"];
+                let mut args = vec![
+                    "--literal-pathspecs",
+                    "status",
+                    "--porcelain=v1",
+                    "--untracked-files=all",
+                    "--ignore-submodules=dirty",
+                    "--",
+                ];
                 args.extend(paths.iter().map(String::as_str));
                 show(&mut out, "Files (exactly these paths)", &args);
-                let mut args = vec!["--literal-pathspecs", "diff", "--no-ext-diff", "--no-textconv", "HEAD", "--"];
+                let mut args = vec![
+                    "--literal-pathspecs",
+                    "diff",
+                    "--no-ext-diff",
+                    "--no-textconv",
+                    "--ignore-submodules=dirty",
+                    "HEAD",
+                    "--",
+                ];
                 args.extend(paths.iter().map(String::as_str));
                 show(&mut out, "Diff (HEAD vs work tree)", &args);
             }
@@ -335,8 +367,7 @@ fn worktree(out: &mut String, git: &Git, body: &Value) {
 }
 
 fn preflight(git: &Git, ours: &str, theirs: &str) -> String {
-    let output = git.read(&["merge-tree", "--write-tree", "--name-only", "--no-messages", ours, theirs]);
-    match output {
+    let mut out = match git.merge_preview(ours, theirs) {
         Ok(output) if output.code == 0 => "Conflict preflight: clean (no conflicts predicted)\n".to_owned(),
         Ok(output) if output.code == 1 => {
             let paths: Vec<&str> = output.stdout.lines().skip(1).filter(|line| !line.is_empty()).collect();
@@ -344,7 +375,17 @@ fn preflight(git: &Git, ours: &str, theirs: &str) -> String {
         }
         Ok(output) => format!("Conflict preflight: unavailable ({})\n", output.stderr.trim()),
         Err(error) => format!("Conflict preflight: unavailable ({error})\n"),
+    };
+    let drivers = git.merge_drivers();
+    if !drivers.is_empty() {
+        let _ = writeln!(
+            out,
+            "  (computed with git's built-in merge: the repository's merge driver(s) {} run only at execution, for \
+             the paths their attributes name)",
+            drivers.join(", ")
+        );
     }
+    out
 }
 
 fn bounded(text: &str) -> String {

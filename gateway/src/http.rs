@@ -3,6 +3,9 @@
 //! rejects or executes: those are a person's acts at the CLI ([`crate::approval`]) or in the approval page
 //! ([`crate::web`], under its per-launch secret, with its own guard). Anything else is 404.
 //!
+//! Every request, the page's too, first passes [`connection_guard`]: an origin-form target (`/path`, never
+//! `http://host/path`), exactly one `Host` header naming a loopback name with the port the client connected to,
+//! and, for a proposal, the rate of its connection ([`crate::connection`]).
 //! Browsers are kept out ([`guard`]): a request whose `Host` is not a loopback name (DNS rebinding) or that carries
 //! an `Origin` (a web page) is 403, and a POST whose body is not `application/json` is 415, so a page cannot send
 //! a "simple" cross-origin request that skips the CORS preflight (which this server never grants).
@@ -12,7 +15,7 @@ use std::sync::{Arc, Mutex};
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, Path, Query, Request as HttpRequest, State};
+use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, Query, Request as HttpRequest, State};
 use axum::http::{Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -20,6 +23,7 @@ use axum::routing::{get, post};
 use serde_json::{Value, json};
 
 use crate::config::Config;
+use crate::connection::{PREVIEW_RATE, Peer, RATE_WINDOW};
 use crate::git::Git;
 use crate::journal::{self, Change, Journal, NewProposal, Proposal, Recorded, Status};
 use crate::policy::Request;
@@ -56,6 +60,59 @@ pub fn router(state: AppState) -> Router {
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(middleware::from_fn(guard))
         .with_state(state)
+}
+
+/// The first guard of every route (module docs): 400 for a target that is not origin-form, 403 unless there is
+/// exactly one `Host` and it is [`is_exact_host`], 429 when the connection sent too many proposals. It marks the
+/// request in flight for the connection's stall clock.
+pub async fn connection_guard(request: HttpRequest, next: Next) -> Response {
+    let Some(ConnectInfo(peer)) = request.extensions().get::<ConnectInfo<Peer>>().cloned() else {
+        return refusal(StatusCode::FORBIDDEN, "forbidden_host", "the gateway answers its own loopback listener only");
+    };
+    let _in_flight = peer.begin();
+    let uri = request.uri();
+    if uri.scheme().is_some() || uri.authority().is_some() || !uri.path().starts_with('/') {
+        return refusal(StatusCode::BAD_REQUEST, "invalid_target", "the request target must be a path (origin-form)");
+    }
+    let mut hosts = request.headers().get_all(header::HOST).iter();
+    let host = match (hosts.next(), hosts.next()) {
+        (Some(host), None) => host.to_str().unwrap_or_default(),
+        _ => return refusal(StatusCode::FORBIDDEN, "forbidden_host", "a request carries exactly one Host header"),
+    };
+    if !is_exact_host(host, peer.local) {
+        return refusal(StatusCode::FORBIDDEN, "forbidden_host", "the gateway answers loopback hosts only");
+    }
+    if request.method() == Method::POST
+        && request.uri().path().starts_with("/v1/mcp/operation/preview/")
+        && !peer.take_preview()
+    {
+        return reply(
+            StatusCode::TOO_MANY_REQUESTS,
+            json!({ "reason": "rate_limited", "message": format!("this connection sent {PREVIEW_RATE} proposals in the last {} s", RATE_WINDOW.as_secs()), "details": { "limit": PREVIEW_RATE, "windowSeconds": RATE_WINDOW.as_secs() } }),
+        );
+    }
+    next.run(request).await
+}
+
+/// Whether `host` (a `Host` header) is exactly `localhost`, `127.0.0.1`, `[::1]` or the address the gateway
+/// listens on, followed by `:` and the port of `local` (the port may be left out only when it is 80).
+pub fn is_exact_host(host: &str, local: std::net::SocketAddr) -> bool {
+    let (name, given) = match host.rsplit_once(':') {
+        Some((name, given)) if !host.ends_with(']') => (name, Some(given)),
+        _ => (host, None),
+    };
+    let port_ok = match given {
+        Some(given) => given == local.port().to_string(),
+        None => local.port() == 80,
+    };
+    if !port_ok {
+        return false;
+    }
+    let listening = match local.ip() {
+        std::net::IpAddr::V4(address) => address.to_string(),
+        std::net::IpAddr::V6(address) => format!("[{address}]"),
+    };
+    name.eq_ignore_ascii_case("localhost") || name == "127.0.0.1" || name == "[::1]" || name == listening
 }
 
 /// Refuses what only a browser would send: a non-loopback `Host`, any `Origin`, a POST that is not JSON.
@@ -144,6 +201,14 @@ async fn preview(State(state): State<AppState>, Path(op): Path<String>, body: By
     let Ok(body) = serde_json::from_slice::<Value>(&body) else {
         return refusal(StatusCode::BAD_REQUEST, "invalid_body", "the body must be one JSON object");
     };
+    // A full queue refuses a new proposal before its git checks, so a flood costs no git process.
+    let agent = body.get("agentId").and_then(Value::as_str).unwrap_or_default();
+    let key = body.get("idempotencyKey").and_then(Value::as_str).unwrap_or_default();
+    match lock(&state).at_global_cap(agent, key) {
+        Ok(true) => return global_cap_reply(journal::PENDING_GLOBAL_CAP),
+        Ok(false) => {}
+        Err(error) => return internal(&error),
+    }
     let checked = match proposal::check(&op, &body, &state.config.allowed_roots) {
         Ok(checked) => checked,
         Err(invalid) => {
@@ -187,6 +252,7 @@ async fn preview(State(state): State<AppState>, Path(op): Path<String>, body: By
                 json!({ "reason": "pending_cap", "message": format!("this agent already has {count} proposals waiting for a person (cap {})", journal::PENDING_CAP), "details": { "pending": count, "cap": journal::PENDING_CAP } }),
             );
         }
+        Err(journal::Error::GlobalQuota(count)) => return global_cap_reply(count),
         Err(journal::Error::IdTaken) => {
             return refusal(StatusCode::CONFLICT, "preview_id_taken", "previewId is already used by another proposal");
         }
@@ -196,6 +262,13 @@ async fn preview(State(state): State<AppState>, Path(op): Path<String>, body: By
     reply(
         code,
         json!({ "previewId": proposal.id, "status": proposal.status.as_str(), "expiresAt": format_ms(proposal.expires_at_ms) }),
+    )
+}
+
+fn global_cap_reply(count: i64) -> Response {
+    reply(
+        StatusCode::TOO_MANY_REQUESTS,
+        json!({ "reason": "pending_global_cap", "message": format!("{count} proposals of all agents are already waiting for a person (cap {})", journal::PENDING_GLOBAL_CAP), "details": { "pending": count, "cap": journal::PENDING_GLOBAL_CAP } }),
     )
 }
 
@@ -388,4 +461,36 @@ async fn semantic() -> Response {
         StatusCode::OK,
         json!({ "supported": false, "reason": "The reference gateway has no semantic diff engine yet; use diff.text." }),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_exact_host;
+
+    #[test]
+    fn only_exact_loopback_names_with_the_listening_port_pass() {
+        let local: std::net::SocketAddr = "127.0.0.1:7420".parse().expect("an address");
+        for host in ["localhost:7420", "LocalHost:7420", "127.0.0.1:7420", "[::1]:7420"] {
+            assert!(is_exact_host(host, local), "{host}");
+        }
+        for host in [
+            "[::1].evil.example:7420",
+            "[::1].evil.example",
+            "localhost.evil.example:7420",
+            "localhost:7421",
+            "localhost",
+            "127.0.0.2:7420",
+            "127.1:7420",
+            "::1:7420",
+            "[::1]",
+            "localhost:7420:7420",
+            "",
+            ":7420",
+        ] {
+            assert!(!is_exact_host(host, local), "{host}");
+        }
+        let other: std::net::SocketAddr = "127.0.0.2:80".parse().expect("an address");
+        assert!(is_exact_host("127.0.0.2", other) && is_exact_host("127.0.0.2:80", other));
+        assert!(!is_exact_host("127.0.0.3:80", other));
+    }
 }

@@ -16,6 +16,9 @@ use crate::time::now_ms;
 
 /// Proposals one agent may have pending at once (SPEC §6).
 pub const PENDING_CAP: i64 = 5;
+/// Proposals all agents together may have pending at once: agent ids are self-declared, so a client could
+/// otherwise fill the queue under ever new names.
+pub const PENDING_GLOBAL_CAP: i64 = 50;
 /// How long a proposal waits for a person, after `requestedAt` (SPEC §5), in milliseconds.
 pub const EXPIRY_MS: i64 = 5 * 60 * 1000;
 
@@ -185,6 +188,9 @@ pub enum Error {
         /// The IO error.
         source: std::io::Error,
     },
+    /// [`PENDING_GLOBAL_CAP`] proposals are pending, whatever their agents.
+    #[error("{0} proposals are pending (the cap for all agents is {PENDING_GLOBAL_CAP})")]
+    GlobalQuota(i64),
     /// The agent already has [`PENDING_CAP`] pending proposals.
     #[error("agent has {0} pending proposals (the cap is {PENDING_CAP})")]
     Quota(i64),
@@ -310,7 +316,7 @@ impl Journal {
     }
 
     /// Records a new proposal as pending, or returns the existing one for a reused idempotency key; refuses when
-    /// the agent is at its pending cap. One immediate transaction.
+    /// the agent is at its pending cap or all agents together are at the global one. One immediate transaction.
     pub fn record(&mut self, new: &NewProposal) -> Result<Recorded, Error> {
         let now = now_ms();
         let transaction = self.connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -339,6 +345,14 @@ impl Journal {
         if pending >= PENDING_CAP {
             return Err(Error::Quota(pending));
         }
+        let all_pending: i64 = transaction.query_row(
+            "SELECT count(*) FROM proposals WHERE status = 'pending' AND expires_at_ms > ?1",
+            params![now],
+            |row| row.get(0),
+        )?;
+        if all_pending >= PENDING_GLOBAL_CAP {
+            return Err(Error::GlobalQuota(all_pending));
+        }
         transaction.execute(
             "INSERT INTO proposals (id, agent, idempotency_key, op, repo_path, canonical, reason, body, \
              requested_at, expires_at_ms, status, created_ms, updated_ms) \
@@ -360,6 +374,25 @@ impl Journal {
         insert_transition(&transaction, &new.id, None, "pending", now, &format!("agent:{}", new.agent), "received")?;
         transaction.commit()?;
         Ok(Recorded::Created(self.get(&new.id)?.ok_or(Error::IdTaken)?))
+    }
+    /// Whether a new proposal of `agent` with `idempotency_key` would meet the global pending cap now: at least
+    /// [`PENDING_GLOBAL_CAP`] proposals are pending and none answers that key. A cheap look before the git checks
+    /// of a proposal; [`Journal::record`] decides for good.
+    pub fn at_global_cap(&self, agent: &str, idempotency_key: &str) -> Result<bool, Error> {
+        let pending: i64 = self.connection.query_row(
+            "SELECT count(*) FROM proposals WHERE status = 'pending' AND expires_at_ms > ?1",
+            params![now_ms()],
+            |row| row.get(0),
+        )?;
+        if pending < PENDING_GLOBAL_CAP {
+            return Ok(false);
+        }
+        let known: i64 = self.connection.query_row(
+            "SELECT count(*) FROM proposals WHERE agent = ?1 AND idempotency_key = ?2",
+            params![agent, idempotency_key],
+            |row| row.get(0),
+        )?;
+        Ok(known == 0)
     }
 
     /// One proposal.

@@ -12,7 +12,7 @@
 //! - [`journal`]: the SQLite journal (WAL, `synchronous=FULL`): proposals, transitions, restore points;
 //! - [`proposal`]: validation of a proposal body on receipt (never trusting the sidecar);
 //! - [`repo`] and [`git`]: the canonical repository and the git CLI;
-//! - [`http`]: the loopback HTTP API (no route can approve);
+//! - [`http`]: the loopback HTTP API (no route can approve); [`connection`]: its connections (stall timeout, rate);
 //! - [`card`]: the card a person reads (`show`);
 //! - [`approval`]: `approve`, `reject`, the one-time code;
 //! - [`executor`] and [`restore`]: running approved proposals behind restore points, and putting them back;
@@ -34,6 +34,7 @@ pub mod approval;
 pub mod audit;
 pub mod card;
 pub mod config;
+pub mod connection;
 pub mod executor;
 pub mod git;
 pub mod http;

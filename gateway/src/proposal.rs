@@ -263,7 +263,11 @@ pub fn observe_submodule(git: &Git, object: &Map<String, Value>) -> Result<Value
     let top = git.work_tree();
     let parent_rel = object.get("parentPath").and_then(Value::as_str);
     if parent_rel.is_some_and(|path| !is_relative_path(path)) {
-        return Err(invalid("invalid_path", "parentPath", "parentPath must be repository-relative without '..'"));
+        return Err(invalid(
+            "invalid_path",
+            "parentPath",
+            "parentPath must be repository-relative without '..' or '.git'",
+        ));
     }
     let root_of = |path: &Path| -> Option<PathBuf> {
         let canonical = std::fs::canonicalize(path).ok()?;
@@ -360,6 +364,7 @@ impl Fields<'_> {
                 if patch.is_empty() || patch.len() > MAX_PATCH_BYTES {
                     return Err(invalid("invalid_field", "patchContent", "patchContent must be 1 byte to 4 MiB"));
                 }
+                patch_paths(patch)?;
                 boolean(object, "applyToIndex")?;
             }
             "commit" => {
@@ -383,6 +388,9 @@ impl Fields<'_> {
             "worktree" => {
                 self.branch_name(object, "branch")?;
                 let path = string(object, "path")?;
+                if has_git_component(path) {
+                    return Err(invalid("invalid_path", "path", "the worktree path must not name '.git'"));
+                }
                 let inside = Path::new(path).is_absolute()
                     && !has_parent_component(path)
                     && self.allowed_roots.iter().any(|root| Path::new(path).starts_with(root));
@@ -464,7 +472,7 @@ impl Fields<'_> {
                     return Err(invalid(
                         "invalid_path",
                         "relativePath",
-                        "relativePath must be repository-relative without '..'",
+                        "relativePath must be repository-relative without '..' or '.git'",
                     ));
                 }
                 one_of(object, "direction", &["record", "return"])?;
@@ -490,7 +498,7 @@ impl Fields<'_> {
             }
             "discard" => paths(object, "paths", true),
             "reset" => one_of(object, "mode", &["soft", "mixed", "hard"]).map(drop),
-            "patch" => string(object, "patchContent").map(drop),
+            "patch" => patch_paths(string(object, "patchContent")?),
             _ => Ok(()),
         }
     }
@@ -562,12 +570,45 @@ fn has_parent_component(path: &str) -> bool {
     Path::new(path).components().any(|component| matches!(component, std::path::Component::ParentDir))
 }
 
-/// A repository-relative path: not empty, not absolute, no `..`, no control characters.
+/// A repository-relative path: not empty, not absolute, no `..`, no `.git` component ([`is_git_component`]), no
+/// control characters.
 pub fn is_relative_path(path: &str) -> bool {
     !path.is_empty()
         && !Path::new(path).is_absolute()
         && !has_parent_component(path)
+        && !has_git_component(path)
         && !path.chars().any(char::is_control)
+}
+
+/// Refuses a patch that names a `.git` path ([`has_git_component`]) on a `---` or `+++` line, in git's
+/// `rename`/`copy` lines or on its `diff --git` line, as `git apply` would refuse it at execution.
+fn patch_paths(patch: &str) -> Result<(), Invalid> {
+    let names_git_dir = patch.lines().any(|line| {
+        let named = ["--- ", "+++ ", "rename from ", "rename to ", "copy from ", "copy to ", "diff --git "]
+            .iter()
+            .find_map(|prefix| line.strip_prefix(prefix));
+        named.is_some_and(|rest| {
+            let name = rest.split('\t').next().unwrap_or_default().trim_matches('"');
+            has_git_component(name)
+        })
+    });
+    if names_git_dir {
+        return Err(invalid("invalid_path", "patchContent", "the patch must not touch a '.git' path"));
+    }
+    Ok(())
+}
+
+/// Whether any component of `path` (split at `/` and at `\\`) is [`is_git_component`].
+pub fn has_git_component(path: &str) -> bool {
+    path.split(['/', '\\']).any(is_git_component)
+}
+
+/// Whether git refuses `component` as a path component of a tree or the index because it names the git dir:
+/// `.git` in any case, and with the NTFS protection git turns on by default on every platform, also `.git`
+/// followed by dots or spaces, an NTFS stream (`.git::$INDEX_ALLOCATION`) and the 8.3 short name `git~1`.
+pub fn is_git_component(component: &str) -> bool {
+    let bare = component.split(':').next().unwrap_or_default().trim_end_matches(['.', ' ']);
+    bare.eq_ignore_ascii_case(".git") || component.eq_ignore_ascii_case("git~1")
 }
 
 fn paths(object: &Map<String, Value>, field: &str, required: bool) -> Result<(), Invalid> {
@@ -578,7 +619,7 @@ fn paths(object: &Map<String, Value>, field: &str, required: bool) -> Result<(),
         .ok_or_else(|| invalid("invalid_field", field, format!("{field} must hold 1-{MAX_PATHS} paths")))?;
     for path in list {
         if !path.as_str().is_some_and(is_relative_path) {
-            return Err(invalid("invalid_path", field, "paths must be repository-relative without '..'"));
+            return Err(invalid("invalid_path", field, "paths must be repository-relative without '..' or '.git'"));
         }
     }
     Ok(())
@@ -600,4 +641,38 @@ pub fn field<'a>(body: &'a Value, name: &str, default: &'a str) -> &'a str {
 /// A boolean field of a body, or `false`.
 pub fn flag(body: &Value, name: &str) -> bool {
     body.get(name).and_then(Value::as_bool).unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{is_git_component, is_relative_path};
+
+    #[test]
+    fn a_patch_touching_the_git_dir_is_refused() {
+        let patch =
+            |name: &str| format!("diff --git a/{name} b/{name}\n--- a/{name}\n+++ b/{name}\n@@ -1 +1 @@\n-a\n+b\n");
+        for name in [".git/config", "sub/.GIT/hooks/pre-commit", ".git", "x/.git./y"] {
+            assert!(super::patch_paths(&patch(name)).is_err(), "{name}");
+        }
+        let rename = "diff --git a/x b/y\nsimilarity index 100%\nrename from x\nrename to .git/y\n";
+        assert!(super::patch_paths(rename).is_err());
+        let mode = "diff --git a/.git/x b/.git/x\nold mode 100644\nnew mode 100755\n";
+        assert!(super::patch_paths(mode).is_err());
+        for name in ["a.txt", ".gitignore", "my .git notes", "dir/.github/x"] {
+            assert!(super::patch_paths(&patch(name)).is_ok(), "{name}");
+        }
+        assert!(super::patch_paths("--- /dev/null\n+++ b/new.txt\t2026-01-01\n@@ -0,0 +1 @@\n+x\n").is_ok());
+    }
+
+    #[test]
+    fn a_git_component_anywhere_is_refused_as_git_refuses_it() {
+        for path in [".git", ".git/config", "sub/.git/config", ".GIT/config", "a/.Git", ".git./x", ".git /x", "git~1/x"]
+        {
+            assert!(!is_relative_path(path), "{path}");
+        }
+        for path in ["a.txt", ".gitignore", ".github/x", "x/.gitmodules", "git", "a/.git-blame-ignore-revs", "gits"] {
+            assert!(is_relative_path(path), "{path}");
+        }
+        assert!(is_git_component(".git::$INDEX_ALLOCATION"));
+    }
 }

@@ -91,7 +91,11 @@ pub fn run(config: Config, addr: SocketAddr, page: bool) -> anyhow::Result<()> {
         if let Some(launch) = launch {
             app = app.merge(web::router(Arc::clone(&config), audit, launch)?);
         }
-        let served = axum::serve(listener, app).with_graceful_shutdown(shutdown()).await;
+        let app = app.layer(axum::middleware::from_fn(crate::http::connection_guard));
+        let listener = crate::connection::Listener::new(listener, crate::connection::READ_TIMEOUT);
+        let served = axum::serve(listener, app.into_make_service_with_connect_info::<crate::connection::Peer>())
+            .with_graceful_shutdown(shutdown())
+            .await;
         stop.store(true, Ordering::SeqCst);
         let _ = worker.join();
         served.context("serving")

@@ -4,6 +4,8 @@
 
 mod api;
 mod crash;
+mod hostile;
+mod limits;
 mod operations;
 mod restore;
 mod support;
