@@ -1,25 +1,24 @@
 //! JSON-RPC 2.0 envelopes: classifying an incoming value and building responses (SPEC §4.1, §4.3).
 
-use rmcp::model::ErrorCode;
 use serde_json::{Map, Value, json};
 
 use crate::tools::ProtocolError;
 
 /// `-32700`: the message is not valid JSON.
-pub const PARSE_ERROR: i32 = ErrorCode::PARSE_ERROR.0;
+pub const PARSE_ERROR: i32 = -32700;
 /// `-32600`: the message is JSON but not a valid request (batch, bad `jsonrpc`, bad `id` type, frame too large).
-pub const INVALID_REQUEST: i32 = ErrorCode::INVALID_REQUEST.0;
+pub const INVALID_REQUEST: i32 = -32600;
 /// `-32601`: unknown method.
-pub const METHOD_NOT_FOUND: i32 = ErrorCode::METHOD_NOT_FOUND.0;
+pub const METHOD_NOT_FOUND: i32 = -32601;
 /// `-32602`: invalid params, unknown tool, arguments failing the input schema, missing modern `_meta` keys.
-pub const INVALID_PARAMS: i32 = ErrorCode::INVALID_PARAMS.0;
+pub const INVALID_PARAMS: i32 = -32602;
 /// `-32603`: internal error (e.g. a tool panicked).
-pub const INTERNAL_ERROR: i32 = ErrorCode::INTERNAL_ERROR.0;
+pub const INTERNAL_ERROR: i32 = -32603;
 /// `-32800`: the request was cancelled by `notifications/cancelled` (LSP's `RequestCancelled`). Never sent on
 /// stdio (MCP: no response for a cancelled request); the audit ledger records a cancelled call with it.
 pub const REQUEST_CANCELLED: i32 = -32800;
 /// `-32022`: unsupported modern protocol version; `data: {supported, requested}`.
-pub const UNSUPPORTED_PROTOCOL_VERSION: i32 = ErrorCode::UNSUPPORTED_PROTOCOL_VERSION.0;
+pub const UNSUPPORTED_PROTOCOL_VERSION: i32 = -32022;
 
 impl ProtocolError {
     /// An error with `code`, `message` and optional `data`.

@@ -1,7 +1,5 @@
 //! MCP protocol versions and which fields each one knows (SPEC §4.1).
 
-use rmcp::model::ProtocolVersion;
-
 /// An MCP protocol version this server speaks, oldest first; `Ord` follows the release dates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Version {
@@ -34,7 +32,7 @@ impl Version {
         Self::ALL.into_iter().find(|version| version.as_str() == text)
     }
 
-    /// The version string, e.g. `2025-06-18` (the same strings as rmcp's [`ProtocolVersion`] constants).
+    /// The version string, e.g. `2025-06-18`, as the MCP specification names its releases.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::V2024_11_05 => "2024-11-05",
@@ -42,17 +40,6 @@ impl Version {
             Self::V2025_06_18 => "2025-06-18",
             Self::V2025_11_25 => "2025-11-25",
             Self::V2026_07_28 => "2026-07-28",
-        }
-    }
-
-    /// The matching rmcp model constant.
-    pub fn to_rmcp(self) -> ProtocolVersion {
-        match self {
-            Self::V2024_11_05 => ProtocolVersion::V_2024_11_05,
-            Self::V2025_03_26 => ProtocolVersion::V_2025_03_26,
-            Self::V2025_06_18 => ProtocolVersion::V_2025_06_18,
-            Self::V2025_11_25 => ProtocolVersion::V_2025_11_25,
-            Self::V2026_07_28 => ProtocolVersion::V_2026_07_28,
         }
     }
 
@@ -81,7 +68,7 @@ impl Version {
         self >= Self::V2025_06_18
     }
 
-    /// Whether `ping` exists: removed in 2026-07-28 (as in rmcp and the Python SDK).
+    /// Whether `ping` exists: 2026-07-28 removed it.
     pub fn has_ping(self) -> bool {
         self.is_legacy()
     }
@@ -98,17 +85,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn strings_match_rmcp_and_order_by_date() {
+    fn strings_parse_back_and_order_by_date() {
         let ours: Vec<&str> = Version::ALL.iter().map(|version| version.as_str()).collect();
-        let rmcp: Vec<String> = ProtocolVersion::KNOWN_VERSIONS.iter().map(ToString::to_string).collect();
-        assert_eq!(ours, rmcp);
+        // The specification's releases, oldest first, as the SDKs name them.
+        assert_eq!(ours, ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]);
         for version in Version::ALL {
-            assert_eq!(version.to_rmcp().as_str(), version.as_str());
             assert_eq!(Version::parse(version.as_str()), Some(version));
-            assert_eq!(version.is_legacy(), version.to_rmcp().has_initialize());
+            assert_eq!(version.is_legacy(), version != Version::V2026_07_28);
         }
         assert!(Version::ALL.windows(2).all(|pair| pair[0] < pair[1]));
-        assert_eq!(Version::NEWEST_LEGACY.as_str(), ProtocolVersion::LATEST_WITH_INITIALIZE.as_str());
+        assert_eq!(Version::NEWEST_LEGACY, Version::V2025_11_25);
         assert_eq!(Version::parse("2025-01-01"), None);
     }
 
