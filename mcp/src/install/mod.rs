@@ -21,7 +21,8 @@
 //! TOML goes through `toml_edit`). Keys the user added to the entry itself are kept too. The previous file is
 //! copied to `<file>.fluxgit-backup`, and the new one replaces it atomically (a temporary file in the same
 //! directory, then a rename; a symlinked file is written through to its target). A file that does not parse is
-//! never written. Running the same command twice changes nothing the second time.
+//! never written. Running the same command twice changes nothing the second time. Through the `claude` CLI,
+//! an entry of the same name that differs is removed and added again whole (the CLI has no update).
 
 pub mod json;
 
