@@ -32,6 +32,17 @@ pub enum Error {
     /// No such proposal.
     #[error("no proposal {0}")]
     Unknown(String),
+    /// No proposal has the previewId given to the CLI, and none starts with it.
+    #[error("no proposal {0}, and no previewId starts with it (`fluxgit-gateway list --all` shows every previewId)")]
+    NoMatch(String),
+    /// A shortened previewId that more than one proposal starts with.
+    #[error("{prefix} is the start of {} previewIds: {}; give more of it", candidates.len(), candidates.join(", "))]
+    Ambiguous {
+        /// The id as given.
+        prefix: String,
+        /// Some of the proposals it could name (at most [`MAX_CANDIDATES`]).
+        candidates: Vec<String>,
+    },
     /// Not in a state that allows the act.
     #[error("proposal {id} is {status}: {message}")]
     State {
@@ -54,6 +65,39 @@ pub enum Error {
     /// The card rendered now differs from the one the page showed (the repository moved): show it again.
     #[error("the card of {0} changed since it was shown (the repository moved): look at it again")]
     CardChanged(String),
+}
+
+/// A shortened previewId must have at least this many characters (as git asks of an abbreviated sha).
+pub const MIN_PREFIX: usize = 4;
+
+/// At most this many candidates are named for an ambiguous previewId.
+pub const MAX_CANDIDATES: usize = 5;
+
+/// The full previewId that `given` names: `given` itself when a proposal has that id, else the one proposal whose
+/// id starts with it (at least [`MIN_PREFIX`] characters).
+///
+/// # Errors
+/// [`Error::NoMatch`] when nothing matches, [`Error::Refused`] for a shorter start, [`Error::Ambiguous`] naming
+/// the candidates when more than one proposal starts with it.
+pub fn resolve_id(journal: &Journal, given: &str) -> Result<String, Error> {
+    if journal.get(given)?.is_some() {
+        return Ok(given.to_owned());
+    }
+    if given.chars().count() < MIN_PREFIX {
+        return Err(Error::Refused(format!(
+            "no proposal {given}; a shortened previewId needs at least {MIN_PREFIX} characters \
+             (`fluxgit-gateway list --all` shows every previewId)"
+        )));
+    }
+    let mut candidates = journal.ids_starting_with(given, MAX_CANDIDATES + 1)?;
+    match candidates.len() {
+        0 => Err(Error::NoMatch(given.to_owned())),
+        1 => Ok(candidates.remove(0)),
+        _ => {
+            candidates.truncate(MAX_CANDIDATES);
+            Err(Error::Ambiguous { prefix: given.to_owned(), candidates })
+        }
+    }
 }
 
 fn load(journal: &mut Journal, id: &str) -> Result<Proposal, Error> {

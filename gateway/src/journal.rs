@@ -401,6 +401,16 @@ impl Journal {
         Ok(self.connection.query_row(&sql, params![id], proposal_from_row).optional()?)
     }
 
+    /// The ids of proposals that start with `prefix`, in id order, at most `limit` of them.
+    pub fn ids_starting_with(&self, prefix: &str, limit: usize) -> Result<Vec<String>, Error> {
+        let mut statement = self
+            .connection
+            .prepare("SELECT id FROM proposals WHERE substr(id, 1, length(?1)) = ?1 ORDER BY id LIMIT ?2")?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = statement.query_map(params![prefix, limit], |row| row.get(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     /// Every proposal, newest first.
     pub fn list(&self) -> Result<Vec<Proposal>, Error> {
         let sql = format!("SELECT {PROPOSAL_COLUMNS} FROM proposals ORDER BY created_ms DESC, id");

@@ -47,12 +47,12 @@ enum Command {
     },
     /// Print a proposal's card and, while pending, a new one-time approval code.
     Show {
-        /// The previewId.
+        /// The previewId (or its first characters, at least 4, when only one proposal starts with them).
         id: String,
     },
     /// Approve a pending proposal (interactive terminal only; asks for the card's code).
     Approve {
-        /// The previewId.
+        /// The previewId (or an unambiguous start of it).
         id: String,
         /// Seconds to wait for the serving gateway to finish executing it.
         #[arg(long, default_value_t = 60)]
@@ -60,7 +60,7 @@ enum Command {
     },
     /// Reject a pending or approved proposal.
     Reject {
-        /// The previewId.
+        /// The previewId (or an unambiguous start of it).
         id: String,
         /// Why (passed to the agent).
         #[arg(long)]
@@ -68,7 +68,7 @@ enum Command {
     },
     /// Close a proposal that was executing when the gateway stopped, after looking at the repository.
     Reconcile {
-        /// The previewId.
+        /// The previewId (or an unambiguous start of it).
         id: String,
         /// What you found: `completed` (git did it) or `failed` (it did not, or you restored it).
         #[arg(long, value_parser = ["completed", "failed"])]
@@ -111,14 +111,18 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     }
     let mut journal = Journal::open(&config.run_dir)?;
     let audit = Audit::open(config.audit_log.as_deref(), config.audit_sign_key.as_deref())?;
+    // A shortened previewId names the one proposal it starts; a restore point id is taken as given.
+    let full = |journal: &Journal, id: String| approval::resolve_id(journal, &id);
     match command {
         Command::Serve { .. } => unreachable!("handled above"),
         Command::List { all } => list(&mut journal, all),
         Command::Show { id } => {
+            let id = full(&journal, id)?;
             print!("{}", approval::show(&mut journal, &id)?);
             Ok(())
         }
         Command::Approve { id, wait } => {
+            let id = full(&journal, id)?;
             let stdin = std::io::stdin();
             let is_terminal = stdin.is_terminal();
             let mut input = stdin.lock();
@@ -128,16 +132,23 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             wait_for_outcome(&journal, &id, Duration::from_secs(wait))
         }
         Command::Reject { id, reason } => {
+            let id = full(&journal, id)?;
             approval::reject(&mut journal, &id, reason.as_deref(), &audit)?;
             println!("rejected {id}");
             Ok(())
         }
         Command::Reconcile { id, outcome, note } => {
+            let id = full(&journal, id)?;
             approval::reconcile(&mut journal, &id, outcome == "completed", note.as_deref(), &audit)?;
             println!("reconciled {id}: {outcome}");
             Ok(())
         }
         Command::Restore { id } => {
+            let id = match approval::resolve_id(&journal, &id) {
+                Ok(full) => full,
+                Err(error @ approval::Error::Ambiguous { .. }) => return Err(error.into()),
+                Err(_) => id,
+            };
             let point = approval::restore(&mut journal, &id, &audit)?;
             println!("restored {point}: refs, index and work tree are back as they were before the operation");
             Ok(())

@@ -1,5 +1,5 @@
 //! Command-line definition and the glue behind each mode: serve stdio (no subcommand), `call`, `doctor`,
-//! `verify-audit`, `audit-keygen`.
+//! `verify-audit`, `audit-keygen`, `install`.
 //!
 //! Exit codes: 0 success; 1 a JSON-RPC error or `isError: true` result from `call`, or a configuration error
 //! (including an unusable audit signing key: start-up fails closed); 2 usage (clap's own, `call` arguments that
@@ -92,6 +92,32 @@ enum Command {
         #[command(subcommand)]
         command: FleetCommand,
     },
+    /// Add this server to an MCP host's user configuration: claude-code, claude-desktop, cursor, vscode, codex or
+    /// gemini.
+    ///
+    /// The entry runs this binary by its absolute path with FLUXGIT_MCP_ALLOWED_ROOTS set to --roots (and
+    /// FLUXGIT_MCP_HANDSHAKE_ADDR to --gateway). Everything else in the file is kept as it was; the previous file is
+    /// saved as FILE.fluxgit-backup and the new one replaces it atomically. Running it again changes nothing. For
+    /// claude-code, the `claude` CLI does the write when it is on the PATH.
+    Install {
+        /// The host: claude-code, claude-desktop, cursor, vscode, codex, gemini.
+        #[arg(value_parser = clap::builder::PossibleValuesParser::new(
+            fluxgit_mcp_sidecar::install::Host::ALL.map(fluxgit_mcp_sidecar::install::Host::name)))]
+        host: String,
+        /// Directories the server may read repositories under (existing, made absolute and canonical). Without
+        /// it the server's default applies: the home directory.
+        #[arg(long, value_name = "DIR", num_args = 1..)]
+        roots: Vec<PathBuf>,
+        /// The approval gateway's loopback address (HOST:PORT), for write proposals.
+        #[arg(long, value_name = "ADDR")]
+        gateway: Option<String>,
+        /// The name the host shows the server under.
+        #[arg(long, value_name = "SERVER_NAME", default_value = "fluxgit")]
+        name: String,
+        /// Print what would change and the resulting file; write nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Generate an Ed25519 audit signing key: PATH (PKCS#8 PEM, mode 0600) and PATH.pub.pem.
     ///
     /// Point FLUXGIT_MCP_AUDIT_SIGN_KEY at PATH; give PATH.pub.pem to verify-audit --pubkey. Never overwrites.
@@ -143,7 +169,139 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Some(Command::AuditKeygen { path }) => audit_keygen(&path),
         Some(Command::Fleet { command }) => fleet(command),
+        Some(Command::Install { host, roots, gateway, name, dry_run }) => {
+            install(&host, &roots, gateway.as_deref(), &name, dry_run)
+        }
     }
+}
+
+/// `install HOST`: merges this server's entry into the host's user configuration (see the `install` module).
+fn install(
+    host: &str,
+    roots: &[PathBuf],
+    gateway: Option<&str>,
+    name: &str,
+    dry_run: bool,
+) -> anyhow::Result<ExitCode> {
+    use fluxgit_mcp_sidecar::install::{self, Dirs, Entry, Host};
+    let host = Host::from_name(host).context("unknown host")?;
+    let fail = |message: String| {
+        eprintln!("fluxgit-mcp-sidecar install: {message}");
+        Ok(ExitCode::FAILURE)
+    };
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+        return fail(format!("--name {name:?}: use letters, digits, '-' and '_' only"));
+    }
+    let mut canonical_roots = Vec::new();
+    for root in roots {
+        let absolute = std::path::absolute(root).unwrap_or_else(|_| root.clone());
+        match absolute.canonicalize() {
+            Ok(canonical) if canonical.is_dir() => canonical_roots.push(canonical),
+            Ok(canonical) => return fail(format!("--roots {}: not a directory", canonical.display())),
+            Err(error) => return fail(format!("--roots {}: {error}", absolute.display())),
+        }
+    }
+    let mut env = Vec::new();
+    if !canonical_roots.is_empty() {
+        let Ok(joined) = std::env::join_paths(&canonical_roots) else {
+            return fail("a --roots directory holds the path-list separator ':'".to_owned());
+        };
+        env.push((config::ALLOWED_ROOTS_VAR.to_owned(), joined.to_string_lossy().into_owned()));
+    }
+    if let Some(address) = gateway {
+        if let Err(why) = fluxgit_mcp_sidecar::bridge::address::parse(address) {
+            return fail(format!("--gateway: {why}"));
+        }
+        env.push((config::GATEWAY_ADDR_VARS[0].to_owned(), address.to_owned()));
+    }
+    let command = std::env::current_exe().and_then(|path| path.canonicalize()).context("locating this binary")?;
+    let entry = Entry { name: name.to_owned(), command, env };
+    let Some(dirs) = Dirs::from_env() else {
+        return fail("HOME is not set to an absolute path: cannot find the host's configuration".to_owned());
+    };
+    let plan = match install::plan(host, &dirs, &entry) {
+        Ok(plan) => plan,
+        Err(error) => return fail(error.to_string()),
+    };
+    let mut out = String::new();
+    out.push_str(&format!("{} ({}): {}\n", host.title(), host.name(), plan.file.display()));
+    out.push_str(&format!("  server {:?}: {}\n", entry.name, entry.command.display()));
+    for (variable, value) in &entry.env {
+        out.push_str(&format!("  {variable}={value}\n"));
+    }
+    if canonical_roots.is_empty() {
+        out.push_str("  no --roots: the server allows repositories under the home directory (its default)\n");
+    }
+    if plan.changes.is_empty() {
+        out.push_str("already configured: nothing changed\n");
+        io::stdout().write_all(out.as_bytes())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let cli = (host == Host::ClaudeCode).then(install::claude_cli).flatten();
+    if let Some(claude) = cli {
+        let exists = plan.changes.iter().any(|change| !change.starts_with("added "));
+        let commands = install::claude_commands(&entry, exists);
+        for arguments in &commands {
+            out.push_str(&format!(
+                "{} {}\n",
+                if dry_run { "would run:" } else { "running:" },
+                shell_words(&claude, arguments)
+            ));
+        }
+        io::stdout().write_all(out.as_bytes())?;
+        if dry_run {
+            return Ok(ExitCode::SUCCESS);
+        }
+        for arguments in &commands {
+            let status = std::process::Command::new(&claude).args(arguments).status().context("running claude")?;
+            if !status.success() {
+                return fail(format!("`claude {}` failed ({status})", arguments[..2].join(" ")));
+            }
+        }
+        println!("done: restart {} to load it", host.title());
+        return Ok(ExitCode::SUCCESS);
+    }
+    for change in &plan.changes {
+        out.push_str(&format!("  {change}\n"));
+    }
+    if dry_run {
+        out.push_str("dry run: nothing written; the file would read:\n");
+        out.push_str(&plan.after);
+        if !plan.after.ends_with('\n') {
+            out.push('\n');
+        }
+        io::stdout().write_all(out.as_bytes())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    match install::write(&plan) {
+        Ok(backup) => {
+            if let Some(backup) = backup {
+                out.push_str(&format!("  previous file saved as {}\n", backup.display()));
+            }
+            out.push_str(&format!("written: restart {} to load it\n", host.title()));
+            io::stdout().write_all(out.as_bytes())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(error) => {
+            io::stdout().write_all(out.as_bytes())?;
+            fail(error.to_string())
+        }
+    }
+}
+
+/// A command line as a person would type it: arguments with spaces or quotes in single quotes.
+fn shell_words(program: &Path, arguments: &[String]) -> String {
+    let quote = |word: &str| {
+        if !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "-_./:=@".contains(c)) {
+            word.to_owned()
+        } else {
+            format!("'{}'", word.replace('\'', "'\\''"))
+        }
+    };
+    std::iter::once(program.display().to_string())
+        .chain(arguments.iter().map(|word| quote(word)))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// `fleet add|list|remove`: edits `<run dir>/fleet/registry.json` (atomically replaced).
@@ -169,9 +327,9 @@ fn fleet(command: FleetCommand) -> anyhow::Result<ExitCode> {
                     let canonical = dir.canonicalize().with_context(|| format!("{}", dir.display()))?;
                     if !config.allowed_roots.iter().any(|root| canonical.starts_with(root)) {
                         eprintln!(
-                            "fluxgit-mcp-sidecar fleet add: {} is outside the allowed roots ({})",
+                            "fluxgit-mcp-sidecar fleet add: {} is outside the allowed roots. {}",
                             canonical.display(),
-                            config::ALLOWED_ROOTS_VAR
+                            config.roots_in_force().explain()
                         );
                         return Ok(ExitCode::FAILURE);
                     }
@@ -257,7 +415,7 @@ fn build_server(config: &Config) -> anyhow::Result<Server> {
         .with_index(config.index_dir())
         .with_generation_tables(config.generation_tables_dir());
     let registry = fluxgit_mcp_sidecar::tools::registry().context("building the tool registry")?;
-    Ok(Server::new(registry, engine).with_bridge(Bridge::from_config(config)))
+    Ok(Server::new(registry, engine).with_bridge(Bridge::from_config(config)).with_roots(config.roots_in_force()))
 }
 
 /// Adds the audit recorder when the audit is on. Fails closed on a bad key or an unusable ledger directory.
@@ -269,7 +427,15 @@ fn attach_audit(config: &Config, server: &mut Server, guard: &ExitGuard) -> anyh
     Ok(())
 }
 
+/// The one line a person who starts the server on a terminal reads before it waits for JSON-RPC on stdin.
+const TERMINAL_NOTICE: &str = "fluxgit-mcp-sidecar: serving MCP (JSON-RPC) on stdin/stdout for an MCP host; \
+    Ctrl-D ends. To try a tool by hand: fluxgit-mcp-sidecar call repo_brief '{\"repoPath\": \"/path/to/repo\"}'; \
+    see also `fluxgit-mcp-sidecar doctor` and `--help`.";
+
 fn serve_stdio() -> anyhow::Result<ExitCode> {
+    if io::IsTerminal::is_terminal(&io::stdin()) {
+        eprintln!("{TERMINAL_NOTICE}");
+    }
     let config = Config::validate(RawConfig::from_env()).context("invalid configuration")?;
     // The token tables load while the host starts and negotiates, not during its first tool call.
     fluxgit_engine::budget::preload_tokenizer();

@@ -141,6 +141,19 @@ pub enum RootsSource {
     Home,
 }
 
+/// The allowed roots in force and how they were decided: what a refusal of a path outside them explains.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RootsInForce {
+    /// The canonical roots in force.
+    pub roots: Vec<PathBuf>,
+    /// Where they came from.
+    pub source: RootsSource,
+    /// Whether [`ALLOWED_ROOTS_VAR`] is set (it may be set and list no path).
+    pub variable_set: bool,
+    /// Configured roots that are not in force, with the reason.
+    pub dropped: Vec<DroppedRoot>,
+}
+
 /// A configured root that is not in force.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DroppedRoot {
@@ -291,6 +304,16 @@ impl Config {
         })
     }
 
+    /// The allowed roots in force and where they came from, for refusals.
+    pub fn roots_in_force(&self) -> RootsInForce {
+        RootsInForce {
+            roots: self.allowed_roots.clone(),
+            source: self.roots_source,
+            variable_set: self.vars.contains_key(ALLOWED_ROOTS_VAR),
+            dropped: self.dropped_roots.clone(),
+        }
+    }
+
     /// The engine options for this configuration.
     pub fn engine_options(&self) -> fluxgit_engine::Options {
         fluxgit_engine::Options { allowed_roots: self.allowed_roots.clone() }
@@ -318,6 +341,69 @@ impl Config {
             capacity_bytes: self.cache_bytes,
             watch: !self.watch_disabled,
             watch_limit: None,
+        }
+    }
+}
+
+impl RootsInForce {
+    /// Where the roots came from, in words: `FLUXGIT_MCP_ALLOWED_ROOTS` or `home directory (default)`.
+    pub fn source_words(&self) -> &'static str {
+        match self.source {
+            RootsSource::Env => ALLOWED_ROOTS_VAR,
+            RootsSource::Home => "home directory (default)",
+        }
+    }
+
+    /// The sentences a refusal of a path outside the roots ends with: the roots in force and where they came
+    /// from, each dropped root with its reason, and how to change them.
+    pub fn explain(&self) -> String {
+        let separator = if cfg!(windows) { ';' } else { ':' };
+        let roots: Vec<String> = self.roots.iter().map(|root| root.display().to_string()).collect();
+        let mut words = match (self.source, roots.is_empty()) {
+            (_, true) => "No allowed root is in force, so every repository is refused.".to_owned(),
+            (RootsSource::Env, false) => format!("Allowed roots (from {ALLOWED_ROOTS_VAR}): {}.", roots.join(", ")),
+            (RootsSource::Home, false) if self.variable_set => {
+                format!("{ALLOWED_ROOTS_VAR} lists no path, so the home directory is the allowed root: {}.", roots[0])
+            }
+            (RootsSource::Home, false) => {
+                format!("{ALLOWED_ROOTS_VAR} is not set, so the home directory is the allowed root: {}.", roots[0])
+            }
+        };
+        if !self.dropped.is_empty() {
+            let dropped: Vec<String> =
+                self.dropped.iter().map(|root| format!("{} ({})", root.path.display(), root.reason)).collect();
+            words.push_str(&format!(" Dropped from {ALLOWED_ROOTS_VAR}: {}.", dropped.join(", ")));
+        }
+        words.push_str(&format!(
+            " To allow a repository, set {ALLOWED_ROOTS_VAR} in this server's entry of the MCP host's configuration \
+             to absolute directories separated by '{separator}'; `fluxgit-mcp-sidecar doctor` shows the roots in \
+             force."
+        ));
+        words
+    }
+
+    /// Explains a refusal of a path outside the roots: its message ends with [`RootsInForce::explain`], and its
+    /// data gains `allowedRoots`, `rootsFrom`, `droppedRoots` and `detail` (the same words). Other errors are
+    /// left as they are.
+    pub fn explain_refusal(&self, error: &mut crate::tools::ProtocolError) {
+        let reason = error.data.as_ref().and_then(|data| data.get("reason")).and_then(serde_json::Value::as_str);
+        if reason != Some("outside_allowed_roots") {
+            return;
+        }
+        let detail = self.explain();
+        let stated = error.message.trim_end_matches(&format!(" ({ALLOWED_ROOTS_VAR})")).trim_end_matches('.');
+        error.message = format!("{stated}. {detail}");
+        if let Some(serde_json::Value::Object(data)) = error.data.as_mut() {
+            let roots: Vec<String> = self.roots.iter().map(|root| root.display().to_string()).collect();
+            let dropped: Vec<serde_json::Value> = self
+                .dropped
+                .iter()
+                .map(|root| serde_json::json!({"path": root.path.display().to_string(), "reason": root.reason.to_string()}))
+                .collect();
+            data.insert("allowedRoots".to_owned(), roots.into());
+            data.insert("rootsFrom".to_owned(), self.source_words().into());
+            data.insert("droppedRoots".to_owned(), dropped.into());
+            data.insert("detail".to_owned(), detail.into());
         }
     }
 }
@@ -435,6 +521,45 @@ mod tests {
         assert!(config.agent_detection_disabled);
         assert_eq!(config.gateway_addr, Some(("FLUXGIT_GATEWAY_ADDR".to_owned(), "127.0.0.1:7001".to_owned())));
         assert_eq!(config.vars.len(), vars.len());
+    }
+
+    #[test]
+    fn refusals_outside_the_roots_say_which_roots_and_why() {
+        use crate::tools::ProtocolError;
+        let home = tempfile::tempdir().expect("tempdir");
+        let a = home.path().join("a");
+        std::fs::create_dir(&a).expect("mkdir");
+        let value = joined(&[&a, Path::new("."), &home.path().join("gone")]);
+        let config = Config::validate(raw(&[(ALLOWED_ROOTS_VAR, value)], home.path())).expect("valid");
+        let mut explained = ProtocolError::invalid_params(
+            "/tmp/x is outside the allowed roots (FLUXGIT_MCP_ALLOWED_ROOTS)",
+            Some(serde_json::json!({"reason": "outside_allowed_roots"})),
+        );
+        config.roots_in_force().explain_refusal(&mut explained);
+        let a = std::fs::canonicalize(&a).expect("exists");
+        assert!(
+            explained.message.starts_with(&format!(
+                "/tmp/x is outside the allowed roots. Allowed roots (from FLUXGIT_MCP_ALLOWED_ROOTS): {}. \
+                 Dropped from FLUXGIT_MCP_ALLOWED_ROOTS: . (not an absolute path), {} (does not exist).",
+                a.display(),
+                home.path().join("gone").display()
+            )),
+            "{}",
+            explained.message
+        );
+        assert!(explained.message.ends_with("`fluxgit-mcp-sidecar doctor` shows the roots in force."));
+        let data = explained.data.expect("data");
+        assert_eq!(data["reason"], "outside_allowed_roots");
+        assert_eq!(data["allowedRoots"], serde_json::json!([a.display().to_string()]));
+        assert_eq!(data["rootsFrom"], ALLOWED_ROOTS_VAR);
+        assert_eq!(data["droppedRoots"][0], serde_json::json!({"path": ".", "reason": "not an absolute path"}));
+        assert!(explained.message.ends_with(data["detail"].as_str().expect("detail")));
+
+        let defaulted = Config::validate(raw(&[], home.path())).expect("valid").roots_in_force();
+        assert!(defaulted.explain().starts_with("FLUXGIT_MCP_ALLOWED_ROOTS is not set, so the home directory"));
+        let mut other = ProtocolError::invalid_params("nope", Some(serde_json::json!({"reason": "not_found"})));
+        defaulted.explain_refusal(&mut other);
+        assert_eq!(other.message, "nope");
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! - [`audit`]: the audit of every `tools/call` into the signed ledger (`fluxgit-audit`), [`presence`]: the
 //!   presence file, [`shutdown`]: clean exit on signals.
 //!
+//! - [`install`]: `install HOST`, this server's entry merged into an MCP host's configuration file;
 //! - [`serve`]: the stdio loop, running calls concurrently on tokio (cancellation, bounded parallelism).
 //!
 //! ```
@@ -29,6 +30,7 @@ pub mod audit;
 pub mod bridge;
 pub mod config;
 pub mod envelope;
+pub mod install;
 pub mod presence;
 pub mod protocol;
 pub mod serve;

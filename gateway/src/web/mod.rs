@@ -252,7 +252,9 @@ fn decided(id: &str, outcome: Result<(), approval::Error>, journal_state: Option
         Ok(()) => reply(StatusCode::OK, json!({ "previewId": id, "status": journal_state })),
         Err(error) => {
             let (status, reason) = match &error {
-                approval::Error::Unknown(_) => (StatusCode::NOT_FOUND, "unknown_preview"),
+                approval::Error::Unknown(_) | approval::Error::NoMatch(_) | approval::Error::Ambiguous { .. } => {
+                    (StatusCode::NOT_FOUND, "unknown_preview")
+                }
                 approval::Error::State { .. } => (StatusCode::CONFLICT, "wrong_state"),
                 approval::Error::CardChanged(_) => (StatusCode::CONFLICT, "card_changed"),
                 approval::Error::Refused(_) => (StatusCode::UNPROCESSABLE_ENTITY, "refused"),

@@ -364,3 +364,37 @@ fn browsers_are_kept_out_and_cards_are_safe_to_print() {
     assert_eq!(codes.len(), 1, "the agent's text cannot forge a code line: {card}");
     assert_ne!(codes[0], "One-time approval code: FAKE-CODE");
 }
+
+#[test]
+fn the_cli_takes_an_unambiguous_start_of_a_preview_id_or_names_the_candidates() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("repo");
+    {
+        let mut journal = fluxgit_gateway::journal::Journal::open(&sandbox.run_dir).expect("journal");
+        for (id, name) in [("18091a0b-1111", "one"), ("18091a0b-2222", "two"), ("77aa-0001", "three")] {
+            let fields = json!({"name": name, "startPoint": "topic", "checkout": false});
+            crate::support::propose_lib(&mut journal, &sandbox.roots(), &body(id, "agent", "branch", &repo, fields));
+        }
+    }
+    let (ok, card, stderr) = sandbox.cli(&["show", "77aa"]);
+    assert!(ok, "{stderr}");
+    assert!(card.contains("fluxgit-gateway approve 77aa-0001"), "the card names the full id:\n{card}");
+
+    let (ok, _, stderr) = sandbox.cli(&["show", "18091a0b"]);
+    assert!(!ok);
+    assert!(
+        stderr.contains("18091a0b is the start of 2 previewIds: 18091a0b-1111, 18091a0b-2222; give more of it"),
+        "{stderr}"
+    );
+    let (ok, _, stderr) = sandbox.cli(&["show", "180"]);
+    assert!(!ok && stderr.contains("no proposal 180; a shortened previewId needs at least 4"), "{stderr}");
+    let (ok, _, stderr) = sandbox.cli(&["show", "ffff0000"]);
+    assert!(!ok && stderr.contains("no proposal ffff0000, and no previewId starts with it"), "{stderr}");
+
+    let (ok, out, stderr) = sandbox.cli(&["reject", "18091a0b-2", "--reason", "not now"]);
+    assert!(ok, "{stderr}");
+    assert!(out.contains("rejected 18091a0b-2222"), "{out}");
+    let (_, list, _) = sandbox.cli(&["list", "--all"]);
+    assert!(list.lines().any(|line| line.starts_with("18091a0b-2222  rejected")), "{list}");
+    assert!(list.lines().any(|line| line.starts_with("18091a0b-1111  pending")), "{list}");
+}

@@ -142,11 +142,11 @@ pub(crate) fn call_tool(
         Some(_) => return Err(ProtocolError::invalid_params("params.arguments must be an object", None)),
     };
     let Some(tool) = registry.lookup(name) else {
-        return Err(unknown_tool(name));
+        return Err(unknown_tool(registry, name));
     };
     match registry.validate(name, &arguments) {
         Ok(()) => {}
-        Err(ArgumentsError::UnknownTool) => return Err(unknown_tool(name)),
+        Err(ArgumentsError::UnknownTool) => return Err(unknown_tool(registry, name)),
         Err(ArgumentsError::Invalid { violations, omitted }) => {
             let errors: Vec<Value> = violations
                 .iter()
@@ -191,8 +191,15 @@ pub(crate) fn call_tool(
     }
 }
 
-fn unknown_tool(name: &str) -> ProtocolError {
-    ProtocolError::invalid_params(format!("Unknown tool: {name}"), None)
+/// `-32602 Unknown tool: NAME`, with up to three nearest listed names in the message and in `data.suggestions`.
+fn unknown_tool(registry: &Registry, name: &str) -> ProtocolError {
+    let listed: Vec<&str> = registry.tools().map(|tool| tool.definition().name).collect();
+    let nearest = super::suggest::nearest_tool_names(&listed, name);
+    if nearest.is_empty() {
+        return ProtocolError::invalid_params(format!("Unknown tool: {name}"), None);
+    }
+    let message = format!("Unknown tool: {name}; nearest listed: {}", nearest.join(", "));
+    ProtocolError::invalid_params(message, Some(json!({ "suggestions": nearest })))
 }
 
 /// The JSON-RPC response to a `tools/call` that gave `output`, serialised: `result` is `{content: [{type: "text",

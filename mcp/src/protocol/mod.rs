@@ -35,6 +35,7 @@ mod context;
 mod jsonrpc;
 mod methods;
 mod observe;
+mod suggest;
 #[cfg(test)]
 mod tests;
 mod version;
@@ -85,6 +86,8 @@ pub struct Server {
     session: Mutex<Session>,
     /// `None` once detached ([`Server::detach_observers`]): calls that finish later are not observed.
     observers: Mutex<Option<Vec<Box<dyn CallObserver>>>>,
+    /// The allowed roots and their origin, named in refusals of paths outside them ([`Server::with_roots`]).
+    roots: Option<crate::config::RootsInForce>,
 }
 
 impl std::fmt::Debug for Server {
@@ -155,7 +158,14 @@ impl Server {
             info: ServerInfo::CURRENT,
             session: Mutex::new(Session::default()),
             observers: Mutex::new(Some(Vec::new())),
+            roots: None,
         }
+    }
+
+    /// The same server, naming `roots` (the roots in force and where they came from) in every refusal of a path
+    /// outside them.
+    pub fn with_roots(self, roots: crate::config::RootsInForce) -> Self {
+        Self { roots: Some(roots), ..self }
     }
 
     /// The same server, proposing writes through `bridge`.
@@ -287,7 +297,10 @@ impl Server {
     pub fn run_call(&self, call: PendingCall, interrupt: &Interrupt) -> Box<RawValue> {
         let PendingCall { id, params, context, received } = call;
         let tools = methods::Tools { registry: &self.registry, engine: &self.engine, bridge: &self.bridge, interrupt };
-        let outcome = methods::call_tool(&tools, &context, params.as_ref());
+        let mut outcome = methods::call_tool(&tools, &context, params.as_ref());
+        if let (Err(error), Some(roots)) = (&mut outcome, &self.roots) {
+            roots.explain_refusal(error);
+        }
         self.notify_observers(params.as_ref(), &context, outcome.as_ref(), received);
         match outcome {
             Ok(output) => methods::call_response(&id, &output, context.version, &self.info),

@@ -4,7 +4,8 @@
 //! (`gateway_reads`), the audit of every call (`audit`), `verify-audit` (`verify_audit`) and the presence file
 //! (`presence`), the engine cache's freshness and diagnostics over stdio (`cache`), `agents.presence` with
 //! previews' `otherAgents` (`agents`), the fleet tools and `fleet` subcommands (`fleet`), and calls served
-//! concurrently and cancelled (`concurrency`).
+//! concurrently and cancelled (`concurrency`), `install HOST` on a temporary HOME (`install`), and the messages
+//! a newcomer meets first: refusals outside the roots, unknown tools, the terminal notice (`first_use`).
 
 mod agents;
 mod audit;
@@ -18,12 +19,14 @@ mod conflict;
 mod diff_tools;
 mod fake_gateway;
 mod file_tools;
+mod first_use;
 mod fleet;
 mod formats;
 mod gateway_reads;
 mod generations;
 mod hints;
 mod history;
+mod install;
 mod presence;
 mod protocol;
 mod scope;

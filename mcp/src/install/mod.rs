@@ -1,0 +1,441 @@
+//! `fluxgit-mcp-sidecar install HOST`: writes this server's entry into an MCP host's user-level configuration.
+//!
+//! # Hosts and their files (Linux)
+//!
+//! | host | file | where the entry goes |
+//! |---|---|---|
+//! | `claude-code` | `~/.claude.json` (`$CLAUDE_CONFIG_DIR/.claude.json` when set), or `claude mcp add-json --scope user` when the `claude` CLI is on the PATH | `mcpServers.<name>`, `"type": "stdio"` |
+//! | `claude-desktop` | `$XDG_CONFIG_HOME/Claude/claude_desktop_config.json` (default `~/.config`) | `mcpServers.<name>` |
+//! | `cursor` | `~/.cursor/mcp.json` | `mcpServers.<name>` |
+//! | `vscode` | `$XDG_CONFIG_HOME/Code/User/mcp.json` (default `~/.config`), JSON with comments | `servers.<name>`, `"type": "stdio"` |
+//! | `codex` | `$CODEX_HOME/config.toml` (default `~/.codex`) | `[mcp_servers.<name>]` |
+//! | `gemini` | `~/.gemini/settings.json` | `mcpServers.<name>` |
+//!
+//! The entry runs the absolute path of this binary with no arguments, and sets `FLUXGIT_MCP_ALLOWED_ROOTS` (the
+//! roots, canonical, joined with `:`) and `FLUXGIT_MCP_HANDSHAKE_ADDR` when they are given.
+//!
+//! # What is kept
+//!
+//! Everything outside the entry's `command`, `args`, `env` (and `type` where the host has it) stays byte for
+//! byte: other servers, other keys, their order, indentation, comments and line endings ([`json`] splices text,
+//! TOML goes through `toml_edit`). Keys the user added to the entry itself are kept too. The previous file is
+//! copied to `<file>.fluxgit-backup`, and the new one replaces it atomically (a temporary file in the same
+//! directory, then a rename; a symlinked file is written through to its target). A file that does not parse is
+//! never written. Running the same command twice changes nothing the second time. Through the `claude` CLI,
+//! an entry of the same name that differs is removed and added again whole (the CLI has no update).
+
+pub mod json;
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value, json};
+
+/// An MCP host whose configuration `install` can write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Host {
+    /// Anthropic's Claude Code CLI.
+    ClaudeCode,
+    /// Anthropic's Claude Desktop app.
+    ClaudeDesktop,
+    /// The Cursor editor.
+    Cursor,
+    /// Visual Studio Code (its agent mode and Copilot Chat).
+    VsCode,
+    /// OpenAI's Codex CLI.
+    Codex,
+    /// Google's Gemini CLI.
+    Gemini,
+}
+
+/// The directories that decide where hosts keep their files, read from the environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dirs {
+    /// The user's home directory (`HOME`).
+    pub home: PathBuf,
+    /// `XDG_CONFIG_HOME` when set to an absolute path (Claude Desktop and VS Code honour it).
+    pub xdg_config_home: Option<PathBuf>,
+    /// `CODEX_HOME` when set to an absolute path.
+    pub codex_home: Option<PathBuf>,
+    /// `CLAUDE_CONFIG_DIR` when set to an absolute path (Claude Code keeps `.claude.json` there).
+    pub claude_config_dir: Option<PathBuf>,
+}
+
+/// The server entry to write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// The name the host knows the server by, e.g. `fluxgit`.
+    pub name: String,
+    /// The absolute path of the binary to run.
+    pub command: PathBuf,
+    /// Environment variables for the server, in order.
+    pub env: Vec<(String, String)>,
+}
+
+/// What `install` would do to a host's file: its text before and after, and the changes in words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    /// The configuration file.
+    pub file: PathBuf,
+    /// Its text now, `None` when it does not exist.
+    pub before: Option<String>,
+    /// Its text with the entry merged in.
+    pub after: String,
+    /// One line per change, e.g. `added mcpServers.fluxgit`; empty when the file already holds the entry.
+    pub changes: Vec<String>,
+}
+
+/// Why a host's file could not be planned or written.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The file exists but is not JSON or TOML as the host reads it: it is left as it was.
+    #[error("{}: {message}; the file was left as it was (fix it, or move it away, and run install again)", file.display())]
+    Unparsable {
+        /// The file.
+        file: PathBuf,
+        /// What the parser said.
+        message: String,
+    },
+    /// Reading or writing failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The file changed between reading and replacing it (the host rewrote it): nothing was written.
+    #[error("{}: it changed while install was merging (is the host running and rewriting it?); nothing was written, run install again", file.display())]
+    Changed {
+        /// The file.
+        file: PathBuf,
+    },
+}
+
+impl Host {
+    /// Every host, in the order `--help` lists them.
+    pub const ALL: [Host; 6] =
+        [Host::ClaudeCode, Host::ClaudeDesktop, Host::Cursor, Host::VsCode, Host::Codex, Host::Gemini];
+
+    /// The name on the command line, e.g. `claude-code`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Host::ClaudeCode => "claude-code",
+            Host::ClaudeDesktop => "claude-desktop",
+            Host::Cursor => "cursor",
+            Host::VsCode => "vscode",
+            Host::Codex => "codex",
+            Host::Gemini => "gemini",
+        }
+    }
+
+    /// The host named `name` on the command line.
+    pub fn from_name(name: &str) -> Option<Host> {
+        Host::ALL.into_iter().find(|host| host.name() == name)
+    }
+
+    /// How people call it, e.g. `Claude Code`.
+    pub fn title(self) -> &'static str {
+        match self {
+            Host::ClaudeCode => "Claude Code",
+            Host::ClaudeDesktop => "Claude Desktop",
+            Host::Cursor => "Cursor",
+            Host::VsCode => "VS Code",
+            Host::Codex => "Codex",
+            Host::Gemini => "Gemini CLI",
+        }
+    }
+
+    /// The user-level file the host reads its MCP servers from.
+    pub fn config_file(self, dirs: &Dirs) -> PathBuf {
+        let config_home = || dirs.xdg_config_home.clone().unwrap_or_else(|| dirs.home.join(".config"));
+        match self {
+            Host::ClaudeCode => dirs.claude_config_dir.as_ref().unwrap_or(&dirs.home).join(".claude.json"),
+            Host::ClaudeDesktop => config_home().join("Claude").join("claude_desktop_config.json"),
+            Host::Cursor => dirs.home.join(".cursor").join("mcp.json"),
+            Host::VsCode => config_home().join("Code").join("User").join("mcp.json"),
+            Host::Codex => dirs.codex_home.clone().unwrap_or_else(|| dirs.home.join(".codex")).join("config.toml"),
+            Host::Gemini => dirs.home.join(".gemini").join("settings.json"),
+        }
+    }
+
+    /// The JSON object that maps server names to entries (`None` for Codex's TOML).
+    fn container(self) -> Option<&'static str> {
+        match self {
+            Host::VsCode => Some("servers"),
+            Host::Codex => None,
+            _ => Some("mcpServers"),
+        }
+    }
+
+    fn dialect(self) -> json::Dialect {
+        if self == Host::VsCode { json::Dialect::Jsonc } else { json::Dialect::Strict }
+    }
+
+    /// The entry as this host's JSON: `command`, `args`, `env`, and `type` first for the hosts that write it.
+    pub fn json_entry(self, entry: &Entry) -> Map<String, Value> {
+        let mut fields = Map::new();
+        if matches!(self, Host::ClaudeCode | Host::VsCode) {
+            fields.insert("type".to_owned(), json!("stdio"));
+        }
+        fields.insert("command".to_owned(), json!(entry.command.display().to_string()));
+        fields.insert("args".to_owned(), json!([]));
+        let env: Map<String, Value> = entry.env.iter().map(|(name, value)| (name.clone(), json!(value))).collect();
+        fields.insert("env".to_owned(), Value::Object(env));
+        fields
+    }
+}
+
+impl Dirs {
+    /// Reads `HOME`, `XDG_CONFIG_HOME`, `CODEX_HOME` and `CLAUDE_CONFIG_DIR`; `None` without an absolute `HOME`.
+    pub fn from_env() -> Option<Dirs> {
+        let absolute = |name: &str| {
+            std::env::var_os(name).map(PathBuf::from).filter(|path| path.is_absolute() && !path.as_os_str().is_empty())
+        };
+        Some(Dirs {
+            home: absolute("HOME")?,
+            xdg_config_home: absolute("XDG_CONFIG_HOME"),
+            codex_home: absolute("CODEX_HOME"),
+            claude_config_dir: absolute("CLAUDE_CONFIG_DIR"),
+        })
+    }
+}
+
+/// Reads the host's file and merges `entry` into it, without writing anything.
+///
+/// # Errors
+/// [`Error::Unparsable`] when the file is not JSON (or TOML for Codex) as the host reads it, or a value on the
+/// way to the entry is of another type; [`Error::Io`] when it cannot be read.
+pub fn plan(host: Host, dirs: &Dirs, entry: &Entry) -> Result<Plan, Error> {
+    let file = host.config_file(dirs);
+    let before = match std::fs::read_to_string(&file) {
+        Ok(text) => Some(text),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
+        Err(source) => return Err(Error::Io { path: file, source }),
+    };
+    let text = before.as_deref().unwrap_or_default();
+    let merged = match host.container() {
+        Some(container) => merge_json(text, host.dialect(), container, &entry.name, &host.json_entry(entry)),
+        None => merge_toml(text, entry),
+    };
+    let (after, changes) = merged.map_err(|message| Error::Unparsable { file: file.clone(), message })?;
+    Ok(Plan { file, before, after, changes })
+}
+
+/// Writes a plan that has changes: copies the previous file to `<file>.fluxgit-backup`, then replaces the file
+/// atomically (its permissions kept; a new file is created with mode 0600, and its directory as needed). Returns
+/// the backup's path when there was a previous file.
+///
+/// # Errors
+/// [`Error::Changed`] when the file no longer holds [`Plan::before`]; [`Error::Io`] when writing fails.
+pub fn write(plan: &Plan) -> Result<Option<PathBuf>, Error> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| Error::Io { path, source }
+    };
+    // Write through a symlink (a dotfiles checkout) instead of replacing the link with a file.
+    let target = if plan.before.is_some() {
+        std::fs::canonicalize(&plan.file).map_err(io(&plan.file))?
+    } else {
+        plan.file.clone()
+    };
+    let dir = target.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+    std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+    let mut temporary = tempfile::NamedTempFile::new_in(&dir).map_err(io(&dir))?;
+    temporary.write_all(plan.after.as_bytes()).map_err(io(temporary.path()))?;
+    let backup = match &plan.before {
+        Some(before) => {
+            let now = std::fs::read_to_string(&target).map_err(io(&target))?;
+            if now != *before {
+                return Err(Error::Changed { file: plan.file.clone() });
+            }
+            let metadata = std::fs::metadata(&target).map_err(io(&target))?;
+            temporary.as_file().set_permissions(metadata.permissions()).map_err(io(temporary.path()))?;
+            let mut backup_name = target.file_name().unwrap_or_default().to_os_string();
+            backup_name.push(".fluxgit-backup");
+            let backup = target.with_file_name(backup_name);
+            std::fs::copy(&target, &backup).map_err(io(&backup))?;
+            Some(backup)
+        }
+        None => None,
+    };
+    temporary.as_file().sync_all().map_err(io(temporary.path()))?;
+    temporary.persist(&target).map_err(|error| Error::Io { path: target.clone(), source: error.error })?;
+    Ok(backup)
+}
+
+/// Merges the entry into a JSON document: a new entry is inserted whole; in an existing one, each of our keys is
+/// set where it differs and the others are kept.
+fn merge_json(
+    text: &str,
+    dialect: json::Dialect,
+    container: &str,
+    name: &str,
+    fields: &Map<String, Value>,
+) -> Result<(String, Vec<String>), String> {
+    let current = json::parse(text, dialect).map_err(|error| error.to_string())?;
+    let existing = current.as_ref().and_then(|value| value.get(container)).and_then(|servers| servers.get(name));
+    let mut text = text.to_owned();
+    let mut changes = Vec::new();
+    if let Some(Value::Object(_)) = existing {
+        for (key, value) in fields {
+            if let Some(edited) =
+                json::set(&text, dialect, &[container, name, key], value).map_err(|error| error.to_string())?
+            {
+                text = edited;
+                changes.push(format!("set {container}.{name}.{key}"));
+            }
+        }
+    } else {
+        let value = Value::Object(fields.clone());
+        if let Some(edited) =
+            json::set(&text, dialect, &[container, name], &value).map_err(|error| error.to_string())?
+        {
+            text = edited;
+            let verb = if existing.is_some() { "replaced" } else { "added" };
+            changes.push(format!("{verb} {container}.{name}"));
+        }
+    }
+    Ok((text, changes))
+}
+
+/// Merges the entry into Codex's TOML as `[mcp_servers.<name>]` with `command`, `args` and an inline `env`.
+fn merge_toml(text: &str, entry: &Entry) -> Result<(String, Vec<String>), String> {
+    use toml_edit::{Array, DocumentMut, InlineTable, Item, Table, value};
+    let mut document: DocumentMut = text.parse().map_err(|error: toml_edit::TomlError| {
+        format!("not valid TOML: {}", error.to_string().trim_end().replace('\n', " "))
+    })?;
+    let servers = document.entry("mcp_servers").or_insert_with(|| {
+        let mut table = Table::new();
+        table.set_implicit(true);
+        Item::Table(table)
+    });
+    let servers = servers.as_table_mut().ok_or("`mcp_servers` is not a table")?;
+    let mut changes = Vec::new();
+    if !servers.contains_key(&entry.name) {
+        changes.push(format!("added [mcp_servers.{}]", entry.name));
+    }
+    let server = servers
+        .entry(&entry.name)
+        .or_insert_with(|| Item::Table(Table::new()))
+        .as_table_mut()
+        .ok_or_else(|| format!("`mcp_servers.{}` is not a table", entry.name))?;
+    let fresh = !changes.is_empty();
+    let mut updates: Vec<(&str, Item)> = Vec::new();
+    let command = entry.command.display().to_string();
+    if server.get("command").and_then(Item::as_str) != Some(command.as_str()) {
+        updates.push(("command", value(command)));
+    }
+    if !server.get("args").and_then(Item::as_array).is_some_and(Array::is_empty) {
+        updates.push(("args", value(Array::new())));
+    }
+    let current_env: Option<Vec<(String, String)>> = server.get("env").and_then(Item::as_table_like).map(|env| {
+        env.iter().map(|(name, value)| (name.to_owned(), value.as_str().unwrap_or_default().to_owned())).collect()
+    });
+    let same_env = current_env.is_some_and(|mut current| {
+        let mut wanted = entry.env.clone();
+        current.sort();
+        wanted.sort();
+        current == wanted
+    });
+    if !same_env {
+        let mut env = InlineTable::new();
+        for (name, value) in &entry.env {
+            env.insert(name, value.as_str().into());
+        }
+        updates.push(("env", value(env)));
+    }
+    for (key, item) in updates {
+        server.insert(key, item);
+        if !fresh {
+            changes.push(format!("set mcp_servers.{}.{key}", entry.name));
+        }
+    }
+    Ok((document.to_string(), changes))
+}
+
+/// The `claude` CLI on the PATH, if there is one.
+pub fn claude_cli() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|dir| dir.join("claude")).find(|candidate| is_executable(candidate))
+}
+
+#[cfg(unix)]
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::metadata(path).is_ok_and(|metadata| metadata.is_file() && metadata.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(not(unix))]
+fn is_executable(path: &Path) -> bool {
+    path.is_file()
+}
+
+/// The `claude` commands that put `entry` into Claude Code's user scope: `mcp remove` first when an entry of
+/// that name exists (`mcp add-json` refuses to overwrite), then `mcp add-json --scope user NAME JSON`.
+pub fn claude_commands(entry: &Entry, exists: bool) -> Vec<Vec<String>> {
+    let fields = Value::Object(Host::ClaudeCode.json_entry(entry)).to_string();
+    let mut commands = Vec::new();
+    if exists {
+        commands.push(vec!["mcp".into(), "remove".into(), "--scope".into(), "user".into(), entry.name.clone()]);
+    }
+    commands.push(vec!["mcp".into(), "add-json".into(), "--scope".into(), "user".into(), entry.name.clone(), fields]);
+    commands
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry() -> Entry {
+        Entry {
+            name: "fluxgit".to_owned(),
+            command: PathBuf::from("/opt/bin/fluxgit-mcp-sidecar"),
+            env: vec![("FLUXGIT_MCP_ALLOWED_ROOTS".to_owned(), "/src:/work".to_owned())],
+        }
+    }
+
+    #[test]
+    fn codex_keeps_the_rest_of_the_file_and_is_idempotent() {
+        let text = "# my settings\nmodel = \"o3\"  # pinned\n\n[mcp_servers.other]\ncommand = \"x\"\n";
+        let (after, changes) = merge_toml(text, &entry()).expect("merges");
+        assert_eq!(changes, vec!["added [mcp_servers.fluxgit]"]);
+        assert!(after.starts_with(text), "the old text is kept as it was:\n{after}");
+        assert!(after.contains("[mcp_servers.fluxgit]\ncommand = \"/opt/bin/fluxgit-mcp-sidecar\"\nargs = []\n"));
+        assert!(after.contains("env = { FLUXGIT_MCP_ALLOWED_ROOTS = \"/src:/work\" }"), "{after}");
+        let (again, changes) = merge_toml(&after, &entry()).expect("merges");
+        assert!(changes.is_empty(), "{changes:?}");
+        assert_eq!(again, after);
+        let moved = Entry { command: PathBuf::from("/new/bin"), ..entry() };
+        let (_, changes) = merge_toml(&after, &moved).expect("merges");
+        assert_eq!(changes, vec!["set mcp_servers.fluxgit.command"]);
+        assert!(merge_toml("mcp_servers = 3\n", &entry()).is_err());
+        assert!(merge_toml("[a\n", &entry()).expect_err("refused").starts_with("not valid TOML"));
+    }
+
+    #[test]
+    fn config_files_follow_the_documented_places() {
+        let dirs = Dirs { home: PathBuf::from("/h"), xdg_config_home: None, codex_home: None, claude_config_dir: None };
+        let files: Vec<PathBuf> = Host::ALL.iter().map(|host| host.config_file(&dirs)).collect();
+        let expected = [
+            "/h/.claude.json",
+            "/h/.config/Claude/claude_desktop_config.json",
+            "/h/.cursor/mcp.json",
+            "/h/.config/Code/User/mcp.json",
+            "/h/.codex/config.toml",
+            "/h/.gemini/settings.json",
+        ];
+        assert_eq!(files, expected.map(PathBuf::from));
+        let moved = Dirs {
+            xdg_config_home: Some("/x".into()),
+            codex_home: Some("/c".into()),
+            claude_config_dir: Some("/k".into()),
+            ..dirs
+        };
+        assert_eq!(Host::VsCode.config_file(&moved), PathBuf::from("/x/Code/User/mcp.json"));
+        assert_eq!(Host::ClaudeDesktop.config_file(&moved), PathBuf::from("/x/Claude/claude_desktop_config.json"));
+        assert_eq!(Host::Codex.config_file(&moved), PathBuf::from("/c/config.toml"));
+        assert_eq!(Host::ClaudeCode.config_file(&moved), PathBuf::from("/k/.claude.json"));
+        assert_eq!(Host::Cursor.config_file(&moved), PathBuf::from("/h/.cursor/mcp.json"));
+    }
+}
