@@ -101,6 +101,49 @@ pub(crate) fn commit_info(repo: &gix::Repository, id: gix::ObjectId) -> Result<C
     Ok(CommitInfo { sha: id.to_string(), subject: subject(commit.message_raw_sloppy()) })
 }
 
+/// A commit still to come (to replay, or after a predicted stop) that changes some of the conflicted paths.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TouchingCommit {
+    /// Full hex sha.
+    pub sha: String,
+    /// First line of the message.
+    pub subject: String,
+    /// The conflicted paths it changes against its first parent, in path order.
+    pub paths: Vec<String>,
+}
+
+/// The `paths` that commit `id` changes against its first parent (all of them for a root commit), as a
+/// [`TouchingCommit`], or `None` when it changes none of them.
+pub(crate) fn touching(repo: &gix::Repository, id: gix::ObjectId, paths: &[&[u8]]) -> Result<Option<TouchingCommit>> {
+    let to_err = |err| Error::git("a commit to replay", err);
+    let commit = repo.find_commit(id).map_err(to_err)?;
+    let tree = commit.tree().map_err(to_err)?;
+    let parent_tree = match commit.parent_ids().next() {
+        Some(parent) => Some(parent.object().map_err(to_err)?.into_commit().tree().map_err(to_err)?),
+        None => None,
+    };
+    let entry_at = |tree: &gix::Tree<'_>, path: &[u8]| {
+        tree.lookup_entry(path.split(|byte| *byte == b'/'))
+            .ok()
+            .flatten()
+            .map(|entry| (entry.mode(), entry.object_id()))
+    };
+    let changed: Vec<String> = paths
+        .iter()
+        .filter(|path| {
+            let now = entry_at(&tree, path);
+            let before = parent_tree.as_ref().and_then(|parent| entry_at(parent, path));
+            now != before
+        })
+        .map(|path| crate::facets::utf8(path))
+        .collect();
+    if changed.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(TouchingCommit { sha: id.to_string(), subject: subject(commit.message_raw_sloppy()), paths: changed }))
+}
+
 pub(crate) use crate::file::is_binary;
 
 /// The `conflict-marker-size` attribute for each of `paths` (default 7), with `.gitattributes` read from `source`.

@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use super::markers::MarkerRegion;
 use super::state::{Activity, Stages};
-use super::{CommitInfo, ConflictKind, commit_info, paths};
+use super::{CommitInfo, ConflictKind, TouchingCommit, commit_info, paths, touching};
 use crate::ancestry::Shallow;
 use crate::budget::{Budgeted, Omitted};
 use crate::error::{Error, Result};
@@ -188,6 +188,10 @@ pub struct RebaseStop {
     pub conflict_count: usize,
     /// Conflicting paths in path order, at most `maxPaths`.
     pub conflicts: Vec<PathConflict>,
+    /// The commits after the stop, in replay order, that change a conflicting path (against their first
+    /// parent): the replay may stop again there; default empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub later_commits: Vec<TouchingCommit>,
 }
 
 /// One conflicting path: what the index would hold after the operation stops.
@@ -307,7 +311,8 @@ fn in_progress(repo: &gix::Repository) -> Result<Option<InProgress>> {
     };
     let name = serde_json::to_value(operation).ok().and_then(|value| value.as_str().map(str::to_owned));
     let message = format!(
-        "{} in progress ({evidence}; {paths}): this prediction starts from the commits as they are (HEAD {head}),          not from its unfinished result; {}",
+        "{} in progress ({evidence}; {paths}): this prediction starts from the commits as they are (HEAD {head}), \
+         not from its unfinished result; {}",
         name.unwrap_or_default(),
         finish_or_undo(operation)
     );
@@ -414,6 +419,13 @@ fn rebase(
         let mut outcome = repo.merge_trees(parent, tip, tree, labels, options).map_err(to_err)?;
         if outcome.has_unresolved_conflicts(TreatAsUnresolved::git()) {
             let conflicts = paths::path_conflicts(repo, &mut outcome)?;
+            let conflicting: Vec<&[u8]> = conflicts.iter().map(|conflict| conflict.path.as_bytes()).collect();
+            let mut later_commits = Vec::new();
+            for later in &commits[step_idx + 1..] {
+                if let Some(found) = touching(repo, *later, &conflicting)? {
+                    later_commits.push(found);
+                }
+            }
             prediction.status = RebaseStatus::Stops;
             prediction.stops_at = Some(RebaseStop {
                 step: step_idx + 1,
@@ -422,6 +434,7 @@ fn rebase(
                 reason: "conflicts",
                 conflict_count: conflicts.len(),
                 conflicts,
+                later_commits,
             });
             return Ok(prediction);
         }

@@ -1,21 +1,24 @@
 //! `conflict.read` (SPEC §5, issue 5): the active conflict as data.
 //!
-//! Unmerged paths come from the index (stages 1-3, as `git ls-files -u`); each side's blob is read from the object
-//! store and capped to `maxBytesPerSide`; marker regions are found by streaming the work-tree file line by line with
-//! the path's `conflict-marker-size` (default 7). The operation and its producers come from [`super::state`].
-//! Nothing is written and no lock is taken.
+//! It answers the conflict, not the files. Unmerged paths come from the index (stages 1-3, as `git ls-files -u`);
+//! marker regions are found by streaming the work-tree file line by line with the path's `conflict-marker-size`
+//! (default 7), and each region carries its ours, theirs and (diff3 / zdiff3 markers) base lines with
+//! [`CONTEXT`] lines of context on each side, the lines `git diff` shows of an unmerged path around a conflict.
+//! Whole sides (each stage's blob, capped to `maxBytesPerSide`) only with `sides`. The operation, its progress as
+//! `git status` counts it, the commits still to replay that touch a conflicted path, and the commands that
+//! conclude or abort it come from [`super::state`]. Nothing is written and no lock is taken.
 
 use std::collections::BTreeMap;
-use std::io::BufRead as _;
+use std::io::BufRead;
 use std::path::Path;
 
 use gix::ObjectId;
 use gix::bstr::{BString, ByteSlice};
 use serde::Serialize;
 
-use super::markers::{MarkerRegion, Scanner};
+use super::markers::{LineSpan, MarkerRegion, Scanner};
 use super::state::{self, Activity, Producer, Progress, Stages};
-use super::{is_binary, marker_sizes};
+use super::{TouchingCommit, is_binary, marker_sizes};
 use crate::budget::{Budgeted, Measure, Omitted, fit_sections};
 use crate::error::{Error, Result};
 use crate::facets::utf8;
@@ -25,15 +28,20 @@ use crate::facets::utf8;
 pub struct Options {
     /// Most files described (1-200); the count stays exact.
     pub max_files: usize,
-    /// Most bytes of each side's content (1..=1 MiB); `size` stays exact.
+    /// Most bytes of each side's content, and of each region's text (1..=1 MiB); `size` stays exact.
     pub max_bytes_per_side: usize,
+    /// `true` to add each stage's whole blob (capped to `max_bytes_per_side`) after the regions; default false.
+    pub sides: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Self { max_files: 20, max_bytes_per_side: 16 * 1024 }
+        Self { max_files: 20, max_bytes_per_side: 16 * 1024, sides: false }
     }
 }
+
+/// Lines of context shown above and below each region, as `git diff`'s default `-U3`.
+pub const CONTEXT: usize = 3;
 
 /// The largest `maxBytesPerSide`: 1 MiB.
 pub const MAX_BYTES_PER_SIDE: usize = 1024 * 1024;
@@ -57,9 +65,21 @@ pub struct ConflictRead {
     /// The state files or facts the operation was recognised by.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub evidence: Option<String>,
-    /// Progress of a rebase (step of total) or of a cherry-pick / revert sequence (remaining).
+    /// Progress of a rebase (commands done and remaining, as `git status` counts them) or of a cherry-pick /
+    /// revert sequence (remaining).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub progress: Option<Progress>,
+    /// The git commands that conclude the operation once every path is resolved, e.g.
+    /// `git add <path>; git rebase --continue`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conclude: Option<&'static str>,
+    /// The git command that aborts it, e.g. `git rebase --abort` (a stash apply has none: it says so).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub abort: Option<&'static str>,
+    /// Commits still to replay (`rebase-merge/git-rebase-todo`) that change a conflicted path, in todo order:
+    /// resolving now may conflict again there; default empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub upcoming: Vec<TouchingCommit>,
     /// The commit behind stage 2; default `null`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ours: Option<Producer>,
@@ -154,7 +174,8 @@ pub struct SideBlob {
     /// `true` when `content` holds fewer bytes than `size` (cut at `maxBytesPerSide`, on a character boundary).
     #[serde(skip_serializing_if = "is_false")]
     pub truncated: bool,
-    /// `true` when the token budget left `content` out (counted in `omitted.contents`).
+    /// `true` when the token budget left `content` out (counted in `omitted.contents`); the content is given only
+    /// with `sides`.
     #[serde(skip_serializing_if = "is_false")]
     pub content_omitted: bool,
     /// The text, absent for binary and submodule entries or when the budget cut it.
@@ -182,7 +203,34 @@ pub struct WorkTreeFile {
     pub region_count: usize,
     /// The regions, in file order (the budget may cut them; see `omitted.markerRegions`); default empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub regions: Vec<MarkerRegion>,
+    pub regions: Vec<Region>,
+}
+
+/// One conflict region: its marker lines and spans, and the text of its sides with context.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Region {
+    /// Where the markers and sides are (1-based lines of the work-tree file).
+    #[serde(flatten)]
+    pub markers: MarkerRegion,
+    /// Up to [`CONTEXT`] lines above the `<<<<<<<` line (not shared with the previous region); default empty.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub before: String,
+    /// Our side's lines, each ending in a newline; default empty.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub ours_text: String,
+    /// The base's lines (diff3 and zdiff3 markers only); default `null`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_text: Option<String>,
+    /// Their side's lines; default empty.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub theirs_text: String,
+    /// Up to [`CONTEXT`] lines below the `>>>>>>>` line; default empty.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub after: String,
+    /// `true` when the region's text was cut at `maxBytesPerSide` bytes; default false.
+    #[serde(skip_serializing_if = "is_false")]
+    pub truncated: bool,
 }
 
 fn is_false(value: &bool) -> bool {
@@ -223,15 +271,24 @@ pub fn read(repo: &gix::Repository, options: &Options) -> Result<ConflictRead> {
             base: side(stages[0])?,
             ours: side(stages[1])?,
             theirs: side(stages[2])?,
-            work_tree: work_tree_file(repo.workdir(), path, marker_size),
+            work_tree: work_tree_file(repo.workdir(), path, marker_size, options.max_bytes_per_side),
         });
     }
+    let all_paths: Vec<&[u8]> = unmerged.keys().map(|path| path.as_slice()).collect();
+    let upcoming = match found.activity {
+        Some(Activity::Rebase) if !all_paths.is_empty() => state::upcoming(repo, &all_paths)?,
+        _ => Vec::new(),
+    };
+    let (conclude, abort) = found.activity.map(state::conclude_or_abort).unzip();
     Ok(ConflictRead {
         conflict: !unmerged.is_empty(),
         message: unmerged.is_empty().then_some(NO_CONFLICT),
         operation: found.activity,
         evidence: found.evidence,
         progress: found.progress,
+        conclude,
+        abort,
+        upcoming,
         ours: found.ours,
         theirs: found.theirs,
         conflicted_files: unmerged.len(),
@@ -331,13 +388,13 @@ fn side_blob(repo: &gix::Repository, mode: u32, id: ObjectId, options: &Options)
         }
     };
     side.truncated = shown.len() < data.len();
-    side.content = Some(text);
+    side.content = options.sides.then_some(text);
     Ok(side)
 }
 
 /// Describes the work-tree file at `path`, streaming it for markers; a path that leaves the work tree (through
 /// `..` or a symlinked directory) is treated as absent and never read.
-fn work_tree_file(workdir: Option<&Path>, path: &BString, marker_size: usize) -> WorkTreeFile {
+fn work_tree_file(workdir: Option<&Path>, path: &BString, marker_size: usize, cap: usize) -> WorkTreeFile {
     let mut out =
         WorkTreeFile { exists: false, size: 0, binary: false, marker_size, region_count: 0, regions: Vec::new() };
     let Some(workdir) = workdir else { return out };
@@ -371,9 +428,88 @@ fn work_tree_file(workdir: Option<&Path>, path: &BString, marker_size: usize) ->
         scanner.feed(&line);
         line.clear();
     }
-    out.regions = scanner.finish();
-    out.region_count = out.regions.len();
+    let spans = scanner.finish();
+    out.region_count = spans.len();
+    out.regions = match std::fs::File::open(&file) {
+        Ok(handle) => region_texts(std::io::BufReader::with_capacity(64 * 1024, handle), spans, cap),
+        Err(_) => spans.into_iter().map(Region::empty).collect(),
+    };
     out
+}
+
+impl Region {
+    fn empty(markers: MarkerRegion) -> Self {
+        Self {
+            markers,
+            before: String::new(),
+            ours_text: String::new(),
+            base_text: None,
+            theirs_text: String::new(),
+            after: String::new(),
+            truncated: false,
+        }
+    }
+}
+
+/// Streams the file a second time and gives each region its lines: [`CONTEXT`] lines above (after the previous
+/// region's context), the sides, and [`CONTEXT`] lines below (before the next region); each region's text is cut
+/// at `cap` bytes.
+fn region_texts(mut reader: impl BufRead, spans: Vec<MarkerRegion>, cap: usize) -> Vec<Region> {
+    let mut windows = Vec::with_capacity(spans.len());
+    let mut previous_high = 0;
+    for (idx, span) in spans.iter().enumerate() {
+        let low = span.start.saturating_sub(CONTEXT).max(previous_high + 1).max(1);
+        let next_start = spans.get(idx + 1).map_or(usize::MAX, |next| next.start);
+        let high = (span.end + CONTEXT).min(next_start.saturating_sub(1));
+        windows.push((low, high));
+        previous_high = high;
+    }
+    let mut regions: Vec<Region> = spans.into_iter().map(Region::empty).collect();
+    let mut used = vec![0usize; regions.len()];
+    let (mut current, mut number, mut line) = (0usize, 0usize, Vec::new());
+    while current < regions.len() && matches!(reader.read_until(b'\n', &mut line), Ok(read) if read > 0) {
+        number += 1;
+        while current < regions.len() && number > windows[current].1 {
+            current += 1;
+        }
+        if current < regions.len() && number >= windows[current].0 {
+            let region = &mut regions[current];
+            let markers = &region.markers;
+            let inside = |span: LineSpan| number >= span.start && number < span.start + span.count;
+            let mut text = String::from_utf8_lossy(&line).into_owned();
+            if !text.ends_with('\n') {
+                text.push('\n');
+            }
+            let target = if number < markers.start {
+                Some(&mut region.before)
+            } else if number > markers.end {
+                Some(&mut region.after)
+            } else if inside(markers.ours) {
+                Some(&mut region.ours_text)
+            } else if markers.base.is_some_and(inside) {
+                Some(region.base_text.get_or_insert_with(String::new))
+            } else if inside(markers.theirs) {
+                Some(&mut region.theirs_text)
+            } else {
+                None
+            };
+            if let Some(target) = target {
+                if used[current] + text.len() > cap {
+                    region.truncated = true;
+                } else {
+                    used[current] += text.len();
+                    target.push_str(&text);
+                }
+            }
+        }
+        line.clear();
+    }
+    for region in &mut regions {
+        if region.markers.base.is_some() && region.base_text.is_none() {
+            region.base_text = Some(String::new());
+        }
+    }
+    regions
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use gix::ObjectId;
 use gix::bstr::BString;
 use serde::Serialize;
 
-use super::commit_info;
+use super::{TouchingCommit, commit_info, touching};
 use crate::error::Result;
 use crate::facets::{operation, stashes};
 
@@ -35,17 +35,23 @@ pub enum Activity {
     StashApply,
 }
 
-/// How far a multi-step operation got.
+/// How far a multi-step operation got, counted as `git status` counts a rebase's commands ("N commands done",
+/// "N remaining commands").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Progress {
-    /// The step that stopped, 1-based (`Rebasing (2/5)`).
+    /// The step that stopped, 1-based (`Rebasing (2/5)`): the commands done, the stopped one included.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub step: Option<usize>,
-    /// All steps.
+    /// All steps: done plus remaining.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub total: Option<usize>,
-    /// Steps left, the stopped one included (a cherry-pick or revert sequence records no count of the done ones).
+    /// Commands done, the stopped one included (`rebase-merge/done`, or `rebase-apply/next`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub done: Option<usize>,
+    /// Commands still to do after the stopped one (`rebase-merge/git-rebase-todo`, or `rebase-apply/last`
+    /// minus `next`); for a cherry-pick or revert sequence, the picks left with the stopped one (git records no
+    /// count of the done ones).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub remaining: Option<usize>,
 }
@@ -152,26 +158,79 @@ pub fn detect(repo: &gix::Repository, unmerged: &BTreeMap<BString, Stages>) -> R
     Ok(state)
 }
 
-/// Progress from `rebase-merge/msgnum`+`end`, `rebase-apply/next`+`last`, or `sequencer/todo`.
+/// Progress from `rebase-merge/done`+`git-rebase-todo` (as `git status` counts them), `rebase-apply/next`+`last`,
+/// or `sequencer/todo`.
 fn progress(repo: &gix::Repository, activity: Activity) -> Option<Progress> {
     let number = |file: &str| read_file(repo, file).and_then(|text| text.trim().parse::<usize>().ok());
+    let commands = |file: &str| read_file(repo, file).map(|text| command_lines(&text).count());
     match activity {
         Activity::Rebase | Activity::Am => {
-            let (step, total) = match (number("rebase-merge/msgnum"), number("rebase-merge/end")) {
-                (Some(step), Some(total)) => (step, total),
-                _ => (number("rebase-apply/next")?, number("rebase-apply/last")?),
+            let (done, remaining) = match (commands("rebase-merge/done"), commands("rebase-merge/git-rebase-todo")) {
+                (Some(done), Some(remaining)) => (done, remaining),
+                _ => {
+                    let (next, last) = (number("rebase-apply/next")?, number("rebase-apply/last")?);
+                    (next, last.saturating_sub(next))
+                }
             };
-            Some(Progress { step: Some(step), total: Some(total), remaining: Some(total.saturating_sub(step) + 1) })
+            Some(Progress {
+                step: Some(done),
+                total: Some(done + remaining),
+                done: Some(done),
+                remaining: Some(remaining),
+            })
         }
         Activity::CherryPick | Activity::Revert => match read_file(repo, "sequencer/todo") {
             Some(todo) => {
-                let remaining =
-                    todo.lines().map(str::trim).filter(|line| !line.is_empty() && !line.starts_with('#')).count();
-                Some(Progress { step: None, total: None, remaining: Some(remaining) })
+                let remaining = command_lines(&todo).count();
+                Some(Progress { step: None, total: None, done: None, remaining: Some(remaining) })
             }
-            None => Some(Progress { step: Some(1), total: Some(1), remaining: Some(1) }),
+            None => Some(Progress { step: Some(1), total: Some(1), done: None, remaining: Some(1) }),
         },
         _ => None,
+    }
+}
+
+/// The command lines of a todo list: neither empty nor comments, as `git status` counts them.
+fn command_lines(todo: &str) -> impl Iterator<Item = &str> {
+    todo.lines().map(str::trim).filter(|line| !line.is_empty() && !line.starts_with('#'))
+}
+
+/// The commits still to replay in `rebase-merge/git-rebase-todo` (picks, rewords, edits, squashes, fixups) that
+/// change one of `paths`, in todo order.
+///
+/// # Errors
+/// [`crate::Error::GitRead`] when a named commit cannot be read.
+pub fn upcoming(repo: &gix::Repository, paths: &[&[u8]]) -> Result<Vec<TouchingCommit>> {
+    let Some(todo) = read_file(repo, "rebase-merge/git-rebase-todo") else { return Ok(Vec::new()) };
+    let mut out = Vec::new();
+    for line in command_lines(&todo) {
+        let mut words = line.split_whitespace();
+        let command = words.next().unwrap_or_default();
+        if !matches!(command, "pick" | "p" | "reword" | "r" | "edit" | "e" | "squash" | "s" | "fixup" | "f") {
+            continue;
+        }
+        let Some(name) = words.find(|word| !word.starts_with('-')) else { continue };
+        let Ok(id) = repo.rev_parse_single(name) else { continue };
+        if let Some(found) = touching(repo, id.detach(), paths)? {
+            out.push(found);
+        }
+    }
+    Ok(out)
+}
+
+/// How to conclude the operation and how to abort it, as git commands a person runs.
+pub fn conclude_or_abort(activity: Activity) -> (&'static str, &'static str) {
+    match activity {
+        Activity::Merge => ("git add <path>; git commit", "git merge --abort"),
+        Activity::Rebase => ("git add <path>; git rebase --continue", "git rebase --abort"),
+        Activity::CherryPick => ("git add <path>; git cherry-pick --continue", "git cherry-pick --abort"),
+        Activity::Revert => ("git add <path>; git revert --continue", "git revert --abort"),
+        Activity::Am => ("git add <path>; git am --continue", "git am --abort"),
+        Activity::Bisect => ("git bisect good | git bisect bad", "git bisect reset"),
+        Activity::StashApply => (
+            "git add <path> (the stash is kept: git stash drop once done)",
+            "none: git stash has no --abort; git reset --merge drops the applied changes",
+        ),
     }
 }
 

@@ -30,8 +30,10 @@ fn activity_name(activity: Activity) -> &'static str {
     }
 }
 
-/// `conflict.read`: the operation and its progress, the producing commits, one porcelain line per unmerged file with
-/// its marker regions, then each side's content under a `--- side path` line; cut notices at the end.
+/// `conflict.read`: the operation and its progress, how to conclude and abort it, the producing commits, one
+/// porcelain line per unmerged file with its marker ranges, the commits still to replay that touch them, each region
+/// as the work-tree file shows it (context, markers, sides) under an `@@ path start-end @@` line, then whole sides
+/// (when asked) under a `--- side path` line; cut notices at the end.
 pub fn conflict_read(result: &Budgeted<ConflictRead>) -> String {
     let read = &result.data;
     let omitted = &result.omitted;
@@ -42,14 +44,25 @@ pub fn conflict_read(result: &Budgeted<ConflictRead>) -> String {
             line.push_str(&format!(" ({evidence})"));
         }
         if let Some(progress) = &read.progress {
-            if let (Some(step), Some(total)) = (progress.step, progress.total) {
-                line.push_str(&format!(", step {step}/{total}"));
-            }
-            if let Some(remaining) = progress.remaining {
-                line.push_str(&format!(", {remaining} remaining"));
+            match (progress.done, progress.remaining) {
+                (Some(done), Some(remaining)) => {
+                    line.push_str(&format!(
+                        ", {} done, {}",
+                        plural(done, "command"),
+                        plural(remaining, "remaining command")
+                    ));
+                }
+                (None, Some(remaining)) => line.push_str(&format!(", {remaining} remaining")),
+                _ => {}
             }
         }
         out.line(line);
+        if let Some(conclude) = read.conclude {
+            out.line(format!("conclude: {conclude}"));
+        }
+        if let Some(abort) = read.abort {
+            out.line(format!("abort: {abort}"));
+        }
     }
     if let Some(message) = read.message {
         out.line(message);
@@ -71,7 +84,7 @@ pub fn conflict_read(result: &Budgeted<ConflictRead>) -> String {
             line.push_str(" (binary)");
         }
         let regions: Vec<String> =
-            tree.regions.iter().map(|region| format!("{}-{}", region.start, region.end)).collect();
+            tree.regions.iter().map(|region| format!("{}-{}", region.markers.start, region.markers.end)).collect();
         if tree.region_count > 0 {
             line.push_str(&format!(" markers {}", regions.join(" ")));
             if regions.len() < tree.region_count {
@@ -80,9 +93,35 @@ pub fn conflict_read(result: &Budgeted<ConflictRead>) -> String {
         }
         out.line(line);
     }
+    for commit in &read.upcoming {
+        out.line(format!("to replay {} {} touches {}", short(&commit.sha), commit.subject, commit.paths.join(" ")));
+    }
+    for file in &read.files {
+        let size = file.work_tree.marker_size;
+        for region in &file.work_tree.regions {
+            let markers = &region.markers;
+            out.line(format!("@@ {} {}-{} @@", file.path, markers.start, markers.end));
+            out.0.push_str(&region.before);
+            out.line(marker('<', size, markers.ours_label.as_deref()));
+            out.0.push_str(&region.ours_text);
+            if let Some(base) = &region.base_text {
+                out.line(marker('|', size, markers.base_label.as_deref()));
+                out.0.push_str(base);
+            }
+            out.line(marker('=', size, None));
+            out.0.push_str(&region.theirs_text);
+            out.line(marker('>', size, markers.theirs_label.as_deref()));
+            out.0.push_str(&region.after);
+            if region.truncated {
+                out.line("(region text truncated)");
+            }
+        }
+    }
     for file in &read.files {
         for (name, side) in [("ours", &file.ours), ("theirs", &file.theirs), ("base", &file.base)] {
-            if let Some(side) = side {
+            if let Some(side) = side
+                && (side.content.is_some() || side.content_omitted)
+            {
                 out.line(side_header(name, &file.path, side));
                 if let Some(content) = &side.content {
                     out.0.push_str(content);
@@ -97,6 +136,20 @@ pub fn conflict_read(result: &Budgeted<ConflictRead>) -> String {
     out.more(omitted, "markerRegions", "marker regions");
     out.more(omitted, "contents", "side contents");
     out.finish()
+}
+
+/// A marker line as git writes it: `size` times `kind`, then a space and the label if any.
+fn marker(kind: char, size: usize, label: Option<&str>) -> String {
+    let run = kind.to_string().repeat(size);
+    match label {
+        Some(label) => format!("{run} {label}"),
+        None => run,
+    }
+}
+
+/// `1 command`, `2 commands`.
+fn plural(count: usize, noun: &str) -> String {
+    if count == 1 { format!("{count} {noun}") } else { format!("{count} {noun}s") }
 }
 
 /// `--- ours src/main.c (90 bytes, blob 3aa6adb)` with the side's flags.

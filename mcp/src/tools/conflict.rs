@@ -18,6 +18,8 @@ struct ReadArgs {
     repo_path: String,
     max_files: Option<usize>,
     max_bytes_per_side: Option<usize>,
+    #[serde(default)]
+    sides: bool,
     max_tokens: Option<usize>,
     #[serde(default)]
     format: Format,
@@ -34,6 +36,30 @@ fn marker_regions() -> Value {
             "base": defaulted(line_span(), "null (merge style: no base section)"),
             "theirs": line_span(), "oursLabel": opt_string(), "baseLabel": opt_string(),
             "theirsLabel": opt_string() } }))
+}
+
+/// Regions as `conflict.read` gives them: the marker spans plus the text of the sides and the context.
+fn read_regions() -> Value {
+    let text = |what: &str| defaulted(json!({ "type": "string", "description": what }), "empty");
+    opt_list(json!({ "type": "object", "required": ["start", "end", "ours", "theirs"],
+        "properties": { "start": count(), "end": count(), "ours": line_span(),
+            "base": defaulted(line_span(), "null (merge style: no base section)"),
+            "theirs": line_span(), "oursLabel": opt_string(), "baseLabel": opt_string(),
+            "theirsLabel": opt_string(),
+            "before": text("Up to 3 lines above the `<<<<<<<` line."),
+            "oursText": text("Our side's lines."),
+            "baseText": defaulted(json!({ "type": "string", "description": "The base's lines." }),
+                "null (merge style)"),
+            "theirsText": text("Their side's lines."),
+            "after": text("Up to 3 lines below the `>>>>>>>` line."),
+            "truncated": opt_flag() } }))
+}
+
+/// A commit that changes some of the conflicted paths.
+fn touching_commits() -> Value {
+    opt_list(json!({ "type": "object", "required": ["sha", "subject", "paths"], "properties": {
+        "sha": { "type": "string" }, "subject": { "type": "string" },
+        "paths": { "type": "array", "items": { "type": "string" } } } }))
 }
 
 fn commit() -> Value {
@@ -65,7 +91,7 @@ pub fn read() -> FnTool {
             "base": side, "ours": side, "theirs": side,
             "workTree": { "type": "object", "required": ["markerSize"],
                 "properties": { "exists": opt_flag(), "size": opt_count(), "binary": opt_flag(),
-                    "markerSize": count(), "regionCount": opt_count(), "regions": marker_regions() } } } });
+                    "markerSize": count(), "regionCount": opt_count(), "regions": read_regions() } } } });
     let data = json!({
         "type": "object",
         "properties": {
@@ -74,8 +100,17 @@ pub fn read() -> FnTool {
             "operation": defaulted(json!({ "enum": ["merge", "rebase", "cherry-pick", "revert", "am", "bisect", "stash-apply"] }),
                 "null (no operation)"),
             "evidence": opt_string(),
-            "progress": defaulted(json!({ "type": "object", "properties": { "step": opt_count(), "total": opt_count(),
+            "progress": defaulted(json!({ "type": "object", "description": "A rebase's commands as `git status` \
+                counts them: `done` (the stopped one included) and `remaining` (after it); `step` = done, `total` = \
+                done + remaining. A cherry-pick or revert sequence: `remaining` with the stopped pick.",
+                "properties": { "step": opt_count(), "total": opt_count(), "done": opt_count(),
                 "remaining": opt_count() } }), "null (no progress known)"),
+            "conclude": defaulted(json!({ "type": "string",
+                "description": "The git commands that conclude the operation once resolved." }), "null (no operation)"),
+            "abort": defaulted(json!({ "type": "string",
+                "description": "The git command that aborts it (a stash apply has none: it says so)." }),
+                "null (no operation)"),
+            "upcoming": touching_commits(),
             "ours": producer, "theirs": producer,
             "conflictedFiles": opt_count(),
             "files": defaulted(json!({ "type": "array", "maxItems": 200, "items": file }), "empty")
@@ -87,21 +122,25 @@ pub fn read() -> FnTool {
         definition: ToolDefinition {
             name: "conflict.read",
             title: "Read the active conflict",
-            description: "The conflict in progress as structured data instead of marker soup: the operation \
-            (merge, rebase, cherry-pick, revert, or a failed stash apply/pop, recognised by unmerged index entries \
-            with no state file) and its progress (rebase step i of n, picks remaining), the commits behind \"ours\" \
-            (stage 2) and \"theirs\" (stage 3) with subjects, and per unmerged file its `git status` \
-            classification, the base/ours/theirs blobs (capped to `maxBytesPerSide`, full `size` always given, \
-            binary and non-UTF-8 flagged) and the line ranges of every marker region in the work-tree file \
-            (merge, diff3 and zdiff3 styles). Without a conflict it says so (`conflict: false`), not an error. \
-            The whole JSON fits `maxTokens`: files first, then marker regions, then contents; what was cut is \
-            counted in `omitted`.",
+            description: "The conflict in progress, not the files: the operation (merge, rebase, cherry-pick, \
+            revert, or a failed stash apply/pop, recognised by unmerged index entries with no state file), its \
+            progress as `git status` counts it (rebase commands done and remaining), the git commands that \
+            conclude or abort it, the commits still to replay that touch a conflicted path, the commits behind \
+            \"ours\" (stage 2) and \"theirs\" (stage 3), and per unmerged file its `git status` classification, its \
+            stages (oid, mode, full size, binary flag) and every marker region of the work-tree file (merge, diff3 \
+            and zdiff3 styles) with its ours, theirs and (diff3/zdiff3) base lines and 3 lines of context, as \
+            `git diff` shows an unmerged path. Whole sides only with `sides: true`, capped to `maxBytesPerSide`. \
+            Without a conflict it says so (`conflict: false`), not an error. The whole JSON fits `maxTokens`: \
+            files first, then every region of every file, then whole sides; what was cut is counted in `omitted`.",
             input_schema: schema::input(
                 json!({
                     "repoPath": schema::repo_path(),
                     "maxFiles": schema::integer(1, 200, 20, "Most unmerged files described; the count stays exact."),
                     "maxBytesPerSide": schema::integer(1, read::MAX_BYTES_PER_SIDE as u64, 16 * 1024,
-                        "Most bytes of each side's content (up to 1 MiB); the full size is always reported."),
+                        "Most bytes of each region's text and of each whole side (up to 1 MiB); the full size is \
+                        always reported."),
+                    "sides": { "type": "boolean", "default": false,
+                        "description": "Add each stage's whole blob after the regions (capped, and cut first by the budget)." },
                     "maxTokens": schema::max_tokens(500, 200_000, READ_DEFAULT_TOKENS),
                     "format": schema::format(),
                 }),
@@ -119,6 +158,7 @@ fn call_read(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<To
     let options = read::Options {
         max_files: args.max_files.unwrap_or(defaults.max_files),
         max_bytes_per_side: args.max_bytes_per_side.unwrap_or(defaults.max_bytes_per_side),
+        sides: args.sides,
     };
     let max_tokens = args.max_tokens.unwrap_or(READ_DEFAULT_TOKENS as usize);
     run_formatted(
@@ -177,7 +217,8 @@ pub fn preflight() -> FnTool {
                     "stopsAt": defaulted(json!({ "type": "object",
                         "required": ["step", "total", "commit", "reason", "conflictCount", "conflicts"],
                         "properties": { "step": count(), "total": count(), "commit": commit(),
-                            "reason": { "type": "string" }, "conflictCount": count(), "conflicts": conflicts } }),
+                            "reason": { "type": "string" }, "conflictCount": count(), "conflicts": conflicts,
+                            "laterCommits": touching_commits() } }),
                         "null (the rebase does not stop)") } },
             "caveats": opt_list(json!({ "type": "string" }))
         }
@@ -192,7 +233,7 @@ pub fn preflight() -> FnTool {
             `<currentRef>` and `git rebase <targetRef>` of `<currentRef>` would do: clean, or each conflicting path \
             with its kind (content, add/add, modify/delete, rename/delete, rename/rename, binary, submodule, ...) \
             and the line ranges of the marker regions Git would write; for the rebase, the first commit that \
-            would stop (step i of n) and why. Computed in memory with gix's merge (criss-cross histories with \
+            would stop (step i of n), why, and the later commits that change the same paths. Computed in memory with gix's merge (criss-cross histories with \
             several merge bases included): no object, ref, index or work-tree file is written, and no merge \
             driver is run. The result is a prediction (`prediction: true`). When a merge, rebase, cherry-pick, \
             revert or stash apply is stopped in the repository, `inProgress` comes first and says so, with what \

@@ -163,7 +163,7 @@ fn conflict_read_fits_every_budget_and_counts_what_it_cut() {
         };
         let repo = fixture.path().to_str().expect("utf-8");
         let run = |max_tokens: u64| {
-            let arguments = json!({"repoPath": repo, "maxTokens": max_tokens});
+            let arguments = json!({"repoPath": repo, "maxTokens": max_tokens, "sides": true});
             tool.call(&ctx, arguments.as_object().expect("object")).expect("conflict.read")
         };
         let full = run(200_000).structured_value();
