@@ -375,18 +375,28 @@ pub(crate) fn vet_discovery(start: &Path, roots: &[PathBuf]) -> Result<(), Refus
                 if nearest && let Some(named) = gitdir_line(&text) {
                     if let Ok(target) = dir.join(named).canonicalize() {
                         require_inside(&target, Some(roots), &format!("the git dir named by {}", dot_git.display()))?;
-                        examine(&target.join("HEAD"), Symlinks::Follow).map_err(Refusal::Unreadable)?;
+                        vet_discovered(&target)?;
                     }
                 }
                 nearest = false;
             }
             Some(metadata) if metadata.is_dir() => {
-                examine(&dot_git.join("HEAD"), Symlinks::Follow).map_err(Refusal::Unreadable)?;
+                vet_discovered(&dot_git)?;
                 nearest = false;
             }
             _ => {}
         }
-        examine(&dir.join("HEAD"), Symlinks::Follow).map_err(Refusal::Unreadable)?;
+        if std::fs::symlink_metadata(dir.join("HEAD")).is_ok() {
+            vet_discovered(dir)?;
+        }
+    }
+    Ok(())
+}
+
+/// Checks the files gix's discovery reads in a candidate git dir: `HEAD` and `commondir`.
+fn vet_discovered(candidate: &Path) -> Result<(), Refusal> {
+    for name in ["HEAD", "commondir"] {
+        examine(&candidate.join(name), Symlinks::Follow).map_err(Refusal::Unreadable)?;
     }
     Ok(())
 }
