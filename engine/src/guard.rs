@@ -372,11 +372,12 @@ pub(crate) fn vet_discovery(start: &Path, roots: &[PathBuf]) -> Result<(), Refus
                 let text = read_capped(&dot_git, Symlinks::Follow, CONTROL_FILE_CAP, "a .git file")
                     .map_err(Refusal::Unreadable)?
                     .unwrap_or_default();
-                if nearest && let Some(named) = gitdir_line(&text) {
-                    if let Ok(target) = dir.join(named).canonicalize() {
-                        require_inside(&target, Some(roots), &format!("the git dir named by {}", dot_git.display()))?;
-                        vet_discovered(&target)?;
-                    }
+                if nearest
+                    && let Some(named) = gitdir_line(&text)
+                    && let Ok(target) = dir.join(named).canonicalize()
+                {
+                    require_inside(&target, Some(roots), &format!("the git dir named by {}", dot_git.display()))?;
+                    vet_discovered(&target)?;
                 }
                 nearest = false;
             }

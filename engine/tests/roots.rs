@@ -145,7 +145,7 @@ fn alternates_outside_the_roots_are_never_read() {
     layout.init(&middle, "middle.txt", "middle\n");
     std::fs::write(&alternates, format!("{}\n", middle.join(".git/objects").display())).expect("write alternates");
     std::fs::write(middle.join(".git/objects/info/alternates"), "../../../../outside/.git/objects\n").expect("write");
-    let err = layout.engine().resolve(layout.repo_path()).err().expect("nested alternates refused");
+    let Err(err) = layout.engine().resolve(layout.repo_path()) else { panic!("nested alternates refused") };
     assert_eq!(reason(&err), Some(InvalidReason::OutsideAllowedRoots), "{err}");
     layout.assert_clean("the nested refusal", &err.to_string());
 

@@ -242,7 +242,8 @@ fn status_at(repo: &gix::Repository, depth: usize) -> Result<Status> {
 /// The submodules gix's status cannot look at, with why, in path order: a `.gitmodules` section whose name git
 /// ignores as suspicious (a `..` component would lead outside `.git/modules`; nothing there is ever opened), a
 /// submodule whose git dir lies outside the allowed roots or holds a FIFO where gix reads a file
-/// ([`crate::guard::vet_submodule`]; never opened), or a checkout whose `.git` file points at a gitdir that is gone. An unreadable `.gitmodules` is one entry.
+/// ([`crate::guard::vet_submodule`]; never opened), or a checkout whose `.git` file points at a gitdir that is
+/// gone. An unreadable `.gitmodules` is one entry.
 ///
 /// # Errors
 /// None today; reads that fail become entries.
