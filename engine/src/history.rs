@@ -249,7 +249,7 @@ impl Engine {
                 walk.range(git, &cursor.also, &cursor.hidden)
             }
         };
-        let mailmap = git.open_mailmap();
+        let mailmap = crate::guard::open_mailmap(git);
         let abbrev = Abbrev::new(git);
         let (commits, more, shallow) = self.walks.with(&key, begin, |kept| {
             let end = cursor.skip.saturating_add(options.limit);

@@ -35,6 +35,7 @@ pub mod error;
 pub mod facets;
 pub mod file;
 pub mod fleet;
+mod guard;
 pub mod hints;
 pub mod history;
 pub mod index;

@@ -23,10 +23,13 @@ pub struct Location {
 /// Resolves `repo_path` to its repository, enforcing SPEC §4.4.
 ///
 /// The path must be absolute and free of control characters; it is canonicalised (symlinks resolved) and must lie
-/// under one of `allowed_roots`, and so must the repository's work tree, git dir and common dir.
+/// under one of `allowed_roots`, and so must the repository's work tree, git dir and common dir, every alternate
+/// object store and every symbolic link in the git dir. What gix opens is vetted before it opens it
+/// ([`crate::guard`]): no FIFO, device or socket in the git dir's files.
 ///
 /// # Errors
-/// [`Error::Invalid`] with `invalid_path`, `not_found`, `outside_allowed_roots` or `not_a_repository`.
+/// [`Error::Invalid`] with `invalid_path`, `not_found`, `outside_allowed_roots` or `not_a_repository`;
+/// [`Error::GitRead`] when a file of the git dir is a FIFO, a device or a socket.
 pub fn resolve(repo_path: &str, allowed_roots: &[PathBuf]) -> Result<(Location, gix::Repository)> {
     if repo_path.chars().any(char::is_control) {
         return Err(Error::invalid(InvalidReason::InvalidPath, "repoPath holds control characters"));
@@ -43,12 +46,19 @@ pub fn resolve(repo_path: &str, allowed_roots: &[PathBuf]) -> Result<(Location, 
         _ => Error::invalid(InvalidReason::NotFound, format!("{repo_path} cannot be read: {err}")),
     })?;
     let allowed_root = containing_root(&requested, allowed_roots)?;
-    let repo = gix::discover_opts(&requested, Default::default(), open_options()).map_err(|_| {
+    let not_a_repository = || {
         Error::invalid(
             InvalidReason::NotARepository,
             format!("{} is not inside a Git work tree or git dir", requested.display()),
         )
-    })?;
+    };
+    // What gix reads to find and open the repository is vetted first (kinds of files, places under the roots):
+    // the `.git` entries and HEADs of discovery, then the git dir, common dir and alternates it found.
+    crate::guard::vet_discovery(&requested, allowed_roots).map_err(crate::guard::Refusal::into_error)?;
+    let (discovered, _) = gix::discover::upwards(&requested).map_err(|_| not_a_repository())?;
+    let (found_git_dir, _) = discovered.into_repository_and_work_tree_directories();
+    crate::guard::vet_git_dir(&found_git_dir, Some(allowed_roots)).map_err(crate::guard::Refusal::into_error)?;
+    let repo = gix::discover_opts(&requested, Default::default(), open_options()).map_err(|_| not_a_repository())?;
     let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
     let git_dir = canonical(repo.git_dir());
     let common_dir = canonical(repo.common_dir());
@@ -57,6 +67,8 @@ pub fn resolve(repo_path: &str, allowed_roots: &[PathBuf]) -> Result<(Location, 
         containing_root(location, allowed_roots)?;
     }
     let mut repo = without_filter_drivers(repo)?;
+    crate::guard::confine(&mut repo, allowed_roots)?;
+    vet_configured_files(&repo)?;
     crate::objects::read_packs_first(&mut repo, 0);
     Ok((Location { root, requested, git_dir, common_dir, allowed_root }, repo))
 }
@@ -77,6 +89,56 @@ pub fn check_relative_path(path: &str) -> Result<()> {
     }
     if as_path.components().any(|c| matches!(c, Component::ParentDir)) {
         return invalid("must not contain '..'");
+    }
+    Ok(())
+}
+
+/// The ignore and attribute files the configuration names, which gix reads for status and attributes: checked as
+/// [`crate::guard::vet_git_dir`] checks the git dir's files (no FIFO, device or socket), and one the repository's
+/// own configuration names must lie under the allowed roots.
+fn vet_configured_files(repo: &gix::Repository) -> Result<()> {
+    for key in ["core.excludesFile", "core.attributesFile"] {
+        let Ok(Some(path)) = repo.config_snapshot().trusted_path(key) else { continue };
+        crate::guard::configured_file_allowed(repo, key, &path).map_err(crate::guard::Refusal::into_error)?;
+        crate::guard::examine(&path, crate::guard::Symlinks::Follow)
+            .map_err(|reason| Error::git_text("the configuration", format!("{key}: {reason}")))?;
+    }
+    Ok(())
+}
+
+/// Refuses a repository-relative `path` that goes through a symbolic link, as git refuses a pathspec "beyond a
+/// symbolic link": a folder on the way to it that is a symbolic link in HEAD's tree or in the work tree. Only the
+/// folders leading to the path are looked at, never the path itself, so the answer is the same whether or not
+/// anything exists behind the link.
+///
+/// # Errors
+/// [`InvalidReason::InvalidPath`] naming the link.
+pub(crate) fn check_not_beyond_symlink(repo: &gix::Repository, path: &str) -> Result<()> {
+    let parts: Vec<&str> = path.split('/').filter(|part| !part.is_empty() && *part != ".").collect();
+    if parts.len() < 2 {
+        return Ok(());
+    }
+    let tree = repo.head_tree().ok();
+    let workdir = repo.workdir();
+    let mut prefix = String::new();
+    for part in &parts[..parts.len() - 1] {
+        if !prefix.is_empty() {
+            prefix.push('/');
+        }
+        prefix.push_str(part);
+        let in_tree = tree
+            .as_ref()
+            .and_then(|tree| tree.lookup_entry_by_path(prefix.as_str()).ok().flatten())
+            .is_some_and(|entry| entry.mode().is_link());
+        let on_disk = workdir.is_some_and(|workdir| {
+            std::fs::symlink_metadata(workdir.join(&prefix)).is_ok_and(|metadata| metadata.file_type().is_symlink())
+        });
+        if in_tree || on_disk {
+            return Err(Error::invalid(
+                InvalidReason::InvalidPath,
+                format!("pathspec {path:?} is beyond a symbolic link ({prefix}), as git refuses it: not followed"),
+            ));
+        }
     }
     Ok(())
 }

@@ -255,6 +255,7 @@ fn read_from(
 ) -> Result<Scope> {
     let repo = facets.git();
     let path = normalise(&options.path)?;
+    crate::repository::check_not_beyond_symlink(repo, &path)?;
     // Kept until HEAD, a branch, `packed-refs` or `.git/shallow` changes (what moves the HEAD facet).
     let variant = format!("engine\0repo.scope at HEAD\0{path}");
     let at_head = facets.kept(&variant, &[Facet::Head], AtHead::weight, |repo| AtHead::read(repo, &path))?;

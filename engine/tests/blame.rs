@@ -485,9 +485,9 @@ fn authors_are_mapped_through_the_mailmap_as_git_blame_maps_them() {
     let mapped = check(&fixture, "HEAD", "lib/parser.c", None, false);
     assert!(mapped.commits.values().any(|info| info.author.to_string_lossy() == "Mapped Person <mapped@example.org>"));
     assert!(mapped.commits.values().all(|info| info.author.to_string_lossy() != first), "{name} is mapped");
-    // `mailmap.file` outside the repository: a name only, matched by name and email.
-    let outside = tempfile::tempdir().expect("temp dir");
-    let file = outside.path().join("mailmap");
+    // `mailmap.file` outside the repository (but under the allowed root: one the repository's own config names
+    // outside the roots is not read): a name only, matched by name and email.
+    let file = fixture.root().join("mailmap");
     std::fs::write(&file, format!("Other Name <{email}> {name} <{email}>\n")).expect("write mailmap.file");
     std::fs::remove_file(fixture.path().join(".mailmap")).expect("remove .mailmap");
     fixture.git(&["config", "mailmap.file", file.to_str().expect("utf-8 temp path")]);

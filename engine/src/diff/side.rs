@@ -197,7 +197,7 @@ fn worktree(
             None::<&BStr>,
             &mut recorder,
             traits::HashEq,
-            SubmoduleHead { workdir: workdir.clone() },
+            SubmoduleHead { workdir: workdir.clone(), roots: crate::guard::roots_of(repo) },
             &mut gix::progress::Discard,
             interrupt.flag(),
             gix::status::index_worktree::Options::default(),
@@ -293,8 +293,11 @@ pub(crate) fn worktree_file(
     }
     let submodule = stages.iter().flatten().any(|(mode, _)| *mode == Mode::COMMIT);
     if submodule && on_disk.is_dir() {
-        let head = gix::open_opts(&on_disk, gix::open::Options::isolated())
-            .ok()
+        // A submodule whose git dir lies outside the allowed roots is not opened: read as not checked out.
+        let vetted = crate::guard::vet_submodule(&on_disk, None, crate::guard::roots_of(repo).as_deref()).is_ok();
+        let head = vetted
+            .then(|| gix::open_opts(&on_disk, gix::open::Options::isolated()).ok())
+            .flatten()
             .and_then(|submodule| submodule.head_id().ok().map(gix::Id::detach));
         return Ok(entry(Mode::COMMIT, head.unwrap_or_else(|| ObjectId::null(repo.object_hash()))));
     }
@@ -343,10 +346,14 @@ fn is_executable(_metadata: &std::fs::Metadata) -> bool {
 
 /// Reports a submodule as changed when its checked-out commit differs from the recorded one, like `git diff`
 /// (which shows `Subproject commit <sha>` lines). A submodule that is not checked out is unchanged; modified
-/// files inside a submodule are not looked at (git would add `-dirty`).
+/// files inside a submodule are not looked at (git would add `-dirty`). A submodule whose git dir lies outside the
+/// allowed roots (or holds a FIFO where gix reads a file) is not opened and reads as unchanged; the work-tree
+/// status names it unreadable.
 #[derive(Clone)]
 struct SubmoduleHead {
     workdir: PathBuf,
+    /// The allowed roots the repository was opened under ([`crate::guard::roots_of`]).
+    roots: Option<Vec<PathBuf>>,
 }
 
 impl traits::SubmoduleStatus for SubmoduleHead {
@@ -354,7 +361,7 @@ impl traits::SubmoduleStatus for SubmoduleHead {
 
     fn status(&mut self, entry: &gix::index::Entry, rela_path: &BStr) -> gix::Result<Option<ObjectId>> {
         let Ok(path) = on_disk(&self.workdir, rela_path) else { return Ok(None) };
-        if !path.join(".git").exists() {
+        if !path.join(".git").exists() || crate::guard::vet_submodule(&path, None, self.roots.as_deref()).is_err() {
             return Ok(None);
         }
         let head = gix::open_opts(&path, gix::open::Options::isolated())

@@ -162,10 +162,14 @@ fn collect(
             let reason = format!("ignoring suspicious submodule name {:?}, as git does", utf8(submodule.name()));
             Err(ItemError::new(reason))
         } else {
-            submodule
-                .git_dir_try_old_form()
-                .map_err(|err| crate::facets::worktree::gitdir_error(repo, &path, err))
-                .and_then(|_| submodule.open().map_err(ItemError::from_error))
+            // Vetted before gix reads its `.git` file: a gitdir outside the allowed roots is never opened.
+            crate::guard::vet_submodule_of(repo, &submodule)
+                .and_then(|()| {
+                    submodule
+                        .git_dir_try_old_form()
+                        .map_err(|err| crate::facets::worktree::gitdir_error(repo, &path, err))
+                })
+                .and_then(|_| crate::guard::open_submodule(repo, &submodule))
                 .map(|opened| opened.filter(|sub| sub.workdir().is_some_and(|w| w.join(".git").exists())))
         };
         let (opened, error) = match opened {

@@ -240,8 +240,10 @@ fn status_at(repo: &gix::Repository, depth: usize) -> Result<Status> {
 }
 
 /// The submodules gix's status cannot look at, with why, in path order: a `.gitmodules` section whose name git
-/// ignores as suspicious (a `..` component would lead outside `.git/modules`; nothing there is ever opened), or a
-/// checkout whose `.git` file points at a gitdir that is gone. An unreadable `.gitmodules` is one entry.
+/// ignores as suspicious (a `..` component would lead outside `.git/modules`; nothing there is ever opened), a
+/// submodule whose git dir lies outside the allowed roots or holds a FIFO where gix reads a file
+/// ([`crate::guard::vet_submodule`]; never opened), or a checkout whose `.git` file points at a gitdir that is
+/// gone. An unreadable `.gitmodules` is one entry.
 ///
 /// # Errors
 /// None today; reads that fail become entries.
@@ -259,6 +261,8 @@ pub(crate) fn submodule_problems(repo: &gix::Repository) -> Result<Vec<Unreadabl
         let path = utf8(&path);
         let error = if submodule.validated_name().is_err() {
             ItemError::new(format!("ignoring suspicious submodule name {:?}, as git does", utf8(submodule.name())))
+        } else if let Err(error) = crate::guard::vet_submodule_of(repo, &submodule) {
+            error
         } else if let Err(err) = submodule.git_dir_try_old_form() {
             gitdir_error(repo, &path, err)
         } else {
@@ -351,14 +355,14 @@ fn dirty_submodules(repo: &gix::Repository, depth: usize) -> Result<Vec<String>>
     let mut dirty = Vec::new();
     for submodule in submodules {
         // Submodules git ignores or cannot read are listed in `unreadable` by the caller.
-        if submodule.git_dir_try_old_form().is_err() {
+        if crate::guard::vet_submodule_of(repo, &submodule).is_err() || submodule.git_dir_try_old_form().is_err() {
             continue;
         }
         let ignore = submodule.ignore().ok().flatten();
         if depth + 1 >= crate::facets::submodules::MAX_DEPTH || matches!(ignore, Some(Ignore::Dirty | Ignore::All)) {
             continue;
         }
-        let Some(opened) = submodule.open().ok().flatten() else { continue };
+        let Some(opened) = crate::guard::open_submodule(repo, &submodule).ok().flatten() else { continue };
         if !opened.workdir().is_some_and(|workdir| workdir.join(".git").exists()) {
             continue;
         }

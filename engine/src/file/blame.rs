@@ -349,6 +349,12 @@ fn blob_at(repo: &gix::Repository, commit_id: ObjectId, path: &str, rev: &str) -
             format!("{path:?} is {what} at {rev}, not a file: only files can be blamed"),
         ));
     }
+    // The size comes from the object's header, so a huge file is refused before its content is read.
+    let header = repo.find_header(entry.object_id()).map_err(|err| Error::git("the file's blob", err))?;
+    let threshold = big_file_threshold(repo);
+    if header.size() > threshold {
+        return Err(too_large(path, header.size(), threshold, rev));
+    }
     Ok(repo.find_blob(entry.object_id()).map_err(|err| Error::git("the file's blob", err))?.detach().data)
 }
 
@@ -570,9 +576,15 @@ fn content_digest(file: &Path) -> String {
             return digest.clone();
         }
     }
-    let digest: String = match std::fs::read(file) {
-        Ok(bytes) => Sha256::digest(&bytes).iter().map(|byte| format!("{byte:02x}")).collect(),
-        Err(err) => return format!("unreadable: {:?}", err.kind()),
+    let digest: String = match crate::guard::read_capped(
+        file,
+        crate::guard::Symlinks::Follow,
+        crate::guard::LIST_FILE_CAP,
+        "a mailmap or ignore-revs file",
+    ) {
+        Ok(Some(bytes)) => Sha256::digest(&bytes).iter().map(|byte| format!("{byte:02x}")).collect(),
+        Ok(None) => return "unreadable: NotFound".to_owned(),
+        Err(reason) => return format!("unreadable: {reason}"),
     };
     // Remembered only when the file had not changed while it was read.
     let unchanged = std::fs::metadata(file).ok().and_then(|metadata| crate::cache::fingerprint::file_stamp(&metadata));
@@ -596,12 +608,7 @@ fn ignore_list(repo: &gix::Repository) -> Result<(HashSet<ObjectId>, Vec<String>
     let mut commits = HashSet::new();
     let mut read = Vec::new();
     for (name, file, required) in ignore_files(repo) {
-        let text = file.as_deref().map(|file| {
-            // A directory is not a list either: git fails to read it.
-            std::fs::metadata(file).and_then(|metadata| {
-                if metadata.is_file() { std::fs::read(file) } else { Err(std::io::Error::other("not a regular file")) }
-            })
-        });
+        let text = file.as_deref().map(|file| read_ignore_file(repo, file, required));
         let text = match text {
             Some(Ok(text)) => text,
             // The conventional file is optional.
@@ -637,6 +644,42 @@ fn ignore_list(repo: &gix::Repository) -> Result<(HashSet<ObjectId>, Vec<String>
     Ok((commits, read))
 }
 
+/// The content of an ignore-revs file, checked before it is read: a regular file (a directory is not a list
+/// either: git fails to read it) of at most [`crate::guard::LIST_FILE_CAP`] bytes, never a FIFO or a device. A
+/// configured file is read as git reads it, through a symbolic link (but not outside the allowed roots when the
+/// repository's own configuration names it); the conventional one, which git does not read, is a work-tree file
+/// like `.mailmap` and not read through a link.
+fn read_ignore_file(repo: &gix::Repository, file: &Path, configured: bool) -> std::result::Result<Vec<u8>, String> {
+    use crate::guard::{Symlinks, read_capped};
+    let symlinks = if configured {
+        crate::guard::configured_file_allowed(repo, "blame.ignoreRevsFile", file)
+            .map_err(|refusal| refusal.into_item().reason)?;
+        Symlinks::Follow
+    } else {
+        Symlinks::Refuse
+    };
+    read_capped(file, symlinks, crate::guard::LIST_FILE_CAP, "an ignore-revs file")?
+        .ok_or_else(|| format!("{} does not exist", file.display()))
+}
+
+/// The size above which git treats a file as binary (`core.bigFileThreshold`, 512 MiB unless configured), in bytes.
+pub(crate) fn big_file_threshold(repo: &gix::Repository) -> u64 {
+    let configured = repo.config_snapshot().integer("core.bigFileThreshold");
+    configured.and_then(|value| u64::try_from(value).ok()).unwrap_or(512 * 1024 * 1024)
+}
+
+/// The `binary_file` refusal of a file of `size` bytes over `threshold` ([`big_file_threshold`]), decided before
+/// its content is read.
+pub(crate) fn too_large(path: &str, size: u64, threshold: u64, rev: &str) -> Error {
+    Error::invalid(
+        InvalidReason::BinaryFile,
+        format!(
+            "{path:?} holds {size} bytes in {rev}, more than core.bigFileThreshold ({threshold} bytes), above which \
+             git treats a file as binary: it has no lines to blame"
+        ),
+    )
+}
+
 /// Abbreviated shas and commit details, looked up once per commit.
 struct Names<'repo> {
     repo: &'repo gix::Repository,
@@ -660,7 +703,7 @@ impl<'repo> Names<'repo> {
         uncommitted: Option<ObjectId>,
         show_root: bool,
     ) -> Self {
-        let mailmap = repo.open_mailmap();
+        let mailmap = crate::guard::open_mailmap(repo);
         let abbrev = Abbrev::new(repo);
         Self {
             repo,

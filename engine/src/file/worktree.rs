@@ -44,6 +44,7 @@ pub(crate) fn commit(repo: &gix::Repository, head: ObjectId, path: &str) -> Resu
             format!("{path:?} is tracked neither by HEAD nor by the index: only tracked files can be blamed"),
         ));
     }
+    crate::repository::check_not_beyond_symlink(repo, path)?;
     let file = work_dir.join(path);
     let metadata = std::fs::symlink_metadata(&file).map_err(|err| match err.kind() {
         std::io::ErrorKind::NotFound => Error::invalid(
@@ -57,6 +58,10 @@ pub(crate) fn commit(repo: &gix::Repository, head: ObjectId, path: &str) -> Resu
             InvalidReason::NotAFile,
             format!("{path:?} is a directory in the work tree, not a file: only files can be blamed"),
         ));
+    }
+    let threshold = super::blame::big_file_threshold(repo);
+    if metadata.is_file() && metadata.len() > threshold {
+        return Err(super::blame::too_large(path, metadata.len(), threshold, "the work tree"));
     }
     let (content, kind) = if metadata.is_symlink() {
         let target = std::fs::read_link(&file).map_err(to_err)?;

@@ -85,6 +85,11 @@ impl Store {
             state.git_dir.clone()
         };
         let Some(git_dir) = git_dir else { return };
+        // The roots were checked by the call that used this git dir; its files are vetted again (a FIFO put there
+        // since would block this thread), and a git dir that now fails is left to the next call to report.
+        if crate::guard::vet_git_dir(&git_dir, None).is_err() {
+            return;
+        }
         let Ok(repo) = gix::open_opts(&git_dir, crate::repository::open_options()) else { return };
         // Counted first: whoever sees the update's effect sees it counted.
         self.feed.lock().refreshes += 1;
