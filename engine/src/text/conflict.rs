@@ -1,6 +1,6 @@
 //! Text rendering of `conflict.read`.
 
-use super::{Lines, short};
+use super::{Lines, Options, esc, short};
 use crate::budget::Budgeted;
 use crate::conflict::read::{ConflictRead, FileStatus, SideBlob};
 use crate::conflict::state::Activity;
@@ -32,14 +32,14 @@ fn activity_name(activity: Activity) -> &'static str {
 
 /// `conflict.read`: the operation and its progress, the producing commits, one porcelain line per unmerged file with
 /// its marker regions, then each side's content under a `--- side path` line; cut notices at the end.
-pub fn conflict_read(result: &Budgeted<ConflictRead>) -> String {
+pub fn conflict_read(result: &Budgeted<ConflictRead>, options: &Options) -> String {
     let read = &result.data;
     let omitted = &result.omitted;
     let mut out = Lines::default();
     if let Some(activity) = read.operation {
         let mut line = format!("{} in progress", activity_name(activity));
         if let Some(evidence) = &read.evidence {
-            line.push_str(&format!(" ({evidence})"));
+            line.push_str(&format!(" ({})", esc(evidence)));
         }
         if let Some(progress) = &read.progress {
             if let (Some(step), Some(total)) = (progress.step, progress.total) {
@@ -56,7 +56,7 @@ pub fn conflict_read(result: &Budgeted<ConflictRead>) -> String {
     }
     for (side, producer) in [("ours", &read.ours), ("theirs", &read.theirs)] {
         if let Some(producer) = producer {
-            out.line(format!("{side} {} {} ({})", short(&producer.sha), producer.subject, producer.role));
+            out.line(format!("{side} {} {} ({})", short(&producer.sha), esc(&producer.subject), esc(&producer.role)));
         }
     }
     if read.conflicted_files > 0 {
@@ -64,7 +64,7 @@ pub fn conflict_read(result: &Budgeted<ConflictRead>) -> String {
     }
     for file in &read.files {
         let tree = &file.work_tree;
-        let mut line = format!("{} {}", porcelain(file.status), file.path);
+        let mut line = format!("{} {}", porcelain(file.status), options.status_path(&file.path));
         if !tree.exists {
             line.push_str(" (not in the work tree)");
         } else if tree.binary {
@@ -83,7 +83,7 @@ pub fn conflict_read(result: &Budgeted<ConflictRead>) -> String {
     for file in &read.files {
         for (name, side) in [("ours", &file.ours), ("theirs", &file.theirs), ("base", &file.base)] {
             if let Some(side) = side {
-                out.line(side_header(name, &file.path, side));
+                out.line(side_header(name, &options.path(&file.path), side));
                 if let Some(content) = &side.content {
                     out.0.push_str(content);
                     if !content.ends_with('\n') {
@@ -99,7 +99,7 @@ pub fn conflict_read(result: &Budgeted<ConflictRead>) -> String {
     out.finish()
 }
 
-/// `--- ours src/main.c (90 bytes, blob 3aa6adb)` with the side's flags.
+/// `--- ours src/main.c (90 bytes, blob 3aa6adb)` with the side's flags; `path` comes quoted.
 fn side_header(name: &str, path: &str, side: &SideBlob) -> String {
     let mut flags = vec![format!("{} bytes", side.size), format!("blob {}", side.oid)];
     if side.mode != "100644" {

@@ -19,6 +19,7 @@ mod diff_tools;
 mod fake_gateway;
 mod file_tools;
 mod fleet;
+mod forged_text;
 mod formats;
 mod gateway_reads;
 mod generations;
