@@ -43,6 +43,7 @@ pub mod interrupt;
 mod o200k;
 mod objects;
 mod pack_index;
+mod quote;
 pub mod reflog;
 pub mod refs;
 pub mod repository;

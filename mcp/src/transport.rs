@@ -6,8 +6,15 @@
 //!   case-insensitive, other headers (`Content-Type`, ...) are ignored, and bare `\n` line ends are accepted too.
 //!
 //! Blank lines between messages are skipped. A frame over [`MAX_FRAME_BYTES`] is never buffered: the reader discards
-//! it (to the next newline, or exactly N bytes of body) and yields [`Frame::TooLarge`], so the server can answer an
-//! error and keep serving the next message.
+//! a line over the cap to its newline and yields [`Frame::TooLarge`], so the server can answer an error and keep
+//! serving the next message.
+//!
+//! A `Content-Length` header that declares more than the cap is refused at once, from the header: the reader yields
+//! [`Frame::TooLarge`] without waiting for a body that may never come, drops the rest of that header block, and
+//! goes back to reading line by line. A declared length is not trusted to skip bytes, so a client that lies about
+//! it cannot make the reader swallow the messages after it. A client that does send the over-cap body has it read
+//! as one line over the cap, which is dropped without a second answer; when the next frame's `Content-Length`
+//! header is glued to the end of that body, as LSP-style clients write frames, the reader picks the frame up there.
 //!
 //! Output always uses newline-delimited compact JSON, whatever framing the request came in, because stdout
 //! carries exactly one JSON value per line (SPEC §4.1).
@@ -41,13 +48,14 @@ pub enum Frame {
     Message(Vec<u8>),
     /// A frame larger than [`MAX_FRAME_BYTES`] was discarded without being buffered.
     TooLarge {
-        /// The body size in bytes: exact for `Content-Length` frames; for lines, the bytes discarded (the line end
-        /// may be counted).
+        /// The body size in bytes: as declared for `Content-Length` frames (`u64::MAX` for a number beyond it);
+        /// for lines, the bytes discarded (the line end may be counted).
         size: u64,
     },
     /// A `Content-Length` header block that could not be understood (missing or invalid length, overlong header
-    /// line, a line that is no header before the empty line). The header block was consumed; the reader resumes
-    /// with per-message detection after it (a non-header line that cut the block short is yielded next).
+    /// line, a line that is no header before the empty line). An invalid length is refused from its header and the
+    /// rest of the block dropped; the reader resumes with per-message detection after it (a non-header line that
+    /// cut the block short is yielded next).
     Malformed {
         /// What was wrong, for the error message sent back to the client.
         reason: String,
@@ -63,6 +71,13 @@ pub struct FrameReader<R> {
     limit: usize,
     /// A line read while looking for headers that turned out to be a message of its own.
     pending: Option<Vec<u8>>,
+    /// A `Content-Length` header found glued to the end of a line over the cap: the next frame starts with it.
+    pending_header: Option<Vec<u8>>,
+    /// A `Content-Length` over the cap was refused from its header: the rest of its header block is dropped.
+    skipping_headers: bool,
+    /// A `Content-Length` over the cap was refused and no line has been read since: a line over the cap that comes
+    /// next is that frame's body, dropped without a second answer.
+    refused_body: bool,
 }
 
 impl<R: BufRead> FrameReader<R> {
@@ -73,7 +88,7 @@ impl<R: BufRead> FrameReader<R> {
 
     /// Wraps `input` with a custom frame limit in bytes (for tests and tools; the server uses [`Self::new`]).
     pub fn with_limit(input: R, limit: usize) -> Self {
-        Self { input, limit, pending: None }
+        Self { input, limit, pending: None, pending_header: None, skipping_headers: false, refused_body: false }
     }
 
     /// Returns the next frame, or `None` at end of input.
@@ -88,16 +103,46 @@ impl<R: BufRead> FrameReader<R> {
         if let Some(line) = self.pending.take() {
             return Ok(Some(Frame::Message(line)));
         }
+        if let Some(header) = self.pending_header.take() {
+            return self.read_framed_body(&header);
+        }
         loop {
             let line = match read_line_bounded(&mut self.input, self.limit)? {
                 Line::Eof => return Ok(None),
-                Line::TooLong { size } => return Ok(Some(Frame::TooLarge { size })),
+                Line::TooLong { size, tail } => {
+                    let body_of_refused = std::mem::take(&mut self.refused_body);
+                    self.skipping_headers = false;
+                    if let Some(header) = glued_header(&tail) {
+                        // A frame's header glued to the end of the long line: answer the line (unless it was the body of a
+                        // frame refused already), then read the frame.
+                        if body_of_refused {
+                            return self.read_framed_body(&header);
+                        }
+                        self.pending_header = Some(header);
+                        return Ok(Some(Frame::TooLarge { size }));
+                    }
+                    if body_of_refused {
+                        continue;
+                    }
+                    return Ok(Some(Frame::TooLarge { size }));
+                }
                 Line::Complete(line) | Line::Unterminated(line) => line,
             };
             let trimmed = trim_ascii(&line);
+            if self.skipping_headers {
+                if trimmed.is_empty() {
+                    self.skipping_headers = false;
+                    continue;
+                }
+                if is_header_shaped(trimmed) {
+                    continue;
+                }
+                self.skipping_headers = false;
+            }
             if trimmed.is_empty() {
                 continue;
             }
+            self.refused_body = false;
             if !looks_like_header(trimmed) {
                 return Ok(Some(Frame::Message(strip_line_end(line))));
             }
@@ -106,9 +151,17 @@ impl<R: BufRead> FrameReader<R> {
     }
 
     /// Reads the rest of a `Content-Length` header block whose first line is `first_header`, then the body.
+    ///
+    /// A `Content-Length` over the limit ends the read at once with [`Frame::TooLarge`] (see the module docs), one
+    /// that is no number at once with [`Frame::Malformed`]; a header block with two different lengths is
+    /// [`Frame::Malformed`] once it ends.
     fn read_framed_body(&mut self, first_header: &[u8]) -> io::Result<Option<Frame>> {
-        let mut content_length: Result<Option<u64>, String> = parse_header(first_header);
+        let mut content_length: Result<Option<u64>, String> = Ok(None);
+        let mut header = first_header.to_vec();
         loop {
+            if let Some(refused) = self.take_length(&mut content_length, &header) {
+                return Ok(Some(refused));
+            }
             let line = match read_line_bounded(&mut self.input, MAX_HEADER_LINE_BYTES)? {
                 Line::Eof | Line::Unterminated(_) => {
                     tracing::warn!("end of input inside a Content-Length header block; frame dropped");
@@ -130,9 +183,7 @@ impl<R: BufRead> FrameReader<R> {
                 self.pending = Some(strip_line_end(line));
                 return Ok(Some(Frame::Malformed { reason: "header block not ended by an empty line".to_owned() }));
             }
-            if content_length.as_ref().is_ok_and(Option::is_none) {
-                content_length = parse_header(trimmed);
-            }
+            header = trimmed.to_vec();
         }
         let size = match content_length {
             Ok(Some(size)) => size,
@@ -141,15 +192,7 @@ impl<R: BufRead> FrameReader<R> {
             }
             Err(reason) => return Ok(Some(Frame::Malformed { reason })),
         };
-        if size > self.limit as u64 {
-            let skipped = io::copy(&mut (&mut self.input).take(size), &mut io::sink())?;
-            if skipped < size {
-                tracing::warn!(size, skipped, "end of input inside an oversized Content-Length body");
-                return Ok(None);
-            }
-            return Ok(Some(Frame::TooLarge { size }));
-        }
-        // `size` is at most `self.limit`, which is a `usize`.
+        // `size` is at most `self.limit`, which is a `usize`: larger ones were refused from the header.
         let mut body = Vec::with_capacity(usize::try_from(size).unwrap_or(self.limit));
         let read = (&mut self.input).take(size).read_to_end(&mut body)?;
         if (read as u64) < size {
@@ -157,6 +200,32 @@ impl<R: BufRead> FrameReader<R> {
             return Ok(None);
         }
         Ok(Some(Frame::Message(body)))
+    }
+
+    /// Records the length `header` declares into `content_length`. Returns the refusal of a length over the limit
+    /// or of one that is no number, after which the rest of the header block is dropped and lines are read again.
+    fn take_length(&mut self, content_length: &mut Result<Option<u64>, String>, header: &[u8]) -> Option<Frame> {
+        let declared = match parse_header(header) {
+            Ok(Some(size)) => size,
+            Ok(None) => return None,
+            Err(reason) => {
+                self.skipping_headers = true;
+                return Some(Frame::Malformed { reason });
+            }
+        };
+        if declared > self.limit as u64 {
+            self.skipping_headers = true;
+            self.refused_body = true;
+            return Some(Frame::TooLarge { size: declared });
+        }
+        match content_length {
+            Ok(None) => *content_length = Ok(Some(declared)),
+            Ok(Some(earlier)) if *earlier != declared => {
+                *content_length = Err(format!("two different Content-Length headers: {earlier} and {declared}"));
+            }
+            Ok(Some(_)) | Err(_) => {}
+        }
+        None
     }
 }
 
@@ -180,9 +249,13 @@ enum Line {
     Complete(Vec<u8>),
     /// The last bytes of the input, with no `\n`.
     Unterminated(Vec<u8>),
-    /// A line over the bound, consumed up to and including its `\n` (or end of input) without being kept.
-    TooLong { size: u64 },
+    /// A line over the bound, consumed up to and including its `\n` (or end of input) without being kept but for
+    /// its last [`TAIL_BYTES`] bytes, line end included.
+    TooLong { size: u64, tail: Vec<u8> },
 }
+
+/// Bytes kept of the end of a line over the cap, enough for a `Content-Length` header glued to it.
+const TAIL_BYTES: usize = 64;
 
 /// Reads one line of at most `limit` bytes (the `\n` and an optional `\r` before it not counted).
 fn read_line_bounded(input: &mut impl BufRead, limit: usize) -> io::Result<Line> {
@@ -196,9 +269,9 @@ fn read_line_bounded(input: &mut impl BufRead, limit: usize) -> io::Result<Line>
         };
         if available.is_empty() {
             return Ok(match discarded {
-                Some(size) => Line::TooLong { size },
+                Some(size) => Line::TooLong { size, tail: line },
                 None if line.is_empty() => Line::Eof,
-                None if content_len(&line) > limit => Line::TooLong { size: line.len() as u64 },
+                None if content_len(&line) > limit => Line::TooLong { size: line.len() as u64, tail: tail_of(line) },
                 None => Line::Unterminated(line),
             });
         }
@@ -208,25 +281,49 @@ fn read_line_bounded(input: &mut impl BufRead, limit: usize) -> io::Result<Line>
         };
         let chunk_len = chunk.len();
         match discarded.as_mut() {
-            Some(size) => *size += chunk_len as u64,
+            Some(size) => {
+                // While discarding, `line` keeps only the tail.
+                *size += chunk_len as u64;
+                line.extend_from_slice(&chunk[chunk_len.saturating_sub(TAIL_BYTES)..]);
+                line = tail_of(line);
+            }
             None => {
                 line.extend_from_slice(chunk);
                 // Allow for the line end, then switch to discarding once the content is certainly too long.
                 if line.len() > limit.saturating_add(2) {
                     discarded = Some(line.len() as u64);
-                    line = Vec::new();
+                    line = tail_of(line);
                 }
             }
         }
         input.consume(chunk_len);
         if found_newline {
             return Ok(match discarded {
-                Some(size) => Line::TooLong { size },
-                None if content_len(&line) > limit => Line::TooLong { size: content_len(&line) as u64 },
+                Some(size) => Line::TooLong { size, tail: line },
+                None if content_len(&line) > limit => {
+                    Line::TooLong { size: content_len(&line) as u64, tail: tail_of(line) }
+                }
                 None => Line::Complete(line),
             });
         }
     }
+}
+
+/// The last [`TAIL_BYTES`] bytes of `line`.
+fn tail_of(mut line: Vec<u8>) -> Vec<u8> {
+    line.drain(..line.len().saturating_sub(TAIL_BYTES));
+    line
+}
+
+/// A `Content-Length: N` header at the end of `tail` (the end of a line over the cap), as a client that writes
+/// LSP-style frames back to back leaves it after a body: the header's bytes, when there is one.
+fn glued_header(tail: &[u8]) -> Option<Vec<u8>> {
+    let end = content_len(tail);
+    let text = &tail[..end];
+    let lower = text.to_ascii_lowercase();
+    let start = lower.windows(b"content-length:".len()).rposition(|window| window == b"content-length:")?;
+    let header = text[start..].to_vec();
+    matches!(parse_header(&header), Ok(Some(_))).then_some(header)
 }
 
 /// The length of `line` without its `\n` / `\r\n` ending.
@@ -270,7 +367,8 @@ fn is_header_shaped(line: &[u8]) -> bool {
     }
 }
 
-/// Parses one header line: `Ok(Some(n))` for a valid `Content-Length`, `Ok(None)` for any other header.
+/// Parses one header line: `Ok(Some(n))` for a valid `Content-Length` (`u64::MAX` for a number beyond it, which
+/// is over any limit), `Ok(None)` for any other header.
 fn parse_header(line: &[u8]) -> Result<Option<u64>, String> {
     let Some(colon) = line.iter().position(|&byte| byte == b':') else {
         return Ok(None);
@@ -284,7 +382,7 @@ fn parse_header(line: &[u8]) -> Result<Option<u64>, String> {
     if text.is_empty() || !text.bytes().all(|byte| byte.is_ascii_digit()) {
         return Err(format!("Content-Length is not a number: {text:?}"));
     }
-    text.parse::<u64>().map(Some).map_err(|_| format!("Content-Length out of range: {text}"))
+    Ok(Some(text.parse::<u64>().unwrap_or(u64::MAX)))
 }
 
 #[cfg(test)]
@@ -368,11 +466,62 @@ CONTENT-LENGTH:7\n\n{\"b\":2}";
     }
 
     #[test]
-    fn oversized_content_length_body_is_skipped() {
+    fn oversized_content_length_body_is_refused_once_and_the_next_frame_served() {
+        // Frames back to back, as LSP-style clients write them: the next header is glued to the long body.
         let mut input = b"Content-Length: 40\r\n\r\n".to_vec();
         input.extend_from_slice(&[b'z'; 40]);
-        input.extend_from_slice(b"{\"ok\":1}\n");
+        input.extend_from_slice(b"Content-Length: 8\r\n\r\n{\"ok\":1}{\"n\":2}\n");
+        assert_eq!(frames(&input, 32), vec![Frame::TooLarge { size: 40 }, message("{\"ok\":1}"), message("{\"n\":2}")]);
+        // A body ended by a newline: dropped with it, the next line served.
+        let mut input = b"Content-Length: 40\r\n\r\n".to_vec();
+        input.extend_from_slice(&[b'z'; 40]);
+        input.extend_from_slice(b"\n{\"ok\":1}\n");
         assert_eq!(frames(&input, 32), vec![Frame::TooLarge { size: 40 }, message("{\"ok\":1}")]);
+    }
+
+    #[test]
+    fn a_length_over_the_cap_is_refused_before_any_body_byte_is_read() {
+        /// The header, then a reader that fails the test if it is read further.
+        struct HeaderOnly(Option<&'static [u8]>);
+        impl io::Read for HeaderOnly {
+            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                let chunk = self.0.take().expect("the reader waited for a body after an over-cap header");
+                buf[..chunk.len()].copy_from_slice(chunk);
+                Ok(chunk.len())
+            }
+        }
+        let mut reader = FrameReader::new(BufReader::new(HeaderOnly(Some(b"Content-Length: 99999999999\r\n"))));
+        assert_eq!(reader.next_frame().expect("in memory"), Some(Frame::TooLarge { size: 99_999_999_999 }));
+    }
+
+    #[test]
+    fn lying_lengths_resynchronise_on_the_next_line() {
+        let ping = "{\"a\":1}";
+        let over = Frame::TooLarge { size: 99_999_999_999 };
+        let beyond_u64 = Frame::TooLarge { size: u64::MAX };
+        let cases: [(&str, Vec<Frame>); 8] = [
+            ("Content-Length: 99999999999999999999999\r\n\r\n{\"a\":1}\n", vec![beyond_u64, message(ping)]),
+            ("Content-Length: 99999999999\r\n\r\n{\"a\":1}\n", vec![over.clone(), message(ping)]),
+            ("Content-Length: 99999999999\r\n{\"a\":1}\n", vec![over.clone(), message(ping)]),
+            ("Content-Length: 99999999999\r\nContent-Type: x\r\n\r\n{\"a\":1}\n", vec![over.clone(), message(ping)]),
+            ("Content-Type: x\r\nContent-Length: 99999999999\r\n\r\n{\"a\":1}\n", vec![over.clone(), message(ping)]),
+            ("Content-Length: 7\r\nContent-Length: 99999999999\r\n\r\n{\"a\":1}\n", vec![over, message(ping)]),
+            ("Content-Length: 3\r\n\r\n{\"a\":1}\n", vec![message("{\"a"), message("\":1}")]),
+            ("Content-Length: 7\r\ncontent-length: 7\r\n\r\n{\"a\":1}", vec![message(ping)]),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(frames(input.as_bytes(), MAX_FRAME_BYTES), expected, "{input:?}");
+        }
+        let refused = [
+            ("Content-Length: -1\r\n\r\n{\"a\":1}\n", "not a number"),
+            ("Content-Length: 1e9\r\n\r\n{\"a\":1}\n", "not a number"),
+            ("Content-Length: 7\r\nContent-Length: 9\r\n\r\n{\"a\":1}\n", "two different"),
+        ];
+        for (input, reason) in refused {
+            let got = frames(input.as_bytes(), MAX_FRAME_BYTES);
+            assert!(matches!(&got[0], Frame::Malformed { reason: got } if got.contains(reason)), "{input:?}: {got:?}");
+            assert_eq!(&got[1..], &[message(ping)], "{input:?}");
+        }
     }
 
     #[test]
@@ -411,8 +560,11 @@ CONTENT-LENGTH:7\n\n{\"b\":2}";
     }
 
     #[test]
-    fn eof_in_the_middle_of_an_oversized_body_ends_the_stream() {
-        assert_eq!(frames(b"Content-Length: 100\r\n\r\nshort", 32), vec![]);
+    fn bytes_after_an_oversized_header_are_read_as_lines() {
+        assert_eq!(
+            frames(b"Content-Length: 100\r\n\r\nshort", 32),
+            vec![Frame::TooLarge { size: 100 }, message("short")]
+        );
     }
 
     #[test]

@@ -43,10 +43,16 @@ pub(crate) enum Merged {
 }
 
 /// The `diff --cc` section of `path`: its header (`diff --cc`, `index`, modes, `---`/`+++`) and its `@@@` hunks.
-pub(crate) fn render(path: &BStr, parents: &[Parent], merged: &Merged, algorithm: Algorithm) -> Section {
+pub(crate) fn render(
+    path: &BStr,
+    parents: &[Parent],
+    merged: &Merged,
+    algorithm: Algorithm,
+    quoting: crate::quote::Style,
+) -> Section {
     let hash_kind = parents.first().map_or(gix::hash::Kind::Sha1, |parent| parent.id.kind());
     let short = |id: &ObjectId| id.to_string()[..7].to_owned();
-    let mut header = format!("diff --cc {}\n", quote("", path));
+    let mut header = format!("diff --cc {}\n", quote("", path, quoting));
     let ids: Vec<String> = parents.iter().map(|parent| short(&parent.id)).collect();
     header.push_str(&format!("index {}..{}\n", ids.join(","), short(&ObjectId::null(hash_kind))));
     let result_mode = match merged {
@@ -68,14 +74,14 @@ pub(crate) fn render(path: &BStr, parents: &[Parent], merged: &Merged, algorithm
         header.push_str("Binary files differ\n");
         return Section { header, hunks: Vec::new() };
     }
-    header.push_str(&format!("--- {}\n", quote("a/", path)));
+    header.push_str(&format!("--- {}\n", quote("a/", path, quoting)));
     match merged {
         Merged::Deleted => {
             header.push_str("+++ /dev/null\n");
             Section { header, hunks: Vec::new() }
         }
         Merged::File { content, .. } => {
-            header.push_str(&format!("+++ {}\n", quote("b/", path)));
+            header.push_str(&format!("+++ {}\n", quote("b/", path, quoting)));
             let result = content.as_deref().unwrap_or_default();
             let mut lines = Lines::new(result, parents.len());
             for (n, parent) in parents.iter().enumerate() {

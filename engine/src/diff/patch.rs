@@ -14,6 +14,7 @@ use gix::index::entry::Mode;
 use super::changes::{Attributes, Change, Entry, Kind};
 use super::{FileStat, Status, binary, combined};
 use crate::error::{Error, Result};
+use crate::quote;
 
 /// Lines of context around each change, as git's default `-U3`.
 const CONTEXT_LINES: u32 = 3;
@@ -49,6 +50,8 @@ pub(crate) struct Renderer<'repo> {
     binary_content: bool,
     /// The work tree when it is the new side.
     new_root: Option<std::path::PathBuf>,
+    /// How names are quoted in the headers: the repository's `core.quotePath`.
+    pub(crate) quoting: quote::Style,
 }
 
 /// What to render besides the listing.
@@ -87,7 +90,8 @@ impl<'repo> Renderer<'repo> {
         let with_patch = output != Output::Listing;
         let objects = crate::objects::DirectHeaders::new(repo);
         let binary_content = output == Output::PatchWithBinary;
-        Ok(Self { repo, objects, cache, algorithm, with_patch, binary_content, new_root })
+        let quoting = quote::Style { non_ascii: quote::quote_path_config(repo), space: false };
+        Ok(Self { repo, objects, cache, algorithm, with_patch, binary_content, new_root, quoting })
     }
 
     /// Renders one change.
@@ -182,7 +186,7 @@ impl<'repo> Renderer<'repo> {
                     Vec::new()
                 }
             },
-            _ => std::iter::once(unmerged_line(path)).chain(sections).collect(),
+            _ => std::iter::once(unmerged_line(path, self.quoting)).chain(sections).collect(),
         };
         Ok(Rendered { stat, sections })
     }
@@ -204,7 +208,7 @@ impl<'repo> Renderer<'repo> {
                 combined::Merged::File { mode: file.mode, content: diffable(content?) }
             }
         };
-        Ok(combined::render(path, &parents, &merged, self.algorithm))
+        Ok(combined::render(path, &parents, &merged, self.algorithm, self.quoting))
     }
 
     /// Counts and renders `old` -> `new`, adding to `stat`.
@@ -227,11 +231,11 @@ impl<'repo> Renderer<'repo> {
                         (true, old, new) => self.raw(old, false)?.zip(self.raw(new, self.new_root.is_some())?),
                         _ => None,
                     };
-                    section.header = header(kind, old, new, stat.similarity, changed, content.is_some());
+                    section.header = header(kind, old, new, stat.similarity, changed, content.is_some(), self.quoting);
                     if let Some((old_bytes, new_bytes)) = content {
                         section.hunks.push(binary::patch(&old_bytes, &new_bytes));
                     } else if changed {
-                        let (a, b) = (side_name("a/", old), side_name("b/", new));
+                        let (a, b) = (side_name("a/", old, self.quoting), side_name("b/", new, self.quoting));
                         section.header.push_str(&format!("Binary files {a} and {b} differ\n"));
                     }
                 }
@@ -253,11 +257,15 @@ impl<'repo> Renderer<'repo> {
                 let utf8 = std::str::from_utf8(old_bytes).is_ok() && std::str::from_utf8(new_bytes).is_ok();
                 stat.non_utf8 |= !utf8;
                 if self.with_patch {
-                    section.header = header(kind, old, new, stat.similarity, changed, !utf8);
+                    section.header = header(kind, old, new, stat.similarity, changed, !utf8, self.quoting);
                     if !utf8 && changed {
                         section.hunks.push(binary::patch(old_bytes, new_bytes));
                     } else if diff.count_additions() + diff.count_removals() > 0 {
-                        section.header.push_str(&format!("--- {}\n+++ {}\n", label("a/", old), label("b/", new)));
+                        section.header.push_str(&format!(
+                            "--- {}\n+++ {}\n",
+                            label("a/", old, self.quoting),
+                            label("b/", new, self.quoting)
+                        ));
                         let hunks =
                             UnifiedDiff::new(&diff, &input, Hunks::default(), ContextSize::symmetrical(CONTEXT_LINES))
                                 .consume()
@@ -329,9 +337,10 @@ fn diffable(content: Content) -> Option<Vec<u8>> {
     }
 }
 
-/// git's line for an unmerged path it does not diff (`* Unmerged path <path>`, the path as is).
-pub(crate) fn unmerged_line(path: &BStr) -> Section {
-    Section { header: format!("* Unmerged path {}\n", path.to_str_lossy()), hunks: Vec::new() }
+/// git's line for an unmerged path it does not diff: `* Unmerged path <path>`. git writes the path as it is there;
+/// it is quoted here as in the other headers, so that a name with a line break cannot add a line to the patch.
+pub(crate) fn unmerged_line(path: &BStr, quoting: quote::Style) -> Section {
+    Section { header: format!("* Unmerged path {}\n", quote("", path, quoting)), hunks: Vec::new() }
 }
 
 fn bytes(content: &Content) -> &[u8] {
@@ -375,13 +384,14 @@ fn header(
     similarity: Option<u8>,
     changed: bool,
     full_index: bool,
+    quoting: quote::Style,
 ) -> String {
     let (a, b) = match (old, new) {
         (Some(old), Some(new)) => (&old.path, &new.path),
         (Some(only), None) | (None, Some(only)) => (&only.path, &only.path),
         (None, None) => unreachable!("a change has at least one side"),
     };
-    let mut out = format!("diff --git {} {}\n", quote("a/", a.as_ref()), quote("b/", b.as_ref()));
+    let mut out = format!("diff --git {} {}\n", quote("a/", a.as_ref(), quoting), quote("b/", b.as_ref(), quoting));
     match (old, new) {
         (None, Some(new)) => out.push_str(&format!("new file mode {}\n", mode_text(new.mode))),
         (Some(old), None) => out.push_str(&format!("deleted file mode {}\n", mode_text(old.mode))),
@@ -395,7 +405,11 @@ fn header(
             out.push_str(&format!("similarity index {similarity}%\n"));
         }
         let verb = if kind == Kind::Renamed { "rename" } else { "copy" };
-        out.push_str(&format!("{verb} from {}\n{verb} to {}\n", quote("", a.as_ref()), quote("", b.as_ref())));
+        out.push_str(&format!(
+            "{verb} from {}\n{verb} to {}\n",
+            quote("", a.as_ref(), quoting),
+            quote("", b.as_ref(), quoting)
+        ));
     }
     if changed {
         let hash_kind = old.or(new).map_or(gix::hash::Kind::Sha1, |entry| entry.id.kind());
@@ -414,44 +428,24 @@ fn header(
 
 /// The `---`/`+++` label: `a/<path>` (quoted if needed, a tab after names with spaces, as git writes them) or
 /// `/dev/null`.
-fn label(prefix: &str, entry: Option<&Entry>) -> String {
+fn label(prefix: &str, entry: Option<&Entry>, quoting: quote::Style) -> String {
     match entry {
         Some(entry) => {
             let tab = if entry.path.contains(&b' ') { "\t" } else { "" };
-            format!("{}{tab}", quote(prefix, entry.path.as_ref()))
+            format!("{}{tab}", quote(prefix, entry.path.as_ref(), quoting))
         }
         None => "/dev/null".into(),
     }
 }
 
 /// A name in `Binary files <a> and <b> differ`.
-fn side_name(prefix: &str, entry: Option<&Entry>) -> String {
-    entry.map_or_else(|| "/dev/null".into(), |entry| quote(prefix, entry.path.as_ref()))
+fn side_name(prefix: &str, entry: Option<&Entry>, quoting: quote::Style) -> String {
+    entry.map_or_else(|| "/dev/null".into(), |entry| quote(prefix, entry.path.as_ref(), quoting))
 }
 
-/// `prefix` + `path`, C-quoted like git's `core.quotePath=false` when it holds control characters, `"` or `\`, or
-/// is not UTF-8 (then every byte from 0x80 is written in octal, so the patch stays valid UTF-8).
-pub(crate) fn quote(prefix: &str, path: &BStr) -> String {
-    let plain =
-        std::str::from_utf8(path).ok().filter(|text| !text.chars().any(|c| c.is_control() || c == '"' || c == '\\'));
-    if let Some(text) = plain {
-        return format!("{prefix}{text}");
-    }
-    let mut out = String::from("\"");
-    out.push_str(prefix);
-    for &byte in path.iter() {
-        match byte {
-            b'"' => out.push_str("\\\""),
-            b'\\' => out.push_str("\\\\"),
-            b'\t' => out.push_str("\\t"),
-            b'\n' => out.push_str("\\n"),
-            b'\r' => out.push_str("\\r"),
-            0x20..=0x7e => out.push(byte as char),
-            _ => out.push_str(&format!("\\{byte:03o}")),
-        }
-    }
-    out.push('"');
-    out
+/// `prefix` + `path`, C-quoted as git quotes names in a patch under `core.quotePath` ([`quote::path`]).
+pub(crate) fn quote(prefix: &str, path: &BStr, quoting: quote::Style) -> String {
+    quote::path(prefix, path, quoting)
 }
 
 fn mode_text(mode: Mode) -> String {
@@ -503,8 +497,11 @@ mod tests {
 
     #[test]
     fn paths_are_quoted_only_when_git_needs_it() {
-        assert_eq!(quote("a/", "docs/café menu.md".into()), "a/docs/café menu.md");
-        assert_eq!(quote("a/", "tab\there".into()), "\"a/tab\\there\"");
-        assert_eq!(quote("", b"caf\xe9".as_bstr()), "\"caf\\351\"");
+        let raw = quote::Style { non_ascii: false, space: false };
+        let git = quote::Style { non_ascii: true, space: false };
+        assert_eq!(quote("a/", "docs/café menu.md".into(), raw), "a/docs/café menu.md");
+        assert_eq!(quote("a/", "docs/café menu.md".into(), git), "\"a/docs/caf\\303\\251 menu.md\"");
+        assert_eq!(quote("a/", "tab\there".into(), git), "\"a/tab\\there\"");
+        assert_eq!(quote("", b"caf\xe9".as_bstr(), raw), "\"caf\\351\"");
     }
 }

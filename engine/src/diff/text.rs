@@ -201,7 +201,10 @@ pub fn read(repo: &gix::Repository, options: &Options, interrupt: &Interrupt) ->
                 let file = side::worktree_file(repo, workdir, path.as_ref(), stages)?;
                 renderer.unmerged(path.as_ref(), stages, file.as_ref())?
             }
-            _ => Rendered { stat: FileStat::unmerged(path), sections: vec![unmerged_line(path.as_ref())] },
+            _ => Rendered {
+                stat: FileStat::unmerged(path),
+                sections: vec![unmerged_line(path.as_ref(), renderer.quoting)],
+            },
         };
         files.push(rendered);
     }

@@ -1,6 +1,6 @@
 //! Text rendering of `agents.presence`.
 
-use super::Lines;
+use super::{Lines, Options, esc};
 use crate::agents::{Agent, Report, Source, State};
 use crate::budget::Budgeted;
 
@@ -9,7 +9,7 @@ use crate::budget::Budgeted;
 /// `(likely caller)` on the record that is probably the caller and `mcp <client>` for a sidecar it runs), the files
 /// it touched on an indented `files:` line, `... N more agents` when the budget cut the list, and one `skipped:` line
 /// per store that could not be read. Times are Unix milliseconds, as in the JSON.
-pub fn agents_presence(result: &Budgeted<Report>) -> String {
+pub fn agents_presence(result: &Budgeted<Report>, options: &Options) -> String {
     let report = &result.data;
     let mut out = Lines::default();
     match report.agent_count {
@@ -20,29 +20,30 @@ pub fn agents_presence(result: &Budgeted<Report>) -> String {
     for agent in &report.agents {
         out.line(agent_line(agent));
         if !agent.files.is_empty() {
-            out.line(format!("  files: {}", agent.files.join(", ")));
+            let files: Vec<String> = agent.files.iter().map(|file| options.path(file)).collect();
+            out.line(format!("  files: {}", files.join(", ")));
         }
     }
     out.more(&result.omitted, "agents", "agents");
     for diagnostic in &report.diagnostics {
-        out.line(format!("skipped: {diagnostic}"));
+        out.line(format!("skipped: {}", esc(diagnostic)));
     }
     out.finish()
 }
 
 fn agent_line(agent: &Agent) -> String {
-    let mut line = format!("{} {}", state_name(agent.state), agent.agent);
+    let mut line = format!("{} {}", state_name(agent.state), esc(&agent.agent));
     if agent.likely_caller {
         line.push_str(" (likely caller)");
     }
     if let Some(branch) = &agent.branch {
-        line.push_str(&format!(" on {branch}"));
+        line.push_str(&format!(" on {}", esc(branch)));
     }
     if let Some(tool) = &agent.last_tool {
-        line.push_str(&format!(" last {tool}"));
+        line.push_str(&format!(" last {}", esc(tool)));
     }
     if let Some(client) = &agent.mcp_client {
-        line.push_str(&format!(" mcp {client}"));
+        line.push_str(&format!(" mcp {}", esc(client)));
     }
     if let Some(pid) = agent.pid {
         line.push_str(&format!(" pid {pid}"));

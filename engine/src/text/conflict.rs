@@ -1,6 +1,6 @@
 //! Text rendering of `conflict.read`.
 
-use super::{Lines, short};
+use super::{Lines, Options, esc, short};
 use crate::budget::Budgeted;
 use crate::conflict::read::{ConflictRead, FileStatus, SideBlob};
 use crate::conflict::state::Activity;
@@ -33,15 +33,15 @@ fn activity_name(activity: Activity) -> &'static str {
 /// `conflict.read`: the operation and its progress, how to conclude and abort it, the producing commits, one
 /// porcelain line per unmerged file with its marker ranges, the commits still to replay that touch them, each region
 /// as the work-tree file shows it (context, markers, sides) under an `@@ path start-end @@` line, then whole sides
-/// (when asked) under a `--- side path` line; cut notices at the end.
-pub fn conflict_read(result: &Budgeted<ConflictRead>) -> String {
+/// (when asked) under a `--- side path` line; cut notices at the end. Paths come quoted as git quotes them.
+pub fn conflict_read(result: &Budgeted<ConflictRead>, options: &Options) -> String {
     let read = &result.data;
     let omitted = &result.omitted;
     let mut out = Lines::default();
     if let Some(activity) = read.operation {
         let mut line = format!("{} in progress", activity_name(activity));
         if let Some(evidence) = &read.evidence {
-            line.push_str(&format!(" ({evidence})"));
+            line.push_str(&format!(" ({})", esc(evidence)));
         }
         if let Some(progress) = &read.progress {
             match (progress.done, progress.remaining) {
@@ -69,7 +69,7 @@ pub fn conflict_read(result: &Budgeted<ConflictRead>) -> String {
     }
     for (side, producer) in [("ours", &read.ours), ("theirs", &read.theirs)] {
         if let Some(producer) = producer {
-            out.line(format!("{side} {} {} ({})", short(&producer.sha), producer.subject, producer.role));
+            out.line(format!("{side} {} {} ({})", short(&producer.sha), esc(&producer.subject), esc(&producer.role)));
         }
     }
     if read.conflicted_files > 0 {
@@ -77,7 +77,7 @@ pub fn conflict_read(result: &Budgeted<ConflictRead>) -> String {
     }
     for file in &read.files {
         let tree = &file.work_tree;
-        let mut line = format!("{} {}", porcelain(file.status), file.path);
+        let mut line = format!("{} {}", porcelain(file.status), options.status_path(&file.path));
         if !tree.exists {
             line.push_str(" (not in the work tree)");
         } else if tree.binary {
@@ -94,23 +94,24 @@ pub fn conflict_read(result: &Budgeted<ConflictRead>) -> String {
         out.line(line);
     }
     for commit in &read.upcoming {
-        out.line(format!("to replay {} {} touches {}", short(&commit.sha), commit.subject, commit.paths.join(" ")));
+        let paths: Vec<String> = commit.paths.iter().map(|path| options.path(path)).collect();
+        out.line(format!("to replay {} {} touches {}", short(&commit.sha), esc(&commit.subject), paths.join(" ")));
     }
     for file in &read.files {
         let size = file.work_tree.marker_size;
         for region in &file.work_tree.regions {
             let markers = &region.markers;
-            out.line(format!("@@ {} {}-{} @@", file.path, markers.start, markers.end));
+            out.line(format!("@@ {} {}-{} @@", options.path(&file.path), markers.start, markers.end));
             out.0.push_str(&region.before);
-            out.line(marker('<', size, markers.ours_label.as_deref()));
+            out.line(marker('<', size, markers.ours_label.as_deref().map(esc).as_deref()));
             out.0.push_str(&region.ours_text);
             if let Some(base) = &region.base_text {
-                out.line(marker('|', size, markers.base_label.as_deref()));
+                out.line(marker('|', size, markers.base_label.as_deref().map(esc).as_deref()));
                 out.0.push_str(base);
             }
             out.line(marker('=', size, None));
             out.0.push_str(&region.theirs_text);
-            out.line(marker('>', size, markers.theirs_label.as_deref()));
+            out.line(marker('>', size, markers.theirs_label.as_deref().map(esc).as_deref()));
             out.0.push_str(&region.after);
             if region.truncated {
                 out.line("(region text truncated)");
@@ -122,7 +123,7 @@ pub fn conflict_read(result: &Budgeted<ConflictRead>) -> String {
             if let Some(side) = side
                 && (side.content.is_some() || side.content_omitted)
             {
-                out.line(side_header(name, &file.path, side));
+                out.line(side_header(name, &options.path(&file.path), side));
                 if let Some(content) = &side.content {
                     out.0.push_str(content);
                     if !content.ends_with('\n') {
@@ -152,7 +153,7 @@ fn plural(count: usize, noun: &str) -> String {
     if count == 1 { format!("{count} {noun}") } else { format!("{count} {noun}s") }
 }
 
-/// `--- ours src/main.c (90 bytes, blob 3aa6adb)` with the side's flags.
+/// `--- ours src/main.c (90 bytes, blob 3aa6adb)` with the side's flags; `path` comes quoted.
 fn side_header(name: &str, path: &str, side: &SideBlob) -> String {
     let mut flags = vec![format!("{} bytes", side.size), format!("blob {}", side.oid)];
     if side.mode != "100644" {

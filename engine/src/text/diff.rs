@@ -1,6 +1,8 @@
 //! Text renderings of `commit.details`, `worktree.changes` and `diff.text`.
 
-use super::Lines;
+use std::borrow::Cow;
+
+use super::{Lines, Options, esc};
 use crate::budget::Budgeted;
 use crate::diff::text::{FileEntry, Inclusion, Report as DiffReport};
 use crate::diff::worktree::Report as ChangesReport;
@@ -19,11 +21,11 @@ fn letter(status: Status) -> char {
     }
 }
 
-/// `path` or `from -> path`, then `+3 -1` or `binary`, and the marks.
-fn stat_line(stat: &FileStat) -> String {
+/// `path` or `from -> path` (each written by `quote`), then `+3 -1` or `binary`, and the marks.
+fn stat_line(stat: &FileStat, quote: &dyn Fn(&str) -> String) -> String {
     let mut line = match &stat.from {
-        Some(from) => format!("{from} -> {}", stat.path),
-        None => stat.path.clone(),
+        Some(from) => format!("{} -> {}", quote(from), quote(&stat.path)),
+        None => quote(&stat.path),
     };
     if stat.binary {
         line.push_str(" binary");
@@ -48,8 +50,9 @@ fn totals_line(totals: &Totals) -> String {
 }
 
 /// `commit.details`: `git show --numstat`-like: header lines, the message, one `X path +a -d` line per file, totals.
-pub fn commit_details(result: &Budgeted<Details>) -> String {
+pub fn commit_details(result: &Budgeted<Details>, options: &Options) -> String {
     let details = &result.data;
+    let quote = |path: &str| options.path(path);
     let mut out = Lines::default();
     out.line(format!("commit {}", details.sha));
     match details.parents.len() {
@@ -57,41 +60,42 @@ pub fn commit_details(result: &Budgeted<Details>) -> String {
         _ => out.line(format!("parents {}", details.parents.join(" "))),
     }
     let author = &details.author;
-    out.line(format!("Author: {} <{}> {}", author.name, author.email, author.time));
+    out.line(format!("Author: {} <{}> {}", esc(&author.name), esc(&author.email), esc(&author.time)));
     if let Some(committer) = &details.committer {
-        out.line(format!("Commit: {} <{}> {}", committer.name, committer.email, committer.time));
+        out.line(format!("Commit: {} <{}> {}", esc(&committer.name), esc(&committer.email), esc(&committer.time)));
     }
     if let Some(note) = &details.note {
-        out.line(format!("note: {note}"));
+        out.line(format!("note: {}", esc(note)));
     }
     out.line("");
-    out.line(format!("    {}", details.subject));
+    out.line(format!("    {}", esc(&details.subject)));
     if !details.body.is_empty() {
         out.line("");
         for line in details.body.lines() {
-            out.line(format!("    {line}"));
+            out.line(format!("    {}", esc(line)));
         }
     }
     out.more(&result.omitted, "bodyChars", "characters of the message");
     out.line("");
     for file in &details.files {
-        out.line(format!("{} {}", letter(file.status), stat_line(file)));
+        out.line(format!("{} {}", letter(file.status), stat_line(file, &quote)));
     }
     out.more(&result.omitted, "files", "files");
     out.line(totals_line(&details.totals));
     if let Some(stash) = &details.stash {
         out.line("");
-        out.line(format!("{} index (git diff {0}^1 {0}^2):", stash.name));
+        let name = esc(&stash.name);
+        out.line(format!("{name} index (git diff {name}^1 {name}^2):"));
         for file in &stash.index.files {
-            out.line(format!("{} {}", letter(file.status), stat_line(file)));
+            out.line(format!("{} {}", letter(file.status), stat_line(file, &quote)));
         }
         out.more(&result.omitted, "stashIndexFiles", "files");
         out.line(totals_line(&stash.index.totals));
         if let Some(untracked) = &stash.untracked {
             out.line("");
-            out.line(format!("{} untracked (git show {0}^3):", stash.name));
+            out.line(format!("{name} untracked (git show {name}^3):"));
             for file in &untracked.files {
-                out.line(format!("{} {}", letter(file.status), stat_line(file)));
+                out.line(format!("{} {}", letter(file.status), stat_line(file, &quote)));
             }
             out.more(&result.omitted, "stashUntrackedFiles", "files");
             out.line(totals_line(&untracked.totals));
@@ -102,8 +106,9 @@ pub fn commit_details(result: &Budgeted<Details>) -> String {
 
 /// `worktree.changes`: porcelain-like lines with counts: `UU path`, `X  path +a -d` (staged), ` Y path +a -d`
 /// (unstaged), `?? path`, each list with its cut notice; `clean` when there is nothing.
-pub fn worktree_changes(result: &Budgeted<ChangesReport>) -> String {
+pub fn worktree_changes(result: &Budgeted<ChangesReport>, options: &Options) -> String {
     let report = &result.data;
+    let quote = |path: &str| options.status_path(path);
     let omitted = &result.omitted;
     let mut out = Lines::default();
     if report.bare {
@@ -114,19 +119,19 @@ pub fn worktree_changes(result: &Budgeted<ChangesReport>) -> String {
         out.line("clean");
     }
     for path in &report.conflicted {
-        out.line(format!("UU {path}"));
+        out.line(format!("UU {}", quote(path)));
     }
     out.more(omitted, "conflicted", "conflicted");
     for file in &report.staged {
-        out.line(format!("{}  {}", letter(file.status), stat_line(file)));
+        out.line(format!("{}  {}", letter(file.status), stat_line(file, &quote)));
     }
     out.more(omitted, "staged", "staged");
     for file in &report.unstaged {
-        out.line(format!(" {} {}", letter(file.status), stat_line(file)));
+        out.line(format!(" {} {}", letter(file.status), stat_line(file, &quote)));
     }
     out.more(omitted, "unstaged", "unstaged");
     for path in &report.untracked {
-        out.line(format!("?? {path}"));
+        out.line(format!("?? {}", quote(path)));
     }
     out.more(omitted, "untracked", "untracked");
     out.finish()
@@ -134,16 +139,17 @@ pub fn worktree_changes(result: &Budgeted<ChangesReport>) -> String {
 
 /// `diff.text`: what was compared, one `X path +a -d` line per file (with `partial 2/5 hunks` or `omitted` when
 /// its patch was cut), totals, then the patch itself, which `git apply` accepts.
-pub fn diff_text(result: &Budgeted<DiffReport>) -> String {
+pub fn diff_text(result: &Budgeted<DiffReport>, options: &Options) -> String {
     let report = &result.data;
     let mut out = Lines::default();
-    let mut head = format!("# {}..{}", report.base.as_deref().unwrap_or("(nothing)"), report.head);
+    let base = report.base.as_deref().map_or(Cow::Borrowed("(nothing)"), esc);
+    let mut head = format!("# {base}..{}", esc(&report.head));
     if let Some(path) = &report.path {
-        head.push_str(&format!(" -- {path}"));
+        head.push_str(&format!(" -- {}", options.path(path)));
     }
     out.line(head);
     for file in &report.files {
-        out.line(file_line(file));
+        out.line(file_line(file, options));
     }
     out.more(&result.omitted, "files", "files");
     let totals = report.totals.unwrap_or_else(|| Totals::of(report.files.iter().map(|file| &file.stat)));
@@ -165,8 +171,8 @@ pub fn diff_text(result: &Budgeted<DiffReport>) -> String {
     out.finish()
 }
 
-fn file_line(file: &FileEntry) -> String {
-    let mut line = format!("{} {}", letter(file.stat.status), stat_line(&file.stat));
+fn file_line(file: &FileEntry, options: &Options) -> String {
+    let mut line = format!("{} {}", letter(file.stat.status), stat_line(&file.stat, &|path| options.path(path)));
     match file.in_patch {
         Some(Inclusion::Partial) => {
             line.push_str(&format!(" partial {}/{} hunks", file.hunks_shown.unwrap_or(0), *file.hunks));

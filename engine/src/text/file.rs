@@ -1,6 +1,6 @@
 //! Text rendering of `file.read` and `file.blame`.
 
-use super::{Lines, cut, short};
+use super::{Lines, Options, cut, esc, short};
 use crate::budget::Budgeted;
 use crate::file::blame::Report as BlameReport;
 use crate::file::read::Report;
@@ -9,13 +9,13 @@ use crate::file::read::Report;
 /// a last line without newline is followed by git's `\ No newline at end of file`; a cut ends with
 /// `... N more lines (read on from line M)`. Non-UTF-8 text comes as base64 after a `base64:` line; a binary file
 /// has no content.
-pub fn file_read(result: &Budgeted<Report>) -> String {
+pub fn file_read(result: &Budgeted<Report>, options: &Options) -> String {
     let report = &result.data;
     let mut out = Lines::default();
     out.line(format!(
         "# {} @ {} mode {} blob {} {} bytes, {} lines",
-        report.path,
-        short(&report.rev),
+        options.path(&report.path),
+        esc(short(&report.rev)),
         report.mode,
         short(&report.blob_sha),
         report.size,
@@ -54,22 +54,23 @@ pub fn file_read(result: &Budgeted<Report>) -> String {
 /// `*` for lines left on an ignored revision (git's `blame.markUnblamableLines`), else `^` for a boundary commit (as
 /// git marks it); the header says `work tree (on <HEAD>)` when the work-tree file was blamed; a cut ends with
 /// `... N more ranges (read on from line M)`.
-pub fn file_blame(result: &Budgeted<BlameReport>) -> String {
+pub fn file_blame(result: &Budgeted<BlameReport>, options: &Options) -> String {
     let report = &result.data;
     let mut out = Lines::default();
     let shown = match (report.start_line, report.end_line) {
         (Some(start), Some(end)) => format!(", lines {start}-{end} of {}", report.total_lines),
         _ => format!(", {} lines", report.total_lines),
     };
-    let at =
-        if report.worktree { format!("work tree (on {})", short(&report.rev)) } else { short(&report.rev).to_owned() };
+    let rev = esc(short(&report.rev));
+    let at = if report.worktree { format!("work tree (on {rev})") } else { rev.into_owned() };
     let shallow = if report.shallow { ", shallow clone" } else { "" };
-    out.line(format!("# blame {} @ {at}{shown}{shallow}", report.path));
+    out.line(format!("# blame {} @ {at}{shown}{shallow}", options.path(&report.path)));
     if !report.ignore_revs_files.is_empty() {
-        out.line(format!("ignore-revs files: {}", report.ignore_revs_files.join(", ")));
+        let files: Vec<String> = report.ignore_revs_files.iter().map(|file| options.path(file)).collect();
+        out.line(format!("ignore-revs files: {}", files.join(", ")));
     }
     for skipped in &report.ignored_revs {
-        out.line(format!("ignored: {skipped}"));
+        out.line(format!("ignored: {}", esc(skipped)));
     }
     for range in &report.ranges {
         let info = report.commits.get(&range.commit);
@@ -86,9 +87,12 @@ pub fn file_blame(result: &Budgeted<BlameReport>) -> String {
             (false, true) => "^",
             (false, false) => "",
         };
+        let (author, date, subject) = (esc(author), esc(date), esc(subject));
         let mut text = format!("{mark}{} ({author} {date} {lines}) {subject}", range.commit);
         match (&range.orig_path, range.orig_line) {
-            (Some(path), line) => text.push_str(&format!(" [from {path}:{}]", line.unwrap_or(range.line))),
+            (Some(path), line) => {
+                text.push_str(&format!(" [from {}:{}]", options.path(path), line.unwrap_or(range.line)));
+            }
             (None, Some(line)) => text.push_str(&format!(" [from line {line}]")),
             (None, None) => {}
         }

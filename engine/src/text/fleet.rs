@@ -1,6 +1,6 @@
 //! Text renderings of `fleet.radar` and `fleet.digest`.
 
-use super::Lines;
+use super::{Lines, Options, esc};
 use crate::budget::Budgeted;
 use crate::fleet::digest::Digest;
 use crate::fleet::radar::{Radar, State};
@@ -8,7 +8,8 @@ use crate::fleet::radar::{Radar, State};
 /// `fleet.radar`: a count line (`12 repositories: 1 conflicts, 2 dirty, 9 clean`, states in rank order, zero counts
 /// left out, `(registry)` when the registry chose them), then the attention queue one repository a line
 /// (`<state> <repoPath> [label]: <reason>`), and `... N more repositories` when the budget or `maxRepos` cut it.
-pub fn fleet_radar(result: &Budgeted<Radar>) -> String {
+/// Repository paths are quoted as git quotes paths.
+pub fn fleet_radar(result: &Budgeted<Radar>, options: &Options) -> String {
     let radar = &result.data;
     let counts = &radar.counts;
     let by_state = [
@@ -28,8 +29,9 @@ pub fn fleet_radar(result: &Budgeted<Radar>) -> String {
     let from = if radar.from_registry { " (registry)" } else { "" };
     out.line(format!("{} repositories{from}: {}", radar.repositories, parts.join(", ")));
     for entry in &radar.queue {
-        let label = entry.label.as_ref().map(|label| format!(" [{label}]")).unwrap_or_default();
-        out.line(format!("{} {}{label}: {}", state_name(entry.state), entry.repo_path, entry.reason));
+        let label = entry.label.as_ref().map(|label| format!(" [{}]", esc(label))).unwrap_or_default();
+        let path = options.path(&entry.repo_path);
+        out.line(format!("{} {path}{label}: {}", state_name(entry.state), esc(&entry.reason)));
     }
     out.more(&result.omitted, "queue", "repositories");
     out.finish()
@@ -38,7 +40,7 @@ pub fn fleet_radar(result: &Budgeted<Radar>) -> String {
 /// `fleet.digest`: a count line (`5 movements in 3 repositories`), then one movement a line, newest first, like
 /// `git reflog`: `<at> <repoPath> <ref>[+HEAD] <old>..<new> [rewrote] <identity>: <message>` (`0000000` for a created
 /// or deleted side), `... N more movements` for a cut, and `unreadable <repoPath>: <reason>` lines.
-pub fn fleet_digest(result: &Budgeted<Digest>) -> String {
+pub fn fleet_digest(result: &Budgeted<Digest>, options: &Options) -> String {
     let digest = &result.data;
     let mut out = Lines::default();
     let from = if digest.from_registry { " (registry)" } else { "" };
@@ -50,7 +52,11 @@ pub fn fleet_digest(result: &Budgeted<Digest>) -> String {
         let rewrote = if event.rewrote { " rewrote" } else { "" };
         out.line(format!(
             "{} {} {}{head} {old}..{new}{rewrote} {}: {}",
-            event.at, event.repo_path, event.ref_name, event.identity, event.message
+            event.at,
+            options.path(&event.repo_path),
+            esc(&event.ref_name),
+            esc(&event.identity),
+            esc(&event.message)
         ));
     }
     // `total` is exact: what `maxEvents` left out and what the budget cut (`omitted.events`) are both in it.
@@ -59,7 +65,7 @@ pub fn fleet_digest(result: &Budgeted<Digest>) -> String {
         out.line(format!("... {more} more movements"));
     }
     for unreadable in &digest.unreadable {
-        out.line(format!("unreadable {}: {}", unreadable.repo_path, unreadable.error.reason));
+        out.line(format!("unreadable {}: {}", options.path(&unreadable.repo_path), esc(&unreadable.error.reason)));
     }
     out.finish()
 }

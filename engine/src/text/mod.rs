@@ -6,6 +6,15 @@
 //! engine because the token budget is fitted on what is returned: with `format: "text"` the caller's `measure`
 //! counts these strings instead of the JSON. Counts stay exact: every cut list ends with its cut notice, so the
 //! lines shown plus the notice give the total.
+//!
+//! # Names from the repository
+//!
+//! No name can add a line. Paths are quoted as git quotes them under `core.quotePath` ([`Options`]): in double
+//! quotes with C escapes (`"a\nb"`, `"caf\303\251"`) when they hold a control character, `"`, `\` or, with
+//! `core.quotePath` true (git's default), a byte from 0x80; porcelain-like lines (`?? path`) also quote a path with
+//! a space, as `git status --short` does. Other repository strings (subjects, author names, ref names, stash and
+//! reflog messages) keep their text with control characters written as C escapes. File contents shown as content
+//! (`file.read`, the sides of `conflict.read`, a patch's lines) are the exception: they are the file's own lines.
 
 mod agents;
 mod conflict;
@@ -17,6 +26,7 @@ mod repo;
 mod scope;
 mod search;
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 pub use agents::agents_presence;
@@ -32,18 +42,67 @@ pub use search::search;
 use crate::budget::Omitted;
 use crate::facets::operation::Operation;
 use crate::facets::worktree::{Change, ChangeKind};
+use crate::quote;
 
 /// Hex digits a text rendering keeps of a full sha (the JSON carries it whole).
 const TEXT_SHA_LEN: usize = 12;
+
+/// How a text rendering writes the names a repository chose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    /// Whether a path's bytes from 0x80 are written in octal inside quotes, as git's `core.quotePath` asks; true
+    /// by default, as in git. Control characters, `"` and `\` are quoted either way.
+    pub quote_path: bool,
+}
+
+impl Default for Options {
+    /// git's default: `core.quotePath` true.
+    fn default() -> Self {
+        Self { quote_path: true }
+    }
+}
+
+impl Options {
+    /// `path` as git's name lists write it (`git diff --name-status`, a patch's headers).
+    fn path(&self, path: &str) -> String {
+        quote::path("", path.as_bytes(), quote::Style { non_ascii: self.quote_path, space: false })
+    }
+
+    /// `path` as `git status --short` writes it: quoted also when it holds a space.
+    fn status_path(&self, path: &str) -> String {
+        quote::path("", path.as_bytes(), quote::Style { non_ascii: self.quote_path, space: true })
+    }
+}
+
+impl crate::Repo {
+    /// The text options of this repository: its `core.quotePath` from every configuration level git reads, true
+    /// when it is not set.
+    pub fn text_options(&self) -> Options {
+        Options { quote_path: quote::quote_path_config(&self.git) }
+    }
+}
+
+/// `text` with its control characters escaped, for repository strings that are not paths (see the module docs).
+fn esc(text: &str) -> Cow<'_, str> {
+    quote::controls(text)
+}
 
 /// A text being built line by line.
 #[derive(Default)]
 struct Lines(String);
 
 impl Lines {
-    /// Appends one line.
+    /// Appends one line. A line break inside `text` is escaped: every renderer escapes the repository's strings it
+    /// writes, and this keeps one line one line should one be missed.
     fn line(&mut self, text: impl AsRef<str>) {
-        self.0.push_str(text.as_ref());
+        let text = text.as_ref();
+        if text.chars().any(|character| {
+            matches!(character, '\n' | '\r' | '\u{b}' | '\u{c}' | '\u{1c}'..='\u{1e}') || quote::breaks_lines(character)
+        }) {
+            self.0.push_str(&esc(text));
+        } else {
+            self.0.push_str(text);
+        }
         self.0.push('\n');
     }
 
@@ -65,6 +124,7 @@ impl Lines {
 /// staged `X  path`, unstaged ` X path`, `?? path`, each section followed by its cut notice.
 fn change_lists(
     out: &mut Lines,
+    options: &Options,
     omitted: &Omitted,
     conflicted: &[String],
     staged: &[Change],
@@ -72,19 +132,19 @@ fn change_lists(
     untracked: &[String],
 ) {
     for path in conflicted {
-        out.line(format!("UU {path}"));
+        out.line(format!("UU {}", options.status_path(path)));
     }
     out.more(omitted, "conflicted", "conflicted");
     for change in staged {
-        out.line(format!("{}  {}", change_letter(change.status), change_path(change)));
+        out.line(format!("{}  {}", change_letter(change.status), change_path(change, options)));
     }
     out.more(omitted, "staged", "staged");
     for change in unstaged {
-        out.line(format!(" {} {}", change_letter(change.status), change_path(change)));
+        out.line(format!(" {} {}", change_letter(change.status), change_path(change, options)));
     }
     out.more(omitted, "unstaged", "unstaged");
     for path in untracked {
-        out.line(format!("?? {path}"));
+        out.line(format!("?? {}", options.status_path(path)));
     }
     out.more(omitted, "untracked", "untracked");
 }
@@ -122,11 +182,11 @@ fn change_letter(kind: ChangeKind) -> char {
     }
 }
 
-/// `from -> path` for renames, else `path`.
-fn change_path(change: &Change) -> String {
+/// `from -> path` for renames, else `path`, each quoted as `git status --short` quotes it.
+fn change_path(change: &Change, options: &Options) -> String {
     match &change.from {
-        Some(from) => format!("{from} -> {}", change.path),
-        None => change.path.clone(),
+        Some(from) => format!("{} -> {}", options.status_path(from), options.status_path(&change.path)),
+        None => options.status_path(&change.path),
     }
 }
 
@@ -148,15 +208,15 @@ impl BranchLine<'_> {
         let mut line = String::from("## ");
         match (self.branch, self.detached, self.unborn) {
             (Some(branch), _, true) => {
-                let _ = write!(line, "No commits yet on {branch}");
+                let _ = write!(line, "No commits yet on {}", esc(branch));
             }
-            (Some(branch), false, false) => line.push_str(branch),
+            (Some(branch), false, false) => line.push_str(&esc(branch)),
             _ => {
                 let _ = write!(line, "HEAD (detached at {})", self.sha.map_or("?", short));
             }
         }
         if let Some(upstream) = self.upstream {
-            let _ = write!(line, "...{upstream}");
+            let _ = write!(line, "...{}", esc(upstream));
             let mut marks = Vec::new();
             if self.gone {
                 marks.push("gone".to_owned());

@@ -1,6 +1,8 @@
 //! Text renderings of `repo.brief`, `repo.status` and `repo.refs`.
 
-use super::{BranchLine, Lines, change_letter, change_lists, change_path, operation_name, short};
+use super::{BranchLine, Lines, Options, change_letter, change_lists, change_path, esc, operation_name, short};
+use std::borrow::Cow;
+
 use crate::brief::{Brief, Counts, FewChanges};
 use crate::budget::Budgeted;
 use crate::{refs, status};
@@ -14,7 +16,7 @@ use crate::{refs, status};
 /// Conventions, a hint's `run` (the git commands a person would run) and a hint whose whole content the text
 /// already states ([`crate::brief::Hint::stated_by`], e.g. `-> submodule.status` beside a submodules line naming
 /// every submodule needing attention) are left to the JSON (`structuredContent`).
-pub fn brief(result: &Budgeted<Brief>) -> String {
+pub fn brief(result: &Budgeted<Brief>, options: &Options) -> String {
     let brief = &result.data;
     let head = &brief.head;
     let mut out = Lines::default();
@@ -34,13 +36,13 @@ pub fn brief(result: &Budgeted<Brief>) -> String {
         _ => out.line(branch_line.render()),
     }
     if let Some(operation) = brief.operation_in_progress {
-        out.line(operation_line(operation_name(operation), head.rebasing.as_deref()));
+        out.line(operation_line(operation_name(operation), head.rebasing.as_deref().map(esc).as_deref()));
     }
     // A drifted submodule the short status lists says so there, in git's words (`git status`: `(new commits)`).
     let drifted: Vec<&str> =
         brief.submodules.attention.iter().filter_map(|entry| entry.strip_suffix(" (drifted)")).collect();
     let listed = match &brief.changes {
-        Some(changes) => short_status(&mut out, changes, &drifted),
+        Some(changes) => short_status(&mut out, options, changes, &drifted),
         None => {
             out.line(counts_line(&brief.working_tree));
             Vec::new()
@@ -50,7 +52,7 @@ pub fn brief(result: &Budgeted<Brief>) -> String {
         out.line(format!("stashes {}", brief.stashes.count));
     }
     if brief.submodules.total > 0 {
-        if let Some(line) = submodules_line(&brief.submodules, &listed) {
+        if let Some(line) = submodules_line(&brief.submodules, &listed, options) {
             out.line(line);
         }
         out.more(&result.omitted, "submoduleAttention", "submodules needing attention");
@@ -60,7 +62,7 @@ pub fn brief(result: &Budgeted<Brief>) -> String {
         out.line(format!("HEAD {sha}"));
     }
     for commit in &brief.recent_commits {
-        out.line(commit.oneline());
+        out.line(esc(&commit.oneline()));
     }
     out.more(&result.omitted, "recentCommits", "commits");
     // A hint whose whole content a section shown uncut already states is left to the JSON.
@@ -69,13 +71,13 @@ pub fn brief(result: &Budgeted<Brief>) -> String {
         let mut line = format!("-> {}", hint.tool);
         for (key, value) in &hint.arguments {
             match value.as_str() {
-                Some(text) => line.push_str(&format!(" {key}={text}")),
-                None => line.push_str(&format!(" {key}={value}")),
+                Some(text) => line.push_str(&format!(" {}={}", esc(key), options.path(text))),
+                None => line.push_str(&format!(" {}={}", esc(key), esc(&value.to_string()))),
             }
         }
         if !hint.why.is_empty() {
             line.push_str(": ");
-            line.push_str(&hint.why);
+            line.push_str(&esc(&hint.why));
         }
         out.line(line);
     }
@@ -86,16 +88,16 @@ pub fn brief(result: &Budgeted<Brief>) -> String {
 /// The few entries of a work tree as `git status --short` lists them (`UU path`, `X  path`, ` Y path`, `?? path`),
 /// an unstaged submodule in `drifted` (checked out at another commit than recorded) followed by ` (new commits)`, as
 /// `git status` says it. Returns the drifted submodules so listed.
-fn short_status<'a>(out: &mut Lines, changes: &FewChanges, drifted: &[&'a str]) -> Vec<&'a str> {
+fn short_status<'a>(out: &mut Lines, options: &Options, changes: &FewChanges, drifted: &[&'a str]) -> Vec<&'a str> {
     let mut listed = Vec::new();
     for path in &changes.conflicted {
-        out.line(format!("UU {path}"));
+        out.line(format!("UU {}", options.status_path(path)));
     }
     for change in &changes.staged {
-        out.line(format!("{}  {}", change_letter(change.status), change_path(change)));
+        out.line(format!("{}  {}", change_letter(change.status), change_path(change, options)));
     }
     for change in &changes.unstaged {
-        let mut line = format!(" {} {}", change_letter(change.status), change_path(change));
+        let mut line = format!(" {} {}", change_letter(change.status), change_path(change, options));
         if let Some(submodule) = drifted.iter().find(|path| **path == change.path && change.from.is_none()) {
             line.push_str(" (new commits)");
             listed.push(*submodule);
@@ -103,7 +105,7 @@ fn short_status<'a>(out: &mut Lines, changes: &FewChanges, drifted: &[&'a str]) 
         out.line(line);
     }
     for path in &changes.untracked {
-        out.line(format!("?? {path}"));
+        out.line(format!("?? {}", options.status_path(path)));
     }
     listed
 }
@@ -113,8 +115,12 @@ fn short_status<'a>(out: &mut Lines, changes: &FewChanges, drifted: &[&'a str]) 
 /// (`listed`); the clean ones and the total are left to the JSON. `submodules 3` when every one is clean. When the
 /// list is cut (`attentionTruncated`), or names an unreadable one, the total and exact counts come first:
 /// `submodules 40 (drifted 12, uninitialized 3): +a -b` (a budget's cut is stated on the next line). `None` when
-/// nothing is left to say.
-fn submodules_line(submodules: &crate::facets::submodules::Summary, listed: &[&str]) -> Option<String> {
+/// nothing is left to say. Paths are quoted as git's name lists quote them.
+fn submodules_line(
+    submodules: &crate::facets::submodules::Summary,
+    listed: &[&str],
+    options: &Options,
+) -> Option<String> {
     let marked = |entry: &str| -> Option<String> {
         let (path, state) = entry.rsplit_once(" (")?;
         let mark = match state.trim_end_matches(')') {
@@ -123,7 +129,12 @@ fn submodules_line(submodules: &crate::facets::submodules::Summary, listed: &[&s
             "conflict" => 'U',
             _ => return None,
         };
-        Some(format!("{mark}{path}"))
+        Some(format!("{mark}{}", options.path(path)))
+    };
+    // An entry without a mark (`libs/a (unreadable)`) keeps its state after the quoted path.
+    let unmarked = |entry: &str| match entry.rsplit_once(" (") {
+        Some((path, state)) => format!("{} ({}", options.path(path), esc(state)),
+        None => options.path(entry),
     };
     let every_marked = submodules.attention.iter().all(|entry| marked(entry).is_some());
     if submodules.attention.is_empty() || submodules.attention_truncated || !every_marked {
@@ -144,7 +155,7 @@ fn submodules_line(submodules: &crate::facets::submodules::Summary, listed: &[&s
             line.push(':');
             for entry in &submodules.attention {
                 line.push(' ');
-                line.push_str(&marked(entry).unwrap_or_else(|| entry.clone()));
+                line.push_str(&marked(entry).unwrap_or_else(|| unmarked(entry)));
             }
         }
         return Some(line);
@@ -190,7 +201,7 @@ fn counts_line(counts: &Counts) -> String {
 
 /// `repo.status`: the `##` branch line and `HEAD <sha>`, the operation, then porcelain-like lines: `UU path`
 /// (conflicted), `X  path` (staged), ` Y path` (unstaged), `?? path` (untracked), or `clean`.
-pub fn status(result: &Budgeted<status::Report>) -> String {
+pub fn status(result: &Budgeted<status::Report>, options: &Options) -> String {
     let report = &result.data;
     let head = &report.head;
     let upstream = report.upstream.as_ref();
@@ -217,23 +228,31 @@ pub fn status(result: &Budgeted<status::Report>) -> String {
     if report.counts.bare || report.counts.clean {
         out.line(counts_line(&report.counts));
     }
-    change_lists(&mut out, &result.omitted, &report.conflicted, &report.staged, &report.unstaged, &report.untracked);
+    change_lists(
+        &mut out,
+        options,
+        &result.omitted,
+        &report.conflicted,
+        &report.staged,
+        &report.unstaged,
+        &report.untracked,
+    );
     out.finish()
 }
 
 /// `repo.refs`: branches as `git branch -vv` (`* main abc1234 [origin/main: ahead 1]`), then `remote`, `stash@{N}`,
 /// `tag` and `remotes/` lines.
-pub fn refs(result: &Budgeted<refs::Report>) -> String {
+pub fn refs(result: &Budgeted<refs::Report>, _options: &Options) -> String {
     let report = &result.data;
     let mut out = Lines::default();
     if report.head.detached {
         out.line(format!("* (HEAD detached at {})", report.head.sha.as_deref().map_or("?", short)));
     } else if let (true, Some(branch)) = (report.head.unborn, &report.head.branch) {
-        out.line(format!("* {branch} (no commits yet)"));
+        out.line(format!("* {} (no commits yet)", esc(branch)));
     }
     for branch in &report.branches {
         let mark = if branch.current { '*' } else { ' ' };
-        let mut line = format!("{mark} {} {}", branch.name, short(&branch.sha));
+        let mut line = format!("{mark} {} {}", esc(&branch.name), short(&branch.sha));
         if let Some(upstream) = &branch.upstream {
             let mut marks = Vec::new();
             if upstream.gone {
@@ -246,30 +265,31 @@ pub fn refs(result: &Budgeted<refs::Report>) -> String {
                 marks.push(format!("behind {}", upstream.behind));
             }
             let marks = if marks.is_empty() { String::new() } else { format!(": {}", marks.join(", ")) };
-            line.push_str(&format!(" [{}{marks}]", upstream.name));
+            line.push_str(&format!(" [{}{marks}]", esc(&upstream.name)));
         }
         out.line(line);
     }
     out.more(&result.omitted, "branches", "branches");
     for remote in &report.remotes {
-        let mut line = format!("remote {} {}", remote.name, remote.fetch_url.as_deref().unwrap_or("(no url)"));
+        let url = remote.fetch_url.as_deref().map_or(Cow::Borrowed("(no url)"), esc);
+        let mut line = format!("remote {} {url}", esc(&remote.name));
         if let Some(push) = &remote.push_url {
-            line.push_str(&format!(" (push {push})"));
+            line.push_str(&format!(" (push {})", esc(push)));
         }
         out.line(line);
     }
     out.more(&result.omitted, "remotes", "remotes");
     for stash in &report.stashes {
-        out.line(format!("stash@{{{}}} {} {}", stash.index, short(&stash.sha), stash.message));
+        out.line(format!("stash@{{{}}} {} {}", stash.index, short(&stash.sha), esc(&stash.message)));
     }
     out.more(&result.omitted, "stashes", "stashes");
     for tag in &report.tags {
         let annotated = if tag.annotated { " (annotated)" } else { "" };
-        out.line(format!("tag {} {}{annotated}", tag.name, short(&tag.sha)));
+        out.line(format!("tag {} {}{annotated}", esc(&tag.name), short(&tag.sha)));
     }
     out.more(&result.omitted, "tags", "tags");
     for branch in &report.remote_branches {
-        out.line(format!("remotes/{} {}", branch.name, short(&branch.sha)));
+        out.line(format!("remotes/{} {}", esc(&branch.name), short(&branch.sha)));
     }
     out.more(&result.omitted, "remoteBranches", "remote branches");
     out.finish()
@@ -277,7 +297,7 @@ pub fn refs(result: &Budgeted<refs::Report>) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::submodules_line;
+    use super::{Options, submodules_line};
     use crate::facets::submodules::Summary;
 
     fn summary(total: usize, attention: &[&str], truncated: bool) -> Summary {
@@ -297,23 +317,30 @@ mod tests {
     #[test]
     fn submodules_in_git_submodule_status_marks() {
         let clean = summary(3, &[], false);
-        assert_eq!(submodules_line(&clean, &[]).as_deref(), Some("submodules 3"), "all clean: the total");
-        let drift = summary(4, &["libs/a (drifted)", "libs/b (uninitialized)", "libs/c (conflict)"], false);
-        assert_eq!(submodules_line(&drift, &[]).as_deref(), Some("+libs/a -libs/b Ulibs/c"));
         assert_eq!(
-            submodules_line(&drift, &["libs/a"]).as_deref(),
+            submodules_line(&clean, &[], &Options::default()).as_deref(),
+            Some("submodules 3"),
+            "all clean: the total"
+        );
+        let drift = summary(4, &["libs/a (drifted)", "libs/b (uninitialized)", "libs/c (conflict)"], false);
+        assert_eq!(submodules_line(&drift, &[], &Options::default()).as_deref(), Some("+libs/a -libs/b Ulibs/c"));
+        assert_eq!(
+            submodules_line(&drift, &["libs/a"], &Options::default()).as_deref(),
             Some("-libs/b Ulibs/c"),
             "a drifted one the short status lists as (new commits) is not repeated"
         );
         let only_listed = summary(2, &["libs/a (drifted)"], false);
-        assert_eq!(submodules_line(&only_listed, &["libs/a"]), None, "nothing left to say");
+        assert_eq!(submodules_line(&only_listed, &["libs/a"], &Options::default()), None, "nothing left to say");
         let cut = summary(40, &["libs/a (drifted)", "libs/b (uninitialized)"], true);
         assert_eq!(
-            submodules_line(&cut, &["libs/a"]).as_deref(),
+            submodules_line(&cut, &["libs/a"], &Options::default()).as_deref(),
             Some("submodules 40 (clean 38, drifted 1, uninitialized 1): +libs/a -libs/b"),
             "a cut list gives the total and the exact counts first"
         );
         let unreadable = summary(2, &["libs/a (unreadable)", "libs/b (drifted)"], false);
-        assert_eq!(submodules_line(&unreadable, &[]).as_deref(), Some("submodules 2: libs/a (unreadable) +libs/b"));
+        assert_eq!(
+            submodules_line(&unreadable, &[], &Options::default()).as_deref(),
+            Some("submodules 2: libs/a (unreadable) +libs/b")
+        );
     }
 }

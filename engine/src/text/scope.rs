@@ -1,11 +1,11 @@
 //! Text rendering of `repo.scope`.
 
-use super::{Lines, change_lists};
+use super::{Lines, Options, change_lists, esc};
 use crate::budget::Budgeted;
 use crate::scope::{PathKind, Scope};
 
 /// `repo.scope`: the path and its kind, porcelain-like change lines, `sha subject` lines, churn and owners.
-pub fn scope(result: &Budgeted<Scope>) -> String {
+pub fn scope(result: &Budgeted<Scope>, options: &Options) -> String {
     let scope = &result.data;
     let omitted = &result.omitted;
     let mut out = Lines::default();
@@ -14,21 +14,24 @@ pub fn scope(result: &Budgeted<Scope>) -> String {
         PathKind::Directory => "directory",
         PathKind::Absent => "absent",
     };
-    out.line(format!("# {} ({kind})", scope.path));
+    out.line(format!("# {} ({kind})", options.path(&scope.path)));
     let tree = &scope.working_tree;
     if tree.counts.clean {
         out.line("clean");
     }
-    change_lists(&mut out, omitted, &tree.conflicted, &tree.staged, &tree.unstaged, &tree.untracked);
+    change_lists(&mut out, options, omitted, &tree.conflicted, &tree.staged, &tree.unstaged, &tree.untracked);
     for commit in &scope.recent_commits {
-        out.line(commit.oneline());
+        out.line(esc(&commit.oneline()));
     }
     out.more(omitted, "recentCommits", "commits");
     let churn = &scope.churn;
     let mut line =
         format!("churn {}..{}: {} commits, {} authors", churn.since, churn.until, churn.commits, churn.author_count);
-    let authors: Vec<String> =
-        churn.authors.iter().map(|author| format!("{} <{}> {}", author.name, author.email, author.commits)).collect();
+    let authors: Vec<String> = churn
+        .authors
+        .iter()
+        .map(|author| format!("{} <{}> {}", esc(&author.name), esc(&author.email), author.commits))
+        .collect();
     if !authors.is_empty() {
         line.push_str(&format!(": {}", authors.join(", ")));
     }
@@ -41,8 +44,12 @@ pub fn scope(result: &Budgeted<Scope>) -> String {
             let rule = owners
                 .rule
                 .as_ref()
-                .map_or_else(|| "no rule".to_owned(), |rule| format!("{file}:{} {}", rule.line, rule.pattern));
-            let who = if owners.owners.is_empty() { "unowned".to_owned() } else { owners.owners.join(" ") };
+                .map_or_else(|| "no rule".to_owned(), |rule| format!("{file}:{} {}", rule.line, esc(&rule.pattern)));
+            let who = if owners.owners.is_empty() {
+                "unowned".to_owned()
+            } else {
+                esc(&owners.owners.join(" ")).into_owned()
+            };
             out.line(format!("owners: {who} ({rule})"));
         }
     }
@@ -53,8 +60,9 @@ pub fn scope(result: &Budgeted<Scope>) -> String {
         let rule = group
             .rule
             .as_ref()
-            .map_or_else(|| "no rule".to_owned(), |rule| format!("line {} {}", rule.line, rule.pattern));
-        let who = if group.owners.is_empty() { "unowned".to_owned() } else { group.owners.join(" ") };
+            .map_or_else(|| "no rule".to_owned(), |rule| format!("line {} {}", rule.line, esc(&rule.pattern)));
+        let who =
+            if group.owners.is_empty() { "unowned".to_owned() } else { esc(&group.owners.join(" ")).into_owned() };
         out.line(format!("  {} files: {who} ({rule})", group.files));
     }
     out.more(omitted, "ownersByRule", "owner groups");
@@ -62,7 +70,7 @@ pub fn scope(result: &Budgeted<Scope>) -> String {
         out.line(format!("CODEOWNERS errors {}", owners.error_count));
     }
     for error in &owners.errors {
-        out.line(format!("  line {}: {}", error.line, error.message));
+        out.line(format!("  line {}: {}", error.line, esc(&error.message)));
     }
     out.more(omitted, "codeOwnersErrors", "CODEOWNERS errors");
     out.finish()

@@ -1,23 +1,24 @@
 //! Text rendering of `repo.search`.
 
-use super::{Lines, cut};
+use super::{Lines, Options, cut, esc};
 use crate::budget::Budgeted;
 use crate::search::Report;
 
 /// `repo.search`: a count line (`# 12 matching commits`, with the reason when the history was walked), one line per
 /// match, `sha date author: subject`, most relevant first, then `... N more commits (budget)` for those the budget
 /// cut and `... N more matching commits beyond the limit`.
-pub fn search(result: &Budgeted<Report>) -> String {
+pub fn search(result: &Budgeted<Report>, _options: &Options) -> String {
     let report = &result.data;
     let mut out = Lines::default();
     let mut head = format!("# {} matching commits", report.total);
     if let Some(walked) = &report.walked {
-        head.push_str(&format!(" ({walked})"));
+        head.push_str(&format!(" ({})", esc(walked)));
     }
     out.line(head);
     for commit in &report.commits {
         let date = commit.time.get(..10).unwrap_or(&commit.time);
-        out.line(format!("{} {date} {}: {}", commit.sha, commit.author.name, commit.subject));
+        let (date, author, subject) = (esc(date), esc(&commit.author.name), esc(&commit.subject));
+        out.line(format!("{} {date} {author}: {subject}", commit.sha));
     }
     out.more(&result.omitted, "commits", "commits (budget)");
     let beyond = report.total.saturating_sub(report.commits.len() + cut(&result.omitted, "commits"));

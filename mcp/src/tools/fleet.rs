@@ -70,10 +70,13 @@ fn targets(repo_paths: Option<Vec<String>>, repositories: Option<Vec<Labelled>>)
 fn run<T: serde::Serialize>(
     tool: &'static str,
     format: Format,
-    render: fn(&Budgeted<T>) -> String,
+    render: fn(&Budgeted<T>, &fluxgit_engine::text::Options) -> String,
     read: impl FnOnce(&mut Measure<'_, T>) -> fluxgit_engine::Result<Budgeted<T>>,
 ) -> Result<ToolOutput, ProtocolError> {
     let frame = Frame { tool, read_only: true, repo_path: None, resolved_from: None, source: SOURCE_LOCAL };
+    // The text spans many repositories: paths are quoted with git's default `core.quotePath` (true).
+    let options = fluxgit_engine::text::Options::default();
+    let render = |result: &Budgeted<T>| render(result, &options);
     let result = match format {
         Format::Json => read(&mut |candidate| frame.measure(candidate)),
         Format::Text => read(&mut |candidate| fluxgit_engine::budget::measure_tokens(&render(candidate))),

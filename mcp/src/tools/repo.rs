@@ -41,7 +41,7 @@ pub(crate) fn run_formatted<T: serde::Serialize>(
     tool: &'static str,
     repo_path: &str,
     format: Format,
-    render: fn(&fluxgit_engine::Budgeted<T>) -> String,
+    render: fn(&fluxgit_engine::Budgeted<T>, &fluxgit_engine::text::Options) -> String,
     read: impl FnOnce(
         &fluxgit_engine::Repo,
         &mut fluxgit_engine::Measure<'_, T>,
@@ -56,6 +56,8 @@ pub(crate) fn run_formatted<T: serde::Serialize>(
         Err(error) => return unresolved.engine_error(error),
     };
     let frame = Frame::local(tool, &repo.location);
+    let options = repo.text_options();
+    let render = |result: &fluxgit_engine::Budgeted<T>| render(result, &options);
     match read(&repo, &mut |candidate| fluxgit_engine::budget::measure_tokens(&render(candidate))) {
         Ok(result) => Ok(frame.text_rendering_output(render(&result), &result)),
         Err(error) => frame.engine_error(error),

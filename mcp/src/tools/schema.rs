@@ -41,7 +41,8 @@ pub fn format() -> Value {
         "default": "json",
         "description": "`json` (default): content[0].text is the compact JSON envelope. `text`: content[0].text is a \
             terse line-oriented rendering in git's idioms (`## main...origin/main [ahead 1]`, `M  path`, `?? path`, \
-            `sha subject`, `... 7 more commits` for cuts) that `maxTokens` counts; structuredContent stays the JSON."
+            `sha subject`, `... 7 more commits` for cuts), paths quoted as git quotes them (`core.quotePath`), that \
+            `maxTokens` counts; structuredContent stays the JSON."
     })
 }
 

@@ -115,19 +115,47 @@ fn submodule_marks(text: &str) -> (Vec<(char, String)>, Option<u64>) {
     (marks, total)
 }
 
-/// A change's path as the text shows it (`from -> path` for renames).
-fn change_path(change: &Value) -> String {
-    let path = change["path"].as_str().expect("path");
-    match change["from"].as_str() {
-        Some(from) => format!("{from} -> {path}"),
-        None => path.to_owned(),
+/// `path` as git writes it under its default `core.quotePath=true`: in double quotes with C escapes and octal
+/// bytes from 0x80 when it needs them; with `space`, also when it holds a space (`git status --short`).
+fn git_quoted(path: &str, space: bool) -> String {
+    let needs = |byte: u8| !(0x20..0x7f).contains(&byte) || byte == b'"' || byte == b'\\' || (space && byte == b' ');
+    if !path.bytes().any(needs) {
+        return path.to_owned();
     }
+    let mut out = String::from("\"");
+    for byte in path.bytes() {
+        match byte {
+            b'\t' => out.push_str("\\t"),
+            b'\n' => out.push_str("\\n"),
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            0x20..=0x7e => out.push(byte as char),
+            _ => out.push_str(&format!("\\{byte:03o}")),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A change's path as the text's lists show it (`from -> path` for renames); `space` as in [`git_quoted`].
+fn change_path_quoted(change: &Value, space: bool) -> String {
+    let path = git_quoted(change["path"].as_str().expect("path"), space);
+    match change["from"].as_str() {
+        Some(from) => format!("{} -> {path}", git_quoted(from, space)),
+        None => path,
+    }
+}
+
+/// A change's path as a diff's file list shows it.
+fn change_path(change: &Value) -> String {
+    change_path_quoted(change, false)
 }
 
 fn check_lists(label: &str, text: &str, data: &Value, pointers: [&str; 4]) {
     let [conflicted, staged, unstaged, untracked] = porcelain(text);
-    let changes = |pointer: &str| objects(data, pointer).into_iter().map(change_path).collect::<Vec<_>>();
-    let paths = |pointer: &str| strings(data, pointer).into_iter().map(str::to_owned).collect::<Vec<_>>();
+    let changes =
+        |pointer: &str| objects(data, pointer).into_iter().map(|c| change_path_quoted(c, true)).collect::<Vec<_>>();
+    let paths = |pointer: &str| strings(data, pointer).into_iter().map(|p| git_quoted(p, true)).collect::<Vec<_>>();
     assert_eq!(conflicted, paths(pointers[0]), "{label}: conflicted");
     assert_eq!(staged, changes(pointers[1]), "{label}: staged");
     assert_eq!(unstaged, changes(pointers[2]), "{label}: unstaged");
@@ -324,7 +352,11 @@ fn check_same_facts(tool: &str, label: &str, text: &str, json: &Value) {
                 .map(|line| line.split(" markers ").next().unwrap_or(line))
                 .map(|line| line.split(" (").next().unwrap_or(line))
                 .collect();
-            let paths: Vec<&str> = objects(data, "/files").iter().filter_map(|f| f["path"].as_str()).collect();
+            let paths: Vec<String> = objects(data, "/files")
+                .iter()
+                .filter_map(|f| f["path"].as_str())
+                .map(|p| git_quoted(p, true))
+                .collect();
             assert_eq!(conflicted, paths, "{label}: unmerged files");
             for file in objects(data, "/files") {
                 for side in ["base", "ours", "theirs"] {
@@ -404,7 +436,8 @@ fn check_same_facts(tool: &str, label: &str, text: &str, json: &Value) {
         "file.read" => {
             let header = text.lines().next().unwrap_or_default();
             let sha = data["blobSha"].as_str().unwrap_or_default();
-            assert!(header.starts_with(&format!("# {} @ ", data["path"].as_str().unwrap_or_default())), "{label}");
+            let path = git_quoted(data["path"].as_str().unwrap_or_default(), false);
+            assert!(header.starts_with(&format!("# {path} @ ")), "{label}");
             assert!(header.contains(&format!(" blob {} {} bytes", &sha[..12], data["size"])), "{label}: {header}");
             if let Some(content) = data["content"].as_str() {
                 assert!(text.contains(content), "{label}: the content\n{content}\n---- text:\n{text}");
@@ -412,7 +445,7 @@ fn check_same_facts(tool: &str, label: &str, text: &str, json: &Value) {
         }
         "file.blame" => {
             let header = text.lines().next().unwrap_or_default();
-            let path = data["path"].as_str().unwrap_or_default();
+            let path = git_quoted(data["path"].as_str().unwrap_or_default(), false);
             let sha = &data["rev"].as_str().unwrap_or_default()[..12];
             let at = if data["worktree"] == true { format!("work tree (on {sha})") } else { sha.to_owned() };
             assert!(header.starts_with(&format!("# blame {path} @ {at}")), "{label}: {header}");

@@ -21,6 +21,7 @@ mod fake_gateway;
 mod file_tools;
 mod first_use;
 mod fleet;
+mod forged_text;
 mod formats;
 mod gateway_reads;
 mod generations;

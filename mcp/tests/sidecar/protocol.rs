@@ -193,7 +193,9 @@ fn nine_mib_frames_are_refused_then_ping_is_answered() {
     input.extend(line(&ping(2)));
     input.extend(format!("Content-Length: {}\r\n\r\n", payload.len()).into_bytes());
     input.extend_from_slice(&payload);
-    input.extend(line(&ping(3)));
+    // The next frame's header glued to the refused body, as LSP-style clients write frames back to back.
+    let next = ping(3).to_string();
+    input.extend(format!("Content-Length: {}\r\n\r\n{next}", next.len()).into_bytes());
     let responses = serve(input);
     assert_eq!(responses.len(), 4, "{:?}", responses.iter().map(|r| r["id"].clone()).collect::<Vec<_>>());
     for refused in [&responses[0], &responses[2]] {
@@ -203,6 +205,41 @@ fn nine_mib_frames_are_refused_then_ping_is_answered() {
     }
     assert!(is_ping_reply(&responses[1], 2));
     assert!(is_ping_reply(&responses[3], 3));
+}
+
+/// A `Content-Length` over the cap with no body is refused from the header while stdin stays open, and the
+/// newline-delimited request after it is answered: the server neither waits for the declared bytes nor swallows
+/// what follows (issue 33).
+#[test]
+fn lying_content_length_is_refused_at_once_and_the_next_request_answered() {
+    let sandbox = Sandbox::new();
+    let mut server = crate::support::Running::start(sandbox.command(&[]));
+    // Without an answer the reads below would block for ever: a watchdog kills the server after 30 s instead.
+    let pid = server.pid();
+    let (done, watch) = std::sync::mpsc::channel::<()>();
+    let watchdog = std::thread::spawn(move || {
+        if watch.recv_timeout(std::time::Duration::from_secs(30)).is_err() {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+        }
+    });
+    server.send_bytes(b"Content-Length: 99999999999\r\n\r\n");
+    let refused = server.receive().expect("an answer to the header alone");
+    server.send(&ping(2));
+    let answered = server.receive().expect("an answer to the next request");
+    server.send_bytes(b"Content-Length: 99999999999999999999999\r\n");
+    let overflow = server.receive().expect("an answer to a length beyond u64");
+    server.send(&ping(3));
+    let after_overflow = server.receive().expect("an answer after the overflow");
+    done.send(()).expect("the watchdog waits");
+    watchdog.join().expect("watchdog");
+    let (status, stderr) = server.finish();
+    assert_eq!((error_code(&refused), &refused["id"]), (-32600, &Value::Null), "{refused}");
+    let message = refused["error"]["message"].as_str().expect("message");
+    assert!(message.contains("8388608") || message.contains("8 MiB"), "{message}");
+    assert!(is_ping_reply(&answered, 2), "{answered}");
+    assert_eq!((error_code(&overflow), &overflow["id"]), (-32600, &Value::Null), "{overflow}");
+    assert!(is_ping_reply(&after_overflow, 3), "{after_overflow}");
+    assert!(status.success(), "{status:?}: {stderr}");
 }
 
 #[test]

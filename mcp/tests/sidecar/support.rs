@@ -236,6 +236,13 @@ impl Running {
         stdin.flush().expect("flush");
     }
 
+    /// Writes raw bytes to the server's stdin, a frame or part of one, without waiting for anything.
+    pub(crate) fn send_bytes(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(bytes).expect("write bytes");
+        stdin.flush().expect("flush");
+    }
+
     /// Reads the next response line; `None` at end of output.
     pub(crate) fn receive(&mut self) -> Option<Value> {
         use std::io::BufRead as _;
