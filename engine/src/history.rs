@@ -103,6 +103,47 @@ impl Person {
     }
 }
 
+/// The largest `.mailmap` (or `mailmap.file`) read, in bytes (16 MiB); a larger one is skipped.
+const MAILMAP_CAP: u64 = 16 << 20;
+
+/// The repository's mailmap, as `gix::Repository::open_mailmap` reads it (the work tree's `.mailmap`, not
+/// followed when a symbolic link; `mailmap.blob`, or `HEAD:.mailmap` in a bare repository; `mailmap.file`), but
+/// with each file opened without blocking and read only when it is a regular file of at most 16 MiB: a FIFO,
+/// device or socket in its place is skipped where git would wait for ever. Unreadable sources are skipped, as
+/// gix's reader skips them.
+pub(crate) fn open_mailmap(repo: &gix::Repository) -> gix::mailmap::Snapshot {
+    use gix::config::tree::{Key, Mailmap};
+    let mut out = gix::mailmap::Snapshot::default();
+    let read = |path: &std::path::Path, follow: bool| {
+        crate::regular_file::read(path, follow, MAILMAP_CAP).ok().and_then(std::result::Result::ok)
+    };
+    use gix::bstr::ByteSlice as _;
+    let configured_blob = repo.config_snapshot().string(Mailmap::BLOB.logical_name().as_str());
+    let mut blob = configured_blob.and_then(|spec| repo.rev_parse_single(spec.as_bstr()).ok().map(gix::Id::detach));
+    match repo.workdir() {
+        None => {
+            blob = blob.or_else(|| {
+                let tree = repo.head_commit().ok()?.tree().ok()?;
+                tree.find_entry(".mailmap").map(|entry| entry.object_id())
+            });
+        }
+        Some(root) => {
+            if let Some(bytes) = read(&root.join(".mailmap"), false) {
+                out.merge(gix::mailmap::parse_ignore_errors(&bytes));
+            }
+        }
+    }
+    if let Some(object) = blob.and_then(|id| repo.find_object(id).ok()) {
+        out.merge(gix::mailmap::parse_ignore_errors(&object.data));
+    }
+    if let Ok(Some(file)) = repo.config_snapshot().trusted_path(Mailmap::FILE.logical_name().as_str())
+        && let Some(bytes) = read(&file, true)
+    {
+        out.merge(gix::mailmap::parse_ignore_errors(&bytes));
+    }
+    out
+}
+
 impl Serialize for Person {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
         serializer.collect_str(&format_args!("{} <{}>", self.name, self.email))
@@ -249,7 +290,7 @@ impl Engine {
                 walk.range(git, &cursor.also, &cursor.hidden)
             }
         };
-        let mailmap = git.open_mailmap();
+        let mailmap = open_mailmap(git);
         let abbrev = Abbrev::new(git);
         let (commits, more, shallow) = self.walks.with(&key, begin, |kept| {
             let end = cursor.skip.saturating_add(options.limit);

@@ -44,6 +44,7 @@ mod objects;
 mod pack_index;
 pub mod reflog;
 pub mod refs;
+mod regular_file;
 pub mod repository;
 pub mod revision;
 pub mod scope;

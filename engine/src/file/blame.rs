@@ -660,7 +660,7 @@ impl<'repo> Names<'repo> {
         uncommitted: Option<ObjectId>,
         show_root: bool,
     ) -> Self {
-        let mailmap = repo.open_mailmap();
+        let mailmap = crate::history::open_mailmap(repo);
         let abbrev = Abbrev::new(repo);
         Self {
             repo,

@@ -24,6 +24,7 @@ mod gateway_reads;
 mod generations;
 mod hints;
 mod history;
+mod hostile;
 mod presence;
 mod protocol;
 mod scope;
