@@ -85,7 +85,7 @@ fn our_porcelain(status: &Value) -> BTreeSet<String> {
 }
 
 #[test]
-#[ignore = "repo.status still blocks on one of these FIFOs (not yet found which open); issue 33"]
+#[ignore = "a FIFO .gitmodules still blocks: gix status opens it (BuiltinSubmoduleStatus::new); issue 33"]
 fn fifos_in_the_work_tree_never_hang_a_read_and_status_is_gits() {
     let fixture = fluxgit_fixtures::build(Scenario::Clean);
     let work = fixture.path();
@@ -180,7 +180,7 @@ fn deep_directories(dir: &Path, levels: usize) {
 }
 
 #[test]
-#[ignore = "repo.status does not answer within 5 s on this tree yet (the bounded walk is in place); issue 33"]
+#[ignore = "answers as git does, but in 9.5 s (2.4 s CPU) on a loaded machine: the failed walk is redone"]
 fn a_ten_thousand_deep_untracked_directory_is_listed_as_git_lists_it() {
     let fixture = fluxgit_fixtures::build(Scenario::Clean);
     let work = fixture.path();
