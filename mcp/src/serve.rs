@@ -18,7 +18,8 @@
 //! The permit is held by the call's task, not by its thread: a cancelled call that does not stop (a read the
 //! engine cannot interrupt, such as one blocked in the kernel) is abandoned to its thread and its slot goes to the
 //! next call at once, so calls that hang can never stop the server from answering. The blocking pool has
-//! [`ABANDONED_THREADS`] threads beyond the permits for such calls.
+//! [`ABANDONED_THREADS`] threads beyond the permits for such calls. At the end of input they are waited for
+//! within [`Options::drain`] too, so the audit of a cancelled call is written before [`serve`] returns.
 //!
 //! A call still running after [`Options::deadline`] is interrupted the same way and answered with a `-32603`
 //! error that says so (`data.deadlineSeconds`, a number of seconds).
@@ -190,6 +191,9 @@ struct Shared {
     permits: Arc<Semaphore>,
     running: Running,
     replies: mpsc::UnboundedSender<Box<RawValue>>,
+    /// The threads of cancelled calls that had not stopped yet: waited for at the end of input (within the drain
+    /// time), so that what they record (the audit of a cancelled call) is written before [`serve`] returns.
+    abandoned: Mutex<Vec<tokio::task::JoinHandle<Box<RawValue>>>>,
 }
 
 /// Dispatches frames until end of input (`Ok`), a read error, or a writer that stopped (`Ok`: the writer's own
@@ -205,6 +209,7 @@ async fn dispatch(
         permits: Arc::new(Semaphore::new(options.parallelism.get())),
         running: Running::default(),
         replies,
+        abandoned: Mutex::new(Vec::new()),
     });
     let mut calls = JoinSet::new();
     let outcome = loop {
@@ -239,7 +244,13 @@ async fn dispatch(
             }
         }
     };
-    let drain = async { while calls.join_next().await.is_some() {} };
+    let drain = async {
+        while calls.join_next().await.is_some() {}
+        let abandoned = std::mem::take(&mut *shared.abandoned.lock().unwrap_or_else(PoisonError::into_inner));
+        for thread in abandoned {
+            let _ = thread.await;
+        }
+    };
     if tokio::time::timeout(options.drain, drain).await.is_err() {
         tracing::warn!(calls = calls.len(), "calls still running after the drain time: interrupted, not answered");
         shared.running.cancel_all();
@@ -256,9 +267,12 @@ async fn run_call(shared: Arc<Shared>, call: PendingCall, interrupt: Interrupt, 
         Ok(permit) if !interrupt.is_triggered() => {
             let server = Arc::clone(&shared.server);
             let call_interrupt = interrupt.clone();
-            let running = tokio::task::spawn_blocking(move || server.run_call(call, &call_interrupt));
-            let reply = watch(running, &interrupt, deadline, &id).await;
+            let mut running = tokio::task::spawn_blocking(move || server.run_call(call, &call_interrupt));
+            let reply = watch(&mut running, &interrupt, deadline, &id).await;
             drop(permit);
+            if reply.is_none() || matches!(reply, Some(Watched::PastDeadline(_))) {
+                shared.abandoned.lock().unwrap_or_else(PoisonError::into_inner).push(running);
+            }
             reply
         }
         _ => None,
@@ -286,7 +300,7 @@ enum Watched {
 /// Waits for `running` until it returns, `interrupt` is triggered (`None`: abandoned, no reply) or `deadline`
 /// passes (the interrupt is triggered and the call abandoned with an error reply).
 async fn watch(
-    mut running: tokio::task::JoinHandle<Box<RawValue>>,
+    running: &mut tokio::task::JoinHandle<Box<RawValue>>,
     interrupt: &Interrupt,
     deadline: Duration,
     id: &Value,
@@ -294,7 +308,7 @@ async fn watch(
     let started = tokio::time::Instant::now();
     loop {
         tokio::select! {
-            joined = &mut running => {
+            joined = &mut *running => {
                 return Some(Watched::Answered(joined.unwrap_or_else(|error| {
                     tracing::error!(%error, "a tools/call failed outside its handler");
                     let error = crate::tools::ProtocolError::new(INTERNAL_ERROR, "Internal error", None);
@@ -389,7 +403,7 @@ mod tests {
         Options {
             parallelism: std::num::NonZeroUsize::new(parallelism).expect("not zero"),
             max_pending: 256,
-            drain: Duration::from_secs(30),
+            drain: Duration::from_millis(500),
             deadline,
         }
     }
