@@ -46,6 +46,7 @@ mod pack_index;
 mod quote;
 pub mod reflog;
 pub mod refs;
+mod regular_file;
 pub mod repository;
 pub mod revision;
 pub mod scope;

@@ -499,7 +499,7 @@ fn churn(
     // Per email: (commits, the name on its newest commit: the walk goes newest first).
     let mut authors: BTreeMap<String, (usize, String)> = BTreeMap::new();
     let mut commits = 0;
-    let mailmap = repo.open_mailmap();
+    let mailmap = crate::guard::open_mailmap(repo);
     if let Some(tip) = tip {
         let mut walk = Walk::new(repo, tip, Some(path))?.since(since).interruptible(interrupt);
         while let Some(id) = walk.next_shown(repo)? {
@@ -567,7 +567,7 @@ fn churn_kept(
         counts[slot].1 += 1;
     }
     // Per email through `.mailmap`: (commits, the name on its first commit in walk order), as [`churn`] counts.
-    let mailmap = repo.open_mailmap();
+    let mailmap = crate::guard::open_mailmap(repo);
     let mut authors: BTreeMap<String, (usize, String)> = BTreeMap::new();
     for (identity, count) in counts {
         let (name, email) = walk.identity(identity);

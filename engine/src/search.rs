@@ -202,6 +202,15 @@ fn filters(options: &Options) -> Result<Filters> {
         Some(path) => {
             crate::repository::check_relative_path(path)?;
             let path = path.trim_end_matches('/');
+            if path.split('/').count() > index::MAX_PATH_DEPTH {
+                return Err(Error::invalid(
+                    InvalidReason::InvalidPath,
+                    format!(
+                        "path is deeper than {} components: history is indexed to that depth",
+                        index::MAX_PATH_DEPTH
+                    ),
+                ));
+            }
             if path.is_empty() { None } else { Some(path.to_owned()) }
         }
         None => None,
@@ -618,7 +627,7 @@ fn walk(
         }
         ids
     };
-    let mut touched = index::Touched::default();
+    let mut touched = index::Touched::interruptible(interrupt);
     let mut hits: Vec<(Score, i64, ObjectId)> = Vec::new();
     for id in ids {
         interrupt.check()?;

@@ -407,13 +407,15 @@ fn work_tree_file(workdir: Option<&Path>, path: &BString, marker_size: usize, ca
         (Ok(file), Ok(root)) => file.starts_with(root),
         _ => false,
     };
-    let Ok(metadata) = std::fs::symlink_metadata(&file) else { return out };
-    if !inside || !metadata.is_file() {
+    if !inside {
         return out;
     }
-    let Ok(handle) = std::fs::File::open(&file) else { return out };
+    // Not followed, opened without blocking: a FIFO or device in the file's place is no file to scan.
+    let Ok(crate::regular_file::Opened::File(handle, size)) = crate::regular_file::open(&file, false) else {
+        return out;
+    };
     out.exists = true;
-    out.size = metadata.len();
+    out.size = size;
     let mut reader = std::io::BufReader::with_capacity(64 * 1024, handle);
     // Git's binary test looks at the first 8000 bytes; a binary file is never scanned line by line.
     if let Ok(head) = reader.fill_buf()

@@ -133,6 +133,8 @@ pub(crate) fn compare(
     rewrites: Option<gix::diff::Rewrites>,
 ) -> Result<Vec<Change>> {
     let to_err = |err| Error::git("a diff", err);
+    let pre_images =
+        PreImages::of(repo, old, new, new_root.is_some() && rewrites.as_ref().is_some_and(|r| r.copies.is_some()));
     let roots = gix::diff::blob::pipeline::WorktreeRoots { old_root: None, new_root };
     let mut cache = resource_cache(repo, roots, attributes)?;
     let empty = gix::index::State::new(repo.object_hash());
@@ -145,10 +147,21 @@ pub(crate) fn compare(
         old,
         new,
         |change| {
-            out.push(convert(change));
+            let mut change = convert(change);
+            // A copy's source as git shows it: its old content (see `PreImages`).
+            if let (Kind::Copied, Some(old)) = (change.kind, change.old.as_mut())
+                && let Some(before) = pre_images.old_of.get(&old.id)
+            {
+                old.id = *before;
+            }
+            out.push(change);
             Ok(std::ops::ControlFlow::Continue(()))
         },
-        rewrites.map(|rewrites| gix::diff::index::RewriteOptions { resource_cache: &mut cache, find: repo, rewrites }),
+        rewrites.map(|rewrites| gix::diff::index::RewriteOptions {
+            resource_cache: &mut cache,
+            find: &pre_images,
+            rewrites,
+        }),
         &mut search,
         &mut |_, _, _, _| false,
     )
@@ -189,5 +202,45 @@ fn convert(change: ChangeRef<'_, '_>) -> Change {
             old: Some(entry(&source_location, source_entry_mode, &source_id)),
             new: Some(entry(&location, entry_mode, &id)),
         },
+    }
+}
+
+/// The objects a diff's rename and copy detection reads, with one difference from the repository's: a copy
+/// source that is modified in the work tree is read as its old side's blob. gix takes a modified file's new id as
+/// the source of a copy; on the work tree that id was hashed from the file and is in no object store (the diff
+/// failed), and git takes the source's old content anyway (`git diff -C HEAD` finds `C100` for a file copied and
+/// then edited). Only built for the work tree with copies detected; otherwise it is the repository as it is.
+struct PreImages<'repo> {
+    repo: &'repo gix::Repository,
+    old_of: std::collections::HashMap<ObjectId, ObjectId>,
+}
+
+impl<'repo> PreImages<'repo> {
+    fn of(repo: &'repo gix::Repository, old: &gix::index::State, new: &gix::index::State, wanted: bool) -> Self {
+        let mut old_of = std::collections::HashMap::new();
+        if wanted {
+            for entry in new.entries() {
+                if let Some(before) = old.entry_by_path(entry.path(new))
+                    && before.id != entry.id
+                {
+                    old_of.insert(entry.id, before.id);
+                }
+            }
+        }
+        Self { repo, old_of }
+    }
+}
+
+impl gix::objs::Find for PreImages<'_> {
+    fn try_find<'a>(&self, id: &gix::oid, buffer: &'a mut Vec<u8>) -> gix::Result<Option<gix::objs::Data<'a>>> {
+        let id = self.old_of.get(id).map_or(id, |before| before.as_ref());
+        gix::objs::Find::try_find(self.repo, id, buffer)
+    }
+}
+
+impl gix::objs::FindHeader for PreImages<'_> {
+    fn try_header(&self, id: &gix::oid) -> gix::Result<Option<gix::objs::Header>> {
+        let id = self.old_of.get(id).map_or(id, |before| before.as_ref());
+        gix::objs::FindHeader::try_header(self.repo, id)
     }
 }

@@ -310,7 +310,9 @@ fn on_disk(workdir: &Path, path: &BStr) -> Result<PathBuf> {
     Ok(workdir.join(relative))
 }
 
-/// The mode and blob id a work-tree file would get if added (raw bytes; no filter), or `None` if it is missing.
+/// The mode and blob id a work-tree file would get if added (raw bytes; no filter), or `None` if it is missing
+/// or is neither a regular file nor a symbolic link (a FIFO, device or socket: git cannot hash those either and
+/// shows the tracked path as gone). The file is opened without blocking and checked on the open descriptor.
 fn hash_file(repo: &gix::Repository, path: &Path) -> Result<Option<(Mode, ObjectId)>> {
     let to_err = |err| Error::git_text("a work-tree file", err);
     let metadata = match std::fs::symlink_metadata(path) {
@@ -323,7 +325,11 @@ fn hash_file(repo: &gix::Repository, path: &Path) -> Result<Option<(Mode, Object
         let target = gix::path::into_bstr(target).map_err(|err| to_err(err.to_string()))?.into_owned();
         (Mode::SYMLINK, Vec::from(target))
     } else if metadata.is_file() {
-        let bytes = std::fs::read(path).map_err(|err| to_err(err.to_string()))?;
+        let bytes = match crate::regular_file::read(path, false, u64::MAX).map_err(|err| to_err(err.to_string()))? {
+            Ok(bytes) => bytes,
+            // Swapped for something else since the look above.
+            Err(_) => return Ok(None),
+        };
         (if is_executable(&metadata) { Mode::FILE_EXECUTABLE } else { Mode::FILE }, bytes)
     } else {
         return Ok(None);

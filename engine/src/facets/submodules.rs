@@ -133,6 +133,14 @@ pub fn summarize(submodules: &[Submodule]) -> Summary {
     summary
 }
 
+/// What stands in the work tree's place of `.gitmodules` when it is neither a regular file, a symbolic link nor
+/// nothing (a FIFO, device, socket or directory), as git would name it. gix would open a FIFO there and wait for
+/// ever: callers read such a repository as one without submodules and report `.gitmodules` as unreadable.
+pub(crate) fn hostile_modules_file(repo: &gix::Repository) -> Option<&'static str> {
+    let metadata = std::fs::symlink_metadata(repo.workdir()?.join(".gitmodules")).ok()?;
+    (!metadata.is_file() && !metadata.is_symlink()).then(|| crate::regular_file::kind_name(&metadata))
+}
+
 fn collect(
     repo: &gix::Repository,
     prefix: &str,
@@ -140,6 +148,9 @@ fn collect(
     out: &mut Vec<(Submodule, Option<gix::Repository>)>,
 ) -> Result<()> {
     let to_err = |err| Error::git("submodules", err);
+    if hostile_modules_file(repo).is_some() {
+        return Ok(());
+    }
     let Some(submodules) = repo.submodules().map_err(to_err)? else {
         return Ok(());
     };

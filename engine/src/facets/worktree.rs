@@ -94,7 +94,8 @@ pub struct Status {
     /// Paths with unmerged index entries (stages 1-3).
     pub conflicted: Vec<String>,
     /// Submodules whose state could not be read (a `.gitmodules` name git ignores as suspicious, a gitdir that is
-    /// gone), in path order: they are in no other list unless their recorded commit was staged.
+    /// gone), in path order: they are in no other list unless their recorded commit was staged. Also a
+    /// `.gitmodules` that is no regular file (a FIFO: read as none), and untracked directories too deep to open.
     pub unreadable: Vec<Unreadable>,
 }
 
@@ -117,9 +118,115 @@ fn status_at(repo: &gix::Repository, depth: usize) -> Result<Status> {
     if repo.workdir().is_none() {
         return Ok(Status { bare: true, ..Status::default() });
     }
+    let untracked_mode = UntrackedMode::configured(repo);
+    match status_listing(repo, depth, untracked_mode) {
+        Err(Error::GitRead { .. }) if untracked_mode != UntrackedMode::No => {
+            // gix's directory walk fails whole on a directory it cannot read (one too deep for the system's
+            // path length, most often), where git warns and answers: walk again, bounded, naming what it skips.
+            let mut out = status_listing(repo, depth, UntrackedMode::No)?;
+            let (untracked, unreadable) = bounded_untracked(repo, untracked_mode)?;
+            let tracked: BTreeSet<&str> = out.conflicted.iter().map(String::as_str).collect();
+            out.untracked = untracked.into_iter().filter(|path| !tracked.contains(path.as_str())).collect();
+            out.untracked_mode = untracked_mode;
+            out.unreadable.extend(unreadable);
+            out.unreadable.sort_by(|a, b| a.path.cmp(&b.path));
+            Ok(out)
+        }
+        other => other,
+    }
+}
+
+/// Whether the work tree holds something git cannot track at `rela_path`: neither a file, a directory nor a
+/// symbolic link (a FIFO, device or socket).
+fn is_special(repo: &gix::Repository, rela_path: &gix::bstr::BStr) -> bool {
+    let Some(path) = repo.workdir().zip(gix::path::from_bstr(rela_path).ok()).map(|(root, path)| root.join(path))
+    else {
+        return false;
+    };
+    std::fs::symlink_metadata(path).is_ok_and(|meta| !meta.is_file() && !meta.is_dir() && !meta.is_symlink())
+}
+
+/// The longest work-tree path, in bytes, the bounded walk goes into: below Linux's `PATH_MAX` (4,096) by room for
+/// one more name (255) and `/.gitignore`, so every file it opens has a path the system accepts.
+const DEEPEST_WALKED_PATH: usize = 4096 - 255 - 16;
+
+/// The untracked files as `mode` lists them, from a directory walk that does not go into a directory whose path
+/// is longer than [`DEEPEST_WALKED_PATH`] bytes (git cannot open those either: `could not open directory`) and
+/// names each such directory as unreadable. The directories beyond are left out, as git leaves them out.
+fn bounded_untracked(repo: &gix::Repository, mode: UntrackedMode) -> Result<(Vec<String>, Vec<Unreadable>)> {
+    use gix::dir::walk::{Action, Delegate, EmissionMode};
+    use gix::dir::{EntryRef, entry};
+
+    struct Bounded {
+        root_len: usize,
+        untracked: Vec<String>,
+        unreadable: Vec<Unreadable>,
+        refused: BTreeSet<gix::bstr::BString>,
+    }
+    impl Delegate for Bounded {
+        fn emit(&mut self, entry: EntryRef<'_>, _collapsed: Option<entry::Status>) -> Action {
+            // A directory not walked is reported as unreadable, not as untracked: git lists neither it nor
+            // anything in it.
+            let refused = self.refused.contains(entry.rela_path.as_ref());
+            let untrackable = entry.disk_kind == Some(entry::Kind::Untrackable);
+            if matches!(entry.status, entry::Status::Untracked) && !refused && !untrackable {
+                let mut path = utf8(&entry.rela_path);
+                if entry.disk_kind.is_some_and(|kind| kind.is_dir()) {
+                    path.push('/');
+                }
+                self.untracked.push(path);
+            }
+            std::ops::ControlFlow::Continue(())
+        }
+
+        fn can_recurse(
+            &mut self,
+            entry: EntryRef<'_>,
+            for_deletion: Option<gix::dir::walk::ForDeletionMode>,
+            worktree_root_is_repository: bool,
+        ) -> bool {
+            let recurse = entry.status.can_recurse(
+                entry.disk_kind,
+                entry.pathspec_match,
+                for_deletion,
+                worktree_root_is_repository,
+            );
+            if recurse && self.root_len + 1 + entry.rela_path.len() > DEEPEST_WALKED_PATH {
+                let reason = format!(
+                    "could not open directory: its path is longer than {DEEPEST_WALKED_PATH} bytes; what it holds is \
+                     left out, as git leaves it out"
+                );
+                self.unreadable.push(Unreadable { path: utf8(&entry.rela_path), error: ItemError::new(reason) });
+                self.refused.insert(entry.rela_path.clone().into_owned());
+                return false;
+            }
+            recurse
+        }
+    }
+
+    let to_err = |err| Error::git("work-tree status", err);
+    let workdir = repo.workdir().ok_or_else(|| Error::git_text("work-tree status", "no work tree".to_owned()))?;
+    let index = repo.index_or_empty().map_err(to_err)?;
+    let options = repo.dirwalk_options().map_err(to_err)?.emit_untracked(match mode {
+        UntrackedMode::All => EmissionMode::Matching,
+        UntrackedMode::Normal | UntrackedMode::No => EmissionMode::CollapseDirectory,
+    });
+    let mut delegate = Bounded {
+        root_len: workdir.as_os_str().len(),
+        untracked: Vec::new(),
+        unreadable: Vec::new(),
+        refused: BTreeSet::new(),
+    };
+    let never = std::sync::atomic::AtomicBool::new(false);
+    repo.dirwalk(&index, None::<&str>, &never, options, &mut delegate).map_err(to_err)?;
+    delegate.untracked.sort();
+    Ok((delegate.untracked, delegate.unreadable))
+}
+
+/// The status with untracked files listed as `untracked_mode` says.
+fn status_listing(repo: &gix::Repository, depth: usize, untracked_mode: UntrackedMode) -> Result<Status> {
     let to_err = |err| Error::git("work-tree status", err);
     let problems = submodule_problems(repo)?;
-    let untracked_mode = UntrackedMode::configured(repo);
     let shared = repo.index_or_empty().map_err(to_err)?;
     let index = if problems.is_empty() {
         gix::worktree::IndexPersistedOrInMemory::Persisted(shared)
@@ -185,6 +292,8 @@ fn status_at(repo: &gix::Repository, depth: usize) -> Result<Status> {
                         continue;
                     }
                     EntryStatus::Change(C::Removed) => ChangeKind::Deleted,
+                    // git shows a tracked file turned FIFO, device or socket as modified, not as a type change.
+                    EntryStatus::Change(C::Type { .. }) if is_special(repo, rela_path.as_ref()) => ChangeKind::Modified,
                     EntryStatus::Change(C::Type { .. }) => ChangeKind::TypeChange,
                     EntryStatus::Change(C::Modification { .. } | C::SubmoduleModification(_)) => ChangeKind::Modified,
                     EntryStatus::IntentToAdd => ChangeKind::Added,
@@ -193,7 +302,9 @@ fn status_at(repo: &gix::Repository, depth: usize) -> Result<Status> {
                 out.unstaged.push(Change { path: utf8(&rela_path), status: kind, from: None });
             }
             WorktreeItem::DirectoryContents { entry, .. } => {
-                if matches!(entry.status, gix::dir::entry::Status::Untracked) {
+                // git lists no FIFO, device or socket as untracked: it could not add one.
+                let untrackable = entry.disk_kind == Some(gix::dir::entry::Kind::Untrackable);
+                if matches!(entry.status, gix::dir::entry::Status::Untracked) && !untrackable {
                     let mut path = utf8(&entry.rela_path);
                     // A collapsed directory is shown as git shows it, with a trailing slash.
                     if entry.disk_kind.is_some_and(|kind| kind.is_dir()) {
@@ -231,6 +342,10 @@ fn status_at(repo: &gix::Repository, depth: usize) -> Result<Status> {
     out.untracked.retain(|path| !conflicted.contains(path));
     out.conflicted = conflicted.into_iter().collect();
     out.unreadable = problems;
+    if let Some(kind) = crate::facets::submodules::hostile_modules_file(repo) {
+        let error = ItemError::new(format!("a {kind}, not a regular file: read as no .gitmodules"));
+        out.unreadable.push(Unreadable { path: ".gitmodules".to_owned(), error });
+    }
     out.untracked_mode = untracked_mode;
     out.staged.sort_by(|a, b| a.path.cmp(&b.path));
     out.unstaged.sort_by(|a, b| a.path.cmp(&b.path));
@@ -248,6 +363,9 @@ fn status_at(repo: &gix::Repository, depth: usize) -> Result<Status> {
 /// # Errors
 /// None today; reads that fail become entries.
 pub(crate) fn submodule_problems(repo: &gix::Repository) -> Result<Vec<Unreadable>> {
+    if crate::facets::submodules::hostile_modules_file(repo).is_some() {
+        return Ok(Vec::new());
+    }
     let submodules = match repo.submodules() {
         Ok(Some(submodules)) => submodules,
         Ok(None) => return Ok(Vec::new()),
@@ -349,6 +467,9 @@ fn staged_change(change: &gix::diff::index::ChangeRef<'_, '_>) -> Change {
 fn dirty_submodules(repo: &gix::Repository, depth: usize) -> Result<Vec<String>> {
     use gix::submodule::config::Ignore;
     let to_err = |err| Error::git("submodule status", err);
+    if crate::facets::submodules::hostile_modules_file(repo).is_some() {
+        return Ok(Vec::new());
+    }
     let Some(submodules) = repo.submodules().map_err(to_err)? else {
         return Ok(Vec::new());
     };

@@ -59,6 +59,13 @@ pub(crate) fn commit(repo: &gix::Repository, head: ObjectId, path: &str) -> Resu
             format!("{path:?} is a directory in the work tree, not a file: only files can be blamed"),
         ));
     }
+    if !metadata.is_symlink() && !metadata.is_file() {
+        let kind = crate::regular_file::kind_name(&metadata);
+        return Err(Error::invalid(
+            InvalidReason::NotAFile,
+            format!("{path:?} is a {kind} in the work tree, not a file: only files can be blamed"),
+        ));
+    }
     let threshold = super::blame::big_file_threshold(repo);
     if metadata.is_file() && metadata.len() > threshold {
         return Err(super::blame::too_large(path, metadata.len(), threshold, "the work tree"));
@@ -67,7 +74,20 @@ pub(crate) fn commit(repo: &gix::Repository, head: ObjectId, path: &str) -> Resu
         let target = std::fs::read_link(&file).map_err(to_err)?;
         (gix::path::os_str_into_bstr(target.as_os_str()).map_err(to_err)?.to_vec(), EntryKind::Link)
     } else {
-        let source = std::fs::File::open(&file).map_err(to_err)?;
+        // Without blocking: a FIFO swapped in since the look above is refused, never waited on.
+        let source = match crate::regular_file::open(&file, false).map_err(to_err)? {
+            crate::regular_file::Opened::File(source, _) => source,
+            opened => {
+                let kind = match opened {
+                    crate::regular_file::Opened::NotRegular(kind) => kind,
+                    _ => "file that is gone",
+                };
+                return Err(Error::invalid(
+                    InvalidReason::NotAFile,
+                    format!("{path:?} is a {kind} in the work tree, not a file: only files can be blamed"),
+                ));
+            }
+        };
         let mut content = Vec::new();
         match pipeline.convert_to_git(source, Path::new(path), &index).map_err(to_err)? {
             gix::filter::plumbing::pipeline::convert::ToGitOutcome::Unchanged(mut reader) => {

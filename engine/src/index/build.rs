@@ -117,19 +117,32 @@ pub(crate) fn write(repo: &gix::Repository, writer: &IndexWriter, fields: Fields
     Ok(())
 }
 
+/// The deepest path prefix recorded for a commit, in path components: a change deeper down (a tree 10,000
+/// directories deep) is recorded by its prefix of this depth, so the work per commit stays bounded. A `path`
+/// search deeper than this is refused (`invalid_path`).
+pub const MAX_PATH_DEPTH: usize = 256;
+
 /// Computes the path prefixes a commit touched, reusing the tree-diff buffers across commits.
 #[derive(Default)]
 pub(crate) struct Touched {
     state: gix::diff::tree::State,
+    interrupt: Option<crate::interrupt::Interrupt>,
 }
 
 impl Touched {
+    /// A computation that stops with [`Error::Cancelled`] once `interrupt` is triggered, also within one commit's
+    /// tree diff.
+    pub(crate) fn interruptible(interrupt: &crate::interrupt::Interrupt) -> Self {
+        Self { interrupt: Some(interrupt.clone()), ..Self::default() }
+    }
+
     /// Every prefix (`a`, `a/b`, `a/b/c.rs`) of a path that differs from every parent (the empty tree for a root
     /// commit or a shallow boundary): the paths for which `git log -- <path>` shows the commit under git's
-    /// default history simplification, as far as the commit itself decides it.
+    /// default history simplification, as far as the commit itself decides it. Prefixes stop at
+    /// [`MAX_PATH_DEPTH`] components.
     ///
     /// # Errors
-    /// [`Error::GitRead`] when a tree cannot be read.
+    /// [`Error::GitRead`] when a tree cannot be read; [`Error::Cancelled`] once the interrupt is triggered.
     pub(crate) fn prefixes(
         &mut self,
         repo: &gix::Repository,
@@ -166,31 +179,83 @@ impl Touched {
 
     fn changed(&mut self, repo: &gix::Repository, old: &[u8], new: &[u8]) -> Result<BTreeSet<String>> {
         let kind = repo.object_hash();
-        let mut recorder = gix::diff::tree::Recorder::default();
-        gix::diff::tree(
+        let mut visitor = Prefixes { interrupt: self.interrupt.clone(), ..Prefixes::default() };
+        let diffed = gix::diff::tree(
             gix::objs::TreeRefIter::from_bytes(old, kind),
             gix::objs::TreeRefIter::from_bytes(new, kind),
             &mut self.state,
             &repo.objects,
-            &mut recorder,
-        )
-        .map_err(|err| Error::git("tree diff", err))?;
-        let mut prefixes = BTreeSet::new();
-        for change in recorder.records {
-            use gix::diff::tree::recorder::Change;
-            let path = match &change {
-                Change::Addition { path, .. } | Change::Deletion { path, .. } | Change::Modification { path, .. } => {
-                    path
-                }
-            };
-            let path = path.to_str_lossy();
-            for (index, byte) in path.bytes().enumerate() {
-                if byte == b'/' {
-                    prefixes.insert(path[..index].to_owned());
+            &mut visitor,
+        );
+        if visitor.interrupt.as_ref().is_some_and(crate::interrupt::Interrupt::is_triggered) {
+            return Err(Error::Cancelled);
+        }
+        diffed.map_err(|err| Error::git("tree diff", err))?;
+        Ok(visitor.prefixes)
+    }
+}
+
+/// A tree-diff visitor that records the prefixes of every changed path down to [`MAX_PATH_DEPTH`] components.
+/// The path it tracks never grows deeper than that: below, only the depth is counted.
+#[derive(Default)]
+struct Prefixes {
+    /// The current path, cut at [`MAX_PATH_DEPTH`] components, and its depth in components (which may be more).
+    path: (gix::bstr::BString, usize),
+    /// The paths of the trees queued for later, as `path`.
+    queued: std::collections::VecDeque<(gix::bstr::BString, usize)>,
+    prefixes: BTreeSet<String>,
+    interrupt: Option<crate::interrupt::Interrupt>,
+}
+
+impl Prefixes {
+    fn push(&mut self, component: &gix::bstr::BStr) {
+        let (path, depth) = &mut self.path;
+        if *depth < MAX_PATH_DEPTH {
+            if !path.is_empty() {
+                path.push(b'/');
+            }
+            path.extend_from_slice(component);
+        }
+        *depth += 1;
+    }
+}
+
+impl gix::diff::tree::Visit for Prefixes {
+    fn pop_front_tracked_path_and_set_current(&mut self) {
+        self.path = self.queued.pop_front().expect("every queued tree was tracked");
+    }
+
+    fn push_back_tracked_path_component(&mut self, component: &gix::bstr::BStr) {
+        self.push(component);
+        self.queued.push_back(self.path.clone());
+    }
+
+    fn push_path_component(&mut self, component: &gix::bstr::BStr) {
+        self.push(component);
+    }
+
+    fn pop_path_component(&mut self) {
+        let (path, depth) = &mut self.path;
+        if *depth <= MAX_PATH_DEPTH {
+            let cut = path.rfind_byte(b'/').unwrap_or(0);
+            path.truncate(cut);
+        }
+        *depth = depth.saturating_sub(1);
+    }
+
+    fn visit(&mut self, _change: gix::diff::tree::visit::Change) -> gix::diff::tree::visit::Action {
+        if self.interrupt.as_ref().is_some_and(crate::interrupt::Interrupt::is_triggered) {
+            return std::ops::ControlFlow::Break(());
+        }
+        let path = self.path.0.to_str_lossy();
+        // Longest first: once a prefix is known, so are all shorter ones (each path adds all of its own).
+        if self.prefixes.insert(path.to_string()) {
+            for (index, byte) in path.bytes().enumerate().rev() {
+                if byte == b'/' && !self.prefixes.insert(path[..index].to_owned()) {
+                    break;
                 }
             }
-            prefixes.insert(path.into_owned());
         }
-        Ok(prefixes)
+        std::ops::ControlFlow::Continue(())
     }
 }

@@ -41,6 +41,7 @@ use tantivy::{Index, IndexReader, ReloadPolicy, Searcher};
 
 use schema::Fields;
 
+pub use build::MAX_PATH_DEPTH;
 pub(crate) use build::{Touched, read_tips};
 
 /// The schema version: an index of another version is rebuilt (its directory name carries the version).

@@ -27,6 +27,7 @@ mod gateway_reads;
 mod generations;
 mod hints;
 mod history;
+mod hostile;
 mod install;
 mod presence;
 mod protocol;
