@@ -256,8 +256,11 @@ fn build_server(config: &Config) -> anyhow::Result<Server> {
         .with_registry(config.registry_file())
         .with_index(config.index_dir())
         .with_generation_tables(config.generation_tables_dir());
-    let registry = fluxgit_mcp_sidecar::tools::registry().context("building the tool registry")?;
-    Ok(Server::new(registry, engine).with_bridge(Bridge::from_config(config)))
+    fluxgit_mcp_sidecar::tools::listing::set_spelling(config.listing.spelling);
+    let mut registry = fluxgit_mcp_sidecar::tools::registry().context("building the tool registry")?;
+    let bridge = Bridge::from_config(config);
+    registry.restrict(config.listing.clone(), bridge.is_configured());
+    Ok(Server::new(registry, engine).with_bridge(bridge))
 }
 
 /// Adds the audit recorder when the audit is on. Fails closed on a bad key or an unusable ledger directory.
@@ -475,12 +478,8 @@ fn doctor(repos: &[String]) -> ExitCode {
 
     match fluxgit_mcp_sidecar::tools::registry() {
         Ok(registry) => {
-            out.push_str(&format!("tools ({}):\n", registry.len()));
-            for tool in registry.tools() {
-                let definition = tool.definition();
-                let kind = if definition.read_only { "read" } else { "proposal" };
-                out.push_str(&format!("  {} ({kind}): {}\n", definition.name, definition.title));
-            }
+            let gateway = Bridge::from_config(&config).is_configured();
+            out.push_str(&fluxgit_mcp_sidecar::tools::listing::doctor_report(&registry, &config.listing, gateway));
         }
         Err(error) => {
             out.push_str(&format!("tools: registry error: {error}\n"));

@@ -87,15 +87,8 @@ pub fn read() -> FnTool {
         definition: ToolDefinition {
             name: "conflict.read",
             title: "Read the active conflict",
-            description: "The conflict in progress as structured data instead of marker soup: the operation \
-            (merge, rebase, cherry-pick, revert, or a failed stash apply/pop, recognised by unmerged index entries \
-            with no state file) and its progress (rebase step i of n, picks remaining), the commits behind \"ours\" \
-            (stage 2) and \"theirs\" (stage 3) with subjects, and per unmerged file its `git status` \
-            classification, the base/ours/theirs blobs (capped to `maxBytesPerSide`, full `size` always given, \
-            binary and non-UTF-8 flagged) and the line ranges of every marker region in the work-tree file \
-            (merge, diff3 and zdiff3 styles). Without a conflict it says so (`conflict: false`), not an error. \
-            The whole JSON fits `maxTokens`: files first, then marker regions, then contents; what was cut is \
-            counted in `omitted`.",
+            description: "The conflict in progress (merge, rebase, cherry-pick, revert, stash) as data: the operation and its \
+                step, ours and theirs, and per file the base/ours/theirs content and the marker line ranges.",
             input_schema: schema::input(
                 json!({
                     "repoPath": schema::repo_path(),
@@ -188,15 +181,8 @@ pub fn preflight() -> FnTool {
         definition: ToolDefinition {
             name: "repo.conflictPreflight",
             title: "Predict merge and rebase conflicts",
-            description: "Predicts, before anyone is asked to approve it, what `git merge <targetRef>` on \
-            `<currentRef>` and `git rebase <targetRef>` of `<currentRef>` would do: clean, or each conflicting path \
-            with its kind (content, add/add, modify/delete, rename/delete, rename/rename, binary, submodule, ...) \
-            and the line ranges of the marker regions Git would write; for the rebase, the first commit that \
-            would stop (step i of n) and why. Computed in memory with gix's merge (criss-cross histories with \
-            several merge bases included): no object, ref, index or work-tree file is written, and no merge \
-            driver is run. The result is a prediction (`prediction: true`). When a merge, rebase, cherry-pick, \
-            revert or stash apply is stopped in the repository, `inProgress` comes first and says so, with what \
-            finishes or undoes it.",
+            description: "Predicts, without writing anything, whether merging `targetRef` into `currentRef` or rebasing onto \
+                it would conflict, and in which paths and lines. Call it before proposing a merge or rebase.",
             input_schema: schema::input(
                 json!({
                     "repoPath": schema::repo_path(),

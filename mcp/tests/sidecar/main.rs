@@ -2,7 +2,7 @@
 //! `tools_stdio`, `history`, `scope`, `topology`, `diff_tools`, `file_tools`), the token budgets of the tools on real fixtures (`budget`), and the
 //! write-proposal bridge against a fake gateway (`bridge`, `bridge_status`, `fake_gateway`), and the gateway read tools
 //! (`gateway_reads`), the audit of every call (`audit`), `verify-audit` (`verify_audit`) and the presence file
-//! (`presence`), the engine cache's freshness and diagnostics over stdio (`cache`), `agents.presence` with
+//! (`presence`), the engine cache's freshness and diagnostics over stdio (`cache`), `agents_presence` with
 //! previews' `otherAgents` (`agents`), the fleet tools and `fleet` subcommands (`fleet`), and calls served
 //! concurrently and cancelled (`concurrency`).
 
@@ -24,6 +24,7 @@ mod gateway_reads;
 mod generations;
 mod hints;
 mod history;
+mod listing;
 mod presence;
 mod protocol;
 mod scope;
