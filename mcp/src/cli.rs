@@ -364,14 +364,15 @@ fn call(tool: &str, arguments: &str) -> anyhow::Result<ExitCode> {
 
 /// `schema TOOL`: the tool's title, description and inputSchema; exit 1 for an unknown tool.
 fn schema(tool: &str) -> anyhow::Result<ExitCode> {
+    use fluxgit_mcp_sidecar::tools::listing;
     let registry = fluxgit_mcp_sidecar::tools::registry().context("building the tool registry")?;
     let Some(found) = registry.lookup(tool) else {
-        let names: Vec<&str> = registry.tools().map(|tool| tool.definition().name).collect();
+        let names: Vec<_> = registry.tools().map(|tool| listing::listed(tool.definition().name)).collect();
         eprintln!("unknown tool {tool:?}; tools: {}", names.join(", "));
         return Ok(ExitCode::FAILURE);
     };
     let definition = found.definition();
-    let shown = json!({ "name": definition.name, "title": definition.title, "description": definition.description,
+    let shown = json!({ "name": listing::listed(definition.name), "title": definition.title, "description": definition.description,
         "readOnly": definition.read_only, "inputSchema": definition.input_schema });
     writeln!(io::stdout().lock(), "{}", pretty(&shown)).context("writing to stdout")?;
     Ok(ExitCode::SUCCESS)

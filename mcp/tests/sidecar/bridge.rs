@@ -398,7 +398,7 @@ fn only_the_write_handshake_tools_advertise_proposal_fields() {
         if name.starts_with("operation_preview_") {
             assert_eq!(advertised, ["previewId", "status", "accepted", "nextAction"], "{name}");
             assert_eq!(tool["inputSchema"]["required"][1], "reason", "{name}");
-        } else if name.starts_with("operation.") {
+        } else if name.starts_with("operation_") {
             assert!(advertised.contains(&"previewId") && advertised.contains(&"status"), "{name}");
         } else {
             assert!(advertised.is_empty(), "{name} advertises {advertised:?}");

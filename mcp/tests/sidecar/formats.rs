@@ -30,7 +30,7 @@ fn calls() -> Vec<(&'static str, Value)> {
 /// `file_read` and `file_blame` read `README.md`, which every scenario but `many-branches` has; there they read its
 /// first change.
 fn file_in(scenario: Scenario, tool: &str, arguments: &mut Value) {
-    if tool.starts_with("file.") && scenario.name() == "many-branches" {
+    if tool.starts_with("file_") && scenario.name() == "many-branches" {
         arguments["path"] = json!("changes/00.md");
     }
 }

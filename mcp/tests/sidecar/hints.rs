@@ -233,7 +233,7 @@ fn proposals_are_hinted_only_with_a_gateway() {
     let on_default = without.iter().find(|hint| hint["tool"] == "worktree_changes");
     let on_default = on_default.unwrap_or_else(|| panic!("a hint about the dirty default branch: {without:?}"));
     assert!(on_default["run"].as_str().expect("run").contains("git switch -c"), "what a person would do");
-    assert!(without.iter().all(|hint| !hint["tool"].as_str().expect("tool").starts_with("operation.")), "{without:?}");
+    assert!(without.iter().all(|hint| !hint["tool"].as_str().expect("tool").starts_with("operation_")), "{without:?}");
 
     let with = hints(&[("FLUXGIT_MCP_HANDSHAKE_ADDR", "127.0.0.1:9")]);
     let proposal = with.iter().find(|hint| hint["tool"] == "operation_preview_branch");
