@@ -364,7 +364,9 @@ fn bad_addresses_answer_10003_and_send_nothing() {
 #[test]
 fn only_the_write_handshake_tools_advertise_proposal_fields() {
     let fixture = fluxgit_fixtures::build(Scenario::Clean);
-    let responses = session(fixture.root(), &[], &[json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})]);
+    // The proposals are listed only with a gateway configured (nothing needs to listen for a listing).
+    let gateway = [(HANDSHAKE, "127.0.0.1:9")];
+    let responses = session(fixture.root(), &gateway, &[json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})]);
     let tools = responses[0]["result"]["tools"].as_array().expect("tools").clone();
     let names: Vec<&str> = tools.iter().filter_map(|tool| tool["name"].as_str()).collect();
     let previews: Vec<String> = [

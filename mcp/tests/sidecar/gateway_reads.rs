@@ -84,7 +84,7 @@ fn without_a_gateway_gateway_only_tools_answer_10001_and_semantic_falls_back() {
     assert_eq!(semantic["source"], "local-git");
     assert_eq!(
         semantic["data"],
-        json!({"supported": false, "fallback": "diff_text",
+        json!({"supported": false, "fallback": "diff.text",
             "reason": "Semantic diff is not available in local sidecar fallback mode.", "textDiffArguments": selection})
     );
     let (fallbacks, _) = envelope(&responses[6]);
@@ -162,7 +162,7 @@ fn a_gateway_serves_restore_points_timeline_and_semantic_diffs() {
             (Some("local-git"), Some(false))
         );
         assert!(fallback["data"].get("files").is_none(), "no invented files or hunks: {fallback}");
-        assert_eq!(fallback["data"]["fallback"], "diff_text");
+        assert_eq!(fallback["data"]["fallback"], "diff.text");
     }
     assert_eq!(ok(9)["data"]["gatewayReason"], "malformed_reply");
     assert_eq!(ok(10)["data"]["gatewayReason"], "empty_reply");
