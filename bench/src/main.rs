@@ -8,6 +8,7 @@
 
 mod blame;
 mod cli;
+mod definitions;
 mod facts;
 mod fleet;
 mod index;
@@ -22,6 +23,7 @@ mod scenarios;
 mod sweep;
 mod watches;
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
@@ -55,6 +57,9 @@ enum Mode {
     /// Commit index benchmark: build time, size, one-commit updates, `repo.search` vs `git log`, deep
     /// `repo.history` pages and `repo.scope` cold/warm.
     Index(IndexArgs),
+    /// Tool-definition benchmark: the tokens of `tools/list` (model-visible definitions, with output schemas, the
+    /// whole result) of this build without and with a gateway, and of peer servers.
+    Tools(ToolsArgs),
     /// One in-process `file.blame` of a whole file at HEAD, for the blame benchmark's CPU measurement.
     #[command(hide = true)]
     BlameProbe {
@@ -94,6 +99,24 @@ struct FleetArgs {
     /// Another MCP server measured on the same fleet, e.g. the published fluxgit-mcp-sidecar.
     #[arg(long, value_name = "BINARY")]
     peer: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+struct ToolsArgs {
+    /// The sidecar binary. Default: build it with cargo and use the one beside this binary.
+    #[arg(long, value_name = "BINARY")]
+    sidecar: Option<PathBuf>,
+    /// A peer measured as it starts, as `LABEL=EXECUTABLE` (a wrapper script for a server that needs arguments);
+    /// repeatable.
+    #[arg(long, value_name = "LABEL=EXECUTABLE")]
+    peer: Vec<String>,
+    /// Where raw numbers go. Default: bench/results/tools in this workspace.
+    #[arg(long, value_name = "DIR")]
+    results_dir: Option<PathBuf>,
+    /// The Markdown report whose `## Tool definitions` section is replaced. Default: BENCHMARK.md in this
+    /// workspace.
+    #[arg(long, value_name = "FILE")]
+    markdown: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -243,6 +266,7 @@ fn main() -> ExitCode {
         Mode::Blame(args) => blame(&args),
         Mode::Index(args) => index_bench(&args),
         Mode::Count { files } => count(&files),
+        Mode::Tools(args) => tools(&args),
         Mode::BlameProbe { repo, path } => {
             blame::probe(&repo, &path).map(|lines| println!("{lines} lines blamed in {}", repo.display()))
         }
@@ -518,6 +542,62 @@ fn blame(args: &BlameArgs) -> anyhow::Result<()> {
     std::fs::write(&markdown_path, blame::splice(&existing, &section))
         .with_context(|| format!("cannot write {}", markdown_path.display()))?;
     eprintln!("fluxgit-bench: wrote {} and {}", markdown_path.display(), results_dir.display());
+    Ok(())
+}
+
+/// The peers' numbers as the team measured them on 2026-12-01 (name, description and input schema, o200k), for
+/// peers not measured in this run.
+const CITED_PEERS: [(&str, usize, usize, &str); 4] = [
+    ("fluxgit before the short listing (dotted names; cited, measured 2026-12-01)", 41, 19_450, "61,300"),
+    ("fluxgit-mcp-sidecar 0.2.1 (published; cited, measured 2026-12-01)", 38, 11_800, ""),
+    ("mcp-server-git (cited, measured 2026-12-01)", 12, 1_300, ""),
+    ("@cyanheads/git-mcp-server (cited, measured 2026-12-01)", 28, 9_100, "20,200"),
+];
+
+fn tools(args: &ToolsArgs) -> anyhow::Result<()> {
+    let sidecar = match &args.sidecar {
+        Some(sidecar) => sidecar.clone(),
+        None => built_sidecar()?,
+    };
+    let home = tempfile::tempdir()?;
+    let base: Vec<(&str, OsString)> = vec![
+        ("PATH", std::env::var_os("PATH").unwrap_or_default()),
+        ("HOME", home.path().as_os_str().to_owned()),
+        ("FLUXGIT_MCP_ALLOWED_ROOTS", home.path().as_os_str().to_owned()),
+        ("FLUXGIT_RUN_DIR", home.path().join("run").into_os_string()),
+        ("FLUXGIT_MCP_AUDIT_DISABLED", OsString::new()),
+        ("FLUXGIT_MCP_PRESENCE_DISABLED", OsString::new()),
+    ];
+    let with_gateway: Vec<(&str, OsString)> =
+        base.iter().cloned().chain([("FLUXGIT_MCP_HANDSHAKE_ADDR", OsString::from("127.0.0.1:9"))]).collect();
+    let mut listings = vec![
+        definitions::measure("fluxgit (this build, no gateway)", &sidecar, &base)?,
+        definitions::measure("fluxgit (this build, gateway configured)", &sidecar, &with_gateway)?,
+    ];
+    let mut measured_peers = Vec::new();
+    for peer in &args.peer {
+        let (label, executable) = peer.split_once('=').context("--peer takes LABEL=EXECUTABLE")?;
+        let env: Vec<(&str, OsString)> = base[..2].to_vec();
+        listings.push(definitions::measure(label, Path::new(executable), &env)?);
+        measured_peers.push(label.to_owned());
+    }
+    let cited: Vec<_> = CITED_PEERS
+        .iter()
+        .filter(|(label, ..)| {
+            let name = label.split(' ').next().unwrap_or_default();
+            !measured_peers.iter().any(|peer| peer.starts_with(name))
+        })
+        .copied()
+        .collect();
+    let results_dir = args.results_dir.clone().unwrap_or_else(|| workspace_root().join("bench/results/tools"));
+    std::fs::create_dir_all(&results_dir)?;
+    let raw: Vec<serde_json::Value> = listings.iter().map(definitions::to_json).collect();
+    std::fs::write(results_dir.join("listings.json"), serde_json::to_string_pretty(&raw)? + "\n")?;
+    let section = definitions::section(&listings, &cited);
+    print!("{section}");
+    let markdown_path = args.markdown.clone().unwrap_or_else(|| workspace_root().join("BENCHMARK.md"));
+    let existing = std::fs::read_to_string(&markdown_path).unwrap_or_default();
+    std::fs::write(&markdown_path, latency::splice_named(&existing, "Tool definitions", &section))?;
     Ok(())
 }
 

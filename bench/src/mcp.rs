@@ -113,9 +113,30 @@ impl Session {
         self.child.id()
     }
 
-    /// The default `maxTokens` of `tool`, or `None` when the server does not list the tool.
+    /// The default `maxTokens` of `tool` (a dotted name; a server that lists it with `.` written `_` counts), or
+    /// `None` when the server does not list the tool.
     pub(crate) fn tool(&self, tool: &str) -> Option<Option<u64>> {
-        self.tools.iter().find(|(name, _)| name == tool).map(|(_, budget)| *budget)
+        let underscore = tool.replace('.', "_");
+        self.tools.iter().find(|(name, _)| *name == tool || *name == underscore).map(|(_, budget)| *budget)
+    }
+
+    /// Every tool definition of every page of `tools/list`, as the server sent it, and the `result` objects of the
+    /// pages.
+    pub(crate) fn tool_definitions(&mut self) -> anyhow::Result<(Vec<Value>, Vec<Value>)> {
+        let (mut tools, mut pages) = (Vec::new(), Vec::new());
+        let mut cursor: Option<String> = None;
+        loop {
+            let params = cursor.as_ref().map_or_else(|| json!({}), |cursor| json!({"cursor": cursor}));
+            let response = self.request("tools/list", params)?;
+            let result = response.get("result").with_context(|| format!("tools/list failed: {response}"))?.clone();
+            tools.extend(result["tools"].as_array().context("tools/list has no tools array")?.iter().cloned());
+            let next = result.get("nextCursor").and_then(Value::as_str).map(str::to_owned);
+            pages.push(result);
+            match next {
+                Some(next) => cursor = Some(next),
+                None => return Ok((tools, pages)),
+            }
+        }
     }
 
     /// Every page of `tools/list`.

@@ -23,6 +23,8 @@ pub struct Options {
     /// Write proposals can answer (a gateway is configured): only then may a hint name an `operation.preview.*`
     /// tool. Default false.
     pub proposals: bool,
+    /// How hints spell the tools they name ([`crate::tool_names`]). Default `repo_brief`-style underscores.
+    pub tool_names: crate::Spelling,
     /// The clock, Unix seconds, for the hints' recency window (commits dropped from a branch within
     /// [`lineage::RECENT_SECONDS`]). Default: the system clock when the options are made.
     pub now: i64,
@@ -33,7 +35,7 @@ impl Default for Options {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |elapsed| i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX));
-        Self { recent_commits: 10, proposals: false, now }
+        Self { recent_commits: 10, proposals: false, tool_names: crate::Spelling::default(), now }
     }
 }
 
@@ -318,6 +320,7 @@ pub(crate) fn read_from(facets: &Reader<'_>, options: &Options) -> Result<Brief>
         changed: &changed.into_iter().collect::<Vec<_>>(),
         lineage: &lineage,
         proposals: options.proposals,
+        tool_names: options.tool_names,
         now: options.now,
     };
     Ok(Brief { hints: crate::hints::rank(&facts), ..brief })

@@ -18,6 +18,7 @@ use serde_json::{Map, Value, json};
 use crate::brief::Brief;
 use crate::facets::lineage::Lineage;
 use crate::facets::operation::Operation;
+use crate::tool_names::ToolName;
 
 /// Hints kept at most (SPEC §5).
 pub const MAX_HINTS: usize = 3;
@@ -70,6 +71,8 @@ pub struct Facts<'a> {
     pub lineage: &'a Lineage,
     /// Write proposals can answer: a gateway is configured.
     pub proposals: bool,
+    /// How `tool` (and a `why` that names a tool) spells tool names.
+    pub tool_names: crate::Spelling,
     /// The clock, Unix seconds (for commits dropped recently).
     pub now: i64,
 }
@@ -79,6 +82,13 @@ pub fn rank(facts: &Facts<'_>) -> Vec<Hint> {
     let rules: [fn(&Facts<'_>) -> Option<Hint>; 10] =
         [conflicts, operation, dropped, detached, behind, stack, submodules, owners, uncommitted_on_default, stashes];
     rules.iter().filter_map(|rule| rule(facts)).take(MAX_HINTS).collect()
+}
+
+impl Facts<'_> {
+    /// `tool` in the caller's spelling.
+    fn name(&self, tool: ToolName) -> &'static str {
+        tool.spelled(self.tool_names)
+    }
 }
 
 fn hint(kind: &'static str, tool: &'static str, arguments: Value, why: String, run: &str) -> Hint {
@@ -115,7 +125,7 @@ fn conflicts(facts: &Facts<'_>) -> Option<Hint> {
         Some(operation) => continue_or_abort(operation),
         None => "git add <path>",
     };
-    Some(hint("conflicts", "conflict.read", json!({}), named, run))
+    Some(hint("conflicts", facts.name(ToolName::CONFLICT_READ), json!({}), named, run))
 }
 
 /// The operation and the branch being rebased are the brief's own fields; the hint adds how to go on.
@@ -126,7 +136,7 @@ fn operation(facts: &Facts<'_>) -> Option<Hint> {
         return None;
     }
     let run = continue_or_abort(operation).trim_start_matches("git add <path>; ");
-    Some(hint("operation", "conflict.read", json!({}), String::new(), run))
+    Some(hint("operation", facts.name(ToolName::CONFLICT_READ), json!({}), String::new(), run))
 }
 
 fn dropped(facts: &Facts<'_>) -> Option<Hint> {
@@ -145,7 +155,7 @@ fn dropped(facts: &Facts<'_>) -> Option<Hint> {
         plural(newest.commits),
         newest.action
     );
-    Some(hint("dropped", "repo.reflog", json!({ "refName": newest.branch }), why, ""))
+    Some(hint("dropped", facts.name(ToolName::REPO_REFLOG), json!({ "refName": newest.branch }), why, ""))
 }
 
 /// The brief says HEAD is detached; the reflog shows where it came from.
@@ -159,20 +169,26 @@ fn detached(facts: &Facts<'_>) -> Option<Hint> {
         let sha = brief.head.sha.clone().unwrap_or_default();
         return Some(hint(
             "detached",
-            "operation.preview.branch",
+            facts.name(ToolName::PREVIEW_BRANCH),
             json!({ "name": format!("keep/{sha}"), "startPoint": "HEAD", "checkout": true }),
             String::new(),
             "",
         ));
     }
-    Some(hint("detached", "repo.reflog", json!({}), String::new(), "git switch -c <name>"))
+    Some(hint("detached", facts.name(ToolName::REPO_REFLOG), json!({}), String::new(), "git switch -c <name>"))
 }
 
 /// The brief's HEAD says how far behind; the argument names the upstream to preflight.
 fn behind(facts: &Facts<'_>) -> Option<Hint> {
     let head = &facts.brief.head;
     let upstream = head.upstream.as_ref().filter(|_| head.behind > 0)?;
-    Some(hint("behind", "repo.conflictPreflight", json!({ "targetRef": upstream }), String::new(), ""))
+    Some(hint(
+        "behind",
+        facts.name(ToolName::REPO_CONFLICT_PREFLIGHT),
+        json!({ "targetRef": upstream }),
+        String::new(),
+        "",
+    ))
 }
 
 fn stack(facts: &Facts<'_>) -> Option<Hint> {
@@ -186,13 +202,14 @@ fn stack(facts: &Facts<'_>) -> Option<Hint> {
         .join(" -> ");
     Some(hint(
         "stack",
-        "repo.branchStack",
+        facts.name(ToolName::REPO_BRANCH_STACK),
         json!({ "branch": branch }),
         format!(
-            "{chain}: {} moved {} commit{}; then repo.conflictPreflight targetRef={}",
+            "{chain}: {} moved {} commit{}; then {} targetRef={}",
             stack.base,
             stack.behind,
             plural(stack.behind),
+            facts.name(ToolName::REPO_CONFLICT_PREFLIGHT),
             stack.base
         ),
         "",
@@ -205,7 +222,7 @@ fn submodules(facts: &Facts<'_>) -> Option<Hint> {
     if submodules.drifted + submodules.uninitialized + submodules.conflicts == 0 {
         return None;
     }
-    let hint = hint("submodules", "submodule.status", json!({}), String::new(), "");
+    let hint = hint("submodules", facts.name(ToolName::SUBMODULE_STATUS), json!({}), String::new(), "");
     Some(Hint { stated_by: (!submodules.attention_truncated).then_some("submoduleAttention"), ..hint })
 }
 
@@ -232,7 +249,7 @@ fn owners(facts: &Facts<'_>) -> Option<Hint> {
     }
     let directory = busiest_directory(facts.changed);
     let shown = if directory.is_empty() { "." } else { directory.as_str() };
-    Some(hint("owners", "repo.scope", json!({ "path": shown }), format!("owners: {file}"), ""))
+    Some(hint("owners", facts.name(ToolName::REPO_SCOPE), json!({ "path": shown }), format!("owners: {file}"), ""))
 }
 
 /// The brief's branch is its default branch (`conventions.defaultBranch`) and the tree is not clean.
@@ -251,13 +268,19 @@ fn uncommitted_on_default(facts: &Facts<'_>) -> Option<Hint> {
         let prefix = brief.conventions.branch_prefixes.first().cloned().unwrap_or_default();
         return Some(hint(
             "uncommittedOnDefault",
-            "operation.preview.branch",
+            facts.name(ToolName::PREVIEW_BRANCH),
             json!({ "name": format!("{prefix}wip"), "checkout": true }),
             String::new(),
             "",
         ));
     }
-    Some(hint("uncommittedOnDefault", "worktree.changes", json!({}), String::new(), "git switch -c <topic>"))
+    Some(hint(
+        "uncommittedOnDefault",
+        facts.name(ToolName::WORKTREE_CHANGES),
+        json!({}),
+        String::new(),
+        "git switch -c <topic>",
+    ))
 }
 
 /// The brief counts the stashes; the argument names the newest.
@@ -265,7 +288,7 @@ fn stashes(facts: &Facts<'_>) -> Option<Hint> {
     if facts.brief.stashes.count == 0 {
         return None;
     }
-    Some(hint("stashes", "commit.details", json!({ "commit": "stash@{0}" }), String::new(), ""))
+    Some(hint("stashes", facts.name(ToolName::COMMIT_DETAILS), json!({ "commit": "stash@{0}" }), String::new(), ""))
 }
 
 fn plural(count: usize) -> &'static str {

@@ -54,6 +54,7 @@ pub mod search;
 pub mod status;
 pub mod submodule_status;
 pub mod text;
+pub mod tool_names;
 mod walks;
 pub mod worktree_list;
 
@@ -62,3 +63,4 @@ pub use compact::Implied;
 pub use engine::{Engine, Options, Repo};
 pub use error::{Error, InvalidReason, ItemError, Result, Unreadable};
 pub use interrupt::Interrupt;
+pub use tool_names::{Spelling, ToolName};

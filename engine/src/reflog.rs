@@ -89,8 +89,8 @@ impl Engine {
     /// `repo.reflog`: the newest `limit` movements of `ref_name` (`HEAD` when `None`), cut to `max_tokens`.
     ///
     /// A ref that exists without a reflog gives an empty list; a name that is no ref is `unknown_revision`. A
-    /// recovery names the proposal `operation.preview.branch` only when `proposals` says a gateway can answer it;
-    /// otherwise it gives the git command a person runs.
+    /// recovery names the proposal `operation.preview.branch`, spelled as `proposals` says, only when `proposals`
+    /// is `Some` (a gateway can answer it); otherwise it gives the git command a person runs.
     ///
     /// # Errors
     /// [`Error::Invalid`] with `invalid_revision` (starts with `-`, control characters, not a ref name),
@@ -100,7 +100,7 @@ impl Engine {
         repo: &Repo,
         ref_name: Option<&str>,
         limit: usize,
-        proposals: bool,
+        proposals: Option<crate::Spelling>,
         max_tokens: usize,
         measure: &mut Measure<'_, Report>,
     ) -> Result<Budgeted<Report>> {
@@ -113,7 +113,7 @@ impl Engine {
     }
 }
 
-fn read(repo: &gix::Repository, name: &str, limit: usize, proposals: bool) -> Result<Report> {
+fn read(repo: &gix::Repository, name: &str, limit: usize, proposals: Option<crate::Spelling>) -> Result<Report> {
     if name.is_empty() || name.starts_with('-') || name.chars().any(char::is_control) {
         return Err(Error::invalid(
             InvalidReason::InvalidRevision,
@@ -175,7 +175,12 @@ impl<'r> Reachable<'r> {
 
     /// A [`Recovery`] when the movement from `old` to `new` dropped `old`: `old` is not an ancestor of `new` and is
     /// reachable from no ref. `None` otherwise, or when `old` is null or its commit is gone.
-    fn recovery(&mut self, old: ObjectId, new: ObjectId, proposals: bool) -> Result<Option<Recovery>> {
+    fn recovery(
+        &mut self,
+        old: ObjectId,
+        new: ObjectId,
+        proposals: Option<crate::Spelling>,
+    ) -> Result<Option<Recovery>> {
         // Cheapest first: most movements (commits, fast-forwards, pulls) keep the old tip in the new one's history,
         // which a merge-base walk between the two settles without reading every ref; only the rest peel the refs
         // and, when the old tip is none of them, walk everything the refs reach.
@@ -209,9 +214,9 @@ impl<'r> Reachable<'r> {
             lost_tip: abbreviate(gix::prelude::ObjectIdExt::attach(old, repo)),
             lost_commits: lost,
             lost_commits_capped: lost == MAX_LOST_COUNT,
-            tool: proposals.then_some("operation.preview.branch"),
-            command: (!proposals).then(|| format!("git branch {branch} {old}")),
-            arguments: proposals.then(|| json!({ "name": branch, "startPoint": old.to_string(), "checkout": false })),
+            tool: proposals.map(|spelling| crate::ToolName::PREVIEW_BRANCH.spelled(spelling)),
+            command: proposals.is_none().then(|| format!("git branch {branch} {old}")),
+            arguments: proposals.map(|_| json!({ "name": branch, "startPoint": old.to_string(), "checkout": false })),
         }))
     }
 

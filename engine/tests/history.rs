@@ -289,7 +289,10 @@ fn reflog_of(fixture: &Fixture, name: Option<&str>, limit: usize) -> reflog::Rep
 fn reflog_with(fixture: &Fixture, name: Option<&str>, limit: usize, proposals: bool) -> reflog::Report {
     let engine = engine_for(fixture);
     let repo = engine.resolve(repo_path(fixture)).expect("resolves");
-    engine.reflog(&repo, name, limit, proposals, UNLIMITED, &mut measure).expect("reflog").data
+    engine
+        .reflog(&repo, name, limit, proposals.then_some(fluxgit_engine::Spelling::Underscore), UNLIMITED, &mut measure)
+        .expect("reflog")
+        .data
 }
 
 #[test]
@@ -356,7 +359,7 @@ fn reflog_equals_git_reflog_with_recovery_of_lost_tips() {
         for (entry, plain) in proposing.entries.iter().zip(&report.entries) {
             assert_eq!(entry.recovery.is_some(), plain.recovery.is_some(), "{name}@{{{}}}", entry.index);
             if let (Some(recovery), Some(plain)) = (&entry.recovery, &plain.recovery) {
-                assert_eq!((recovery.tool, &recovery.command), (Some("operation.preview.branch"), &None));
+                assert_eq!((recovery.tool, &recovery.command), (Some("operation_preview_branch"), &None));
                 let arguments = recovery.arguments.as_ref().expect("arguments");
                 let start_point = arguments["startPoint"].as_str().expect("startPoint");
                 assert!(start_point.len() == 40 && start_point.starts_with(&recovery.lost_tip), "{start_point}");
@@ -386,7 +389,7 @@ fn reflog_limit_budget_and_bad_names() {
 
     let engine = engine_for(&fixture);
     let repo = engine.resolve(repo_path(&fixture)).expect("resolves");
-    let cut = engine.reflog(&repo, None, 100, false, 300, &mut measure).expect("fits 300");
+    let cut = engine.reflog(&repo, None, 100, None, 300, &mut measure).expect("fits 300");
     assert!(measure(&cut) <= 300);
     assert_eq!(cut.omitted.0, vec![("entries", all.entries.len() - cut.data.entries.len())]);
     assert!(cut.omitted.0[0].1 > 0);
@@ -400,7 +403,7 @@ fn reflog_limit_budget_and_bad_names() {
         ("--all", InvalidReason::InvalidRevision),
         ("ma\nin", InvalidReason::InvalidRevision),
     ] {
-        match engine.reflog(&repo, Some(name), 10, false, UNLIMITED, &mut measure) {
+        match engine.reflog(&repo, Some(name), 10, None, UNLIMITED, &mut measure) {
             Err(Error::Invalid { reason, .. }) => assert_eq!(reason, expected, "{name:?}"),
             other => panic!("{name:?}: expected a refusal, got {other:?}"),
         }

@@ -297,7 +297,7 @@ fn merge_stopped_on_conflicts() {
     let kinds: Vec<&str> = reads.brief.hints.iter().map(|h| h.kind).collect();
     assert_eq!(kinds, ["conflicts"]);
     let hint = &reads.brief.hints[0];
-    assert_eq!(hint.tool, "conflict.read");
+    assert_eq!(hint.tool, "conflict_read");
     assert!(hint.run.contains("git merge --abort") && hint.why.contains("docs/guide.md"), "{hint:?}");
 }
 
@@ -325,7 +325,7 @@ fn commits_dropped_from_a_branch_recently() {
     let recent = brief_at(at + 3600);
     let dropped: Vec<_> = recent.hints.iter().filter(|hint| hint.kind == "dropped").collect();
     assert_eq!(dropped.len(), 1, "{:?}", recent.hints);
-    assert_eq!(dropped[0].tool, "repo.reflog");
+    assert_eq!(dropped[0].tool, "repo_reflog");
     assert_eq!(dropped[0].arguments.get("refName").and_then(|name| name.as_str()), Some("main"));
     assert!(
         dropped[0].why.starts_with("main dropped 2 commits") && dropped[0].why.contains("(reset)"),
@@ -342,7 +342,7 @@ fn ahead_and_behind_upstream() {
     let reads = check(&fixture, fixture.path());
     assert_eq!((reads.brief.head.ahead, reads.brief.head.behind), (2, 3));
     let hint = reads.brief.hints.iter().find(|h| h.kind == "behind").expect("behind hint");
-    assert_eq!(hint.tool, "repo.conflictPreflight");
+    assert_eq!(hint.tool, "repo_conflictPreflight");
     let gone = reads.refs.branches.iter().find(|b| b.name == "chore/gone").expect("branch");
     assert!(gone.upstream.as_ref().is_some_and(|u| u.gone));
 }

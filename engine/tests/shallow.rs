@@ -184,6 +184,6 @@ fn branch_stack_scope_preflight_and_details_answer_as_git() {
         let merge = engine.commit_details(&repo, "main", UNLIMITED, &mut measure).expect("details answer").data;
         assert!(!merge.shallow && merge.parents.len() == 2);
 
-        engine.reflog(&repo, None, 100, false, UNLIMITED, &mut measure).expect("reflog answers");
+        engine.reflog(&repo, None, 100, None, UNLIMITED, &mut measure).expect("reflog answers");
     }
 }

@@ -414,8 +414,11 @@ fn build_server(config: &Config) -> anyhow::Result<Server> {
         .with_registry(config.registry_file())
         .with_index(config.index_dir())
         .with_generation_tables(config.generation_tables_dir());
-    let registry = fluxgit_mcp_sidecar::tools::registry().context("building the tool registry")?;
-    Ok(Server::new(registry, engine).with_bridge(Bridge::from_config(config)).with_roots(config.roots_in_force()))
+    fluxgit_mcp_sidecar::tools::listing::set_spelling(config.listing.spelling);
+    let mut registry = fluxgit_mcp_sidecar::tools::registry().context("building the tool registry")?;
+    let bridge = Bridge::from_config(config);
+    registry.restrict(config.listing.clone(), bridge.is_configured());
+    Ok(Server::new(registry, engine).with_bridge(bridge).with_roots(config.roots_in_force()))
 }
 
 /// Adds the audit recorder when the audit is on. Fails closed on a bad key or an unusable ledger directory.
@@ -527,14 +530,15 @@ fn call(tool: &str, arguments: &str) -> anyhow::Result<ExitCode> {
 
 /// `schema TOOL`: the tool's title, description and inputSchema; exit 1 for an unknown tool.
 fn schema(tool: &str) -> anyhow::Result<ExitCode> {
+    use fluxgit_mcp_sidecar::tools::listing;
     let registry = fluxgit_mcp_sidecar::tools::registry().context("building the tool registry")?;
     let Some(found) = registry.lookup(tool) else {
-        let names: Vec<&str> = registry.tools().map(|tool| tool.definition().name).collect();
+        let names: Vec<_> = registry.tools().map(|tool| listing::listed(tool.definition().name)).collect();
         eprintln!("unknown tool {tool:?}; tools: {}", names.join(", "));
         return Ok(ExitCode::FAILURE);
     };
     let definition = found.definition();
-    let shown = json!({ "name": definition.name, "title": definition.title, "description": definition.description,
+    let shown = json!({ "name": listing::listed(definition.name), "title": definition.title, "description": definition.description,
         "readOnly": definition.read_only, "inputSchema": definition.input_schema });
     writeln!(io::stdout().lock(), "{}", pretty(&shown)).context("writing to stdout")?;
     Ok(ExitCode::SUCCESS)
@@ -641,12 +645,8 @@ fn doctor(repos: &[String]) -> ExitCode {
 
     match fluxgit_mcp_sidecar::tools::registry() {
         Ok(registry) => {
-            out.push_str(&format!("tools ({}):\n", registry.len()));
-            for tool in registry.tools() {
-                let definition = tool.definition();
-                let kind = if definition.read_only { "read" } else { "proposal" };
-                out.push_str(&format!("  {} ({kind}): {}\n", definition.name, definition.title));
-            }
+            let gateway = Bridge::from_config(&config).is_configured();
+            out.push_str(&fluxgit_mcp_sidecar::tools::listing::doctor_report(&registry, &config.listing, gateway));
         }
         Err(error) => {
             out.push_str(&format!("tools: registry error: {error}\n"));

@@ -128,6 +128,9 @@ pub struct Config {
     pub watch_disabled: bool,
     /// The engine cache's weight bound in bytes (`FLUXGIT_ENGINE_CACHE_MB`, default 64 MiB).
     pub cache_bytes: u64,
+    /// Which tools `tools/list` shows and how their names are spelled (`FLUXGIT_MCP_TOOL_NAMES`,
+    /// `FLUXGIT_MCP_TOOLSETS`, `FLUXGIT_MCP_TOOLS`; see [`crate::tools::listing`]).
+    pub listing: crate::tools::listing::Selection,
     /// Every set `FLUXGIT_*` variable, for `doctor`.
     pub vars: BTreeMap<String, OsString>,
 }
@@ -205,6 +208,9 @@ pub enum Error {
     /// `FLUXGIT_ENGINE_CACHE_MB` is not a whole number of MiB from 1 to 65536.
     #[error("{CACHE_MB_VAR} must be a whole number of MiB from 1 to 65536, got {0:?}")]
     CacheSize(String),
+    /// A tool listing variable names an unknown spelling, toolset or tool.
+    #[error(transparent)]
+    Listing(#[from] crate::tools::listing::SelectionError),
 }
 
 impl RawConfig {
@@ -235,7 +241,8 @@ impl Config {
     /// `<data_local_dir>/FluxGit/run`.
     ///
     /// # Errors
-    /// [`Error`] when there is no home directory to default to, no run dir, or a relative run dir or audit path.
+    /// [`Error`] when there is no home directory to default to, no run dir, a relative run dir or audit path, or a
+    /// tool listing variable that names an unknown spelling, toolset or tool.
     pub fn validate(raw: RawConfig) -> Result<Config, Error> {
         let configured: Vec<PathBuf> = raw
             .var(ALLOWED_ROOTS_VAR)
@@ -285,7 +292,14 @@ impl Config {
                 }
             }
         };
+        let text = |name: &str| raw.var(name).map(|value| value.to_string_lossy().into_owned());
+        let listing = crate::tools::listing::Selection::parse(
+            text(crate::tools::listing::TOOL_NAMES_VAR).as_deref(),
+            text(crate::tools::listing::TOOLSETS_VAR).as_deref(),
+            text(crate::tools::listing::TOOLS_VAR).as_deref(),
+        )?;
         Ok(Config {
+            listing,
             allowed_roots,
             watch_disabled: raw.var(WATCH_DISABLED_VAR).is_some(),
             cache_bytes,

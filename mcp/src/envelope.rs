@@ -33,7 +33,8 @@ pub const SOURCE_GATEWAY: &str = "fluxgit-gateway";
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Frame {
-    /// The tool name.
+    /// The tool's dotted name; serialised in the process's listed spelling ([`crate::tools::listing`]).
+    #[serde(serialize_with = "listed_name")]
     pub tool: &'static str,
     /// `true` for read tools.
     pub read_only: bool,
@@ -45,6 +46,11 @@ pub struct Frame {
     pub resolved_from: Option<String>,
     /// `local-git` or `fluxgit-gateway`.
     pub source: &'static str,
+}
+
+/// Writes a tool's dotted name as the process lists it.
+fn listed_name<S: serde::Serializer>(tool: &&'static str, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(&crate::tools::listing::listed(tool))
 }
 
 #[derive(Serialize)]

@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 
 use crate::protocol::context::{META_SERVER_INFO, RequestContext};
 use crate::protocol::version::Version;
-use crate::tools::{ArgumentsError, CallContext, ProtocolError, Registry, ToolDefinition, ToolOutput};
+use crate::tools::{ArgumentsError, CallContext, ProtocolError, Registry, ToolDefinition, ToolOutput, listing};
 
 /// How long clients may cache `tools/list` and `server/discover` results, in milliseconds (5 minutes): the tool
 /// set only changes with the binary.
@@ -37,11 +37,19 @@ impl ServerInfo {
     }
 }
 
-/// Short guidance for the model, sent by `initialize` and `server/discover`.
+/// Short guidance for the model, sent by `initialize` and `server/discover` (written with underscore tool names;
+/// [`instructions`] spells them as listed). It says once what every budgeted tool's `maxTokens` and `format` mean.
 pub const INSTRUCTIONS: &str = "FluxGit gives structured, token-budgeted, read-only Git context. Start with \
-repo.brief; every repository tool takes an absolute repoPath inside the allowed roots. No tool writes to a \
-repository: a change is proposed with an operation.preview.* tool, a person approves or rejects it at the approval \
-gateway, and operation.status tells what happened.";
+repo_brief; every repository tool takes an absolute repoPath inside the allowed roots. `maxTokens` is a hard \
+budget (o200k tokens) of the whole result text: lists are cut by priority and what was cut is counted in \
+`omitted`. `format: \"text\"` answers in terse git-style lines instead of JSON. No tool writes to a repository: \
+with an approval gateway configured, a change is proposed with an operation_preview_* tool, a person approves or \
+rejects it, and operation_status tells what happened.";
+
+/// [`INSTRUCTIONS`] with tool names in the process's listed spelling.
+pub(crate) fn instructions() -> String {
+    listing::respell(INSTRUCTIONS, listing::spelling()).into_owned()
+}
 
 fn capabilities() -> Value {
     json!({"tools": {"listChanged": false}})
@@ -53,7 +61,7 @@ pub(crate) fn initialize_result(version: Version, info: &ServerInfo) -> Value {
         "protocolVersion": version.as_str(),
         "capabilities": capabilities(),
         "serverInfo": info.to_json(),
-        "instructions": INSTRUCTIONS,
+        "instructions": instructions(),
     })
 }
 
@@ -64,16 +72,16 @@ pub(crate) fn discover_result() -> Value {
     json!({
         "supportedVersions": supported,
         "capabilities": capabilities(),
-        "instructions": INSTRUCTIONS,
+        "instructions": instructions(),
         "ttlMs": LIST_TTL_MS,
         "cacheScope": CACHE_SCOPE,
     })
 }
 
-/// The `tools/list` result: every tool in registry order, fields gated by `version`; cache hints only in the
-/// modern era.
+/// The `tools/list` result: every listed tool ([`Registry::listed`]) in registry order, fields gated by `version`;
+/// cache hints only in the modern era.
 pub(crate) fn list_tools_result(registry: &Registry, version: Version) -> Value {
-    let tools: Vec<Value> = registry.tools().map(|tool| render_tool(tool.definition(), version)).collect();
+    let tools: Vec<Value> = registry.listed().map(|tool| render_tool(tool.definition(), version)).collect();
     let mut result = Map::new();
     result.insert("tools".to_owned(), Value::Array(tools));
     if version.is_modern() {
@@ -83,31 +91,136 @@ pub(crate) fn list_tools_result(registry: &Registry, version: Version) -> Value 
     Value::Object(result)
 }
 
-/// One tool as `version` knows it: `title` and `outputSchema` from 2025-06-18, `annotations` from 2025-03-26.
+/// One tool as `version` knows it: `title` and `outputSchema` from 2025-06-18, `annotations` from 2025-03-26 (with
+/// their own `title` only before the tool's `title` exists). The name, and the tool names in the description, in the
+/// process's listed spelling; schemas without what a model never reads ([`without_prose`], [`without_bounds`]).
 pub(crate) fn render_tool(definition: &ToolDefinition, version: Version) -> Value {
+    let spelling = listing::spelling();
     let mut tool = Map::new();
-    tool.insert("name".to_owned(), Value::from(definition.name));
+    tool.insert("name".to_owned(), Value::from(listing::spelled(definition.name, spelling)));
     if version.has_tool_title() {
         tool.insert("title".to_owned(), Value::from(definition.title));
     }
-    tool.insert("description".to_owned(), Value::from(definition.description));
-    tool.insert("inputSchema".to_owned(), definition.input_schema.clone());
+    tool.insert("description".to_owned(), Value::from(listing::respell(definition.description, spelling)));
+    tool.insert("inputSchema".to_owned(), without_bounds(&definition.input_schema, INPUT_BOUNDS));
     if version.has_structured_output() {
-        tool.insert("outputSchema".to_owned(), definition.output_schema.clone());
+        let output = listed_output(&without_bounds(&without_prose(&definition.output_schema), OUTPUT_BOUNDS), 0);
+        tool.insert("outputSchema".to_owned(), output);
     }
     if version.has_tool_annotations() {
-        tool.insert(
-            "annotations".to_owned(),
-            json!({
-                "title": definition.title,
-                "readOnlyHint": definition.read_only,
-                "destructiveHint": false,
-                "idempotentHint": definition.read_only,
-                "openWorldHint": false,
-            }),
-        );
+        let mut annotations = json!({
+            "readOnlyHint": definition.read_only,
+            "destructiveHint": false,
+            "idempotentHint": definition.read_only,
+            "openWorldHint": false,
+        });
+        if !version.has_tool_title() {
+            annotations["title"] = Value::from(definition.title);
+        }
+        tool.insert("annotations".to_owned(), annotations);
     }
     Value::Object(tool)
+}
+
+/// `schema` without its `description`s: an output schema keeps its types, bounds and required fields for clients
+/// that check `structuredContent`, while the prose (read by people, in `docs/tools.md`) stays out of `tools/list`.
+/// A property that is itself called `description` is kept.
+pub(crate) fn without_prose(schema: &Value) -> Value {
+    match schema {
+        Value::Object(object) => Value::Object(
+            object
+                .iter()
+                .filter(|(key, value)| !(key.as_str() == "description" && value.is_string()))
+                .map(|(key, value)| {
+                    let value = match value {
+                        Value::Object(properties) if key == "properties" => Value::Object(
+                            properties.iter().map(|(name, property)| (name.clone(), without_prose(property))).collect(),
+                        ),
+                        other => without_prose(other),
+                    };
+                    (key.clone(), value)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(without_prose).collect()),
+        other => other.clone(),
+    }
+}
+
+/// The bounds `tools/list` leaves out of input schemas: string lengths and patterns. A model fills arguments from
+/// the descriptions, and these (an absolute path's pattern, 4096-character limits) cost a thousand tokens across
+/// the tools without helping it. The server still checks arguments against the whole schema, a violation names
+/// what is wrong ("must be an absolute path"), and `docs/tools.md` lists every bound.
+const INPUT_BOUNDS: &[&str] = &["minLength", "maxLength", "pattern"];
+
+/// The bounds `tools/list` leaves out of output schemas besides their prose: every length, range and item count.
+/// An output schema keeps its types, required fields and enumerations; the bounds are the server's promise, said
+/// in `docs/tools.md`.
+const OUTPUT_BOUNDS: &[&str] = &["minLength", "maxLength", "pattern", "minimum", "maximum", "minItems", "maxItems"];
+
+/// How many levels of `properties` an output schema keeps in `tools/list` (the envelope's, `data`'s, a field's and
+/// an item's); an object nested deeper is listed as `{"type": "object"}` (its fields are in `docs/tools.md`).
+const OUTPUT_DEPTH: usize = 4;
+
+/// An output schema as `tools/list` carries it: `properties` (and their `required`) kept to [`OUTPUT_DEPTH`]
+/// levels, and `"type": "string"` left out beside an `enum`, which already says it. `depth`: the levels above.
+pub(crate) fn listed_output(schema: &Value, depth: usize) -> Value {
+    match schema {
+        Value::Object(object) => {
+            let deep = depth >= OUTPUT_DEPTH;
+            let redundant_type = object.contains_key("enum") && object.get("type") == Some(&Value::from("string"));
+            Value::Object(
+                object
+                    .iter()
+                    .filter(|(key, _)| match key.as_str() {
+                        "properties" | "required" => !deep,
+                        "type" => !redundant_type,
+                        _ => true,
+                    })
+                    .map(|(key, value)| {
+                        let value = match value {
+                            Value::Object(properties) if key == "properties" => Value::Object(
+                                properties
+                                    .iter()
+                                    .map(|(name, property)| (name.clone(), listed_output(property, depth + 1)))
+                                    .collect(),
+                            ),
+                            other => listed_output(other, depth),
+                        };
+                        (key.clone(), value)
+                    })
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(|item| listed_output(item, depth)).collect()),
+        other => other.clone(),
+    }
+}
+
+/// `schema` without the keywords `bounds` (numbers or strings), at every level; property names are kept.
+pub(crate) fn without_bounds(schema: &Value, bounds: &[&str]) -> Value {
+    match schema {
+        Value::Object(object) => Value::Object(
+            object
+                .iter()
+                .filter(|(key, value)| !(bounds.contains(&key.as_str()) && (value.is_number() || value.is_string())))
+                .map(|(key, value)| {
+                    let value = match value {
+                        Value::Object(properties) if key == "properties" => Value::Object(
+                            properties
+                                .iter()
+                                .map(|(name, property)| (name.clone(), without_bounds(property, bounds)))
+                                .collect(),
+                        ),
+                        other => without_bounds(other, bounds),
+                    };
+                    (key.clone(), value)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(|item| without_bounds(item, bounds)).collect()),
+        other => other.clone(),
+    }
 }
 
 /// What `tools/call` runs against.

@@ -216,18 +216,21 @@ fn tools_list_fields_by_version() {
         assert_eq!(result.as_object().map(Map::len), Some(1), "legacy lists carry only tools: {result}");
         let tools = result["tools"].as_array().expect("tools array");
         let names: Vec<&str> = tools.iter().filter_map(|tool| tool["name"].as_str()).collect();
-        assert_eq!(names, ["test.echo", "test.propose"]);
+        assert_eq!(names, ["test_echo", "test_propose"], "listed with `.` written `_`");
         let echo = &tools[0];
-        assert_eq!(echo["inputSchema"], Echo::new().definition.input_schema);
+        let mut advertised = Echo::new().definition.input_schema;
+        advertised["properties"]["label"] = json!({"type": "string"});
+        assert_eq!(echo["inputSchema"], advertised, "the schema without its string bounds");
         assert_eq!(echo.get("title").is_some(), version >= Version::V2025_06_18, "{version}");
         assert_eq!(echo.get("outputSchema").is_some(), version >= Version::V2025_06_18, "{version}");
         assert_eq!(echo.get("annotations").is_some(), version >= Version::V2025_03_26, "{version}");
         if version >= Version::V2025_03_26 {
-            assert_eq!(
-                echo["annotations"],
-                json!({"title": "Echo", "readOnlyHint": true, "destructiveHint": false, "idempotentHint": true,
-                       "openWorldHint": false})
-            );
+            let mut annotations = json!({"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true,
+                "openWorldHint": false});
+            if version < Version::V2025_06_18 {
+                annotations["title"] = json!("Echo");
+            }
+            assert_eq!(echo["annotations"], annotations, "a title of their own only before the tool's");
             assert_eq!(tools[1]["annotations"]["readOnlyHint"], false);
             assert_eq!(tools[1]["annotations"]["idempotentHint"], false);
         }
@@ -485,4 +488,27 @@ fn observers_see_every_call_and_cannot_change_its_response() {
         error_code,
     });
     assert_eq!(*seen.lock().expect("lock"), expected, "tools/list is not a call");
+}
+
+/// The listing's token targets (o200k): the model-visible definitions (name, description, input schema) at most
+/// 5,000 tokens without a gateway and 9,000 with every tool listed, the whole `tools/list` result at most 25,000.
+/// A description or schema that grows past them fails here, before the benchmark reports it.
+#[test]
+fn the_real_listing_fits_its_token_targets() {
+    let tokens = |value: &Value| fluxgit_engine::budget::count_tokens(&value.to_string());
+    for (gateway, visible_target) in [(false, 5_000), (true, 9_000)] {
+        let mut registry = crate::tools::registry().expect("the registry builds");
+        registry.restrict(crate::tools::listing::Selection::default(), gateway);
+        let whole = crate::protocol::methods::list_tools_result(&registry, Version::NEWEST);
+        let tools = whole["tools"].as_array().expect("tools");
+        assert_eq!(tools.len(), if gateway { 41 } else { 22 });
+        let visible: Vec<Value> = tools
+            .iter()
+            .map(|tool| json!({"name": tool["name"], "description": tool["description"], "inputSchema": tool["inputSchema"]}))
+            .collect();
+        let visible = tokens(&Value::Array(visible));
+        assert!(visible <= visible_target, "gateway {gateway}: {visible} model-visible tokens > {visible_target}");
+        let whole = tokens(&whole);
+        assert!(whole <= 25_000, "gateway {gateway}: the whole tools/list is {whole} tokens > 25,000");
+    }
 }

@@ -69,14 +69,8 @@ pub fn presence() -> FnTool {
         definition: ToolDefinition {
             name: "agents.presence",
             title: "Other agents in this repository",
-            description: "Which other coding agents (Claude Code, Codex CLI, Gemini CLI, Aider, Cursor, VS Code, \
-            other MCP sidecars) work in this repository right now, from local sources only: running processes whose \
-            working directory is inside it, the agents' own session stores read read-only, the files Aider keeps in \
-            the repository, editors' workspace state and MCP presence files. Per agent: state (working = activity \
-            within 2 minutes, open = process alive, recent = within 24 hours), sources, branch, last tool, the \
-            repo-relative files it touched, pid, last activity, and `likelyCaller` for the record that is probably \
-            you. Never prompts, messages, tool outputs or file contents. Check it before editing files or \
-            switching branches when several agents share a repository.",
+            description: "Which other coding agents (Claude Code, Codex, Gemini CLI, Aider, Cursor, ...) work in this \
+                repository now: state, branch, files touched. Check before editing files or switching branches.",
             input_schema: schema::input(
                 json!({
                     "repoPath": schema::repo_path(),

@@ -122,16 +122,9 @@ pub fn read() -> FnTool {
         definition: ToolDefinition {
             name: "conflict.read",
             title: "Read the active conflict",
-            description: "The conflict in progress, not the files: the operation (merge, rebase, cherry-pick, \
-            revert, or a failed stash apply/pop, recognised by unmerged index entries with no state file), its \
-            progress as `git status` counts it (rebase commands done and remaining), the git commands that \
-            conclude or abort it, the commits still to replay that touch a conflicted path, the commits behind \
-            \"ours\" (stage 2) and \"theirs\" (stage 3), and per unmerged file its `git status` classification, its \
-            stages (oid, mode, full size, binary flag) and every marker region of the work-tree file (merge, diff3 \
-            and zdiff3 styles) with its ours, theirs and (diff3/zdiff3) base lines and 3 lines of context, as \
-            `git diff` shows an unmerged path. Whole sides only with `sides: true`, capped to `maxBytesPerSide`. \
-            Without a conflict it says so (`conflict: false`), not an error. The whole JSON fits `maxTokens`: \
-            files first, then every region of every file, then whole sides; what was cut is counted in `omitted`.",
+            description: "The conflict in progress as data: the operation and its progress, the git commands that \
+                conclude or abort it, and per unmerged file each conflict region's ours, theirs (and base) lines with \
+                context. Whole sides only with `sides: true`.",
             input_schema: schema::input(
                 json!({
                     "repoPath": schema::repo_path(),
@@ -229,15 +222,8 @@ pub fn preflight() -> FnTool {
         definition: ToolDefinition {
             name: "repo.conflictPreflight",
             title: "Predict merge and rebase conflicts",
-            description: "Predicts, before anyone is asked to approve it, what `git merge <targetRef>` on \
-            `<currentRef>` and `git rebase <targetRef>` of `<currentRef>` would do: clean, or each conflicting path \
-            with its kind (content, add/add, modify/delete, rename/delete, rename/rename, binary, submodule, ...) \
-            and the line ranges of the marker regions Git would write; for the rebase, the first commit that \
-            would stop (step i of n), why, and the later commits that change the same paths. Computed in memory with gix's merge (criss-cross histories with \
-            several merge bases included): no object, ref, index or work-tree file is written, and no merge \
-            driver is run. The result is a prediction (`prediction: true`). When a merge, rebase, cherry-pick, \
-            revert or stash apply is stopped in the repository, `inProgress` comes first and says so, with what \
-            finishes or undoes it.",
+            description: "Predicts, without writing anything, whether merging `targetRef` into `currentRef` or rebasing onto \
+                it would conflict, and in which paths and lines. Call it before proposing a merge or rebase.",
             input_schema: schema::input(
                 json!({
                     "repoPath": schema::repo_path(),

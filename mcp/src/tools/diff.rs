@@ -121,14 +121,8 @@ pub fn commit_details() -> FnTool {
         definition: ToolDefinition {
             name: "commit.details",
             title: "Commit details",
-            description: "One commit: sha, parents, author and committer (name, email, ISO time), subject, body, and \
-            every changed file with status (added, modified, deleted, renamed with `from` and similarity, \
-            type-change), additions and deletions like `git show --numstat -M` (binary files: null counts). A merge \
-            is diffed against its first parent and says so in `note`; a root commit against the empty tree. A \
-            stash (`stash@{n}` or its sha) is recognised: `files` are its work tree against its base (`git stash \
-            show`), `stash.index` what was staged (`git diff stash^1 stash^2`), `stash.untracked` the untracked \
-            files it saved (`git show stash^3`). Copies are not detected. Files, then the stash's lists, then the \
-            body, are cut to `maxTokens`; totals stay exact. Use diff.text for the patch itself.",
+            description: "One commit (a sha, branch, `HEAD~2` or `stash@{0}`): author, committer, message and the changed \
+                files with line counts. For the patch, call diff_text.",
             input_schema: schema::input(
                 json!({
                     "repoPath": schema::repo_path(),
@@ -188,12 +182,8 @@ pub fn worktree_changes() -> FnTool {
         definition: ToolDefinition {
             name: "worktree.changes",
             title: "Work-tree changes with line counts",
-            description: "Per path: status, additions, deletions and binary, with the index and the work tree kept \
-            apart: `staged` is `git diff --cached --numstat` (index vs HEAD, renames detected), `unstaged` is `git \
-            diff --numstat` (work tree vs index), plus untracked files as `git status` lists them (a wholly untracked directory is one `dir/` entry unless \
-            `status.showUntrackedFiles=all`) and unmerged paths (listed once, \
-            in `conflicted`). Never refreshes or writes the index. Lists are cut to `maxTokens` in that priority \
-            (conflicted, staged, unstaged, untracked); counts stay exact. Use diff.text for the patch.",
+            description: "Uncommitted changes per path with added and deleted line counts, staged and unstaged apart, plus \
+                untracked and conflicted paths. For the patch, call diff_text.",
             input_schema: schema::input(
                 json!({
                     "repoPath": schema::repo_path(),
@@ -273,23 +263,8 @@ pub fn diff_text() -> FnTool {
         definition: ToolDefinition {
             name: "diff.text",
             title: "Unified diff",
-            description: "A standard unified patch equal to `git diff` for the same selection (same files, statuses \
-            and --numstat counts; `git apply` of it reproduces the target). Selection: no base/head = work tree vs \
-            index (`git diff`); `staged: true` = index vs HEAD (`git diff --cached`, or vs `base`); `base` only = \
-            that revision vs work tree; `head` may be a revision, INDEX or WORKTREE (`base` then defaults to HEAD). \
-            `path` limits it to a file or directory. Renames are detected like git (50%). Every file is listed \
-            (path, status, additions, deletions, binary, nonUtf8, inPatch). Cuts drop whole hunks, never part of \
-            one, so what is kept still applies; the tightest of maxBytes (patch bytes), maxLines (patch lines) and \
-            maxTokens (the whole result) wins, and `truncated`, `totalBytes`, `totalLines` tell what the full patch \
-            was. Binary files show git's `Binary files ... differ` line (which `git apply` refuses) unless `binary: \
-            true` carries their content as `GIT binary patch` like `git diff --binary`; text that is not UTF-8 is \
-            always carried exactly as a `GIT binary patch`. No function names after `@@`. During a stopped merge, \
-            rebase, cherry-pick, revert or stash apply, an unmerged path is shown as `git diff` shows it: against \
-            the work tree, the combined diff (`diff --cc`, `@@@` hunks, the conflict markers as added lines; not \
-            for `git apply`) when both sides have the file, else `* Unmerged path <path>` and ours against the \
-            work-tree file, with `git diff --numstat`'s counts; in other comparisons with the index (`staged`, \
-            INDEX), `* Unmerged path <path>` only; a revision against the work tree diffs the work-tree file like \
-            any other. A text patch never shows moves of functions or classes (see diff.semantic).",
+            description: "A unified patch equal to `git diff`: the work tree against the index by default, the index with \
+                `staged`, or `base` against `head`; `path` narrows it. Cut at whole hunks.",
             input_schema: schema::input(
                 json!({
                     "repoPath": schema::repo_path(),

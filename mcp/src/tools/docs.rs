@@ -5,7 +5,8 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use crate::tools::{Registry, ToolDefinition};
+use crate::tools::listing::{self, Spelling};
+use crate::tools::{Registry, ToolDefinition, reference};
 
 /// The command that regenerates `docs/tools.md` from a checkout.
 pub const REGENERATE: &str = "cargo run -q -p fluxgit-mcp-sidecar -- docs tools > docs/tools.md";
@@ -13,8 +14,22 @@ pub const REGENERATE: &str = "cargo run -q -p fluxgit-mcp-sidecar -- docs tools 
 /// Output fields are listed down to this nesting depth.
 const MAX_DEPTH: usize = 4;
 
-/// Renders the Markdown reference of every tool in `registry`, in `tools/list` order.
+/// Renders the Markdown reference of every tool in `registry`, in `tools/list` order, with the listed (underscore)
+/// names.
 pub fn tools_markdown(registry: &Registry) -> String {
+    listing::respell(&markdown(registry), Spelling::Underscore).replace(KEPT_DOT, ".")
+}
+
+/// Written where the page names a dotted name on purpose (the naming rule, each tool's dotted name), so that the
+/// page-wide respelling to underscore names passes it by; it becomes `.` at the end.
+const KEPT_DOT: &str = "\u{2024}";
+
+/// `name` with its dots kept through the respelling.
+fn dotted(name: &str) -> String {
+    name.replace('.', KEPT_DOT)
+}
+
+fn markdown(registry: &Registry) -> String {
     let mut out = String::new();
     out.push_str("# Tools\n\n");
     let _ = writeln!(
@@ -25,14 +40,25 @@ pub fn tools_markdown(registry: &Registry) -> String {
     );
     out.push_str(INTRO);
     out.push('\n');
+    out.push_str(
+        &NAMES
+            .replace("repo.brief", &dotted("repo.brief"))
+            .replace("operation.preview.branchDelete", &dotted("operation.preview.branchDelete")),
+    );
+    out.push('\n');
+    out.push_str(LISTING);
+    out.push('\n');
+    out.push_str("| toolset | for | tools |\n|---|---|---|\n");
+    for toolset in listing::TOOLSETS {
+        let tools: Vec<String> = toolset.tools.iter().map(|tool| format!("`{tool}`")).collect();
+        let _ = writeln!(out, "| `{}` | {} | {} |", toolset.name, toolset.about, tools.join(", "));
+    }
+    out.push('\n');
+    out.push_str(BUDGETS);
+    out.push('\n');
     for tool in registry.tools() {
-        let _ = writeln!(
-            out,
-            "- [`{0}`](#{1}): {2}",
-            tool.definition().name,
-            anchor(tool.definition().name),
-            tool.definition().title
-        );
+        let name = listing::spelled(tool.definition().name, Spelling::Underscore);
+        let _ = writeln!(out, "- [`{name}`](#{}): {}", anchor(&name), tool.definition().title);
     }
     for tool in registry.tools() {
         out.push('\n');
@@ -50,15 +76,52 @@ that fail the input schema, with `data.errors`, or that are refused before any r
 `unknown_revision`, `invalid_cursor`, `not_a_file`, `invalid_range`, `binary_file`, `invalid_query`, `invalid_ref_name`, `budget_below_floor` with `data.floor`), and tool results with \
 `isError: true` whose text is `{\"error\": {code, message, data}}` plus the envelope fields (the 100xx codes).\n";
 
+const NAMES: &str = "Names. Each tool is listed under its dotted name with every `.` written `_` (`repo.brief` is \
+`repo_brief`, `operation.preview.branchDelete` is `operation_preview_branchDelete`): hosts that hand tool \
+definitions to a model API accept only `^[a-zA-Z0-9_-]{1,64}$`. No dotted name holds an `_`, so the rule maps \
+back. `tools/call` accepts either spelling. `FLUXGIT_MCP_TOOL_NAMES=dotted` lists the dotted names instead \
+(`underscore` or unset: the underscore names; any other value stops start-up). The envelope's `tool`, hints, \
+`nextAction` and messages use the listed spelling. This page uses the underscore names.\n";
+
+const LISTING: &str = "What is listed. A tool is listed when it can answer and the user chose it. Without a \
+configured gateway the write proposals, `operation.status`, `operation.cancel` and the gateway-only reads \
+(toolsets `write` and `safety`) are not listed; a call to one still answers 10003 or 10001 with the hint, and \
+`fluxgit-mcp-sidecar doctor` says how to turn them on. `FLUXGIT_MCP_TOOLSETS` (comma-separated toolset names) \
+and `FLUXGIT_MCP_TOOLS` (comma-separated tool names, either spelling) narrow the listing: a tool is listed when \
+its toolset or its own name is chosen; with neither set, every toolset is. Both are read once at start-up, and \
+an unknown name stops it with an error naming it. Narrowing changes only the listing: a call to a tool left out \
+still answers.\n";
+
+const BUDGETS: &str = "Budgets and formats. Every tool that takes `maxTokens` guarantees that the whole text of \
+its result (`content[0].text`: the JSON, or the text rendering with `format: \"text\"`) is at most that many \
+o200k_base tokens; lists are cut by priority and what was cut is counted in `omitted` (and stated as `... N \
+more` lines in text). `format: \"json\"` (default): `content[0].text` is the compact JSON envelope. `text`: a \
+terse line-oriented rendering in git's idioms (`## main...origin/main [ahead 1]`, `M  path`, `?? path`, `sha \
+subject`, `... 7 more commits` for cuts) that `maxTokens` counts; `structuredContent` stays the JSON.\n";
+
+const PROPOSAL_DOC: &str = "A person approves or rejects the proposal at the approval gateway: this call only \
+submits it and returns {accepted, previewId, status, nextAction}; it is not a Git result. Poll operation.status \
+with the previewId until it is completed (or ended). `reason` is shown to the person. Refs must name commits, \
+paths are repository-relative, and nothing is sent when a check fails.";
+
 fn render_tool(out: &mut String, definition: &ToolDefinition) {
-    let _ = writeln!(out, "## `{}`\n", definition.name);
+    let name = listing::spelled(definition.name, Spelling::Underscore);
+    let _ = writeln!(out, "## `{name}`\n");
+    let toolset = listing::toolset_of(definition.name).map_or("-", |toolset| toolset.name);
+    let gateway = if listing::needs_gateway(definition.name) { "; listed only with a gateway" } else { "" };
     let _ = writeln!(
         out,
-        "**{}** ({})\n",
+        "**{}** ({}; toolset `{toolset}`{gateway}; dotted name `{}`)\n",
         definition.title,
-        if definition.read_only { "read-only" } else { "write proposal" }
+        if definition.read_only { "read-only" } else { "write proposal" },
+        dotted(definition.name),
     );
     let _ = writeln!(out, "{}\n", one_line(definition.description));
+    if let Some(doc) = reference::long_doc(definition.name) {
+        let _ = writeln!(out, "{}\n", one_line(doc));
+    } else if definition.name.starts_with("operation.preview.") {
+        let _ = writeln!(out, "{}\n", one_line(PROPOSAL_DOC));
+    }
 
     out.push_str("Arguments:\n\n");
     let required: Vec<&str> = string_list(&definition.input_schema["required"]);
@@ -74,7 +137,7 @@ fn render_tool(out: &mut String, definition: &ToolDefinition) {
                     if required.contains(&name.as_str()) { "yes" } else { "no" },
                     schema.get("default").map_or_else(String::new, |default| format!("`{default}`")),
                     cell(&bounds(schema)),
-                    cell(schema["description"].as_str().unwrap_or_default()),
+                    cell(argument_description(name, schema)),
                 );
             }
         }
@@ -95,6 +158,17 @@ fn render_tool(out: &mut String, definition: &ToolDefinition) {
     out.push_str("\nErrors:\n\n");
     for line in errors(definition) {
         let _ = writeln!(out, "- {line}");
+    }
+}
+
+/// An argument's description; `maxTokens` and `format` carry none in the schema (the model reads their meaning once,
+/// in the server's instructions), so the reference says it here.
+fn argument_description<'a>(name: &str, schema: &'a Value) -> &'a str {
+    match (schema["description"].as_str(), name) {
+        (Some(description), _) => description,
+        (None, "maxTokens") => "Hard budget of the whole result, in o200k_base tokens (see Budgets and formats).",
+        (None, "format") => "`text`: terse git-style lines instead of JSON (see Budgets and formats).",
+        (None, _) => "",
     }
 }
 

@@ -99,14 +99,8 @@ pub fn read_tool() -> FnTool {
         definition: ToolDefinition {
             name: "file.read",
             title: "File at a revision",
-            description: "A file's content at a revision, byte for byte as `git show rev:path`: mode, blob sha, size \
-            and total line count, with the lines startLine..endLine (default: all). UTF-8 text is in `content`; text \
-            that is not UTF-8 is in `contentBase64` (`nonUtf8: true`); binary files (`binary: true`) carry no \
-            content. Cut at whole lines by the tightest of maxBytes and maxTokens: `truncated`, `endLine` (the last \
-            line shown) and `omitted.lines` say so; ask again from endLine + 1. `format: \"text\"` gives a header line \
-            and the content as is. A path absent at the revision is \
-            invalid params `not_found`, a directory or submodule `not_a_file`, endLine < startLine or a start past \
-            the end `invalid_range`. No filters or attributes are applied.",
+            description: "A file's content at a revision, byte for byte as `git show rev:path`, optionally only lines \
+                startLine..endLine.",
             input_schema: schema::input(
                 json!({
                     "repoPath": schema::repo_path(),
@@ -191,19 +185,8 @@ pub fn blame_tool() -> FnTool {
         definition: ToolDefinition {
             name: "file.blame",
             title: "Line authorship",
-            description: "Who last changed each line of a file at a revision, as `git blame --line-porcelain` says: \
-            ranges of consecutive lines from one commit (`line`, `lines`, `commit`, and `origPath`/`origLine` where \
-            the lines came from in that commit; renames are followed as git does), with each commit's author, \
-            author time and subject once in `commits`. Lines startLine..endLine (default: all). Revisions listed in \
-            the blame.ignoreRevsFile files, else in `.git-blame-ignore-revs` (GitHub's convention), are skipped as \
-            `git blame --ignore-revs-file` skips them (`ignoreRevs: false` turns that off): `ignoredRevs` names the \
-            ones skipped, `unblamable` marks lines left on one. Without `rev` the work-tree file is blamed, as `git \
-            blame FILE` does (line numbers as in the editor; lines not committed yet are commit `0000000`, \
-            `Not Committed Yet`); give `rev` (e.g. `HEAD`) to blame a commit's version. Shallow clones stop at \
-            their boundary commit, as git does. Cut at whole ranges by maxTokens: \
-            `truncated`, `endLine` and `omitted.ranges` say so; ask again from endLine + 1. A path absent at the \
-            revision is invalid params `not_found`, a directory or submodule `not_a_file`, a binary file \
-            `binary_file`, endLine < startLine or a start past the end `invalid_range`.",
+            description: "Who last changed each line of a file, as `git blame`: line ranges with their commit, author, date \
+                and subject. Without `rev`, the work-tree file.",
             input_schema: schema::input(
                 json!({
                     "repoPath": schema::repo_path(),

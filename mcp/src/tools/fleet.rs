@@ -123,15 +123,8 @@ pub fn radar() -> FnTool {
         definition: ToolDefinition {
             name: "fleet.radar",
             title: "Fleet radar: which repositories need attention",
-            description: "An attention queue across many repositories, one entry per repository with its state \
-            and one short reason, ranked error (could not be read) > conflicts > operation in progress > detached \
-            HEAD > behind upstream > dirty > unpushed (ahead) > stale (no commit and no reflog movement for 30 \
-            days) > clean, then by path. Counts per state are exact even when the queue is cut. Repositories \
-            come from `repoPaths`, `repositories` [{repoPath, label}] or, without either, the registry \
-            (`fluxgit-mcp-sidecar fleet add`, and repositories seen in earlier calls). A repository that cannot \
-            be read is an entry with state `error`; the call goes on. Local: nothing is fetched or written, so \
-            `behind` is as of the last fetch. The queue is cut to `maxRepos` and `maxTokens` (counted in \
-            `omitted.queue`).",
+            description: "Across many repositories (`repoPaths`, else the registered ones): which need attention and why \
+                (conflicts, operation, detached, behind, dirty, unpushed, stale), most urgent first.",
             input_schema: schema::input(
                 json!({
                     "repoPaths": repo_paths(),
@@ -211,13 +204,8 @@ pub fn digest() -> FnTool {
         definition: ToolDefinition {
             name: "fleet.digest",
             title: "Fleet digest: how HEADs and branches moved",
-            description: "The reflog movements of HEAD and the local branches across repositories since \
-            `sinceMs`, newest first: branch (or HEAD alone), time, old and new tip, the identity exactly as git \
-            recorded it (configured, not proof of who), the reflog message, and `rewrote` where the old tip was \
-            dropped (reset back, amend, rebase, forced move). Read from the reflog files: nothing is fetched and \
-            nothing written. Repositories from `repoPaths` or, without it, the registry; one that cannot be read \
-            is listed in `unreadable` and the call goes on. `total` is exact; the list is cut to `maxEvents` \
-            (`truncated`) and `maxTokens` (`omitted.events`).",
+            description: "Across many repositories: the branch and HEAD movements since `sinceMs`, newest first, with rewrites \
+                (reset, amend, rebase, force) flagged.",
             input_schema: schema::input(
                 json!({
                     "sinceMs": { "type": "integer", "minimum": 0,

@@ -18,7 +18,7 @@ pub const GATEWAY_NO_PAYLOAD: i64 = 10002;
 /// What to tell an agent that called a gateway-only tool without a gateway.
 pub const UPGRADE_HINT: &str = "Restore points and the safety timeline exist only at a FluxGit approval gateway: \
 run one (any gateway speaking the sidecar's gateway HTTP contract) and set FLUXGIT_MCP_HANDSHAKE_ADDR to the \
-address it prints. Local history is available now through repo.reflog and repo.history.";
+address it prints. Local history is available now through repo_reflog and repo_history.";
 
 /// A gateway-only read tool: its definition, the route an argument set maps to, and the field its answer must have.
 pub struct GatewayTool {
@@ -44,11 +44,14 @@ impl Tool for GatewayTool {
         let answer = match ctx.bridge.fetch(&(self.route)(&query_value(&root), arguments), None) {
             Fetched::Answer(answer) => answer,
             Fetched::NotConfigured => {
-                let message = format!("{name} needs the FluxGit approval gateway, and none is configured.");
+                let message = format!(
+                    "{} needs the FluxGit approval gateway, and none is configured.",
+                    crate::tools::listing::listed(name)
+                );
                 return Ok(frame.product_error(
                     GATEWAY_NOT_CONFIGURED,
                     &message,
-                    json!({ "upgradeHint": UPGRADE_HINT }),
+                    json!({ "upgradeHint": crate::tools::listing::respell(UPGRADE_HINT, crate::tools::listing::spelling()) }),
                 ));
             }
             Fetched::Failed { reason, message } => {
@@ -133,10 +136,8 @@ pub fn tools() -> Vec<GatewayTool> {
         tool(
             "safety.timeline",
             "Safety timeline",
-            "What the approval gateway did and saw in this repository, newest first: restore points, executed \
-            operations and (optionally) reflog movements, each with id, kind, time, operation type, summary and the \
-            refs before/after. Gateway-only: without a gateway it answers 10001 with an upgradeHint; never \
-            synthesised from local refs (use repo.reflog for local movements).",
+            "What the approval gateway did in this repository, newest first: restore points, executed operations \
+                and reflog movements.",
             json!({
                 "limit": schema::integer(1, 200, 50, "Events to return, newest first."),
                 "includeReflog": { "type": "boolean", "default": true, "description": "Include reflog movements." },
@@ -158,8 +159,7 @@ pub fn tools() -> Vec<GatewayTool> {
         tool(
             "safety.eventDetails",
             "Safety event details",
-            "One event of the safety timeline in full (`eventId`, else the latest). Gateway-only: without a gateway \
-            it answers 10001 with an upgradeHint.",
+            "One event of safety_timeline in full (`eventId`, else the latest).",
             json!({ "eventId": record_id("An event id from safety.timeline; default the latest event.") }),
             event(),
             |root, args| format!("/v1/mcp/safety/events/{}?repoPath={root}", id_or_latest(args, "eventId")),
@@ -168,9 +168,7 @@ pub fn tools() -> Vec<GatewayTool> {
         tool(
             "flux.restorePoints",
             "Restore points",
-            "The restore points the gateway took before executing approved operations, newest first: id, time, \
-            operation type, previewId, refs before/after, HEAD before, the index/work-tree snapshot commit and \
-            whether it can be undone. Gateway-only: without a gateway it answers 10001 with an upgradeHint.",
+            "The restore points the gateway took before executing approved operations, newest first.",
             json!({ "limit": schema::integer(1, 200, 50, "Restore points to return, newest first.") }),
             json!({ "type": "object", "required": ["restorePoints"],
                 "properties": { "restorePoints": { "type": "array", "items": restore_point() } } }),
@@ -180,8 +178,7 @@ pub fn tools() -> Vec<GatewayTool> {
         tool(
             "flux.latestRestorePoint",
             "Latest restore point",
-            "The newest restore point of this repository (see flux.restorePoints). Gateway-only: without a gateway \
-            it answers 10001 with an upgradeHint.",
+            "The newest restore point of this repository.",
             json!({}),
             restore_point(),
             |root, _| format!("/v1/mcp/restore-points/latest?repoPath={root}"),
@@ -190,8 +187,7 @@ pub fn tools() -> Vec<GatewayTool> {
         tool(
             "flux.restorePointDetails",
             "Restore point details",
-            "One restore point in full (`restorePointId`, else the latest). Gateway-only: without a gateway it \
-            answers 10001 with an upgradeHint.",
+            "One restore point in full (`restorePointId`, else the latest).",
             json!({ "restorePointId": record_id("A restore point id; default the latest.") }),
             restore_point(),
             |root, args| format!("/v1/mcp/restore-points/{}?repoPath={root}", id_or_latest(args, "restorePointId")),

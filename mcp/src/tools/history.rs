@@ -65,11 +65,8 @@ pub fn history() -> FnTool {
         definition: ToolDefinition {
             name: "repo.history",
             title: "Commit history, paged",
-            description: "A page of commits like `git log [ref] [-- path]` (newest committer date first, git's \
-            default history simplification for a path): sha, parents, author, author date (ISO 8601) and subject. \
-            Pass `nextCursor` back as `cursor` for the next page, with the same `ref` and `path`: the cursor pins \
-            the starting commit, so pages never skip or repeat a commit even when the ref moves. Commits that did \
-            not fit `maxTokens` are counted in `omitted.commits` and come first on the next page.",
+            description: "A page of commits like `git log [ref] [-- path]`, newest first; pass `nextCursor` back as `cursor` \
+                for the next page.",
             input_schema: schema::input(
                 json!({
                     "repoPath": schema::repo_path(),
@@ -142,13 +139,8 @@ pub fn reflog() -> FnTool {
         definition: ToolDefinition {
             name: "repo.reflog",
             title: "Reflog with recovery hints",
-            description: "How a ref moved, newest first like `git reflog show <ref>`: index (`ref@{N}`), old and new \
-            sha, action (`commit`, `commit (amend)`, `reset`, `rebase (start)`, `checkout`, ...), message, time and \
-            the identity git recorded (configured, not proof of who). A movement that dropped commits (its old tip \
-            is not an ancestor of the new one and no ref reaches it) carries `recovery`: the lost tip, how many \
-            commits only it reaches, and what brings it back: with a gateway configured the proposal \
-            (`operation.preview.branch` and its arguments), without one the git command a person runs. `total` is \
-            exact; entries are cut to `limit` and `maxTokens`.",
+            description: "How a ref (default HEAD) moved, newest first like `git reflog`; a movement that dropped commits says \
+                how to bring them back.",
             input_schema: schema::input(
                 json!({
                     "repoPath": schema::repo_path(),
@@ -170,6 +162,7 @@ fn call_reflog(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<
     let limit = args.limit.unwrap_or(20);
     let max_tokens = args.max_tokens.unwrap_or(REFLOG_DEFAULT_TOKENS as usize);
     run_formatted(ctx, "repo.reflog", &args.repo_path, args.format, fluxgit_engine::text::reflog, |repo, measure| {
-        ctx.engine.reflog(repo, args.ref_name.as_deref(), limit, ctx.bridge.is_configured(), max_tokens, measure)
+        let proposals = ctx.bridge.is_configured().then(crate::tools::listing::spelling);
+        ctx.engine.reflog(repo, args.ref_name.as_deref(), limit, proposals, max_tokens, measure)
     })
 }

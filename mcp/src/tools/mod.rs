@@ -67,7 +67,7 @@ impl std::ops::Deref for Resolved<'_> {
 /// A tool as advertised in `tools/list`.
 #[derive(Debug, Clone)]
 pub struct ToolDefinition {
-    /// The tool name, e.g. `repo.brief`.
+    /// The tool's dotted name, e.g. `repo.brief`; it is listed as [`listing::listed`] spells it (`repo_brief`).
     pub name: &'static str,
     /// Human-readable title.
     pub title: &'static str,
@@ -132,7 +132,9 @@ pub mod file;
 pub mod fleet;
 pub mod gateway;
 pub mod history;
+pub mod listing;
 pub mod operation;
+mod reference;
 /// A tool made of its definition and the function that handles a call: the shape of every local read tool.
 pub struct FnTool {
     pub(crate) definition: ToolDefinition,

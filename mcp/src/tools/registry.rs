@@ -6,6 +6,7 @@
 use serde_json::Value;
 
 use crate::tools::Tool;
+use crate::tools::listing::{self, Selection};
 
 /// Most schema violations reported for one call; the rest are counted in the message, not listed.
 const MAX_REPORTED_VIOLATIONS: usize = 20;
@@ -16,6 +17,8 @@ const MAX_QUOTED_STRING_CHARS: usize = 64;
 /// The tools this server offers, in `tools/list` order.
 pub struct Registry {
     entries: Vec<Entry>,
+    /// What `tools/list` shows: the user's selection and whether a gateway is configured; `None` lists every tool.
+    listing: Option<(Selection, bool)>,
 }
 
 struct Entry {
@@ -76,7 +79,7 @@ pub struct SchemaViolation {
 impl Registry {
     /// An empty registry; `tools/list` then answers `{"tools": []}`.
     pub fn new() -> Self {
-        Self { entries: Vec::new() }
+        Self { entries: Vec::new(), listing: None }
     }
 
     /// Appends `tool` (it is listed after the tools registered before it) and compiles its input schema.
@@ -90,6 +93,13 @@ impl Registry {
         if name.is_empty() {
             return Err(RegistryError::EmptyName);
         }
+        if name.contains('_') {
+            return Err(RegistryError::InvalidSchema {
+                name: name.to_owned(),
+                which: "name",
+                message: "a dotted tool name may not hold `_` (the listed spelling writes `.` as `_`)".to_owned(),
+            });
+        }
         if self.lookup(name).is_some() {
             return Err(RegistryError::Duplicate { name: name.to_owned() });
         }
@@ -102,7 +112,23 @@ impl Registry {
         Ok(())
     }
 
-    /// The tool called `name`, if registered.
+    /// Lists only what `selection` chose and can answer (`gateway`: a gateway is configured); see
+    /// [`crate::tools::listing`]. Calls still reach every registered tool.
+    pub fn restrict(&mut self, selection: Selection, gateway: bool) {
+        self.listing = Some((selection, gateway));
+    }
+
+    /// The tools `tools/list` shows, in registration order: every tool unless [`Registry::restrict`] narrowed it.
+    pub fn listed(&self) -> impl Iterator<Item = &dyn Tool> + '_ {
+        self.tools().filter(|tool| self.is_listed(tool.definition().name))
+    }
+
+    /// Whether `tools/list` shows the tool with dotted name `name`.
+    pub fn is_listed(&self, name: &str) -> bool {
+        self.listing.as_ref().is_none_or(|(selection, gateway)| selection.lists(name, *gateway))
+    }
+
+    /// The tool called `name` (either spelling, see [`crate::tools::listing`]), if registered.
     pub fn lookup(&self, name: &str) -> Option<&dyn Tool> {
         self.entry(name).map(|entry| entry.tool.as_ref())
     }
@@ -144,7 +170,7 @@ impl Registry {
     }
 
     fn entry(&self, name: &str) -> Option<&Entry> {
-        self.entries.iter().find(|entry| entry.tool.definition().name == name)
+        self.entries.iter().find(|entry| listing::names(entry.tool.definition().name, name))
     }
 }
 

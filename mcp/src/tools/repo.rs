@@ -154,16 +154,9 @@ pub fn brief() -> FnTool {
         definition: ToolDefinition {
             name: "repo.brief",
             title: "Repository brief",
-            description: "Situational awareness in one call, replacing 6-10 raw git calls: HEAD (branch, detached, \
-            unborn, sha, upstream, ahead/behind), the operation in progress, exact work-tree counts, stash count, \
-            submodule drift, recent commits, conventions (Conventional Commits ratio, default branch, branch \
-            prefixes) and up to 3 ranked hints, each a tool to call next with its arguments (conflicts, an \
-            operation in progress, commits a branch dropped recently, detached HEAD, behind upstream, a stack whose \
-            base moved, submodules, CODEOWNERS with uncommitted changes, uncommitted changes on the default \
-            branch, stashes), with what no other field says (`why`) and the git commands a person would run \
-            (`run`). The whole result fits `maxTokens` (o200k_base); anything cut is counted in `omitted`. With \
-            `format: \"text\"`: `git status -sb`-like lines, `-> tool arg=value: why` hint lines; conventions and \
-            `run` only in structuredContent. Call it first in a session.",
+            description: "Start here: the repository's situation in one call (HEAD, upstream ahead/behind, operation in \
+                progress, work-tree counts, stashes, submodules, recent commits, conventions) and up to 3 hints, \
+                each the tool to call next with its arguments.",
             input_schema: schema::input(
                 json!({
                     "repoPath": schema::repo_path(),
@@ -184,6 +177,7 @@ fn call_brief(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<T
     let options = brief::Options {
         recent_commits: args.recent_commits.unwrap_or(10),
         proposals: ctx.bridge.is_configured(),
+        tool_names: crate::tools::listing::spelling(),
         now: crate::config::now_epoch_secs(),
     };
     let max_tokens = args.max_tokens.unwrap_or(BRIEF_DEFAULT_TOKENS as usize);
@@ -228,10 +222,8 @@ pub fn status() -> FnTool {
         definition: ToolDefinition {
             name: "repo.status",
             title: "Work-tree status",
-            description: "Current branch, upstream with ahead/behind, the operation in progress, exact counts and \
-            every dirty path: conflicted, staged (index vs HEAD), unstaged (work tree vs index) and untracked \
-            files as `git status` lists them (`status.showUntrackedFiles`: a wholly untracked directory is one \
-            `dir/` entry by default), paths as UTF-8. Lists are cut to `maxTokens` in that priority; counts stay exact.",
+            description: "Every dirty path as `git status` lists it (conflicted, staged, unstaged, untracked), with the \
+                branch, upstream ahead/behind and the operation in progress.",
             input_schema: schema::input(
                 json!({ "repoPath": schema::repo_path(), "maxTokens": schema::max_tokens(200, 32000, STATUS_DEFAULT_TOKENS),
                     "format": schema::format() }),
@@ -289,10 +281,7 @@ pub fn refs() -> FnTool {
         definition: ToolDefinition {
             name: "repo.refs",
             title: "Branches, tags, remotes and stashes",
-            description: "Local branches with upstream and ahead/behind (gone upstreams flagged), remotes (URLs \
-            without passwords), stashes newest first, tags peeled to their commit, and remote-tracking branches. \
-            Lists are cut to `maxTokens` in that priority and counted in `omitted`; exact `counts` of every list \
-            come with a cut answer.",
+            description: "Local branches with upstream ahead/behind, remotes, stashes, tags and remote-tracking branches.",
             input_schema: schema::input(
                 json!({ "repoPath": schema::repo_path(), "maxTokens": schema::max_tokens(200, 32000, REFS_DEFAULT_TOKENS),
                     "format": schema::format() }),

@@ -13,7 +13,7 @@ pub fn repo_path() -> Value {
         "minLength": 1,
         "maxLength": 4096,
         "pattern": REPO_PATH_PATTERN,
-        "description": "Absolute path of the repository or any folder inside its work tree; must lie under an allowed root."
+        "description": "Absolute path of the repository or a folder in it."
     })
 }
 
@@ -22,28 +22,16 @@ pub fn integer(min: u64, max: u64, default: u64, description: &str) -> Value {
     json!({ "type": "integer", "minimum": min, "maximum": max, "default": default, "description": description })
 }
 
-/// `maxTokens`: the hard budget of `content[0].text` in o200k_base tokens (SPEC §3).
+/// `maxTokens`: the hard budget of `content[0].text` in o200k_base tokens. The long explanation (what is cut,
+/// `omitted`) is said once, in the server's instructions and in `docs/tools.md`, not in every tool.
 pub fn max_tokens(min: u64, max: u64, default: u64) -> Value {
-    integer(
-        min,
-        max,
-        default,
-        "Hard budget, in o200k_base tokens, of the whole text of the result (`content[0].text`: the JSON, or the \
-         text rendering with `format: \"text\"`); lists are cut by priority and what was cut is counted in \
-         `omitted` (and stated as `... N more` lines in text).",
-    )
+    json!({ "type": "integer", "minimum": min, "maximum": max, "default": default })
 }
 
-/// `format` (SPEC §4.2): `json` (default) or `text`, a terse line-oriented rendering in git's idioms.
+/// `format`: `json` (default) or `text`, a terse line-oriented rendering in git's idioms; the long explanation is
+/// in the server's instructions and `docs/tools.md`.
 pub fn format() -> Value {
-    json!({
-        "enum": ["json", "text"],
-        "default": "json",
-        "description": "`json` (default): content[0].text is the compact JSON envelope. `text`: content[0].text is a \
-            terse line-oriented rendering in git's idioms (`## main...origin/main [ahead 1]`, `M  path`, `?? path`, \
-            `sha subject`, `... 7 more commits` for cuts), paths quoted as git quotes them (`core.quotePath`), that \
-            `maxTokens` counts; structuredContent stays the JSON."
-    })
+    json!({ "enum": ["json", "text"], "default": "json" })
 }
 
 /// A closed input object schema.
@@ -65,11 +53,7 @@ pub fn envelope(data: Value) -> Value {
             "source": { "type": "string", "enum": ["local-git", "fluxgit-gateway"] },
             "data": data,
             "omitted": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 1 } },
-            "error": {
-                "type": "object",
-                "required": ["code", "message"],
-                "properties": { "code": { "type": "integer" }, "message": { "type": "string" }, "data": {} }
-            }
+            "error": { "type": "object", "description": "Only in a product error (`isError`): `{code, message, data}`." }
         }
     })
 }

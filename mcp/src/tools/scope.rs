@@ -69,16 +69,8 @@ pub fn scope() -> FnTool {
         definition: ToolDefinition {
             name: "repo.scope",
             title: "Subtree scope: changes, history, churn, owners",
-            description: "Everything about one file or directory of the repository before editing it: its \
-            work-tree changes (like `git status -- path`: conflicted, staged, unstaged, untracked, exact counts), \
-            the recent commits touching it (like `git log -n N -- path`), churn (commits and distinct author \
-            emails with a commit date in the `churnDays` before now, with per-author counts) and its code owners \
-            from the CODEOWNERS file GitHub would use at HEAD (`.github/`, root, then `docs/`; last matching rule \
-            wins; a rule without owners leaves it unowned). For a directory, `owners` come from the last rule \
-            covering everything in it and `ownersByRule` groups its files by deciding rule. CODEOWNERS lines \
-            GitHub would skip are listed in `errors`. `path` `.` is the whole repository. Lists are cut to \
-            `maxTokens` (conflicted, staged, unstaged, recent commits, authors, errors, owners by rule, untracked) \
-            and counted in `omitted`.",
+            description: "Call before editing a file or directory: its uncommitted changes, the recent commits touching it, \
+                churn per author over `churnDays`, and its CODEOWNERS owners.",
             input_schema: schema::input(
                 json!({
                     "repoPath": schema::repo_path(),

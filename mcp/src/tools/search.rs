@@ -56,14 +56,8 @@ pub fn search() -> FnTool {
         definition: ToolDefinition {
             name: "repo.search",
             title: "Search commits",
-            description: "Commits whose message (subject and body) contains every word and \"quoted phrase\" of \
-            `query`, case-insensitive substrings, as `git log --all-match -i -F --grep=<word>...`; optionally by \
-            `author` (a substring of \"Name <email>\"), changing `path` (a file or directory, compared with every \
-            parent), with a committer date between `since` and `until` (inclusive; `YYYY-MM-DD` or RFC 3339), \
-            reachable from `ref` (default: every local branch and HEAD). Ranked by relevance, then newest; `total` \
-            counts every match exactly, `commits` lists the best `limit` (cut further by `maxTokens`, counted in \
-            `omitted.commits`). Without `ref` the commit index answers in milliseconds; `walked` says when the \
-            history was read instead.",
+            description: "Commits whose message contains every word and \"quoted phrase\" of `query`, optionally by author, \
+                path, date range or ref; best matches first.",
             input_schema: schema::input(
                 json!({
                     "repoPath": schema::repo_path(),

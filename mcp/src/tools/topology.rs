@@ -71,13 +71,8 @@ pub fn branch_stack() -> FnTool {
         definition: ToolDefinition {
             name: "repo.branchStack",
             title: "Branch stack",
-            description: "Where a branch stands (the current one, or `branch`): against its upstream, against its \
-            base (the first of `baseCandidates` that exists, then main, master, develop, dev, trunk: merge-base), \
-            and which local branches are stacked with it, in stack order: `currentStackedOn` (it is built on them, \
-            nearest the base first), `stackedOnCurrent` (built on it, nearest first), then `sharesBase` (forked \
-            from the base at the same commit, newest first), each with its own upstream. Every ahead/behind is \
-            seen from the examined branch: `ahead` = commits it has that the other lacks, as `git rev-list \
-            --left-right --count <branch>...<other>`. `relatedTotal` is exact when `maxRelated` lists fewer.",
+            description: "Where a branch stands against its upstream and its base branch, and which local branches are stacked \
+                on it or it on them.",
             input_schema: schema::input(
                 json!({
                     "repoPath": schema::repo_path(),
@@ -131,9 +126,7 @@ pub fn worktree_list() -> FnTool {
         definition: ToolDefinition {
             name: "worktree.list",
             title: "Worktrees",
-            description: "The main work tree and every linked worktree, like `git worktree list --porcelain`: path, \
-            branch or detached, HEAD sha, locked (with reason), prunable (its checkout is gone), and which one \
-            `repoPath` is in (`current`).",
+            description: "The main work tree and every linked worktree: path, branch or detached HEAD, locked, prunable.",
             input_schema: schema::input(json!({ "repoPath": schema::repo_path() }), &["repoPath"]),
             output_schema: schema::envelope(data),
             read_only: true,
@@ -172,10 +165,8 @@ pub fn submodule_status() -> FnTool {
         definition: ToolDefinition {
             name: "submodule.status",
             title: "Submodule status",
-            description: "Every submodule at any depth, like `git submodule status --recursive`: path, the commit \
-            the parent records vs the one checked out, initialised, state (`clean`, `drifted` = checked out \
-            elsewhere than recorded, `uninitialized`, `conflict`), and whether its own work tree is dirty or has \
-            untracked files. `path` limits the list to one submodule and those nested in it.",
+            description: "Every submodule at any depth: the commit recorded vs the one checked out, and its state (clean, \
+                drifted, uninitialized, conflict, dirty).",
             input_schema: schema::input(
                 json!({
                     "repoPath": schema::repo_path(),

@@ -29,29 +29,29 @@ for (const { mode, version, era } of MODES) {
       assert.equal(client.getServerVersion()?.name, 'fluxgit-mcp-sidecar');
     });
 
-    it('lists every tool, repo.brief first', async () => {
+    it('lists every tool, repo_brief first', async () => {
       const { tools } = await client.listTools();
       const names = tools.map((tool) => tool.name);
       assert.equal(names.length, EXPECTED_TOOL_COUNT, names.join(', '));
       assert.equal(new Set(names).size, names.length, 'duplicate tool names');
-      assert.equal(names[0], 'repo.brief');
-      assert.ok(names.includes('agents.presence'), names.join(', '));
+      assert.equal(names[0], 'repo_brief');
+      assert.ok(names.includes('agents_presence'), names.join(', '));
       for (const tool of tools) {
         assert.equal(tool.inputSchema.type, 'object', tool.name);
         assert.equal(typeof tool.annotations?.readOnlyHint, 'boolean', tool.name);
       }
     });
 
-    it('calls repo.brief', async () => {
-      assertBrief(assert, await client.callTool({ name: 'repo.brief', arguments: { repoPath: repo } }));
+    it('calls repo_brief', async () => {
+      assertBrief(assert, await client.callTool({ name: 'repo_brief', arguments: { repoPath: repo } }));
     });
 
-    it('calls repo.status with format text', async () => {
-      const result = await client.callTool({ name: 'repo.status', arguments: { repoPath: repo, format: 'text' } });
+    it('calls repo_status with format text', async () => {
+      const result = await client.callTool({ name: 'repo_status', arguments: { repoPath: repo, format: 'text' } });
       assert.equal(result.isError ?? false, false, JSON.stringify(result).slice(0, 500));
       const text = result.content[0].text;
       assert.ok(text.startsWith('## '), text);
-      assert.equal(result.structuredContent?.tool, 'repo.status');
+      assert.equal(result.structuredContent?.tool, 'repo_status');
       assert.ok(text.includes(result.structuredContent.data.head.sha), text);
     });
 
@@ -61,18 +61,18 @@ for (const { mode, version, era } of MODES) {
         message: /Unknown tool: nope\.tool/,
       });
       for (const args of [{}, { repoPath: 5 }]) {
-        await assert.rejects(client.callTool({ name: 'repo.brief', arguments: args }), {
+        await assert.rejects(client.callTool({ name: 'repo_brief', arguments: args }), {
           code: -32602,
-          message: /Invalid arguments for tool repo\.brief/,
+          message: /Invalid arguments for tool repo_brief/,
         });
       }
     });
 
     it('answers a gateway-only tool with isError and code 10001', async () => {
-      const result = await client.callTool({ name: 'flux.restorePoints', arguments: { repoPath: repo } });
+      const result = await client.callTool({ name: 'flux_restorePoints', arguments: { repoPath: repo } });
       assert.equal(result.isError, true);
       const envelope = JSON.parse(result.content[0].text);
-      assert.equal(envelope.tool, 'flux.restorePoints');
+      assert.equal(envelope.tool, 'flux_restorePoints');
       assert.equal(envelope.error.code, 10001);
       assert.equal(typeof envelope.error.data.upgradeHint, 'string');
     });

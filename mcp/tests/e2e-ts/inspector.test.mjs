@@ -68,8 +68,8 @@ for (const { era, target, handshake } of ERAS) {
       assert.deepEqual(names, expected);
     });
 
-    it('calls repo.brief', () => {
-      const args = ['--method', 'tools/call', '--tool-name', 'repo.brief', '--tool-args-json', JSON.stringify({ repoPath: repo })];
+    it('calls repo_brief', () => {
+      const args = ['--method', 'tools/call', '--tool-name', 'repo_brief', '--tool-args-json', JSON.stringify({ repoPath: repo })];
       const { status, json, stderr } = inspect(target, args);
       assert.equal(status, 0, stderr);
       assertBrief(assert, json.result);
@@ -79,7 +79,7 @@ for (const { era, target, handshake } of ERAS) {
       const unknown = inspect(target, ['--method', 'tools/call', '--tool-name', 'nope.tool']);
       assert.equal(unknown.status, 5, unknown.stderr);
       const gateway = inspect(target, [
-        '--method', 'tools/call', '--tool-name', 'flux.restorePoints', '--tool-args-json', JSON.stringify({ repoPath: repo }),
+        '--method', 'tools/call', '--tool-name', 'flux_restorePoints', '--tool-args-json', JSON.stringify({ repoPath: repo }),
       ]);
       assert.equal(gateway.status, 5, gateway.stderr);
       assert.equal(JSON.parse(gateway.json.result.content[0].text).error.code, 10001);

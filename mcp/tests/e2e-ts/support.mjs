@@ -49,18 +49,18 @@ function rawToolCount() {
   const run = spawnSync(sidecarBin, [], { input, env: serverEnv, encoding: 'utf8' });
   const answer = run.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line)).find((m) => m.id === 2);
   const count = answer?.result?.tools?.length;
-  if (!Number.isInteger(count) || count < 36) {
+  if (!Number.isInteger(count) || count < 20) {
     throw new Error(`tools/list over plain stdio listed ${count} tools: ${run.stderr}`);
   }
   return count;
 }
 
-/** Checks a repo.brief CallToolResult: not an error, structuredContent equal to content[0].text parsed. */
+/** Checks a repo_brief CallToolResult: not an error, structuredContent equal to content[0].text parsed. */
 export function assertBrief(assert, result) {
   assert.equal(result.isError ?? false, false, JSON.stringify(result).slice(0, 500));
   const envelope = JSON.parse(result.content[0].text);
-  assert.equal(envelope.tool, 'repo.brief');
+  assert.equal(envelope.tool, 'repo_brief');
   assert.equal(envelope.repoPath, repo);
-  assert.equal(result.structuredContent?.tool, 'repo.brief');
+  assert.equal(result.structuredContent?.tool, 'repo_brief');
   assert.deepEqual(result.structuredContent, envelope);
 }

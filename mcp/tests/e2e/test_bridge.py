@@ -1,7 +1,7 @@
 """End to end: a write proposal through the real sidecar binary and the official Python MCP client, against a
 fake approval gateway (a tiny http.server on 127.0.0.1:0 in this process).
 
-A preview is accepted (a submitted proposal, not a Git result); operation.status is then polled while the fake
+A preview is accepted (a submitted proposal, not a Git result); operation_status is then polled while the fake
 gateway moves the proposal pending -> approved -> executing -> completed (isError false, with `result`), and for a
 second proposal pending -> rejected (isError true, code 10004).
 """
@@ -85,20 +85,20 @@ class FakeGateway:
 
 
 async def propose_and_poll(client: Client, repo_path: Path, name: str) -> tuple[list[str], object]:
-    """Proposes a branch, then polls operation.status until it is terminal; returns the states seen and the last
+    """Proposes a branch, then polls operation_status until it is terminal; returns the states seen and the last
     result."""
     proposal = await client.call_tool(
-        "operation.preview.branch", {"repoPath": str(repo_path), "name": name, "reason": "end-to-end test"}
+        "operation_preview_branch", {"repoPath": str(repo_path), "name": name, "reason": "end-to-end test"}
     )
     assert proposal.is_error is False, proposal
     envelope = json.loads(proposal.content[0].text)
     assert envelope["readOnly"] is False and envelope["source"] == "fluxgit-gateway"
     data = envelope["data"]
     assert data["accepted"] is True and data["status"] == "pending", data
-    assert data["nextAction"] == {"tool": "operation.status", "data": {"previewId": data["previewId"]}}
+    assert data["nextAction"] == {"tool": "operation_status", "data": {"previewId": data["previewId"]}}
     seen = []
     for _ in range(10):
-        result = await client.call_tool("operation.status", {"previewId": data["previewId"]})
+        result = await client.call_tool("operation_status", {"previewId": data["previewId"]})
         status_envelope = json.loads(result.content[0].text)
         if result.is_error:
             return seen, result
@@ -122,8 +122,8 @@ async def exercise(mode: str, repo_path: Path, run_dir: Path, gateway: FakeGatew
     )
     async with Client(params, mode=mode) as client:
         listed = {tool.name: tool for tool in (await client.list_tools()).tools}
-        assert listed["operation.status"].annotations.read_only_hint is True
-        preview = listed["operation.preview.branch"]
+        assert listed["operation_status"].annotations.read_only_hint is True
+        preview = listed["operation_preview_branch"]
         assert preview.annotations.read_only_hint is False and preview.annotations.idempotent_hint is False
         assert "reason" in preview.input_schema["required"]
 

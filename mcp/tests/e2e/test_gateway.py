@@ -1,8 +1,8 @@
 """End to end: the real sidecar binary, the official Python MCP client and the real reference gateway
 (`fluxgit-gateway`) on loopback, on a throwaway repository.
 
-propose (operation.preview.branch) -> `fluxgit-gateway show` prints the card and a one-time code -> a person runs
-`fluxgit-gateway approve` on a pseudo-terminal and types the code -> operation.status reports `completed` with the new
+propose (operation_preview_branch) -> `fluxgit-gateway show` prints the card and a one-time code -> a person runs
+`fluxgit-gateway approve` on a pseudo-terminal and types the code -> operation_status reports `completed` with the new
 sha git shows. A second proposal rejected at the CLI ends as 10004; a proposal the agent policy denies is 10006 and
 never reaches a card. Then branchDelete, worktree, push (to a bare repository on this machine, with a concurrent push
 between proposal and approval so that a forced push's lease refuses), submodulePointer (record and return) and a
@@ -111,7 +111,7 @@ class Setup:
 
 async def poll(client: Client, preview_id: str) -> object:
     for _ in range(100):
-        result = await client.call_tool("operation.status", {"previewId": preview_id})
+        result = await client.call_tool("operation_status", {"previewId": preview_id})
         if result.is_error:
             return result
         if json.loads(result.content[0].text)["data"]["status"] == "completed":
@@ -134,7 +134,7 @@ async def exercise(setup: Setup, run_dir: Path) -> None:
     )
     async with Client(params) as client:
         proposal = await client.call_tool(
-            "operation.preview.branch",
+            "operation_preview_branch",
             {"repoPath": str(setup.repo), "name": "e2e/feature", "reason": "end-to-end approval", "checkout": False},
         )
         assert proposal.is_error is False, proposal
@@ -159,24 +159,24 @@ async def exercise(setup: Setup, run_dir: Path) -> None:
         assert status["result"]["newSha"] == sha.stdout.strip()
         assert status["result"]["restorePointId"].startswith("rp-")
 
-        points = await client.call_tool("flux.latestRestorePoint", {"repoPath": str(setup.repo)})
+        points = await client.call_tool("flux_latestRestorePoint", {"repoPath": str(setup.repo)})
         assert points.is_error is False, points
         assert json.loads(points.content[0].text)["data"]["id"] == status["result"]["restorePointId"]
         # The read routes answer within the sidecar's output schemas (the client validates structuredContent).
         for tool, args in [
-            ("flux.restorePoints", {}),
-            ("safety.timeline", {"includeReflog": True}),
-            ("safety.eventDetails", {}),
-            ("diff.semantic", {"base": "HEAD", "head": "HEAD"}),
+            ("flux_restorePoints", {}),
+            ("safety_timeline", {"includeReflog": True}),
+            ("safety_eventDetails", {}),
+            ("diff_semantic", {"base": "HEAD", "head": "HEAD"}),
         ]:
             answer = await client.call_tool(tool, {"repoPath": str(setup.repo), **args})
             assert answer.is_error is False, (tool, answer)
-        timeline = json.loads((await client.call_tool("safety.timeline", {"repoPath": str(setup.repo)})).content[0].text)
+        timeline = json.loads((await client.call_tool("safety_timeline", {"repoPath": str(setup.repo)})).content[0].text)
         kinds = {event["kind"] for event in timeline["data"]["events"]}
         assert {"operation", "restore_point"} <= kinds, timeline
 
         second = await client.call_tool(
-            "operation.preview.commit",
+            "operation_preview_commit",
             {"repoPath": str(setup.repo), "message": "never", "stageAll": True, "reason": "to be rejected"},
         )
         second_id = json.loads(second.content[0].text)["data"]["previewId"]
@@ -188,17 +188,17 @@ async def exercise(setup: Setup, run_dir: Path) -> None:
         assert error["code"] == 10004 and error["data"]["status"] == "rejected", error
 
         third = await client.call_tool(
-            "operation.preview.branch", {"repoPath": str(setup.repo), "name": "e2e/withdrawn", "reason": "to be withdrawn"}
+            "operation_preview_branch", {"repoPath": str(setup.repo), "name": "e2e/withdrawn", "reason": "to be withdrawn"}
         )
         third_id = json.loads(third.content[0].text)["data"]["previewId"]
-        cancelled = await client.call_tool("operation.cancel", {"previewId": third_id, "reason": "changed my mind"})
+        cancelled = await client.call_tool("operation_cancel", {"previewId": third_id, "reason": "changed my mind"})
         assert cancelled.is_error is False, cancelled
         assert json.loads(cancelled.content[0].text)["data"]["status"] == "cancelled"
         ended = await poll(client, third_id)
         assert json.loads(ended.content[0].text)["error"]["data"]["status"] == "cancelled"
 
         denied = await client.call_tool(
-            "operation.preview.reset", {"repoPath": str(setup.repo), "targetRef": "HEAD", "mode": "hard", "reason": "denied"}
+            "operation_preview_reset", {"repoPath": str(setup.repo), "targetRef": "HEAD", "mode": "hard", "reason": "denied"}
         )
         assert denied.is_error is True
         error = json.loads(denied.content[0].text)["error"]
@@ -312,7 +312,7 @@ async def later_operations(setup: Setup, run_dir: Path) -> None:
         # branchDelete: the merged branch goes, the unmerged one stays; restore brings the tip back.
         before = state(repo)
         status = await run(
-            client, setup, "operation.preview.branchDelete",
+            client, setup, "operation_preview_branchDelete",
             {"targets": [{"repoPath": str(repo), "branches": ["old", "wip"]}]},
             "delete 2 branches",
             card_has=("risk: high", "-> DELETE", "unmerged", "delete 2 branches"),
@@ -324,7 +324,7 @@ async def later_operations(setup: Setup, run_dir: Path) -> None:
         assert state(repo) == before
 
         # worktree at the default path, for a new branch; restore removes it.
-        status = await run(client, setup, "operation.preview.worktree", {"branch": "e2e-wt"})
+        status = await run(client, setup, "operation_preview_worktree", {"branch": "e2e-wt"})
         path = root / "repo.worktrees" / "e2e-wt"
         assert status["result"]["worktreePath"] == str(path), status
         assert f"worktree {path}\n" in out(repo, "worktree", "list", "--porcelain")
@@ -343,7 +343,7 @@ async def later_operations(setup: Setup, run_dir: Path) -> None:
         git(repo, "add", "p.txt")
         git(repo, "commit", "-q", "-m", "to push")
         before = state(repo)
-        status = await run(client, setup, "operation.preview.push", {"setUpstream": True}, card_has=("to push",))
+        status = await run(client, setup, "operation_preview_push", {"setUpstream": True}, card_has=("to push",))
         assert status["result"]["newSha"] == out(repo, "rev-parse", "main").strip() == out(remote, "rev-parse", "main").strip()
         assert out(repo, "config", "branch.main.remote").strip() == "origin"
         restore(setup, status["previewId"])
@@ -357,7 +357,7 @@ async def later_operations(setup: Setup, run_dir: Path) -> None:
         git(repo, "commit", "-q", "-m", "rewritten")
         lease = out(repo, "rev-parse", "refs/remotes/origin/main").strip()
         preview_id = await propose(
-            client, "operation.preview.push", {"repoPath": str(repo), "reason": "rewrite the remote", "forceWithLease": True}
+            client, "operation_preview_push", {"repoPath": str(repo), "reason": "rewrite the remote", "forceWithLease": True}
         )
         git(elsewhere, "pull", "-q", "origin", "main")
         (elsewhere / "e.txt").write_text("elsewhere\n")
@@ -387,7 +387,7 @@ async def later_operations(setup: Setup, run_dir: Path) -> None:
         git(lib, "checkout", "-q", "--detach", c1)
         before = (state(repo), state(lib))
         status = await run(
-            client, setup, "operation.preview.submodulePointer",
+            client, setup, "operation_preview_submodulePointer",
             {"relativePath": "lib", "direction": "record", "expectedRecordedOid": c2, "expectedCheckedOutOid": c1},
             card_has=(f"recorded in the parent's HEAD: {c2}",),
         )
@@ -395,7 +395,7 @@ async def later_operations(setup: Setup, run_dir: Path) -> None:
         assert out(repo, "show", "--name-only", "--format=", "HEAD").strip() == "lib"
         restore(setup, status["previewId"])
         assert (state(repo), state(lib)) == before
-        status = await run(client, setup, "operation.preview.submodulePointer", {"relativePath": "lib", "direction": "return"})
+        status = await run(client, setup, "operation_preview_submodulePointer", {"relativePath": "lib", "direction": "return"})
         assert out(lib, "rev-parse", "HEAD").strip() == c2 == status["result"]["checkedOutOid"]
         restore(setup, status["previewId"])
         assert (state(repo), state(lib)) == before
@@ -410,7 +410,7 @@ async def later_operations(setup: Setup, run_dir: Path) -> None:
             {"type": "merge", "sourceRef": "clash", "targetRef": "main"},
             {"type": "patch", "patchContent": patch},
         ]
-        preview_id = await propose(client, "operation.preview.plan", {"repoPath": str(repo), "reason": "e2e plan", "steps": steps})
+        preview_id = await propose(client, "operation_preview_plan", {"repoPath": str(repo), "reason": "e2e plan", "steps": steps})
         show_and_approve(setup, preview_id, card_has=("Step 1 of 4: discard", "Step 3 of 4: merge", "CONFLICTS predicted", "Step 4 of 4: patch"))
         ended = await poll(client, preview_id)
         assert ended.is_error is True, ended

@@ -2,7 +2,7 @@
 gateway, and a person approving in headless Chromium (gateway/tests/browser/approve-in-page.mjs, Debian's
 /usr/bin/chromium through playwright-core; scripts/test.sh installs both).
 
-propose (operation.preview.branch) -> the proposal appears in the page -> Approve clicked -> operation.status reports
+propose (operation_preview_branch) -> the proposal appears in the page -> Approve clicked -> operation_status reports
 `completed` with the sha git shows.
 
 Environment: FLUXGIT_SIDECAR_BIN and FLUXGIT_GATEWAY_BIN (default: <workspace>/target/debug/...; build first).
@@ -37,7 +37,7 @@ async def exercise(setup: Setup, run_dir: Path) -> None:
     )
     async with Client(params) as client:
         proposal = await client.call_tool(
-            "operation.preview.branch",
+            "operation_preview_branch",
             {"repoPath": str(setup.repo), "name": "page/feature", "reason": "approved in the page", "checkout": False},
         )
         assert proposal.is_error is False, proposal
@@ -45,7 +45,7 @@ async def exercise(setup: Setup, run_dir: Path) -> None:
         assert data["accepted"] is True and data["status"] == "pending", data
         preview_id = data["previewId"]
 
-        pending = await client.call_tool("operation.status", {"previewId": preview_id})
+        pending = await client.call_tool("operation_status", {"previewId": preview_id})
         assert json.loads(pending.content[0].text)["data"]["status"] == "pending"
 
         approved = await asyncio.to_thread(

@@ -1,7 +1,7 @@
 """End-to-end test of the real sidecar binary with the official Python MCP SDK (mcp==2.3.0).
 
 For each connection mode of `mcp.Client` (auto = server/discover probe, legacy = initialize handshake, and the
-pinned modern version 2026-07-28) it lists the tools and, when `repo.brief` is served, calls it on a repository.
+pinned modern version 2026-07-28) it lists the tools and, when `repo_brief` is served, calls it on a repository.
 
 Environment:
 - FLUXGIT_SIDECAR_BIN: the binary (default: <workspace>/target/debug/fluxgit-mcp-sidecar; build it first).
@@ -83,29 +83,29 @@ async def exercise(mode: str, repo: Path, run_dir: Path) -> None:
         names = [tool.name for tool in listed.tools]
         assert len(names) == len(set(names)), names
         if names:
-            assert names[0] == "repo.brief", names
-            assert "agents.presence" in names, names
+            assert names[0] == "repo_brief", names
+            assert "agents_presence" in names, names
         for tool in listed.tools:
             assert tool.input_schema.get("type") == "object", tool.name
             assert tool.annotations is not None and tool.annotations.read_only_hint is not None, tool.name
-        if "repo.brief" not in names:
+        if "repo_brief" not in names:
             return
-        result = await client.call_tool("repo.brief", {"repoPath": str(repo)})
+        result = await client.call_tool("repo_brief", {"repoPath": str(repo)})
         assert result.is_error is False, result
         text = result.content[0].text
         envelope = json.loads(text)
-        assert envelope["tool"] == "repo.brief"
+        assert envelope["tool"] == "repo_brief"
         assert result.structured_content is not None
-        assert result.structured_content["tool"] == "repo.brief"
+        assert result.structured_content["tool"] == "repo_brief"
         assert result.structured_content == envelope
 
         # format "text": a terse rendering in content[0].text, the JSON envelope still in structuredContent.
-        status = await client.call_tool("repo.status", {"repoPath": str(repo), "format": "text"})
+        status = await client.call_tool("repo_status", {"repoPath": str(repo), "format": "text"})
         assert status.is_error is False, status
         lines = status.content[0].text.splitlines()
         assert lines[0].startswith("## "), lines
         assert status.structured_content is not None
-        assert status.structured_content["tool"] == "repo.status"
+        assert status.structured_content["tool"] == "repo_status"
         assert status.structured_content["data"]["head"]["sha"] in status.content[0].text
 
 

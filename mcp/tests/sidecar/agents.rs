@@ -1,4 +1,4 @@
-//! `agents.presence` and previews' `otherAgents` through the real binary (issue 18): a fixture home with a Claude
+//! `agents_presence` and previews' `otherAgents` through the real binary (issue 18): a fixture home with a Claude
 //! Code session in the repository (a secret planted in its prompt, reply and tool output), the tool's answer and
 //! budget, 10011 when detection is disabled, and the overlap on proposals against the fake gateway.
 
@@ -93,9 +93,9 @@ fn presence_reports_the_session_without_its_content() {
         &setup,
         &[],
         &[
-            call(1, "agents.presence", json!({"repoPath": repo})),
-            call(2, "agents.presence", json!({"repoPath": format!("{repo}/src"), "maxTokens": 200})),
-            call(3, "agents.presence", json!({"repoPath": repo, "maxTokens": 199})),
+            call(1, "agents_presence", json!({"repoPath": repo})),
+            call(2, "agents_presence", json!({"repoPath": format!("{repo}/src"), "maxTokens": 200})),
+            call(3, "agents_presence", json!({"repoPath": repo, "maxTokens": 199})),
             json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list"}),
         ],
     );
@@ -104,8 +104,8 @@ fn presence_reports_the_session_without_its_content() {
     }
     let (result, is_error) = envelope(&responses[0]);
     assert!(!is_error, "{result}");
-    assert_fits_output_schema("agents.presence", &responses[0]);
-    assert_eq!((result["tool"].as_str(), result["readOnly"].as_bool()), (Some("agents.presence"), Some(true)));
+    assert_fits_output_schema("agents_presence", &responses[0]);
+    assert_eq!((result["tool"].as_str(), result["readOnly"].as_bool()), (Some("agents_presence"), Some(true)));
     let agents = result["data"]["agents"].as_array().expect("agents");
     let claude: Vec<&Value> = agents.iter().filter(|agent| agent["agent"] == "claude-code").collect();
     assert_eq!(claude.len(), 1, "{result}");
@@ -121,14 +121,15 @@ fn presence_reports_the_session_without_its_content() {
     assert_eq!(responses[2]["error"]["code"], -32602, "{}", responses[2]);
     // The reason is in the message itself (clients often show nothing else), and in `data.errors`.
     let message = responses[2]["error"]["message"].as_str().expect("message");
-    assert!(message.starts_with("Invalid arguments for tool agents.presence: /maxTokens: "), "{message}");
+    assert!(message.starts_with("Invalid arguments for tool agents_presence: /maxTokens: "), "{message}");
     assert!(message.contains("199"), "{message}");
     assert_eq!(responses[2]["error"]["data"]["errors"][0]["instancePath"], "/maxTokens");
 
     let tools = responses[3]["result"]["tools"].as_array().expect("tools");
     let names: Vec<&str> = tools.iter().filter_map(|tool| tool["name"].as_str()).collect();
-    let at = names.iter().position(|name| *name == "agents.presence").expect("listed");
-    assert_eq!(names[at - 1], "operation.status", "listed where SPEC §5 places it: {names:?}");
+    let at = names.iter().position(|name| *name == "agents_presence").expect("listed");
+    // Registry order puts it after operation_status, which is listed only with a gateway.
+    assert_eq!(names[at - 1], "fleet_radar", "listed in registry order: {names:?}");
     assert_eq!(tools[at]["annotations"]["readOnlyHint"], true);
 }
 
@@ -140,9 +141,9 @@ fn text_format_carries_the_same_agents_within_its_budget() {
         &setup,
         &[],
         &[
-            call(1, "agents.presence", json!({"repoPath": repo})),
-            call(2, "agents.presence", json!({"repoPath": repo, "format": "text"})),
-            call(3, "agents.presence", json!({"repoPath": repo, "format": "text", "maxTokens": 200})),
+            call(1, "agents_presence", json!({"repoPath": repo})),
+            call(2, "agents_presence", json!({"repoPath": repo, "format": "text"})),
+            call(3, "agents_presence", json!({"repoPath": repo, "format": "text", "maxTokens": 200})),
         ],
     );
     let (json_result, _) = envelope(&responses[0]);
@@ -193,13 +194,13 @@ fn disabled_detection_is_10011_and_leaves_previews_alone() {
             &setup,
             &[(DISABLED, value), ("FLUXGIT_MCP_HANDSHAKE_ADDR", &address)],
             &[
-                call(1, "agents.presence", json!({"repoPath": repo})),
-                call(2, "operation.preview.discard", discard.clone()),
+                call(1, "agents_presence", json!({"repoPath": repo})),
+                call(2, "operation_preview_discard", discard.clone()),
             ],
         );
         let (code, data) = product_error(&responses[0]);
         assert_eq!((code, data["reason"].as_str()), (10011, Some("agent_detection_disabled")), "{value:?}");
-        assert_fits_output_schema("agents.presence", &responses[0]);
+        assert_fits_output_schema("agents_presence", &responses[0]);
         let (result, is_error) = envelope(&responses[1]);
         assert!(!is_error, "{result}");
         assert!(result["data"].get("otherAgents").is_none(), "no otherAgents when disabled: {result}");
@@ -232,7 +233,7 @@ fn previews_carry_other_agents_with_overlapping_paths() {
             let mut arguments = fields.clone();
             arguments["repoPath"] = json!(repo);
             arguments["reason"] = json!("test");
-            call(idx + 1, &format!("operation.preview.{operation}"), arguments)
+            call(idx + 1, &format!("operation_preview_{operation}"), arguments)
         })
         .collect();
     let responses = run(&setup, &[("FLUXGIT_MCP_HANDSHAKE_ADDR", &address)], &requests);
@@ -240,7 +241,7 @@ fn previews_carry_other_agents_with_overlapping_paths() {
         assert!(!response.to_string().contains(SECRET), "{response}");
         let (result, is_error) = envelope(response);
         assert!(!is_error, "{operation}: {result}");
-        assert_fits_output_schema(&format!("operation.preview.{operation}"), response);
+        assert_fits_output_schema(&format!("operation_preview_{operation}"), response);
         assert_eq!(result["data"]["accepted"], true, "the proposal itself is unchanged");
         let others = &result["data"]["otherAgents"];
         assert_eq!(others["informational"], true, "{operation}: {result}");

@@ -108,7 +108,7 @@ fn every_operation_sends_its_exact_body_and_returns_a_submitted_proposal() {
             // The merge names a subfolder: the proposal goes out for the repository's root.
             let repo_path = if index == 0 { &subfolder } else { &repo };
             let common = json!({"repoPath": repo_path, "reason": format!("because {operation}")});
-            call(index + 1, &format!("operation.preview.{operation}"), with(&common, arguments.clone()))
+            call(index + 1, &format!("operation_preview_{operation}"), with(&common, arguments.clone()))
         })
         .collect();
     requests.push(json!({"jsonrpc": "2.0", "id": 99, "method": "tools/list"}));
@@ -145,7 +145,7 @@ fn every_operation_sends_its_exact_body_and_returns_a_submitted_proposal() {
 
         let (result, is_error) = envelope(&responses[index]);
         assert!(!is_error, "{result}");
-        assert_eq!(result["tool"], format!("operation.preview.{operation}"));
+        assert_eq!(result["tool"], format!("operation_preview_{operation}"));
         assert_eq!((result["readOnly"].clone(), result["source"].clone()), (json!(false), json!("fluxgit-gateway")));
         assert_eq!(result["repoPath"], repo.as_str());
         // Informational `otherAgents` (issue 18) rides along; the proposal's own fields are unchanged.
@@ -156,7 +156,7 @@ fn every_operation_sends_its_exact_body_and_returns_a_submitted_proposal() {
             data,
             json!({"accepted": true, "previewId": preview_id, "operationType": operation,
             "status": "pending", "expiresAt": EXPIRES_AT,
-            "nextAction": {"tool": "operation.status", "data": {"previewId": preview_id}}})
+            "nextAction": {"tool": "operation_status", "data": {"previewId": preview_id}}})
         );
         let tool = tools.iter().find(|tool| tool["name"] == result["tool"]).expect("listed");
         let validator = jsonschema::validator_for(&tool["outputSchema"]).expect("output schema compiles");
@@ -175,11 +175,11 @@ fn idempotency_keys_are_scoped_by_operation_type() {
         if let Some(key) = key {
             arguments["idempotencyKey"] = json!(key);
         }
-        call(id, "operation.preview.branch", arguments)
+        call(id, "operation_preview_branch", arguments)
     };
     let merge = call(
         4,
-        "operation.preview.merge",
+        "operation_preview_merge",
         json!({"repoPath": repo, "reason": "r", "sourceRef": "v1.0", "targetRef": "main", "idempotencyKey": "k-1"}),
     );
     let responses = session(
@@ -212,85 +212,85 @@ fn bad_input_is_refused_before_anything_is_sent() {
     let target = |n: usize| json!({"repoPath": repo, "branches": (0..n).map(|i| format!("b{i}")).collect::<Vec<_>>()});
     // (tool, arguments, expected data.reason; None for an input-schema violation)
     let cases: Vec<(&str, Value, Option<&str>)> = vec![
-        ("operation.preview.branch", json!({"repoPath": repo, "name": "x"}), None),
-        ("operation.preview.rebase", with(&base, json!({"ontoRef": "main", "interactive": true})), None),
+        ("operation_preview_branch", json!({"repoPath": repo, "name": "x"}), None),
+        ("operation_preview_rebase", with(&base, json!({"ontoRef": "main", "interactive": true})), None),
         (
-            "operation.preview.merge",
+            "operation_preview_merge",
             with(&base, json!({"sourceRef": "--force", "targetRef": "main"})),
             Some("invalid_revision"),
         ),
-        ("operation.preview.reset", with(&base, json!({"targetRef": "--hard"})), Some("invalid_revision")),
-        ("operation.preview.branch", with(&base, json!({"name": "--force"})), Some("invalid_revision")),
-        ("operation.preview.push", with(&base, json!({"remote": "--force"})), Some("invalid_revision")),
+        ("operation_preview_reset", with(&base, json!({"targetRef": "--hard"})), Some("invalid_revision")),
+        ("operation_preview_branch", with(&base, json!({"name": "--force"})), Some("invalid_revision")),
+        ("operation_preview_push", with(&base, json!({"remote": "--force"})), Some("invalid_revision")),
         (
-            "operation.preview.merge",
+            "operation_preview_merge",
             with(&base, json!({"sourceRef": "no-such-branch", "targetRef": "main"})),
             Some("unknown_revision"),
         ),
-        ("operation.preview.discard", with(&base, json!({"paths": ["ok.txt", "../x"]})), Some("invalid_path")),
-        ("operation.preview.discard", with(&base, json!({"paths": ["/etc/passwd"]})), Some("invalid_path")),
+        ("operation_preview_discard", with(&base, json!({"paths": ["ok.txt", "../x"]})), Some("invalid_path")),
+        ("operation_preview_discard", with(&base, json!({"paths": ["/etc/passwd"]})), Some("invalid_path")),
         (
-            "operation.preview.commit",
+            "operation_preview_commit",
             with(&base, json!({"message": "m", "paths": ["a/../../x"]})),
             Some("invalid_path"),
         ),
         (
-            "operation.preview.submodulePointer",
+            "operation_preview_submodulePointer",
             with(&base, json!({"relativePath": "../x", "direction": "return"})),
             Some("invalid_path"),
         ),
-        ("operation.preview.patch", with(&base, json!({"patchContent": "x".repeat(5 << 20)})), None),
-        ("operation.preview.patch", with(&base, json!({"patchContent": "é".repeat(2_200_000)})), Some("too_large")),
-        ("operation.preview.branchDelete", with(&base, json!({"targets": vec![target(1); 21]})), None),
+        ("operation_preview_patch", with(&base, json!({"patchContent": "x".repeat(5 << 20)})), None),
+        ("operation_preview_patch", with(&base, json!({"patchContent": "é".repeat(2_200_000)})), Some("too_large")),
+        ("operation_preview_branchDelete", with(&base, json!({"targets": vec![target(1); 21]})), None),
         (
-            "operation.preview.branchDelete",
+            "operation_preview_branchDelete",
             with(&base, json!({"targets": vec![target(20); 6]})),
             Some("too_many_branches"),
         ),
         (
-            "operation.preview.branchDelete",
+            "operation_preview_branchDelete",
             with(&base, json!({"targets": [{"repoPath": repo, "branches": ["refs/remotes/origin/main"]}]})),
             Some("remote_branch"),
         ),
         (
-            "operation.preview.branchDelete",
+            "operation_preview_branchDelete",
             with(&base, json!({"targets": [{"repoPath": outside_repo.path(), "branches": ["main"]}]})),
             Some("outside_allowed_roots"),
         ),
-        ("operation.preview.plan", with(&base, json!({"steps": [{"type": "push"}]})), None),
+        ("operation_preview_plan", with(&base, json!({"steps": [{"type": "push"}]})), None),
         (
-            "operation.preview.plan",
+            "operation_preview_plan",
             with(&base, json!({"steps": [{"type": "reset", "targetRef": "-x"}]})),
             Some("invalid_revision"),
         ),
         (
-            "operation.preview.worktree",
+            "operation_preview_worktree",
             with(&base, json!({"branch": "w", "path": outside.path().join("wt")})),
             Some("outside_allowed_roots"),
         ),
         (
-            "operation.preview.worktree",
+            "operation_preview_worktree",
             with(&base, json!({"branch": "w", "path": format!("{repo}/../x")})),
             Some("invalid_path"),
         ),
-        ("operation.preview.commit", with(&base, json!({"message": "m", "amend": true})), None),
+        ("operation_preview_commit", with(&base, json!({"message": "m", "amend": true})), None),
         (
-            "operation.preview.submodulePointer",
+            "operation_preview_submodulePointer",
             with(&base, json!({"relativePath": "s", "direction": "record", "expectedRecordedOid": "abc"})),
             None,
         ),
-        ("operation.preview.branch", with(&base, json!({"name": "x", "idempotencyKey": "a:b"})), None),
+        ("operation_preview_branch", with(&base, json!({"name": "x", "idempotencyKey": "a:b"})), None),
         // Names git would refuse (`git check-ref-format --branch`) are refused here, before the gateway sees them.
-        ("operation.preview.branch", with(&base, json!({"name": "../evil"})), Some("invalid_ref_name")),
-        ("operation.preview.branch", with(&base, json!({"name": "topic.lock"})), Some("invalid_ref_name")),
-        ("operation.preview.push", with(&base, json!({"branch": "a b"})), Some("invalid_ref_name")),
+        ("operation_preview_branch", with(&base, json!({"name": "../evil"})), Some("invalid_ref_name")),
+        ("operation_preview_branch", with(&base, json!({"name": "topic.lock"})), Some("invalid_ref_name")),
+        ("operation_preview_push", with(&base, json!({"branch": "a b"})), Some("invalid_ref_name")),
         (
-            "operation.preview.branch",
+            "operation_preview_branch",
             json!({"repoPath": outside_repo.path(), "reason": "r", "name": "x"}),
             Some("outside_allowed_roots"),
         ),
-        ("operation.status", json!({"previewId": "../x"}), None),
-        ("operation.cancel", json!({"previewId": "x".repeat(129)}), None),
+        ("operation_status", json!({"previewId": "../x"}), None),
+        ("operation_cancel", json!({"previewId": "x".repeat(129)}), None),
     ];
     let requests: Vec<Value> = cases
         .iter()
@@ -320,7 +320,7 @@ fn bad_addresses_answer_10003_and_send_nothing() {
     let repo = fixture.path().to_str().expect("utf-8");
     let gateway = FakeGateway::start(accepting());
     let port = gateway.port();
-    let proposal = call(1, "operation.preview.branch", json!({"repoPath": repo, "reason": "r", "name": "x"}));
+    let proposal = call(1, "operation_preview_branch", json!({"repoPath": repo, "reason": "r", "name": "x"}));
     let addresses = [
         "example.com:80".to_owned(),
         format!("https://127.0.0.1:{port}"),
@@ -364,7 +364,9 @@ fn bad_addresses_answer_10003_and_send_nothing() {
 #[test]
 fn only_the_write_handshake_tools_advertise_proposal_fields() {
     let fixture = fluxgit_fixtures::build(Scenario::Clean);
-    let responses = session(fixture.root(), &[], &[json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})]);
+    // The proposals are listed only with a gateway configured (nothing needs to listen for a listing).
+    let gateway = [(HANDSHAKE, "127.0.0.1:9")];
+    let responses = session(fixture.root(), &gateway, &[json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})]);
     let tools = responses[0]["result"]["tools"].as_array().expect("tools").clone();
     let names: Vec<&str> = tools.iter().filter_map(|tool| tool["name"].as_str()).collect();
     let previews: Vec<String> = [
@@ -382,9 +384,9 @@ fn only_the_write_handshake_tools_advertise_proposal_fields() {
         "submodulePointer",
     ]
     .iter()
-    .map(|operation| format!("operation.preview.{operation}"))
+    .map(|operation| format!("operation_preview_{operation}"))
     .collect();
-    for name in previews.iter().map(String::as_str).chain(["operation.cancel", "operation.status"]) {
+    for name in previews.iter().map(String::as_str).chain(["operation_cancel", "operation_status"]) {
         assert!(names.contains(&name), "{name} is listed: {names:?}");
     }
     for tool in &tools {
@@ -395,15 +397,15 @@ fn only_the_write_handshake_tools_advertise_proposal_fields() {
             .filter(|field| output.get(*field).is_some())
             .collect();
         let annotations = &tool["annotations"];
-        if name.starts_with("operation.preview.") {
+        if name.starts_with("operation_preview_") {
             assert_eq!(advertised, ["previewId", "status", "accepted", "nextAction"], "{name}");
             assert_eq!(tool["inputSchema"]["required"][1], "reason", "{name}");
-        } else if name.starts_with("operation.") {
+        } else if name.starts_with("operation_") {
             assert!(advertised.contains(&"previewId") && advertised.contains(&"status"), "{name}");
         } else {
             assert!(advertised.is_empty(), "{name} advertises {advertised:?}");
         }
-        let write = name.starts_with("operation.preview.") || name == "operation.cancel";
+        let write = name.starts_with("operation_preview_") || name == "operation_cancel";
         assert_eq!(annotations["readOnlyHint"], !write, "{name}");
         if write {
             assert_eq!(annotations["idempotentHint"], false, "{name}");

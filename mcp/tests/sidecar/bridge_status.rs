@@ -71,17 +71,17 @@ fn operation_status_maps_every_state_and_answer() {
     let mut requests: Vec<Value> = cases
         .iter()
         .enumerate()
-        .map(|(index, (case, _))| call(index + 1, "operation.status", json!({"previewId": format!("s-{case}")})))
+        .map(|(index, (case, _))| call(index + 1, "operation_status", json!({"previewId": format!("s-{case}")})))
         .collect();
     requests.push(json!({"jsonrpc": "2.0", "id": 99, "method": "tools/list"}));
     let responses = session(fixture.root(), &[(HANDSHAKE, &gateway.address())], &requests);
     let tools = responses.last().expect("tools/list")["result"]["tools"].as_array().expect("tools").clone();
-    let output_schema = &tools.iter().find(|tool| tool["name"] == "operation.status").expect("listed")["outputSchema"];
+    let output_schema = &tools.iter().find(|tool| tool["name"] == "operation_status").expect("listed")["outputSchema"];
     let validator = jsonschema::validator_for(output_schema).expect("compiles");
     for ((case, expected), response) in cases.iter().zip(&responses) {
         let (result, is_error) = envelope(response);
         assert!(validator.is_valid(&result), "{case}: {result}");
-        assert_eq!((result["tool"].as_str(), result["readOnly"].as_bool()), (Some("operation.status"), Some(true)));
+        assert_eq!((result["tool"].as_str(), result["readOnly"].as_bool()), (Some("operation_status"), Some(true)));
         match expected {
             Ok(status) => {
                 assert!(!is_error, "{case}: {result}");
@@ -172,7 +172,7 @@ fn preview_answers_map_to_refusals_redirects_and_unsafe_ids() {
         .iter()
         .enumerate()
         .map(|(index, (name, _))| {
-            call(index + 1, "operation.preview.branch", json!({"repoPath": repo, "reason": "r", "name": name}))
+            call(index + 1, "operation_preview_branch", json!({"repoPath": repo, "reason": "r", "name": name}))
         })
         .collect();
     let responses = session(fixture.root(), &[(HANDSHAKE, &gateway.address())], &requests);
@@ -226,10 +226,10 @@ fn cancel_sends_the_agent_and_maps_refusals() {
     });
     let fixture = fluxgit_fixtures::build(Scenario::Clean);
     let requests = [
-        call(1, "operation.cancel", json!({"previewId": "mine", "reason": "changed my mind"})),
-        call(2, "operation.cancel", json!({"previewId": "theirs"})),
-        call(3, "operation.cancel", json!({"previewId": "approved-one"})),
-        call(4, "operation.cancel", json!({"previewId": "gone"})),
+        call(1, "operation_cancel", json!({"previewId": "mine", "reason": "changed my mind"})),
+        call(2, "operation_cancel", json!({"previewId": "theirs"})),
+        call(3, "operation_cancel", json!({"previewId": "approved-one"})),
+        call(4, "operation_cancel", json!({"previewId": "gone"})),
     ];
     let responses = session(fixture.root(), &[(HANDSHAKE, &gateway.address())], &requests);
     let (result, is_error) = envelope(&responses[0]);
@@ -261,7 +261,7 @@ fn proxy_variables_are_ignored() {
     let address = gateway.address();
     env.push((HANDSHAKE, &address));
     let proposal = json!({"repoPath": fixture.path(), "reason": "r", "name": "x"});
-    let responses = session(fixture.root(), &env, &[call(1, "operation.preview.branch", proposal)]);
+    let responses = session(fixture.root(), &env, &[call(1, "operation_preview_branch", proposal)]);
     assert!(!envelope(&responses[0]).1, "{}", responses[0]);
     assert_eq!(gateway.requests().len(), 2);
     assert!(proxy.requests().is_empty(), "the proxy saw nothing: {:#?}", proxy.requests());
@@ -279,8 +279,8 @@ fn a_slow_gateway_costs_bounded_time_and_is_never_an_approval_timeout() {
     let registry = fluxgit_mcp_sidecar::tools::registry().expect("registry");
     let server = Server::new(registry, engine).with_bridge(bridge);
     for (tool, arguments) in [
-        ("operation.preview.branch", json!({"repoPath": fixture.path(), "reason": "r", "name": "x"})),
-        ("operation.status", json!({"previewId": "p-1"})),
+        ("operation_preview_branch", json!({"repoPath": fixture.path(), "reason": "r", "name": "x"})),
+        ("operation_status", json!({"previewId": "p-1"})),
     ] {
         let started = Instant::now();
         let response = server.handle(call(1, tool, arguments).to_string().as_bytes()).expect("a response");
@@ -308,7 +308,7 @@ fn a_reply_over_one_mebibyte_is_refused_and_one_at_the_limit_is_read() {
     let bridge = Bridge::new(Some((HANDSHAKE, &gateway.address())), Timeouts::DEFAULT);
     let server = Server::new(fluxgit_mcp_sidecar::tools::registry().expect("registry"), engine).with_bridge(bridge);
     let status = |preview_id: &str| {
-        let request = call(1, "operation.status", json!({"previewId": preview_id}));
+        let request = call(1, "operation_status", json!({"previewId": preview_id}));
         server.handle(request.to_string().as_bytes()).expect("a response")
     };
     let at_limit = status("p-limit");

@@ -164,7 +164,7 @@ fn brief_fits_every_budget() {
         let full = call(
             &registry,
             &engine,
-            "repo.brief",
+            "repo_brief",
             json!({"repoPath": path, "recentCommits": 20, "maxTokens": 1_000_000}),
         )
         .expect("full");
@@ -178,18 +178,18 @@ fn brief_fits_every_budget() {
             list_len(&full, "/data/conventions/branchPrefixes"),
         ];
         for budget in SMALL_AND_USUAL_BUDGETS {
-            let label = format!("{} repo.brief @{budget}", scenario.name());
+            let label = format!("{} repo_brief @{budget}", scenario.name());
             match call(
                 &registry,
                 &engine,
-                "repo.brief",
+                "repo_brief",
                 json!({"repoPath": path, "recentCommits": 20, "maxTokens": budget}),
             ) {
                 Ok(cut) => cuts += usize::from(check_budget(&full, &cut, budget, BRIEF_SECTIONS, &totals, &label)),
                 Err(err) => assert!(err.starts_with("-32602") && budget < 200, "{label}: {err}"),
             }
             let arguments = as_text(json!({"repoPath": path, "recentCommits": 20, "maxTokens": budget}));
-            match call(&registry, &engine, "repo.brief", arguments) {
+            match call(&registry, &engine, "repo_brief", arguments) {
                 Ok(cut) => check_text_budget(&cut, budget, BRIEF_SECTIONS, &totals, &label),
                 Err(err) => assert!(err.starts_with("-32602") && budget < 200, "{label} text: {err}"),
             }
@@ -205,7 +205,7 @@ fn status_and_refs_fit_every_budget() {
         [Scenario::Dirty, Scenario::MergeConflict, Scenario::ManyBranches, Scenario::AheadBehind, Scenario::Stashes]
     {
         let (fixture, engine, registry, path) = setup(scenario);
-        let status_full = call(&registry, &engine, "repo.status", json!({"repoPath": path, "maxTokens": 1_000_000}))
+        let status_full = call(&registry, &engine, "repo_status", json!({"repoPath": path, "maxTokens": 1_000_000}))
             .expect("full")
             .structured_value();
         let porcelain = |filter: &dyn Fn(&str) -> bool| {
@@ -220,7 +220,7 @@ fn status_and_refs_fit_every_budget() {
             porcelain(&|l| !is_unmerged(l) && !l.starts_with('?') && l.as_bytes().get(1) != Some(&b' ')),
             porcelain(&|l| l.starts_with("??")),
         ];
-        let refs_full = call(&registry, &engine, "repo.refs", json!({"repoPath": path, "maxTokens": 1_000_000}))
+        let refs_full = call(&registry, &engine, "repo_refs", json!({"repoPath": path, "maxTokens": 1_000_000}))
             .expect("full")
             .structured_value();
         let refs_totals = [
@@ -231,26 +231,26 @@ fn status_and_refs_fit_every_budget() {
             // Remote-tracking branches without symbolic refs such as origin/HEAD.
             git_count(&fixture, &["for-each-ref", "--format=%(if)%(symref)%(then)%(else)x%(end)", "refs/remotes"]),
         ];
-        check_refs_counts(&refs_full, &refs_totals, &format!("{} repo.refs uncut", scenario.name()));
+        check_refs_counts(&refs_full, &refs_totals, &format!("{} repo_refs uncut", scenario.name()));
         for budget in SMALL_AND_USUAL_BUDGETS {
-            let label = format!("{} repo.status @{budget}", scenario.name());
-            match call(&registry, &engine, "repo.status", as_text(json!({"repoPath": path, "maxTokens": budget}))) {
+            let label = format!("{} repo_status @{budget}", scenario.name());
+            match call(&registry, &engine, "repo_status", as_text(json!({"repoPath": path, "maxTokens": budget}))) {
                 Ok(cut) => check_text_budget(&cut, budget, STATUS_SECTIONS, &status_totals, &label),
                 Err(err) => assert!(err.starts_with("-32602") && budget < 200, "{label} text: {err}"),
             }
-            match call(&registry, &engine, "repo.status", json!({"repoPath": path, "maxTokens": budget})) {
+            match call(&registry, &engine, "repo_status", json!({"repoPath": path, "maxTokens": budget})) {
                 Ok(cut) => {
                     cuts +=
                         usize::from(check_budget(&status_full, &cut, budget, STATUS_SECTIONS, &status_totals, &label))
                 }
                 Err(err) => assert!(err.starts_with("-32602") && budget < 200, "{label}: {err}"),
             }
-            let label = format!("{} repo.refs @{budget}", scenario.name());
-            match call(&registry, &engine, "repo.refs", as_text(json!({"repoPath": path, "maxTokens": budget}))) {
+            let label = format!("{} repo_refs @{budget}", scenario.name());
+            match call(&registry, &engine, "repo_refs", as_text(json!({"repoPath": path, "maxTokens": budget}))) {
                 Ok(cut) => check_text_budget(&cut, budget, REFS_SECTIONS, &refs_totals, &label),
                 Err(err) => assert!(err.starts_with("-32602") && budget < 200, "{label} text: {err}"),
             }
-            match call(&registry, &engine, "repo.refs", json!({"repoPath": path, "maxTokens": budget})) {
+            match call(&registry, &engine, "repo_refs", json!({"repoPath": path, "maxTokens": budget})) {
                 Ok(cut) => {
                     check_refs_counts(&cut.structured_value(), &refs_totals, &label);
                     cuts += usize::from(check_budget(&refs_full, &cut, budget, REFS_SECTIONS, &refs_totals, &label))
@@ -262,7 +262,7 @@ fn status_and_refs_fit_every_budget() {
     assert!(cuts >= 5, "the small budgets must cut something ({cuts} cut results)");
 }
 
-/// `repo.refs` gives `counts` only beside a cut list (compact JSON: uncut, they are the lists' lengths), and then
+/// `repo_refs` gives `counts` only beside a cut list (compact JSON: uncut, they are the lists' lengths), and then
 /// git's exact totals.
 fn check_refs_counts(envelope: &Value, totals: &[usize], label: &str) {
     let cut = REFS_SECTIONS.iter().any(|(section, _)| envelope.pointer(&format!("/omitted/{section}")).is_some());
@@ -277,7 +277,7 @@ fn check_refs_counts(envelope: &Value, totals: &[usize], label: &str) {
 #[test]
 fn a_budget_under_the_floor_names_the_floor() {
     let (_fixture, engine, registry, path) = setup(Scenario::Dirty);
-    let tool = registry.lookup("repo.status").expect("registered");
+    let tool = registry.lookup("repo_status").expect("registered");
     let ctx = CallContext {
         engine: &engine,
         client_name: "budget-test",

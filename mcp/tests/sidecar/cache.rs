@@ -1,6 +1,6 @@
 //! The engine cache seen over stdio: a watched server's answers right after each change equal those of a server
 //! with watching disabled (stat-validated, which reads everything changed within the racy window afresh), and
-//! `repo.brief` says which mode serves the repository.
+//! `repo_brief` says which mode serves the repository.
 
 use serde_json::{Value, json};
 
@@ -8,7 +8,7 @@ use crate::support::{Running, initialize, sidecar, tool_call};
 use fluxgit_fixtures::Scenario;
 
 /// The tools compared, each called with only `repoPath`.
-const TOOLS: [&str; 6] = ["repo.brief", "repo.status", "repo.refs", "repo.history", "repo.reflog", "worktree.changes"];
+const TOOLS: [&str; 6] = ["repo_brief", "repo_status", "repo_refs", "repo_history", "repo_reflog", "worktree_changes"];
 
 fn data(response: &Value) -> Value {
     assert_eq!(response["result"]["isError"], false, "{response}");
@@ -32,9 +32,9 @@ fn watched_answers_equal_fresh_reads_after_each_change() {
     watched.request(&initialize("cache-test", "1"));
     unwatched.request(&initialize("cache-test", "1"));
 
-    let brief = watched.request(&tool_call(1, "repo.brief", json!({"repoPath": repo})));
+    let brief = watched.request(&tool_call(1, "repo_brief", json!({"repoPath": repo})));
     assert!(brief["result"]["structuredContent"]["data"].get("diagnostics").is_none(), "watched: no diagnostics");
-    let brief = unwatched.request(&tool_call(1, "repo.brief", json!({"repoPath": repo})));
+    let brief = unwatched.request(&tool_call(1, "repo_brief", json!({"repoPath": repo})));
     let diagnostics = &brief["result"]["structuredContent"]["data"]["diagnostics"];
     assert_eq!(diagnostics["cache"], "stat-validated", "{diagnostics}");
     assert!(diagnostics["reason"].as_str().is_some_and(|reason| reason.contains("FLUXGIT_ENGINE_WATCH_DISABLED")));
@@ -106,11 +106,11 @@ fn a_call_opens_its_repository_once() {
     let registry = fluxgit_mcp_sidecar::tools::registry().expect("registry");
     let repo = fixture.path().to_str().expect("utf-8");
     for (tool, arguments) in [
-        ("repo.history", json!({"repoPath": repo})),
-        ("repo.reflog", json!({"repoPath": repo})),
-        ("commit.details", json!({"repoPath": repo, "commit": "HEAD"})),
-        ("worktree.list", json!({"repoPath": repo})),
-        ("repo.status", json!({"repoPath": repo})),
+        ("repo_history", json!({"repoPath": repo})),
+        ("repo_reflog", json!({"repoPath": repo})),
+        ("commit_details", json!({"repoPath": repo, "commit": "HEAD"})),
+        ("worktree_list", json!({"repoPath": repo})),
+        ("repo_status", json!({"repoPath": repo})),
     ] {
         let engine = Engine::new(Options { allowed_roots: vec![root.clone()] });
         let first = crate::budget::call(&registry, &engine, tool, arguments.clone()).expect("answers");

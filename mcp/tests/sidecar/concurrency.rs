@@ -1,5 +1,5 @@
 //! Calls served concurrently through the real binary (issue 13): a fast request is not answered behind a slow
-//! `diff.text`, calls sent at once come back with their own ids and the answers they get one by one,
+//! `diff_text`, calls sent at once come back with their own ids and the answers they get one by one,
 //! `notifications/cancelled` stops a running call without a reply, and the audit ledger of 1,000 concurrent calls
 //! is one chain that `verify-audit` accepts. Only the order of replies is asserted, never a duration.
 
@@ -12,10 +12,10 @@ use serde_json::{Value, json};
 
 use crate::support::{Running, exchange, initialize, run, sidecar, tool_call};
 
-/// `diff.text` of the 40,000 lines `Scenario::LargeDiff`'s last commit adds, with the largest patch allowed: the
+/// `diff_text` of the 40,000 lines `Scenario::LargeDiff`'s last commit adds, with the largest patch allowed: the
 /// slowest read we have on a fixture that builds in seconds (it renders and weighs 1 MiB of patch).
 fn slow_diff(id: i64, repo: &str) -> Value {
-    tool_call(id, "diff.text", json!({"repoPath": repo, "base": "HEAD~1", "head": "HEAD", "maxBytes": 1_048_576}))
+    tool_call(id, "diff_text", json!({"repoPath": repo, "base": "HEAD~1", "head": "HEAD", "maxBytes": 1_048_576}))
 }
 
 fn ping(id: i64) -> Value {
@@ -64,14 +64,14 @@ fn ten_mixed_calls_sent_at_once_answer_as_one_by_one() {
     let root = fixture.root().canonicalize().expect("root");
     let repo = fixture.path().to_str().expect("utf-8");
     let calls = [
-        tool_call(1, "repo.status", json!({"repoPath": repo})),
-        tool_call(2, "diff.text", json!({"repoPath": repo})),
-        tool_call(3, "repo.refs", json!({"repoPath": repo})),
-        tool_call(4, "repo.history", json!({"repoPath": repo, "limit": 5})),
-        tool_call(5, "commit.details", json!({"repoPath": repo, "commit": "HEAD~2"})),
-        tool_call(6, "worktree.changes", json!({"repoPath": repo})),
-        tool_call(7, "file.read", json!({"repoPath": repo, "path": "src/main.c"})),
-        tool_call(8, "repo.status", json!({"repoPath": "/definitely/not/here"})),
+        tool_call(1, "repo_status", json!({"repoPath": repo})),
+        tool_call(2, "diff_text", json!({"repoPath": repo})),
+        tool_call(3, "repo_refs", json!({"repoPath": repo})),
+        tool_call(4, "repo_history", json!({"repoPath": repo, "limit": 5})),
+        tool_call(5, "commit_details", json!({"repoPath": repo, "commit": "HEAD~2"})),
+        tool_call(6, "worktree_changes", json!({"repoPath": repo})),
+        tool_call(7, "file_read", json!({"repoPath": repo, "path": "src/main.c"})),
+        tool_call(8, "repo_status", json!({"repoPath": "/definitely/not/here"})),
         tool_call(9, "no.such.tool", json!({})),
         json!({"jsonrpc": "2.0", "id": "ten", "method": "tools/list"}),
     ];
@@ -111,7 +111,7 @@ fn a_cancelled_call_gets_no_reply_and_the_server_serves_on() {
     let mut server = Running::start(command);
     server.request(&initialize("concurrency-test", "1"));
     server.send(&slow_diff(1, repo));
-    server.send(&tool_call(2, "repo.status", json!({"repoPath": repo})));
+    server.send(&tool_call(2, "repo_status", json!({"repoPath": repo})));
     // The status call started after the diff (calls take their slots in order) and is answered first, so the
     // diff is running when the cancel arrives.
     let status = server.receive().expect("a reply");
@@ -123,7 +123,7 @@ fn a_cancelled_call_gets_no_reply_and_the_server_serves_on() {
     server.send(&ping(3));
     let next = server.receive().expect("a reply");
     assert_eq!(next, json!({"jsonrpc": "2.0", "id": 3, "result": {}}));
-    server.send(&tool_call(4, "repo.refs", json!({"repoPath": repo})));
+    server.send(&tool_call(4, "repo_refs", json!({"repoPath": repo})));
     let refs = server.receive().expect("a reply");
     assert_eq!(refs["id"], 4);
     assert!(succeeded(&refs), "{refs}");
@@ -140,7 +140,7 @@ fn a_cancelled_call_gets_no_reply_and_the_server_serves_on() {
     let mut summaries: Vec<&str> = entries.iter().filter_map(|entry| entry["summary"].as_str()).collect();
     // In order of completion: the diff may notice its cancel after the refs call finished.
     summaries.sort_unstable();
-    assert_eq!(summaries, ["diff.text: JSON-RPC error -32800", "repo.refs: success", "repo.status: success"]);
+    assert_eq!(summaries, ["diff_text: JSON-RPC error -32800", "repo_refs: success", "repo_status: success"]);
 }
 
 #[test]
@@ -160,7 +160,7 @@ fn the_audit_chain_of_a_thousand_concurrent_calls_verifies() {
         .env("FLUXGIT_MCP_AUDIT_SIGN_KEY", &key);
     let mut server = Running::start(command);
     server.request(&initialize("concurrency-test", "1"));
-    let tools = ["repo.status", "repo.refs", "repo.history", "worktree.changes"];
+    let tools = ["repo_status", "repo_refs", "repo_history", "worktree_changes"];
     for id in 1..=1000_i64 {
         let tool = tools[usize::try_from(id).expect("small") % tools.len()];
         let path = if id % 7 == 0 { "/definitely/not/here" } else { repo };

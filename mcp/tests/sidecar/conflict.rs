@@ -1,4 +1,4 @@
-//! `conflict.read` and `repo.conflictPreflight`: budgets on real conflicts, and the real binary over stdio with bad
+//! `conflict_read` and `repo_conflictPreflight`: budgets on real conflicts, and the real binary over stdio with bad
 //! input (unknown refs, `maxFiles` 0, `maxBytesPerSide` over 1 MiB) answered and the server serving on.
 
 use std::path::Path;
@@ -58,16 +58,16 @@ fn bad_input_gets_clear_errors_and_the_server_serves_on() {
     let repo = fixture.path().to_str().expect("utf-8").to_owned();
     let before = tree_digest(&root);
     let requests = [
-        call(1, "repo.conflictPreflight", json!({"repoPath": repo, "targetRef": "no-such-branch"})),
-        call(2, "repo.conflictPreflight", json!({"repoPath": repo, "targetRef": "topic", "currentRef": "nope~3"})),
-        call(3, "repo.conflictPreflight", json!({"repoPath": repo, "targetRef": "--output=/tmp/x"})),
-        call(4, "repo.conflictPreflight", json!({"repoPath": repo})),
-        call(5, "conflict.read", json!({"repoPath": repo, "maxFiles": 0})),
-        call(6, "conflict.read", json!({"repoPath": repo, "maxBytesPerSide": 1_048_577})),
-        call(7, "conflict.read", json!({"repoPath": repo, "maxTokens": 10})),
-        call(8, "conflict.read", json!({"repoPath": repo, "maxTokens": 500})),
-        call(9, "conflict.read", json!({"repoPath": repo, "maxBytesPerSide": 1_048_576})),
-        call(10, "repo.conflictPreflight", json!({"repoPath": repo, "targetRef": "topic", "currentRef": "main"})),
+        call(1, "repo_conflictPreflight", json!({"repoPath": repo, "targetRef": "no-such-branch"})),
+        call(2, "repo_conflictPreflight", json!({"repoPath": repo, "targetRef": "topic", "currentRef": "nope~3"})),
+        call(3, "repo_conflictPreflight", json!({"repoPath": repo, "targetRef": "--output=/tmp/x"})),
+        call(4, "repo_conflictPreflight", json!({"repoPath": repo})),
+        call(5, "conflict_read", json!({"repoPath": repo, "maxFiles": 0})),
+        call(6, "conflict_read", json!({"repoPath": repo, "maxBytesPerSide": 1_048_577})),
+        call(7, "conflict_read", json!({"repoPath": repo, "maxTokens": 10})),
+        call(8, "conflict_read", json!({"repoPath": repo, "maxTokens": 500})),
+        call(9, "conflict_read", json!({"repoPath": repo, "maxBytesPerSide": 1_048_576})),
+        call(10, "repo_conflictPreflight", json!({"repoPath": repo, "targetRef": "topic", "currentRef": "main"})),
         json!({"jsonrpc": "2.0", "id": 11, "method": "tools/list"}),
     ];
     let responses = session(&root, &requests);
@@ -115,18 +115,18 @@ fn tools_are_listed_and_answer_over_stdio() {
     let before = tree_digest(&root);
     let requests = [
         json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
-        call(2, "repo.conflictPreflight", json!({"repoPath": repo, "targetRef": "rebase-theirs"})),
-        call(3, "conflict.read", json!({"repoPath": repo})),
+        call(2, "repo_conflictPreflight", json!({"repoPath": repo, "targetRef": "rebase-theirs"})),
+        call(3, "conflict_read", json!({"repoPath": repo})),
         call(
             4,
-            "repo.conflictPreflight",
+            "repo_conflictPreflight",
             json!({"repoPath": repo, "targetRef": "rename-modify-theirs", "currentRef": "rename-modify-ours"}),
         ),
     ];
     let responses = session(&root, &requests);
     check_output_schemas(&responses[0]["result"]["tools"], &requests[1..], &responses[1..]);
     let tools = responses[0]["result"]["tools"].as_array().expect("tools");
-    for name in ["conflict.read", "repo.conflictPreflight"] {
+    for name in ["conflict_read", "repo_conflictPreflight"] {
         let tool = tools.iter().find(|tool| tool["name"] == name).unwrap_or_else(|| panic!("{name} listed"));
         assert_eq!(tool["annotations"]["readOnlyHint"], true, "{name}");
     }
@@ -153,7 +153,7 @@ fn conflict_read_fits_every_budget_and_counts_what_it_cut() {
         let fixture = fluxgit_fixtures::build(scenario);
         let engine = Engine::new(Options { allowed_roots: vec![fixture.root().canonicalize().expect("root")] });
         let registry = registry().expect("registry");
-        let tool = registry.lookup("conflict.read").expect("registered");
+        let tool = registry.lookup("conflict_read").expect("registered");
         let ctx = CallContext {
             engine: &engine,
             client_name: "budget-test",
@@ -164,7 +164,7 @@ fn conflict_read_fits_every_budget_and_counts_what_it_cut() {
         let repo = fixture.path().to_str().expect("utf-8");
         let run = |max_tokens: u64| {
             let arguments = json!({"repoPath": repo, "maxTokens": max_tokens, "sides": true});
-            tool.call(&ctx, arguments.as_object().expect("object")).expect("conflict.read")
+            tool.call(&ctx, arguments.as_object().expect("object")).expect("conflict_read")
         };
         let full = run(200_000).structured_value();
         assert!(full.get("omitted").is_none(), "nothing cut at the largest budget");

@@ -1,4 +1,4 @@
-//! `commit.details`, `worktree.changes` and `diff.text` through the sidecar: bad input over stdio gets -32602
+//! `commit_details`, `worktree_changes` and `diff_text` through the sidecar: bad input over stdio gets -32602
 //! with `data.reason` while the server serves on, repositories stay byte-identical, results fit their budgets on
 //! the exact text and match their output schemas.
 
@@ -18,19 +18,19 @@ fn bad_input_gets_its_reason_and_the_server_serves_on() {
     let responses = session(
         &root,
         &[
-            call(1, "diff.text", json!({"repoPath": repo, "base": "no-such-branch"})),
-            call(2, "diff.text", json!({"repoPath": repo, "head": "--output=/tmp/owned"})),
-            call(3, "diff.text", json!({"repoPath": repo, "path": "../outside"})),
-            call(4, "diff.text", json!({"repoPath": repo, "path": "src/../../etc"})),
-            call(5, "commit.details", json!({"repoPath": repo, "commit": "nope"})),
-            call(6, "commit.details", json!({"repoPath": repo, "commit": "-p"})),
-            call(7, "diff.text", json!({"repoPath": repo, "staged": true, "head": "HEAD"})),
-            call(8, "diff.text", json!({"repoPath": repo, "maxBytes": 0})),
-            call(9, "commit.details", json!({"repoPath": repo})),
-            call(10, "worktree.changes", json!({"repoPath": repo, "maxTokens": 199})),
-            call(11, "diff.text", json!({"repoPath": repo, "staged": true})),
-            call(12, "commit.details", json!({"repoPath": repo, "commit": "HEAD"})),
-            call(13, "worktree.changes", json!({"repoPath": repo})),
+            call(1, "diff_text", json!({"repoPath": repo, "base": "no-such-branch"})),
+            call(2, "diff_text", json!({"repoPath": repo, "head": "--output=/tmp/owned"})),
+            call(3, "diff_text", json!({"repoPath": repo, "path": "../outside"})),
+            call(4, "diff_text", json!({"repoPath": repo, "path": "src/../../etc"})),
+            call(5, "commit_details", json!({"repoPath": repo, "commit": "nope"})),
+            call(6, "commit_details", json!({"repoPath": repo, "commit": "-p"})),
+            call(7, "diff_text", json!({"repoPath": repo, "staged": true, "head": "HEAD"})),
+            call(8, "diff_text", json!({"repoPath": repo, "maxBytes": 0})),
+            call(9, "commit_details", json!({"repoPath": repo})),
+            call(10, "worktree_changes", json!({"repoPath": repo, "maxTokens": 199})),
+            call(11, "diff_text", json!({"repoPath": repo, "staged": true})),
+            call(12, "commit_details", json!({"repoPath": repo, "commit": "HEAD"})),
+            call(13, "worktree_changes", json!({"repoPath": repo})),
         ],
     );
     assert_eq!(reason(&responses[0]), "unknown_revision");
@@ -85,11 +85,11 @@ fn diff_tools_leave_repositories_byte_identical() {
         let before = fluxgit_fixtures::tree_digest(&root);
         let repo = fixture.path().to_str().expect("utf-8").to_owned();
         let requests = [
-            call(1, "worktree.changes", json!({"repoPath": repo})),
-            call(2, "diff.text", json!({"repoPath": repo})),
-            call(3, "diff.text", json!({"repoPath": repo, "staged": true, "binary": true})),
-            call(4, "diff.text", json!({"repoPath": repo, "base": "HEAD", "binary": true})),
-            call(5, "commit.details", json!({"repoPath": repo, "commit": "HEAD"})),
+            call(1, "worktree_changes", json!({"repoPath": repo})),
+            call(2, "diff_text", json!({"repoPath": repo})),
+            call(3, "diff_text", json!({"repoPath": repo, "staged": true, "binary": true})),
+            call(4, "diff_text", json!({"repoPath": repo, "base": "HEAD", "binary": true})),
+            call(5, "commit_details", json!({"repoPath": repo, "commit": "HEAD"})),
         ];
         for response in session(&root, &requests) {
             assert_eq!(response["result"]["isError"], false, "{}: {response}", scenario.name());
@@ -141,7 +141,7 @@ fn budgets_hold_and_results_match_their_schemas() {
     let path = large.path().to_str().expect("utf-8");
     // The default budget lists all 30 files of a 40,000-line diff.
     let range =
-        checked(&registry, &engine, "diff.text", json!({"repoPath": path, "base": "HEAD~1", "head": "HEAD"}), 12_000);
+        checked(&registry, &engine, "diff_text", json!({"repoPath": path, "base": "HEAD~1", "head": "HEAD"}), 12_000);
     assert_eq!(range["data"]["files"].as_array().map(Vec::len), Some(30));
     // Every file listed: no totals, the files' sums say them.
     assert!(range["data"].get("totals").is_none(), "{}", range["data"]["totals"]);
@@ -150,7 +150,7 @@ fn budgets_hold_and_results_match_their_schemas() {
     assert_eq!(additions, 40_000);
     assert_eq!(range["data"]["truncated"], true);
     for budget in [300, 1000, 4000, 20_000] {
-        let cut = checked(&registry, &engine, "diff.text", json!({"repoPath": path, "maxTokens": budget}), budget);
+        let cut = checked(&registry, &engine, "diff_text", json!({"repoPath": path, "maxTokens": budget}), budget);
         let listed = cut["data"]["files"].as_array().map_or(0, Vec::len);
         let omitted = cut["omitted"]["files"].as_u64().unwrap_or(0) as usize;
         if omitted > 0 {
@@ -161,7 +161,7 @@ fn budgets_hold_and_results_match_their_schemas() {
         assert_eq!(listed + omitted, 30, "@{budget}: every file listed or counted");
     }
     let bytes =
-        checked(&registry, &engine, "diff.text", json!({"repoPath": path, "maxBytes": 5000, "maxLines": 80}), 12_000);
+        checked(&registry, &engine, "diff_text", json!({"repoPath": path, "maxBytes": 5000, "maxLines": 80}), 12_000);
     let patch = bytes["data"]["patch"].as_str().expect("patch");
     assert!(patch.len() <= 5000 && patch.lines().count() <= 80 && !patch.is_empty());
 
@@ -172,26 +172,26 @@ fn budgets_hold_and_results_match_their_schemas() {
         let details = checked(
             &registry,
             &engine,
-            "commit.details",
+            "commit_details",
             json!({"repoPath": path, "commit": "HEAD~2", "maxTokens": budget}),
             budget,
         );
         assert_eq!(listed(&details, "files"), 9);
         let changes =
-            checked(&registry, &engine, "worktree.changes", json!({"repoPath": path, "maxTokens": budget}), budget);
+            checked(&registry, &engine, "worktree_changes", json!({"repoPath": path, "maxTokens": budget}), budget);
         assert_eq!(listed(&changes, "staged"), 4);
     }
-    checked(&registry, &engine, "diff.text", json!({"repoPath": path, "binary": true}), 12_000);
+    checked(&registry, &engine, "diff_text", json!({"repoPath": path, "binary": true}), 12_000);
     let unmerged = fluxgit_fixtures::build(Scenario::MergeConflict);
     let engine = Engine::new(Options { allowed_roots: vec![unmerged.root().canonicalize().expect("root")] });
     let path = unmerged.path().to_str().expect("utf-8");
-    let conflict = checked(&registry, &engine, "diff.text", json!({"repoPath": path}), 12_000);
+    let conflict = checked(&registry, &engine, "diff_text", json!({"repoPath": path}), 12_000);
     assert!(conflict["data"]["files"].as_array().expect("files").iter().any(|file| file["status"] == "unmerged"));
-    checked(&registry, &engine, "worktree.changes", json!({"repoPath": path}), 4000);
+    checked(&registry, &engine, "worktree_changes", json!({"repoPath": path}), 4000);
 }
 
-/// Issue 22 through the binary: `diff.text` shows a stopped merge's unmerged paths as `git diff` does (combined
-/// diff, numstat counts), in JSON and text; `commit.details` on a stash gives its parts apart.
+/// Issue 22 through the binary: `diff_text` shows a stopped merge's unmerged paths as `git diff` does (combined
+/// diff, numstat counts), in JSON and text; `commit_details` on a stash gives its parts apart.
 #[test]
 fn unmerged_paths_and_stashes_read_as_git_shows_them() {
     let fixture = fluxgit_fixtures::build(Scenario::MergeConflict);
@@ -200,9 +200,9 @@ fn unmerged_paths_and_stashes_read_as_git_shows_them() {
     let responses = session(
         &root,
         &[
-            call(1, "diff.text", json!({"repoPath": repo, "path": "src/main.c"})),
-            call(2, "diff.text", json!({"repoPath": repo, "path": "src/main.c", "format": "text"})),
-            call(3, "diff.text", json!({"repoPath": repo, "maxTokens": 300})),
+            call(1, "diff_text", json!({"repoPath": repo, "path": "src/main.c"})),
+            call(2, "diff_text", json!({"repoPath": repo, "path": "src/main.c", "format": "text"})),
+            call(3, "diff_text", json!({"repoPath": repo, "maxTokens": 300})),
         ],
     );
     let git = fixture.git(&["diff", "--", "src/main.c"]);
@@ -235,8 +235,8 @@ fn unmerged_paths_and_stashes_read_as_git_shows_them() {
     let responses = session(
         &root,
         &[
-            call(1, "commit.details", json!({"repoPath": repo, "commit": "stash@{0}"})),
-            call(2, "commit.details", json!({"repoPath": repo, "commit": sha, "format": "text"})),
+            call(1, "commit_details", json!({"repoPath": repo, "commit": "stash@{0}"})),
+            call(2, "commit_details", json!({"repoPath": repo, "commit": sha, "format": "text"})),
         ],
     );
     let newest = &responses[0]["result"]["structuredContent"]["data"];

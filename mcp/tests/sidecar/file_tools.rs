@@ -1,4 +1,4 @@
-//! `file.read` and `file.blame` through the sidecar: bad input over stdio gets -32602 with `data.reason` while the
+//! `file_read` and `file_blame` through the sidecar: bad input over stdio gets -32602 with `data.reason` while the
 //! server serves on; good calls equal `git show rev:path` and `git blame --line-porcelain` (with and without the
 //! ignore list), fit their budget on the exact text and match the output schema; the tools are listed after the
 //! read tools that were there before them.
@@ -18,17 +18,17 @@ fn file_read_refuses_bad_input_and_serves_on() {
     let responses = session(
         &root,
         &[
-            call(1, "file.read", json!({"repoPath": repo, "path": "../outside"})),
-            call(2, "file.read", json!({"repoPath": repo, "path": "src/missing.c"})),
-            call(3, "file.read", json!({"repoPath": repo, "path": "src/long.c", "startLine": 9, "endLine": 3})),
-            call(4, "file.read", json!({"repoPath": repo, "path": "src/long.c", "rev": "--output=/tmp/owned"})),
-            call(5, "file.read", json!({"repoPath": repo, "path": "src"})),
-            call(6, "file.read", json!({"repoPath": repo, "path": "src/topic.c", "rev": "HEAD~2"})),
-            call(7, "file.read", json!({"repoPath": repo, "path": "src/long.c", "maxBytes": 0})),
-            call(8, "file.read", json!({"repoPath": repo, "path": "src/long.c", "startLine": 2, "endLine": 4})),
-            call(9, "file.read", json!({"repoPath": repo, "path": "data/legacy.txt", "rev": "HEAD~1"})),
-            call(10, "file.read", json!({"repoPath": repo, "path": "assets/logo.bin"})),
-            call(11, "file.read", json!({"repoPath": repo, "path": "src/long.c", "maxTokens": 300})),
+            call(1, "file_read", json!({"repoPath": repo, "path": "../outside"})),
+            call(2, "file_read", json!({"repoPath": repo, "path": "src/missing.c"})),
+            call(3, "file_read", json!({"repoPath": repo, "path": "src/long.c", "startLine": 9, "endLine": 3})),
+            call(4, "file_read", json!({"repoPath": repo, "path": "src/long.c", "rev": "--output=/tmp/owned"})),
+            call(5, "file_read", json!({"repoPath": repo, "path": "src"})),
+            call(6, "file_read", json!({"repoPath": repo, "path": "src/topic.c", "rev": "HEAD~2"})),
+            call(7, "file_read", json!({"repoPath": repo, "path": "src/long.c", "maxBytes": 0})),
+            call(8, "file_read", json!({"repoPath": repo, "path": "src/long.c", "startLine": 2, "endLine": 4})),
+            call(9, "file_read", json!({"repoPath": repo, "path": "data/legacy.txt", "rev": "HEAD~1"})),
+            call(10, "file_read", json!({"repoPath": repo, "path": "assets/logo.bin"})),
+            call(11, "file_read", json!({"repoPath": repo, "path": "src/long.c", "maxTokens": 300})),
             call(12, "tools/list-is-not-a-tool", json!({"repoPath": repo})),
         ],
     );
@@ -41,7 +41,7 @@ fn file_read_refuses_bad_input_and_serves_on() {
     assert_eq!(responses[6]["error"]["code"], -32602, "maxBytes 0: {}", responses[6]);
     for response in &responses[7..11] {
         assert_eq!(response["result"]["isError"], false, "{response}");
-        assert_fits_output_schema("file.read", response);
+        assert_fits_output_schema("file_read", response);
     }
     let range = &responses[7]["result"]["structuredContent"]["data"];
     let long = fixture.git(&["show", "HEAD:src/long.c"]);
@@ -68,11 +68,11 @@ fn file_read_is_listed_after_the_earlier_read_tools() {
     let registry = fluxgit_mcp_sidecar::tools::registry().expect("registry");
     let names: Vec<&str> = registry.tools().map(|tool| tool.definition().name).collect();
     let position = |name: &str| names.iter().position(|listed| *listed == name).expect("listed");
-    for earlier in ["repo.brief", "diff.text", "repo.conflictPreflight", "safety.timeline", "flux.restorePointDetails"]
+    for earlier in ["repo_brief", "diff_text", "repo_conflictPreflight", "safety_timeline", "flux_restorePointDetails"]
     {
-        assert!(position(earlier) < position("file.read"), "{earlier} before file.read: {names:?}");
+        assert!(position(earlier) < position("file_read"), "{earlier} before file_read: {names:?}");
     }
-    assert!(registry.lookup("file.read").is_some_and(|tool| tool.definition().read_only));
+    assert!(registry.lookup("file_read").is_some_and(|tool| tool.definition().read_only));
 }
 
 /// `git blame --line-porcelain` of `path` at HEAD: per line, (sha, original line, original path).
@@ -104,21 +104,21 @@ fn file_blame_over_stdio_equals_git_blame_and_refuses_bad_input() {
     let responses = session(
         &root,
         &[
-            call(1, "file.blame", json!({"repoPath": repo, "path": "../outside"})),
-            call(2, "file.blame", json!({"repoPath": repo, "path": "src/parser.c"})),
-            call(3, "file.blame", json!({"repoPath": repo, "path": "lib/parser.c", "startLine": 9, "endLine": 3})),
-            call(4, "file.blame", json!({"repoPath": repo, "path": "lib/parser.c", "rev": "--output=/tmp/owned"})),
-            call(5, "file.blame", json!({"repoPath": repo, "path": "assets/blob.bin"})),
-            call(6, "file.blame", json!({"repoPath": repo, "path": "lib"})),
-            call(7, "file.blame", json!({"repoPath": repo, "path": "lib/parser.c"})),
+            call(1, "file_blame", json!({"repoPath": repo, "path": "../outside"})),
+            call(2, "file_blame", json!({"repoPath": repo, "path": "src/parser.c"})),
+            call(3, "file_blame", json!({"repoPath": repo, "path": "lib/parser.c", "startLine": 9, "endLine": 3})),
+            call(4, "file_blame", json!({"repoPath": repo, "path": "lib/parser.c", "rev": "--output=/tmp/owned"})),
+            call(5, "file_blame", json!({"repoPath": repo, "path": "assets/blob.bin"})),
+            call(6, "file_blame", json!({"repoPath": repo, "path": "lib"})),
+            call(7, "file_blame", json!({"repoPath": repo, "path": "lib/parser.c"})),
             call(
                 8,
-                "file.blame",
+                "file_blame",
                 json!({"repoPath": repo, "path": "lib/parser.c", "ignoreRevs": false, "startLine": 20, "endLine": 30}),
             ),
             call(
                 9,
-                "file.blame",
+                "file_blame",
                 json!({"repoPath": repo, "path": "lib/parser.c", "maxTokens": 300, "format": "text"}),
             ),
         ],
@@ -133,7 +133,7 @@ fn file_blame_over_stdio_equals_git_blame_and_refuses_bad_input() {
         [(&responses[6], vec!["--ignore-revs-file", ".git-blame-ignore-revs"]), (&responses[7], vec!["-L", "20,30"])]
     {
         assert_eq!(response["result"]["isError"], false, "{response}");
-        assert_fits_output_schema("file.blame", response);
+        assert_fits_output_schema("file_blame", response);
         let data = &response["result"]["structuredContent"]["data"];
         let mut ours = Vec::new();
         for range in data["ranges"].as_array().expect("ranges") {
@@ -171,14 +171,14 @@ fn file_blame_is_listed_right_after_file_read() {
     let registry = fluxgit_mcp_sidecar::tools::registry().expect("registry");
     let names: Vec<&str> = registry.tools().map(|tool| tool.definition().name).collect();
     let position = |name: &str| names.iter().position(|listed| *listed == name).expect("listed");
-    assert_eq!(position("file.blame"), position("file.read") + 1, "{names:?}");
-    assert!(registry.lookup("file.blame").is_some_and(|tool| tool.definition().read_only));
+    assert_eq!(position("file_blame"), position("file_read") + 1, "{names:?}");
+    assert!(registry.lookup("file_blame").is_some_and(|tool| tool.definition().read_only));
 }
 
-/// Per line of a `file.blame` answer: the commit.
+/// Per line of a `file_blame` answer: the commit.
 fn answer_commits(response: &serde_json::Value) -> Vec<String> {
     assert_eq!(response["result"]["isError"], false, "{response}");
-    assert_fits_output_schema("file.blame", response);
+    assert_fits_output_schema("file_blame", response);
     let mut commits = Vec::new();
     for range in response["result"]["structuredContent"]["data"]["ranges"].as_array().expect("ranges") {
         for _ in 0..range["lines"].as_u64().unwrap_or(1) {
@@ -230,7 +230,7 @@ fn file_blame_over_stdio_blames_the_work_tree_and_rereads_an_ignore_file_outside
     let path = fixture.path().join("lib/parser.c");
     let text = std::fs::read_to_string(&path).expect("read");
     std::fs::write(&path, text.replacen("parse_03", "parse_three", 1) + "/* appended */\n").expect("write");
-    let work_tree = server.request(&tool_call(1, "file.blame", json!({"repoPath": repo, "path": "lib/parser.c"})));
+    let work_tree = server.request(&tool_call(1, "file_blame", json!({"repoPath": repo, "path": "lib/parser.c"})));
     let data = &work_tree["result"]["structuredContent"]["data"];
     assert_eq!(data["worktree"], true, "{work_tree}");
     assert_eq!(data["commits"]["0000000"]["author"], "Not Committed Yet <not.committed.yet>", "{work_tree}");
@@ -239,7 +239,7 @@ fn file_blame_over_stdio_blames_the_work_tree_and_rereads_an_ignore_file_outside
     same(&answer_commits(&work_tree), &git);
     let head = server.request(&tool_call(
         2,
-        "file.blame",
+        "file_blame",
         json!({"repoPath": repo, "path": "lib/parser.c", "rev": "HEAD", "ignoreRevs": false}),
     ));
     same(&answer_commits(&head), &git_blame_shas(&fixture, &["HEAD"], "lib/parser.c"));
@@ -249,12 +249,12 @@ fn file_blame_over_stdio_blames_the_work_tree_and_rereads_an_ignore_file_outside
     std::fs::write(&outside, "# nothing yet\n").expect("write");
     fixture.git(&["config", "blame.ignoreRevsFile", outside.to_str().expect("utf-8")]);
     let arguments = json!({"repoPath": repo, "path": "lib/parser.c", "rev": "HEAD"});
-    let before = server.request(&tool_call(3, "file.blame", arguments.clone()));
+    let before = server.request(&tool_call(3, "file_blame", arguments.clone()));
     assert!(before["result"]["structuredContent"]["data"].get("ignoredRevs").is_none(), "{before}");
     same(&answer_commits(&before), &git_blame_shas(&fixture, &["HEAD"], "lib/parser.c"));
     let listed = fixture.git(&["show", "HEAD:.git-blame-ignore-revs"]);
     std::fs::write(&outside, listed).expect("write");
-    let after = server.request(&tool_call(4, "file.blame", arguments.clone()));
+    let after = server.request(&tool_call(4, "file_blame", arguments.clone()));
     let ignored = after["result"]["structuredContent"]["data"]["ignoredRevs"].as_array().map_or(0, Vec::len);
     assert_eq!(ignored, 2, "the edited list is read again: {after}");
     same(&answer_commits(&after), &git_blame_shas(&fixture, &["HEAD"], "lib/parser.c"));
@@ -262,11 +262,11 @@ fn file_blame_over_stdio_blames_the_work_tree_and_rereads_an_ignore_file_outside
     // A configured file that is gone: git refuses, so do we (a tool error naming the setting), then serve on.
     std::fs::remove_file(&outside).expect("remove");
     assert!(!fixture.git_raw(&["blame", "HEAD", "--", "lib/parser.c"]).status.success());
-    let gone = server.request(&tool_call(5, "file.blame", arguments));
+    let gone = server.request(&tool_call(5, "file_blame", arguments));
     assert_eq!(gone["result"]["isError"], true, "{gone}");
     let text = gone["result"]["content"][0]["text"].as_str().expect("text");
     assert!(text.contains("10010") && text.contains("blame.ignoreRevsFile"), "{text}");
-    let served = server.request(&tool_call(6, "file.read", json!({"repoPath": repo, "path": "README.md"})));
+    let served = server.request(&tool_call(6, "file_read", json!({"repoPath": repo, "path": "README.md"})));
     assert_eq!(served["result"]["isError"], false, "{served}");
     server.finish();
 }
@@ -286,7 +286,7 @@ fn git_blame_authors(fixture: &fluxgit_fixtures::Fixture, path: &str) -> Vec<Str
     authors
 }
 
-/// Per line of a `file.blame` answer: the author of its commit.
+/// Per line of a `file_blame` answer: the author of its commit.
 fn answer_authors(response: &serde_json::Value) -> Vec<String> {
     assert_eq!(response["result"]["isError"], false, "{response}");
     let data = &response["result"]["structuredContent"]["data"];
@@ -312,7 +312,7 @@ fn file_blame_over_stdio_maps_authors_as_git_blame_and_rereads_a_mailmap_file_ou
     server.request(&initialize("blame-mailmap-test", "1"));
     let arguments = json!({"repoPath": repo, "path": "lib/parser.c", "rev": "HEAD", "ignoreRevs": false});
     let recorded = git_blame_authors(&fixture, "lib/parser.c");
-    let plain = server.request(&tool_call(1, "file.blame", arguments.clone()));
+    let plain = server.request(&tool_call(1, "file_blame", arguments.clone()));
     assert_eq!(answer_authors(&plain), recorded);
 
     // mailmap.file outside the repository (outside what the watcher sees), edited between calls.
@@ -320,12 +320,12 @@ fn file_blame_over_stdio_maps_authors_as_git_blame_and_rereads_a_mailmap_file_ou
     let outside = root.join("outside-mailmap");
     std::fs::write(&outside, format!("First Mapped <first@example.org> <{email}>\n")).expect("write");
     fixture.git(&["config", "mailmap.file", outside.to_str().expect("utf-8")]);
-    let first = server.request(&tool_call(2, "file.blame", arguments.clone()));
+    let first = server.request(&tool_call(2, "file_blame", arguments.clone()));
     let git = git_blame_authors(&fixture, "lib/parser.c");
     assert!(git.iter().any(|author| author == "First Mapped <first@example.org>"), "{git:?}");
     assert_eq!(answer_authors(&first), git);
     std::fs::write(&outside, format!("Second Mapped <second@example.org> <{email}>\n")).expect("write");
-    let second = server.request(&tool_call(3, "file.blame", arguments));
+    let second = server.request(&tool_call(3, "file_blame", arguments));
     let git = git_blame_authors(&fixture, "lib/parser.c");
     assert!(git.iter().any(|author| author == "Second Mapped <second@example.org>"), "{git:?}");
     assert_eq!(answer_authors(&second), git, "the edited mailmap is read again");

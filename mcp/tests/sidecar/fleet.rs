@@ -1,4 +1,4 @@
-//! The fleet over stdio through the real binary: `tools/list` lists `fleet.radar` and `fleet.digest`, answers fit
+//! The fleet over stdio through the real binary: `tools/list` lists `fleet_radar` and `fleet_digest`, answers fit
 //! their outputSchemas and budgets, bad repositories are entries and bad arguments JSON-RPC errors, the
 //! `fleet add|list|remove` subcommands edit the registry the tools read, and a commit shows at once.
 
@@ -32,12 +32,12 @@ fn fleet_tools_over_stdio() {
     let listed = server.request(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
     let names: Vec<&str> =
         listed["result"]["tools"].as_array().expect("tools").iter().filter_map(|tool| tool["name"].as_str()).collect();
-    assert!(names.contains(&"fleet.radar") && names.contains(&"fleet.digest"), "{names:?}");
+    assert!(names.contains(&"fleet_radar") && names.contains(&"fleet_digest"), "{names:?}");
 
     let paths: Vec<String> = fleet.members().iter().map(|member| member.path.display().to_string()).collect();
-    let radar = server.request(&tool_call(2, "fleet.radar", json!({"repoPaths": paths})));
+    let radar = server.request(&tool_call(2, "fleet_radar", json!({"repoPaths": paths})));
     assert_eq!(radar["result"]["isError"], false, "{radar}");
-    assert_fits_output_schema("fleet.radar", &radar);
+    assert_fits_output_schema("fleet_radar", &radar);
     let data = envelope(&radar)["data"].clone();
     assert_eq!(data["repositories"], Kind::ALL.len());
     assert_eq!(
@@ -50,8 +50,8 @@ fn fleet_tools_over_stdio() {
     assert!(tokens(&radar) <= 4000);
 
     let labelled = json!([{"repoPath": paths[0], "label": "first"}, {"repoPath": "/nowhere/at/all"}]);
-    let radar = server.request(&tool_call(3, "fleet.radar", json!({"repositories": labelled, "maxTokens": 200})));
-    assert_fits_output_schema("fleet.radar", &radar);
+    let radar = server.request(&tool_call(3, "fleet_radar", json!({"repositories": labelled, "maxTokens": 200})));
+    assert_fits_output_schema("fleet_radar", &radar);
     assert!(tokens(&radar) <= 200);
     let data = envelope(&radar)["data"].clone();
     assert_eq!(data["counts"]["error"], 1, "a path outside the roots is an entry, not a failed call");
@@ -62,15 +62,15 @@ fn fleet_tools_over_stdio() {
         (6, json!({"maxRepos": 0})),
         (7, json!({"maxTokens": 10})),
     ] {
-        let refused = server.request(&tool_call(id, "fleet.radar", arguments.clone()));
+        let refused = server.request(&tool_call(id, "fleet_radar", arguments.clone()));
         assert_eq!(refused["error"]["code"], -32602, "{arguments}: {refused}");
     }
-    let refused = server.request(&tool_call(8, "fleet.digest", json!({})));
+    let refused = server.request(&tool_call(8, "fleet_digest", json!({})));
     assert_eq!(refused["error"]["code"], -32602, "sinceMs is required: {refused}");
 
-    let digest = server.request(&tool_call(9, "fleet.digest", json!({"sinceMs": 0, "repoPaths": paths})));
+    let digest = server.request(&tool_call(9, "fleet_digest", json!({"sinceMs": 0, "repoPaths": paths})));
     assert_eq!(digest["result"]["isError"], false, "{digest}");
-    assert_fits_output_schema("fleet.digest", &digest);
+    assert_fits_output_schema("fleet_digest", &digest);
     let data = envelope(&digest)["data"].clone();
     assert_eq!(data["unreadable"].as_array().map(Vec::len), Some(2));
     let total = data["total"].as_u64().expect("total");
@@ -82,9 +82,9 @@ fn fleet_tools_over_stdio() {
     fleet.git(clean, &["add", "x.txt"]);
     fleet.git(clean, &["commit", "-q", "-m", "over stdio"]);
     let clean_path = clean.display().to_string();
-    let radar = server.request(&tool_call(10, "fleet.radar", json!({"repoPaths": [clean_path]})));
+    let radar = server.request(&tool_call(10, "fleet_radar", json!({"repoPaths": [clean_path]})));
     assert_eq!(envelope(&radar)["data"]["queue"][0]["state"], "unpushed");
-    let digest = server.request(&tool_call(11, "fleet.digest", json!({"sinceMs": 0, "repoPaths": paths})));
+    let digest = server.request(&tool_call(11, "fleet_digest", json!({"sinceMs": 0, "repoPaths": paths})));
     let data = envelope(&digest)["data"].clone();
     assert_eq!(data["total"].as_u64(), Some(total + 1));
     assert_eq!(data["events"][0]["message"], "commit: over stdio");
@@ -120,15 +120,15 @@ fn fleet_subcommands_edit_the_registry_the_tools_read() {
     assert_eq!(code, Some(1));
 
     let mut server = start(&fleet, home.path());
-    let radar = server.request(&tool_call(1, "fleet.radar", json!({})));
-    assert_fits_output_schema("fleet.radar", &radar);
+    let radar = server.request(&tool_call(1, "fleet_radar", json!({})));
+    assert_fits_output_schema("fleet_radar", &radar);
     let data = envelope(&radar)["data"].clone();
     assert_eq!((data["repositories"].as_u64(), data["fromRegistry"].as_bool()), (Some(8), Some(true)));
     assert!(data["counts"].get("stale").is_none(), "removed: {data}");
     let labelled = data["queue"].as_array().expect("queue").iter().find(|entry| entry["repoPath"] == dirty.as_str());
     assert_eq!(labelled.map(|entry| entry["label"].clone()), Some(json!("the dirty one")));
-    let digest = server.request(&tool_call(2, "fleet.digest", json!({"sinceMs": 0, "maxEvents": 3})));
-    assert_fits_output_schema("fleet.digest", &digest);
+    let digest = server.request(&tool_call(2, "fleet_digest", json!({"sinceMs": 0, "maxEvents": 3})));
+    assert_fits_output_schema("fleet_digest", &digest);
     let data = envelope(&digest)["data"].clone();
     assert_eq!((data["repositories"].as_u64(), data["truncated"].as_bool()), (Some(8), Some(true)));
     assert_eq!(data["events"].as_array().map(Vec::len), Some(3));
@@ -144,9 +144,9 @@ fn a_repository_seen_in_a_call_is_registered() {
     let home = tempfile::tempdir().expect("temp dir");
     let mut server = start(&fleet, home.path());
     let clean = fleet.member(Kind::Clean).display().to_string();
-    let brief = server.request(&tool_call(1, "repo.brief", json!({"repoPath": clean})));
+    let brief = server.request(&tool_call(1, "repo_brief", json!({"repoPath": clean})));
     assert_eq!(brief["result"]["isError"], false, "{brief}");
-    let radar = server.request(&tool_call(2, "fleet.radar", json!({})));
+    let radar = server.request(&tool_call(2, "fleet_radar", json!({})));
     let data = envelope(&radar)["data"].clone();
     assert_eq!((data["repositories"].as_u64(), data["fromRegistry"].as_bool()), (Some(1), Some(true)), "{data}");
     assert_eq!(data["queue"][0]["repoPath"], clean.as_str());
@@ -165,8 +165,8 @@ fn fleet_tools_in_text_carry_the_json_facts_within_budget() {
     let paths: Vec<String> = fleet.members().iter().map(|member| member.path.display().to_string()).collect();
     let text_of = |response: &Value| response["result"]["content"][0]["text"].as_str().expect("text").to_owned();
 
-    let json_radar = server.request(&tool_call(1, "fleet.radar", json!({"repoPaths": paths})));
-    let text_radar = server.request(&tool_call(2, "fleet.radar", json!({"repoPaths": paths, "format": "text"})));
+    let json_radar = server.request(&tool_call(1, "fleet_radar", json!({"repoPaths": paths})));
+    let text_radar = server.request(&tool_call(2, "fleet_radar", json!({"repoPaths": paths, "format": "text"})));
     let data = envelope(&json_radar)["data"].clone();
     assert_eq!(text_radar["result"]["structuredContent"]["data"], data, "structuredContent stays JSON");
     let text = text_of(&text_radar);
@@ -187,7 +187,7 @@ fn fleet_tools_in_text_carry_the_json_facts_within_budget() {
         assert_eq!(line, expected);
     }
     let cut =
-        server.request(&tool_call(3, "fleet.radar", json!({"repoPaths": paths, "format": "text", "maxTokens": 200})));
+        server.request(&tool_call(3, "fleet_radar", json!({"repoPaths": paths, "format": "text", "maxTokens": 200})));
     let cut_text = text_of(&cut);
     assert!(tokens(&cut) <= 200, "{cut_text}");
     let shown = cut_text.lines().count() - 1 - usize::from(cut_text.contains("more repositories"));
@@ -195,9 +195,9 @@ fn fleet_tools_in_text_carry_the_json_facts_within_budget() {
         assert!(cut_text.ends_with(&format!("... {} more repositories\n", queue.len() - shown)), "{cut_text}");
     }
 
-    let json_digest = server.request(&tool_call(4, "fleet.digest", json!({"sinceMs": 0, "repoPaths": paths})));
+    let json_digest = server.request(&tool_call(4, "fleet_digest", json!({"sinceMs": 0, "repoPaths": paths})));
     let text_digest =
-        server.request(&tool_call(5, "fleet.digest", json!({"sinceMs": 0, "repoPaths": paths, "format": "text"})));
+        server.request(&tool_call(5, "fleet_digest", json!({"sinceMs": 0, "repoPaths": paths, "format": "text"})));
     let data = envelope(&json_digest)["data"].clone();
     let text = text_of(&text_digest);
     assert!(
@@ -212,7 +212,7 @@ fn fleet_tools_in_text_carry_the_json_facts_within_budget() {
     assert_eq!(text.lines().filter(|line| line.starts_with("unreadable ")).count(), 2, "{text}");
     let cut = server.request(&tool_call(
         6,
-        "fleet.digest",
+        "fleet_digest",
         json!({"sinceMs": 0, "repoPaths": paths, "format": "text", "maxTokens": 200}),
     ));
     assert!(tokens(&cut) <= 200, "{}", text_of(&cut));

@@ -11,26 +11,26 @@ use crate::budget::{BUDGETS, call, setup};
 /// The tools that take `format`, with the arguments each gets besides `repoPath`.
 fn calls() -> Vec<(&'static str, Value)> {
     vec![
-        ("repo.brief", json!({"recentCommits": 20})),
-        ("repo.scope", json!({"path": ".", "recentCommits": 20})),
-        ("repo.status", json!({})),
-        ("repo.refs", json!({})),
-        ("repo.history", json!({})),
-        ("repo.reflog", json!({})),
-        ("conflict.read", json!({})),
-        ("commit.details", json!({"commit": "HEAD"})),
-        ("worktree.changes", json!({})),
-        ("diff.text", json!({})),
-        ("file.read", json!({"path": "README.md"})),
-        ("file.blame", json!({"path": "README.md"})),
-        ("repo.search", json!({"query": "e", "limit": 200})),
+        ("repo_brief", json!({"recentCommits": 20})),
+        ("repo_scope", json!({"path": ".", "recentCommits": 20})),
+        ("repo_status", json!({})),
+        ("repo_refs", json!({})),
+        ("repo_history", json!({})),
+        ("repo_reflog", json!({})),
+        ("conflict_read", json!({})),
+        ("commit_details", json!({"commit": "HEAD"})),
+        ("worktree_changes", json!({})),
+        ("diff_text", json!({})),
+        ("file_read", json!({"path": "README.md"})),
+        ("file_blame", json!({"path": "README.md"})),
+        ("repo_search", json!({"query": "e", "limit": 200})),
     ]
 }
 
-/// `file.read` and `file.blame` read `README.md`, which every scenario but `many-branches` has; there they read its
+/// `file_read` and `file_blame` read `README.md`, which every scenario but `many-branches` has; there they read its
 /// first change.
 fn file_in(scenario: Scenario, tool: &str, arguments: &mut Value) {
-    if tool.starts_with("file.") && scenario.name() == "many-branches" {
+    if tool.starts_with("file_") && scenario.name() == "many-branches" {
         arguments["path"] = json!("changes/00.md");
     }
 }
@@ -195,7 +195,7 @@ fn check_same_facts(tool: &str, label: &str, text: &str, json: &Value) {
     let data = &json["data"];
     let has_line = |line: &str| text.lines().any(|l| l == line);
     match tool {
-        "repo.brief" => {
+        "repo_brief" => {
             let head = &data["head"];
             let (branch, upstream, ahead, behind) = branch_line(text);
             if head["detached"] != true {
@@ -222,12 +222,12 @@ fn check_same_facts(tool: &str, label: &str, text: &str, json: &Value) {
                 assert!(has_line(commit), "{label}: commit {commit}");
             }
             // One `-> tool arg=value: why` line per hint; `run` and the conventions stay in the JSON, and so does a
-            // bare `submodule.status` hint while the submodules line names every submodule needing attention.
+            // bare `submodule_status` hint while the submodules line names every submodule needing attention.
             let submodules_named = data["submodules"]["attentionTruncated"] != true
                 && json.get("omitted").and_then(|omitted| omitted.get("submoduleAttention")).is_none();
             for hint in objects(data, "/hints") {
-                if hint["tool"] == "submodule.status" && hint.get("arguments").is_none() && submodules_named {
-                    assert!(!text.contains("-> submodule.status"), "{label}: the submodules line says it");
+                if hint["tool"] == "submodule_status" && hint.get("arguments").is_none() && submodules_named {
+                    assert!(!text.contains("-> submodule_status"), "{label}: the submodules line says it");
                     continue;
                 }
                 let mut line = format!("-> {}", hint["tool"].as_str().expect("tool"));
@@ -267,7 +267,7 @@ fn check_same_facts(tool: &str, label: &str, text: &str, json: &Value) {
                 assert_eq!(total, Some(count(submodules, "/total")), "{label}: submodules total");
             }
         }
-        "repo.status" => {
+        "repo_status" => {
             let (branch, upstream, ahead, behind) = branch_line(text);
             if data["head"]["detached"] != true {
                 assert_eq!(branch.as_deref(), data["head"]["branch"].as_str(), "{label}: branch");
@@ -280,7 +280,7 @@ fn check_same_facts(tool: &str, label: &str, text: &str, json: &Value) {
             }
             check_lists(label, text, data, ["/conflicted", "/staged", "/unstaged", "/untracked"]);
         }
-        "repo.scope" => {
+        "repo_scope" => {
             check_lists(
                 label,
                 text,
@@ -300,7 +300,7 @@ fn check_same_facts(tool: &str, label: &str, text: &str, json: &Value) {
                 assert!(text.contains(owner), "{label}: owner {owner}");
             }
         }
-        "repo.refs" => {
+        "repo_refs" => {
             for branch in objects(data, "/branches") {
                 let line =
                     format!("{} {}", branch["name"].as_str().expect("name"), branch["sha"].as_str().expect("sha"));
@@ -322,7 +322,7 @@ fn check_same_facts(tool: &str, label: &str, text: &str, json: &Value) {
             }
             assert_eq!(lines_starting(text, "remote "), objects(data, "/remotes").len(), "{label}: remotes");
         }
-        "repo.history" => {
+        "repo_history" => {
             let commits = objects(data, "/commits");
             let lines: Vec<&str> = text.lines().skip(1).take(commits.len()).collect();
             assert_eq!(lines.len(), commits.len(), "{label}: one line per commit");
@@ -331,7 +331,7 @@ fn check_same_facts(tool: &str, label: &str, text: &str, json: &Value) {
                 assert!(line.contains(commit["subject"].as_str().expect("subject")), "{label}: {line}");
             }
         }
-        "repo.reflog" => {
+        "repo_reflog" => {
             assert!(text.contains(&format!("({} movements)", count(data, "/total"))), "{label}: total");
             for entry in objects(data, "/entries") {
                 let sha = entry["newSha"].as_str().unwrap_or("0000000");
@@ -343,7 +343,7 @@ fn check_same_facts(tool: &str, label: &str, text: &str, json: &Value) {
                 }
             }
         }
-        "conflict.read" => {
+        "conflict_read" => {
             assert_eq!(count(data, "/conflictedFiles") > 0, text.contains("conflicted "), "{label}: count");
             let [conflicted, ..] = porcelain(text);
             // `UU path markers 5-9` or `UD path (not in the work tree)`: the path is what comes first.
@@ -366,7 +366,7 @@ fn check_same_facts(tool: &str, label: &str, text: &str, json: &Value) {
                 }
             }
         }
-        "commit.details" => {
+        "commit_details" => {
             assert!(has_line(&format!("commit {}", data["sha"].as_str().expect("sha"))), "{label}: sha");
             assert!(text.contains(data["subject"].as_str().expect("subject")), "{label}: subject");
             for file in objects(data, "/files") {
@@ -386,7 +386,7 @@ fn check_same_facts(tool: &str, label: &str, text: &str, json: &Value) {
             let line = format!("{shown} files changed, +{} -{}", sum("additions"), sum("deletions"));
             assert!(has_line(&line), "{label}: {line}");
         }
-        "worktree.changes" => {
+        "worktree_changes" => {
             let [conflicted, staged, unstaged, untracked] = porcelain(text);
             let lens = [conflicted.len(), staged.len(), unstaged.len(), untracked.len()].map(|n| n as u64);
             // Counts are stated only beside a cut list; else they are the lists' lengths.
@@ -396,7 +396,7 @@ fn check_same_facts(tool: &str, label: &str, text: &str, json: &Value) {
             });
             assert_eq!(lens, expected, "{label}: counts");
         }
-        "diff.text" => {
+        "diff_text" => {
             // The sides compared; an absent `head` is its default, the work tree.
             let sides = format!(
                 "# {}..{}",
@@ -433,7 +433,7 @@ fn check_same_facts(tool: &str, label: &str, text: &str, json: &Value) {
                 assert!(has_line(&line), "{label}: {line}");
             }
         }
-        "file.read" => {
+        "file_read" => {
             let header = text.lines().next().unwrap_or_default();
             let sha = data["blobSha"].as_str().unwrap_or_default();
             let path = git_quoted(data["path"].as_str().unwrap_or_default(), false);
@@ -443,7 +443,7 @@ fn check_same_facts(tool: &str, label: &str, text: &str, json: &Value) {
                 assert!(text.contains(content), "{label}: the content\n{content}\n---- text:\n{text}");
             }
         }
-        "file.blame" => {
+        "file_blame" => {
             let header = text.lines().next().unwrap_or_default();
             let path = git_quoted(data["path"].as_str().unwrap_or_default(), false);
             let sha = &data["rev"].as_str().unwrap_or_default()[..12];
@@ -466,7 +466,7 @@ fn check_same_facts(tool: &str, label: &str, text: &str, json: &Value) {
                 assert!(line.contains(&format!(" {lines}) {subject}")), "{label}: {line} vs {range}");
             }
         }
-        "repo.search" => {
+        "repo_search" => {
             let total = count(data, "/total");
             assert!(text.starts_with(&format!("# {total} matching commits")), "{label}: {text}");
             for commit in objects(data, "/commits") {

@@ -9,11 +9,11 @@ use crate::fake_gateway::{FakeGateway, Reply, Request, call, envelope, product_e
 use crate::support::assert_fits_output_schema;
 
 const GATEWAY_ONLY: [&str; 5] = [
-    "safety.timeline",
-    "safety.eventDetails",
-    "flux.restorePoints",
-    "flux.latestRestorePoint",
-    "flux.restorePointDetails",
+    "safety_timeline",
+    "safety_eventDetails",
+    "flux_restorePoints",
+    "flux_latestRestorePoint",
+    "flux_restorePointDetails",
 ];
 
 fn restore_point(id: &str) -> Value {
@@ -67,10 +67,10 @@ fn without_a_gateway_gateway_only_tools_answer_10001_and_semantic_falls_back() {
     let mut requests: Vec<Value> =
         GATEWAY_ONLY.iter().enumerate().map(|(idx, tool)| call(idx + 1, tool, json!({"repoPath": repo}))).collect();
     let selection = json!({"repoPath": repo, "base": "HEAD~1", "head": "WORKTREE", "path": "src"});
-    requests.push(call(10, "diff.semantic", selection.clone()));
-    requests.push(call(11, "diff.semanticFallbacks", json!({"repoPath": repo})));
-    requests.push(call(12, "diff.semantic", json!({"repoPath": repo, "base": "no-such-branch"})));
-    requests.push(call(13, "diff.semantic", json!({"repoPath": repo, "path": "../outside"})));
+    requests.push(call(10, "diff_semantic", selection.clone()));
+    requests.push(call(11, "diff_semanticFallbacks", json!({"repoPath": repo})));
+    requests.push(call(12, "diff_semantic", json!({"repoPath": repo, "base": "no-such-branch"})));
+    requests.push(call(13, "diff_semantic", json!({"repoPath": repo, "path": "../outside"})));
     let responses = session(&root, &[], &requests);
     assert_eq!(responses[7]["error"]["data"]["reason"], "unknown_revision", "{}", responses[7]);
     assert_eq!(responses[8]["error"]["data"]["reason"], "invalid_path", "{}", responses[8]);
@@ -104,19 +104,19 @@ fn a_gateway_serves_restore_points_timeline_and_semantic_diffs() {
         &root,
         &env,
         &[
-            call(1, "safety.timeline", json!({"repoPath": repo, "limit": 5, "includeReflog": false})),
-            call(2, "safety.eventDetails", json!({"repoPath": repo})),
-            call(3, "safety.eventDetails", json!({"repoPath": repo, "eventId": "e1"})),
-            call(4, "flux.restorePoints", json!({"repoPath": repo})),
-            call(5, "flux.latestRestorePoint", json!({"repoPath": repo})),
-            call(6, "flux.restorePointDetails", json!({"repoPath": repo, "restorePointId": "r1"})),
-            call(7, "flux.restorePointDetails", json!({"repoPath": repo, "restorePointId": "gone"})),
-            call(8, "diff.semantic", json!({"repoPath": repo, "base": "HEAD"})),
-            call(9, "diff.semanticFallbacks", json!({"repoPath": repo, "base": "HEAD"})),
-            call(10, "diff.semantic", json!({"repoPath": repo, "path": "malformed"})),
-            call(11, "diff.semantic", json!({"repoPath": repo, "path": "empty"})),
-            call(12, "safety.eventDetails", json!({"repoPath": repo, "eventId": "../x"})),
-            call(13, "diff.semantic", json!({"repoPath": repo, "base": "--output=/tmp/x"})),
+            call(1, "safety_timeline", json!({"repoPath": repo, "limit": 5, "includeReflog": false})),
+            call(2, "safety_eventDetails", json!({"repoPath": repo})),
+            call(3, "safety_eventDetails", json!({"repoPath": repo, "eventId": "e1"})),
+            call(4, "flux_restorePoints", json!({"repoPath": repo})),
+            call(5, "flux_latestRestorePoint", json!({"repoPath": repo})),
+            call(6, "flux_restorePointDetails", json!({"repoPath": repo, "restorePointId": "r1"})),
+            call(7, "flux_restorePointDetails", json!({"repoPath": repo, "restorePointId": "gone"})),
+            call(8, "diff_semantic", json!({"repoPath": repo, "base": "HEAD"})),
+            call(9, "diff_semanticFallbacks", json!({"repoPath": repo, "base": "HEAD"})),
+            call(10, "diff_semantic", json!({"repoPath": repo, "path": "malformed"})),
+            call(11, "diff_semantic", json!({"repoPath": repo, "path": "empty"})),
+            call(12, "safety_eventDetails", json!({"repoPath": repo, "eventId": "../x"})),
+            call(13, "diff_semantic", json!({"repoPath": repo, "base": "--output=/tmp/x"})),
         ],
     );
     for (request, response) in requests_of(&responses).iter().zip(&responses) {
@@ -198,8 +198,8 @@ fn an_unreachable_gateway_is_10002_for_gateway_only_tools() {
         &root,
         &[("FLUXGIT_MCP_HANDSHAKE_ADDR", &address)],
         &[
-            call(1, "flux.restorePoints", json!({"repoPath": repo})),
-            call(2, "diff.semantic", json!({"repoPath": repo})),
+            call(1, "flux_restorePoints", json!({"repoPath": repo})),
+            call(2, "diff_semantic", json!({"repoPath": repo})),
         ],
     );
     let (code, data) = product_error(&responses[0]);
@@ -214,19 +214,19 @@ fn an_unreachable_gateway_is_10002_for_gateway_only_tools() {
 /// The tool names of the calls in `a_gateway_serves_restore_points_timeline_and_semantic_diffs`, in order.
 fn requests_of(responses: &[Value]) -> Vec<&'static str> {
     let tools = [
-        "safety.timeline",
-        "safety.eventDetails",
-        "safety.eventDetails",
-        "flux.restorePoints",
-        "flux.latestRestorePoint",
-        "flux.restorePointDetails",
-        "flux.restorePointDetails",
-        "diff.semantic",
-        "diff.semanticFallbacks",
-        "diff.semantic",
-        "diff.semantic",
-        "safety.eventDetails",
-        "diff.semantic",
+        "safety_timeline",
+        "safety_eventDetails",
+        "safety_eventDetails",
+        "flux_restorePoints",
+        "flux_latestRestorePoint",
+        "flux_restorePointDetails",
+        "flux_restorePointDetails",
+        "diff_semantic",
+        "diff_semanticFallbacks",
+        "diff_semantic",
+        "diff_semantic",
+        "safety_eventDetails",
+        "diff_semantic",
     ];
     assert_eq!(tools.len(), responses.len());
     tools.to_vec()

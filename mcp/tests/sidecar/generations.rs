@@ -8,14 +8,14 @@ use serde_json::json;
 
 use crate::support::{exchange, sidecar};
 
-/// `repo.refs` in a server of its own on `home`'s run dir: the upstream track of branch `local`.
+/// `repo_refs` in a server of its own on `home`'s run dir: the upstream track of branch `local`.
 fn track(root: &std::path::Path, home: &std::path::Path, repo: &str, local: &str) -> (u64, u64) {
     let mut input = Vec::new();
     let requests = [
         json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "stdio-test", "version": "1"}}}),
         json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": {"name": "repo.refs", "arguments": {"repoPath": repo}}}),
+            "params": {"name": "repo_refs", "arguments": {"repoPath": repo}}}),
     ];
     for request in requests {
         input.extend(request.to_string().bytes());

@@ -1,4 +1,4 @@
-//! Issue 22: `repo.brief`'s hints lead somewhere. On four everyday tasks (finish a stopped merge, recover commits
+//! Issue 22: `repo_brief`'s hints lead somewhere. On four everyday tasks (finish a stopped merge, recover commits
 //! lost to `reset --hard`, rebase a stack onto a main that moved, find who owns a directory and what changed there)
 //! the brief's first hint, called through the real binary with its arguments as given, answers the task's next
 //! question (checked against git); hints name a write proposal only when a gateway is configured.
@@ -29,9 +29,9 @@ fn data(response: &Value) -> &Value {
     &response["result"]["structuredContent"]["data"]
 }
 
-/// Calls `repo.brief`, then its first hint as given; returns the brief's data and the hint's answer.
+/// Calls `repo_brief`, then its first hint as given; returns the brief's data and the hint's answer.
 fn follow_first_hint(server: &mut Running, repo: &str) -> (Value, Value, Value) {
-    let brief = server.request(&tool_call(1, "repo.brief", json!({ "repoPath": repo })));
+    let brief = server.request(&tool_call(1, "repo_brief", json!({ "repoPath": repo })));
     let brief = data(&brief).clone();
     let hint = brief["hints"][0].clone();
     let tool = hint["tool"].as_str().unwrap_or_else(|| panic!("a first hint: {brief}"));
@@ -62,12 +62,12 @@ fn a_stopped_merge_leads_to_the_conflicts() {
     let repo = fixture.path().to_str().expect("utf-8");
     let mut server = start(&root, home.path(), reflog_time(&fixture, "HEAD"), &[]);
     let (brief, hint, answer) = follow_first_hint(&mut server, repo);
-    assert_eq!(hint["tool"], "conflict.read", "{brief}");
+    assert_eq!(hint["tool"], "conflict_read", "{brief}");
     let run = hint["run"].as_str().expect("run");
     assert!(run.contains("git merge --abort") && run.contains("git commit"), "what ends the merge: {run}");
     let why = hint["why"].as_str().expect("why");
     assert!(why.contains("src/main.c"), "the conflicted paths the brief only counts: {why}");
-    assert!(brief["hints"].as_array().expect("hints").iter().all(|hint| hint["tool"] != "repo.status"), "{brief}");
+    assert!(brief["hints"].as_array().expect("hints").iter().all(|hint| hint["tool"] != "repo_status"), "{brief}");
     // The next question: which files conflict, and in which operation.
     let read = data(&answer);
     assert_eq!(read["operation"], "merge", "{read}");
@@ -103,7 +103,7 @@ fn commits_lost_to_a_hard_reset_lead_to_the_branch_reflog() {
 
     let mut server = start(&root, home.path(), reset_at + 3600, &[]);
     let (brief, hint, answer) = follow_first_hint(&mut server, repo);
-    assert_eq!((hint["tool"].as_str(), hint["arguments"]["refName"].as_str()), (Some("repo.reflog"), Some("main")));
+    assert_eq!((hint["tool"].as_str(), hint["arguments"]["refName"].as_str()), (Some("repo_reflog"), Some("main")));
     assert!(hint["why"].as_str().expect("why").contains("3 commits"), "{brief}");
     // The next question: where is the lost work, and how many commits.
     let reflog = data(&answer);
@@ -118,18 +118,18 @@ fn commits_lost_to_a_hard_reset_lead_to_the_branch_reflog() {
     server.finish();
     // With a gateway address, the recovery names the proposal.
     let mut proposing = start(&root, home.path(), reset_at + 3600, &[("FLUXGIT_MCP_HANDSHAKE_ADDR", "127.0.0.1:9")]);
-    let answer = proposing.request(&tool_call(1, "repo.reflog", json!({ "repoPath": repo, "refName": "main" })));
+    let answer = proposing.request(&tool_call(1, "repo_reflog", json!({ "repoPath": repo, "refName": "main" })));
     let recovery = &data(&answer)["entries"][0]["recovery"];
-    assert_eq!(recovery["tool"], "operation.preview.branch", "{answer}");
+    assert_eq!(recovery["tool"], "operation_preview_branch", "{answer}");
     assert_eq!(recovery["arguments"]["startPoint"], lost_tip.as_str(), "{answer}");
     assert!(recovery.get("command").is_none(), "{answer}");
     proposing.finish();
 
     // Outside the recency window the hint is gone.
     let mut later = start(&root, home.path(), reset_at + 8 * 86_400, &[]);
-    let brief = later.request(&tool_call(1, "repo.brief", json!({ "repoPath": repo })));
+    let brief = later.request(&tool_call(1, "repo_brief", json!({ "repoPath": repo })));
     let tools: Vec<&Value> = data(&brief)["hints"].as_array().map(|hints| hints.iter().collect()).unwrap_or_default();
-    assert!(tools.iter().all(|hint| hint["tool"] != "repo.reflog"), "{brief}");
+    assert!(tools.iter().all(|hint| hint["tool"] != "repo_reflog"), "{brief}");
     later.finish();
     // The command, run as given, brings the three commits back.
     let words: Vec<&str> = command.split(' ').collect();
@@ -162,10 +162,10 @@ fn a_stack_on_a_moved_main_leads_to_the_branch_stack() {
 
     let mut server = start(&root, home.path(), reflog_time(&fixture, "HEAD") + 60, &[]);
     let (brief, hint, answer) = follow_first_hint(&mut server, repo);
-    assert_eq!(hint["tool"], "repo.branchStack", "{brief}");
+    assert_eq!(hint["tool"], "repo_branchStack", "{brief}");
     assert_eq!(hint["arguments"]["branch"], "stack/b");
     let why = hint["why"].as_str().expect("why");
-    assert!(why.contains("main -> stack/a -> stack/b") && why.contains("repo.conflictPreflight"), "{why}");
+    assert!(why.contains("main -> stack/a -> stack/b") && why.contains("repo_conflictPreflight"), "{why}");
     // The next question: how far did main move, and which branches form the stack (from stack/b's point of view).
     let stack = data(&answer);
     let left_right = |other: &str| -> Vec<usize> {
@@ -181,7 +181,7 @@ fn a_stack_on_a_moved_main_leads_to_the_branch_stack() {
     assert_eq!(vec![count(&below["ahead"]), count(&below["behind"])], left_right("stack/a"));
     // Then the rebase onto the base, predicted as the hint says.
     let preflight =
-        server.request(&tool_call(3, "repo.conflictPreflight", json!({ "repoPath": repo, "targetRef": "main" })));
+        server.request(&tool_call(3, "repo_conflictPreflight", json!({ "repoPath": repo, "targetRef": "main" })));
     assert_eq!(data(&preflight)["rebase"]["status"], "clean", "{preflight}");
     server.finish();
 }
@@ -194,7 +194,7 @@ fn codeowners_with_changes_lead_to_the_scope_of_the_changed_directory() {
     let repo = fixture.path().to_str().expect("utf-8");
     let mut server = start(&root, home.path(), reflog_time(&fixture, "HEAD") + 60, &[]);
     let (brief, hint, answer) = follow_first_hint(&mut server, repo);
-    assert_eq!(hint["tool"], "repo.scope", "{brief}");
+    assert_eq!(hint["tool"], "repo_scope", "{brief}");
     let path = hint["arguments"]["path"].as_str().expect("a path").to_owned();
     assert_eq!(path, "packages/web/src", "the directory holding most of the changes");
     // The next question: who owns it and what changed there.
@@ -225,17 +225,17 @@ fn proposals_are_hinted_only_with_a_gateway() {
     let repo = fixture.path().to_str().expect("utf-8");
     let hints = |env: &[(&str, &str)]| {
         let mut server = start(&root, home.path(), reflog_time(&fixture, "HEAD") + 60, env);
-        let brief = server.request(&tool_call(1, "repo.brief", json!({ "repoPath": repo, "maxTokens": 4000 })));
+        let brief = server.request(&tool_call(1, "repo_brief", json!({ "repoPath": repo, "maxTokens": 4000 })));
         server.finish();
         data(&brief)["hints"].as_array().cloned().unwrap_or_default()
     };
     let without = hints(&[]);
-    let on_default = without.iter().find(|hint| hint["tool"] == "worktree.changes");
+    let on_default = without.iter().find(|hint| hint["tool"] == "worktree_changes");
     let on_default = on_default.unwrap_or_else(|| panic!("a hint about the dirty default branch: {without:?}"));
     assert!(on_default["run"].as_str().expect("run").contains("git switch -c"), "what a person would do");
-    assert!(without.iter().all(|hint| !hint["tool"].as_str().expect("tool").starts_with("operation.")), "{without:?}");
+    assert!(without.iter().all(|hint| !hint["tool"].as_str().expect("tool").starts_with("operation_")), "{without:?}");
 
     let with = hints(&[("FLUXGIT_MCP_HANDSHAKE_ADDR", "127.0.0.1:9")]);
-    let proposal = with.iter().find(|hint| hint["tool"] == "operation.preview.branch");
+    let proposal = with.iter().find(|hint| hint["tool"] == "operation_preview_branch");
     assert!(proposal.is_some_and(|hint| hint["arguments"]["name"].is_string()), "{with:?}");
 }

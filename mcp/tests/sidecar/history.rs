@@ -1,4 +1,4 @@
-//! `repo.history` and `repo.reflog` through the real binary: paging with the cursor, recovery hints, budgets, and
+//! `repo_history` and `repo_reflog` through the real binary: paging with the cursor, recovery hints, budgets, and
 //! clear errors on bad input with the server serving on.
 
 use fluxgit_fixtures::{Scenario, facts};
@@ -26,7 +26,7 @@ fn history_pages_follow_the_cursor_and_bad_input_is_refused() {
         if !cursor.is_null() {
             arguments["cursor"] = cursor.clone();
         }
-        let responses = session(&root, &[call(1, "repo.history", arguments)]);
+        let responses = session(&root, &[call(1, "repo_history", arguments)]);
         let page = data(&responses[0]);
         shas.extend(
             page["commits"].as_array().expect("commits").iter().map(|c| c["sha"].as_str().expect("sha").to_owned()),
@@ -38,23 +38,23 @@ fn history_pages_follow_the_cursor_and_bad_input_is_refused() {
     }
     assert_eq!(shas, expected);
 
-    let first = session(&root, &[call(1, "repo.history", json!({"repoPath": repo, "limit": 2}))]);
+    let first = session(&root, &[call(1, "repo_history", json!({"repoPath": repo, "limit": 2}))]);
     let cursor = data(&first[0])["nextCursor"].as_str().expect("a next page").to_owned();
     let other = fluxgit_fixtures::build_in(Scenario::Clean, &root.join("other"));
     let other_repo = other.path().to_str().expect("utf-8").to_owned();
     let responses = session(
         &root,
         &[
-            call(1, "repo.history", json!({"repoPath": repo, "ref": "no-such-branch"})),
-            call(2, "repo.history", json!({"repoPath": repo, "ref": "--output=/tmp/x"})),
-            call(3, "repo.history", json!({"repoPath": repo, "cursor": cursor.replace(".2.", ".3.")})),
-            call(4, "repo.history", json!({"repoPath": other_repo, "cursor": cursor})),
-            call(5, "repo.history", json!({"repoPath": repo, "limit": 0})),
-            call(6, "repo.history", json!({"repoPath": repo, "limit": 201})),
-            call(7, "repo.history", json!({"repoPath": repo, "path": "../x"})),
-            call(8, "repo.reflog", json!({"repoPath": repo, "refName": "nope"})),
-            call(9, "repo.reflog", json!({"repoPath": repo, "limit": 101})),
-            call(10, "repo.history", json!({"repoPath": repo, "path": "side.txt"})),
+            call(1, "repo_history", json!({"repoPath": repo, "ref": "no-such-branch"})),
+            call(2, "repo_history", json!({"repoPath": repo, "ref": "--output=/tmp/x"})),
+            call(3, "repo_history", json!({"repoPath": repo, "cursor": cursor.replace(".2.", ".3.")})),
+            call(4, "repo_history", json!({"repoPath": other_repo, "cursor": cursor})),
+            call(5, "repo_history", json!({"repoPath": repo, "limit": 0})),
+            call(6, "repo_history", json!({"repoPath": repo, "limit": 201})),
+            call(7, "repo_history", json!({"repoPath": repo, "path": "../x"})),
+            call(8, "repo_reflog", json!({"repoPath": repo, "refName": "nope"})),
+            call(9, "repo_reflog", json!({"repoPath": repo, "limit": 101})),
+            call(10, "repo_history", json!({"repoPath": repo, "path": "side.txt"})),
         ],
     );
     assert_eq!(reason(&responses[0]), "unknown_revision");
@@ -79,8 +79,8 @@ fn reflog_names_the_lost_tips_within_budget() {
     let responses = session(
         &root,
         &[
-            call(1, "repo.reflog", json!({"repoPath": repo, "limit": 100})),
-            call(2, "repo.reflog", json!({"repoPath": repo, "limit": 100, "maxTokens": 400})),
+            call(1, "repo_reflog", json!({"repoPath": repo, "limit": 100})),
+            call(2, "repo_reflog", json!({"repoPath": repo, "limit": 100, "maxTokens": 400})),
         ],
     );
     let full = data(&responses[0]);

@@ -2,7 +2,7 @@
 //! `tools_stdio`, `history`, `scope`, `topology`, `diff_tools`, `file_tools`), the token budgets of the tools on real fixtures (`budget`), and the
 //! write-proposal bridge against a fake gateway (`bridge`, `bridge_status`, `fake_gateway`), and the gateway read tools
 //! (`gateway_reads`), the audit of every call (`audit`), `verify-audit` (`verify_audit`) and the presence file
-//! (`presence`), the engine cache's freshness and diagnostics over stdio (`cache`), `agents.presence` with
+//! (`presence`), the engine cache's freshness and diagnostics over stdio (`cache`), `agents_presence` with
 //! previews' `otherAgents` (`agents`), the fleet tools and `fleet` subcommands (`fleet`), and calls served
 //! concurrently and cancelled (`concurrency`), `install HOST` on a temporary HOME (`install`), and the messages
 //! a newcomer meets first: refusals outside the roots, unknown tools, the terminal notice (`first_use`).
@@ -29,6 +29,7 @@ mod hints;
 mod history;
 mod hostile;
 mod install;
+mod listing;
 mod presence;
 mod protocol;
 mod scope;

@@ -54,7 +54,7 @@ fn presence_file_is_private_rewritten_atomically_and_removed_at_end_of_input() {
     server.request(&initialize("presence-test", "3.1.4"));
     assert!(!file.exists(), "nothing is written before an accepted call");
     let before = now_ms();
-    let response = server.request(&tool_call(1, "repo.status", json!({"repoPath": repo})));
+    let response = server.request(&tool_call(1, "repo_status", json!({"repoPath": repo})));
     assert_eq!(response["result"]["isError"], false, "{response}");
     let after = now_ms();
     assert_eq!((mode(&file), mode(&dir)), (0o600, 0o700));
@@ -63,7 +63,7 @@ fn presence_file_is_private_rewritten_atomically_and_removed_at_end_of_input() {
     assert_eq!(document["pid"], server.pid());
     assert_eq!(document["client"], json!({"name": "presence-test", "version": "3.1.4"}));
     let entry = &document["repos"][0];
-    assert_eq!((entry["repoPath"].as_str(), entry["lastTool"].as_str()), (repo.to_str(), Some("repo.status")));
+    assert_eq!((entry["repoPath"].as_str(), entry["lastTool"].as_str()), (repo.to_str(), Some("repo_status")));
     let last_call = entry["lastCallMs"].as_u64().expect("lastCallMs");
     assert!((before..=after).contains(&last_call), "{before} <= {last_call} <= {after}");
     let first_inode = std::fs::metadata(&file).expect("metadata").ino();
@@ -71,10 +71,10 @@ fn presence_file_is_private_rewritten_atomically_and_removed_at_end_of_input() {
     // A call from a subfolder records the repository root; the file is replaced, not rewritten in place.
     let subfolder = repo.join("src");
     std::fs::create_dir_all(&subfolder).expect("subfolder");
-    server.request(&tool_call(2, "repo.brief", json!({"repoPath": subfolder})));
+    server.request(&tool_call(2, "repo_brief", json!({"repoPath": subfolder})));
     let document = read_json(&file);
     assert_eq!(document["repos"].as_array().map(Vec::len), Some(1));
-    assert_eq!(document["repos"][0]["lastTool"], "repo.brief");
+    assert_eq!(document["repos"][0]["lastTool"], "repo_brief");
     assert_ne!(std::fs::metadata(&file).expect("metadata").ino(), first_inode, "replaced by a rename");
     assert_eq!(names(&dir), [format!("{}.json", server.pid())], "no temporary file left");
 
@@ -82,9 +82,9 @@ fn presence_file_is_private_rewritten_atomically_and_removed_at_end_of_input() {
     let bytes = std::fs::read(&file).expect("read");
     let outside = tempfile::tempdir().expect("outside");
     for (id, call) in [
-        tool_call(3, "repo.status", json!({"repoPath": outside.path()})),
+        tool_call(3, "repo_status", json!({"repoPath": outside.path()})),
         tool_call(4, "no.such.tool", json!({"repoPath": repo})),
-        tool_call(5, "repo.refs", json!({"repoPath": repo, "maxTokens": 1})),
+        tool_call(5, "repo_refs", json!({"repoPath": repo, "maxTokens": 1})),
     ]
     .into_iter()
     .enumerate()
@@ -107,7 +107,7 @@ fn sigterm_removes_the_presence_file() {
     let mut server = Running::start(with_presence(&root, home.path()));
     let file = presence_dir(home.path()).join(format!("{}.json", server.pid()));
     server.request(&initialize("sigterm-test", "1"));
-    server.request(&tool_call(1, "repo.status", json!({"repoPath": fixture.path()})));
+    server.request(&tool_call(1, "repo_status", json!({"repoPath": fixture.path()})));
     assert!(file.is_file());
     let (status, stderr) = server.signal("TERM");
     assert!(status.success(), "a clean exit on SIGTERM: {status:?}\n{stderr}");
@@ -138,7 +138,7 @@ fn stale_presence_files_are_swept_and_symlinks_left_alone() {
 
     let mut server = Running::start(with_presence(&root, home.path()));
     server.request(&initialize("sweep-test", "1"));
-    server.request(&tool_call(1, "repo.status", json!({"repoPath": fixture.path()})));
+    server.request(&tool_call(1, "repo_status", json!({"repoPath": fixture.path()})));
     let own = format!("{}.json", server.pid());
     let mut expected = vec!["113.json".to_owned(), "114.json".to_owned(), own, "notes.txt".to_owned()];
     expected.sort();
@@ -152,7 +152,7 @@ fn stale_presence_files_are_swept_and_symlinks_left_alone() {
 fn symlinked_presence_directories_are_refused_without_affecting_calls() {
     let fixture = fluxgit_fixtures::build(fluxgit_fixtures::Scenario::Clean);
     let root = fixture.root().canonicalize().expect("root");
-    let call = tool_call(1, "repo.status", json!({"repoPath": fixture.path()}));
+    let call = tool_call(1, "repo_status", json!({"repoPath": fixture.path()}));
     for linked in ["presence/mcp", "presence"] {
         let home = tempfile::tempdir().expect("tempdir");
         let elsewhere = home.path().join("elsewhere");
@@ -190,7 +190,7 @@ fn at_most_sixteen_repositories_are_listed() {
     let mut server = Running::start(with_presence(&root_path, home.path()));
     server.request(&initialize("many-repos", "1"));
     for (id, repo) in repos.iter().enumerate() {
-        let response = server.request(&tool_call(id as i64 + 1, "repo.status", json!({"repoPath": repo})));
+        let response = server.request(&tool_call(id as i64 + 1, "repo_status", json!({"repoPath": repo})));
         assert_eq!(response["result"]["isError"], false, "{response}");
     }
     let document = read_json(&presence_dir(home.path()).join(format!("{}.json", server.pid())));
@@ -211,7 +211,7 @@ fn disabled_presence_writes_nothing() {
     // `sidecar` sets FLUXGIT_MCP_PRESENCE_DISABLED (empty: any value counts).
     let mut server = Running::start(sidecar(&root, home.path(), &[]));
     server.request(&initialize("disabled", "1"));
-    let response = server.request(&tool_call(1, "repo.status", json!({"repoPath": fixture.path()})));
+    let response = server.request(&tool_call(1, "repo_status", json!({"repoPath": fixture.path()})));
     assert_eq!(response["result"]["isError"], false);
     let (status, _) = server.finish();
     assert!(status.success());

@@ -321,7 +321,7 @@ fn doctor_reports_roots_variables_and_tools() {
     assert!(stdout.contains(&format!("  {}\n", root.display())), "{stdout}");
     assert!(stdout.contains("FLUXGIT_MCP_AUDIT_DISABLED (set, empty)"), "{stdout}");
     assert!(stdout.contains("(disabled)"), "{stdout}");
-    assert!(stdout.contains("tools ("), "{stdout}");
+    assert!(stdout.contains("tools: 22 of 41 listed"), "{stdout}");
 }
 
 #[test]
@@ -330,20 +330,20 @@ fn call_of_an_unknown_tool_exits_1_with_the_error_on_stderr() {
     assert_eq!(output.status.code(), Some(1));
     assert!(output.stdout.is_empty());
     assert!(String::from_utf8_lossy(&output.stderr).contains("Unknown tool: no.such.tool"));
-    let (output, _sandbox) = run_cli(&["call", "repo.brief", "{not json"]);
+    let (output, _sandbox) = run_cli(&["call", "repo_brief", "{not json"]);
     assert_eq!(output.status.code(), Some(2));
 }
 
 #[test]
 fn schema_prints_a_tools_arguments_and_call_prints_tool_errors_on_stdout() {
-    let (output, _sandbox) = run_cli(&["schema", "commit.details"]);
+    let (output, _sandbox) = run_cli(&["schema", "commit_details"]);
     assert_eq!(output.status.code(), Some(0));
     let shown: Value = serde_json::from_slice(&output.stdout).expect("JSON on stdout");
-    assert_eq!(shown["name"], "commit.details");
+    assert_eq!(shown["name"], "commit_details");
     assert!(shown["inputSchema"]["required"].as_array().is_some_and(|r| r.contains(&Value::from("commit"))));
     let (output, _sandbox) = run_cli(&["schema", "no.such.tool"]);
     assert_eq!(output.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&output.stderr).contains("repo.brief"), "names the tools");
+    assert!(String::from_utf8_lossy(&output.stderr).contains("repo_brief"), "names the tools");
 
     // A product error (10001) is a tool result: exit 1, its envelope on stdout.
     let sandbox = Sandbox::new();
@@ -352,7 +352,7 @@ fn schema_prints_a_tools_arguments_and_call_prints_tool_errors_on_stdout() {
     assert!(init.success());
     let arguments = json!({ "repoPath": repo.to_str().expect("utf-8") }).to_string();
     let output =
-        sandbox.command(&["call", "flux.restorePoints", &arguments]).stdin(Stdio::null()).output().expect("run");
+        sandbox.command(&["call", "flux_restorePoints", &arguments]).stdin(Stdio::null()).output().expect("run");
     assert_eq!(output.status.code(), Some(1));
     let envelope: Value = serde_json::from_slice(&output.stdout).expect("the envelope on stdout");
     assert_eq!(envelope["error"]["code"], 10001, "{envelope}");

@@ -1,4 +1,4 @@
-//! `repo.scope` through the real binary (bad input answered, the server serving on, repositories byte-identical) and
+//! `repo_scope` through the real binary (bad input answered, the server serving on, repositories byte-identical) and
 //! its token budget and output schema on the monorepo fixture.
 
 use fluxgit_fixtures::Scenario;
@@ -27,7 +27,7 @@ fn bad_scope_input_is_refused_and_the_server_serves_on() {
     let scope = |id, arguments: Value| {
         let mut full = json!({"repoPath": repo, "path": "packages/web"});
         full.as_object_mut().expect("object").extend(arguments.as_object().expect("object").clone());
-        call(id, "repo.scope", full)
+        call(id, "repo_scope", full)
     };
     let responses = session(
         &root,
@@ -40,14 +40,14 @@ fn bad_scope_input_is_refused_and_the_server_serves_on() {
             scope(6, json!({"churnDays": 366})),
             scope(7, json!({"recentCommits": 21})),
             scope(8, json!({"maxTokens": 199})),
-            call(9, "repo.scope", json!({"repoPath": repo})),
+            call(9, "repo_scope", json!({"repoPath": repo})),
             scope(10, json!({"churnDays": 365, "recentCommits": 20})),
             scope(11, json!({"path": "packages/wbe"})),
         ],
     );
     assert_eq!(reason(&responses[10]), "not_found", "a mistyped path is not answered as if it existed");
     // Checked before the git oracle below, which may refresh the index.
-    assert_eq!(before, fluxgit_fixtures::tree_digest(&root), "repo.scope changed the repository");
+    assert_eq!(before, fluxgit_fixtures::tree_digest(&root), "repo_scope changed the repository");
     for response in &responses[..4] {
         assert_eq!(reason(response), "invalid_path", "{response}");
     }
@@ -94,7 +94,7 @@ fn scope_leaves_every_repository_byte_identical() {
         let requests: Vec<Value> = [".", "src", "docs/guide.md", "libs"]
             .iter()
             .enumerate()
-            .map(|(idx, path)| call(idx as i64 + 1, "repo.scope", json!({"repoPath": repo, "path": path})))
+            .map(|(idx, path)| call(idx as i64 + 1, "repo_scope", json!({"repoPath": repo, "path": path})))
             .collect();
         for ((path, exists), response) in exists.iter().zip(session(&root, &requests)) {
             // A path the scenario does not have anywhere is refused; every other one is answered.
@@ -107,7 +107,7 @@ fn scope_leaves_every_repository_byte_identical() {
         assert_eq!(
             fluxgit_fixtures::tree_digest(&root),
             before,
-            "{}: repo.scope changed the repository",
+            "{}: repo_scope changed the repository",
             scenario.name()
         );
         if let Some(traps) = fixture.traps() {
@@ -120,11 +120,11 @@ fn scope_leaves_every_repository_byte_identical() {
 fn scope_fits_every_budget() {
     let mut cuts = 0;
     let (fixture, engine, registry, repo) = setup(Scenario::Monorepo);
-    let definition = registry.lookup("repo.scope").expect("registered").definition().clone();
+    let definition = registry.lookup("repo_scope").expect("registered").definition().clone();
     let output_schema = jsonschema::validator_for(&definition.output_schema).expect("a valid schema");
     for path in [".", "packages/web", "packages/shared"] {
         let arguments = |max_tokens: u64| json!({"repoPath": repo, "path": path, "churnDays": 365, "recentCommits": 20, "maxTokens": max_tokens});
-        let full = call_tool(&registry, &engine, "repo.scope", arguments(1_000_000)).expect("full").structured_value();
+        let full = call_tool(&registry, &engine, "repo_scope", arguments(1_000_000)).expect("full").structured_value();
         assert!(full.get("omitted").is_none(), "nothing cut at an unlimited budget");
         assert!(output_schema.is_valid(&full), "{path}: the result fits the advertised outputSchema: {full}");
         let status = |prefix: &dyn Fn(&str) -> bool| {
@@ -142,8 +142,8 @@ fn scope_fits_every_budget() {
             status(&|l| l.starts_with("??")),
         ];
         for budget in BUDGETS {
-            let label = format!("repo.scope {path} @{budget}");
-            match call_tool(&registry, &engine, "repo.scope", arguments(budget)) {
+            let label = format!("repo_scope {path} @{budget}");
+            match call_tool(&registry, &engine, "repo_scope", arguments(budget)) {
                 Ok(cut) => {
                     assert!(output_schema.is_valid(&cut.structured_value()), "{label}: outputSchema");
                     cuts += usize::from(check_budget(&full, &cut, budget, SCOPE_SECTIONS, &totals, &label))

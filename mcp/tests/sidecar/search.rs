@@ -1,4 +1,4 @@
-//! `repo.search` through the sidecar: the first call builds the commit index in the run dir and answers from it
+//! `repo_search` through the sidecar: the first call builds the commit index in the run dir and answers from it
 //! with the commits `git log --all-match -i -F --grep` lists; text and budgets; bad input over stdio gets -32602
 //! with `data.reason` while the server serves on; listed after the earlier read tools.
 
@@ -28,20 +28,20 @@ fn repo_search_answers_from_the_index_and_refuses_bad_input() {
     let responses = session(
         &root,
         &[
-            call(1, "repo.search", json!({"repoPath": repo, "query": "feat", "limit": 200})),
-            call(2, "repo.search", json!({"repoPath": repo, "query": "fix", "author": "bob", "path": "packages/api"})),
-            call(3, "repo.search", json!({"repoPath": repo, "query": "e", "format": "text", "maxTokens": 200})),
-            call(4, "repo.search", json!({"repoPath": repo, "query": "   "})),
-            call(5, "repo.search", json!({"repoPath": repo, "query": "fix", "ref": "--all"})),
-            call(6, "repo.search", json!({"repoPath": repo, "query": "fix", "path": "../up"})),
-            call(7, "repo.search", json!({"repoPath": repo, "query": "fix", "since": "last tuesday"})),
-            call(8, "repo.search", json!({"repoPath": repo, "query": "\"route parameters\"", "ref": "main"})),
-            call(9, "repo.search", json!({"repoPath": repo})),
+            call(1, "repo_search", json!({"repoPath": repo, "query": "feat", "limit": 200})),
+            call(2, "repo_search", json!({"repoPath": repo, "query": "fix", "author": "bob", "path": "packages/api"})),
+            call(3, "repo_search", json!({"repoPath": repo, "query": "e", "format": "text", "maxTokens": 200})),
+            call(4, "repo_search", json!({"repoPath": repo, "query": "   "})),
+            call(5, "repo_search", json!({"repoPath": repo, "query": "fix", "ref": "--all"})),
+            call(6, "repo_search", json!({"repoPath": repo, "query": "fix", "path": "../up"})),
+            call(7, "repo_search", json!({"repoPath": repo, "query": "fix", "since": "last tuesday"})),
+            call(8, "repo_search", json!({"repoPath": repo, "query": "\"route parameters\"", "ref": "main"})),
+            call(9, "repo_search", json!({"repoPath": repo})),
         ],
     );
     for response in [&responses[0], &responses[1], &responses[2], &responses[7]] {
         assert_eq!(response["result"]["isError"], false, "{response}");
-        assert_fits_output_schema("repo.search", response);
+        assert_fits_output_schema("repo_search", response);
     }
     let git = |args: &[&str]| -> BTreeSet<String> { fixture.git(args).lines().map(str::to_owned).collect() };
     let feat = git(&["log", "--format=%h", "--all-match", "-i", "-F", "--grep=feat", "--branches", "HEAD"]);
@@ -80,11 +80,11 @@ fn repo_search_answers_from_the_index_and_refuses_bad_input() {
 #[test]
 fn repo_search_is_listed_after_the_earlier_read_tools() {
     let registry = fluxgit_mcp_sidecar::tools::registry().expect("registry");
-    let names: Vec<&str> = registry.tools().map(|tool| tool.definition().name).collect();
-    let position = |name: &str| names.iter().position(|listed| *listed == name).expect("listed");
-    for earlier in ["repo.brief", "diff.text", "flux.restorePointDetails", "file.read"] {
-        assert!(position(earlier) < position("repo.search"), "{earlier} before repo.search: {names:?}");
+    let names: Vec<String> = registry.tools().map(|tool| tool.definition().name.replace('.', "_")).collect();
+    let position = |name: &str| names.iter().position(|listed| listed == name).expect("listed");
+    for earlier in ["repo_brief", "diff_text", "flux_restorePointDetails", "file_read"] {
+        assert!(position(earlier) < position("repo_search"), "{earlier} before repo_search: {names:?}");
     }
-    assert!(position("repo.search") < position("operation.preview.merge"), "before the write proposals");
-    assert!(registry.lookup("repo.search").is_some_and(|tool| tool.definition().read_only));
+    assert!(position("repo_search") < position("operation_preview_merge"), "before the write proposals");
+    assert!(registry.lookup("repo_search").is_some_and(|tool| tool.definition().read_only));
 }

@@ -136,22 +136,22 @@ pub(crate) fn assert_fits_output_schema(tool: &str, response: &Value) {
 
 /// Tools whose answers follow SPEC §4.2's compact shape.
 pub(crate) const COMPACT_TOOLS: &[&str] = &[
-    "repo.brief",
-    "repo.scope",
-    "repo.status",
-    "repo.refs",
-    "repo.branchStack",
-    "repo.history",
-    "repo.reflog",
-    "conflict.read",
-    "commit.details",
-    "worktree.changes",
-    "worktree.list",
-    "submodule.status",
-    "diff.text",
-    "repo.conflictPreflight",
-    "file.read",
-    "file.blame",
+    "repo_brief",
+    "repo_scope",
+    "repo_status",
+    "repo_refs",
+    "repo_branchStack",
+    "repo_history",
+    "repo_reflog",
+    "conflict_read",
+    "commit_details",
+    "worktree_changes",
+    "worktree_list",
+    "submodule_status",
+    "diff_text",
+    "repo_conflictPreflight",
+    "file_read",
+    "file_blame",
 ];
 
 /// SPEC §4.2: a field the schema does not require is left out when it has its default (null, 0, false, an empty

@@ -53,17 +53,17 @@ fn bad_repo_paths_get_their_reasons_and_the_server_serves_on() {
     let responses = session(
         &root,
         &[
-            call(1, "repo.brief", json!({"repoPath": "relative/repo"})),
-            call(2, "repo.brief", json!({"repoPath": root.join("missing").to_str()})),
-            call(3, "repo.status", json!({"repoPath": plain.to_str()})),
-            call(4, "repo.refs", json!({"repoPath": outside_repo.path().to_str()})),
-            call(5, "repo.brief", json!({"repoPath": escape.to_str()})),
-            call(6, "repo.brief", json!({"repoPath": repo, "maxTokens": "many"})),
-            call(7, "repo.brief", json!({"repoPath": repo, "maxTokens": 199})),
-            call(8, "repo.brief", json!({"repoPath": repo, "extra": true})),
+            call(1, "repo_brief", json!({"repoPath": "relative/repo"})),
+            call(2, "repo_brief", json!({"repoPath": root.join("missing").to_str()})),
+            call(3, "repo_status", json!({"repoPath": plain.to_str()})),
+            call(4, "repo_refs", json!({"repoPath": outside_repo.path().to_str()})),
+            call(5, "repo_brief", json!({"repoPath": escape.to_str()})),
+            call(6, "repo_brief", json!({"repoPath": repo, "maxTokens": "many"})),
+            call(7, "repo_brief", json!({"repoPath": repo, "maxTokens": 199})),
+            call(8, "repo_brief", json!({"repoPath": repo, "extra": true})),
             call(9, "repo.nope", json!({"repoPath": repo})),
-            call(10, "repo.brief", json!({"repoPath": format!("{repo}\n")})),
-            call(11, "repo.brief", json!({"repoPath": repo})),
+            call(10, "repo_brief", json!({"repoPath": format!("{repo}\n")})),
+            call(11, "repo_brief", json!({"repoPath": repo})),
         ],
     );
     assert_eq!(responses[0]["error"]["code"], -32602, "relative path fails the schema");
@@ -89,7 +89,7 @@ fn a_linked_worktree_whose_repository_lies_outside_the_roots_is_refused() {
     let fixture = fluxgit_fixtures::build(Scenario::LinkedWorktree);
     let linked = fixture.linked_worktree().expect("linked worktree").canonicalize().expect("exists");
     // Only the linked worktree's own folder is allowed; its git dir and common dir live in the main repository.
-    let responses = session(&linked, &[call(1, "repo.brief", json!({"repoPath": linked.to_str()}))]);
+    let responses = session(&linked, &[call(1, "repo_brief", json!({"repoPath": linked.to_str()}))]);
     assert_eq!(reason(&responses[0]), "outside_allowed_roots");
 }
 
@@ -109,20 +109,20 @@ fn every_tool_leaves_the_repository_byte_identical() {
         let before = fluxgit_fixtures::tree_digest(&root);
         let repo = fixture.path().to_str().expect("utf-8").to_owned();
         let tools = [
-            ("repo.brief", json!({})),
-            ("repo.scope", json!({"path": "."})),
-            ("repo.status", json!({})),
-            ("repo.refs", json!({})),
-            ("repo.branchStack", json!({})),
-            ("repo.history", json!({})),
-            ("repo.reflog", json!({})),
-            ("conflict.read", json!({})),
-            ("commit.details", json!({"commit": "HEAD"})),
-            ("worktree.changes", json!({})),
-            ("worktree.list", json!({})),
-            ("submodule.status", json!({})),
-            ("diff.text", json!({})),
-            ("repo.conflictPreflight", json!({"targetRef": "HEAD"})),
+            ("repo_brief", json!({})),
+            ("repo_scope", json!({"path": "."})),
+            ("repo_status", json!({})),
+            ("repo_refs", json!({})),
+            ("repo_branchStack", json!({})),
+            ("repo_history", json!({})),
+            ("repo_reflog", json!({})),
+            ("conflict_read", json!({})),
+            ("commit_details", json!({"commit": "HEAD"})),
+            ("worktree_changes", json!({})),
+            ("worktree_list", json!({})),
+            ("submodule_status", json!({})),
+            ("diff_text", json!({})),
+            ("repo_conflictPreflight", json!({"targetRef": "HEAD"})),
         ];
         let requests: Vec<Value> = tools
             .iter()

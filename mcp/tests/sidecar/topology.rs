@@ -1,4 +1,4 @@
-//! `repo.branchStack`, `worktree.list` and `submodule.status` through the real binary: answers on fixtures and
+//! `repo_branchStack`, `worktree_list` and `submodule_status` through the real binary: answers on fixtures and
 //! clear errors on bad input with the server serving on.
 
 use fluxgit_fixtures::Scenario;
@@ -15,14 +15,14 @@ fn topology_tools_answer_and_refuse_bad_input() {
     let responses = session(
         &root,
         &[
-            call(1, "submodule.status", json!({"repoPath": repo, "path": "../x"})),
-            call(2, "submodule.status", json!({"repoPath": repo, "path": "/etc"})),
-            call(3, "repo.branchStack", json!({"repoPath": repo, "baseCandidates": too_many})),
-            call(4, "repo.branchStack", json!({"repoPath": repo, "maxRelated": 0})),
-            call(5, "repo.branchStack", json!({"repoPath": repo, "baseCandidates": ["--all"]})),
-            call(6, "submodule.status", json!({"repoPath": repo, "path": "libs/drifted"})),
-            call(7, "worktree.list", json!({"repoPath": repo})),
-            call(8, "repo.branchStack", json!({"repoPath": repo})),
+            call(1, "submodule_status", json!({"repoPath": repo, "path": "../x"})),
+            call(2, "submodule_status", json!({"repoPath": repo, "path": "/etc"})),
+            call(3, "repo_branchStack", json!({"repoPath": repo, "baseCandidates": too_many})),
+            call(4, "repo_branchStack", json!({"repoPath": repo, "maxRelated": 0})),
+            call(5, "repo_branchStack", json!({"repoPath": repo, "baseCandidates": ["--all"]})),
+            call(6, "submodule_status", json!({"repoPath": repo, "path": "libs/drifted"})),
+            call(7, "worktree_list", json!({"repoPath": repo})),
+            call(8, "repo_branchStack", json!({"repoPath": repo})),
         ],
     );
     assert_eq!(reason(&responses[0]), "invalid_path");

@@ -227,10 +227,8 @@ macro_rules! operation {
             title: $title,
             description: concat!(
                 $summary,
-                " A person approves or rejects it at the approval gateway: this call only submits a proposal and \
-                 returns {accepted, previewId, status, nextAction}; it is not a Git result. Poll operation.status \
-                 with the previewId until it is completed (or ended). `reason` is shown to the person. Refs must \
-                 name commits, paths are repository-relative, and nothing is sent when a check fails."
+                " A person approves or rejects it at the approval gateway; this returns a previewId to poll with \
+                 operation_status, not a Git result."
             ),
             fields: $fields,
         }

@@ -65,8 +65,7 @@ pub fn cancel_tool() -> OperationTool {
         definition: ToolDefinition {
             name: "operation.cancel",
             title: "Cancel a proposal",
-            description: "Withdraw one of your own proposals while it is still pending (before a person decided). \
-            The gateway refuses (10006) another agent's proposal or one already approved, executing or ended.",
+            description: "Withdraw one of your own proposals while it is still pending.",
             input_schema: schema::input(
                 json!({ "previewId": preview_id_schema(), "reason": { "type": "string", "minLength": 1,
                     "maxLength": 2000, "description": "Why the proposal is withdrawn (shown at the gateway)." } }),
@@ -99,9 +98,8 @@ pub fn status_tool() -> OperationTool {
         definition: ToolDefinition {
             name: "operation.status",
             title: "Proposal status",
-            description: "The authoritative state of a proposal at the approval gateway. completed: `result` says \
-            what Git did. pending, approved, executing: nothing is claimed about Git yet; poll again (nextAction). \
-            rejected, failed, expired, cancelled: isError with code 10004 and the gateway's payload. Read-only.",
+            description: "The state of a proposal at the approval gateway; when completed, what Git did. Poll it with the \
+                previewId a proposal returned until it ends.",
             input_schema: schema::input(json!({ "previewId": preview_id_schema() }), &["previewId"]),
             output_schema: schema::envelope(data),
             read_only: true,
@@ -124,7 +122,7 @@ fn next_action_schema() -> Value {
     let data =
         json!({ "type": "object", "required": ["previewId"], "properties": { "previewId": { "type": "string" } } });
     json!({ "type": "object", "required": ["tool", "data"],
-        "properties": { "tool": { "const": "operation.status" }, "data": data } })
+        "properties": { "tool": { "type": "string", "description": "operation_status, as listed." }, "data": data } })
 }
 
 fn proposal_schema() -> Value {
@@ -144,7 +142,7 @@ fn proposal_schema() -> Value {
 }
 
 fn next_action(preview_id: &str) -> Value {
-    json!({ "tool": "operation.status", "data": { "previewId": preview_id } })
+    json!({ "tool": crate::tools::listing::listed("operation.status"), "data": { "previewId": preview_id } })
 }
 
 /// The current time as RFC 3339 UTC with milliseconds, e.g. `2026-01-01T00:00:00.000Z`.
