@@ -265,7 +265,7 @@ pub fn refs() -> FnTool {
             "head": schema::head(),
             "counts": defaulted(json!({ "type": "object",
                 "properties": { "branches": opt_count(), "remotes": opt_count(), "stashes": opt_count(),
-                    "tags": opt_count(), "remoteBranches": opt_count() } }),
+                    "remoteBranches": opt_count(), "tags": opt_count() } }),
                 "each list's length (no list cut by the budget)"),
             "branches": named(json!({ "current": opt_flag(), "upstream": schema::upstream(),
                 "error": schema::item_error("the branch (e.g. it names an object that does not exist; `sha` is what \
@@ -275,8 +275,8 @@ pub fn refs() -> FnTool {
                 "pushUrl": defaulted(json!({ "type": "string" }), "null (same as fetchUrl)") } })),
             "stashes": opt_list(json!({ "type": "object", "required": ["index", "sha", "message"],
                 "properties": { "index": count(), "sha": { "type": "string" }, "message": { "type": "string" } } })),
-            "tags": named(json!({ "annotated": opt_flag() })),
             "remoteBranches": named(json!({})),
+            "tags": named(json!({ "annotated": opt_flag() })),
             "unreadable": schema::unreadable("Refs (a file that does not parse, a tag or remote branch naming an \
                 object that does not exist; git skips them with a warning)")
         }
@@ -288,9 +288,9 @@ pub fn refs() -> FnTool {
             name: "repo.refs",
             title: "Branches, tags, remotes and stashes",
             description: "Local branches with upstream and ahead/behind (gone upstreams flagged), remotes (URLs \
-            without passwords), stashes newest first, tags peeled to their commit, and remote-tracking branches. \
-            Lists are cut to `maxTokens` in that priority and counted in `omitted`; exact `counts` of every list \
-            come with a cut answer.",
+            without passwords), stashes newest first, remote-tracking branches, and tags peeled to their commit, \
+            newest commit first. Lists are cut to `maxTokens` in that priority and counted in `omitted`, so old \
+            tags go before any branch; exact `counts` of every list come with a cut answer.",
             input_schema: schema::input(
                 json!({ "repoPath": schema::repo_path(), "maxTokens": schema::max_tokens(200, 32000, REFS_DEFAULT_TOKENS),
                     "format": schema::format() }),
