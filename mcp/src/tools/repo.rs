@@ -129,7 +129,8 @@ pub fn brief() -> FnTool {
                     "attention": defaulted(json!({ "type": "array", "maxItems": 10, "items": { "type": "string" } }), "empty"),
                     "attentionTruncated": opt_flag() } }), "no submodule"),
             "recentCommits": defaulted(json!({ "type": "array", "maxItems": 20, "items": { "type": "string" },
-                "description": "\"<abbreviated sha> <subject>\", newest first, as `git log --oneline`." }), "empty"),
+                "description": "\"<abbreviated sha> <subject>\", newest first, as `git log --oneline`; a subject over 100 \
+                characters is cut to 100 and `…` (`repo.history` has it whole)." }), "empty"),
             "conventions": defaulted(json!({ "type": "object",
                 "properties": { "conventionalCommitRatio": defaulted(json!({ "type": "number", "minimum": 0, "maximum": 1 }), "null (no commits)"),
                     "defaultBranch": opt_string(),

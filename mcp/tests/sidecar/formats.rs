@@ -520,3 +520,62 @@ fn text_fits_every_budget_and_states_its_cuts() {
     }
     assert!(cuts >= 20, "small budgets must cut ({cuts} cut answers)");
 }
+
+/// Issue 35: a brief's commit line cuts a subject over 100 characters to 100 and `…` (characters, not bytes), in
+/// the JSON and the text, so that ten commits with paragraph-long subjects still fit the default budget;
+/// `repo.history` and `commit.details` keep the whole subject, as `git log --format=%s` gives it.
+#[test]
+fn issue_35_brief_cuts_subjects_over_100_characters() {
+    let (fixture, engine, registry, path) = setup(Scenario::Clean);
+    // Multi-byte characters, so a cut by bytes gives another answer (or splits one).
+    let long = |index: usize| -> String {
+        let body: String =
+            format!("{index} résumé: naïve handling of ümlauts in the parser ").chars().cycle().take(299).collect();
+        format!("{body}x")
+    };
+    let exact: String = format!("exactly a hundred: {}", "é".repeat(81));
+    assert_eq!(exact.chars().count(), 100);
+    for index in 0..9 {
+        fixture.git(&["commit", "-q", "--allow-empty", "-m", &long(index)]);
+    }
+    fixture.git(&["commit", "-q", "--allow-empty", "-m", &exact]);
+    let log = fixture.git(&["log", "-10", "--format=%h %s"]);
+    let git: Vec<(&str, &str)> = log.lines().filter_map(|line| line.split_once(' ')).collect();
+    assert_eq!(git.len(), 10);
+    assert_eq!(git[0].1, exact);
+    assert!(git[1..].iter().all(|(_, subject)| subject.chars().count() == 300), "git keeps 300 characters");
+    let cut = |subject: &str| -> String {
+        match subject.chars().count() {
+            0..=100 => subject.to_owned(),
+            _ => format!("{}…", subject.chars().take(100).collect::<String>()),
+        }
+    };
+
+    // The default call: every commit fits, each subject cut as git's would be.
+    let brief = call(&registry, &engine, "repo.brief", json!({"repoPath": path})).expect("brief").structured_value();
+    assert!(brief["omitted"].get("recentCommits").is_none(), "ten commits fit the default budget: {brief}");
+    let expected: Vec<String> = git.iter().map(|(sha, subject)| format!("{sha} {}", cut(subject))).collect();
+    assert_eq!(strings(&brief, "/data/recentCommits"), expected);
+    assert_eq!(expected[0], format!("{} {exact}", git[0].0), "exactly 100 characters stay whole");
+    for line in &expected[1..] {
+        let subject = line.split_once(' ').expect("sha subject").1;
+        assert_eq!((subject.chars().count(), subject.ends_with('…')), (101, true), "{subject}");
+    }
+    let text = call(&registry, &engine, "repo.brief", json!({"repoPath": path, "format": "text"})).expect("text");
+    assert!(text.structured_value()["omitted"].get("recentCommits").is_none(), "{}", text.text);
+    for line in &expected {
+        assert!(text.text.lines().any(|shown| shown == line), "text: {line}\n{}", text.text);
+    }
+
+    // Whole subjects elsewhere.
+    let history = call(&registry, &engine, "repo.history", json!({"repoPath": path})).expect("history");
+    let history = history.structured_value();
+    let subjects: Vec<&str> =
+        objects(&history, "/data/commits").iter().filter_map(|commit| commit["subject"].as_str()).take(10).collect();
+    let git_subjects: Vec<&str> = git.iter().map(|(_, subject)| *subject).collect();
+    assert_eq!(subjects, git_subjects, "repo.history keeps whole subjects");
+    let details = call(&registry, &engine, "commit.details", json!({"repoPath": path, "commit": "HEAD~1"}))
+        .expect("details")
+        .structured_value();
+    assert_eq!(details["data"]["subject"].as_str(), Some(git[1].1), "commit.details keeps the whole subject");
+}
