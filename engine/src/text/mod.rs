@@ -8,6 +8,7 @@
 //! lines shown plus the notice give the total.
 
 mod agents;
+mod branch_stack;
 mod conflict;
 mod diff;
 mod file;
@@ -20,6 +21,7 @@ mod search;
 use std::fmt::Write as _;
 
 pub use agents::agents_presence;
+pub use branch_stack::branch_stack;
 pub use conflict::conflict_read;
 pub use diff::{commit_details, diff_text, worktree_changes};
 pub use file::{file_blame, file_read};

@@ -579,3 +579,72 @@ fn issue_35_brief_cuts_subjects_over_100_characters() {
         .structured_value();
     assert_eq!(details["data"]["subject"].as_str(), Some(git[1].1), "commit.details keeps the whole subject");
 }
+
+/// Issue 35: `repo.branchStack` takes `format` as its siblings do. The text gives the `##` line, the base line and
+/// one line per related branch in stack order, each with git's ahead/behind (`git rev-list --left-right --count`
+/// from the examined branch), `... N more` when `maxRelated` lists fewer, and is no larger than the JSON.
+#[test]
+fn issue_35_branch_stack_takes_format_text() {
+    let (fixture, engine, registry, path) = setup(Scenario::Clean);
+    let commit = |file: &str| {
+        std::fs::write(fixture.path().join(file), format!("{file}\n")).expect("write");
+        fixture.git(&["add", file]);
+        fixture.git(&["commit", "-q", "-m", &format!("add {file}")]);
+    };
+    fixture.git(&["checkout", "-q", "-b", "stack/one"]);
+    commit("one-a.txt");
+    commit("one-b.txt");
+    fixture.git(&["checkout", "-q", "-b", "stack/two"]);
+    commit("two.txt");
+    fixture.git(&["checkout", "-q", "-b", "stack/three"]);
+    commit("three.txt");
+    fixture.git(&["checkout", "-q", "-b", "sibling", "main"]);
+    commit("sibling.txt");
+    fixture.git(&["checkout", "-q", "main"]);
+    commit("main-later.txt");
+    fixture.git(&["checkout", "-q", "stack/two"]);
+    // `ahead, behind` of HEAD against `other`, as git counts them.
+    let git_counts = |other: &str| -> String {
+        let counts = fixture.git(&["rev-list", "--left-right", "--count", &format!("HEAD...{other}")]);
+        let (ahead, behind) = counts.trim().split_once('\t').expect("two counts");
+        let marks: Vec<String> = [("ahead", ahead), ("behind", behind)]
+            .iter()
+            .filter(|(_, count)| *count != "0")
+            .map(|(name, count)| format!("{name} {count}"))
+            .collect();
+        if marks.is_empty() { String::new() } else { format!(": {}", marks.join(", ")) }
+    };
+    let short = |revision: &str| fixture.git(&["rev-parse", "--short=12", revision]).trim().to_owned();
+
+    let json_answer = call(&registry, &engine, "repo.branchStack", json!({"repoPath": path})).expect("json");
+    let text_answer =
+        call(&registry, &engine, "repo.branchStack", json!({"repoPath": path, "format": "text"})).expect("text");
+    assert!(!text_answer.is_error, "{}", text_answer.text);
+    assert_eq!(text_answer.structured_value(), json_answer.structured_value(), "structuredContent stays the JSON");
+    let text = &text_answer.text;
+    let data = &json_answer.structured_value()["data"];
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("## stack/two"), "{text}");
+    assert_eq!(lines.next().map(str::to_owned), Some(format!("tip {}", short("HEAD"))), "{text}");
+    let merge_base = fixture.git(&["merge-base", "HEAD", "main"]);
+    let base = format!("base main {} (merge-base {}){}", short("main"), short(merge_base.trim()), git_counts("main"));
+    assert_eq!(lines.next(), Some(base.as_str()), "{text}");
+    let related: Vec<&str> = lines.collect();
+    let expected: Vec<String> = [("parent", "stack/one"), ("child", "stack/three"), ("sibling", "sibling")]
+        .iter()
+        .zip(objects(data, "/related"))
+        .map(|((relation, name), json)| {
+            let date = json["lastCommit"].as_str().expect("date");
+            format!("{relation} {name} {} {date}{}", short(name), git_counts(name))
+        })
+        .collect();
+    assert_eq!(related, expected, "{text}");
+    assert!(count_tokens(text) <= count_tokens(&json_answer.text), "text larger than the JSON:\n{text}");
+
+    let cut =
+        call(&registry, &engine, "repo.branchStack", json!({"repoPath": path, "format": "text", "maxRelated": 1}))
+            .expect("text");
+    assert!(cut.text.ends_with(&format!("{}\n... 2 more related branches\n", expected[0])), "{}", cut.text);
+    let refused = call(&registry, &engine, "repo.branchStack", json!({"repoPath": path, "format": "yaml"}));
+    assert!(refused.is_err_and(|err| err.starts_with("-32602")), "an unknown format is invalid params");
+}
