@@ -351,7 +351,8 @@ fn check_same_facts(tool: &str, label: &str, text: &str, json: &Value) {
                 None => files.iter().map(|file| count(file, &format!("/{key}"))).sum::<u64>(),
             };
             let shown = if cut_files { sum("files") } else { files.len() as u64 };
-            let line = format!("{shown} files changed, +{} -{}", sum("additions"), sum("deletions"));
+            let noun = if shown == 1 { "file" } else { "files" };
+            let line = format!("{shown} {noun} changed, +{} -{}", sum("additions"), sum("deletions"));
             assert!(has_line(&line), "{label}: {line}");
         }
         "worktree.changes" => {
@@ -397,7 +398,8 @@ fn check_same_facts(tool: &str, label: &str, text: &str, json: &Value) {
             let files = objects(data, "/files");
             let sum = |key: &str| files.iter().map(|file| count(file, &format!("/{key}"))).sum::<u64>();
             if !cut_files {
-                let line = format!("{} files changed, +{} -{}", files.len(), sum("additions"), sum("deletions"));
+                let noun = if files.len() == 1 { "file" } else { "files" };
+                let line = format!("{} {noun} changed, +{} -{}", files.len(), sum("additions"), sum("deletions"));
                 assert!(has_line(&line), "{label}: {line}");
             }
         }
@@ -647,4 +649,37 @@ fn issue_35_branch_stack_takes_format_text() {
     assert!(cut.text.ends_with(&format!("{}\n... 2 more related branches\n", expected[0])), "{}", cut.text);
     let refused = call(&registry, &engine, "repo.branchStack", json!({"repoPath": path, "format": "yaml"}));
     assert!(refused.is_err_and(|err| err.starts_with("-32602")), "an unknown format is invalid params");
+}
+
+/// Issue 35: the totals line of `diff.text` and `commit.details` says `1 file changed` as `git diff --shortstat`
+/// does (`1 file changed, 1 insertion(+), 2 deletions(-)`), and `2 files changed` for more.
+#[test]
+fn issue_35_one_file_changed_in_gits_words() {
+    let (fixture, engine, registry, path) = setup(Scenario::Clean);
+    // git's words and numbers, as the text's `N file(s) changed, +a -d`.
+    let shortstat = |args: &[&str]| -> String {
+        let stat = fixture.git(args);
+        let parts: Vec<&str> = stat.trim().split(", ").collect();
+        let number = |word: &str| {
+            parts.iter().find(|part| part.contains(word)).and_then(|part| part.split(' ').next()).unwrap_or("0")
+        };
+        format!("{}, +{} -{}", parts[0], number("insertion"), number("deletion"))
+    };
+    std::fs::write(fixture.path().join("README.md"), "one line\n").expect("write");
+    let expected = shortstat(&["diff", "--shortstat"]);
+    assert!(expected.starts_with("1 file changed, "), "{expected}");
+    let diff = call(&registry, &engine, "diff.text", json!({"repoPath": path, "format": "text"})).expect("diff");
+    assert!(diff.text.lines().any(|line| line == expected), "{expected}\n{}", diff.text);
+    fixture.git(&["commit", "-q", "-am", "one file"]);
+    let expected = shortstat(&["show", "--shortstat", "--format=", "HEAD"]);
+    let details =
+        call(&registry, &engine, "commit.details", json!({"repoPath": path, "commit": "HEAD", "format": "text"}))
+            .expect("details");
+    assert!(details.text.lines().any(|line| line == expected), "{expected}\n{}", details.text);
+    std::fs::write(fixture.path().join("README.md"), "two\n").expect("write");
+    std::fs::write(fixture.path().join("docs/guide.md"), "guide\n").expect("write");
+    let expected = shortstat(&["diff", "--shortstat"]);
+    assert!(expected.starts_with("2 files changed, "), "{expected}");
+    let diff = call(&registry, &engine, "diff.text", json!({"repoPath": path, "format": "text"})).expect("diff");
+    assert!(diff.text.lines().any(|line| line == expected), "{expected}\n{}", diff.text);
 }
