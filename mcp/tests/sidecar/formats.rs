@@ -616,7 +616,7 @@ fn issue_35_branch_stack_takes_format_text() {
             .collect();
         if marks.is_empty() { String::new() } else { format!(": {}", marks.join(", ")) }
     };
-    let short = |revision: &str| fixture.git(&["rev-parse", "--short=12", revision]).trim().to_owned();
+    let short = |revision: &str| fixture.git(&["rev-parse", "--short", revision]).trim().to_owned();
 
     let json_answer = call(&registry, &engine, "repo.branchStack", json!({"repoPath": path})).expect("json");
     let text_answer =
