@@ -683,3 +683,62 @@ fn issue_35_one_file_changed_in_gits_words() {
     let diff = call(&registry, &engine, "diff.text", json!({"repoPath": path, "format": "text"})).expect("diff");
     assert!(diff.text.lines().any(|line| line == expected), "{expected}\n{}", diff.text);
 }
+
+/// Every tool that takes `format`, by its default call (no `maxTokens`: the default budget), with the arguments it
+/// needs: `fleet.*` read the scenario's repository by `repoPaths`, `fleet.digest` every movement since 0.
+fn default_calls(path: &str) -> Vec<(&'static str, Value)> {
+    let mut calls: Vec<(&'static str, Value)> = calls()
+        .into_iter()
+        .map(|(tool, mut arguments)| {
+            // The defaults, except what the call cannot go without.
+            if let Some(arguments) = arguments.as_object_mut() {
+                arguments.retain(|key, _| ["path", "commit", "query"].contains(&key.as_str()));
+            }
+            arguments["repoPath"] = json!(path);
+            (tool, arguments)
+        })
+        .collect();
+    calls.push(("repo.branchStack", json!({"repoPath": path})));
+    calls.push(("agents.presence", json!({"repoPath": path})));
+    calls.push(("fleet.radar", json!({"repoPaths": [path]})));
+    calls.push(("fleet.digest", json!({"repoPaths": [path], "sinceMs": 0})));
+    calls
+}
+
+/// Issue 35: no tool's text form is larger, in o200k tokens, than the JSON of the same answer. The text answer's
+/// `structuredContent` is that JSON (the envelope `format: "json"` would have put in `content[0].text` for the
+/// answer the text shows), so the two are compared as the model would read them, on every tool's default call on
+/// the fixtures.
+#[test]
+fn issue_35_text_is_never_larger_than_the_json_of_the_same_answer() {
+    let scenarios = SCENARIOS.into_iter().chain([
+        Scenario::Clean,
+        Scenario::Stashes,
+        Scenario::DetachedTag,
+        Scenario::RebaseConflict,
+        Scenario::Monorepo,
+        Scenario::Diffs,
+    ]);
+    let (mut compared, mut larger) = (0, Vec::new());
+    for scenario in scenarios {
+        let (_fixture, engine, registry, path) = setup(scenario);
+        for (tool, mut arguments) in default_calls(&path) {
+            file_in(scenario, tool, &mut arguments);
+            arguments["format"] = json!("text");
+            let label = format!("{} {tool}", scenario.name());
+            let answer = match call(&registry, &engine, tool, arguments) {
+                Ok(answer) if !answer.is_error => answer,
+                // A call this fixture cannot answer (e.g. a file it does not have) has no text to compare.
+                Ok(_) | Err(_) => continue,
+            };
+            let json = answer.structured.as_deref().map(|raw| raw.get().to_owned()).expect("structuredContent");
+            let (text_tokens, json_tokens) = (count_tokens(&answer.text), count_tokens(&json));
+            if text_tokens > json_tokens {
+                larger.push(format!("{label}: text {text_tokens} > JSON {json_tokens} tokens\n{}", answer.text));
+            }
+            compared += 1;
+        }
+    }
+    assert!(larger.is_empty(), "{}", larger.join("\n\n"));
+    assert!(compared >= 150, "most default calls answer ({compared} compared)");
+}
