@@ -58,7 +58,8 @@ pub struct Brief {
     #[serde(skip_serializing_if = "submodules::Summary::is_empty")]
     pub submodules: submodules::Summary,
     /// Newest first, `"<sha> <subject>"` strings with the sha abbreviated like `git log --oneline` (shortest
-    /// unique, at least 7 digits); default empty (unborn branch).
+    /// unique, at least 7 digits) and a subject over [`SUBJECT_CHARS`] characters cut to them and `…`
+    /// ([`shortened_subject`]); default empty (unborn branch).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub recent_commits: Vec<CommitLine>,
     /// Detected conventions; default: none detected.
@@ -280,6 +281,9 @@ pub(crate) fn read_from(facets: &Reader<'_>, options: &Options) -> Result<Brief>
     let (operation, rebasing) =
         (*facets.get(Facet::Operation, |git| Ok((operation::read(git), operation::rebasing_branch(git))))?).clone();
     history.truncate(options.recent_commits);
+    for commit in &mut history {
+        commit.subject = shortened_subject(&commit.subject);
+    }
     let (head, sha) = (&head.0, head.1.clone());
     let brief = Brief {
         head: BriefHead {
@@ -324,6 +328,20 @@ pub(crate) fn read_from(facets: &Reader<'_>, options: &Options) -> Result<Brief>
         now: options.now,
     };
     Ok(Brief { hints: crate::hints::rank(&facts), ..brief })
+}
+
+/// The characters of a subject that a brief's commit line keeps (see [`shortened_subject`]).
+pub const SUBJECT_CHARS: usize = 100;
+
+/// `subject` as a brief's commit line gives it: whole up to [`SUBJECT_CHARS`] characters, else its first
+/// [`SUBJECT_CHARS`] characters followed by `…`. Characters, not bytes, so a cut never splits one. A brief shows
+/// where work stands, and one commit pasted with a whole paragraph as its subject would otherwise push the other
+/// commits out of the budget; `repo.history` and `commit.details` keep whole subjects.
+pub fn shortened_subject(subject: &str) -> String {
+    match subject.char_indices().nth(SUBJECT_CHARS) {
+        Some((end, _)) => format!("{}…", &subject[..end]),
+        None => subject.to_owned(),
+    }
 }
 
 /// Cuts `full` to `max_tokens`: required fields always; then hints, submodule attention, recent commits, branch

@@ -9,6 +9,8 @@
 //! (`operation.preview.*`) only when a gateway is configured ([`Facts::proposals`]); otherwise the hint names a read
 //! and its `run` gives the git command a person would run. A hint repeats nothing the brief already says (issue 16):
 //! `why` only names what no other field does, and arguments are given only where the tool's default would not do.
+//! Every hint has a `why` unless its tool and the brief already say it (the submodules hint beside the brief's list
+//! of submodules needing attention), so a reader never has to guess why a call is suggested.
 
 use std::collections::BTreeMap;
 
@@ -128,7 +130,8 @@ fn conflicts(facts: &Facts<'_>) -> Option<Hint> {
     Some(hint("conflicts", facts.name(ToolName::CONFLICT_READ), json!({}), named, run))
 }
 
-/// The operation and the branch being rebased are the brief's own fields; the hint adds how to go on.
+/// The operation and the branch being rebased are the brief's own fields; the hint adds how far it got and how to
+/// go on.
 fn operation(facts: &Facts<'_>) -> Option<Hint> {
     let operation = facts.brief.operation_in_progress?;
     // The conflicts hint already says how to go on.
@@ -136,7 +139,8 @@ fn operation(facts: &Facts<'_>) -> Option<Hint> {
         return None;
     }
     let run = continue_or_abort(operation).trim_start_matches("git add <path>; ");
-    Some(hint("operation", facts.name(ToolName::CONFLICT_READ), json!({}), String::new(), run))
+    let why = "stopped without conflicts: its progress".to_owned();
+    Some(hint("operation", facts.name(ToolName::CONFLICT_READ), json!({}), why, run))
 }
 
 fn dropped(facts: &Facts<'_>) -> Option<Hint> {
@@ -158,7 +162,7 @@ fn dropped(facts: &Facts<'_>) -> Option<Hint> {
     Some(hint("dropped", facts.name(ToolName::REPO_REFLOG), json!({ "refName": newest.branch }), why, ""))
 }
 
-/// The brief says HEAD is detached; the reflog shows where it came from.
+/// The brief says HEAD is detached; the reflog shows where it came from, and the reason says why it matters.
 fn detached(facts: &Facts<'_>) -> Option<Hint> {
     let brief = facts.brief;
     // A rebase or bisect detaches HEAD itself; the operation hint already covers it.
@@ -171,24 +175,20 @@ fn detached(facts: &Facts<'_>) -> Option<Hint> {
             "detached",
             facts.name(ToolName::PREVIEW_BRANCH),
             json!({ "name": format!("keep/{sha}"), "startPoint": "HEAD", "checkout": true }),
-            String::new(),
+            "commits made here are lost on switching away".to_owned(),
             "",
         ));
     }
-    Some(hint("detached", facts.name(ToolName::REPO_REFLOG), json!({}), String::new(), "git switch -c <name>"))
+    let why = "where HEAD came from; commits made here are lost on switching away".to_owned();
+    Some(hint("detached", facts.name(ToolName::REPO_REFLOG), json!({}), why, "git switch -c <name>"))
 }
 
-/// The brief's HEAD says how far behind; the argument names the upstream to preflight.
+/// The brief's HEAD says how far behind; the argument names the upstream to preflight, the reason what it tells.
 fn behind(facts: &Facts<'_>) -> Option<Hint> {
     let head = &facts.brief.head;
     let upstream = head.upstream.as_ref().filter(|_| head.behind > 0)?;
-    Some(hint(
-        "behind",
-        facts.name(ToolName::REPO_CONFLICT_PREFLIGHT),
-        json!({ "targetRef": upstream }),
-        String::new(),
-        "",
-    ))
+    let why = "whether catching up conflicts".to_owned();
+    Some(hint("behind", facts.name(ToolName::REPO_CONFLICT_PREFLIGHT), json!({ "targetRef": upstream }), why, ""))
 }
 
 fn stack(facts: &Facts<'_>) -> Option<Hint> {
@@ -216,7 +216,8 @@ fn stack(facts: &Facts<'_>) -> Option<Hint> {
     ))
 }
 
-/// The brief's submodules say which need attention; when they name every one, the hint only points to the tool.
+/// The brief's submodules say which need attention; when they name every one, the hint only points to the tool
+/// and the text leaves it out. It needs no reason: the brief's list and the tool's name say it.
 fn submodules(facts: &Facts<'_>) -> Option<Hint> {
     let submodules = &facts.brief.submodules;
     if submodules.drifted + submodules.uninitialized + submodules.conflicts == 0 {
@@ -252,7 +253,8 @@ fn owners(facts: &Facts<'_>) -> Option<Hint> {
     Some(hint("owners", facts.name(ToolName::REPO_SCOPE), json!({ "path": shown }), format!("owners: {file}"), ""))
 }
 
-/// The brief's branch is its default branch (`conventions.defaultBranch`) and the tree is not clean.
+/// The brief's branch is its default branch (`conventions.defaultBranch`) and the tree is not clean: the reason
+/// says so, since the brief states both facts apart and never that work sits on the default branch.
 fn uncommitted_on_default(facts: &Facts<'_>) -> Option<Hint> {
     let brief = facts.brief;
     let tree = &brief.working_tree;
@@ -270,25 +272,21 @@ fn uncommitted_on_default(facts: &Facts<'_>) -> Option<Hint> {
             "uncommittedOnDefault",
             facts.name(ToolName::PREVIEW_BRANCH),
             json!({ "name": format!("{prefix}wip"), "checkout": true }),
-            String::new(),
+            format!("moves the uncommitted work off {branch}"),
             "",
         ));
     }
-    Some(hint(
-        "uncommittedOnDefault",
-        facts.name(ToolName::WORKTREE_CHANGES),
-        json!({}),
-        String::new(),
-        "git switch -c <topic>",
-    ))
+    let why = format!("review the uncommitted work on {branch} before moving it to a branch");
+    Some(hint("uncommittedOnDefault", facts.name(ToolName::WORKTREE_CHANGES), json!({}), why, "git switch -c <topic>"))
 }
 
-/// The brief counts the stashes; the argument names the newest.
+/// The brief counts the stashes; the argument names the newest, the reason what the call shows.
 fn stashes(facts: &Facts<'_>) -> Option<Hint> {
     if facts.brief.stashes.count == 0 {
         return None;
     }
-    Some(hint("stashes", facts.name(ToolName::COMMIT_DETAILS), json!({ "commit": "stash@{0}" }), String::new(), ""))
+    let why = "what the newest stash holds".to_owned();
+    Some(hint("stashes", facts.name(ToolName::COMMIT_DETAILS), json!({ "commit": "stash@{0}" }), why, ""))
 }
 
 fn plural(count: usize) -> &'static str {

@@ -1,4 +1,5 @@
-//! `repo.refs` (SPEC §5): branches with upstreams, remotes, stashes, tags and remote-tracking branches.
+//! `repo.refs` (design.md §5.2): local branches with upstreams, remotes, stashes, remote-tracking branches and tags
+//! newest first. A budget cuts the lists in that order from the end, so old tags go before any branch.
 
 use serde::Serialize;
 
@@ -31,12 +32,13 @@ pub struct Report {
     /// Stashes, newest first; default empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub stashes: Vec<Stash>,
-    /// Tags in name order; default empty.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub tags: Vec<Tag>,
     /// Remote-tracking branches in name order; default empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub remote_branches: Vec<RemoteBranch>,
+    /// Tags newest first by the date of the commit each peels to, ties in name order (see [`refs::tags`]);
+    /// default empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<Tag>,
     /// Refs that could not be read (a file that does not parse, a ref naming an object that does not exist), each
     /// with `error: {reason}`: git skips them with a warning, and so do the lists above. Absent when empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -56,12 +58,12 @@ pub struct RefCounts {
     /// Stashes; default 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub stashes: usize,
-    /// Tags; default 0.
-    #[serde(skip_serializing_if = "is_zero")]
-    pub tags: usize,
     /// Remote-tracking branches; default 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub remote_branches: usize,
+    /// Tags; default 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub tags: usize,
 }
 
 /// Reads the full report.
@@ -101,19 +103,20 @@ pub(crate) fn read_from(facets: &Reader<'_>) -> Result<Report> {
             branches: branches.len(),
             remotes: remotes.len(),
             stashes: stashes.len(),
-            tags: tags.len(),
             remote_branches: remote_branches.len(),
+            tags: tags.len(),
         }),
         branches,
         remotes,
         stashes,
-        tags,
         remote_branches,
+        tags,
         unreadable,
     })
 }
 
-/// Cuts the lists to `max_tokens`, in priority branches > remotes > stashes > tags > remote-tracking branches.
+/// Cuts the lists to `max_tokens`, in priority branches > remotes > stashes > remote-tracking branches > tags: the
+/// few lists an agent works with come before the long ones, and tags, newest first, lose their oldest first.
 ///
 /// # Errors
 /// [`crate::Error::Invalid`] (`budget_below_floor`) when the required fields alone exceed `max_tokens`.
@@ -122,8 +125,8 @@ pub fn fit(full: Report, max_tokens: usize, measure: &mut Measure<'_, Report>) -
         full.branches.len(),
         full.remotes.len(),
         full.stashes.len(),
-        full.tags.len(),
         full.remote_branches.len(),
+        full.tags.len(),
         full.unreadable.len(),
     ];
     let cut = |full: &Report, shown: &[usize]| Report {
@@ -133,11 +136,11 @@ pub fn fit(full: Report, max_tokens: usize, measure: &mut Measure<'_, Report>) -
         branches: first(&full.branches, shown[0]),
         remotes: first(&full.remotes, shown[1]),
         stashes: first(&full.stashes, shown[2]),
-        tags: first(&full.tags, shown[3]),
-        remote_branches: first(&full.remote_branches, shown[4]),
+        remote_branches: first(&full.remote_branches, shown[3]),
+        tags: first(&full.tags, shown[4]),
         unreadable: first(&full.unreadable, shown[5]),
     };
-    let names = ["branches", "remotes", "stashes", "tags", "remoteBranches", "unreadable"];
+    let names = ["branches", "remotes", "stashes", "remoteBranches", "tags", "unreadable"];
     fit_sections(&full, &names, &totals, max_tokens, &cut, measure)
 }
 

@@ -9,6 +9,8 @@ mod abbrev;
 mod conflict;
 #[path = "oracle/peel.rs"]
 mod peel;
+#[path = "oracle/tag_order.rs"]
+mod tag_order;
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -177,13 +179,19 @@ fn check(fixture: &Fixture, dir: &Path) -> Reads {
     let branches: Vec<String> = reads.refs.branches.iter().map(|b| format!("{} {}", b.name, b.sha)).collect();
     assert_eq!(branches, for_each("refs/heads", "%(refname:short) %(objectname:short)"), "{name}: branches");
     let tags: Vec<String> = reads.refs.tags.iter().map(|t| format!("{} {}", t.name, t.sha)).collect();
-    let git_tags: Vec<String> = for_each("refs/tags", "%(refname:short) %(objectname:short) %(*objectname:short)")
-        .into_iter()
-        .map(|line| {
-            let parts: Vec<&str> = line.split(' ').collect();
-            format!("{} {}", parts[0], if parts[2].is_empty() { parts[1] } else { parts[2] })
-        })
-        .collect();
+    let mut git_tags: Vec<(Option<i64>, String)> =
+        for_each("refs/tags", "%(refname:short) %(objectname:short) %(*objectname:short)")
+            .into_iter()
+            .map(|line| {
+                let parts: Vec<&str> = line.split(' ').collect();
+                let date = git_line(fixture, dir, &["log", "-1", "--format=%ct", &format!("{}^{{commit}}", parts[0])])
+                    .and_then(|seconds| seconds.parse().ok());
+                (date, format!("{} {}", parts[0], if parts[2].is_empty() { parts[1] } else { parts[2] }))
+            })
+            .collect();
+    // Newest tagged commit first, ties in name order (`for-each-ref` lists by name, the sort is stable).
+    git_tags.sort_by(|(a, _), (b, _)| b.cmp(a));
+    let git_tags: Vec<String> = git_tags.into_iter().map(|(_, tag)| tag).collect();
     assert_eq!(tags, git_tags, "{name}: tags");
     for branch in &reads.refs.branches {
         let track = git_line(

@@ -305,14 +305,18 @@ pub fn remote_branches(repo: &gix::Repository, unreadable: &mut Vec<Unreadable>)
     Ok(branches)
 }
 
-/// All tags in ref-name order (`git tag`), peeled to their final object; unreadable ones go to `unreadable`, as
-/// for [`branches`].
+/// All tags newest first, peeled to their final object; unreadable ones go to `unreadable`, as for [`branches`].
+///
+/// Newest is by the committer date of the commit a tag peels to, as `git log -1 --format=%ct <tag>^{commit}`
+/// gives it, so an annotated tag dates from its commit, not from its tagger line. Tags of the same date follow in
+/// ref-name order, and a tag of a tree or a blob, which has no such date, comes after every tag of a commit. A list
+/// cut short then keeps the newest tags, the ones an agent asks about.
 ///
 /// # Errors
 /// [`Error::GitRead`] when refs cannot be listed at all.
 pub fn tags(repo: &gix::Repository, unreadable: &mut Vec<Unreadable>) -> Result<Vec<Tag>> {
     let platform = repo.references().map_err(|err| Error::git("refs", err))?;
-    let mut tags = Vec::new();
+    let mut tags: Vec<(Option<i64>, Tag)> = Vec::new();
     for reference in platform.tags().map_err(|err| Error::git("refs", err))? {
         let mut reference = match reference {
             Ok(reference) => reference,
@@ -330,9 +334,21 @@ pub fn tags(repo: &gix::Repository, unreadable: &mut Vec<Unreadable>) -> Result<
             }
         };
         let annotated = direct.is_some_and(|direct| direct != peeled);
-        tags.push(Tag { name: reference.name().shorten().to_string(), sha: peeled.to_string(), annotated });
+        let date = committer_seconds(repo, peeled);
+        tags.push((date, Tag { name: reference.name().shorten().to_string(), sha: peeled.to_string(), annotated }));
     }
-    Ok(tags)
+    // Newest first; `None` (no commit) sorts below every date. The listing is in ref-name order already, and the
+    // sort is stable, but the names are compared anyway so that the order does not rest on the ref store's.
+    tags.sort_by(|(date_a, tag_a), (date_b, tag_b)| date_b.cmp(date_a).then_with(|| tag_a.name.cmp(&tag_b.name)));
+    Ok(tags.into_iter().map(|(_, tag)| tag).collect())
+}
+
+/// The committer date, in seconds since the epoch, of the commit `id`; `None` when `id` is no commit (a tree or a
+/// blob a tag names) or its committer line does not parse.
+fn committer_seconds(repo: &gix::Repository, id: gix::ObjectId) -> Option<i64> {
+    let commit = repo.find_commit(id).ok()?;
+    let committer = commit.committer().ok()?;
+    committer.time().ok().map(|time| time.seconds)
 }
 
 /// All configured remotes in name order, URLs with passwords removed.

@@ -44,9 +44,11 @@ fn stat_line(stat: &FileStat, quote: &dyn Fn(&str) -> String) -> String {
     line
 }
 
-/// `3 files changed, +10 -2`.
+/// `3 files changed, +10 -2`, and `1 file changed, +1 -2` for one file, in the words of `git diff --stat`'s last
+/// line (English plural: `0 files changed`).
 fn totals_line(totals: &Totals) -> String {
-    format!("{} files changed, +{} -{}", totals.files, totals.additions, totals.deletions)
+    let files = if totals.files == 1 { "file" } else { "files" };
+    format!("{} {files} changed, +{} -{}", totals.files, totals.additions, totals.deletions)
 }
 
 /// `commit.details`: `git show --numstat`-like: header lines, the message, one `X path +a -d` line per file, totals.
@@ -181,4 +183,18 @@ fn file_line(file: &FileEntry, options: &Options) -> String {
         Some(Inclusion::Full) | None => {}
     }
     line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::totals_line;
+    use crate::diff::Totals;
+
+    #[test]
+    fn one_file_changed_is_singular_as_git_says_it() {
+        let totals = |files| Totals { files, additions: 1, deletions: 2 };
+        assert_eq!(totals_line(&totals(1)), "1 file changed, +1 -2");
+        assert_eq!(totals_line(&totals(0)), "0 files changed, +1 -2");
+        assert_eq!(totals_line(&totals(3)), "3 files changed, +1 -2");
+    }
 }

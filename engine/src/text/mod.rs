@@ -17,6 +17,7 @@
 //! (`file.read`, the sides of `conflict.read`, a patch's lines) are the exception: they are the file's own lines.
 
 mod agents;
+mod branch_stack;
 mod conflict;
 mod diff;
 mod file;
@@ -30,6 +31,7 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 
 pub use agents::agents_presence;
+pub use branch_stack::branch_stack;
 pub use conflict::conflict_read;
 pub use diff::{commit_details, diff_text, worktree_changes};
 pub use file::{file_blame, file_read};

@@ -241,7 +241,7 @@ pub fn status(result: &Budgeted<status::Report>, options: &Options) -> String {
 }
 
 /// `repo.refs`: branches as `git branch -vv` (`* main abc1234 [origin/main: ahead 1]`), then `remote`, `stash@{N}`,
-/// `tag` and `remotes/` lines.
+/// `remotes/` and `tag` lines, in the report's order (tags newest first).
 pub fn refs(result: &Budgeted<refs::Report>, _options: &Options) -> String {
     let report = &result.data;
     let mut out = Lines::default();
@@ -283,15 +283,15 @@ pub fn refs(result: &Budgeted<refs::Report>, _options: &Options) -> String {
         out.line(format!("stash@{{{}}} {} {}", stash.index, short(&stash.sha), esc(&stash.message)));
     }
     out.more(&result.omitted, "stashes", "stashes");
+    for branch in &report.remote_branches {
+        out.line(format!("remotes/{} {}", esc(&branch.name), short(&branch.sha)));
+    }
+    out.more(&result.omitted, "remoteBranches", "remote branches");
     for tag in &report.tags {
         let annotated = if tag.annotated { " (annotated)" } else { "" };
         out.line(format!("tag {} {}{annotated}", esc(&tag.name), short(&tag.sha)));
     }
     out.more(&result.omitted, "tags", "tags");
-    for branch in &report.remote_branches {
-        out.line(format!("remotes/{} {}", esc(&branch.name), short(&branch.sha)));
-    }
-    out.more(&result.omitted, "remoteBranches", "remote branches");
     out.finish()
 }
 

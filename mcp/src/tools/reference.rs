@@ -32,9 +32,9 @@ const LONG_DOCS: &[(&str, &str)] = &[
     (
         "repo.refs",
         "Local branches with upstream and ahead/behind (gone upstreams flagged), remotes (URLs without \
-         passwords), stashes newest first, tags peeled to their commit, and remote-tracking branches. Lists are \
-         cut to `maxTokens` in that priority and counted in `omitted`; exact `counts` of every list come with a \
-         cut answer.",
+         passwords), stashes newest first, remote-tracking branches, and tags peeled to their commit, newest \
+         commit first. Lists are cut to `maxTokens` in that priority and counted in `omitted`, so old tags go \
+         before any branch; exact `counts` of every list come with a cut answer.",
     ),
     (
         "repo.scope",

@@ -131,7 +131,8 @@ pub fn brief() -> FnTool {
                     "attention": defaulted(json!({ "type": "array", "maxItems": 10, "items": { "type": "string" } }), "empty"),
                     "attentionTruncated": opt_flag() } }), "no submodule"),
             "recentCommits": defaulted(json!({ "type": "array", "maxItems": 20, "items": { "type": "string" },
-                "description": "\"<abbreviated sha> <subject>\", newest first, as `git log --oneline`." }), "empty"),
+                "description": "\"<abbreviated sha> <subject>\", newest first, as `git log --oneline`; a subject over 100 \
+                characters is cut to 100 and `…` (`repo.history` has it whole)." }), "empty"),
             "conventions": defaulted(json!({ "type": "object",
                 "properties": { "conventionalCommitRatio": defaulted(json!({ "type": "number", "minimum": 0, "maximum": 1 }), "null (no commits)"),
                     "defaultBranch": opt_string(),
@@ -259,7 +260,7 @@ pub fn refs() -> FnTool {
             "head": schema::head(),
             "counts": defaulted(json!({ "type": "object",
                 "properties": { "branches": opt_count(), "remotes": opt_count(), "stashes": opt_count(),
-                    "tags": opt_count(), "remoteBranches": opt_count() } }),
+                    "remoteBranches": opt_count(), "tags": opt_count() } }),
                 "each list's length (no list cut by the budget)"),
             "branches": named(json!({ "current": opt_flag(), "upstream": schema::upstream(),
                 "error": schema::item_error("the branch (e.g. it names an object that does not exist; `sha` is what \
@@ -269,8 +270,8 @@ pub fn refs() -> FnTool {
                 "pushUrl": defaulted(json!({ "type": "string" }), "null (same as fetchUrl)") } })),
             "stashes": opt_list(json!({ "type": "object", "required": ["index", "sha", "message"],
                 "properties": { "index": count(), "sha": { "type": "string" }, "message": { "type": "string" } } })),
-            "tags": named(json!({ "annotated": opt_flag() })),
             "remoteBranches": named(json!({})),
+            "tags": named(json!({ "annotated": opt_flag() })),
             "unreadable": schema::unreadable("Refs (a file that does not parse, a tag or remote branch naming an \
                 object that does not exist; git skips them with a warning)")
         }
@@ -281,7 +282,8 @@ pub fn refs() -> FnTool {
         definition: ToolDefinition {
             name: "repo.refs",
             title: "Branches, tags, remotes and stashes",
-            description: "Local branches with upstream ahead/behind, remotes, stashes, tags and remote-tracking branches.",
+            description: "Local branches with upstream ahead/behind, remotes, stashes, remote-tracking branches and tags, \
+                newest first; a cut drops old tags before any branch.",
             input_schema: schema::input(
                 json!({ "repoPath": schema::repo_path(), "maxTokens": schema::max_tokens(200, 32000, REFS_DEFAULT_TOKENS),
                     "format": schema::format() }),

@@ -5,7 +5,7 @@ use fluxgit_engine::{Budgeted, branch_stack};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::tools::repo::{parse, run};
+use crate::tools::repo::{Format, parse, run, run_formatted};
 use crate::tools::schema::{self, defaulted, opt_count, opt_flag, opt_list, opt_string};
 use crate::tools::{Cache, FnTool};
 use crate::tools::{CallContext, ProtocolError, ToolDefinition, ToolOutput};
@@ -21,6 +21,8 @@ struct BranchStackArgs {
     base_candidates: Option<Vec<String>>,
     max_related: Option<usize>,
     branch: Option<String>,
+    #[serde(default)]
+    format: Format,
 }
 
 /// `repo.branchStack`.
@@ -83,6 +85,7 @@ pub fn branch_stack() -> FnTool {
                     "branch": { "type": "string", "minLength": 1, "maxLength": 1024,
                         "description": "The local branch to examine (`feature/x`); default: the current branch. \
                         An unknown name is invalid params `unknown_revision` with the nearest branch names." },
+                    "format": schema::format(),
                 }),
                 &["repoPath"],
             ),
@@ -99,7 +102,10 @@ fn call_branch_stack(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> R
         max_related: args.max_related.unwrap_or(8),
         branch: args.branch,
     };
-    run(ctx, "repo.branchStack", &args.repo_path, |repo, _| ctx.engine.branch_stack(repo, &options).map(whole))
+    let render = fluxgit_engine::text::branch_stack;
+    run_formatted(ctx, "repo.branchStack", &args.repo_path, args.format, render, |repo, _| {
+        ctx.engine.branch_stack(repo, &options).map(whole)
+    })
 }
 
 #[derive(Deserialize)]

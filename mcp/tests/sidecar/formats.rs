@@ -383,7 +383,8 @@ fn check_same_facts(tool: &str, label: &str, text: &str, json: &Value) {
                 None => files.iter().map(|file| count(file, &format!("/{key}"))).sum::<u64>(),
             };
             let shown = if cut_files { sum("files") } else { files.len() as u64 };
-            let line = format!("{shown} files changed, +{} -{}", sum("additions"), sum("deletions"));
+            let noun = if shown == 1 { "file" } else { "files" };
+            let line = format!("{shown} {noun} changed, +{} -{}", sum("additions"), sum("deletions"));
             assert!(has_line(&line), "{label}: {line}");
         }
         "worktree_changes" => {
@@ -429,7 +430,8 @@ fn check_same_facts(tool: &str, label: &str, text: &str, json: &Value) {
             let files = objects(data, "/files");
             let sum = |key: &str| files.iter().map(|file| count(file, &format!("/{key}"))).sum::<u64>();
             if !cut_files {
-                let line = format!("{} files changed, +{} -{}", files.len(), sum("additions"), sum("deletions"));
+                let noun = if files.len() == 1 { "file" } else { "files" };
+                let line = format!("{} {noun} changed, +{} -{}", files.len(), sum("additions"), sum("deletions"));
                 assert!(has_line(&line), "{label}: {line}");
             }
         }
@@ -552,4 +554,224 @@ fn text_fits_every_budget_and_states_its_cuts() {
         }
     }
     assert!(cuts >= 20, "small budgets must cut ({cuts} cut answers)");
+}
+
+/// Issue 35: a brief's commit line cuts a subject over 100 characters to 100 and `…` (characters, not bytes), in
+/// the JSON and the text, so that ten commits with paragraph-long subjects still fit the default budget;
+/// `repo.history` and `commit.details` keep the whole subject, as `git log --format=%s` gives it.
+#[test]
+fn issue_35_brief_cuts_subjects_over_100_characters() {
+    let (fixture, engine, registry, path) = setup(Scenario::Clean);
+    // Multi-byte characters, so a cut by bytes gives another answer (or splits one).
+    let long = |index: usize| -> String {
+        let body: String =
+            format!("{index} résumé: naïve handling of ümlauts in the parser ").chars().cycle().take(299).collect();
+        format!("{body}x")
+    };
+    let exact: String = format!("exactly a hundred: {}", "é".repeat(81));
+    assert_eq!(exact.chars().count(), 100);
+    for index in 0..9 {
+        fixture.git(&["commit", "-q", "--allow-empty", "-m", &long(index)]);
+    }
+    fixture.git(&["commit", "-q", "--allow-empty", "-m", &exact]);
+    let log = fixture.git(&["log", "-10", "--format=%h %s"]);
+    let git: Vec<(&str, &str)> = log.lines().filter_map(|line| line.split_once(' ')).collect();
+    assert_eq!(git.len(), 10);
+    assert_eq!(git[0].1, exact);
+    assert!(git[1..].iter().all(|(_, subject)| subject.chars().count() == 300), "git keeps 300 characters");
+    let cut = |subject: &str| -> String {
+        match subject.chars().count() {
+            0..=100 => subject.to_owned(),
+            _ => format!("{}…", subject.chars().take(100).collect::<String>()),
+        }
+    };
+
+    // The default call: every commit fits, each subject cut as git's would be.
+    let brief = call(&registry, &engine, "repo.brief", json!({"repoPath": path})).expect("brief").structured_value();
+    assert!(brief["omitted"].get("recentCommits").is_none(), "ten commits fit the default budget: {brief}");
+    let expected: Vec<String> = git.iter().map(|(sha, subject)| format!("{sha} {}", cut(subject))).collect();
+    assert_eq!(strings(&brief, "/data/recentCommits"), expected);
+    assert_eq!(expected[0], format!("{} {exact}", git[0].0), "exactly 100 characters stay whole");
+    for line in &expected[1..] {
+        let subject = line.split_once(' ').expect("sha subject").1;
+        assert_eq!((subject.chars().count(), subject.ends_with('…')), (101, true), "{subject}");
+    }
+    let text = call(&registry, &engine, "repo.brief", json!({"repoPath": path, "format": "text"})).expect("text");
+    assert!(text.structured_value()["omitted"].get("recentCommits").is_none(), "{}", text.text);
+    for line in &expected {
+        assert!(text.text.lines().any(|shown| shown == line), "text: {line}\n{}", text.text);
+    }
+
+    // Whole subjects elsewhere.
+    let history = call(&registry, &engine, "repo.history", json!({"repoPath": path})).expect("history");
+    let history = history.structured_value();
+    let subjects: Vec<&str> =
+        objects(&history, "/data/commits").iter().filter_map(|commit| commit["subject"].as_str()).take(10).collect();
+    let git_subjects: Vec<&str> = git.iter().map(|(_, subject)| *subject).collect();
+    assert_eq!(subjects, git_subjects, "repo.history keeps whole subjects");
+    let details = call(&registry, &engine, "commit.details", json!({"repoPath": path, "commit": "HEAD~1"}))
+        .expect("details")
+        .structured_value();
+    assert_eq!(details["data"]["subject"].as_str(), Some(git[1].1), "commit.details keeps the whole subject");
+}
+
+/// Issue 35: `repo.branchStack` takes `format` as its siblings do. The text gives the `##` line, the base line and
+/// one line per related branch in stack order, each with git's ahead/behind (`git rev-list --left-right --count`
+/// from the examined branch), `... N more` when `maxRelated` lists fewer, and is no larger than the JSON.
+#[test]
+fn issue_35_branch_stack_takes_format_text() {
+    let (fixture, engine, registry, path) = setup(Scenario::Clean);
+    let commit = |file: &str| {
+        std::fs::write(fixture.path().join(file), format!("{file}\n")).expect("write");
+        fixture.git(&["add", file]);
+        fixture.git(&["commit", "-q", "-m", &format!("add {file}")]);
+    };
+    fixture.git(&["checkout", "-q", "-b", "stack/one"]);
+    commit("one-a.txt");
+    commit("one-b.txt");
+    fixture.git(&["checkout", "-q", "-b", "stack/two"]);
+    commit("two.txt");
+    fixture.git(&["checkout", "-q", "-b", "stack/three"]);
+    commit("three.txt");
+    fixture.git(&["checkout", "-q", "-b", "sibling", "main"]);
+    commit("sibling.txt");
+    fixture.git(&["checkout", "-q", "main"]);
+    commit("main-later.txt");
+    fixture.git(&["checkout", "-q", "stack/two"]);
+    // `ahead, behind` of HEAD against `other`, as git counts them.
+    let git_counts = |other: &str| -> String {
+        let counts = fixture.git(&["rev-list", "--left-right", "--count", &format!("HEAD...{other}")]);
+        let (ahead, behind) = counts.trim().split_once('\t').expect("two counts");
+        let marks: Vec<String> = [("ahead", ahead), ("behind", behind)]
+            .iter()
+            .filter(|(_, count)| *count != "0")
+            .map(|(name, count)| format!("{name} {count}"))
+            .collect();
+        if marks.is_empty() { String::new() } else { format!(": {}", marks.join(", ")) }
+    };
+    let short = |revision: &str| fixture.git(&["rev-parse", "--short", revision]).trim().to_owned();
+
+    let json_answer = call(&registry, &engine, "repo.branchStack", json!({"repoPath": path})).expect("json");
+    let text_answer =
+        call(&registry, &engine, "repo.branchStack", json!({"repoPath": path, "format": "text"})).expect("text");
+    assert!(!text_answer.is_error, "{}", text_answer.text);
+    assert_eq!(text_answer.structured_value(), json_answer.structured_value(), "structuredContent stays the JSON");
+    let text = &text_answer.text;
+    let data = &json_answer.structured_value()["data"];
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("## stack/two"), "{text}");
+    assert_eq!(lines.next().map(str::to_owned), Some(format!("tip {}", short("HEAD"))), "{text}");
+    let merge_base = fixture.git(&["merge-base", "HEAD", "main"]);
+    let base = format!("base main {} (merge-base {}){}", short("main"), short(merge_base.trim()), git_counts("main"));
+    assert_eq!(lines.next(), Some(base.as_str()), "{text}");
+    let related: Vec<&str> = lines.collect();
+    let expected: Vec<String> = [("parent", "stack/one"), ("child", "stack/three"), ("sibling", "sibling")]
+        .iter()
+        .zip(objects(data, "/related"))
+        .map(|((relation, name), json)| {
+            let date = json["lastCommit"].as_str().expect("date");
+            format!("{relation} {name} {} {date}{}", short(name), git_counts(name))
+        })
+        .collect();
+    assert_eq!(related, expected, "{text}");
+    assert!(count_tokens(text) <= count_tokens(&json_answer.text), "text larger than the JSON:\n{text}");
+
+    let cut =
+        call(&registry, &engine, "repo.branchStack", json!({"repoPath": path, "format": "text", "maxRelated": 1}))
+            .expect("text");
+    assert!(cut.text.ends_with(&format!("{}\n... 2 more related branches\n", expected[0])), "{}", cut.text);
+    let refused = call(&registry, &engine, "repo.branchStack", json!({"repoPath": path, "format": "yaml"}));
+    assert!(refused.is_err_and(|err| err.starts_with("-32602")), "an unknown format is invalid params");
+}
+
+/// Issue 35: the totals line of `diff.text` and `commit.details` says `1 file changed` as `git diff --shortstat`
+/// does (`1 file changed, 1 insertion(+), 2 deletions(-)`), and `2 files changed` for more.
+#[test]
+fn issue_35_one_file_changed_in_gits_words() {
+    let (fixture, engine, registry, path) = setup(Scenario::Clean);
+    // git's words and numbers, as the text's `N file(s) changed, +a -d`.
+    let shortstat = |args: &[&str]| -> String {
+        let stat = fixture.git(args);
+        let parts: Vec<&str> = stat.trim().split(", ").collect();
+        let number = |word: &str| {
+            parts.iter().find(|part| part.contains(word)).and_then(|part| part.split(' ').next()).unwrap_or("0")
+        };
+        format!("{}, +{} -{}", parts[0], number("insertion"), number("deletion"))
+    };
+    std::fs::write(fixture.path().join("README.md"), "one line\n").expect("write");
+    let expected = shortstat(&["diff", "--shortstat"]);
+    assert!(expected.starts_with("1 file changed, "), "{expected}");
+    let diff = call(&registry, &engine, "diff.text", json!({"repoPath": path, "format": "text"})).expect("diff");
+    assert!(diff.text.lines().any(|line| line == expected), "{expected}\n{}", diff.text);
+    fixture.git(&["commit", "-q", "-am", "one file"]);
+    let expected = shortstat(&["show", "--shortstat", "--format=", "HEAD"]);
+    let details =
+        call(&registry, &engine, "commit.details", json!({"repoPath": path, "commit": "HEAD", "format": "text"}))
+            .expect("details");
+    assert!(details.text.lines().any(|line| line == expected), "{expected}\n{}", details.text);
+    std::fs::write(fixture.path().join("README.md"), "two\n").expect("write");
+    std::fs::write(fixture.path().join("docs/guide.md"), "guide\n").expect("write");
+    let expected = shortstat(&["diff", "--shortstat"]);
+    assert!(expected.starts_with("2 files changed, "), "{expected}");
+    let diff = call(&registry, &engine, "diff.text", json!({"repoPath": path, "format": "text"})).expect("diff");
+    assert!(diff.text.lines().any(|line| line == expected), "{expected}\n{}", diff.text);
+}
+
+/// Every tool that takes `format`, by its default call (no `maxTokens`: the default budget), with the arguments it
+/// needs: `fleet.*` read the scenario's repository by `repoPaths`, `fleet.digest` every movement since 0.
+fn default_calls(path: &str) -> Vec<(&'static str, Value)> {
+    let mut calls: Vec<(&'static str, Value)> = calls()
+        .into_iter()
+        .map(|(tool, mut arguments)| {
+            // The defaults, except what the call cannot go without.
+            if let Some(arguments) = arguments.as_object_mut() {
+                arguments.retain(|key, _| ["path", "commit", "query"].contains(&key.as_str()));
+            }
+            arguments["repoPath"] = json!(path);
+            (tool, arguments)
+        })
+        .collect();
+    calls.push(("repo.branchStack", json!({"repoPath": path})));
+    calls.push(("agents.presence", json!({"repoPath": path})));
+    calls.push(("fleet.radar", json!({"repoPaths": [path]})));
+    calls.push(("fleet.digest", json!({"repoPaths": [path], "sinceMs": 0})));
+    calls
+}
+
+/// Issue 35: no tool's text form is larger, in o200k tokens, than the JSON of the same answer. The text answer's
+/// `structuredContent` is that JSON (the envelope `format: "json"` would have put in `content[0].text` for the
+/// answer the text shows), so the two are compared as the model would read them, on every tool's default call on
+/// the fixtures.
+#[test]
+fn issue_35_text_is_never_larger_than_the_json_of_the_same_answer() {
+    let scenarios = SCENARIOS.into_iter().chain([
+        Scenario::Clean,
+        Scenario::Stashes,
+        Scenario::DetachedTag,
+        Scenario::RebaseConflict,
+        Scenario::Monorepo,
+        Scenario::Diffs,
+    ]);
+    let (mut compared, mut larger) = (0, Vec::new());
+    for scenario in scenarios {
+        let (_fixture, engine, registry, path) = setup(scenario);
+        for (tool, mut arguments) in default_calls(&path) {
+            file_in(scenario, tool, &mut arguments);
+            arguments["format"] = json!("text");
+            let label = format!("{} {tool}", scenario.name());
+            let answer = match call(&registry, &engine, tool, arguments) {
+                Ok(answer) if !answer.is_error => answer,
+                // A call this fixture cannot answer (e.g. a file it does not have) has no text to compare.
+                Ok(_) | Err(_) => continue,
+            };
+            let json = answer.structured.as_deref().map(|raw| raw.get().to_owned()).expect("structuredContent");
+            let (text_tokens, json_tokens) = (count_tokens(&answer.text), count_tokens(&json));
+            if text_tokens > json_tokens {
+                larger.push(format!("{label}: text {text_tokens} > JSON {json_tokens} tokens\n{}", answer.text));
+            }
+            compared += 1;
+        }
+    }
+    assert!(larger.is_empty(), "{}", larger.join("\n\n"));
+    assert!(compared >= 150, "most default calls answer ({compared} compared)");
 }

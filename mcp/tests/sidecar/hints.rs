@@ -239,3 +239,50 @@ fn proposals_are_hinted_only_with_a_gateway() {
     let proposal = with.iter().find(|hint| hint["tool"] == "operation_preview_branch");
     assert!(proposal.is_some_and(|hint| hint["arguments"]["name"].is_string()), "{with:?}");
 }
+
+/// Issue 35: every hint says why, unless its tool and the brief already say it (`submodule.status` beside the
+/// brief's list of submodules needing attention). On the fixtures that raise each rule, with and without a gateway
+/// (which turns some hints into proposals), each hint's `why` is present, in the JSON and on its text line.
+#[test]
+fn issue_35_every_hint_says_why() {
+    use crate::budget::{call, setup};
+    let scenarios = [
+        Scenario::MergeConflict,
+        Scenario::RebaseStopped,
+        Scenario::RewrittenHistory,
+        Scenario::DetachedTag,
+        Scenario::AheadBehind,
+        Scenario::Submodules,
+        Scenario::Monorepo,
+        Scenario::Dirty,
+        Scenario::Stashes,
+    ];
+    let mut seen = std::collections::BTreeSet::new();
+    for scenario in scenarios {
+        let (_fixture, engine, registry, path) = setup(scenario);
+        let arguments = json!({ "repoPath": path, "maxTokens": 4000 });
+        let brief = call(&registry, &engine, "repo.brief", arguments.clone()).expect("brief").structured_value();
+        let mut text_arguments = arguments;
+        text_arguments["format"] = json!("text");
+        let text = call(&registry, &engine, "repo.brief", text_arguments).expect("text").text;
+        for hint in data_hints(&brief) {
+            let tool = hint["tool"].as_str().expect("tool");
+            seen.insert(tool.to_owned());
+            if tool == "submodule.status" {
+                continue;
+            }
+            let why = hint["why"].as_str().unwrap_or_default();
+            assert!(!why.is_empty(), "{}: the hint to {tool} says no why: {hint}", scenario.name());
+            let line = text.lines().find(|line| line.starts_with(&format!("-> {tool}")));
+            assert!(line.is_some_and(|line| line.ends_with(&format!(": {why}"))), "{}: {text}", scenario.name());
+        }
+    }
+    let expected = ["conflict.read", "repo.reflog", "repo.conflictPreflight", "worktree.changes", "commit.details"];
+    for tool in expected {
+        assert!(seen.contains(tool), "no fixture raised a hint to {tool}: {seen:?}");
+    }
+}
+
+fn data_hints(envelope: &Value) -> Vec<Value> {
+    envelope["data"]["hints"].as_array().cloned().unwrap_or_default()
+}

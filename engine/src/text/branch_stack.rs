@@ -1,0 +1,95 @@
+//! Text rendering of `repo.branchStack`.
+
+use super::{BranchLine, Lines, short};
+use crate::branch_stack::{Relation, Report};
+use crate::budget::Budgeted;
+use crate::facets::refs::Upstream;
+
+/// `repo.branchStack`, as terse as `git status -sb` and `git branch -vv`: the examined branch's `##` line (its
+/// upstream with ahead/behind) and `tip <sha>`, then `base main 1a2b3c4 (merge-base 9f8e7d6): ahead 3, behind 2`, then one line per
+/// related branch in stack order, `parent`, `child` or `sibling` (the JSON's `currentStackedOn`,
+/// `stackedOnCurrent` and `sharesBase`), its tip, its last commit's date, the examined branch's ahead/behind
+/// against it and its own upstream in brackets, and `... N more related branches` when `maxRelated` listed fewer
+/// than `relatedTotal`. Every ahead/behind is the examined branch's, as in the JSON.
+pub fn branch_stack(result: &Budgeted<Report>) -> String {
+    let report = &result.data;
+    let mut out = Lines::default();
+    let upstream = report.upstream.as_ref();
+    out.line(
+        BranchLine {
+            branch: report.branch.as_deref(),
+            detached: report.branch.is_none(),
+            unborn: report.branch.is_some() && report.sha.is_none(),
+            sha: report.sha.as_deref(),
+            upstream: upstream.map(|upstream| upstream.name.as_str()),
+            ahead: upstream.map_or(0, |upstream| upstream.ahead),
+            behind: upstream.map_or(0, |upstream| upstream.behind),
+            gone: upstream.is_some_and(|upstream| upstream.gone),
+        }
+        .render(),
+    );
+    if let (Some(sha), Some(_)) = (&report.sha, &report.branch) {
+        out.line(format!("tip {}", short(sha)));
+    }
+    if report.shallow {
+        out.line("shallow clone: counts stop at the shallow boundary");
+    }
+    match &report.base {
+        Some(base) => {
+            let mut line = format!("base {} {}", base.name, short(&base.sha));
+            match &base.merge_base {
+                Some(merge_base) => line.push_str(&format!(" (merge-base {})", short(merge_base))),
+                None => line.push_str(" (unrelated histories)"),
+            }
+            line.push_str(&counts(base.ahead, base.behind));
+            out.line(line);
+        }
+        None => out.line("no base"),
+    }
+    for related in &report.related {
+        let relation = match related.relation {
+            Relation::CurrentStackedOn => "parent",
+            Relation::StackedOnCurrent => "child",
+            Relation::SharesBase => "sibling",
+        };
+        let mut line = format!("{relation} {} {} {}", related.name, short(&related.sha), related.last_commit);
+        line.push_str(&counts(related.ahead, related.behind));
+        if let Some(upstream) = &related.upstream {
+            line.push_str(&format!(" {}", upstream_marks(upstream)));
+        }
+        out.line(line);
+    }
+    let unlisted = report.related_total.saturating_sub(report.related.len());
+    if unlisted > 0 {
+        out.line(format!("... {unlisted} more related branches"));
+    }
+    out.finish()
+}
+
+/// `: ahead 3, behind 2`, the zero counts left out; empty when both are zero.
+fn counts(ahead: usize, behind: usize) -> String {
+    let marks: Vec<String> = [("ahead", ahead), ("behind", behind)]
+        .iter()
+        .filter(|(_, count)| *count > 0)
+        .map(|(name, count)| format!("{name} {count}"))
+        .collect();
+    if marks.is_empty() { String::new() } else { format!(": {}", marks.join(", ")) }
+}
+
+/// An upstream as `git branch -vv` brackets it: `[origin/x: ahead 1, behind 2]`, `[origin/x: gone]`, `[origin/x]`.
+fn upstream_marks(upstream: &Upstream) -> String {
+    let mut marks = Vec::new();
+    if upstream.gone {
+        marks.push("gone".to_owned());
+    }
+    if upstream.ahead > 0 {
+        marks.push(format!("ahead {}", upstream.ahead));
+    }
+    if upstream.behind > 0 {
+        marks.push(format!("behind {}", upstream.behind));
+    }
+    match marks.is_empty() {
+        true => format!("[{}]", upstream.name),
+        false => format!("[{}: {}]", upstream.name, marks.join(", ")),
+    }
+}
