@@ -271,8 +271,6 @@ fn attach_audit(config: &Config, server: &mut Server, guard: &ExitGuard) -> anyh
 
 fn serve_stdio() -> anyhow::Result<ExitCode> {
     let config = Config::validate(RawConfig::from_env()).context("invalid configuration")?;
-    // The token tables load while the host starts and negotiates, not during its first tool call.
-    fluxgit_engine::budget::preload_tokenizer();
     let mut server = build_server(&config)?;
     let guard = ExitGuard::default();
     attach_audit(&config, &mut server, &guard)?;
