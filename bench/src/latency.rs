@@ -180,7 +180,7 @@ pub(crate) struct ColdSample {
     /// The 1-minute load average right before the call.
     pub(crate) load_average: Option<f64>,
     /// Whether the server was seen done building its token tables before the call (no thread named
-    /// `budget::PRELOAD_THREAD_NAME` left in `/proc/<pid>/task`); `false` where /proc cannot tell or the wait timed
+    /// [`PRELOAD_THREAD_NAME`] left in `/proc/<pid>/task`); `false` where /proc cannot tell or the wait timed
     /// out (the call may then overlap the build).
     pub(crate) tables_loaded: bool,
 }
@@ -292,6 +292,10 @@ fn start_to_first_answer(binary: &Path, repo: &Path, setup: &Setup) -> anyhow::R
     Ok(millis(started))
 }
 
+/// The thread on which servers before the static o200k ranks built their token tables; later servers have none,
+/// and a peer may still have it.
+const PRELOAD_THREAD_NAME: &str = "o200k-preload";
+
 /// Waits until server `pid` has no thread building the o200k token tables (they load on a thread of their own at
 /// start-up, about a second of CPU: a first call measured meanwhile would share the machine with it). The warm-up
 /// call's answer was already counted with the tables, so this normally finds the thread gone; it is checked rather
@@ -302,8 +306,7 @@ fn wait_for_token_tables(pid: u32, limit: Duration) -> bool {
     loop {
         let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return false };
         let loading = tasks.flatten().any(|task| {
-            std::fs::read_to_string(task.path().join("comm"))
-                .is_ok_and(|name| name.trim_end() == fluxgit_engine::budget::PRELOAD_THREAD_NAME)
+            std::fs::read_to_string(task.path().join("comm")).is_ok_and(|name| name.trim_end() == PRELOAD_THREAD_NAME)
         });
         if !loading {
             return true;

@@ -20,6 +20,7 @@ mod oracle;
 mod report;
 mod run;
 mod scenarios;
+mod startup;
 mod sweep;
 mod watches;
 
@@ -50,6 +51,8 @@ enum Mode {
     },
     /// Latency benchmark: per tool cold and warm medians vs the git commands it replaces, start-up, peak RSS.
     Latency(LatencyArgs),
+    /// Start-up benchmark: process start to the first `repo.brief` (vs a peer, vs `worktree.list`) and peak RSS.
+    Startup(StartupArgs),
     /// Fleet benchmark: fleet.radar and fleet.digest over N generated repositories, cold and warm, vs a peer.
     Fleet(FleetArgs),
     /// Blame benchmark: `file.blame` of a 1,000-line file in an 80,000-commit history, cold and warm, vs git blame.
@@ -70,6 +73,37 @@ enum Mode {
         #[arg(long)]
         path: String,
     },
+}
+
+#[derive(Debug, clap::Args)]
+struct StartupArgs {
+    /// Fixtures to measure (bench scenario names). Default: clean-small.
+    #[arg(long = "scenario", value_name = "NAME")]
+    scenarios: Vec<String>,
+    /// A repository of your own to measure too (repeatable), e.g. a clone of tokio; it is only read.
+    #[arg(long = "repo", value_name = "PATH")]
+    repos: Vec<PathBuf>,
+    /// Where fixtures are built, one directory per scenario (rebuilt every run).
+    #[arg(long, value_name = "DIR", default_value = "/tmp/fluxgit-bench-startup")]
+    fixtures_dir: PathBuf,
+    /// Rounds per repository, each a new server for every measure (medians and ranges are reported).
+    #[arg(long, default_value_t = 10)]
+    samples: usize,
+    /// Also report the peak RSS of one server after reading this many copies of clean-small (0: skip).
+    #[arg(long, default_value_t = 0)]
+    many: usize,
+    /// Where raw numbers go. Default: bench/results/startup in this workspace.
+    #[arg(long, value_name = "DIR")]
+    results_dir: Option<PathBuf>,
+    /// The Markdown report whose `## Start-up` section is replaced. Default: BENCHMARK.md in this workspace.
+    #[arg(long, value_name = "FILE")]
+    markdown: Option<PathBuf>,
+    /// The sidecar binary (use a release build). Default: build it with cargo and use the one beside this binary.
+    #[arg(long, value_name = "BINARY")]
+    sidecar: Option<PathBuf>,
+    /// Another MCP server measured on the same repositories, e.g. the published fluxgit-mcp-sidecar 0.2.1.
+    #[arg(long, value_name = "BINARY")]
+    peer: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -262,6 +296,7 @@ fn main() -> ExitCode {
     let outcome = match Cli::parse().command {
         Mode::Tokens(args) => tokens(&args),
         Mode::Latency(args) => latency(&args),
+        Mode::Startup(args) => startup_bench(&args),
         Mode::Fleet(args) => fleet_bench(&args),
         Mode::Blame(args) => blame(&args),
         Mode::Index(args) => index_bench(&args),
@@ -278,6 +313,87 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn startup_bench(args: &StartupArgs) -> anyhow::Result<()> {
+    let names = if args.scenarios.is_empty() { vec!["clean-small".to_owned()] } else { args.scenarios.clone() };
+    std::fs::create_dir_all(&args.fixtures_dir)?;
+    let fixtures_dir = std::fs::canonicalize(&args.fixtures_dir)?;
+    let sidecar = match &args.sidecar {
+        Some(sidecar) => sidecar.clone(),
+        None => built_sidecar()?,
+    };
+    let mut targets = Vec::new();
+    for name in &names {
+        let scenario = scenarios::by_name(name)
+            .with_context(|| format!("unknown scenario {name:?}; known: {}", scenarios::names()))?;
+        eprintln!("fluxgit-bench: building {name} ...");
+        let dir = fixtures_dir.join(name);
+        let _ = std::fs::remove_dir_all(&dir);
+        let fixture = fluxgit_fixtures::build_in(scenario.fixture, &dir);
+        targets.push((name.clone(), fixture.path().to_path_buf()));
+    }
+    let mut roots = vec![fixtures_dir.clone()];
+    for repo in &args.repos {
+        let repo = std::fs::canonicalize(repo).with_context(|| format!("--repo {}", repo.display()))?;
+        let label = repo.file_name().map_or_else(|| "repo".to_owned(), |name| name.to_string_lossy().into_owned());
+        roots.push(repo.clone());
+        targets.push((label, repo));
+    }
+    let setup = startup::Setup {
+        sidecar: sidecar.clone(),
+        peer: args.peer.clone(),
+        samples: args.samples.max(1),
+        allowed_roots: std::env::join_paths(&roots).context("allowed roots")?,
+    };
+    let results_dir = args.results_dir.clone().unwrap_or_else(|| workspace_root().join("bench/results/startup"));
+    let started = utc_now();
+    let mut runs = Vec::new();
+    for (label, path) in &targets {
+        eprintln!("fluxgit-bench: start-up on {label} ...");
+        let run = startup::run_repo(label, path, &setup)?;
+        latency::write_json(&results_dir, &format!("{label}.json"), &run)?;
+        runs.push(run);
+    }
+    let many = if args.many > 0 {
+        let source = fixtures_dir.join("many-source");
+        let _ = std::fs::remove_dir_all(&source);
+        let clean = fluxgit_fixtures::build_in(fluxgit_fixtures::Scenario::Clean, &source);
+        let many_dir = fixtures_dir.join("many");
+        let repos = copies(clean.path(), &many_dir, args.many)?;
+        eprintln!("fluxgit-bench: one server reading {} repositories ...", repos.len());
+        let (count, peak) = latency::many_repos_rss(&sidecar, &repos, &setup.allowed_roots)?;
+        latency::write_json(
+            &results_dir,
+            "many-repositories.json",
+            &serde_json::json!({"repositories": count, "peakRssKib": peak}),
+        )?;
+        let _ = std::fs::remove_dir_all(&many_dir);
+        Some((count, peak))
+    } else {
+        None
+    };
+    let mut invocation = String::from("cargo run --release -q -p fluxgit-bench -- startup");
+    for name in &args.scenarios {
+        invocation.push_str(&format!(" --scenario {name}"));
+    }
+    for (label, _) in targets.iter().skip(names.len()) {
+        invocation.push_str(&format!(" --repo <{label}>"));
+    }
+    invocation.push_str(&format!(" --samples {}", setup.samples));
+    if args.many > 0 {
+        invocation.push_str(&format!(" --many {}", args.many));
+    }
+    if args.peer.is_some() {
+        invocation.push_str(" --peer <published fluxgit-mcp-sidecar 0.2.1>");
+    }
+    let section = startup::render(&runs, many, &invocation, &started);
+    let markdown_path = args.markdown.clone().unwrap_or_else(|| workspace_root().join("BENCHMARK.md"));
+    let existing = std::fs::read_to_string(&markdown_path).unwrap_or_default();
+    std::fs::write(&markdown_path, latency::splice_named(&existing, startup::SECTION, &section))
+        .with_context(|| format!("cannot write {}", markdown_path.display()))?;
+    eprintln!("fluxgit-bench: wrote {} and {}", markdown_path.display(), results_dir.display());
+    Ok(())
 }
 
 fn fleet_bench(args: &FleetArgs) -> anyhow::Result<()> {

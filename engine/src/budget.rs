@@ -22,8 +22,8 @@ use crate::error::{Error, InvalidReason, Result};
 
 /// Counts `text` in `o200k_base` tokens, the tokenizer of current OpenAI models (tiktoken-rs).
 ///
-/// The BPE tables are built once per process (about 100 ms in release) and shared; ASCII texts are cut into pieces
-/// without tiktoken's regex (`o200k.rs`), the same pieces and count.
+/// The ranks are static data (nothing is built at start-up) and ASCII texts are cut into pieces without tiktoken's
+/// regex (`o200k.rs`): the same pieces and count as tiktoken's.
 pub fn count_tokens(text: &str) -> usize {
     crate::o200k::count(text)
 }
@@ -124,23 +124,6 @@ impl Drop for Fitting {
             CHUNKS.with_borrow_mut(FxHashMap::clear);
         }
     }
-}
-
-/// The name of the thread [`preload_tokenizer`] starts; it ends once the tables are built, so a process without a
-/// thread of this name (`/proc/<pid>/task/*/comm` on Linux) is not building them (the latency benchmark waits for
-/// that before a measured first call).
-pub const PRELOAD_THREAD_NAME: &str = "o200k-preload";
-
-/// Builds the `o200k_base` tables on a background thread, so that the first [`count_tokens`] does not wait for them
-/// (about 100 ms and 50 MB in release), then the ranks of the ASCII counter (`o200k.rs`: another ~100 ms and 14 MB;
-/// counts made before they are built use tiktoken alone). Calling it more than once, or counting while it runs, is
-/// harmless: the singleton is built once and a concurrent first use waits for it.
-pub fn preload_tokenizer() {
-    let spawned = std::thread::Builder::new().name(PRELOAD_THREAD_NAME.to_owned()).spawn(|| {
-        crate::o200k::preload();
-    });
-    // Without a thread the first count builds the tables itself, as before.
-    drop(spawned);
 }
 
 /// Counts `text` in `cl100k_base` tokens, for comparison tables.

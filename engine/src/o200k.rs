@@ -1,55 +1,125 @@
-//! `o200k_base` token counts of ASCII texts without tiktoken's regex.
+//! `o200k_base` token counts from static ranks, without tiktoken's tables or, for ASCII texts, its regex.
 //!
 //! tiktoken cuts a text into pieces with a backtracking regex (`tiktoken_rs::O200K_BASE_PAT_STR`), then encodes each
-//! piece on its own by byte-pair merges. The regex costs about 1,500 instructions a byte: most of a first call's
-//! count (45% of a cold 50-commit `repo.history`). Answers are nearly always ASCII, where the pattern's classes are
-//! simple (letters `A-Z`/`a-z`, digits, the six whitespace bytes, everything else "other"), so [`count`] cuts ASCII
-//! texts with [`piece_end`], which decides what the regex's leftmost-first alternation decides, and merges each
-//! piece with tiktoken's own [`tiktoken_rs::byte_pair_split`] over the same ranks; any other text goes to tiktoken.
-//! A test compares the pieces with the regex's and the counts with tiktoken's on 100,000 drawn texts.
+//! piece on its own by byte-pair merges over its ranks, a hash map of 200,000 tokens it builds from its embedded
+//! data (about 170 ms of CPU and 50 MB, which a first call would wait for). Here the ranks are static data: the
+//! token bytes (`engine/data/o200k_base.bin`, checked against tiktoken's by a test) and a hash table over them that
+//! the build script writes ([`table`]), looked up in place ([`rank`]); [`count`] merges each piece over them with
+//! tiktoken's own algorithm ([`merged_tokens`]).
+//!
+//! The regex costs about 1,500 instructions a byte. Answers are nearly always ASCII, where the pattern's classes
+//! are simple (letters `A-Z`/`a-z`, digits, the six whitespace bytes, everything else "other"), so [`count`] cuts
+//! ASCII texts with [`piece_end`], which decides what the regex's leftmost-first alternation decides. Any other
+//! text is cut by the pattern itself ([`pattern`], compiled on the first such text: a few milliseconds). Tests
+//! compare the pieces with the regex's and the counts with tiktoken's on 100,000 drawn texts, ASCII and not.
+
+mod table;
 
 use std::sync::OnceLock;
 
-use rustc_hash::FxHashMap;
+use tiktoken_rs::Rank;
 
-/// o200k's ordinary tokens (no special tokens: ordinary encoding never produces them), bytes to rank, rebuilt from
-/// tiktoken's decoder (its encoder is private) by [`preload`]: about 200,000 entries, 14 MB.
-static RANKS: OnceLock<FxHashMap<Vec<u8>, tiktoken_rs::Rank>> = OnceLock::new();
+/// Every ordinary o200k token's length in bytes (the first [`table::TOKENS`] bytes), then their bytes, in rank
+/// order.
+static TOKEN_DATA: &[u8] = include_bytes!("../data/o200k_base.bin");
 
-/// Builds tiktoken's tables, then the ranks [`count`] uses (about 0.1 s of CPU each in release); for the start-up
-/// thread. Until the ranks are built, [`count`] counts with tiktoken alone, so no call waits for them.
-pub(crate) fn preload() {
-    let bpe = tiktoken_rs::o200k_base_singleton();
-    RANKS.get_or_init(|| {
-        let special = bpe.special_tokens();
-        // o200k's ranks are 0..199,998 plus two special tokens above; a rank without a token is skipped.
-        let mut ranks = FxHashMap::with_capacity_and_hasher(200_000, Default::default());
-        for rank in 0..=200_100 {
-            if let Ok(bytes) = bpe.decode_bytes(&[rank])
-                && !std::str::from_utf8(&bytes).is_ok_and(|text| special.contains(text))
-            {
-                ranks.insert(bytes, rank);
-            }
+/// The hash table of the tokens in [`TOKEN_DATA`], [`table::SLOTS`] little-endian 64-bit slots.
+static TABLE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_table.bin"));
+
+/// The rank of the ordinary o200k token `bytes`, if it is one. Probes [`TABLE`] from the token's home slot to the
+/// next empty one, comparing bytes only where length and tag match.
+pub(crate) fn rank(bytes: &[u8]) -> Option<Rank> {
+    let hash = table::hash(bytes);
+    let tag = table::tag(hash);
+    let tokens = &TOKEN_DATA[table::TOKENS..];
+    let mut slot = table::home(hash);
+    loop {
+        let at = slot * 8;
+        let entry = u64::from_le_bytes(TABLE[at..at + 8].try_into().expect("a slot is 8 bytes"));
+        let (length, offset, rank, entry_tag) = table::unpack(entry);
+        if length == 0 {
+            return None;
         }
-        ranks
-    });
+        if length == bytes.len() && entry_tag == tag && &tokens[offset..offset + length] == bytes {
+            return Some(rank);
+        }
+        slot = (slot + 1) % table::SLOTS;
+    }
+}
+
+/// tiktoken's pre-tokenizer, the o200k pattern, for texts that are not ASCII; compiled on first use.
+fn pattern() -> &'static fancy_regex::Regex {
+    static PATTERN: OnceLock<fancy_regex::Regex> = OnceLock::new();
+    PATTERN
+        .get_or_init(|| fancy_regex::Regex::new(tiktoken_rs::O200K_BASE_PAT_STR).expect("the o200k pattern compiles"))
+}
+
+/// Compiles the pattern for texts that are not ASCII ([`pattern`]), for tests that time or compare counts without
+/// its first use. Nothing else needs building: the ranks are static.
+#[cfg(test)]
+pub(crate) fn preload() {
+    pattern();
 }
 
 /// The number of `o200k_base` tokens of `text`, as `o200k_base().encode_ordinary(text).len()`.
 pub(crate) fn count(text: &str) -> usize {
-    let bpe = tiktoken_rs::o200k_base_singleton();
-    let Some(ranks) = RANKS.get().filter(|_| text.is_ascii()) else {
-        return bpe.encode_ordinary(text).len();
+    if text.is_ascii() {
+        return pieces(text.as_bytes()).map(piece_tokens).sum();
+    }
+    let mut total = 0;
+    let mut counted = 0;
+    for piece in pattern().find_iter(text) {
+        let Ok(piece) = piece else {
+            // The regex gave up (its backtrack limit, where tiktoken would panic): the rest counts as its bytes,
+            // an upper bound (a token covers at least one byte).
+            return total + text.len() - counted;
+        };
+        total += piece_tokens(piece.as_str().as_bytes());
+        counted = piece.end();
+    }
+    total
+}
+
+/// The tokens of one piece: 1 when it is a token, else as many as the byte-pair merge leaves.
+fn piece_tokens(piece: &[u8]) -> usize {
+    if piece.len() == 1 || rank(piece).is_some() { 1 } else { merged_tokens(piece) }
+}
+
+/// The number of tokens the byte-pair merge leaves of `piece` (at least 2 bytes), as tiktoken's
+/// `_byte_pair_merge`: start from single bytes, and merge the adjacent pair whose union has the lowest rank (the
+/// leftmost of equals) until no union is a token. `parts` holds each part's start and the rank of its union with
+/// the next part (`Rank::MAX`: not a token); the rank of a part and the next two is looked up before the middle
+/// one is removed, as tiktoken does.
+fn merged_tokens(piece: &[u8]) -> usize {
+    let mut parts: Vec<(usize, Rank)> = Vec::with_capacity(piece.len() + 1);
+    let mut min_rank = (Rank::MAX, usize::MAX);
+    for start in 0..piece.len() - 1 {
+        let pair_rank = rank(&piece[start..start + 2]).unwrap_or(Rank::MAX);
+        if pair_rank < min_rank.0 {
+            min_rank = (pair_rank, start);
+        }
+        parts.push((start, pair_rank));
+    }
+    parts.push((piece.len() - 1, Rank::MAX));
+    parts.push((piece.len(), Rank::MAX));
+    let union_rank = |parts: &[(usize, Rank)], at: usize| {
+        if at + 3 < parts.len() { rank(&piece[parts[at].0..parts[at + 3].0]).unwrap_or(Rank::MAX) } else { Rank::MAX }
     };
-    pieces(text.as_bytes())
-        .map(|piece| {
-            if piece.len() == 1 || ranks.contains_key(piece) {
-                1
-            } else {
-                tiktoken_rs::byte_pair_split(piece, ranks).len()
+    while min_rank.0 != Rank::MAX {
+        let at = min_rank.1;
+        if at > 0 {
+            parts[at - 1].1 = union_rank(&parts, at - 1);
+        }
+        parts[at].1 = union_rank(&parts, at);
+        parts.remove(at + 1);
+        min_rank = (Rank::MAX, usize::MAX);
+        for (at, &(_, pair_rank)) in parts[..parts.len() - 1].iter().enumerate() {
+            if pair_rank < min_rank.0 {
+                min_rank = (pair_rank, at);
             }
-        })
-        .sum()
+        }
+    }
+    parts.len() - 1
 }
 
 /// The pieces o200k's pattern cuts the ASCII `text` into, in order ([`piece_end`]).
@@ -178,9 +248,108 @@ mod tests {
         }
     }
 
+    /// Drawn texts that are not ASCII (accented and other-script letters, marks, non-ASCII digits and spaces, the
+    /// long s that `(?i)'s` matches, emoji, mixed with ASCII) are counted as tiktoken counts them.
     #[test]
-    fn non_ascii_texts_are_counted_by_tiktoken() {
-        let text = "Ævar: naïve café ✓ 日本語";
-        assert_eq!(count(text), tiktoken_rs::o200k_base_singleton().encode_ordinary(text).len());
+    fn non_ascii_counts_equal_tiktokens() {
+        let alphabet = [
+            "a",
+            "Z",
+            "'",
+            "'s",
+            "'ſ",
+            "1",
+            " ",
+            "\n",
+            "\r\n",
+            "\t",
+            "/",
+            "\"",
+            ".",
+            "é",
+            "Ævar",
+            "naïve",
+            "ß",
+            "ǅ",
+            "ʰ",
+            "日本語",
+            "\u{301}",
+            "\u{20e3}",
+            "٣",
+            "Ⅻ",
+            "½",
+            "\u{a0}",
+            "\u{3000}",
+            "\u{2028}",
+            "\u{85}",
+            "—",
+            "✓",
+            "🦀",
+            "👍🏽",
+            "Ω",
+            "ﬁ",
+            "\u{feff}",
+            "x9",
+        ];
+        let mut draw = crate::budget::tests::xorshift(0x6a09_e667_f3bc_c908);
+        let mut next = |bound: usize| draw(bound as u64) as usize;
+        let mut texts: Vec<String> =
+            (0..100_000).map(|_| (0..1 + next(30)).map(|_| alphabet[next(alphabet.len())]).collect()).collect();
+        texts.push("Ævar: naïve café ✓ 日本語".into());
+        texts.push("Author: Jöhn Dœ <j@example.org>\n\n    Fix the ‘quoted’ path — again\n".into());
+        texts.push("é".repeat(300) + &"日本".repeat(80));
+        let bpe = tiktoken_rs::o200k_base_singleton();
+        for text in &texts {
+            assert_eq!(count(text), bpe.encode_ordinary(text).len(), "{text:?}");
+        }
+    }
+
+    /// The static ranks are tiktoken's: every rank's bytes in the data are those tiktoken decodes, and looking them
+    /// up gives the rank back; special tokens and bytes that are no token have none. With
+    /// `FLUXGIT_WRITE_O200K_DATA=1` the test writes `engine/data/o200k_base.bin` from tiktoken-rs instead (after a
+    /// tiktoken-rs update).
+    #[test]
+    fn static_ranks_are_tiktokens() {
+        let bpe = tiktoken_rs::o200k_base_singleton();
+        let decoded: Vec<Vec<u8>> = (0..table::TOKENS as Rank)
+            .map(|rank| bpe.decode_bytes(&[rank]).expect("every ordinary rank decodes"))
+            .collect();
+        if std::env::var_os("FLUXGIT_WRITE_O200K_DATA").is_some_and(|value| value == "1") {
+            let mut data: Vec<u8> =
+                decoded.iter().map(|token| u8::try_from(token.len()).expect("tokens up to 255 bytes")).collect();
+            decoded.iter().for_each(|token| data.extend_from_slice(token));
+            std::fs::write(concat!(env!("CARGO_MANIFEST_DIR"), "/data/o200k_base.bin"), data).expect("data written");
+            return;
+        }
+        assert!(bpe.decode_bytes(&[table::TOKENS as Rank]).is_err(), "no ordinary token beyond the data's");
+        let (lengths, mut tokens) = TOKEN_DATA.split_at(table::TOKENS);
+        for (rank, token) in decoded.iter().enumerate() {
+            let (ours, rest) = tokens.split_at(usize::from(lengths[rank]));
+            assert_eq!(ours, token.as_slice(), "rank {rank}");
+            assert_eq!(super::rank(token), Some(rank as Rank), "rank {rank}");
+            tokens = rest;
+        }
+        assert!(tokens.is_empty(), "no bytes after the last token");
+        for text in ["<|endoftext|>", "<|endofprompt|>", "zzzzzzzzzzzzzzzzzzzzzzzz", "", "é", " the"] {
+            let tokens = bpe.encode_ordinary(text);
+            let expected = tokens.first().copied().filter(|_| tokens.len() == 1);
+            assert_eq!(super::rank(text.as_bytes()), expected, "{text:?}");
+        }
+    }
+
+    /// The merge leaves as many tokens as tiktoken's on pieces that are no token, short and long (tiktoken switches
+    /// to a heap from 100 bytes; the order of merges is the same).
+    #[test]
+    fn merges_leave_tiktokens_tokens() {
+        let bpe = tiktoken_rs::o200k_base_singleton();
+        let mut draw = crate::budget::tests::xorshift(0xbb67_ae85_84ca_a73b);
+        let letters = b"etaoinshrdlucmfwypvbgkqjxz";
+        for length in (2..40).chain([99, 100, 101, 250, 600]) {
+            for _ in 0..40 {
+                let piece: String =
+                    (0..length).map(|_| char::from(letters[draw(letters.len() as u64) as usize])).collect();
+                assert_eq!(piece_tokens(piece.as_bytes()), bpe.encode_ordinary(&piece).len(), "{piece:?}");
+            }
+        }
     }
 }

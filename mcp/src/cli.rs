@@ -440,8 +440,6 @@ fn serve_stdio() -> anyhow::Result<ExitCode> {
         eprintln!("{TERMINAL_NOTICE}");
     }
     let config = Config::validate(RawConfig::from_env()).context("invalid configuration")?;
-    // The token tables load while the host starts and negotiates, not during its first tool call.
-    fluxgit_engine::budget::preload_tokenizer();
     let mut server = build_server(&config)?;
     let guard = ExitGuard::default();
     attach_audit(&config, &mut server, &guard)?;

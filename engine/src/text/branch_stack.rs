@@ -1,6 +1,6 @@
 //! Text rendering of `repo.branchStack`.
 
-use super::{BranchLine, Lines, short};
+use super::{BranchLine, Lines, Options, esc, short};
 use crate::branch_stack::{Relation, Report};
 use crate::budget::Budgeted;
 use crate::facets::refs::Upstream;
@@ -11,7 +11,7 @@ use crate::facets::refs::Upstream;
 /// `stackedOnCurrent` and `sharesBase`), its tip, its last commit's date, the examined branch's ahead/behind
 /// against it and its own upstream in brackets, and `... N more related branches` when `maxRelated` listed fewer
 /// than `relatedTotal`. Every ahead/behind is the examined branch's, as in the JSON.
-pub fn branch_stack(result: &Budgeted<Report>) -> String {
+pub fn branch_stack(result: &Budgeted<Report>, _options: &Options) -> String {
     let report = &result.data;
     let mut out = Lines::default();
     let upstream = report.upstream.as_ref();
@@ -36,7 +36,7 @@ pub fn branch_stack(result: &Budgeted<Report>) -> String {
     }
     match &report.base {
         Some(base) => {
-            let mut line = format!("base {} {}", base.name, short(&base.sha));
+            let mut line = format!("base {} {}", esc(&base.name), short(&base.sha));
             match &base.merge_base {
                 Some(merge_base) => line.push_str(&format!(" (merge-base {})", short(merge_base))),
                 None => line.push_str(" (unrelated histories)"),
@@ -52,7 +52,7 @@ pub fn branch_stack(result: &Budgeted<Report>) -> String {
             Relation::StackedOnCurrent => "child",
             Relation::SharesBase => "sibling",
         };
-        let mut line = format!("{relation} {} {} {}", related.name, short(&related.sha), related.last_commit);
+        let mut line = format!("{relation} {} {} {}", esc(&related.name), short(&related.sha), related.last_commit);
         line.push_str(&counts(related.ahead, related.behind));
         if let Some(upstream) = &related.upstream {
             line.push_str(&format!(" {}", upstream_marks(upstream)));
@@ -89,7 +89,7 @@ fn upstream_marks(upstream: &Upstream) -> String {
         marks.push(format!("behind {}", upstream.behind));
     }
     match marks.is_empty() {
-        true => format!("[{}]", upstream.name),
-        false => format!("[{}: {}]", upstream.name, marks.join(", ")),
+        true => format!("[{}]", esc(&upstream.name)),
+        false => format!("[{}: {}]", esc(&upstream.name), marks.join(", ")),
     }
 }
