@@ -19,6 +19,7 @@ mod oracle;
 mod report;
 mod run;
 mod scenarios;
+mod semantic;
 mod sweep;
 mod watches;
 
@@ -55,6 +56,8 @@ enum Mode {
     /// Commit index benchmark: build time, size, one-commit updates, `repo.search` vs `git log`, deep
     /// `repo.history` pages and `repo.scope` cold/warm.
     Index(IndexArgs),
+    /// Semantic diff benchmark: `diff.semantic` vs `diff.text` tokens and vs `git diff` time on real history.
+    Semantic(SemanticArgs),
     /// One in-process `file.blame` of a whole file at HEAD, for the blame benchmark's CPU measurement.
     #[command(hide = true)]
     BlameProbe {
@@ -94,6 +97,19 @@ struct FleetArgs {
     /// Another MCP server measured on the same fleet, e.g. the published fluxgit-mcp-sidecar.
     #[arg(long, value_name = "BINARY")]
     peer: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+struct SemanticArgs {
+    /// Non-merge commits per repository, newest first.
+    #[arg(long, default_value_t = 200)]
+    commits: usize,
+    /// Where the mirrored repositories are (`<owner>+<name>/repo`); those absent are skipped.
+    #[arg(long, value_name = "DIR", default_value = "/work/.mirror")]
+    mirrors: PathBuf,
+    /// The Markdown report whose `## Semantic diff` section is replaced. Default: BENCHMARK.md in this workspace.
+    #[arg(long, value_name = "FILE")]
+    markdown: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -242,6 +258,7 @@ fn main() -> ExitCode {
         Mode::Fleet(args) => fleet_bench(&args),
         Mode::Blame(args) => blame(&args),
         Mode::Index(args) => index_bench(&args),
+        Mode::Semantic(args) => semantic_bench(&args),
         Mode::Count { files } => count(&files),
         Mode::BlameProbe { repo, path } => {
             blame::probe(&repo, &path).map(|lines| println!("{lines} lines blamed in {}", repo.display()))
@@ -471,6 +488,20 @@ fn latency_invocation(args: &LatencyArgs, names: &[String], targets: &[(String, 
         invocation.push_str(" --second-start");
     }
     invocation
+}
+
+fn semantic_bench(args: &SemanticArgs) -> anyhow::Result<()> {
+    let mut runs = Vec::new();
+    for (name, repo) in semantic::repositories(&workspace_root(), &args.mirrors) {
+        eprintln!("fluxgit-bench: semantic diff of {name} ...");
+        runs.push(semantic::measure(&name, &repo, args.commits)?);
+    }
+    let section = semantic::section(&runs, args.commits);
+    print!("{section}");
+    let markdown = args.markdown.clone().unwrap_or_else(|| workspace_root().join("BENCHMARK.md"));
+    let current = std::fs::read_to_string(&markdown).with_context(|| format!("reading {}", markdown.display()))?;
+    std::fs::write(&markdown, latency::splice_named(&current, "Semantic diff", &section))?;
+    Ok(())
 }
 
 fn blame(args: &BlameArgs) -> anyhow::Result<()> {
