@@ -20,6 +20,7 @@ mod oracle;
 mod report;
 mod run;
 mod scenarios;
+mod semantic;
 mod startup;
 mod sweep;
 mod watches;
@@ -63,6 +64,8 @@ enum Mode {
     /// Tool-definition benchmark: the tokens of `tools/list` (model-visible definitions, with output schemas, the
     /// whole result) of this build without and with a gateway, and of peer servers.
     Tools(ToolsArgs),
+    /// Semantic diff benchmark: `diff.semantic` vs `diff.text` tokens and vs `git diff` time on real history.
+    Semantic(SemanticArgs),
     /// One in-process `file.blame` of a whole file at HEAD, for the blame benchmark's CPU measurement.
     #[command(hide = true)]
     BlameProbe {
@@ -149,6 +152,19 @@ struct ToolsArgs {
     results_dir: Option<PathBuf>,
     /// The Markdown report whose `## Tool definitions` section is replaced. Default: BENCHMARK.md in this
     /// workspace.
+    #[arg(long, value_name = "FILE")]
+    markdown: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+struct SemanticArgs {
+    /// Non-merge commits per repository, newest first.
+    #[arg(long, default_value_t = 200)]
+    commits: usize,
+    /// Where the mirrored repositories are (`<owner>+<name>/repo`); those absent are skipped.
+    #[arg(long, value_name = "DIR", default_value = "/work/.mirror")]
+    mirrors: PathBuf,
+    /// The Markdown report whose `## Semantic diff` section is replaced. Default: BENCHMARK.md in this workspace.
     #[arg(long, value_name = "FILE")]
     markdown: Option<PathBuf>,
 }
@@ -300,6 +316,7 @@ fn main() -> ExitCode {
         Mode::Fleet(args) => fleet_bench(&args),
         Mode::Blame(args) => blame(&args),
         Mode::Index(args) => index_bench(&args),
+        Mode::Semantic(args) => semantic_bench(&args),
         Mode::Count { files } => count(&files),
         Mode::Tools(args) => tools(&args),
         Mode::BlameProbe { repo, path } => {
@@ -611,6 +628,20 @@ fn latency_invocation(args: &LatencyArgs, names: &[String], targets: &[(String, 
         invocation.push_str(" --second-start");
     }
     invocation
+}
+
+fn semantic_bench(args: &SemanticArgs) -> anyhow::Result<()> {
+    let mut runs = Vec::new();
+    for (name, repo) in semantic::repositories(&workspace_root(), &args.mirrors) {
+        eprintln!("fluxgit-bench: semantic diff of {name} ...");
+        runs.push(semantic::measure(&name, &repo, args.commits)?);
+    }
+    let section = semantic::section(&runs, args.commits);
+    print!("{section}");
+    let markdown = args.markdown.clone().unwrap_or_else(|| workspace_root().join("BENCHMARK.md"));
+    let current = std::fs::read_to_string(&markdown).with_context(|| format!("reading {}", markdown.display()))?;
+    std::fs::write(&markdown, latency::splice_named(&current, "Semantic diff", &section))?;
+    Ok(())
 }
 
 fn blame(args: &BlameArgs) -> anyhow::Result<()> {

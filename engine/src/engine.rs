@@ -41,6 +41,8 @@ pub struct Engine {
     locations: Mutex<HashMap<PathBuf, Location>>,
     /// History walks kept between calls (`repo.history` pages, `repo.scope`'s recent commits and churn).
     pub(crate) walks: crate::walks::Walks,
+    /// `diff.semantic`'s parses, by blob id and language.
+    pub(crate) semantic: crate::diff::semantic::Cache,
     /// Repositories opened by [`Engine::resolve`] and its siblings since start ([`Engine::opened`]).
     opened: std::sync::atomic::AtomicU64,
     /// Set when the engine saves generation tables ([`Engine::with_generation_tables`]): dropped last, it waits for
@@ -107,6 +109,7 @@ impl Engine {
             recorded: Mutex::new(HashSet::new()),
             locations: Mutex::new(HashMap::new()),
             walks: crate::walks::Walks::default(),
+            semantic: crate::diff::semantic::Cache::default(),
             opened: std::sync::atomic::AtomicU64::new(0),
             generation_tables: None,
         }

@@ -51,6 +51,7 @@ pub mod repository;
 pub mod revision;
 pub mod scope;
 pub mod search;
+pub mod semantic;
 pub mod status;
 pub mod submodule_status;
 pub mod text;

@@ -105,7 +105,7 @@ pub(crate) fn resource_cache(
 /// The entries of `index` named `.gitattributes` (in any letter case), the only ones gix's attribute stack takes
 /// from an index (`id_mappings_from_index`, which also checks their mode, stage and the configured case): it
 /// copies every path of the index it is given, a 100,000-entry index once per diff of a `worktree.changes`.
-fn attribute_files(index: &gix::index::State) -> gix::index::State {
+pub(crate) fn attribute_files(index: &gix::index::State) -> gix::index::State {
     use gix::bstr::ByteSlice as _;
     let mut files = gix::index::State::new(index.object_hash());
     for entry in index.entries() {

@@ -21,6 +21,7 @@ mod combined;
 pub mod commit;
 mod patch;
 mod prune;
+pub mod semantic;
 mod side;
 pub mod text;
 pub mod worktree;

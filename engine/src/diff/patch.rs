@@ -278,6 +278,27 @@ impl<'repo> Renderer<'repo> {
         Ok(section)
     }
 
+    /// One side's content as git diffs it (empty when the side is absent), or `None` when git considers it
+    /// binary; for `diff.semantic`, which parses it.
+    ///
+    /// # Errors
+    /// [`Error::GitRead`] when the content cannot be read.
+    pub(crate) fn text(&mut self, entry: Option<&Entry>, old_side: bool) -> Result<Option<Vec<u8>>> {
+        let kind = if old_side { ResourceKind::OldOrSource } else { ResourceKind::NewOrDestination };
+        let content = self.load(entry, kind);
+        self.cache.clear_resource_cache_keep_allocation();
+        Ok(match content? {
+            Content::Missing => Some(Vec::new()),
+            Content::Text(bytes) => Some(bytes),
+            Content::Binary => None,
+        })
+    }
+
+    /// The line diff algorithm the repository configures (`diff.algorithm`; git's default Myers).
+    pub(crate) fn algorithm(&self) -> Algorithm {
+        self.algorithm
+    }
+
     /// The raw bytes of one side of a binary file (empty when absent), or `None` when larger than
     /// [`MAX_BINARY_BYTES`].
     fn raw(&self, entry: Option<&Entry>, from_worktree: bool) -> Result<Option<Vec<u8>>> {

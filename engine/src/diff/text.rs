@@ -161,29 +161,8 @@ pub fn read(repo: &gix::Repository, options: &Options, interrupt: &Interrupt) ->
     if let Some(path) = &options.path {
         check_relative_path(path)?;
     }
-    let (old, base) = match (options.base.as_deref(), options.head.as_deref(), options.staged) {
-        (Some(INDEX), ..) => (Side::Index, Some(INDEX.to_owned())),
-        (Some(spec), ..) => {
-            let (side, sha) = revision(repo, spec)?;
-            (side, Some(sha))
-        }
-        (None, None, false) => (Side::Index, Some(INDEX.to_owned())),
-        (None, ..) => match head_side(repo)? {
-            Side::Empty => (Side::Empty, None),
-            side => (side, Some(resolve_commit(repo, "HEAD")?.to_string())),
-        },
-    };
-    let (new, head) = match (options.head.as_deref(), options.staged) {
-        (None | Some(INDEX), true) | (Some(INDEX), false) => (Side::Index, INDEX.to_owned()),
-        (Some(spec), true) => {
-            return Err(Error::invalid(
-                InvalidReason::InvalidRevision,
-                format!("staged compares with the index: leave head out or set it to INDEX, not {spec:?}"),
-            ));
-        }
-        (None | Some(WORKTREE), false) => (Side::Worktree, WORKTREE.to_owned()),
-        (Some(spec), false) => revision(repo, spec)?,
-    };
+    let Selection { old, new, base, head } =
+        selection(repo, options.base.as_deref(), options.head.as_deref(), options.staged)?;
     let filter = PathFilter::new(options.path.as_deref());
     let against_worktree = old == Side::Index && new == Side::Worktree;
     let diffed = diff_sides(repo, old, new, &filter, changes::configured_rewrites(repo)?, interrupt)?;
@@ -210,6 +189,55 @@ pub fn read(repo: &gix::Repository, options: &Options, interrupt: &Interrupt) ->
     }
     files.sort_by(|a, b| a.stat.path.cmp(&b.stat.path));
     Ok(Full { base, head, path: options.path.clone(), files })
+}
+
+/// The two sides a selection compares, and how the answer names them.
+pub(crate) struct Selection {
+    /// The old side.
+    pub(crate) old: Side,
+    /// The new side.
+    pub(crate) new: Side,
+    /// The old side's name: a full sha or `INDEX`, or `None` for an unborn `HEAD`.
+    pub(crate) base: Option<String>,
+    /// The new side's name: a full sha, `INDEX` or `WORKTREE`.
+    pub(crate) head: String,
+}
+
+/// Resolves `base`, `head` and `staged` as the module docs say (shared with `diff.semantic`).
+///
+/// # Errors
+/// [`InvalidReason::InvalidRevision`] or [`InvalidReason::UnknownRevision`] for a refused revision, or `staged`
+/// with a `head` other than `INDEX`; [`Error::GitRead`] when `HEAD` cannot be read.
+pub(crate) fn selection(
+    repo: &gix::Repository,
+    base: Option<&str>,
+    head: Option<&str>,
+    staged: bool,
+) -> Result<Selection> {
+    let (old, base_name) = match (base, head, staged) {
+        (Some(INDEX), ..) => (Side::Index, Some(INDEX.to_owned())),
+        (Some(spec), ..) => {
+            let (side, sha) = revision(repo, spec)?;
+            (side, Some(sha))
+        }
+        (None, None, false) => (Side::Index, Some(INDEX.to_owned())),
+        (None, ..) => match head_side(repo)? {
+            Side::Empty => (Side::Empty, None),
+            side => (side, Some(resolve_commit(repo, "HEAD")?.to_string())),
+        },
+    };
+    let (new, head_name) = match (head, staged) {
+        (None | Some(INDEX), true) | (Some(INDEX), false) => (Side::Index, INDEX.to_owned()),
+        (Some(spec), true) => {
+            return Err(Error::invalid(
+                InvalidReason::InvalidRevision,
+                format!("staged compares with the index: leave head out or set it to INDEX, not {spec:?}"),
+            ));
+        }
+        (None | Some(WORKTREE), false) => (Side::Worktree, WORKTREE.to_owned()),
+        (Some(spec), false) => revision(repo, spec)?,
+    };
+    Ok(Selection { old, new, base: base_name, head: head_name })
 }
 
 /// A revision's tree and its full sha.

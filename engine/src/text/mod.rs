@@ -26,6 +26,7 @@ mod history;
 mod repo;
 mod scope;
 mod search;
+mod semantic;
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -40,6 +41,7 @@ pub use history::{history, reflog};
 pub use repo::{brief, refs, status};
 pub use scope::scope;
 pub use search::search;
+pub use semantic::{diff_semantic, diff_semantic_fallbacks};
 
 use crate::budget::Omitted;
 use crate::facets::operation::Operation;

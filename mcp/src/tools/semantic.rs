@@ -1,32 +1,28 @@
-//! `diff.semantic` and `diff.semanticFallbacks` (SPEC §5, hybrid): a semantic diff only where the gateway's engine
-//! really produced one. Without a gateway, or when it fails or answers malformed data, the result is the local
-//! fallback object pointing at `diff.text`; files the engine could not parse keep `fallbackToText: true`, a reason and
-//! `textDiffArguments`. Hunks are never synthesised here.
+//! `diff.semantic` and `diff.semanticFallbacks`: the changed symbols of a selection, from the engine's tree-sitter
+//! parses (`source: "local-tree-sitter"`, `supported: true`).
+//!
+//! The local engine answers whenever it can. A configured gateway's semantic engine is asked only when the local
+//! one could parse none of the changed files because their languages have no grammar in this build: its answer
+//! is then passed on (checked, `source: "fluxgit-gateway"`), and the local answer stands when it has none.
 
+use fluxgit_engine::diff::semantic::{FallbackReason, Options, Report};
+use fluxgit_engine::{Budgeted, Measure};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::bridge::reads::Fetched;
 use crate::envelope::Frame;
-use crate::tools::repo::parse;
-use crate::tools::schema::{self, count};
-use crate::tools::{CallContext, ProtocolError, Tool, ToolDefinition, ToolOutput};
+use crate::tools::repo::{Format, parse};
+use crate::tools::schema::{self, count, defaulted, opt_list};
+use crate::tools::{Cache, CallContext, FnTool, ProtocolError, ToolDefinition, ToolOutput};
 
-/// The reason of the local fallback, word for word from SPEC §5.
-pub const LOCAL_FALLBACK_REASON: &str = "Semantic diff is not available in local sidecar fallback mode.";
+/// The `source` of an answer from the engine's tree-sitter parses.
+pub const SOURCE_TREE_SITTER: &str = "local-tree-sitter";
 
-/// Which of the two tools.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Diff,
-    Fallbacks,
-}
-
-/// `diff.semantic` or `diff.semanticFallbacks`.
-pub struct SemanticTool {
-    definition: ToolDefinition,
-    kind: Kind,
-}
+/// Default budget in tokens: a few hundred symbol lines.
+pub const SEMANTIC_DEFAULT_TOKENS: u64 = 4000;
+/// Largest budget in tokens.
+pub const SEMANTIC_MAX_TOKENS: u64 = 100_000;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -34,132 +30,141 @@ struct Args {
     repo_path: String,
     base: Option<String>,
     head: Option<String>,
+    #[serde(default)]
+    staged: bool,
     path: Option<String>,
+    max_tokens: Option<usize>,
+    #[serde(default)]
+    format: Format,
 }
 
-impl Tool for SemanticTool {
-    fn definition(&self) -> &ToolDefinition {
-        &self.definition
-    }
-
-    fn call(&self, ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
-        let name = self.definition.name;
-        let args: Args = parse(arguments)?;
-        let unresolved = Frame::gateway(name, true, None);
-        let repo = match ctx.resolve(&args.repo_path) {
-            Ok(repo) => repo,
-            Err(error) => return unresolved.engine_error(error),
-        };
-        let local = Frame::local(name, &repo.location);
-        if let Err(error) = check(ctx, &repo, &args) {
-            return local.engine_error(error);
-        }
-        let mut request = json!({ "repoPath": repo.location.root.display().to_string() });
-        for (key, value) in [("base", &args.base), ("head", &args.head), ("path", &args.path)] {
-            if let Some(value) = value {
-                request[key] = Value::from(value.as_str());
-            }
-        }
-        let fallback = |reason: &str, gateway_reason: Option<&str>| {
-            let mut data = json!({ "supported": false, "fallback": "diff.text", "reason": reason,
-                "textDiffArguments": request });
-            if let Some(gateway_reason) = gateway_reason {
-                data["gatewayReason"] = Value::from(gateway_reason);
-            }
-            data
-        };
-        let answer = match ctx.bridge.fetch("/v1/mcp/diff/semantic", Some(&request)) {
-            Fetched::NotConfigured => return Ok(local.data_output(&fallback(LOCAL_FALLBACK_REASON, None))),
-            Fetched::Failed { reason, message } => {
-                let text = format!("{LOCAL_FALLBACK_REASON} The gateway gave no semantic diff: {message}");
-                return Ok(local.data_output(&fallback(&text, Some(&reason))));
-            }
-            Fetched::Answer(answer) => answer,
-        };
-        let gateway = Frame::gateway(name, true, Some(&repo.location));
-        match checked_answer(answer, &request) {
-            Ok(Value::Object(answer)) if answer.get("supported") == Some(&Value::Bool(true)) => {
-                Ok(gateway.data_output(&self.shape(answer)))
-            }
-            Ok(Value::Object(answer)) => {
-                let reason = answer.get("reason").and_then(Value::as_str).unwrap_or(LOCAL_FALLBACK_REASON);
-                Ok(gateway.data_output(&fallback(reason, None)))
-            }
-            Ok(_) => Ok(local.data_output(&fallback(LOCAL_FALLBACK_REASON, Some("malformed_reply")))),
-            Err(problem) => {
-                let text = format!("{LOCAL_FALLBACK_REASON} The gateway's semantic answer was malformed: {problem}");
-                Ok(local.data_output(&fallback(&text, Some("malformed_reply"))))
-            }
+impl Args {
+    fn options(&self) -> Options {
+        Options {
+            base: self.base.clone(),
+            head: self.head.clone(),
+            staged: self.staged,
+            path: self.path.clone(),
+            ..Options::default()
         }
     }
 }
 
-impl SemanticTool {
-    /// The data of a `supported: true` answer: the whole answer for `diff.semantic`; for `diff.semanticFallbacks`
-    /// the engine's per-file fallback records only.
-    fn shape(&self, answer: Map<String, Value>) -> Value {
-        if self.kind == Kind::Diff {
-            return Value::Object(answer);
-        }
-        let files = answer.get("files").and_then(Value::as_array).cloned().unwrap_or_default();
-        let fallbacks: Vec<Value> = files
-            .into_iter()
-            .filter(|file| file["fallbackToText"] == Value::Bool(true))
-            .map(|file| json!({ "path": file["path"], "reason": file["reason"], "textDiffArguments": file["textDiffArguments"] }))
-            .collect();
-        json!({ "supported": true, "engine": answer.get("engine"), "fallbacks": fallbacks,
-            "changedFiles": answer.get("changedFiles"), "filesTruncated": answer.get("filesTruncated") })
-    }
-}
-
-/// The revisions and path are checked locally before anything is sent (SPEC §4.4).
-fn check(ctx: &CallContext<'_>, repo: &fluxgit_engine::Repo, args: &Args) -> fluxgit_engine::Result<()> {
-    if let Some(base) = &args.base {
-        ctx.engine.resolve_commit(repo, base)?;
-    }
-    if let Some(head) = args.head.as_deref().filter(|head| !matches!(*head, "INDEX" | "WORKTREE")) {
-        ctx.engine.resolve_commit(repo, head)?;
-    }
-    if let Some(path) = &args.path {
-        fluxgit_engine::repository::check_relative_path(path)?;
-    }
-    Ok(())
-}
-
-/// Checks a gateway answer's shape; a `supported: true` answer must list files, each either with hunks or falling
-/// back to text (which then gets a reason and `textDiffArguments` if the gateway left them out).
-fn checked_answer(mut answer: Map<String, Value>, request: &Value) -> Result<Value, String> {
-    match answer.get("supported") {
-        Some(Value::Bool(false)) => return Ok(Value::Object(answer)),
-        Some(Value::Bool(true)) => {}
-        _ => return Err("`supported` is not a boolean".to_owned()),
-    }
-    let Some(files) = answer.get_mut("files").and_then(Value::as_array_mut) else {
-        return Err("`files` is not a list".to_owned());
+/// Runs one of the two tools on the local engine: resolves, measures over the envelope (or the text rendering)
+/// and wraps, with this tool's source and `supported: true` in the data.
+fn run_local<T: Clone + serde::Serialize>(
+    ctx: &CallContext<'_>,
+    tool: &'static str,
+    args: &Args,
+    render: fn(&Budgeted<T>) -> String,
+    read: impl FnOnce(
+        &fluxgit_engine::Repo,
+        &mut Measure<'_, Supported<T>>,
+    ) -> fluxgit_engine::Result<Budgeted<Supported<T>>>,
+) -> Result<ToolOutput, ProtocolError> {
+    let mut unresolved = Frame::gateway(tool, true, None);
+    unresolved.source = SOURCE_TREE_SITTER;
+    let repo = match ctx.resolve(&args.repo_path) {
+        Ok(repo) => repo,
+        Err(error) => return unresolved.engine_error(error),
     };
-    for file in files.iter_mut() {
-        let Some(file) = file.as_object_mut() else { return Err("a file entry is not an object".to_owned()) };
-        let Some(path) = file.get("path").and_then(Value::as_str).map(str::to_owned) else {
-            return Err("a file entry has no path".to_owned());
-        };
-        match file.get("fallbackToText") {
-            Some(Value::Bool(true)) => {
-                file.remove("hunks");
-                file.entry("reason").or_insert_with(|| Value::from("The semantic engine gave no reason."));
-                file.entry("textDiffArguments").or_insert_with(|| {
-                    let mut arguments = request.clone();
-                    arguments["path"] = Value::from(path);
-                    arguments
-                });
-            }
-            Some(Value::Bool(false)) if file.get("hunks").is_some_and(Value::is_array) => {}
-            _ => return Err(format!("file {path:?} has neither hunks nor fallbackToText: true")),
-        }
+    let mut frame = Frame::local(tool, &repo.location);
+    frame.source = SOURCE_TREE_SITTER;
+    let text = |result: &Budgeted<Supported<T>>| {
+        render(&Budgeted { data: result.data.report.clone(), omitted: result.omitted.clone() })
+    };
+    let result = match args.format {
+        Format::Json => read(&repo, &mut |candidate| frame.measure(candidate)),
+        Format::Text => read(&repo, &mut |candidate| fluxgit_engine::budget::measure_tokens(&text(candidate))),
+    };
+    match result {
+        Ok(result) if args.format == Format::Text => Ok(frame.text_rendering_output(text(&result), &result)),
+        Ok(result) => Ok(frame.output(&result)),
+        Err(error) => frame.engine_error(error),
     }
-    let changed = answer.get("files").and_then(Value::as_array).map_or(0, Vec::len);
-    answer.entry("changedFiles").or_insert_with(|| Value::from(changed));
-    answer.entry("filesTruncated").or_insert(Value::Bool(false));
-    Ok(Value::Object(answer))
+}
+
+/// A report with `supported: true` in front.
+#[derive(Clone, serde::Serialize)]
+struct Supported<T> {
+    supported: bool,
+    #[serde(flatten)]
+    report: T,
+}
+
+/// Wraps the engine's budgeted report and its measure in [`Supported`].
+fn supported<T: Clone + serde::Serialize>(
+    measure: &mut Measure<'_, Supported<T>>,
+    read: impl FnOnce(&mut Measure<'_, T>) -> fluxgit_engine::Result<Budgeted<T>>,
+) -> fluxgit_engine::Result<Budgeted<Supported<T>>> {
+    let mut inner = |candidate: &Budgeted<T>| {
+        measure(&Budgeted {
+            data: Supported { supported: true, report: candidate.data.clone() },
+            omitted: candidate.omitted.clone(),
+        })
+    };
+    let result = read(&mut inner)?;
+    Ok(Budgeted { data: Supported { supported: true, report: result.data }, omitted: result.omitted })
+}
+
+fn call_semantic(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
+    let args: Args = parse(arguments)?;
+    let max_tokens = args.max_tokens.unwrap_or(SEMANTIC_DEFAULT_TOKENS as usize);
+    let options = args.options();
+    let mut local_report: Option<Report> = None;
+    let output = run_local(ctx, "diff.semantic", &args, fluxgit_engine::text::diff_semantic, |repo, measure| {
+        let result = supported(measure, |measure| ctx.engine.diff_semantic(repo, &options, max_tokens, measure))?;
+        local_report = Some(result.data.report.clone());
+        Ok(result)
+    })?;
+    match local_report {
+        Some(report) if all_unsupported(&report) => Ok(from_gateway(ctx, &args, &report).unwrap_or(output)),
+        _ => Ok(output),
+    }
+}
+
+fn call_fallbacks(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
+    let args: Args = parse(arguments)?;
+    let max_tokens = args.max_tokens.unwrap_or(SEMANTIC_DEFAULT_TOKENS as usize);
+    let options = args.options();
+    run_local(ctx, "diff.semanticFallbacks", &args, fluxgit_engine::text::diff_semantic_fallbacks, |repo, measure| {
+        supported(measure, |measure| ctx.engine.diff_semantic_fallbacks(repo, &options, max_tokens, measure))
+    })
+}
+
+/// The local engine could parse none of the changed files for want of a grammar.
+fn all_unsupported(report: &Report) -> bool {
+    report.changed_files > 0
+        && report.fallback_files == report.changed_files
+        && report.files.iter().all(|file| {
+            file.fallback.as_ref().is_some_and(|fallback| fallback.reason == FallbackReason::UnsupportedLanguage)
+        })
+}
+
+/// The gateway's semantic answer for the selection, when a gateway is configured and answers `supported: true`
+/// in the expected shape.
+fn from_gateway(ctx: &CallContext<'_>, args: &Args, report: &Report) -> Option<ToolOutput> {
+    let repo = ctx.resolve(&args.repo_path).ok()?;
+    let mut request = json!({ "repoPath": repo.location.root.display().to_string() });
+    if let Some(base) = &report.base {
+        request["base"] = Value::from(base.as_str());
+    }
+    request["head"] = Value::from(report.head.as_str());
+    if let Some(path) = &args.path {
+        request["path"] = Value::from(path.as_str());
+    }
+    let Fetched::Answer(answer) = ctx.bridge.fetch("/v1/mcp/diff/semantic", Some(&request)) else { return None };
+    let answer = checked_answer(answer)?;
+    Some(Frame::gateway("diff.semantic", true, Some(&repo.location)).data_output(&answer))
+}
+
+/// A gateway answer in the expected shape: `supported: true` and a list of files, each with a path.
+fn checked_answer(answer: Map<String, Value>) -> Option<Value> {
+    if answer.get("supported") != Some(&Value::Bool(true)) {
+        return None;
+    }
+    let files = answer.get("files")?.as_array()?;
+    files.iter().all(|file| file.get("path").is_some_and(Value::is_string)).then_some(Value::Object(answer))
 }
 
 fn inputs() -> Value {
@@ -168,42 +173,82 @@ fn inputs() -> Value {
     schema::input(
         json!({
             "repoPath": schema::repo_path(),
-            "base": revision("Base revision (as diff.text)."),
-            "head": revision("Head revision, or `INDEX` / `WORKTREE` (as diff.text)."),
-            "path": { "type": "string", "minLength": 1, "maxLength": 4096, "description": "Repo-relative path (no `..`)." },
+            "base": revision("Old side, as diff.text: a revision or INDEX."),
+            "head": revision("New side, as diff.text: a revision, INDEX or WORKTREE."),
+            "staged": { "type": "boolean", "default": false, "description": "Compare with the index (`git diff --cached`)." },
+            "path": { "type": "string", "minLength": 1, "maxLength": 4096, "description": "Repository-relative file or directory (literal, no `..`)." },
+            "maxTokens": schema::max_tokens(200, SEMANTIC_MAX_TOKENS, SEMANTIC_DEFAULT_TOKENS),
+            "format": schema::format(),
         }),
         &["repoPath"],
     )
 }
 
-fn text_arguments() -> Value {
-    json!({ "type": "object", "required": ["repoPath"], "properties": { "repoPath": { "type": "string" },
-        "base": { "type": "string" }, "head": { "type": "string" }, "path": { "type": "string" } } })
+fn fallback_schema() -> Value {
+    json!({ "type": "object", "required": ["reason"], "properties": {
+        "reason": { "enum": ["unsupported_language", "parse_errors", "too_large", "binary", "time_budget",
+            "submodule", "unmerged", "unreadable"] },
+        "errorRatio": defaulted(json!({ "type": "number", "minimum": 0, "maximum": 1,
+            "description": "Share of error nodes in the syntax tree (parse_errors)." }), "null") } })
+}
+
+fn selection_properties() -> Map<String, Value> {
+    let Value::Object(properties) = json!({
+        "supported": { "const": true, "description": "The engine's own tree-sitter parses answered (`source: \
+            local-tree-sitter`). The local engine wins over a configured gateway's semantic engine: it reads the \
+            objects the other local tools read, so its line counts agree with diff.text's, and it needs no \
+            gateway and no network round trip. The gateway is asked only when no changed file has a grammar in \
+            this build, and its checked answer then comes with `source: fluxgit-gateway`." },
+        "base": defaulted(json!({ "type": "string", "description": "Full sha or INDEX." }), "null (an unborn HEAD)"),
+        "head": defaulted(json!({ "type": "string", "description": "Full sha, INDEX or WORKTREE." }), "WORKTREE"),
+        "path": defaulted(json!({ "type": "string" }), "null (no path filter)"),
+        "changedFiles": count(),
+    }) else {
+        unreachable!("an object literal")
+    };
+    properties
 }
 
 /// `diff.semantic`.
-pub fn semantic() -> SemanticTool {
-    let line = json!({ "type": "object", "properties": { "type": { "type": "string" }, "oldLine": {}, "newLine": {},
-        "content": {}, "oldContent": {}, "changedTokens": {}, "oldChangedTokens": {} } });
-    let file = json!({ "type": "object", "required": ["path", "fallbackToText"], "properties": {
-        "path": { "type": "string" }, "fallbackToText": { "type": "boolean" }, "reason": { "type": "string" },
-        "textDiffArguments": text_arguments(),
-        "hunks": { "type": "array", "items": { "type": "object", "properties": { "header": { "type": "string" },
-            "lines": { "type": "array", "items": line } } } } } });
-    let data = json!({ "type": "object", "required": ["supported"], "properties": {
-        "supported": { "type": "boolean" }, "fallback": { "const": "diff.text" }, "reason": { "type": "string" },
-        "gatewayReason": { "type": "string" }, "textDiffArguments": text_arguments(), "engine": {},
-        "files": { "type": "array", "items": file }, "changedFiles": count(), "filesTruncated": { "type": "boolean" } } });
-    SemanticTool {
-        kind: Kind::Diff,
+pub fn semantic() -> FnTool {
+    let lines = json!({ "type": "object", "properties": { "added": count(), "removed": count() } });
+    let range = json!({ "type": "array", "items": { "type": "integer", "minimum": 1 }, "minItems": 2, "maxItems": 2 });
+    let symbol = json!({ "type": "object", "required": ["change", "kind", "name"], "properties": {
+        "change": { "enum": ["added", "removed", "modified", "renamed", "moved"] },
+        "kind": { "enum": ["fn", "struct", "enum", "union", "class", "interface", "trait", "impl", "mod",
+            "namespace", "const", "type", "macro"] },
+        "name": { "type": "string", "description": "Qualified name (`Flags::new`, `Client.get`)." },
+        "from": defaulted(json!({ "type": "string", "description": "Old name (renamed, moved)." }), "null"),
+        "fromPath": defaulted(json!({ "type": "string", "description": "File it moved from." }), "null"),
+        "added": defaulted(count(), "0"),
+        "removed": defaulted(count(), "0"),
+        "oldLines": defaulted(range.clone(), "null (added)"),
+        "newLines": defaulted(range, "null (removed)"),
+        "signatureChanged": defaulted(json!({ "type": "boolean" }), "false") } });
+    let file = json!({ "type": "object", "required": ["path", "status"], "properties": {
+        "path": { "type": "string" },
+        "from": defaulted(json!({ "type": "string" }), "null"),
+        "status": { "enum": ["added", "modified", "deleted", "renamed", "copied", "type-change", "unmerged"] },
+        "language": defaulted(json!({ "enum": ["rust", "python", "javascript", "typescript", "tsx", "go", "java",
+            "c", "cpp"] }), "null"),
+        "additions": defaulted(count(), "0"),
+        "deletions": defaulted(count(), "0"),
+        "fallback": defaulted(fallback_schema(), "null (parsed)"),
+        "topLevel": defaulted(lines, "null (none)"),
+        "symbols": opt_list(symbol) } });
+    let mut properties = selection_properties();
+    properties.insert("fallbackFiles".to_owned(), defaulted(count(), "0"));
+    properties.insert("files".to_owned(), opt_list(file));
+    let data = json!({ "type": "object", "required": ["supported", "changedFiles"], "properties": properties });
+    FnTool {
+        handler: call_semantic,
+        cache: Cache::until_any_change(),
         definition: ToolDefinition {
             name: "diff.semantic",
-            title: "Semantic diff (gateway engine, else text fallback)",
-            description: "Structure-aware diff from the gateway's semantic engine: per file, hunks whose lines carry \
-            old/new line numbers and the changed tokens. Files the engine could not parse carry `fallbackToText: \
-            true`, a reason and `textDiffArguments`. Without a gateway (or when it fails) the result is \
-            `supported: false` with `textDiffArguments` ready for diff.text. A result is semantic only when \
-            `data.supported` is exactly `true`; a text patch never shows function or class moves.",
+            title: "Changed symbols",
+            description: "The functions, types and constants a selection (as diff.text) adds, removes, modifies, \
+            renames or moves, with lines changed inside each. Files it cannot parse are named with a reason; \
+            their patch is in diff.text.",
             input_schema: inputs(),
             output_schema: schema::envelope(data),
             read_only: true,
@@ -212,22 +257,23 @@ pub fn semantic() -> SemanticTool {
 }
 
 /// `diff.semanticFallbacks`.
-pub fn semantic_fallbacks() -> SemanticTool {
-    let record = json!({ "type": "object", "required": ["path", "reason", "textDiffArguments"], "properties": {
-        "path": { "type": "string" }, "reason": { "type": "string" }, "textDiffArguments": text_arguments() } });
-    let data = json!({ "type": "object", "required": ["supported"], "properties": {
-        "supported": { "type": "boolean" }, "fallback": { "const": "diff.text" }, "reason": { "type": "string" },
-        "gatewayReason": { "type": "string" }, "textDiffArguments": text_arguments(), "engine": {},
-        "fallbacks": { "type": "array", "items": record }, "changedFiles": {}, "filesTruncated": {} } });
-    SemanticTool {
-        kind: Kind::Fallbacks,
+pub fn semantic_fallbacks() -> FnTool {
+    let mut record = fallback_schema();
+    record["required"] = json!(["path", "reason"]);
+    record["properties"]["path"] = json!({ "type": "string" });
+    record["properties"]["additions"] = defaulted(count(), "0");
+    record["properties"]["deletions"] = defaulted(count(), "0");
+    let mut properties = selection_properties();
+    properties.insert("fallbacks".to_owned(), opt_list(record));
+    let data = json!({ "type": "object", "required": ["supported", "changedFiles"], "properties": properties });
+    FnTool {
+        handler: call_fallbacks,
+        cache: Cache::until_any_change(),
         definition: ToolDefinition {
             name: "diff.semanticFallbacks",
-            title: "Files the semantic engine could not parse",
-            description: "The semantic engine's real per-file fallback records for a selection (path, reason, \
-            `textDiffArguments` for diff.text), from the gateway. Without a gateway (or when it fails): \
-            `supported: false` and `textDiffArguments` for the whole selection. A result is semantic only when \
-            `data.supported` is exactly `true`.",
+            title: "Files diff.semantic leaves to diff.text",
+            description: "The changed files of a selection that diff.semantic cannot parse, each with its reason \
+            and line counts. Read their patch with diff.text and the same selection.",
             input_schema: inputs(),
             output_schema: schema::envelope(data),
             read_only: true,
@@ -240,19 +286,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn malformed_answers_are_refused_and_fallback_files_completed() {
-        let request = json!({ "repoPath": "/r", "base": "main" });
+    fn gateway_answers_are_taken_only_in_the_expected_shape() {
         let object = |value: Value| value.as_object().cloned().expect("an object");
-        assert!(checked_answer(object(json!({ "supported": "yes" })), &request).is_err());
-        assert!(checked_answer(object(json!({ "supported": true })), &request).is_err());
-        let no_hunks = json!({ "supported": true, "files": [{ "path": "a.rs", "fallbackToText": false }] });
-        assert!(checked_answer(object(no_hunks), &request).is_err());
-        let fallback =
-            json!({ "supported": true, "files": [{ "path": "a.bin", "fallbackToText": true, "hunks": [] }] });
-        let checked = checked_answer(object(fallback), &request).expect("well formed");
-        let file = &checked["files"][0];
-        assert!(file.get("hunks").is_none(), "no hunks for a file that fell back");
-        assert_eq!(file["textDiffArguments"], json!({ "repoPath": "/r", "base": "main", "path": "a.bin" }));
-        assert_eq!((checked["changedFiles"].as_u64(), checked["filesTruncated"].as_bool()), (Some(1), Some(false)));
+        assert!(checked_answer(object(json!({ "supported": false }))).is_none());
+        assert!(checked_answer(object(json!({ "supported": true }))).is_none());
+        assert!(checked_answer(object(json!({ "supported": true, "files": [{ "hunks": [] }] }))).is_none());
+        let good = json!({ "supported": true, "files": [{ "path": "a.kt" }] });
+        assert_eq!(checked_answer(object(good.clone())), Some(good));
     }
 }

@@ -1,6 +1,6 @@
-//! The gateway-only tools and the semantic-diff pass-through against a fake gateway: 10001 without one, its answers
-//! passed on as they came, 10002 when it has nothing usable, and the local fallback (never invented hunks) when the
-//! semantic answer is missing or malformed.
+//! The gateway-only tools and the semantic diff against a fake gateway: 10001 without one, its answers passed on as
+//! they came, 10002 when it has nothing usable; `diff.semantic` answers from the local tree-sitter engine and asks
+//! the gateway only when no changed file has a grammar, keeping its local answer when the gateway's is malformed.
 
 use fluxgit_fixtures::Scenario;
 use serde_json::{Value, json};
@@ -81,15 +81,16 @@ fn without_a_gateway_gateway_only_tools_answer_10001_and_semantic_falls_back() {
     }
     let (semantic, is_error) = envelope(&responses[5]);
     assert!(!is_error);
-    assert_eq!(semantic["source"], "local-git");
-    assert_eq!(
-        semantic["data"],
-        json!({"supported": false, "fallback": "diff.text",
-            "reason": "Semantic diff is not available in local sidecar fallback mode.", "textDiffArguments": selection})
-    );
+    assert_eq!(semantic["source"], "local-tree-sitter");
+    assert_eq!(semantic["data"]["supported"], true);
+    let files = semantic["data"]["files"].as_array().expect("files");
+    let main = files.iter().find(|file| file["path"] == "src/main.c").expect("src/main.c changed since HEAD~1");
+    assert_eq!(main["language"], "c");
     let (fallbacks, _) = envelope(&responses[6]);
-    assert_eq!(fallbacks["data"]["supported"], false);
-    assert_eq!(fallbacks["data"]["textDiffArguments"], json!({"repoPath": repo}));
+    assert_eq!(fallbacks["source"], "local-tree-sitter");
+    let fallbacks = fallbacks["data"]["fallbacks"].as_array().expect("fallbacks");
+    let legacy = fallbacks.iter().find(|file| file["path"] == "data/legacy.txt").expect("a .txt file falls back");
+    assert_eq!(legacy["reason"], "unsupported_language");
 }
 
 #[test]
@@ -111,8 +112,8 @@ fn a_gateway_serves_restore_points_timeline_and_semantic_diffs() {
             call(5, "flux_latestRestorePoint", json!({"repoPath": repo})),
             call(6, "flux_restorePointDetails", json!({"repoPath": repo, "restorePointId": "r1"})),
             call(7, "flux_restorePointDetails", json!({"repoPath": repo, "restorePointId": "gone"})),
-            call(8, "diff_semantic", json!({"repoPath": repo, "base": "HEAD"})),
-            call(9, "diff_semanticFallbacks", json!({"repoPath": repo, "base": "HEAD"})),
+            call(8, "diff_semantic", json!({"repoPath": repo, "base": "HEAD", "path": "data"})),
+            call(9, "diff_semantic", json!({"repoPath": repo, "base": "HEAD"})),
             call(10, "diff_semantic", json!({"repoPath": repo, "path": "malformed"})),
             call(11, "diff_semantic", json!({"repoPath": repo, "path": "empty"})),
             call(12, "safety_eventDetails", json!({"repoPath": repo, "eventId": "../x"})),
@@ -141,31 +142,22 @@ fn a_gateway_serves_restore_points_timeline_and_semantic_diffs() {
     let (code, data) = product_error(&responses[6]);
     assert_eq!((code, data["reason"].as_str()), (10002, Some("not_found")));
 
+    // Only `data/legacy.txt` changed under `data`, and no grammar reads it: the gateway's answer is passed on.
     let semantic = ok(7);
     assert_eq!(semantic["source"], "fluxgit-gateway");
     assert_eq!(semantic["data"]["supported"], true);
     assert_eq!(semantic["data"]["files"][0]["hunks"][0]["header"], "fn main");
-    let unparsed = &semantic["data"]["files"][1];
+    // The C files changed since HEAD are the local engine's to answer.
+    let local = ok(8);
     assert_eq!(
-        (unparsed["fallbackToText"].as_bool(), unparsed["reason"].as_str()),
-        (Some(true), Some("not a supported language"))
+        (local["source"].as_str(), local["data"]["supported"].as_bool()),
+        (Some("local-tree-sitter"), Some(true))
     );
-    assert_eq!(unparsed["textDiffArguments"], json!({"repoPath": repo, "base": "HEAD", "path": "data/legacy.txt"}));
-    assert!(unparsed.get("hunks").is_none());
-    let fallbacks = ok(8);
-    assert_eq!(fallbacks["data"]["fallbacks"].as_array().map(Vec::len), Some(1));
-    assert_eq!(fallbacks["data"]["fallbacks"][0]["path"], "data/legacy.txt");
     for idx in [9, 10] {
-        let fallback = ok(idx);
-        assert_eq!(
-            (fallback["source"].as_str(), fallback["data"]["supported"].as_bool()),
-            (Some("local-git"), Some(false))
-        );
-        assert!(fallback["data"].get("files").is_none(), "no invented files or hunks: {fallback}");
-        assert_eq!(fallback["data"]["fallback"], "diff.text");
+        let nothing = ok(idx);
+        assert_eq!(nothing["source"], "local-tree-sitter");
+        assert_eq!(nothing["data"]["changedFiles"], 0, "no file under the path: {nothing}");
     }
-    assert_eq!(ok(9)["data"]["gatewayReason"], "malformed_reply");
-    assert_eq!(ok(10)["data"]["gatewayReason"], "empty_reply");
     assert_eq!(responses[11]["error"]["code"], -32602, "an unsafe eventId fails the schema");
     assert_eq!(responses[12]["error"]["data"]["reason"], "invalid_revision");
 
@@ -183,7 +175,9 @@ fn a_gateway_serves_restore_points_timeline_and_semantic_diffs() {
             "/v1/mcp/safety/timeline?repoPath={encoded}&limit=5&includeReflog=false&includeRestorePoints=true&reflogLimit=20"
         )
     );
-    assert_eq!(paths.len(), 11, "nothing sent for the two refused calls: {paths:?}");
+    let semantic_requests = paths.iter().filter(|path| path.starts_with("/v1/mcp/diff/semantic")).count();
+    assert_eq!(semantic_requests, 1, "the gateway is asked only for what the local engine cannot parse: {paths:?}");
+    assert_eq!(paths.len(), 8, "nothing sent for the two refused calls: {paths:?}");
 }
 
 #[test]
@@ -204,10 +198,12 @@ fn an_unreachable_gateway_is_10002_for_gateway_only_tools() {
     );
     let (code, data) = product_error(&responses[0]);
     assert_eq!((code, data["reason"].as_str()), (10002, Some("unreachable")));
-    let (fallback, _) = envelope(&responses[1]);
+    // The semantic diff needs no gateway: the local engine answers (nothing changed in a clean work tree).
+    let (local, is_error) = envelope(&responses[1]);
+    assert!(!is_error);
     assert_eq!(
-        (fallback["data"]["supported"].as_bool(), fallback["data"]["gatewayReason"].as_str()),
-        (Some(false), Some("unreachable"))
+        (local["source"].as_str(), local["data"]["supported"].as_bool()),
+        (Some("local-tree-sitter"), Some(true))
     );
 }
 
@@ -222,7 +218,7 @@ fn requests_of(responses: &[Value]) -> Vec<&'static str> {
         "flux_restorePointDetails",
         "flux_restorePointDetails",
         "diff_semantic",
-        "diff_semanticFallbacks",
+        "diff_semantic",
         "diff_semantic",
         "diff_semantic",
         "safety_eventDetails",

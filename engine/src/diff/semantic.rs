@@ -1,0 +1,971 @@
+//! `diff.semantic`: which functions, types and constants a selection changes, from tree-sitter syntax trees.
+//!
+//! The selection is `diff.text`'s (`base`, `head`, `staged`, `path`, with the same revision parsing and
+//! refusals), and so are the changed files and their line diff (git's rename detection, the configured diff
+//! algorithm). Each changed file in a supported language has both sides parsed into symbols
+//! ([`crate::semantic`]); the changed lines of the line diff are then given to the innermost symbol that holds
+//! them on their side, or counted as the file's `topLevel` lines when none does.
+//!
+//! # Matching
+//!
+//! Symbols are matched across the two sides of a file by kind and qualified name (the n-th `impl Foo` with the
+//! n-th). What is left is matched by body similarity ([`crate::semantic::similarity`], at least
+//! [`RENAME_SIMILARITY`]): within one file a pair of the same kind is a rename, across two files of the diff a pair
+//! of the same kind and own name is a move. The rest was added or removed; a member added (or removed) with its
+//! container is counted in the container's lines and not listed apart. A symbol is listed only when a changed
+//! line lies in it, so every listed `modified` symbol has one, and every changed line is either inside a listed
+//! symbol's range on its side or counted as top level.
+//!
+//! # Fallbacks
+//!
+//! A file is left to the text diff, with its line counts and a reason, when it is binary, a submodule, in a
+//! language without a grammar in this build, over [`crate::semantic::MAX_FILE_BYTES`] on a side, parsed with too
+//! many error nodes (the ratio is given), parsed after the call's time budget ran out, or unmerged.
+//!
+//! # Cost
+//!
+//! Parses are kept in the engine by blob id and language (a blob never changes), so a second call parses
+//! nothing; the parses of one call run on up to two threads. The budget keeps the files with the largest
+//! changes and counts the others in `omitted.files`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use gix::ObjectId;
+use gix::bstr::ByteSlice as _;
+use gix::diff::blob::{Diff, InternedInput};
+use gix::index::entry::Mode;
+use serde::Serialize;
+
+use super::changes::{self, Attributes, Change};
+use super::patch::{Output, Renderer};
+use super::side::PathFilter;
+use super::text::WORKTREE;
+use super::{Status, diff_sides};
+use crate::budget::{Budgeted, Measure};
+use crate::engine::{Engine, Repo};
+use crate::error::{Error, Result};
+use crate::interrupt::Interrupt;
+use crate::repository::check_relative_path;
+use crate::semantic::{self, Kind, Language, Parsed, Symbol};
+
+/// Least body similarity for a rename or a move (0.5: half the tokens shared).
+pub const RENAME_SIMILARITY: f64 = 0.5;
+
+/// Default time a call may spend parsing: 3 s; files parsed after that fall back with `time_budget`.
+pub const DEFAULT_TIME_BUDGET: Duration = Duration::from_secs(3);
+
+/// Bytes of parses the engine keeps (32 MiB).
+const CACHE_BYTES: u64 = 32 * 1024 * 1024;
+
+/// What to compare, as `diff.text` takes it.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Old side: a revision or `INDEX` (default as `diff.text`).
+    pub base: Option<String>,
+    /// New side: a revision, `INDEX` or `WORKTREE`.
+    pub head: Option<String>,
+    /// Compare with the index like `git diff --cached`.
+    pub staged: bool,
+    /// Only this repository-relative file or directory (literal, no `..`).
+    pub path: Option<String>,
+    /// Time the call may spend parsing.
+    pub time_budget: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self { base: None, head: None, staged: false, path: None, time_budget: DEFAULT_TIME_BUDGET }
+    }
+}
+
+/// The parses the engine keeps, by blob id and language.
+pub(crate) struct Cache {
+    parses: moka::sync::Cache<(ObjectId, Language), Arc<Parsed>>,
+}
+
+impl Default for Cache {
+    fn default() -> Self {
+        let parses = moka::sync::Cache::builder()
+            .max_capacity(CACHE_BYTES)
+            .weigher(|_, parsed: &Arc<Parsed>| weight(parsed))
+            .build();
+        Self { parses }
+    }
+}
+
+impl std::fmt::Debug for Cache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cache").field("parses", &self.parses.entry_count()).finish()
+    }
+}
+
+/// The bytes a kept parse holds, roughly.
+fn weight(parsed: &Parsed) -> u32 {
+    let bytes = match parsed {
+        Parsed::Symbols(symbols) => symbols
+            .iter()
+            .map(|symbol| 96 + symbol.name.len() + symbol.leaf.len() + 8 * symbol.tokens.len())
+            .sum::<usize>(),
+        _ => 0,
+    };
+    u32::try_from(bytes + 64).unwrap_or(u32::MAX)
+}
+
+/// The semantic diff of a selection.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    /// The old side: a full sha or `INDEX`; `null` for an unborn `HEAD`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
+    /// The new side: a full sha, `INDEX` or `WORKTREE` (left out of the JSON for `WORKTREE`).
+    #[serde(skip_serializing_if = "is_worktree")]
+    pub head: String,
+    /// The path filter, when given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Changed files, counted whether shown or not.
+    pub changed_files: usize,
+    /// Files that fell back to the text diff, counted whether shown or not; default 0.
+    #[serde(skip_serializing_if = "crate::compact::is_zero")]
+    pub fallback_files: usize,
+    /// The changed files in path order (the budget keeps those with the largest changes: `omitted.files`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<FileChange>,
+}
+
+fn is_worktree(head: &str) -> bool {
+    head == WORKTREE
+}
+
+/// One changed file.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileChange {
+    /// Repository-relative path (the new one for a renamed file).
+    pub path: String,
+    /// For a renamed or copied file: the old path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    /// How the file changed, in git's terms.
+    pub status: Status,
+    /// The language it was parsed as, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub language: Option<Language>,
+    /// Lines added in the file (as `git diff --numstat`); default 0.
+    #[serde(skip_serializing_if = "crate::compact::is_zero_u64")]
+    pub additions: u64,
+    /// Lines removed in the file; default 0.
+    #[serde(skip_serializing_if = "crate::compact::is_zero_u64")]
+    pub deletions: u64,
+    /// Why the file was left to the text diff (then it has no symbols).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<Fallback>,
+    /// Changed lines outside every symbol (imports, attributes, file-level statements); absent when none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_level: Option<Lines>,
+    /// The changed symbols in the order of the new side (removed ones where they stood).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub symbols: Vec<SymbolChange>,
+}
+
+/// Added and removed line counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Lines {
+    /// Added lines; default 0.
+    #[serde(skip_serializing_if = "crate::compact::is_zero_u64")]
+    pub added: u64,
+    /// Removed lines; default 0.
+    #[serde(skip_serializing_if = "crate::compact::is_zero_u64")]
+    pub removed: u64,
+}
+
+impl Lines {
+    fn is_empty(self) -> bool {
+        self.added == 0 && self.removed == 0
+    }
+}
+
+/// Why a file was left to the text diff.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Fallback {
+    /// The reason.
+    pub reason: FallbackReason,
+    /// For `parse_errors`: the share of error and missing nodes in the worse side's tree, from 0 to 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_ratio: Option<f64>,
+}
+
+/// The reasons a file falls back to the text diff.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FallbackReason {
+    /// No grammar for its language in this build, or no language known for its name.
+    UnsupportedLanguage,
+    /// Too many error nodes in a side's syntax tree.
+    ParseErrors,
+    /// A side is larger than the parse cap.
+    TooLarge,
+    /// Git considers it binary.
+    Binary,
+    /// The call's parse time ran out before it.
+    TimeBudget,
+    /// A submodule (its commit moved).
+    Submodule,
+    /// Unmerged in the index (a stopped merge): `diff.text` shows its combined diff.
+    Unmerged,
+    /// Its content could not be read (an object missing from the store); `diff.text` names the error.
+    Unreadable,
+}
+
+impl FallbackReason {
+    /// The reason as the JSON spells it (`unsupported_language`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FallbackReason::UnsupportedLanguage => "unsupported_language",
+            FallbackReason::ParseErrors => "parse_errors",
+            FallbackReason::TooLarge => "too_large",
+            FallbackReason::Binary => "binary",
+            FallbackReason::TimeBudget => "time_budget",
+            FallbackReason::Submodule => "submodule",
+            FallbackReason::Unmerged => "unmerged",
+            FallbackReason::Unreadable => "unreadable",
+        }
+    }
+}
+
+/// One changed symbol.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SymbolChange {
+    /// What happened to it.
+    pub change: SymbolStatus,
+    /// What it declares.
+    pub kind: Kind,
+    /// Its qualified name on the new side (the old side for a removed one).
+    pub name: String,
+    /// For a renamed symbol, and a moved one whose name changed: its old qualified name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    /// For a moved symbol: the file it came from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from_path: Option<String>,
+    /// Lines added inside it (its members' included when they are not listed); default 0.
+    #[serde(skip_serializing_if = "crate::compact::is_zero_u64")]
+    pub added: u64,
+    /// Lines removed inside it; default 0.
+    #[serde(skip_serializing_if = "crate::compact::is_zero_u64")]
+    pub removed: u64,
+    /// Its first and last line on the old side (in `fromPath` for a move), 1-based; absent when added.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub old_lines: Option<[u32; 2]>,
+    /// Its first and last line on the new side, 1-based; absent when removed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub new_lines: Option<[u32; 2]>,
+    /// Its declaration up to the body changed (name aside for a rename); default false.
+    #[serde(skip_serializing_if = "crate::compact::is_false")]
+    pub signature_changed: bool,
+}
+
+/// What happened to a symbol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SymbolStatus {
+    /// Only on the new side.
+    Added,
+    /// Only on the old side.
+    Removed,
+    /// On both sides, with changed lines.
+    Modified,
+    /// On both sides of one file under another name (`from`).
+    Renamed,
+    /// From another file of the diff (`fromPath`).
+    Moved,
+}
+
+impl SymbolStatus {
+    /// The letter of the text rendering: `A`, `D`, `M`, `R`, `V`.
+    pub fn letter(self) -> char {
+        match self {
+            SymbolStatus::Added => 'A',
+            SymbolStatus::Removed => 'D',
+            SymbolStatus::Modified => 'M',
+            SymbolStatus::Renamed => 'R',
+            SymbolStatus::Moved => 'V',
+        }
+    }
+}
+
+/// The files of `diff.semantic` that fell back to the text diff (`diff.semanticFallbacks`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FallbackReport {
+    /// As [`Report::base`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
+    /// As [`Report::head`].
+    #[serde(skip_serializing_if = "is_worktree")]
+    pub head: String,
+    /// The path filter, when given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Changed files.
+    pub changed_files: usize,
+    /// The files that fell back, in path order (cut by the budget: `omitted.fallbacks`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fallbacks: Vec<FallbackFile>,
+}
+
+/// A file that fell back.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FallbackFile {
+    /// Repository-relative path.
+    pub path: String,
+    /// Why, and the error ratio for `parse_errors`.
+    #[serde(flatten)]
+    pub fallback: Fallback,
+    /// Lines added in it; default 0.
+    #[serde(skip_serializing_if = "crate::compact::is_zero_u64")]
+    pub additions: u64,
+    /// Lines removed in it; default 0.
+    #[serde(skip_serializing_if = "crate::compact::is_zero_u64")]
+    pub deletions: u64,
+}
+
+/// Semantic diff tools.
+impl Engine {
+    /// `diff.semantic`: the changed symbols of a selection, files cut to `max_tokens` (largest changes kept).
+    ///
+    /// # Errors
+    /// As [`Engine::diff_text`]: [`crate::Error::Invalid`] for a bad selection or a budget under the floor,
+    /// [`crate::Error::GitRead`] on a failed read, [`crate::Error::Cancelled`] when interrupted.
+    pub fn diff_semantic(
+        &self,
+        repo: &Repo,
+        options: &Options,
+        max_tokens: usize,
+        measure: &mut Measure<'_, Report>,
+    ) -> Result<Budgeted<Report>> {
+        let full = read(&repo.git, options, &self.semantic, &repo.interrupt)?;
+        fit(&full, max_tokens, measure)
+    }
+
+    /// `diff.semanticFallbacks`: the files of the same selection that `diff.semantic` leaves to the text diff.
+    ///
+    /// # Errors
+    /// As [`Engine::diff_semantic`].
+    pub fn diff_semantic_fallbacks(
+        &self,
+        repo: &Repo,
+        options: &Options,
+        max_tokens: usize,
+        measure: &mut Measure<'_, FallbackReport>,
+    ) -> Result<Budgeted<FallbackReport>> {
+        let full = read(&repo.git, options, &self.semantic, &repo.interrupt)?;
+        let fallbacks: Vec<FallbackFile> = full
+            .files
+            .iter()
+            .filter_map(|file| {
+                let fallback = file.fallback.clone()?;
+                Some(FallbackFile {
+                    path: file.path.clone(),
+                    fallback,
+                    additions: file.additions,
+                    deletions: file.deletions,
+                })
+            })
+            .collect();
+        let whole = FallbackReport {
+            base: full.base.clone(),
+            head: full.head.clone(),
+            path: full.path.clone(),
+            changed_files: full.changed_files,
+            fallbacks,
+        };
+        let cut = |whole: &FallbackReport, shown: &[usize]| FallbackReport {
+            fallbacks: crate::budget::first(&whole.fallbacks, shown[0]),
+            ..whole.clone()
+        };
+        crate::budget::fit_sections(&whole, &["fallbacks"], &[whole.fallbacks.len()], max_tokens, &cut, measure)
+    }
+}
+
+/// Keeps the files with the largest changes that fit `max_tokens`, shown in path order.
+///
+/// # Errors
+/// [`crate::InvalidReason::BudgetBelowFloor`] when even no file exceeds `max_tokens`.
+pub fn fit(full: &Report, max_tokens: usize, measure: &mut Measure<'_, Report>) -> Result<Budgeted<Report>> {
+    let mut by_size: Vec<usize> = (0..full.files.len()).collect();
+    by_size.sort_by_key(|&file_idx| {
+        let file = &full.files[file_idx];
+        (std::cmp::Reverse(file.additions + file.deletions), file_idx)
+    });
+    let cut = |full: &Report, shown: &[usize]| {
+        let mut kept: Vec<usize> = by_size[..shown[0]].to_vec();
+        kept.sort_unstable();
+        Report { files: kept.into_iter().map(|file_idx| full.files[file_idx].clone()).collect(), ..full.clone() }
+    };
+    crate::budget::fit_sections(full, &["files"], &[full.files.len()], max_tokens, &cut, measure)
+}
+
+/// One side of a changed file, read.
+struct SideText {
+    id: ObjectId,
+    path: String,
+    text: Vec<u8>,
+}
+
+/// A changed file on its way through the diff.
+struct Work {
+    entry: FileChange,
+    language: Option<Language>,
+    old: Option<SideText>,
+    new: Option<SideText>,
+}
+
+/// Reads the selection and lists its changed symbols, every file shown.
+///
+/// # Errors
+/// As [`Engine::diff_semantic`].
+pub(crate) fn read(repo: &gix::Repository, options: &Options, cache: &Cache, interrupt: &Interrupt) -> Result<Report> {
+    let deadline = Instant::now() + options.time_budget;
+    if let Some(path) = &options.path {
+        check_relative_path(path)?;
+    }
+    let selection = super::text::selection(repo, options.base.as_deref(), options.head.as_deref(), options.staged)?;
+    let filter = PathFilter::new(options.path.as_deref());
+    let diffed =
+        diff_sides(repo, selection.old, selection.new, &filter, changes::configured_rewrites(repo)?, interrupt)?;
+    let mut renderer = Renderer::new(repo, diffed.new_root.clone(), diffed.attributes, Output::Listing)?;
+    let mut attributes = Languages::new(repo, diffed.attributes)?;
+    let mut works = Vec::with_capacity(diffed.changes.len() + diffed.unmerged.len());
+    for change in &diffed.changes {
+        interrupt.check()?;
+        works.push(prepare(&mut renderer, &mut attributes, change)?);
+    }
+    for path in diffed.unmerged.keys() {
+        let entry = FileChange {
+            path: crate::facets::utf8(path),
+            from: None,
+            status: Status::Unmerged,
+            language: None,
+            additions: 0,
+            deletions: 0,
+            fallback: Some(Fallback { reason: FallbackReason::Unmerged, error_ratio: None }),
+            top_level: None,
+            symbols: Vec::new(),
+        };
+        works.push(Work { entry, language: None, old: None, new: None });
+    }
+    let parses = parse_all(&works, cache, deadline);
+    interrupt.check()?;
+    let algorithm = renderer.algorithm();
+    let mut files: Vec<FileChange> = match_symbols(&mut works, &parses, algorithm);
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    let fallback_files = files.iter().filter(|file| file.fallback.is_some()).count();
+    Ok(Report {
+        base: selection.base,
+        head: selection.head,
+        path: options.path.clone(),
+        changed_files: files.len(),
+        fallback_files,
+        files,
+    })
+}
+
+/// Reads one change's sides and decides whether it can be parsed.
+fn prepare(renderer: &mut Renderer<'_>, languages: &mut Languages<'_>, change: &Change) -> Result<Work> {
+    let listed = renderer.render(change)?.stat;
+    let mut entry = FileChange {
+        path: listed.path.clone(),
+        from: listed.from.clone(),
+        status: listed.status,
+        language: None,
+        additions: listed.additions.unwrap_or(0),
+        deletions: listed.deletions.unwrap_or(0),
+        fallback: None,
+        top_level: None,
+        symbols: Vec::new(),
+    };
+    let fall_back = |mut entry: FileChange, reason| {
+        entry.fallback = Some(Fallback { reason, error_ratio: None });
+        Ok(Work { entry, language: None, old: None, new: None })
+    };
+    let sides = [change.old.as_ref(), change.new.as_ref()];
+    if sides.iter().flatten().any(|side| side.mode == Mode::COMMIT) {
+        return fall_back(entry, FallbackReason::Submodule);
+    }
+    if listed.binary {
+        return fall_back(entry, FallbackReason::Binary);
+    }
+    if listed.error.is_some() {
+        // One unreadable file never sinks the answer: it is named, and diff.text says why.
+        return fall_back(entry, FallbackReason::Unreadable);
+    }
+    if sides.iter().flatten().any(|side| side.mode == Mode::SYMLINK) {
+        return fall_back(entry, FallbackReason::UnsupportedLanguage);
+    }
+    let language = languages.of(change.path().as_ref())?;
+    let Some(language) = language else { return fall_back(entry, FallbackReason::UnsupportedLanguage) };
+    entry.language = Some(language);
+    let mut read = |side: Option<&changes::Entry>, old_side: bool| -> Result<Option<Option<SideText>>> {
+        let Some(side) = side else { return Ok(Some(None)) };
+        Ok(renderer
+            .text(Some(side), old_side)?
+            .map(|text| Some(SideText { id: side.id, path: crate::facets::utf8(&side.path), text })))
+    };
+    let (Some(old), Some(new)) = (read(change.old.as_ref(), true)?, read(change.new.as_ref(), false)?) else {
+        return fall_back(entry, FallbackReason::Binary);
+    };
+    Ok(Work { entry, language: Some(language), old, new })
+}
+
+/// The parses of one call, by blob id and language.
+type Parses = HashMap<(ObjectId, Language), Arc<Parsed>>;
+
+/// Parses every side not in `cache` yet, on up to two threads, keeps the new parses in `cache` and returns all
+/// the parses the call needs.
+fn parse_all(works: &[Work], cache: &Cache, deadline: Instant) -> Parses {
+    let mut parses = Parses::new();
+    let mut wanted: Vec<(ObjectId, Language, &[u8])> = Vec::new();
+    for work in works {
+        let Some(language) = work.language else { continue };
+        for side in [&work.old, &work.new].into_iter().flatten() {
+            let key = (side.id, language);
+            if parses.contains_key(&key) || wanted.iter().any(|(id, lang, _)| (*id, *lang) == key) {
+                continue;
+            }
+            match cache.parses.get(&key) {
+                Some(parsed) => {
+                    parses.insert(key, parsed);
+                }
+                None => wanted.push((side.id, language, side.text.as_slice())),
+            }
+        }
+    }
+    let parse = |(id, language, text): &(ObjectId, Language, &[u8])| {
+        let parsed =
+            if Instant::now() > deadline { Parsed::TimeBudget } else { semantic::parse(*language, text, deadline) };
+        ((*id, *language), Arc::new(parsed))
+    };
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(2).min(wanted.len());
+    let parsed: Vec<((ObjectId, Language), Arc<Parsed>)> = if workers <= 1 {
+        wanted.iter().map(parse).collect()
+    } else {
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let results = std::sync::Mutex::new(Vec::with_capacity(wanted.len()));
+        std::thread::scope(|scope| {
+            for _ in 0..workers {
+                scope.spawn(|| {
+                    while let Some(job) = wanted.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
+                        let result = parse(job);
+                        results.lock().expect("a parse thread never panics holding the lock").push(result);
+                    }
+                });
+            }
+        });
+        results.into_inner().expect("the parse threads ended")
+    };
+    for (key, parsed) in parsed {
+        // A parse cut short by the deadline is not kept: the next call may have the time.
+        if !matches!(*parsed, Parsed::TimeBudget) {
+            cache.parses.insert(key, Arc::clone(&parsed));
+        }
+        parses.insert(key, parsed);
+    }
+    parses
+}
+
+/// A side's symbols with the changed lines given to them.
+struct SideSymbols {
+    symbols: Arc<Parsed>,
+    /// Changed lines per symbol.
+    lines: Vec<u64>,
+}
+
+impl SideSymbols {
+    fn list(&self) -> &[Symbol] {
+        match &*self.symbols {
+            Parsed::Symbols(symbols) => symbols,
+            _ => &[],
+        }
+    }
+}
+
+/// A file whose two sides were parsed, with its line diff given to symbols.
+struct Attributed {
+    work_idx: usize,
+    old: SideSymbols,
+    new: SideSymbols,
+    top_level: Lines,
+}
+
+/// Where a symbol of one side went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fate {
+    Unmatched,
+    Matched { file: usize, symbol: usize, how: SymbolStatus },
+}
+
+/// Gives the changed lines to symbols, matches the symbols and builds each file's entry.
+fn match_symbols(works: &mut [Work], parses: &Parses, algorithm: gix::diff::blob::Algorithm) -> Vec<FileChange> {
+    let mut attributed: Vec<Attributed> = Vec::new();
+    for (work_idx, work) in works.iter_mut().enumerate() {
+        let Some(language) = work.language.filter(|_| work.entry.fallback.is_none()) else { continue };
+        let parsed = |side: &Option<SideText>| match side {
+            Some(side) => parses.get(&(side.id, language)).cloned().unwrap_or_else(|| Arc::new(Parsed::TimeBudget)),
+            None => Arc::new(Parsed::Symbols(Vec::new())),
+        };
+        let (old, new) = (parsed(&work.old), parsed(&work.new));
+        let failure = [&*old, &*new].into_iter().find_map(|parsed| match parsed {
+            Parsed::Symbols(_) => None,
+            Parsed::ParseErrors(ratio) => {
+                Some(Fallback { reason: FallbackReason::ParseErrors, error_ratio: Some(*ratio) })
+            }
+            Parsed::TooLarge => Some(Fallback { reason: FallbackReason::TooLarge, error_ratio: None }),
+            Parsed::TimeBudget => Some(Fallback { reason: FallbackReason::TimeBudget, error_ratio: None }),
+        });
+        if let Some(failure) = failure {
+            work.entry.fallback = Some(failure);
+            continue;
+        }
+        let empty = Vec::new();
+        let old_text = work.old.as_ref().map_or(&empty, |side| &side.text);
+        let new_text = work.new.as_ref().map_or(&empty, |side| &side.text);
+        let input = InternedInput::new(
+            gix::diff::blob::sources::byte_lines(old_text),
+            gix::diff::blob::sources::byte_lines(new_text),
+        );
+        let mut diff = Diff::compute(algorithm, &input);
+        diff.postprocess_lines(&input);
+        let mut old = SideSymbols { symbols: old, lines: Vec::new() };
+        let mut new = SideSymbols { symbols: new, lines: Vec::new() };
+        let removed = attribute(&mut old, input.before.len(), |line| diff.is_removed(line));
+        let added = attribute(&mut new, input.after.len(), |line| diff.is_added(line));
+        attributed.push(Attributed { work_idx, old, new, top_level: Lines { added, removed } });
+    }
+    let (old_fates, new_fates) = pair(&attributed);
+    let folds = fold(&attributed, &old_fates, &new_fates);
+    for (file_idx, file) in attributed.iter().enumerate() {
+        let symbols = list(file_idx, &attributed, works, &folds, &old_fates, &new_fates);
+        let entry = &mut works[file.work_idx].entry;
+        entry.symbols = symbols;
+        entry.top_level = (!file.top_level.is_empty()).then_some(file.top_level);
+    }
+    works.iter().map(|work| work.entry.clone()).collect()
+}
+
+/// Counts the changed lines of a side (`changed(line)`, 0-based, of `lines` lines) per innermost symbol; returns
+/// the changed lines outside every symbol.
+fn attribute(side: &mut SideSymbols, lines: usize, changed: impl Fn(u32) -> bool) -> u64 {
+    let symbols = side.list();
+    let mut owner: Vec<Option<usize>> = vec![None; lines];
+    // Members come after their container: the later symbol holding a line is the innermost.
+    for (symbol_idx, symbol) in symbols.iter().enumerate() {
+        let start = (symbol.start_line as usize).saturating_sub(1).min(lines);
+        let end = (symbol.end_line as usize).min(lines);
+        for slot in &mut owner[start..end] {
+            *slot = Some(symbol_idx);
+        }
+    }
+    let mut counts = vec![0u64; symbols.len()];
+    let mut outside = 0;
+    for (line, slot) in owner.iter().enumerate() {
+        if !changed(line as u32) {
+            continue;
+        }
+        match slot {
+            Some(symbol_idx) => counts[*symbol_idx] += 1,
+            None => outside += 1,
+        }
+    }
+    side.lines = counts;
+    outside
+}
+
+/// Pairs old and new symbols: by kind and qualified name within a file, then renames within a file and moves
+/// across files by similarity. Returns, per attributed file, the fate of each old and each new symbol.
+fn pair(files: &[Attributed]) -> (Vec<Vec<Fate>>, Vec<Vec<Fate>>) {
+    let mut old_fates: Vec<Vec<Fate>> = files.iter().map(|file| vec![Fate::Unmatched; file.old.list().len()]).collect();
+    let mut new_fates: Vec<Vec<Fate>> = files.iter().map(|file| vec![Fate::Unmatched; file.new.list().len()]).collect();
+    let link = |old_fates: &mut Vec<Vec<Fate>>,
+                new_fates: &mut Vec<Vec<Fate>>,
+                old: (usize, usize),
+                new: (usize, usize),
+                how| {
+        old_fates[old.0][old.1] = Fate::Matched { file: new.0, symbol: new.1, how };
+        new_fates[new.0][new.1] = Fate::Matched { file: old.0, symbol: old.1, how };
+    };
+    // By kind and qualified name, the n-th of a name with the n-th.
+    for (file_idx, file) in files.iter().enumerate() {
+        let mut by_key: HashMap<(Kind, &str), Vec<usize>> = HashMap::new();
+        for (symbol_idx, symbol) in file.old.list().iter().enumerate().rev() {
+            by_key.entry((symbol.kind, symbol.name.as_str())).or_default().push(symbol_idx);
+        }
+        for (symbol_idx, symbol) in file.new.list().iter().enumerate() {
+            if let Some(old_idx) = by_key.get_mut(&(symbol.kind, symbol.name.as_str())).and_then(Vec::pop) {
+                link(
+                    &mut old_fates,
+                    &mut new_fates,
+                    (file_idx, old_idx),
+                    (file_idx, symbol_idx),
+                    SymbolStatus::Modified,
+                );
+            }
+        }
+    }
+    // Renames within a file: the most similar pairs of the same kind first.
+    for (file_idx, file) in files.iter().enumerate() {
+        let mut candidates = Vec::new();
+        for (old_idx, old) in file.old.list().iter().enumerate() {
+            if old_fates[file_idx][old_idx] != Fate::Unmatched {
+                continue;
+            }
+            for (new_idx, new) in file.new.list().iter().enumerate() {
+                if new_fates[file_idx][new_idx] != Fate::Unmatched || new.kind != old.kind {
+                    continue;
+                }
+                let score = semantic::similarity(old, new);
+                if score >= RENAME_SIMILARITY {
+                    candidates.push((score, old_idx, new_idx));
+                }
+            }
+        }
+        candidates.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+        for (_, old_idx, new_idx) in candidates {
+            if old_fates[file_idx][old_idx] == Fate::Unmatched && new_fates[file_idx][new_idx] == Fate::Unmatched {
+                link(&mut old_fates, &mut new_fates, (file_idx, old_idx), (file_idx, new_idx), SymbolStatus::Renamed);
+            }
+        }
+    }
+    // Moves across files: the same kind and own name, similar enough.
+    let mut unmatched_new: HashMap<(Kind, &str), Vec<(usize, usize)>> = HashMap::new();
+    for (new_file, to) in files.iter().enumerate() {
+        for (new_idx, new) in to.new.list().iter().enumerate() {
+            if new_fates[new_file][new_idx] == Fate::Unmatched {
+                unmatched_new.entry((new.kind, new.leaf.as_str())).or_default().push((new_file, new_idx));
+            }
+        }
+    }
+    let mut candidates = Vec::new();
+    for (old_file, from) in files.iter().enumerate() {
+        for (old_idx, old) in from.old.list().iter().enumerate() {
+            if old_fates[old_file][old_idx] != Fate::Unmatched {
+                continue;
+            }
+            for &(new_file, new_idx) in unmatched_new.get(&(old.kind, old.leaf.as_str())).into_iter().flatten() {
+                if new_file == old_file {
+                    continue;
+                }
+                let score = semantic::similarity(old, &files[new_file].new.list()[new_idx]);
+                if score >= RENAME_SIMILARITY {
+                    candidates.push((score, old_file, old_idx, new_file, new_idx));
+                }
+            }
+        }
+    }
+    candidates.sort_by(|a, b| b.0.total_cmp(&a.0).then((a.1, a.2, a.3, a.4).cmp(&(b.1, b.2, b.3, b.4))));
+    for (_, old_file, old_idx, new_file, new_idx) in candidates {
+        if old_fates[old_file][old_idx] == Fate::Unmatched && new_fates[new_file][new_idx] == Fate::Unmatched {
+            link(&mut old_fates, &mut new_fates, (old_file, old_idx), (new_file, new_idx), SymbolStatus::Moved);
+        }
+    }
+    (old_fates, new_fates)
+}
+
+/// A file's per-symbol line counts after folding, and which symbols were folded into their container.
+struct Folded {
+    old_lines: Vec<u64>,
+    old_folded: Vec<bool>,
+    new_lines: Vec<u64>,
+    new_folded: Vec<bool>,
+}
+
+/// Folds added (removed) members of an added (removed) container, and moved members of a container moved with
+/// them, into the container: their counts go to it, innermost first, and they are not listed.
+fn fold(files: &[Attributed], old_fates: &[Vec<Fate>], new_fates: &[Vec<Fate>]) -> Vec<Folded> {
+    let one_side = |file_idx: usize, new_side: bool| {
+        let file = &files[file_idx];
+        let (symbols, lines, fates) = if new_side {
+            (file.new.list(), &file.new.lines, &new_fates[file_idx])
+        } else {
+            (file.old.list(), &file.old.lines, &old_fates[file_idx])
+        };
+        let mut counts = lines.clone();
+        let mut folded = vec![false; symbols.len()];
+        for (symbol_idx, symbol) in symbols.iter().enumerate().rev() {
+            let Some(parent) = symbol.parent else { continue };
+            let fold = match (fates[symbol_idx], fates[parent]) {
+                (Fate::Unmatched, Fate::Unmatched) => true,
+                (
+                    Fate::Matched { file: other_file, symbol: other_symbol, how: SymbolStatus::Moved },
+                    Fate::Matched { file: parent_file, symbol: parent_symbol, how: SymbolStatus::Moved },
+                ) => {
+                    let other = &files[other_file];
+                    let other_symbols = if new_side { other.old.list() } else { other.new.list() };
+                    other_file == parent_file && other_symbols[other_symbol].parent == Some(parent_symbol)
+                }
+                _ => false,
+            };
+            if fold {
+                folded[symbol_idx] = true;
+                counts[parent] += counts[symbol_idx];
+            }
+        }
+        (counts, folded)
+    };
+    (0..files.len())
+        .map(|file_idx| {
+            let (old_lines, old_folded) = one_side(file_idx, false);
+            let (new_lines, new_folded) = one_side(file_idx, true);
+            Folded { old_lines, old_folded, new_lines, new_folded }
+        })
+        .collect()
+}
+
+/// The listed symbols of one attributed file: its new side's matched, renamed, moved-in and added symbols, and
+/// its old side's removed ones, in line order.
+fn list(
+    file_idx: usize,
+    files: &[Attributed],
+    works: &[Work],
+    folds: &[Folded],
+    old_fates: &[Vec<Fate>],
+    new_fates: &[Vec<Fate>],
+) -> Vec<SymbolChange> {
+    let file = &files[file_idx];
+    let fold = &folds[file_idx];
+    let (old_symbols, new_symbols) = (file.old.list(), file.new.list());
+    let range = |symbol: &Symbol| Some([symbol.start_line, symbol.end_line]);
+    let mut out: Vec<(u32, SymbolChange)> = Vec::new();
+    for (symbol_idx, symbol) in new_symbols.iter().enumerate() {
+        if fold.new_folded[symbol_idx] {
+            continue;
+        }
+        let added = fold.new_lines[symbol_idx];
+        let change = match new_fates[file_idx][symbol_idx] {
+            Fate::Unmatched => SymbolChange {
+                change: SymbolStatus::Added,
+                kind: symbol.kind,
+                name: symbol.name.clone(),
+                from: None,
+                from_path: None,
+                added,
+                removed: 0,
+                old_lines: None,
+                new_lines: range(symbol),
+                signature_changed: false,
+            },
+            Fate::Matched { file: from_file, symbol: from_symbol, how } => {
+                let old = &files[from_file].old.list()[from_symbol];
+                let removed = folds[from_file].old_lines[from_symbol];
+                let signature_changed = match (&old.signature, &symbol.signature) {
+                    (Some(old_signature), Some(new_signature)) if how == SymbolStatus::Modified => {
+                        old_signature != new_signature
+                    }
+                    (Some(old_signature), Some(new_signature)) => {
+                        without(old_signature, &old.leaf) != without(new_signature, &symbol.leaf)
+                    }
+                    _ => false,
+                };
+                let from_path = (how == SymbolStatus::Moved).then(|| {
+                    let work = &works[files[from_file].work_idx];
+                    work.old.as_ref().map_or_else(|| work.entry.path.clone(), |side| side.path.clone())
+                });
+                SymbolChange {
+                    change: how,
+                    kind: symbol.kind,
+                    name: symbol.name.clone(),
+                    from: (old.name != symbol.name).then(|| old.name.clone()),
+                    from_path,
+                    added,
+                    removed,
+                    old_lines: range(old),
+                    new_lines: range(symbol),
+                    signature_changed,
+                }
+            }
+        };
+        if change.added + change.removed > 0 {
+            out.push((symbol.start_line, change));
+        }
+    }
+    for (symbol_idx, symbol) in old_symbols.iter().enumerate() {
+        let removed = fold.old_lines[symbol_idx];
+        if fold.old_folded[symbol_idx] || old_fates[file_idx][symbol_idx] != Fate::Unmatched || removed == 0 {
+            continue;
+        }
+        let change = SymbolChange {
+            change: SymbolStatus::Removed,
+            kind: symbol.kind,
+            name: symbol.name.clone(),
+            from: None,
+            from_path: None,
+            added: 0,
+            removed,
+            old_lines: range(symbol),
+            new_lines: None,
+            signature_changed: false,
+        };
+        // Listed where it stood: by its old first line among the new side's symbols.
+        out.push((symbol.start_line, change));
+    }
+    out.sort_by_key(|(line, change)| (*line, change.change == SymbolStatus::Removed));
+    out.into_iter().map(|(_, change)| change).collect()
+}
+
+/// `signature` with the word `name` taken out (how a rename's signature is compared).
+fn without(signature: &str, name: &str) -> String {
+    signature.replacen(name, "", 1)
+}
+
+/// The language of each path: `.gitattributes` (`linguist-language`, else `diff`) over the extension.
+struct Languages<'repo> {
+    stack: gix::AttributeStack<'repo>,
+    outcome: gix::attrs::search::Outcome,
+}
+
+impl<'repo> Languages<'repo> {
+    fn new(repo: &'repo gix::Repository, attributes: Attributes) -> Result<Self> {
+        let to_err = |err| Error::git("attributes", err);
+        use gix::worktree::stack::state::attributes::Source;
+        let (index, source) = match (repo.workdir(), attributes) {
+            (Some(_), Attributes::Worktree) => {
+                (gix::index::State::new(repo.object_hash()), Source::WorktreeThenIdMapping)
+            }
+            (Some(_), Attributes::WorktreeThenIndex) => {
+                let index = repo.index_or_load_from_head_or_empty().map_err(to_err)?;
+                (changes::attribute_files(&index), Source::WorktreeThenIdMapping)
+            }
+            (None, _) => {
+                let index = repo.index_or_load_from_head_or_empty().map_err(to_err)?;
+                (changes::attribute_files(&index), Source::IdMapping)
+            }
+        };
+        let stack = repo.attributes_only(&index, source).map_err(to_err)?;
+        let outcome = stack.selected_attribute_matches(["linguist-language", "diff"]);
+        Ok(Self { stack, outcome })
+    }
+
+    fn of(&mut self, path: &gix::bstr::BStr) -> Result<Option<Language>> {
+        self.outcome.reset();
+        let platform = self.stack.at_entry(path, None).map_err(|err| Error::git("attributes", err))?;
+        platform.matching_attributes(&mut self.outcome);
+        let (mut linguist, mut driver) = (None, None);
+        for matched in self.outcome.iter_selected() {
+            if let gix::attrs::StateRef::Value(value) = matched.assignment.state {
+                let value = value.as_bstr().to_str_lossy().into_owned();
+                match matched.assignment.name.as_str() {
+                    "linguist-language" => linguist = Some(value),
+                    _ => driver = Some(value),
+                }
+            }
+        }
+        let path = path.to_str_lossy();
+        Ok(Language::detect(&path, linguist.or(driver).as_deref()))
+    }
+}

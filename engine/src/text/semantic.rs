@@ -1,0 +1,90 @@
+//! Text renderings of `diff.semantic` and `diff.semanticFallbacks`.
+//!
+//! One line per changed symbol: a letter (`A` added, `D` removed, `M` modified, `R` renamed, `V` moved), the
+//! file, the kind, the name and the lines added and removed inside it, e.g.
+//! `M crates/core/flags/parse.rs fn parse_low (+3 -1)`; a rename or a move ends with `<- old name` or
+//! `<- old/path.rs`, a changed signature with `sig`. A file's changed lines outside every symbol make a
+//! `T path top-level (+2 -0)` line, and a file left to the text diff an `F path reason (+a -d)` line.
+
+use super::Lines;
+use crate::budget::Budgeted;
+use crate::diff::semantic::{FallbackReport, FileChange, Report, SymbolStatus};
+
+/// `diff.semantic`: a `base..head` line, then the symbol lines of each file (see the module docs).
+pub fn diff_semantic(result: &Budgeted<Report>) -> String {
+    let report = &result.data;
+    let mut out = Lines::default();
+    out.line(selection_line(report.base.as_deref(), &report.head, report.path.as_deref(), report.changed_files));
+    for file in &report.files {
+        file_lines(&mut out, file);
+    }
+    out.more(&result.omitted, "files", "files");
+    out.finish()
+}
+
+/// `diff.semanticFallbacks`: the selection line, then `F path reason (+a -d)` per file that fell back.
+pub fn diff_semantic_fallbacks(result: &Budgeted<FallbackReport>) -> String {
+    let report = &result.data;
+    let mut out = Lines::default();
+    out.line(selection_line(report.base.as_deref(), &report.head, report.path.as_deref(), report.changed_files));
+    for file in &report.fallbacks {
+        let ratio = file.fallback.error_ratio.map(|ratio| format!(" {ratio:.3}")).unwrap_or_default();
+        out.line(format!(
+            "F {} {}{ratio} (+{} -{})",
+            file.path,
+            file.fallback.reason.as_str(),
+            file.additions,
+            file.deletions
+        ));
+    }
+    out.more(&result.omitted, "fallbacks", "fallbacks");
+    out.finish()
+}
+
+/// `base..head [path] N files changed`.
+fn selection_line(base: Option<&str>, head: &str, path: Option<&str>, changed: usize) -> String {
+    let base = base.map_or("(empty)", |base| &base[..base.len().min(super::TEXT_SHA_LEN)]);
+    let head = &head[..head.len().min(super::TEXT_SHA_LEN)];
+    let path = path.map(|path| format!(" {path}")).unwrap_or_default();
+    format!("{base}..{head}{path} {changed} files changed")
+}
+
+fn file_lines(out: &mut Lines, file: &FileChange) {
+    let path = match &file.from {
+        Some(from) => format!("{from} -> {}", file.path),
+        None => file.path.clone(),
+    };
+    if let Some(fallback) = &file.fallback {
+        let ratio = fallback.error_ratio.map(|ratio| format!(" {ratio:.3}")).unwrap_or_default();
+        out.line(format!("F {path} {}{ratio} (+{} -{})", fallback.reason.as_str(), file.additions, file.deletions));
+        return;
+    }
+    for symbol in &file.symbols {
+        let mut line = format!(
+            "{} {} {} {} (+{} -{})",
+            symbol.change.letter(),
+            file.path,
+            symbol.kind.label(),
+            symbol.name,
+            symbol.added,
+            symbol.removed
+        );
+        match (symbol.change, &symbol.from, &symbol.from_path) {
+            (SymbolStatus::Moved, Some(from), Some(from_path)) => line.push_str(&format!(" <- {from_path} {from}")),
+            (SymbolStatus::Moved, None, Some(from_path)) => line.push_str(&format!(" <- {from_path}")),
+            (_, Some(from), _) => line.push_str(&format!(" <- {from}")),
+            _ => {}
+        }
+        if symbol.signature_changed {
+            line.push_str(" sig");
+        }
+        out.line(line);
+    }
+    if let Some(top) = file.top_level {
+        out.line(format!("T {path} top-level (+{} -{})", top.added, top.removed));
+    }
+    if file.symbols.is_empty() && file.top_level.is_none() {
+        // A pure rename, a mode change or an empty file: nothing inside changed.
+        out.line(format!("= {path} (+{} -{})", file.additions, file.deletions));
+    }
+}
