@@ -1,4 +1,4 @@
-//! The writer: [`Ledger::append`] under a cross-process lock (SPEC §7).
+//! The writer: [`Ledger::append`] under a cross-process lock (design.md §7).
 //!
 //! Each append takes an exclusive lock on `<ledger>.lock` (a stable file, never renamed), then, holding it:
 //! reads the chain's tail (the last line of the active file, else of the newest segment, else the checkpoint, else
@@ -19,12 +19,12 @@ use crate::entry::{self, ENTRY_HASH, Event, GENESIS, Position, SEGMENT_ID, SEQUE
 use crate::files::{self, MAX_LINE_BYTES, Tail};
 use crate::key::SigningKey;
 
-/// Size at which the active file is rotated into a segment: 4 MiB (SPEC §7).
+/// Size at which the active file is rotated into a segment: 4 MiB (design.md §7).
 pub const ROTATE_BYTES: u64 = 4 * 1024 * 1024;
-/// Rotated segments kept; older ones are pruned behind a checkpoint (SPEC §7).
+/// Rotated segments kept; older ones are pruned behind a checkpoint (design.md §7).
 pub const KEEP_SEGMENTS: usize = 4;
 
-/// Rotation and retention limits. [`Limits::STANDARD`] is what SPEC §7 prescribes; tests use smaller ones.
+/// Rotation and retention limits. [`Limits::STANDARD`] is what design.md §7 prescribes; tests use smaller ones.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// The active file never grows past this many bytes (unless a single entry is larger).
@@ -144,7 +144,7 @@ impl Ledger {
     /// when rotating.
     ///
     /// # Errors
-    /// [`AppendError`]; the caller records the failure as degraded and goes on (SPEC §7).
+    /// [`AppendError`]; the caller records the failure as degraded and goes on (design.md §7).
     pub fn append(&self, event: &Event) -> Result<Appended, AppendError> {
         self.lock.lock().map_err(|source| AppendError::Io { path: files::lock_path(&self.path), source })?;
         let result = self.append_locked(event);

@@ -1,4 +1,4 @@
-//! `repo.brief` (SPEC §5): situational awareness in one call, replacing 6-10 raw git calls.
+//! `repo.brief` (design.md §5): situational awareness in one call, replacing 6-10 raw git calls.
 
 use std::sync::Arc;
 
@@ -18,7 +18,7 @@ pub use crate::hints::Hint;
 /// Knobs of `repo.brief`.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// Recent commits to include before budgeting (SPEC §5: 1-20, default 10).
+    /// Recent commits to include before budgeting (design.md §5: 1-20, default 10).
     pub recent_commits: usize,
     /// Write proposals can answer (a gateway is configured): only then may a hint name an `operation.preview.*`
     /// tool. Default false.
@@ -39,7 +39,7 @@ impl Default for Options {
     }
 }
 
-/// The brief. Compact (SPEC §4.2): every field documented with a default is left out of the JSON when it has that
+/// The brief. Compact (design.md §4.2): every field documented with a default is left out of the JSON when it has that
 /// default.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -15,7 +15,7 @@ use crate::{brief, fleet, refs, status};
 /// Validated engine configuration.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// Canonical directories under which repositories may be opened (SPEC §4.4).
+    /// Canonical directories under which repositories may be opened (design.md §4.4).
     pub allowed_roots: Vec<PathBuf>,
 }
 
@@ -242,7 +242,7 @@ impl Engine {
         &self.options.allowed_roots
     }
 
-    /// Resolves and opens the repository containing `repo_path` (SPEC §4.4).
+    /// Resolves and opens the repository containing `repo_path` (design.md §4.4).
     ///
     /// # Errors
     /// [`crate::Error::Invalid`] with `invalid_path`, `not_found`, `outside_allowed_roots` or `not_a_repository`.
@@ -379,7 +379,7 @@ impl Engine {
 }
 
 impl Engine {
-    /// `agents.presence`: the other coding agents working in `repo` (SPEC §5), cut to `max_tokens`. Detection reads
+    /// `agents.presence`: the other coding agents working in `repo` (design.md §5), cut to `max_tokens`. Detection reads
     /// only local sources (see [`crate::agents`]); stores are cached by size and mtime across calls.
     ///
     /// # Errors

@@ -1,4 +1,4 @@
-//! `repo.brief`'s hints (SPEC §5, issue 22): a small ranked rule set, each rule a situation and the one call that
+//! `repo.brief`'s hints (design.md §5, issue 22): a small ranked rule set, each rule a situation and the one call that
 //! answers the next question an agent has about it, with the arguments to pass.
 //!
 //! Ranking, highest first: conflicts > operation in progress > commits dropped from a branch > detached HEAD >
@@ -22,7 +22,7 @@ use crate::facets::lineage::Lineage;
 use crate::facets::operation::Operation;
 use crate::tool_names::ToolName;
 
-/// Hints kept at most (SPEC §5).
+/// Hints kept at most (design.md §5).
 pub const MAX_HINTS: usize = 3;
 /// Conflicted paths the conflicts hint names at most; the rest are counted (`+N more`).
 pub const MAX_NAMED_CONFLICTS: usize = 3;
@@ -35,7 +35,7 @@ pub const MAX_NAMED_CONFLICTS: usize = 3;
 pub struct Hint {
     /// The rule that fired: `conflicts`, `operation`, `dropped`, `detached`, `behind`, `stack`, `submodules`,
     /// `owners`, `uncommittedOnDefault`, `stashes`. Not serialised: `tool` and the brief's fields already say it
-    /// (SPEC §4.2).
+    /// (design.md §4.2).
     #[serde(skip)]
     pub kind: &'static str,
     /// The tool to call next; always one that answers in the running configuration.

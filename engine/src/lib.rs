@@ -4,7 +4,7 @@
 //! It knows nothing of MCP or JSON-RPC (see `ARCHITECTURE.md`): the MCP sidecar maps arguments in and wraps results
 //! in its envelope; the budget is measured on that envelope through a `measure` callback ([`budget::fit`]).
 //!
-//! Main entry points: [`Engine::resolve`] (SPEC §4.4), then [`Engine::brief`], [`Engine::status`],
+//! Main entry points: [`Engine::resolve`] (design.md §4.4), then [`Engine::brief`], [`Engine::status`],
 //! [`Engine::refs`], [`Engine::history`], [`Engine::reflog`], [`Engine::scope`], [`Engine::file_read`]. Every read goes through gix; no git
 //! process is started and nothing is written.
 //!

@@ -1,4 +1,4 @@
-//! `repo.search` (ours, SPEC §5): commits whose message (subject and body) holds every query word or "quoted
+//! `repo.search` (ours, design.md §5): commits whose message (subject and body) holds every query word or "quoted
 //! phrase", optionally by author, under a path, in a time range, reachable from a ref.
 //!
 //! Matching is git's `git log --all-match -i --fixed-strings --grep=<word>... [--author=<a>] [--since] [--until]

@@ -1,4 +1,4 @@
-//! The result envelope of SPEC §4.2 and the mapping of engine errors to SPEC §4.3's two kinds of failure.
+//! The result envelope of design.md §4.2 and the mapping of engine errors to design.md §4.3's two kinds of failure.
 
 use fluxgit_engine::{Budgeted, Error as EngineError, budget};
 use serde::Serialize;
@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use crate::tools::{ProtocolError, ToolOutput};
 
 /// Product code: the write-handshake bridge is missing, invalid or unreachable; no proposal may be inferred. Never
-/// a human-approval timeout (SPEC §4.3).
+/// a human-approval timeout (design.md §4.3).
 pub const BRIDGE_UNAVAILABLE: i64 = 10003;
 /// Product code: a proposal ended without completion (rejected, failed, expired, cancelled).
 pub const PROPOSAL_ENDED: i64 = 10004;
@@ -17,13 +17,13 @@ pub const UNKNOWN_PREVIEW: i64 = 10005;
 pub const GATEWAY_REFUSED: i64 = 10006;
 /// Product code: the gateway returned a malformed or unsafe previewId; it was not followed.
 pub const UNSAFE_PREVIEW_ID: i64 = 10007;
-/// Product code: a local read-only git operation failed (SPEC §4.3).
+/// Product code: a local read-only git operation failed (design.md §4.3).
 pub const GIT_READ_FAILED: i64 = 10010;
 
 /// Product code: agent detection is disabled (`FLUXGIT_MCP_AGENT_DETECTION_DISABLED`), `agents.presence` only.
 pub const AGENT_DETECTION_DISABLED: i64 = 10011;
 
-/// Where a result came from (SPEC §4.2 `source`): the local repository.
+/// Where a result came from (design.md §4.2 `source`): the local repository.
 pub const SOURCE_LOCAL: &str = "local-git";
 /// Where a result came from: the approval gateway (write proposals and their status).
 pub const SOURCE_GATEWAY: &str = "fluxgit-gateway";
@@ -97,7 +97,7 @@ impl Frame {
         self.tool_output(&Envelope { frame: self, data, omitted: &omitted }, None)
     }
 
-    /// A product error (SPEC §4.3): `isError: true`, text `{...frame, "error": {code, message, data}}`.
+    /// A product error (design.md §4.3): `isError: true`, text `{...frame, "error": {code, message, data}}`.
     pub fn product_error(&self, code: i64, message: &str, data: Value) -> ToolOutput {
         let mut envelope = serde_json::to_value(self).expect("frame serialises");
         envelope["error"] = json!({ "code": code, "message": message, "data": data });
@@ -121,15 +121,15 @@ impl Frame {
         self.tool_output(&Envelope { frame: self, data: &result.data, omitted: &result.omitted }, None)
     }
 
-    /// A successful tool output whose `content[0].text` is `text` (SPEC §4.2 `format: "text"`), with the JSON
+    /// A successful tool output whose `content[0].text` is `text` (design.md §4.2 `format: "text"`), with the JSON
     /// envelope of `result` as `structuredContent`.
     pub fn text_rendering_output<T: Serialize>(&self, text: String, result: &Budgeted<T>) -> ToolOutput {
         let output = self.output(result);
         ToolOutput { text, ..output }
     }
 
-    /// Maps an engine error: refused input becomes a JSON-RPC error with `data.reason` (SPEC §4.4); a failed read
-    /// on a valid repository becomes tool error 10010 (SPEC §4.3).
+    /// Maps an engine error: refused input becomes a JSON-RPC error with `data.reason` (design.md §4.4); a failed read
+    /// on a valid repository becomes tool error 10010 (design.md §4.3).
     pub fn engine_error(&self, error: EngineError) -> Result<ToolOutput, ProtocolError> {
         match error {
             EngineError::Invalid { reason, message, floor, suggestions } => {

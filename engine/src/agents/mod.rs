@@ -1,4 +1,4 @@
-//! `agents.presence` (SPEC §5): which other coding agents work in a repository, from local sources only.
+//! `agents.presence` (design.md §5): which other coding agents work in a repository, from local sources only.
 //!
 //! Each source is a small adapter returning [`Sighting`]s for one repository root:
 //! - [`process`]: running processes (Linux `/proc`) whose command line names a known agent CLI or editor and whose
@@ -60,7 +60,7 @@ pub struct Options {
     pub now_ms: u64,
 }
 
-/// What an agent is doing, by the freshest evidence (SPEC §5).
+/// What an agent is doing, by the freshest evidence (design.md §5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum State {

@@ -15,7 +15,7 @@
 //! tips reads only the commits the table and the commit-graph do not know: after one commit, one commit; a
 //! commit-graph that misses the newest commits (written before them) costs only those. Without a commit-graph, the
 //! first count on a repository reads its whole history once (every commit below the tips must be numbered); that
-//! is the price of exact counts there (see `ARCHITECTURE.md`, "Exact ahead/behind"), paid once per run dir when
+//! is the price of exact counts there (see docs/internals.md, "Exact ahead/behind"), paid once per run dir when
 //! tables are saved (below).
 //!
 //! A table is filled only from complete ancestries: when a commit turns out to be missing (a damaged repository),

@@ -1,4 +1,4 @@
-//! The engine's caches (SPEC §3): facets and rendered answers held in memory, bounded by weight, and kept fresh by
+//! The engine's caches (design.md §3): facets and rendered answers held in memory, bounded by weight, and kept fresh by
 //! one watcher for every repository the engine has seen.
 //!
 //! Every cached value is stored under its key *and a tag*: for a watched repository the tag is made of generation
@@ -6,7 +6,7 @@
 //! stat-validated it is a fingerprint of its git-dir files ([`fingerprint`]). A lookup computes the tag the current
 //! state gives, so an invalidated value is simply never found again and ages out of the bounded cache. Before the
 //! first lookup of a call, a barrier makes sure every event queued before the call began has been applied
-//! ([`watch::Watcher::barrier`]); the argument is in `ARCHITECTURE.md` ("Freshness").
+//! ([`watch::Watcher::barrier`]); the argument is in docs/internals.md ("The cache and its freshness").
 
 pub(crate) mod fingerprint;
 pub use fingerprint::RACY_WINDOW;
@@ -29,7 +29,7 @@ use crate::facets::{Facet, FacetKey};
 use crate::repository::Location;
 use paths::{BITS, FacetSet};
 
-/// The variable that turns the watcher off (any value, empty included: SPEC §4.1), read by the sidecar's
+/// The variable that turns the watcher off (any value, empty included: design.md §4.1), read by the sidecar's
 /// configuration and passed in as [`Options::watch`].
 pub const WATCH_DISABLED_VAR: &str = "FLUXGIT_ENGINE_WATCH_DISABLED";
 /// Default weight bound: 64 MiB, room for the facets and answers of 200 repositories of a few thousand files each.

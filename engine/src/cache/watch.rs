@@ -1,5 +1,5 @@
 //! The watcher: one inotify instance for the whole engine, whose events become generation bumps, and the barrier
-//! that makes cache hits fresh (see `ARCHITECTURE.md`, "Freshness"). Events are read and applied by whoever holds
+//! that makes cache hits fresh (see docs/internals.md, "The cache and its freshness"). Events are read and applied by whoever holds
 //! the reader: the watcher thread when the kernel says some are queued, or a call's barrier, which applies what is
 //! queued itself instead of waiting for that thread to be scheduled.
 //!

@@ -1,4 +1,4 @@
-//! `repo.conflictPreflight` (SPEC §5, issue 5): the outcome of merging `targetRef` into `currentRef`, and of
+//! `repo.conflictPreflight` (design.md §5, issue 5): the outcome of merging `targetRef` into `currentRef`, and of
 //! rebasing `currentRef` onto `targetRef` commit by commit, predicted with gix's merge on an in-memory object
 //! store.
 //!

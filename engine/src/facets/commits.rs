@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::facets::subject;
 
 /// One commit in a short listing; serialises as one string, `"<sha> <subject>"`, like `git log --oneline`
-/// (SPEC §4.2).
+/// (design.md §4.2).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommitLine {
     /// The commit sha abbreviated as `git log --oneline` does: the shortest prefix that is unique in the repository,

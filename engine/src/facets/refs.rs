@@ -368,7 +368,7 @@ pub fn remotes(repo: &gix::Repository) -> Result<Vec<Remote>> {
 }
 
 /// The repository's default branch: the target of `origin/HEAD`, else `main` or `master` if such a local branch
-/// exists (SPEC §5 `conventions.defaultBranch`).
+/// exists (design.md §5 `conventions.defaultBranch`).
 ///
 /// # Errors
 /// [`Error::GitRead`] when refs cannot be read.

@@ -1,4 +1,4 @@
-//! `fleet.digest` (SPEC §5): how HEAD and the local branches of many repositories moved since a time, newest
+//! `fleet.digest` (design.md §5): how HEAD and the local branches of many repositories moved since a time, newest
 //! first, from the reflog files (`logs/HEAD`, `logs/refs/heads/*`) as the movement store keeps them
 //! ([`crate::index::movements`]: fed with what was appended since the last call). Nothing is fetched and no
 //! repository is written.
@@ -26,7 +26,7 @@ pub const SHA_DIGITS: usize = 12;
 pub struct Options {
     /// Movements at or after this time (Unix milliseconds; reflog times have whole seconds) are listed.
     pub since_ms: i64,
-    /// Events listed at most (SPEC §5: 1-1000, default 200); `truncated` says when there were more.
+    /// Events listed at most (design.md §5: 1-1000, default 200); `truncated` says when there were more.
     pub max_events: usize,
 }
 

@@ -1,4 +1,4 @@
-//! The repository registry (SPEC §3): the repositories `fleet.radar` and `fleet.digest` look at when a call names
+//! The repository registry (design.md §3): the repositories `fleet.radar` and `fleet.digest` look at when a call names
 //! none. It holds repositories registered with `fluxgit-mcp-sidecar fleet add` and repositories seen in tool calls,
 //! stored as one JSON file in the run dir (`<run dir>/fleet/registry.json`), replaced atomically (written to a
 //! temporary file in the same directory, synced, renamed over the old one).
@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 /// The registry file's format version.
 pub const VERSION: u32 = 1;
-/// Repositories a fleet call reads at most (SPEC §5).
+/// Repositories a fleet call reads at most (design.md §5).
 pub const MAX_REPOSITORIES: usize = 500;
 /// How deep `fleet add --scan` looks below its directory by default (the directory itself is depth 0).
 pub const DEFAULT_SCAN_DEPTH: usize = 4;

@@ -1,4 +1,4 @@
-//! The commit index (SPEC §3): a small tantivy index per repository under `<run dir>/index/`, holding every commit
+//! The commit index (design.md §3): a small tantivy index per repository under `<run dir>/index/`, holding every commit
 //! reachable from the local branches and HEAD (sha, committer time, author, message, touched path prefixes).
 //!
 //! Layout: `<dir>/v<SCHEMA_VERSION>/<digest of the common dir>/` is one tantivy index; the commit payload of its

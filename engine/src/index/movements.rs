@@ -1,4 +1,4 @@
-//! Ref and reflog movements (SPEC §3): every line of HEAD's and each local branch's reflog, per repository (per
+//! Ref and reflog movements (design.md §3): every line of HEAD's and each local branch's reflog, per repository (per
 //! work tree: HEAD's log is the work tree's own), parsed once and then fed incrementally. `fleet.digest` answers
 //! from them.
 //!

@@ -1,4 +1,4 @@
-//! Terse text renderings of tool results (SPEC §4.2, `format: "text"`), in git's own idioms where they exist:
+//! Terse text renderings of tool results (design.md §4.2, `format: "text"`), in git's own idioms where they exist:
 //! `## main...origin/main [ahead 1]` branch lines, porcelain-like status letters (`M  path`, `?? path`, `UU path`),
 //! `sha subject` commit lines, and `... 7 more commits` wherever a budget cut a list.
 //!

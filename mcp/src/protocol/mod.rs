@@ -1,5 +1,5 @@
 //! The MCP protocol layer: a synchronous JSON-RPC dispatcher over [`serde_json::Value`] for both protocol eras
-//! (SPEC §4.1, §4.3).
+//! (design.md §4.1, §4.3).
 //!
 //! [`Server::handle`] takes the bytes of one frame and returns the response to write, if any. It never fails:
 //! every malformed message gets its JSON-RPC error and the next message is served normally.
@@ -67,7 +67,7 @@ use crate::protocol::jsonrpc::{Incoming, Rejected};
 use crate::tools::{ProtocolError, Registry};
 use crate::transport::{Frame, MAX_FRAME_BYTES};
 
-/// Methods that are requests: sent without an id they are logged and not executed (SPEC §4.1).
+/// Methods that are requests: sent without an id they are logged and not executed (design.md §4.1).
 const REQUEST_METHODS: [&str; 5] = ["initialize", "ping", "server/discover", "tools/list", "tools/call"];
 
 /// The notification by which a client withdraws one of its requests (`params.requestId`).

@@ -1,7 +1,7 @@
 //! The tool registry: definitions (schemas, annotations) and handlers.
 //!
 //! Each tool family lives in its own module; a handler maps validated arguments to one engine call and wraps the
-//! result in the envelope of SPEC §4.2.
+//! result in the envelope of design.md §4.2.
 
 use fluxgit_engine::facets::Facet;
 use serde_json::value::RawValue;
@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 pub struct CallContext<'a> {
     /// The engine every read goes through.
     pub engine: &'a fluxgit_engine::Engine,
-    /// The sanitised, self-declared client name (SPEC §4.1): attribution, never identity.
+    /// The sanitised, self-declared client name (design.md §4.1): attribution, never identity.
     pub client_name: &'a str,
     /// The write-proposal bridge to the approval gateway ([`crate::bridge::Bridge::NONE`] when none is configured).
     pub bridge: &'a crate::bridge::Bridge,
@@ -89,7 +89,7 @@ pub struct ToolOutput {
     /// The envelope as JSON text for `structuredContent` (the same text as `text` but for `format: "text"`), written
     /// into the response as it is: never parsed back into a value. `None` leaves `structuredContent` out.
     pub structured: Option<Box<RawValue>>,
-    /// `true` for product errors (100xx), which are tool results, not JSON-RPC errors (SPEC §4.3).
+    /// `true` for product errors (100xx), which are tool results, not JSON-RPC errors (design.md §4.3).
     pub is_error: bool,
     /// The product error's code (`error.code` of the envelope) when `is_error`, for the audit ledger.
     pub error_code: Option<i64>,
@@ -105,7 +105,7 @@ impl ToolOutput {
     }
 }
 
-/// A failure that must become a JSON-RPC error (SPEC §4.3), e.g. invalid params with `data.reason`.
+/// A failure that must become a JSON-RPC error (design.md §4.3), e.g. invalid params with `data.reason`.
 #[derive(Debug, Clone)]
 pub struct ProtocolError {
     /// JSON-RPC error code (-32602 for invalid params).
@@ -238,7 +238,7 @@ pub mod topology;
 
 pub use registry::{ArgumentsError, Registry, RegistryError, SchemaViolation};
 
-/// Builds the registry of every working tool, in `tools/list` order (`repo.brief` first, SPEC §4.1).
+/// Builds the registry of every working tool, in `tools/list` order (`repo.brief` first, design.md §4.1).
 ///
 /// The binary serves exactly this registry; it is empty until tools are added here.
 ///

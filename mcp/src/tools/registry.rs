@@ -1,6 +1,6 @@
 //! The [`Registry`]: the ordered list of tools, with their input schemas compiled once.
 //!
-//! `tools/list` shows tools in registration order (SPEC §4.1: deterministic, `repo.brief` first), and `tools/call`
+//! `tools/list` shows tools in registration order (design.md §4.1: deterministic, `repo.brief` first), and `tools/call`
 //! validates arguments against exactly the advertised `inputSchema` before a handler runs.
 
 use serde_json::Value;
@@ -51,7 +51,7 @@ pub enum RegistryError {
     },
 }
 
-/// Why `tools/call` arguments were refused; both become JSON-RPC `-32602` (SPEC §4.3).
+/// Why `tools/call` arguments were refused; both become JSON-RPC `-32602` (design.md §4.3).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ArgumentsError {
     /// No tool has this name.

@@ -9,9 +9,9 @@ use crate::envelope::Frame;
 use crate::tools::schema::{self, count, defaulted, opt_count, opt_flag, opt_list, opt_string};
 use crate::tools::{Cache, CallContext, FnTool, ProtocolError, ToolDefinition, ToolOutput, the_hour};
 
-/// `repo.brief`'s default budget in tokens (SPEC §5).
+/// `repo.brief`'s default budget in tokens (design.md §5).
 pub const BRIEF_DEFAULT_TOKENS: u64 = 600;
-/// `repo.status`'s default budget in tokens (our addition: SPEC §5 gives it no inputs, but a status of 100,000
+/// `repo.status`'s default budget in tokens (our addition: design.md §5 gives it no inputs, but a status of 100,000
 /// untracked files must still fit a context window).
 pub const STATUS_DEFAULT_TOKENS: u64 = 4000;
 /// `repo.refs`'s default budget in tokens.
@@ -23,7 +23,7 @@ pub(crate) fn parse<T: for<'de> Deserialize<'de>>(arguments: &Map<String, Value>
         .map_err(|err| ProtocolError::invalid_params(format!("invalid arguments: {err}"), None))
 }
 
-/// How `content[0].text` renders a result (SPEC §4.2 `format`).
+/// How `content[0].text` renders a result (design.md §4.2 `format`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum Format {

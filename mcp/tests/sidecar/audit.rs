@@ -1,4 +1,4 @@
-//! The audit of every `tools/call` through the real binary (SPEC §7): entries with fingerprints only, responses
+//! The audit of every `tools/call` through the real binary (design.md §7): entries with fingerprints only, responses
 //! unchanged by the audit (even when an append fails), start-up failing closed on a bad signing key, and two
 //! processes appending to one ledger.
 

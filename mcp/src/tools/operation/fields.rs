@@ -1,5 +1,5 @@
-//! The fields of each proposal (SPEC §5 "Write handshake"). One table drives the input schema, the checks made
-//! before anything is sent (SPEC §4.4: repositories inside the allowed roots, refs that are revisions, paths that
+//! The fields of each proposal (design.md §5 "Write handshake"). One table drives the input schema, the checks made
+//! before anything is sent (design.md §4.4: repositories inside the allowed roots, refs that are revisions, paths that
 //! stay in the work tree, sizes) and the defaults written into the body, so the gateway always gets every field.
 
 use std::path::{Component, Path, PathBuf};
@@ -235,7 +235,7 @@ macro_rules! operation {
     };
 }
 
-/// The twelve proposal types in SPEC §5 order.
+/// The twelve proposal types in design.md §5 order.
 pub const OPERATIONS: [Operation; 12] = [
     operation!("merge", "Propose a merge", "Propose merging sourceRef into targetRef.", MERGE),
     operation!("rebase", "Propose a rebase", "Propose rebasing currentRef onto ontoRef (never interactive).", REBASE),
