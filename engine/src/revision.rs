@@ -124,34 +124,10 @@ fn nearest(name: &str, candidates: &[String]) -> Vec<String> {
     scored.into_iter().take(MAX_SUGGESTIONS).map(|(_, candidate)| candidate.clone()).collect()
 }
 
-/// Levenshtein distance in characters, with a swap of two neighbours counting 1 (`mian` -> `main`).
+/// Levenshtein distance in characters, with a swap of two neighbours counting 1 (`mian` -> `main`): strsim's
+/// optimal string alignment distance.
 fn edit_distance(one: &str, two: &str) -> usize {
-    let (one, two): (Vec<char>, Vec<char>) = (one.chars().collect(), two.chars().collect());
-    let width = two.len() + 1;
-    let mut table = vec![0usize; (one.len() + 1) * width];
-    for (row_idx, cell) in table.iter_mut().step_by(width).enumerate() {
-        *cell = row_idx;
-    }
-    for (col_idx, cell) in table.iter_mut().take(width).enumerate() {
-        *cell = col_idx;
-    }
-    for row_idx in 1..=one.len() {
-        for col_idx in 1..=two.len() {
-            let cost = usize::from(one[row_idx - 1] != two[col_idx - 1]);
-            let mut best = (table[(row_idx - 1) * width + col_idx] + 1)
-                .min(table[row_idx * width + col_idx - 1] + 1)
-                .min(table[(row_idx - 1) * width + col_idx - 1] + cost);
-            if row_idx > 1
-                && col_idx > 1
-                && one[row_idx - 1] == two[col_idx - 2]
-                && one[row_idx - 2] == two[col_idx - 1]
-            {
-                best = best.min(table[(row_idx - 2) * width + col_idx - 2] + 1);
-            }
-            table[row_idx * width + col_idx] = best;
-        }
-    }
-    table[one.len() * width + two.len()]
+    strsim::osa_distance(one, two)
 }
 
 /// Checks that `spec` is shaped like a revision or ref name without looking it up: not empty, at most [`MAX_LEN`]

@@ -259,7 +259,7 @@ fn dirty_with_non_ascii_paths_and_non_utf8_content() {
     let kinds: Vec<&str> = reads.brief.hints.iter().map(|h| h.kind).collect();
     assert_eq!(kinds, ["owners", "uncommittedOnDefault"]);
     // Without a gateway no hint names a write proposal; the person's command is in `run`.
-    assert_eq!(reads.brief.hints[1].tool, "worktree.changes");
+    assert_eq!(reads.brief.hints[1].tool, "worktree_changes");
     assert!(reads.brief.hints[1].run.contains("git switch -c"), "{:?}", reads.brief.hints[1]);
 }
 

@@ -34,30 +34,10 @@ fn normalise(name: &str) -> String {
     name.chars().map(|c| if c == '.' { '_' } else { c.to_ascii_lowercase() }).collect()
 }
 
-/// Levenshtein distance in characters, with a swap of two neighbours counting 1 (`breif` -> `brief`).
+/// Levenshtein distance in characters, with a swap of two neighbours counting 1 (`mian` -> `main`): strsim's
+/// optimal string alignment distance.
 fn edit_distance(one: &str, two: &str) -> usize {
-    let (one, two): (Vec<char>, Vec<char>) = (one.chars().collect(), two.chars().collect());
-    let width = two.len() + 1;
-    let mut table = vec![0usize; (one.len() + 1) * width];
-    for (row, cell) in table.iter_mut().step_by(width).enumerate() {
-        *cell = row;
-    }
-    for (column, cell) in table.iter_mut().take(width).enumerate() {
-        *cell = column;
-    }
-    for row in 1..=one.len() {
-        for column in 1..=two.len() {
-            let cost = usize::from(one[row - 1] != two[column - 1]);
-            let mut best = (table[(row - 1) * width + column] + 1)
-                .min(table[row * width + column - 1] + 1)
-                .min(table[(row - 1) * width + column - 1] + cost);
-            if row > 1 && column > 1 && one[row - 1] == two[column - 2] && one[row - 2] == two[column - 1] {
-                best = best.min(table[(row - 2) * width + column - 2] + 1);
-            }
-            table[row * width + column] = best;
-        }
-    }
-    table[one.len() * width + two.len()]
+    strsim::osa_distance(one, two)
 }
 
 #[cfg(test)]

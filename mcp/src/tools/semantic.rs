@@ -225,10 +225,13 @@ pub fn semantic() -> FnTool {
         "oldLines": defaulted(range.clone(), "null (added)"),
         "newLines": defaulted(range, "null (removed)"),
         "signatureChanged": defaulted(json!({ "type": "boolean" }), "false") } });
-    let file = json!({ "type": "object", "required": ["path", "status"], "properties": {
+    // Only `path` is required: a configured gateway's answer (`source: "fluxgit-gateway"`) carries its own
+    // per-file fields (`fallbackToText`, `hunks`) and no `status`.
+    let file = json!({ "type": "object", "required": ["path"], "properties": {
         "path": { "type": "string" },
         "from": defaulted(json!({ "type": "string" }), "null"),
-        "status": { "enum": ["added", "modified", "deleted", "renamed", "copied", "type-change", "unmerged"] },
+        "status": { "enum": ["added", "modified", "deleted", "renamed", "copied", "type-change", "unmerged"],
+            "description": "Always set in a local answer; absent from a gateway's." },
         "language": defaulted(json!({ "enum": ["rust", "python", "javascript", "typescript", "tsx", "go", "java",
             "c", "cpp"] }), "null"),
         "additions": defaulted(count(), "0"),

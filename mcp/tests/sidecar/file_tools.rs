@@ -68,9 +68,9 @@ fn file_read_is_listed_after_the_earlier_read_tools() {
     let registry = fluxgit_mcp_sidecar::tools::registry().expect("registry");
     let names: Vec<&str> = registry.tools().map(|tool| tool.definition().name).collect();
     let position = |name: &str| names.iter().position(|listed| *listed == name).expect("listed");
-    for earlier in ["repo_brief", "diff_text", "repo_conflictPreflight", "safety_timeline", "flux_restorePointDetails"]
+    for earlier in ["repo.brief", "diff.text", "repo.conflictPreflight", "safety.timeline", "flux.restorePointDetails"]
     {
-        assert!(position(earlier) < position("file_read"), "{earlier} before file_read: {names:?}");
+        assert!(position(earlier) < position("file.read"), "{earlier} before file_read: {names:?}");
     }
     assert!(registry.lookup("file_read").is_some_and(|tool| tool.definition().read_only));
 }
@@ -171,7 +171,7 @@ fn file_blame_is_listed_right_after_file_read() {
     let registry = fluxgit_mcp_sidecar::tools::registry().expect("registry");
     let names: Vec<&str> = registry.tools().map(|tool| tool.definition().name).collect();
     let position = |name: &str| names.iter().position(|listed| *listed == name).expect("listed");
-    assert_eq!(position("file_blame"), position("file_read") + 1, "{names:?}");
+    assert_eq!(position("file.blame"), position("file.read") + 1, "{names:?}");
     assert!(registry.lookup("file_blame").is_some_and(|tool| tool.definition().read_only));
 }
 

@@ -268,6 +268,7 @@ fn is_own_line(tool: &str, line: &str) -> bool {
         "repo.reflog" => starts(&["# ", "  lost "]) || sha_line(line) || count_line(line),
         "conflict.read" => {
             starts(&["merge in progress", "ours ", "theirs ", "conflicted ", "--- ours ", "--- theirs ", "--- base "])
+                || starts(&["conclude: ", "abort: ", "to replay ", "@@ ", "(region text truncated)"])
                 || porcelain(line)
                 || content(line)
                 || count_line(line)

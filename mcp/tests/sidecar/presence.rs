@@ -63,7 +63,7 @@ fn presence_file_is_private_rewritten_atomically_and_removed_at_end_of_input() {
     assert_eq!(document["pid"], server.pid());
     assert_eq!(document["client"], json!({"name": "presence-test", "version": "3.1.4"}));
     let entry = &document["repos"][0];
-    assert_eq!((entry["repoPath"].as_str(), entry["lastTool"].as_str()), (repo.to_str(), Some("repo_status")));
+    assert_eq!((entry["repoPath"].as_str(), entry["lastTool"].as_str()), (repo.to_str(), Some("repo.status")));
     let last_call = entry["lastCallMs"].as_u64().expect("lastCallMs");
     assert!((before..=after).contains(&last_call), "{before} <= {last_call} <= {after}");
     let first_inode = std::fs::metadata(&file).expect("metadata").ino();
