@@ -50,7 +50,7 @@ pub fn envelope(data: Value) -> Value {
             "readOnly": { "type": "boolean" },
             "repoPath": { "type": "string" },
             "resolvedFrom": { "type": "string" },
-            "source": { "type": "string", "enum": ["local-git", "fluxgit-gateway"] },
+            "source": { "type": "string", "enum": ["local-git", "local-tree-sitter", "fluxgit-gateway"] },
             "data": data,
             "omitted": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 1 } },
             "error": { "type": "object", "description": "Only in a product error (`isError`): `{code, message, data}`." }

@@ -74,7 +74,7 @@ fn presence_file_is_private_rewritten_atomically_and_removed_at_end_of_input() {
     server.request(&tool_call(2, "repo_brief", json!({"repoPath": subfolder})));
     let document = read_json(&file);
     assert_eq!(document["repos"].as_array().map(Vec::len), Some(1));
-    assert_eq!(document["repos"][0]["lastTool"], "repo_brief");
+    assert_eq!(document["repos"][0]["lastTool"], "repo.brief");
     assert_ne!(std::fs::metadata(&file).expect("metadata").ino(), first_inode, "replaced by a rename");
     assert_eq!(names(&dir), [format!("{}.json", server.pid())], "no temporary file left");
 
