@@ -75,14 +75,15 @@ for (const { era, target, handshake } of ERAS) {
       assertBrief(assert, json.result);
     });
 
-    it('exits 5 on an unknown tool and on an isError result', () => {
+    it('exits 5 on an unknown tool and on a tool that is not listed', () => {
       const unknown = inspect(target, ['--method', 'tools/call', '--tool-name', 'nope.tool']);
       assert.equal(unknown.status, 5, unknown.stderr);
+      // Without a gateway the gateway-only tools are not listed, so the Inspector refuses them as it refuses an
+      // unknown tool; their 10001 answer to a direct call is checked through the TypeScript client above.
       const gateway = inspect(target, [
         '--method', 'tools/call', '--tool-name', 'flux_restorePoints', '--tool-args-json', JSON.stringify({ repoPath: repo }),
       ]);
       assert.equal(gateway.status, 5, gateway.stderr);
-      assert.equal(JSON.parse(gateway.json.result.content[0].text).error.code, 10001);
     });
   });
 }
