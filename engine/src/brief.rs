@@ -11,8 +11,9 @@ use crate::error::Result;
 use crate::facets::commits::CommitLine;
 use crate::facets::conventions::Conventions;
 use crate::facets::operation::Operation;
-use crate::facets::worktree::UntrackedMode;
+use crate::facets::worktree::{Counts, UntrackedMode};
 use crate::facets::{Facet, commits, conventions, head, lineage, operation, refs, stashes, submodules, worktree};
+use crate::engine::{Engine, Repo};
 pub use crate::hints::Hint;
 
 /// Knobs of `repo.brief`.
@@ -171,59 +172,6 @@ pub struct BriefHead {
     pub shallow: bool,
 }
 
-/// Exact work-tree counts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Counts {
-    /// A bare repository: there is no work tree, so all counts are 0. Left out of the JSON when false.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub bare: bool,
-    /// Nothing staged, unstaged, untracked or conflicted (also `true` for a bare repository); default false.
-    #[serde(skip_serializing_if = "is_false")]
-    pub clean: bool,
-    /// Paths whose index entry differs from HEAD; default 0.
-    #[serde(skip_serializing_if = "is_zero")]
-    pub staged: usize,
-    /// Paths whose work-tree file differs from the index; default 0.
-    #[serde(skip_serializing_if = "is_zero")]
-    pub unstaged: usize,
-    /// Untracked, not ignored files (a wholly untracked directory counts once in `normal` mode); default 0.
-    #[serde(skip_serializing_if = "is_zero")]
-    pub untracked: usize,
-    /// How untracked files were counted (`status.showUntrackedFiles`): `all` (every file), `no` (none looked for);
-    /// absent for `normal`, the default, where a wholly untracked directory counts once, as `dir/`.
-    #[serde(rename = "untrackedFiles", skip_serializing_if = "UntrackedMode::is_normal")]
-    pub untracked_mode: UntrackedMode,
-    /// Unmerged paths; default 0.
-    #[serde(skip_serializing_if = "is_zero")]
-    pub conflicted: usize,
-    /// Submodules whose state could not be read (listed with why in `repo.status`); absent when 0.
-    #[serde(skip_serializing_if = "is_zero")]
-    pub unreadable: usize,
-}
-
-impl Counts {
-    /// `true` when the counts say nothing the path lists do not, once no list is cut: not bare, untracked files
-    /// counted the default way, no unreadable submodule. (`clean` is then "no list", each count a list's length.)
-    pub fn are_list_lengths(&self) -> bool {
-        !self.bare && self.untracked_mode.is_normal() && self.unreadable == 0
-    }
-
-    /// Counts of a status.
-    pub fn of(status: &worktree::Status) -> Self {
-        Self {
-            bare: status.bare,
-            clean: status.is_clean(),
-            staged: status.staged.len(),
-            unstaged: status.unstaged.len(),
-            untracked: status.untracked.len(),
-            untracked_mode: status.untracked_mode,
-            conflicted: status.conflicted.len(),
-            unreadable: status.unreadable.len(),
-        }
-    }
-}
-
 /// The stash count; serialises as a bare number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(transparent)]
@@ -370,4 +318,24 @@ pub fn fit(full: Brief, max_tokens: usize, measure: &mut Measure<'_, Brief>) -> 
     };
     let names = ["hints", "submoduleAttention", "recentCommits", "branchPrefixes", "diagnostics"];
     fit_sections(&full, &names, &totals, max_tokens, &cut, measure)
+}
+
+impl Engine {
+    /// `repo.brief`: situational awareness in one call, cut to `max_tokens` as measured by `measure`.
+    ///
+    /// # Errors
+    /// [`crate::Error::GitRead`] on a failed read; [`crate::Error::Invalid`] (`budget_below_floor`) when the required
+    /// fields alone exceed `max_tokens`.
+    pub fn brief(
+        &self,
+        repo: &Repo,
+        options: &Options,
+        max_tokens: usize,
+        measure: &mut Measure<'_, Brief>,
+    ) -> Result<Budgeted<Brief>> {
+        let mut brief = read_from(&self.facets(repo), options)?;
+        brief.diagnostics =
+            Some(self.cache.diagnostics(&repo.call)).filter(|diagnostics| diagnostics.cache != "watched");
+        fit(brief, max_tokens, measure)
+    }
 }

@@ -4,13 +4,12 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use crate::budget::{Budgeted, Measure};
 use crate::cache::{self, Cache, CallState, Reader};
 use crate::error::Result;
 use crate::facets::Facet;
 use crate::interrupt::Interrupt;
 use crate::repository::{self, Location};
-use crate::{brief, fleet, refs, status};
+use crate::fleet;
 
 /// Validated engine configuration.
 #[derive(Debug, Clone)]
@@ -24,8 +23,8 @@ pub struct Options {
 #[derive(Debug)]
 pub struct Engine {
     options: Options,
-    cache: Cache,
-    agents: crate::agents::Detector,
+    pub(crate) cache: Cache,
+    pub(crate) agents: crate::agents::Detector,
     /// The fleet registry's writer of repositories seen in calls, when the engine keeps a registry
     /// ([`Engine::with_registry`]).
     registry: Option<fleet::registry::SeenWriter>,
@@ -332,75 +331,4 @@ impl Engine {
     pub fn resolve_commit(&self, repo: &Repo, spec: &str) -> Result<String> {
         crate::revision::resolve_commit(&repo.git, spec).map(|id| id.to_string())
     }
-
-    /// `repo.brief`: situational awareness in one call, cut to `max_tokens` as measured by `measure`.
-    ///
-    /// # Errors
-    /// [`crate::Error::GitRead`] on a failed read; [`crate::Error::Invalid`] (`budget_below_floor`) when the required
-    /// fields alone exceed `max_tokens`.
-    pub fn brief(
-        &self,
-        repo: &Repo,
-        options: &brief::Options,
-        max_tokens: usize,
-        measure: &mut Measure<'_, brief::Brief>,
-    ) -> Result<Budgeted<brief::Brief>> {
-        let mut brief = brief::read_from(&self.facets(repo), options)?;
-        brief.diagnostics =
-            Some(self.cache.diagnostics(&repo.call)).filter(|diagnostics| diagnostics.cache != "watched");
-        brief::fit(brief, max_tokens, measure)
-    }
-
-    /// `repo.status`: branch, operation and every dirty path, cut to `max_tokens`.
-    ///
-    /// # Errors
-    /// As [`Engine::brief`].
-    pub fn status(
-        &self,
-        repo: &Repo,
-        max_tokens: usize,
-        measure: &mut Measure<'_, status::Report>,
-    ) -> Result<Budgeted<status::Report>> {
-        status::fit(status::read_from(&self.facets(repo))?, max_tokens, measure)
-    }
-
-    /// `repo.refs`: branches with upstreams, tags, remotes and stashes, cut to `max_tokens`.
-    ///
-    /// # Errors
-    /// As [`Engine::brief`].
-    pub fn refs(
-        &self,
-        repo: &Repo,
-        max_tokens: usize,
-        measure: &mut Measure<'_, refs::Report>,
-    ) -> Result<Budgeted<refs::Report>> {
-        refs::fit(refs::read_from(&self.facets(repo))?, max_tokens, measure)
-    }
-}
-
-impl Engine {
-    /// `agents.presence`: the other coding agents working in `repo` (design.md §5), cut to `max_tokens`. Detection reads
-    /// only local sources (see [`crate::agents`]); stores are cached by size and mtime across calls.
-    ///
-    /// # Errors
-    /// [`crate::Error::Invalid`] (`budget_below_floor`) when an empty answer exceeds `max_tokens`.
-    pub fn agents_presence(
-        &self,
-        repo: &Repo,
-        options: &crate::agents::Options,
-        max_tokens: usize,
-        measure: &mut Measure<'_, crate::agents::Report>,
-    ) -> Result<Budgeted<crate::agents::Report>> {
-        self.agents.presence(&repo.location.root, current_branch(repo).as_deref(), options, max_tokens, measure)
-    }
-
-    /// The agents working in `repo`, uncut (for previews' `otherAgents`).
-    pub fn agents_detect(&self, repo: &Repo, options: &crate::agents::Options) -> crate::agents::Report {
-        self.agents.detect(&repo.location.root, current_branch(repo).as_deref(), options)
-    }
-}
-
-/// The short name of the branch HEAD points to, if any.
-fn current_branch(repo: &Repo) -> Option<String> {
-    repo.git.head_name().ok().flatten().map(|name| name.shorten().to_string())
 }

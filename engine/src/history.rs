@@ -7,11 +7,8 @@
 //! differs from every parent, and a merge whose path equals one parent's follows only the first such parent.
 //! The `path` is a literal repo-relative file or directory, not a pathspec with wildcards.
 
-use std::collections::{BinaryHeap, HashMap, HashSet};
-
 use gix::ObjectId;
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 
 use crate::ancestry::Shallow;
 use crate::budget::{Budgeted, Measure, fit_sections};
@@ -19,7 +16,9 @@ use crate::engine::{Engine, Repo};
 use crate::error::{Error, InvalidReason, Result};
 use crate::facets::commits::Abbrev;
 use crate::facets::{iso_time, subject, utf8};
+use crate::hex_digest::hex_digest;
 use crate::interrupt::Interrupt;
+use crate::walks::Walk;
 
 /// What to list.
 #[derive(Debug, Clone, Default)]
@@ -140,7 +139,7 @@ impl Cursor {
             tips.push_str(&format!("-{id}"));
         }
         let body = format!("{CURSOR_VERSION}.{tips}.{}.{}.{}", self.skip, self.repository, self.query);
-        format!("{body}.{}", digest(&["cursor", &body], 12))
+        format!("{body}.{}", hex_digest(&["cursor", &body], 12))
     }
 
     fn decode(text: &str, repository: &str, query: &str) -> Result<Cursor> {
@@ -150,7 +149,7 @@ impl Cursor {
         let [version, tip, skip, cursor_repository, cursor_query] = fields[..] else {
             return Err(invalid("is not a repo.history cursor"));
         };
-        if version != CURSOR_VERSION || check != digest(&["cursor", body], 12) {
+        if version != CURSOR_VERSION || check != hex_digest(&["cursor", body], 12) {
             return Err(invalid("was altered or comes from another version; start again without a cursor"));
         }
         if cursor_repository != repository {
@@ -168,18 +167,6 @@ impl Cursor {
         let skip = skip.parse().map_err(|_| invalid("holds no valid position"))?;
         Ok(Cursor { tip, also, hidden, skip, repository: repository.to_owned(), query: query.to_owned() })
     }
-}
-
-/// The first `hex_len` hex digits of sha256 over `parts` joined by NUL bytes.
-pub(crate) fn digest(parts: &[&str], hex_len: usize) -> String {
-    let mut hasher = Sha256::new();
-    for part in parts {
-        hasher.update(part.as_bytes());
-        hasher.update([0]);
-    }
-    let mut hex: String = hasher.finalize().iter().map(|byte| format!("{byte:02x}")).collect();
-    hex.truncate(hex_len);
-    hex
 }
 
 impl Engine {
@@ -208,8 +195,8 @@ impl Engine {
         let mut git = repo.git.clone();
         crate::objects::read_packs_first(&mut git, OBJECT_CACHE_BYTES);
         let git = &git;
-        let repository = digest(&[&repo.location.common_dir.display().to_string()], 12);
-        let query = digest(&[&start, options.path.as_deref().unwrap_or("")], 8);
+        let repository = hex_digest(&[&repo.location.common_dir.display().to_string()], 12);
+        let query = hex_digest(&[&start, options.path.as_deref().unwrap_or("")], 8);
         let cursor = match &options.cursor {
             Some(text) => Cursor::decode(text, &repository, &query)?,
             None => match start_commits(git, &start)? {
@@ -351,262 +338,4 @@ fn describe(
         time: iso_time(time),
         subject: subject(commit.message_raw_sloppy()),
     })
-}
-
-/// A queued commit: newest committer date first, then first queued first (git's `prio_queue` order; `order` is
-/// unique, so `parents` never decides).
-#[derive(PartialEq, Eq, PartialOrd, Ord)]
-struct Queued {
-    time: i64,
-    order: std::cmp::Reverse<u64>,
-    id: ObjectId,
-    /// Its parents as the walk follows them, read with its date when it was queued; `None` for the tip, queued
-    /// unread.
-    parents: Option<Vec<ObjectId>>,
-}
-
-/// What one [`Walk::step`] reached.
-pub(crate) enum Step {
-    /// A commit `git log` shows, and its committer date.
-    Shown(ObjectId, i64),
-    /// A commit older than the step's bound, not shown.
-    Low,
-    /// The end of history.
-    End,
-}
-
-/// The path's entry (mode and object) in a commit's tree, `None` when absent.
-type PathEntry = Option<(gix::object::tree::EntryMode, ObjectId)>;
-
-/// git's default revision walk with history simplification by `path` (`git log [--since=<t>] <tip> -- <path>`);
-/// a shallow clone's boundary commits are walked as root commits, as git walks them. It borrows nothing, so it can
-/// be kept between calls and continued ([`crate::walks`]); every step is given the repository it reads.
-pub(crate) struct Walk {
-    pub(crate) shallow: Shallow,
-    queue: BinaryHeap<Queued>,
-    seen: HashSet<ObjectId>,
-    queued: u64,
-    /// The literal path, normalised (no empty or `.` components); `""` is the whole tree (`git log -- .`).
-    path: Option<std::sync::Arc<str>>,
-    entries: HashMap<ObjectId, PathEntry>,
-    since: Option<i64>,
-    /// For a range: the only commits that may be shown or walked (those the hidden commits do not reach).
-    limit: Option<HashSet<ObjectId>>,
-    /// Checked before each commit is taken from the queue.
-    interrupt: Interrupt,
-    /// Commits taken from the queue so far.
-    pub(crate) pops: u64,
-    /// Where the committer dates of the commits taken so far reached a new low: (pop ordinal, date), dates
-    /// strictly decreasing. A walk with `--since=<t>` ends at the first pop older than `t` (see [`Walk::since`]).
-    pub(crate) lows: Vec<(u64, i64)>,
-}
-
-impl Walk {
-    /// A walk from `tip`, showing only commits that change `path` when given. The path is read as git reads a
-    /// literal pathspec: empty and `.` components are dropped (`./src/` is `src`), and what is left empty (`.`,
-    /// `""`) is the whole tree, so commits that change no file (an empty commit, a merge taking one parent's tree)
-    /// are simplified away as `git log -- .` does.
-    ///
-    /// # Errors
-    /// [`Error::GitRead`] when the shallow boundary cannot be read.
-    pub(crate) fn new(repo: &gix::Repository, tip: ObjectId, path: Option<&str>) -> Result<Self> {
-        let path = path.map(|path| {
-            std::sync::Arc::from(
-                path.split('/').filter(|part| !part.is_empty() && *part != ".").collect::<Vec<_>>().join("/"),
-            )
-        });
-        let mut walk = Walk {
-            shallow: Shallow::read(repo)?,
-            queue: BinaryHeap::new(),
-            seen: HashSet::new(),
-            queued: 0,
-            path,
-            entries: HashMap::new(),
-            since: None,
-            limit: None,
-            interrupt: Interrupt::new(),
-            pops: 0,
-            lows: Vec::new(),
-        };
-        walk.seen.insert(tip);
-        walk.push(tip, 0, None);
-        Ok(walk)
-    }
-
-    /// How many commits the walk holds in memory (seen and path entries), to bound kept walks.
-    pub(crate) fn weight(&self) -> usize {
-        self.seen.len() + self.entries.len()
-    }
-
-    /// `git log --since=<since>` (seconds since the epoch): like git's streaming walk, a commit whose committer
-    /// date is older is neither shown nor are its parents walked, so the walk ends where history gets older. Every
-    /// commit still queued then is older too (the queue gives the newest first), so such a walk shows exactly the
-    /// commits the walk without `since` shows before its first pop older than `since`.
-    pub(crate) fn since(mut self, since: i64) -> Self {
-        self.since = Some(since);
-        self
-    }
-
-    /// The walk of a range: also from `also` (the other side of `A...B`), showing only commits that none of `hidden`
-    /// reaches (`git log <tip> <also> --not <hidden>`). The tip is queued with date 0 by [`Walk::new`]; it is
-    /// re-queued here with its date so that both sides are taken newest first.
-    ///
-    /// # Errors
-    /// [`Error::GitRead`] when a commit cannot be read.
-    pub(crate) fn range(mut self, repo: &gix::Repository, also: &[ObjectId], hidden: &[ObjectId]) -> Result<Self> {
-        let tips: Vec<ObjectId> = self.queue.drain().map(|queued| queued.id).chain(also.iter().copied()).collect();
-        let mut limit = HashSet::new();
-        for tip in &tips {
-            limit.extend(crate::ancestry::exclusive(repo, *tip, hidden, usize::MAX)?);
-        }
-        self.seen.clear();
-        self.queued = 0;
-        for tip in tips {
-            if limit.contains(&tip) && self.seen.insert(tip) {
-                let (time, parents) = self.date_and_parents(repo, tip)?;
-                self.push(tip, time, Some(parents));
-            }
-        }
-        self.limit = Some(limit);
-        Ok(self)
-    }
-
-    /// The same walk, stopping with [`Error::Cancelled`] at the next commit once `interrupt` is triggered.
-    pub(crate) fn interruptible(mut self, interrupt: &Interrupt) -> Self {
-        self.interrupt = interrupt.clone();
-        self
-    }
-
-    /// Checks `interrupt` from now on (a kept walk continued by another call).
-    pub(crate) fn set_interrupt(&mut self, interrupt: &Interrupt) {
-        self.interrupt = interrupt.clone();
-    }
-
-    fn push(&mut self, id: ObjectId, time: i64, parents: Option<Vec<ObjectId>>) {
-        self.queue.push(Queued { time, order: std::cmp::Reverse(self.queued), id, parents });
-        self.queued += 1;
-    }
-
-    fn enqueue(&mut self, repo: &gix::Repository, id: ObjectId) -> Result<()> {
-        if self.limit.as_ref().is_some_and(|limit| !limit.contains(&id)) {
-            return Ok(());
-        }
-        if self.seen.insert(id) {
-            let (time, parents) = self.date_and_parents(repo, id)?;
-            self.push(id, time, Some(parents));
-        }
-        Ok(())
-    }
-
-    /// Commit `id`'s committer date (seconds since the epoch) and its parents as git walks them (none for a
-    /// shallow boundary), from one pass over its header.
-    fn date_and_parents(&self, repo: &gix::Repository, id: ObjectId) -> Result<(i64, Vec<ObjectId>)> {
-        use gix::objs::commit::ref_iter::Token;
-        let commit = repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
-        let mut parents = Vec::new();
-        for token in commit.iter() {
-            match token.map_err(|err| Error::git("commit", err))? {
-                Token::Parent { id } => parents.push(id),
-                Token::Committer { signature } => {
-                    let time = signature.time().map_err(|err| Error::git("commit date", err))?;
-                    if self.shallow.is_boundary(&id) {
-                        parents.clear();
-                    }
-                    return Ok((time.seconds, parents));
-                }
-                _ => {}
-            }
-        }
-        Err(Error::git_text("commit date", format!("commit {id} has no committer")))
-    }
-
-    /// The next commit `git log` would show, or `None` at the end of history.
-    pub(crate) fn next_shown(&mut self, repo: &gix::Repository) -> Result<Option<ObjectId>> {
-        loop {
-            match self.step(repo, None)? {
-                Step::Shown(id, _) => return Ok(Some(id)),
-                Step::Low => {}
-                Step::End => return Ok(None),
-            }
-        }
-    }
-
-    /// Takes commits from the queue until one is shown ([`Step::Shown`] with its committer date), the end of
-    /// history, or, when `below` is given, a commit older than `below` that is not shown ([`Step::Low`]). Each
-    /// commit taken is handled completely, so the walk can be continued after any step.
-    pub(crate) fn step(&mut self, repo: &gix::Repository, below: Option<i64>) -> Result<Step> {
-        loop {
-            self.interrupt.check()?;
-            let Some(Queued { id, time, parents, .. }) = self.queue.pop() else { return Ok(Step::End) };
-            let (time, parents) = match parents {
-                Some(parents) => (time, parents),
-                None => self.date_and_parents(repo, id)?,
-            };
-            self.pops += 1;
-            if self.lows.last().is_none_or(|(_, low)| time < *low) {
-                self.lows.push((self.pops - 1, time));
-            }
-            let low = below.is_some_and(|below| time < below);
-            if self.since.is_some_and(|since| time < since) {
-                if low {
-                    return Ok(Step::Low);
-                }
-                continue;
-            }
-            let Some(path) = self.path.clone() else {
-                for parent in parents {
-                    self.enqueue(repo, parent)?;
-                }
-                return Ok(Step::Shown(id, time));
-            };
-            let own = path_entry(repo, &mut self.entries, id, &path)?;
-            let mut same = None;
-            for parent in &parents {
-                if path_entry(repo, &mut self.entries, *parent, &path)? == own {
-                    same = Some(*parent);
-                    break;
-                }
-            }
-            match same {
-                Some(parent) => self.enqueue(repo, parent)?,
-                // Differs from every parent; a root commit differs from the empty tree when it has the path.
-                None if parents.is_empty() && own.is_none() => {}
-                None => {
-                    for parent in parents {
-                        self.enqueue(repo, parent)?;
-                    }
-                    return Ok(Step::Shown(id, time));
-                }
-            }
-            if low {
-                return Ok(Step::Low);
-            }
-        }
-    }
-}
-
-/// `path`'s entry in commit `id`'s tree (cached in `entries`); for `""`, the root tree itself (`None` when empty,
-/// so that a root commit with no file is not shown).
-fn path_entry(
-    repo: &gix::Repository,
-    entries: &mut HashMap<ObjectId, PathEntry>,
-    id: ObjectId,
-    path: &str,
-) -> Result<PathEntry> {
-    if let Some(entry) = entries.get(&id) {
-        return Ok(*entry);
-    }
-    let commit = repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
-    let entry = if path.is_empty() {
-        let tree = commit.tree_id().map_err(|err| Error::git("commit tree", err))?.detach();
-        let mode: gix::object::tree::EntryMode = gix::object::tree::EntryKind::Tree.into();
-        (tree != ObjectId::empty_tree(repo.object_hash())).then_some((mode, tree))
-    } else {
-        let tree = commit.tree().map_err(|err| Error::git("commit tree", err))?;
-        tree.lookup_entry_by_path(path)
-            .map_err(|err| Error::git("tree entry", err))?
-            .map(|entry| (entry.mode(), entry.object_id()))
-    };
-    entries.insert(id, entry);
-    Ok(entry)
 }

@@ -36,6 +36,7 @@ pub mod facets;
 pub mod file;
 pub mod fleet;
 mod guard;
+mod hex_digest;
 pub mod hints;
 pub mod history;
 pub mod index;

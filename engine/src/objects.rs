@@ -345,7 +345,7 @@ mod tests {
             assert_eq!(ours, crate::diff::commit::read(&plain, commit, &interrupt).expect("reads"), "{commit}");
         }
         let head = direct.head_id().expect("HEAD").detach();
-        let mut walk = crate::history::Walk::new(&direct, head, None).expect("walks");
+        let mut walk = crate::walks::Walk::new(&direct, head, None).expect("walks");
         let mut walked = Vec::new();
         while let Some(id) = walk.next_shown(&direct).expect("steps") {
             walked.push(id.to_string());

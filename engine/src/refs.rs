@@ -11,6 +11,7 @@ use crate::facets::commits::Abbrev;
 use crate::facets::refs::{Branch, Remote, RemoteBranch, Tag};
 use crate::facets::stashes::Stash;
 use crate::facets::{Facet, commits, head, refs, stashes};
+use crate::engine::{Engine, Repo};
 
 /// The refs report. Lists may be cut by the budget (see the envelope's `omitted`); `counts` then give their exact
 /// totals.
@@ -151,5 +152,20 @@ fn with_unreadable<T>(
     move |git| {
         let mut unreadable = Vec::new();
         list(git, &mut unreadable).map(|items| (items, unreadable))
+    }
+}
+
+impl Engine {
+    /// `repo.refs`: branches with upstreams, tags, remotes and stashes, cut to `max_tokens`.
+    ///
+    /// # Errors
+    /// As [`Engine::brief`].
+    pub fn refs(
+        &self,
+        repo: &Repo,
+        max_tokens: usize,
+        measure: &mut Measure<'_, Report>,
+    ) -> Result<Budgeted<Report>> {
+        fit(read_from(&self.facets(repo))?, max_tokens, measure)
     }
 }

@@ -19,7 +19,6 @@ use std::collections::BTreeMap;
 use gix::ObjectId;
 use serde::Serialize;
 
-use crate::brief::Counts;
 use crate::budget::{Budgeted, Measure, first, fit_sections};
 use crate::codeowners::{self, LineError};
 use crate::compact::{Implied, is_zero};
@@ -27,9 +26,9 @@ use crate::engine::{Engine, Repo};
 use crate::error::{Error, InvalidReason, Result};
 use crate::facets::Facet;
 use crate::facets::commits::{Abbrev, CommitLine};
-use crate::facets::worktree::{self, Change};
+use crate::facets::worktree::{self, Change, Counts};
 use crate::facets::{iso_time, subject, utf8};
-use crate::history::Walk;
+use crate::walks::Walk;
 use crate::interrupt::Interrupt;
 
 /// What to look at.

@@ -2,15 +2,15 @@
 
 use serde::Serialize;
 
-use crate::brief::Counts;
 use crate::budget::{Budgeted, Measure, first, fit_sections};
 use crate::cache::Reader;
 use crate::compact::Implied;
 use crate::error::Result;
 use crate::facets::operation::Operation;
 use crate::facets::refs::Upstream;
-use crate::facets::worktree::Change;
+use crate::facets::worktree::{Change, Counts};
 use crate::facets::{Facet, commits, head, operation};
+use crate::engine::{Engine, Repo};
 
 /// The status report. Counts are exact; the path lists may be cut by the budget (see the envelope's `omitted`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -91,4 +91,19 @@ pub fn fit(full: Report, max_tokens: usize, measure: &mut Measure<'_, Report>) -
         ..full.clone()
     };
     fit_sections(&full, &["conflicted", "staged", "unstaged", "untracked"], &totals, max_tokens, &cut, measure)
+}
+
+impl Engine {
+    /// `repo.status`: branch, operation and every dirty path, cut to `max_tokens`.
+    ///
+    /// # Errors
+    /// As [`Engine::brief`].
+    pub fn status(
+        &self,
+        repo: &Repo,
+        max_tokens: usize,
+        measure: &mut Measure<'_, Report>,
+    ) -> Result<Budgeted<Report>> {
+        fit(read_from(&self.facets(repo))?, max_tokens, measure)
+    }
 }

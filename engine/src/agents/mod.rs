@@ -19,6 +19,7 @@ pub mod codex;
 pub mod gemini;
 pub mod presence;
 pub mod process;
+mod read;
 pub mod tail;
 pub mod vscode;
 

@@ -13,6 +13,7 @@ use std::collections::BTreeSet;
 use gix::status::index_worktree::Item as WorktreeItem;
 use serde::Serialize;
 
+use crate::compact::{is_false, is_zero};
 use crate::error::{Error, ItemError, Result, Unreadable};
 use crate::facets::utf8;
 
@@ -495,4 +496,57 @@ fn dirty_submodules(repo: &gix::Repository, depth: usize) -> Result<Vec<String>>
         }
     }
     Ok(dirty)
+}
+
+/// Exact work-tree counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Counts {
+    /// A bare repository: there is no work tree, so all counts are 0. Left out of the JSON when false.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub bare: bool,
+    /// Nothing staged, unstaged, untracked or conflicted (also `true` for a bare repository); default false.
+    #[serde(skip_serializing_if = "is_false")]
+    pub clean: bool,
+    /// Paths whose index entry differs from HEAD; default 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub staged: usize,
+    /// Paths whose work-tree file differs from the index; default 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unstaged: usize,
+    /// Untracked, not ignored files (a wholly untracked directory counts once in `normal` mode); default 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub untracked: usize,
+    /// How untracked files were counted (`status.showUntrackedFiles`): `all` (every file), `no` (none looked for);
+    /// absent for `normal`, the default, where a wholly untracked directory counts once, as `dir/`.
+    #[serde(rename = "untrackedFiles", skip_serializing_if = "UntrackedMode::is_normal")]
+    pub untracked_mode: UntrackedMode,
+    /// Unmerged paths; default 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub conflicted: usize,
+    /// Submodules whose state could not be read (listed with why in `repo.status`); absent when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unreadable: usize,
+}
+
+impl Counts {
+    /// `true` when the counts say nothing the path lists do not, once no list is cut: not bare, untracked files
+    /// counted the default way, no unreadable submodule. (`clean` is then "no list", each count a list's length.)
+    pub fn are_list_lengths(&self) -> bool {
+        !self.bare && self.untracked_mode.is_normal() && self.unreadable == 0
+    }
+
+    /// Counts of a status.
+    pub fn of(status: &Status) -> Self {
+        Self {
+            bare: status.bare,
+            clean: status.is_clean(),
+            staged: status.staged.len(),
+            unstaged: status.unstaged.len(),
+            untracked: status.untracked.len(),
+            untracked_mode: status.untracked_mode,
+            conflicted: status.conflicted.len(),
+            unreadable: status.unreadable.len(),
+        }
+    }
 }

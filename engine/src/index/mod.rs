@@ -347,7 +347,7 @@ impl Store {
 
 /// The name of `common_dir`'s index directory (the same in every schema version).
 fn digest(common_dir: &Path) -> String {
-    crate::history::digest(&[&common_dir.display().to_string()], 16)
+    crate::hex_digest::hex_digest(&[&common_dir.display().to_string()], 16)
 }
 
 /// Why applying a plan failed.

@@ -176,7 +176,7 @@ impl Store {
 
     /// The file `repo`'s movements are kept in, when the store has a directory.
     pub fn file(&self, git_dir: &Path) -> Option<PathBuf> {
-        let digest = crate::history::digest(&[&git_dir.display().to_string()], 16);
+        let digest = crate::hex_digest::hex_digest(&[&git_dir.display().to_string()], 16);
         Some(self.dir.as_ref()?.join(format!("v{VERSION}")).join(format!("{digest}.json")))
     }
 

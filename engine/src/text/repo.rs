@@ -3,7 +3,8 @@
 use super::{BranchLine, Lines, Options, change_letter, change_lists, change_path, esc, operation_name, short};
 use std::borrow::Cow;
 
-use crate::brief::{Brief, Counts, FewChanges};
+use crate::brief::{Brief, FewChanges};
+use crate::facets::worktree::Counts;
 use crate::budget::Budgeted;
 use crate::{refs, status};
 
