@@ -28,6 +28,7 @@ pub mod budget;
 pub mod cache;
 pub mod codeowners;
 mod compact;
+mod compare;
 pub mod conflict;
 pub mod diff;
 mod engine;

@@ -14,7 +14,7 @@
 
 use serde::Serialize;
 
-use super::side::{PathFilter, Side};
+use crate::compare::side::{PathFilter, Side};
 use super::{FileStat, Totals, diff_sides, stats};
 use crate::budget::{Budgeted, Measure, first, fit_sections};
 use crate::compact::Implied;

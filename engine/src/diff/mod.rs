@@ -16,13 +16,10 @@
 //! pathological inputs where git's heuristics cut the search short.
 
 mod binary;
-mod changes;
 mod combined;
 pub mod commit;
 mod patch;
-mod prune;
 pub mod semantic;
-mod side;
 pub mod text;
 pub mod worktree;
 
@@ -35,8 +32,9 @@ use crate::budget::{Budgeted, Measure};
 use crate::engine::{Engine, Repo};
 use crate::error::Result;
 use crate::interrupt::Interrupt;
-use changes::Change;
-use side::{PathFilter, Side, Stages};
+use crate::compare::changes::{self, Change};
+use crate::compare::prune;
+use crate::compare::side::{self, PathFilter, Side, Stages};
 
 /// How a file changed, in git's terms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -11,7 +11,7 @@ use gix::diff::blob::unified_diff::{ConsumeHunk, ContextSize, DiffLineKind, Hunk
 use gix::diff::blob::{Algorithm, Diff, InternedInput, ResourceKind, UnifiedDiff, platform::resource::Data};
 use gix::index::entry::Mode;
 
-use super::changes::{Attributes, Change, Entry, Kind};
+use crate::compare::changes::{Attributes, Change, Entry, Kind};
 use super::{FileStat, Status, binary, combined};
 use crate::error::{Error, Result};
 use crate::quote;
@@ -85,7 +85,7 @@ impl<'repo> Renderer<'repo> {
         output: Output,
     ) -> Result<Self> {
         let roots = gix::diff::blob::pipeline::WorktreeRoots { old_root: None, new_root: new_root.clone() };
-        let cache = super::changes::resource_cache(repo, roots, attributes)?;
+        let cache = crate::compare::changes::resource_cache(repo, roots, attributes)?;
         let algorithm = cache.options.algorithm.unwrap_or(Algorithm::Myers);
         let with_patch = output != Output::Listing;
         let objects = crate::objects::DirectHeaders::new(repo);
@@ -158,7 +158,7 @@ impl<'repo> Renderer<'repo> {
     pub(crate) fn unmerged(
         &mut self,
         path: &BStr,
-        stages: &super::side::Stages,
+        stages: &crate::compare::side::Stages,
         worktree: Option<&Entry>,
     ) -> Result<Rendered> {
         let ours = stages[1].map(|(mode, id)| Entry { path: path.to_owned(), mode, id });

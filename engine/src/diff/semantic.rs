@@ -38,9 +38,9 @@ use gix::diff::blob::{Diff, InternedInput};
 use gix::index::entry::Mode;
 use serde::Serialize;
 
-use super::changes::{self, Attributes, Change};
+use crate::compare::changes::{self, Attributes, Change};
 use super::patch::{Output, Renderer};
-use super::side::PathFilter;
+use crate::compare::side::PathFilter;
 use super::text::WORKTREE;
 use super::{Status, diff_sides};
 use crate::budget::{Budgeted, Measure};

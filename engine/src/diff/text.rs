@@ -27,8 +27,9 @@
 use serde::Serialize;
 
 use super::patch::{Output, Rendered, Renderer, unmerged_line};
-use super::side::{self, PathFilter, Side};
-use super::{FileStat, Totals, changes, diff_sides, head_side};
+use super::{FileStat, Totals, diff_sides, head_side};
+use crate::compare::changes;
+use crate::compare::side::{self, PathFilter, Side};
 use crate::budget::{self, Budgeted, Measure, Omitted};
 use crate::compact::Implied;
 use crate::error::{Error, InvalidReason, Result};

@@ -6,8 +6,9 @@
 use gix::bstr::BString;
 use serde::Serialize;
 
-use super::side::PathFilter;
-use super::{FileStat, changes, diff_sides, head_side, prune, side::Side, stats};
+use super::{FileStat, diff_sides, head_side, stats};
+use crate::compare::side::{PathFilter, Side};
+use crate::compare::{changes, prune};
 use crate::budget::{Budgeted, Measure, first, fit_sections};
 use crate::compact::Implied;
 use crate::error::Result;

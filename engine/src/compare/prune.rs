@@ -16,7 +16,7 @@ use gix::bstr::{BStr, BString, ByteSlice, ByteVec};
 use gix::index::entry::{Flags, Mode, Stat};
 use gix::objs::tree::EntryKind;
 
-use crate::diff::side::PathFilter;
+use crate::compare::side::PathFilter;
 use crate::error::{Error, Result};
 
 /// Whether pruning keeps the answer of a diff tracking `rewrites` (see the module documentation).
