@@ -7,13 +7,13 @@ use serde::Serialize;
 use crate::budget::{Budgeted, Measure, first, fit_sections};
 use crate::cache::{Diagnostics, Reader};
 use crate::compact::{is_false, is_zero};
+use crate::engine::{Engine, Repo};
 use crate::error::Result;
 use crate::facets::commits::CommitLine;
 use crate::facets::conventions::Conventions;
 use crate::facets::operation::Operation;
-use crate::facets::worktree::{Counts, UntrackedMode};
+use crate::facets::worktree::Counts;
 use crate::facets::{Facet, commits, conventions, head, lineage, operation, refs, stashes, submodules, worktree};
-use crate::engine::{Engine, Repo};
 pub use crate::hints::Hint;
 
 /// Knobs of `repo.brief`.

@@ -7,9 +7,9 @@ use std::sync::{Arc, Mutex};
 use crate::cache::{self, Cache, CallState, Reader};
 use crate::error::Result;
 use crate::facets::Facet;
+use crate::fleet;
 use crate::interrupt::Interrupt;
 use crate::repository::{self, Location};
-use crate::fleet;
 
 /// Validated engine configuration.
 #[derive(Debug, Clone)]
@@ -41,7 +41,7 @@ pub struct Engine {
     /// History walks kept between calls (`repo.history` pages, `repo.scope`'s recent commits and churn).
     pub(crate) walks: crate::walks::Walks,
     /// `diff.semantic`'s parses, by blob id and language.
-    pub(crate) semantic: crate::diff::semantic::Cache,
+    pub(crate) semantic: crate::diff::parses::Cache,
     /// Repositories opened by [`Engine::resolve`] and its siblings since start ([`Engine::opened`]).
     opened: std::sync::atomic::AtomicU64,
     /// Set when the engine saves generation tables ([`Engine::with_generation_tables`]): dropped last, it waits for
@@ -108,7 +108,7 @@ impl Engine {
             recorded: Mutex::new(HashSet::new()),
             locations: Mutex::new(HashMap::new()),
             walks: crate::walks::Walks::default(),
-            semantic: crate::diff::semantic::Cache::default(),
+            semantic: crate::diff::parses::Cache::default(),
             opened: std::sync::atomic::AtomicU64::new(0),
             generation_tables: None,
         }

@@ -17,7 +17,6 @@ use crate::error::{Error, InvalidReason, Result};
 use crate::facets::commits::Abbrev;
 use crate::facets::{iso_time, subject, utf8};
 use crate::hex_digest::hex_digest;
-use crate::interrupt::Interrupt;
 use crate::walks::Walk;
 
 /// What to list.

@@ -6,12 +6,12 @@ use serde::Serialize;
 use crate::budget::{Budgeted, Measure, first, fit_sections};
 use crate::cache::Reader;
 use crate::compact::{Implied, is_zero};
+use crate::engine::{Engine, Repo};
 use crate::error::Result;
 use crate::facets::commits::Abbrev;
 use crate::facets::refs::{Branch, Remote, RemoteBranch, Tag};
 use crate::facets::stashes::Stash;
 use crate::facets::{Facet, commits, head, refs, stashes};
-use crate::engine::{Engine, Repo};
 
 /// The refs report. Lists may be cut by the budget (see the envelope's `omitted`); `counts` then give their exact
 /// totals.
@@ -160,12 +160,7 @@ impl Engine {
     ///
     /// # Errors
     /// As [`Engine::brief`].
-    pub fn refs(
-        &self,
-        repo: &Repo,
-        max_tokens: usize,
-        measure: &mut Measure<'_, Report>,
-    ) -> Result<Budgeted<Report>> {
+    pub fn refs(&self, repo: &Repo, max_tokens: usize, measure: &mut Measure<'_, Report>) -> Result<Budgeted<Report>> {
         fit(read_from(&self.facets(repo))?, max_tokens, measure)
     }
 }

@@ -5,12 +5,12 @@ use serde::Serialize;
 use crate::budget::{Budgeted, Measure, first, fit_sections};
 use crate::cache::Reader;
 use crate::compact::Implied;
+use crate::engine::{Engine, Repo};
 use crate::error::Result;
 use crate::facets::operation::Operation;
 use crate::facets::refs::Upstream;
 use crate::facets::worktree::{Change, Counts};
 use crate::facets::{Facet, commits, head, operation};
-use crate::engine::{Engine, Repo};
 
 /// The status report. Counts are exact; the path lists may be cut by the budget (see the envelope's `omitted`).
 #[derive(Debug, Clone, PartialEq, Serialize)]

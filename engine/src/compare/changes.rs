@@ -5,18 +5,8 @@ use gix::bstr::BString;
 use gix::diff::index::ChangeRef;
 use gix::index::entry::Mode;
 
+use super::side::Entry;
 use crate::error::{Error, Result};
-
-/// A file on one side of a change.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Entry {
-    /// Repository-relative path.
-    pub(crate) path: BString,
-    /// Index mode (regular, executable, symlink, gitlink).
-    pub(crate) mode: Mode,
-    /// Blob id (commit id for a gitlink); for the work tree, the id the file would get if added.
-    pub(crate) id: ObjectId,
-}
 
 /// What happened to a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

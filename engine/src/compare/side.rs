@@ -17,6 +17,17 @@ use gix::status::plumbing::index_as_worktree_with_renames::{Entry as StatusEntry
 use crate::error::{Error, InvalidReason, Result};
 use crate::interrupt::Interrupt;
 
+/// A file on one side of a change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Entry {
+    /// Repository-relative path.
+    pub(crate) path: BString,
+    /// Index mode (regular, executable, symlink, gitlink).
+    pub(crate) mode: Mode,
+    /// Blob id (commit id for a gitlink); for the work tree, the id the file would get if added.
+    pub(crate) id: ObjectId,
+}
+
 /// One side of a diff.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Side {
@@ -285,9 +296,9 @@ pub(crate) fn worktree_file(
     workdir: &Path,
     path: &BStr,
     stages: &Stages,
-) -> Result<Option<super::changes::Entry>> {
+) -> Result<Option<Entry>> {
     let on_disk = on_disk(workdir, path)?;
-    let entry = |mode, id| Some(super::changes::Entry { path: path.to_owned(), mode, id });
+    let entry = |mode, id| Some(Entry { path: path.to_owned(), mode, id });
     if let Some((mode, id)) = hash_file(repo, &on_disk)? {
         return Ok(entry(mode, id));
     }

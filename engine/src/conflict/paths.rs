@@ -5,13 +5,36 @@ use std::collections::BTreeMap;
 
 use gix::bstr::{BStr, BString, ByteSlice};
 use gix::merge::tree::{Conflict, Resolution, ResolutionFailure, TreatAsUnresolved};
+use serde::Serialize;
 
-use super::markers;
-use super::preflight::{MAX_REGIONS_PER_PATH, PathConflict};
+use super::markers::{self, MarkerRegion};
 use super::simplify::join_close_regions;
 use super::{ConflictKind, is_binary};
+use crate::compact::is_zero;
 use crate::error::{Error, Result};
 use crate::facets::utf8;
+
+/// Most marker regions listed per path; `regionCount` stays exact.
+pub const MAX_REGIONS_PER_PATH: usize = 20;
+
+/// One conflicting path: what the index would hold after the operation stops.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PathConflict {
+    /// Repository-relative path.
+    pub path: String,
+    /// The kind of conflict.
+    pub kind: ConflictKind,
+    /// For a path that one side renamed: where it came from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub renamed_from: Option<String>,
+    /// Exact number of marker regions in the predicted work-tree file (text conflicts only).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub region_count: usize,
+    /// Line ranges of the marker regions in the predicted file, at most [`MAX_REGIONS_PER_PATH`].
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub regions: Vec<MarkerRegion>,
+}
 
 /// The unmerged paths a stopped merge would leave, as the index would hold them, with kinds and marker regions.
 pub(super) fn path_conflicts(

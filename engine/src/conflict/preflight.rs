@@ -15,9 +15,9 @@ use gix::merge::blob::builtin_driver::text::Labels;
 use gix::merge::tree::TreatAsUnresolved;
 use serde::Serialize;
 
-use super::markers::MarkerRegion;
+pub use super::paths::{MAX_REGIONS_PER_PATH, PathConflict};
 use super::state::{Activity, Stages};
-use super::{CommitInfo, ConflictKind, TouchingCommit, commit_info, paths, touching};
+use super::{CommitInfo, TouchingCommit, commit_info, paths, touching};
 use crate::ancestry::Shallow;
 use crate::budget::{Budgeted, Omitted};
 use crate::error::{Error, Result};
@@ -39,9 +39,6 @@ impl Default for Options {
 
 /// Most commits a rebase prediction replays; a longer rebase is reported as `too-many-commits`, unpredicted.
 pub const MAX_REPLAY: usize = 1000;
-
-/// Most marker regions listed per path; `regionCount` stays exact.
-pub const MAX_REGIONS_PER_PATH: usize = 20;
 
 /// What the result says about itself.
 pub const NOTE: &str = "Prediction computed in memory with gix's merge: no object, ref, index or work-tree file was \
@@ -192,25 +189,6 @@ pub struct RebaseStop {
     /// parent): the replay may stop again there; default empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub later_commits: Vec<TouchingCommit>,
-}
-
-/// One conflicting path: what the index would hold after the operation stops.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PathConflict {
-    /// Repository-relative path.
-    pub path: String,
-    /// The kind of conflict.
-    pub kind: ConflictKind,
-    /// For a path that one side renamed: where it came from.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub renamed_from: Option<String>,
-    /// Exact number of marker regions in the predicted work-tree file (text conflicts only).
-    #[serde(skip_serializing_if = "is_zero")]
-    pub region_count: usize,
-    /// Line ranges of the marker regions in the predicted file, at most [`MAX_REGIONS_PER_PATH`].
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub regions: Vec<MarkerRegion>,
 }
 
 fn is_zero(count: &usize) -> bool {

@@ -19,7 +19,7 @@ use gix::bstr::{BStr, ByteSlice};
 use gix::diff::blob::{Algorithm, Diff, InternedInput};
 use gix::index::entry::Mode;
 
-use super::patch::{Section, quote};
+use super::section::{Section, quote};
 
 /// Lines of context around each change, as git's default `-U3`.
 const CONTEXT: usize = 3;

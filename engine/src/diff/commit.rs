@@ -14,10 +14,10 @@
 
 use serde::Serialize;
 
-use crate::compare::side::{PathFilter, Side};
 use super::{FileStat, Totals, diff_sides, stats};
 use crate::budget::{Budgeted, Measure, first, fit_sections};
 use crate::compact::Implied;
+use crate::compare::side::{PathFilter, Side};
 use crate::error::{Error, Result};
 use crate::facets::commits::abbreviate;
 use crate::facets::{iso_time, subject, utf8};

@@ -18,7 +18,9 @@
 mod binary;
 mod combined;
 pub mod commit;
+pub(crate) mod parses;
 mod patch;
+mod section;
 pub mod semantic;
 pub mod text;
 pub mod worktree;
@@ -29,12 +31,12 @@ use gix::bstr::BString;
 use serde::Serialize;
 
 use crate::budget::{Budgeted, Measure};
-use crate::engine::{Engine, Repo};
-use crate::error::Result;
-use crate::interrupt::Interrupt;
 use crate::compare::changes::{self, Change};
 use crate::compare::prune;
 use crate::compare::side::{self, PathFilter, Side, Stages};
+use crate::engine::{Engine, Repo};
+use crate::error::Result;
+use crate::interrupt::Interrupt;
 
 /// How a file changed, in git's terms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -210,53 +212,6 @@ fn diff_sides(
     let changes =
         changes::compare(repo, &old_snapshot.state, &new_snapshot.state, new_root.clone(), attributes, rewrites)?;
     Ok(Diffed { changes, unmerged, new_root, attributes })
-}
-
-/// HEAD's tree against `index` as `git status` compares them (the staged changes, renames as `diff.renames` says),
-/// reading only the directories the index's cache tree does not vouch for (see [`prune`]), in path order. `None`
-/// when that cannot be done exactly (no cache tree, a sparse index, `status.renames` or `status.renameLimit` set,
-/// copies from unmodified files): the caller then compares the whole sides.
-///
-/// # Errors
-/// [`crate::Error::GitRead`] when HEAD, a tree or an object cannot be read.
-pub(crate) fn staged_by_cache_tree(
-    repo: &gix::Repository,
-    index: &gix::index::State,
-) -> Result<Option<Vec<crate::facets::worktree::Change>>> {
-    use crate::facets::worktree::{Change as Staged, ChangeKind};
-    let config = repo.config_snapshot();
-    if config.string("status.renames").is_some() || config.string("status.renameLimit").is_some() {
-        return Ok(None);
-    }
-    let rewrites = changes::configured_rewrites(repo)?;
-    if !prune::allowed(rewrites.as_ref()) {
-        return Ok(None);
-    }
-    let tree = repo.head_tree_id_or_empty().map_err(|err| crate::error::Error::git("HEAD", err))?.detach();
-    let Some((tree_side, index_side)) = prune::tree_and_index(repo, tree, index)? else { return Ok(None) };
-    let path = |entry: &Option<changes::Entry>| entry.as_ref().map(|entry| crate::facets::utf8(&entry.path));
-    let kind_of = |mode: gix::index::entry::Mode| mode.to_tree_entry_mode().map(|mode| mode.kind());
-    let staged =
-        changes::compare(repo, &tree_side, &index_side, None, changes::Attributes::WorktreeThenIndex, rewrites)?
-            .into_iter()
-            .map(|change| {
-                let status = match change.kind {
-                    changes::Kind::Added | changes::Kind::Copied => ChangeKind::Added,
-                    changes::Kind::Deleted => ChangeKind::Deleted,
-                    changes::Kind::Renamed => ChangeKind::Renamed,
-                    changes::Kind::Modified => {
-                        let old = change.old.as_ref().map(|entry| kind_of(entry.mode));
-                        let new = change.new.as_ref().map(|entry| kind_of(entry.mode));
-                        if old == new { ChangeKind::Modified } else { ChangeKind::TypeChange }
-                    }
-                };
-                let from = matches!(change.kind, changes::Kind::Renamed | changes::Kind::Copied)
-                    .then(|| path(&change.old))
-                    .flatten();
-                Staged { path: crate::facets::utf8(change.path()), status, from }
-            })
-            .collect();
-    Ok(Some(staged))
 }
 
 /// The listing of every change (no patch), with unmerged paths in path order.

@@ -11,8 +11,10 @@ use gix::diff::blob::unified_diff::{ConsumeHunk, ContextSize, DiffLineKind, Hunk
 use gix::diff::blob::{Algorithm, Diff, InternedInput, ResourceKind, UnifiedDiff, platform::resource::Data};
 use gix::index::entry::Mode;
 
-use crate::compare::changes::{Attributes, Change, Entry, Kind};
+use super::section::{Section, quote};
 use super::{FileStat, Status, binary, combined};
+use crate::compare::changes::{Attributes, Change, Kind};
+use crate::compare::side::Entry;
 use crate::error::{Error, Result};
 use crate::quote;
 
@@ -21,15 +23,6 @@ const CONTEXT_LINES: u32 = 3;
 
 /// Binary content larger than this (on either side) is never carried: no patch may hold more (`maxBytes`).
 const MAX_BINARY_BYTES: u64 = 1024 * 1024;
-
-/// A file's patch text in the pieces a budget may keep or drop.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Section {
-    /// From `diff --git` to the `+++` line (or the `Binary files ... differ` line): required by any hunk.
-    pub(crate) header: String,
-    /// Each `@@` hunk, or the one `GIT binary patch` block.
-    pub(crate) hunks: Vec<String>,
-}
 
 /// One changed file: its listing and (when asked for) its patch, in one section or, for a type change, two
 /// (a deletion and an addition, as git prints it).
@@ -462,11 +455,6 @@ fn label(prefix: &str, entry: Option<&Entry>, quoting: quote::Style) -> String {
 /// A name in `Binary files <a> and <b> differ`.
 fn side_name(prefix: &str, entry: Option<&Entry>, quoting: quote::Style) -> String {
     entry.map_or_else(|| "/dev/null".into(), |entry| quote(prefix, entry.path.as_ref(), quoting))
-}
-
-/// `prefix` + `path`, C-quoted as git quotes names in a patch under `core.quotePath` ([`quote::path`]).
-pub(crate) fn quote(prefix: &str, path: &BStr, quoting: quote::Style) -> String {
-    quote::path(prefix, path, quoting)
 }
 
 fn mode_text(mode: Mode) -> String {

@@ -38,12 +38,13 @@ use gix::diff::blob::{Diff, InternedInput};
 use gix::index::entry::Mode;
 use serde::Serialize;
 
-use crate::compare::changes::{self, Attributes, Change};
+use super::parses::Cache;
 use super::patch::{Output, Renderer};
-use crate::compare::side::PathFilter;
 use super::text::WORKTREE;
 use super::{Status, diff_sides};
 use crate::budget::{Budgeted, Measure};
+use crate::compare::changes::{self, Attributes, Change};
+use crate::compare::side::PathFilter;
 use crate::engine::{Engine, Repo};
 use crate::error::{Error, Result};
 use crate::interrupt::Interrupt;
@@ -55,9 +56,6 @@ pub const RENAME_SIMILARITY: f64 = 0.5;
 
 /// Default time a call may spend parsing: 3 s; files parsed after that fall back with `time_budget`.
 pub const DEFAULT_TIME_BUDGET: Duration = Duration::from_secs(3);
-
-/// Bytes of parses the engine keeps (32 MiB).
-const CACHE_BYTES: u64 = 32 * 1024 * 1024;
 
 /// What to compare, as `diff.text` takes it.
 #[derive(Debug, Clone)]
@@ -78,39 +76,6 @@ impl Default for Options {
     fn default() -> Self {
         Self { base: None, head: None, staged: false, path: None, time_budget: DEFAULT_TIME_BUDGET }
     }
-}
-
-/// The parses the engine keeps, by blob id and language.
-pub(crate) struct Cache {
-    parses: moka::sync::Cache<(ObjectId, Language), Arc<Parsed>>,
-}
-
-impl Default for Cache {
-    fn default() -> Self {
-        let parses = moka::sync::Cache::builder()
-            .max_capacity(CACHE_BYTES)
-            .weigher(|_, parsed: &Arc<Parsed>| weight(parsed))
-            .build();
-        Self { parses }
-    }
-}
-
-impl std::fmt::Debug for Cache {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Cache").field("parses", &self.parses.entry_count()).finish()
-    }
-}
-
-/// The bytes a kept parse holds, roughly.
-fn weight(parsed: &Parsed) -> u32 {
-    let bytes = match parsed {
-        Parsed::Symbols(symbols) => symbols
-            .iter()
-            .map(|symbol| 96 + symbol.name.len() + symbol.leaf.len() + 8 * symbol.tokens.len())
-            .sum::<usize>(),
-        _ => 0,
-    };
-    u32::try_from(bytes + 64).unwrap_or(u32::MAX)
 }
 
 /// The semantic diff of a selection.
@@ -512,7 +477,7 @@ fn prepare(renderer: &mut Renderer<'_>, languages: &mut Languages<'_>, change: &
     let language = languages.of(change.path().as_ref())?;
     let Some(language) = language else { return fall_back(entry, FallbackReason::UnsupportedLanguage) };
     entry.language = Some(language);
-    let mut read = |side: Option<&changes::Entry>, old_side: bool| -> Result<Option<Option<SideText>>> {
+    let mut read = |side: Option<&crate::compare::side::Entry>, old_side: bool| -> Result<Option<Option<SideText>>> {
         let Some(side) = side else { return Ok(Some(None)) };
         Ok(renderer
             .text(Some(side), old_side)?

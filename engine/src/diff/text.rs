@@ -28,10 +28,10 @@ use serde::Serialize;
 
 use super::patch::{Output, Rendered, Renderer, unmerged_line};
 use super::{FileStat, Totals, diff_sides, head_side};
-use crate::compare::changes;
-use crate::compare::side::{self, PathFilter, Side};
 use crate::budget::{self, Budgeted, Measure, Omitted};
 use crate::compact::Implied;
+use crate::compare::changes;
+use crate::compare::side::{self, PathFilter, Side};
 use crate::error::{Error, InvalidReason, Result};
 use crate::interrupt::Interrupt;
 use crate::repository::check_relative_path;

@@ -7,10 +7,10 @@ use gix::bstr::BString;
 use serde::Serialize;
 
 use super::{FileStat, diff_sides, head_side, stats};
-use crate::compare::side::{PathFilter, Side};
-use crate::compare::{changes, prune};
 use crate::budget::{Budgeted, Measure, first, fit_sections};
 use crate::compact::Implied;
+use crate::compare::side::{PathFilter, Side};
+use crate::compare::{changes, prune};
 use crate::error::Result;
 use crate::facets::worktree::{self, UntrackedMode};
 use crate::interrupt::Interrupt;

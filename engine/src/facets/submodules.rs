@@ -175,11 +175,7 @@ fn collect(
         } else {
             // Vetted before gix reads its `.git` file: a gitdir outside the allowed roots is never opened.
             crate::guard::vet_submodule_of(repo, &submodule)
-                .and_then(|()| {
-                    submodule
-                        .git_dir_try_old_form()
-                        .map_err(|err| crate::facets::worktree::gitdir_error(repo, &path, err))
-                })
+                .and_then(|()| submodule.git_dir_try_old_form().map_err(|err| gitdir_error(repo, &path, err)))
                 .and_then(|_| crate::guard::open_submodule(repo, &submodule))
                 .map(|opened| opened.filter(|sub| sub.workdir().is_some_and(|w| w.join(".git").exists())))
         };
@@ -223,4 +219,20 @@ fn collect(
         }
     }
     Ok(())
+}
+
+/// Why a submodule's repository cannot be found: for a checkout whose `.git` file names a gitdir that is gone, says
+/// so with the gitdir it names; else `err` as is.
+pub(crate) fn gitdir_error(repo: &gix::Repository, path: &str, err: impl std::error::Error) -> ItemError {
+    let dot_git = repo.workdir().map(|workdir| workdir.join(path).join(".git"));
+    let named = dot_git
+        .filter(|dot_git| std::fs::metadata(dot_git).is_ok_and(|meta| meta.is_file() && meta.len() < 4096))
+        .and_then(|dot_git| std::fs::read_to_string(dot_git).ok())
+        .and_then(|text| text.trim().strip_prefix("gitdir:").map(|gitdir| gitdir.trim().to_owned()));
+    match named {
+        Some(gitdir) => {
+            ItemError::new(format!("its .git file names the gitdir {gitdir}, which is gone or not a repository"))
+        }
+        None => ItemError::from_error(err),
+    }
 }

@@ -14,6 +14,7 @@ use gix::status::index_worktree::Item as WorktreeItem;
 use serde::Serialize;
 
 use crate::compact::{is_false, is_zero};
+use crate::compare::{changes, prune};
 use crate::error::{Error, ItemError, Result, Unreadable};
 use crate::facets::utf8;
 
@@ -261,7 +262,7 @@ fn status_listing(repo: &gix::Repository, depth: usize, untracked_mode: Untracke
         })
         .index_worktree_rewrites(None);
     let iter = platform.into_index_worktree_iter(None).map_err(to_err)?;
-    let staged = match crate::diff::staged_by_cache_tree(repo, state)? {
+    let staged = match staged_by_cache_tree(repo, state)? {
         Some(staged) => staged,
         None => {
             let tree = repo.head_tree_id_or_empty().map_err(to_err)?.detach();
@@ -383,7 +384,7 @@ pub(crate) fn submodule_problems(repo: &gix::Repository) -> Result<Vec<Unreadabl
         } else if let Err(error) = crate::guard::vet_submodule_of(repo, &submodule) {
             error
         } else if let Err(err) = submodule.git_dir_try_old_form() {
-            gitdir_error(repo, &path, err)
+            crate::facets::submodules::gitdir_error(repo, &path, err)
         } else {
             continue;
         };
@@ -392,22 +393,6 @@ pub(crate) fn submodule_problems(repo: &gix::Repository) -> Result<Vec<Unreadabl
     problems.sort_by(|a, b| a.path.cmp(&b.path));
     problems.dedup_by(|a, b| a.path == b.path);
     Ok(problems)
-}
-
-/// Why a submodule's repository cannot be found: for a checkout whose `.git` file names a gitdir that is gone, says
-/// so with the gitdir it names; else `err` as is.
-pub(crate) fn gitdir_error(repo: &gix::Repository, path: &str, err: impl std::error::Error) -> ItemError {
-    let dot_git = repo.workdir().map(|workdir| workdir.join(path).join(".git"));
-    let named = dot_git
-        .filter(|dot_git| std::fs::metadata(dot_git).is_ok_and(|meta| meta.is_file() && meta.len() < 4096))
-        .and_then(|dot_git| std::fs::read_to_string(dot_git).ok())
-        .and_then(|text| text.trim().strip_prefix("gitdir:").map(|gitdir| gitdir.trim().to_owned()));
-    match named {
-        Some(gitdir) => {
-            ItemError::new(format!("its .git file names the gitdir {gitdir}, which is gone or not a repository"))
-        }
-        None => ItemError::from_error(err),
-    }
 }
 
 /// The staged changes of the `problems`' gitlinks: their index entry against HEAD's tree, like `git diff --cached`.
@@ -549,4 +534,52 @@ impl Counts {
             unreadable: status.unreadable.len(),
         }
     }
+}
+
+/// HEAD's tree against `index` as `git status` compares them (the staged changes, renames as `diff.renames` says),
+/// reading only the directories the index's cache tree does not vouch for (see [`prune`]), in path order. `None`
+/// when that cannot be done exactly (no cache tree, a sparse index, `status.renames` or `status.renameLimit` set,
+/// copies from unmodified files): the caller then compares the whole sides.
+///
+/// # Errors
+/// [`crate::Error::GitRead`] when HEAD, a tree or an object cannot be read.
+pub(crate) fn staged_by_cache_tree(
+    repo: &gix::Repository,
+    index: &gix::index::State,
+) -> Result<Option<Vec<crate::facets::worktree::Change>>> {
+    use crate::facets::worktree::{Change as Staged, ChangeKind};
+    let config = repo.config_snapshot();
+    if config.string("status.renames").is_some() || config.string("status.renameLimit").is_some() {
+        return Ok(None);
+    }
+    let rewrites = changes::configured_rewrites(repo)?;
+    if !prune::allowed(rewrites.as_ref()) {
+        return Ok(None);
+    }
+    let tree = repo.head_tree_id_or_empty().map_err(|err| crate::error::Error::git("HEAD", err))?.detach();
+    let Some((tree_side, index_side)) = prune::tree_and_index(repo, tree, index)? else { return Ok(None) };
+    let path =
+        |entry: &Option<crate::compare::side::Entry>| entry.as_ref().map(|entry| crate::facets::utf8(&entry.path));
+    let kind_of = |mode: gix::index::entry::Mode| mode.to_tree_entry_mode().map(|mode| mode.kind());
+    let staged =
+        changes::compare(repo, &tree_side, &index_side, None, changes::Attributes::WorktreeThenIndex, rewrites)?
+            .into_iter()
+            .map(|change| {
+                let status = match change.kind {
+                    changes::Kind::Added | changes::Kind::Copied => ChangeKind::Added,
+                    changes::Kind::Deleted => ChangeKind::Deleted,
+                    changes::Kind::Renamed => ChangeKind::Renamed,
+                    changes::Kind::Modified => {
+                        let old = change.old.as_ref().map(|entry| kind_of(entry.mode));
+                        let new = change.new.as_ref().map(|entry| kind_of(entry.mode));
+                        if old == new { ChangeKind::Modified } else { ChangeKind::TypeChange }
+                    }
+                };
+                let from = matches!(change.kind, changes::Kind::Renamed | changes::Kind::Copied)
+                    .then(|| path(&change.old))
+                    .flatten();
+                Staged { path: crate::facets::utf8(change.path()), status, from }
+            })
+            .collect();
+    Ok(Some(staged))
 }

@@ -20,7 +20,7 @@ use gix::bstr::{BStr, BString, ByteSlice};
 
 use crate::error::{Error, Result};
 
-use super::blame::History;
+use super::origins::History;
 
 /// Where an ignored commit's line was handed: a line of a parent's version of the file.
 #[derive(Debug, Clone, PartialEq, Eq)]

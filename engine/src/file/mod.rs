@@ -5,6 +5,7 @@
 
 pub mod blame;
 mod ignore;
+mod origins;
 mod packs;
 pub mod read;
 mod worktree;
@@ -121,4 +122,22 @@ impl Engine {
     pub fn blame_files_key(&self, repo: &Repo) -> String {
         blame::files_key(&repo.git)
     }
+}
+
+/// The size above which git treats a file as binary (`core.bigFileThreshold`, 512 MiB unless configured), in bytes.
+pub(crate) fn big_file_threshold(repo: &gix::Repository) -> u64 {
+    let configured = repo.config_snapshot().integer("core.bigFileThreshold");
+    configured.and_then(|value| u64::try_from(value).ok()).unwrap_or(512 * 1024 * 1024)
+}
+
+/// The `binary_file` refusal of a file of `size` bytes over `threshold` ([`big_file_threshold`]), decided before
+/// its content is read.
+pub(crate) fn too_large(path: &str, size: u64, threshold: u64, rev: &str) -> Error {
+    Error::invalid(
+        InvalidReason::BinaryFile,
+        format!(
+            "{path:?} holds {size} bytes in {rev}, more than core.bigFileThreshold ({threshold} bytes), above which \
+             git treats a file as binary: it has no lines to blame"
+        ),
+    )
 }

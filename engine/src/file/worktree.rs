@@ -66,9 +66,9 @@ pub(crate) fn commit(repo: &gix::Repository, head: ObjectId, path: &str) -> Resu
             format!("{path:?} is a {kind} in the work tree, not a file: only files can be blamed"),
         ));
     }
-    let threshold = super::blame::big_file_threshold(repo);
+    let threshold = super::big_file_threshold(repo);
     if metadata.is_file() && metadata.len() > threshold {
-        return Err(super::blame::too_large(path, metadata.len(), threshold, "the work tree"));
+        return Err(super::too_large(path, metadata.len(), threshold, "the work tree"));
     }
     let (content, kind) = if metadata.is_symlink() {
         let target = std::fs::read_link(&file).map_err(to_err)?;

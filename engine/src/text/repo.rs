@@ -4,8 +4,8 @@ use super::{BranchLine, Lines, Options, change_letter, change_lists, change_path
 use std::borrow::Cow;
 
 use crate::brief::{Brief, FewChanges};
-use crate::facets::worktree::Counts;
 use crate::budget::Budgeted;
+use crate::facets::worktree::Counts;
 use crate::{refs, status};
 
 /// `repo.brief`, as terse as the facts allow (an agent reads it beside `git status -sb; git log --oneline`): the
