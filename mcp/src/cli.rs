@@ -644,7 +644,7 @@ fn doctor(repos: &[String]) -> ExitCode {
     match fluxgit_mcp_sidecar::tools::registry() {
         Ok(registry) => {
             let gateway = Bridge::from_config(&config).is_configured();
-            out.push_str(&fluxgit_mcp_sidecar::tools::listing::doctor_report(&registry, &config.listing, gateway));
+            out.push_str(&fluxgit_mcp_sidecar::tools::doctor_report(&registry, &config.listing, gateway));
         }
         Err(error) => {
             out.push_str(&format!("tools: registry error: {error}\n"));

@@ -2,9 +2,43 @@
 
 use fluxgit_engine::{Budgeted, Error as EngineError, budget};
 use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use crate::tools::{ProtocolError, ToolOutput};
+/// A successful or product-error tool result, before protocol framing.
+#[derive(Debug, Clone)]
+pub struct ToolOutput {
+    /// The compact JSON of the envelope: exactly what goes into `content[0].text` and what budgets are measured on.
+    pub text: String,
+    /// The envelope as JSON text for `structuredContent` (the same text as `text` but for `format: "text"`), written
+    /// into the response as it is: never parsed back into a value. `None` leaves `structuredContent` out.
+    pub structured: Option<Box<RawValue>>,
+    /// `true` for product errors (100xx), which are tool results, not JSON-RPC errors (design.md §4.3).
+    pub is_error: bool,
+    /// The product error's code (`error.code` of the envelope) when `is_error`, for the audit ledger.
+    pub error_code: Option<i64>,
+    /// The envelope's `repoPath`, for the presence file.
+    pub repo_path: Option<String>,
+}
+
+impl ToolOutput {
+    /// `structured` parsed into a value (`Null` without one), for callers that inspect the envelope (tests); the
+    /// server itself never parses it.
+    pub fn structured_value(&self) -> Value {
+        self.structured.as_deref().map_or(Value::Null, |raw| serde_json::from_str(raw.get()).expect("raw JSON parses"))
+    }
+}
+
+/// A failure that must become a JSON-RPC error (design.md §4.3), e.g. invalid params with `data.reason`.
+#[derive(Debug, Clone)]
+pub struct ProtocolError {
+    /// JSON-RPC error code (-32602 for invalid params).
+    pub code: i32,
+    /// Human-readable message.
+    pub message: String,
+    /// Structured detail, e.g. `{"reason": "outside_allowed_roots"}`.
+    pub data: Option<Value>,
+}
 
 /// Product code: the write-handshake bridge is missing, invalid or unreachable; no proposal may be inferred. Never
 /// a human-approval timeout (design.md §4.3).

@@ -253,57 +253,6 @@ impl Selection {
     }
 }
 
-/// `doctor`'s tools section: what is listed, what is not and why, and how to list more.
-pub fn doctor_report(registry: &crate::tools::Registry, selection: &Selection, gateway: bool) -> String {
-    use std::fmt::Write as _;
-
-    let spelling_name = match selection.spelling {
-        Spelling::Underscore => "underscore",
-        Spelling::Dotted => "dotted",
-    };
-    let listed: Vec<_> = registry.tools().filter(|tool| selection.lists(tool.definition().name, gateway)).collect();
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "tools: {} of {} listed ({TOOL_NAMES_VAR}: {spelling_name} names; a call answers to either spelling)",
-        listed.len(),
-        registry.len()
-    );
-    let mut hidden_for_gateway = 0;
-    let mut hidden_by_choice = 0;
-    for tool in registry.tools() {
-        let definition = tool.definition();
-        let kind = if definition.read_only { "read" } else { "proposal" };
-        let set = toolset_of(definition.name).map_or("-", |toolset| toolset.name);
-        let state = if selection.lists(definition.name, gateway) {
-            ""
-        } else if needs_gateway(definition.name) && !gateway {
-            hidden_for_gateway += 1;
-            " [not listed: needs a gateway]"
-        } else {
-            hidden_by_choice += 1;
-            " [not listed: toolset not chosen]"
-        };
-        let name = spelled(definition.name, selection.spelling);
-        let _ = writeln!(out, "  {name} ({kind}, {set}): {}{state}", definition.title);
-    }
-    if hidden_for_gateway > 0 {
-        let _ = writeln!(
-            out,
-            "{hidden_for_gateway} tools need the approval gateway (write proposals, operation status and cancel, \
-             restore points, the safety timeline): run fluxgit-gateway and set {} to the address it prints to list \
-             them",
-            crate::config::GATEWAY_ADDR_VARS[0]
-        );
-    }
-    let sets: Vec<String> = TOOLSETS.iter().map(|toolset| format!("{} ({})", toolset.name, toolset.about)).collect();
-    let _ = writeln!(out, "toolsets ({TOOLSETS_VAR}, comma-separated; default all): {}", sets.join("; "));
-    if hidden_by_choice > 0 {
-        let _ = writeln!(out, "{hidden_by_choice} tools left out by {TOOLSETS_VAR}/{TOOLS_VAR}");
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
