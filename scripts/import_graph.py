@@ -2,8 +2,8 @@
 """Prints the import circles between the source files of the engine and the sidecar.
 
 The graph has one node per source file and an edge from file A to file B when A names an item that B defines:
-in a `use` line, or in a path written in the code that starts with `crate::`, `super::`, `self::` or a child
-module's name. A path is followed through the module tree (the `mod` declarations) and through `use` bindings, so
+in a `use` line, or in a path written in the code that starts with `crate::`, `super::`, `self::`, a child
+module's name or a name a `use` line brought in (a `use` of a module makes no edge by itself). A path is followed through the module tree (the `mod` declarations) and through `use` bindings, so
 an item that a module re-exports leads to the file that defines it. A `pub use` line is a re-export, not a
 dependency of the file that writes it, so it makes no edge of its own. Items marked `#[cfg(test)]` (test
 modules, inline or in their own file) are left out: a test may use any part of the crate to check its own. A `mod` declaration makes no edge either,
@@ -217,6 +217,19 @@ class Crate:
             return list(mod) + list(path)
         return None
 
+    def is_module(self, path, depth=0):
+        """Tells whether an absolute path names a module (a `use` of it makes no edge; its paths in the code do)."""
+        cur = ()
+        for k, seg in enumerate(path):
+            m = self.modules[cur]
+            if seg in m.children:
+                cur = m.children[seg]
+            elif seg in m.bindings and m.bindings[seg] is not None and depth < 20:
+                return self.is_module(m.bindings[seg] + list(path[k + 1:]), depth + 1)
+            else:
+                return False
+        return True
+
     def resolve(self, path, depth=0):
         """Returns the file that defines the item an absolute path names."""
         cur = ()
@@ -274,7 +287,7 @@ class Crate:
                             self.modules[cur].bindings.setdefault(name, absolute)
                     elif collect and (alias or path[-1]) != "_":
                         self.modules[cur].bindings.setdefault(alias or path[-1], absolute)
-                    if not collect and not public and absolute is not None:
+                    if not collect and not public and absolute is not None and not self.is_module(absolute):
                         self.edge(file, absolute, path)
                 i = j
                 continue
@@ -291,7 +304,7 @@ class Crate:
                         break
                 head = path[0]
                 m = self.modules.get(cur)
-                if head in ("crate", "super", "self") or (m and head in m.children):
+                if head in ("crate", "super", "self") or (m and (head in m.children or head in m.bindings)):
                     absolute = self.absolute(cur, path)
                     if absolute is not None:
                         self.edge(file, absolute, path)
