@@ -38,7 +38,6 @@ pub mod file;
 pub mod fleet;
 mod guard;
 mod hex_digest;
-pub mod hints;
 pub mod history;
 pub mod index;
 pub mod interrupt;

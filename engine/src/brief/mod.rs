@@ -1,5 +1,7 @@
 //! `repo.brief` (design.md §5): situational awareness in one call, replacing 6-10 raw git calls.
 
+pub mod hints;
+
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -14,7 +16,7 @@ use crate::facets::conventions::Conventions;
 use crate::facets::operation::Operation;
 use crate::facets::worktree::Counts;
 use crate::facets::{Facet, commits, conventions, head, lineage, operation, refs, stashes, submodules, worktree};
-pub use crate::hints::Hint;
+pub use crate::brief::hints::Hint;
 
 /// Knobs of `repo.brief`.
 #[derive(Debug, Clone)]
@@ -66,7 +68,7 @@ pub struct Brief {
     /// Detected conventions; default: none detected.
     #[serde(skip_serializing_if = "Conventions::is_empty")]
     pub conventions: Conventions,
-    /// At most 3 ranked next steps ([`crate::hints`]), each `{tool, arguments, why}`; default empty.
+    /// At most 3 ranked next steps ([`crate::brief::hints`]), each `{tool, arguments, why}`; default empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hints: Vec<Hint>,
     /// How the engine's cache serves this repository when it is not watched (stat-validated or off, and why); absent
@@ -266,7 +268,7 @@ pub(crate) fn read_from(facets: &Reader<'_>, options: &Options) -> Result<Brief>
         .chain(status.untracked.iter().cloned())
         .chain(status.conflicted.iter().cloned())
         .collect();
-    let facts = crate::hints::Facts {
+    let facts = crate::brief::hints::Facts {
         brief: &brief,
         conflicted: &status.conflicted,
         changed: &changed.into_iter().collect::<Vec<_>>(),
@@ -275,7 +277,7 @@ pub(crate) fn read_from(facets: &Reader<'_>, options: &Options) -> Result<Brief>
         tool_names: options.tool_names,
         now: options.now,
     };
-    Ok(Brief { hints: crate::hints::rank(&facts), ..brief })
+    Ok(Brief { hints: crate::brief::hints::rank(&facts), ..brief })
 }
 
 /// The characters of a subject that a brief's commit line keeps (see [`shortened_subject`]).
