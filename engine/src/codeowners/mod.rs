@@ -10,6 +10,7 @@
 //!   `#` do not work. GitHub skips a line with invalid syntax; so do we, and report it in [`CodeOwners::errors`]
 //!   with its line number instead of guessing.
 
+pub mod kept;
 mod pattern;
 
 use serde::Serialize;
@@ -60,7 +61,7 @@ pub struct Loaded {
     /// Which of [`LOCATIONS`] it came from.
     pub file: &'static str,
     /// Its parsed content (empty with one error when the file is too large for GitHub), shared with every read of
-    /// the same blob ([`crate::index::owners`]).
+    /// the same blob ([`crate::codeowners::kept`]).
     pub codeowners: std::sync::Arc<CodeOwners>,
 }
 
@@ -163,7 +164,7 @@ impl CodeOwners {
 }
 
 /// Reads the CODEOWNERS file GitHub would use from `commit`'s tree; `None` when none of [`LOCATIONS`] is a file.
-/// The rules of a blob parsed before come from [`crate::index::owners`].
+/// The rules of a blob parsed before come from [`crate::codeowners::kept`].
 ///
 /// # Errors
 /// [`Error::GitRead`] when the tree or blob cannot be read.
@@ -176,7 +177,7 @@ pub fn read_at(commit: &gix::Commit<'_>) -> Result<Option<Loaded>> {
         if !entry.mode().is_blob() {
             continue;
         }
-        let codeowners = crate::index::owners::rules(entry.object_id(), || {
+        let codeowners = crate::codeowners::kept::rules(entry.object_id(), || {
             let blob = entry.object().map_err(|err| Error::git("CODEOWNERS blob", err))?;
             Ok::<_, Error>(if blob.data.len() >= MAX_BYTES {
                 let message =

@@ -28,7 +28,6 @@
 mod build;
 mod feed;
 pub mod movements;
-pub mod owners;
 pub(crate) mod schema;
 
 use std::collections::{BTreeMap, HashMap};
