@@ -15,7 +15,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
-use fluxgit_engine::index::Status;
+use fluxgit_engine::commit_index::Status;
 use fluxgit_engine::{history, scope, search};
 use fluxgit_fixtures::Scenario;
 use serde::Serialize;

@@ -29,10 +29,10 @@ pub struct Engine {
     /// ([`Engine::with_registry`]).
     registry: Option<fleet::registry::SeenWriter>,
     /// The commit indexes, when the engine keeps them ([`Engine::with_index`]).
-    index: Option<Arc<crate::index::Store>>,
+    index: Option<Arc<crate::commit_index::Store>>,
     /// The ref and reflog movements of the repositories read (kept under the index dir too with
     /// [`Engine::with_index`]).
-    movements: crate::index::movements::Store,
+    movements: crate::commit_index::movements::Store,
     /// Repository roots already recorded in the registry by this engine (each is written once per process).
     recorded: Mutex<HashSet<PathBuf>>,
     /// Where the paths fleet calls named resolved to, by canonical path (at most [`KNOWN_LOCATIONS`]): a warm
@@ -104,7 +104,7 @@ impl Engine {
             agents: crate::agents::Detector::default(),
             registry: None,
             index: None,
-            movements: crate::index::movements::Store::default(),
+            movements: crate::commit_index::movements::Store::default(),
             recorded: Mutex::new(HashSet::new()),
             locations: Mutex::new(HashMap::new()),
             walks: crate::walks::Walks::default(),
@@ -138,13 +138,13 @@ impl Engine {
         }
     }
 
-    /// Keeps the commit indexes under `dir` (`<run dir>/index` for the sidecar; see [`crate::index`]), and the ref
-    /// and reflog movements under `dir/movements` ([`crate::index::movements`]). Without it `repo.search` walks the
+    /// Keeps the commit indexes under `dir` (`<run dir>/index` for the sidecar; see [`crate::commit_index`]), and the ref
+    /// and reflog movements under `dir/movements` ([`crate::commit_index::movements`]). Without it `repo.search` walks the
     /// history on every call and movements are kept in memory only.
     #[must_use]
     pub fn with_index(mut self, dir: PathBuf) -> Self {
-        self.movements = crate::index::movements::Store::new(Some(dir.join("movements")));
-        let store = Arc::new(crate::index::Store::new(dir));
+        self.movements = crate::commit_index::movements::Store::new(Some(dir.join("movements")));
+        let store = Arc::new(crate::commit_index::Store::new(dir));
         store.start_feed();
         let fed = Arc::downgrade(&store);
         // The watcher reports branch and HEAD moves: the feed thread updates the index before the next call needs it.
@@ -169,7 +169,7 @@ impl Engine {
     }
 
     /// The ref and reflog movements store.
-    pub(crate) fn movement_store(&self) -> &crate::index::movements::Store {
+    pub(crate) fn movement_store(&self) -> &crate::commit_index::movements::Store {
         &self.movements
     }
 
@@ -181,11 +181,11 @@ impl Engine {
 
     /// Updates of the commit indexes the watcher asked for and the feed thread ran (for tests and benchmarks).
     pub fn index_refreshes(&self) -> u64 {
-        self.index().map_or(0, crate::index::Store::refreshes)
+        self.index().map_or(0, crate::commit_index::Store::refreshes)
     }
 
     /// The commit indexes, if any.
-    pub(crate) fn index(&self) -> Option<&crate::index::Store> {
+    pub(crate) fn index(&self) -> Option<&crate::commit_index::Store> {
         self.index.as_deref()
     }
 

@@ -10,7 +10,7 @@
 //! and `since` does not stop at an older commit in front of newer ones (git's walk does, on skewed clocks).
 //!
 //! Without `ref`, the commit index answers (every commit reachable from the local branches and HEAD, see
-//! [`crate::index`]); with `ref`, or while the index is built or unavailable, the history is walked and the answer
+//! [`crate::commit_index`]); with `ref`, or while the index is built or unavailable, the history is walked and the answer
 //! says why (`walked`). Both rank by relevance, then newest committer date; `total` is always exact.
 
 use std::collections::HashSet;
@@ -32,8 +32,8 @@ use crate::error::{Error, InvalidReason, Result};
 use crate::facets::commits::Abbrev;
 use crate::facets::{iso_time, subject, utf8};
 use crate::history::Person;
-use crate::index::schema::{self, Fields, fold};
-use crate::index::{self, Status};
+use crate::commit_index::schema::{self, Fields, fold};
+use crate::commit_index::{self as index, Status};
 use crate::interrupt::Interrupt;
 
 /// The most commits one answer lists (`limit`'s upper bound).

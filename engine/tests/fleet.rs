@@ -480,7 +480,7 @@ fn warm_radar_from_memory_stays_exact() {
 /// or from the reflogs) gives the movements a store without limit reads.
 #[test]
 fn movement_store_is_bounded_and_stays_exact() {
-    use fluxgit_engine::index::movements::Store;
+    use fluxgit_engine::commit_index::movements::Store;
     let fleet = fleet::build_fleet();
     let run = tempfile::tempdir().expect("temp dir");
     let bounded = Store::with_limit(Some(run.path().to_path_buf()), 2);

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use fluxgit_engine::index::Status;
+use fluxgit_engine::commit_index::Status;
 use fluxgit_engine::{Engine, Options, search};
 use fluxgit_fixtures::Scenario;
 

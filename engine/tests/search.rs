@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::{commit_tree, measure, repo_path};
-use fluxgit_engine::index::Status;
+use fluxgit_engine::commit_index::Status;
 use fluxgit_engine::search::{Options as SearchOptions, Report};
 use fluxgit_engine::{Engine, Error, InvalidReason, Options};
 use fluxgit_fixtures::{Fixture, Scenario};
@@ -219,7 +219,7 @@ fn indexes_of_other_versions_are_removed_on_rebuild() {
         engine.index_dir(&repo).expect("an index dir")
     };
     let digest = current.file_name().expect("a digest").to_owned();
-    let version = format!("v{}", fluxgit_engine::index::SCHEMA_VERSION);
+    let version = format!("v{}", fluxgit_engine::commit_index::SCHEMA_VERSION);
     assert_eq!(current.parent().and_then(Path::file_name), Some(std::ffi::OsStr::new(&version)));
     let plant = |relative: &Path| {
         std::fs::create_dir_all(index_dir.path().join(relative)).expect("mkdir");

@@ -1,6 +1,6 @@
 //! `fleet.digest` (design.md §5): how HEAD and the local branches of many repositories moved since a time, newest
 //! first, from the reflog files (`logs/HEAD`, `logs/refs/heads/*`) as the movement store keeps them
-//! ([`crate::index::movements`]: fed with what was appended since the last call). Nothing is fetched and no
+//! ([`crate::commit_index::movements`]: fed with what was appended since the last call). Nothing is fetched and no
 //! repository is written.
 //!
 //! A commit, reset or rebase moves a branch and HEAD together and git writes the same line to both logs; such a
@@ -16,7 +16,7 @@ use crate::budget::{Budgeted, Measure, first, fit_sections};
 use crate::engine::{Engine, Repo};
 use crate::error::{ItemError, Result};
 use crate::fleet::{Targets, millis};
-use crate::index::movements::{Line, Log, Movements, switches_head};
+use crate::commit_index::movements::{Line, Log, Movements, switches_head};
 
 /// Hex digits of the shas an event carries.
 pub const SHA_DIGITS: usize = 12;
@@ -103,7 +103,7 @@ impl Engine {
     /// first, cut to `options.max_events` and `max_tokens`.
     ///
     /// A repository unchanged since an earlier call is answered from memory without being opened; a changed one
-    /// has only what was appended to its reflogs read ([`crate::index::movements`]).
+    /// has only what was appended to its reflogs read ([`crate::commit_index::movements`]).
     ///
     /// # Errors
     /// [`crate::Error::Invalid`] (`budget_below_floor`). One repository's failure is never an error: it is listed in
