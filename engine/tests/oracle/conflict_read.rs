@@ -419,9 +419,9 @@ fn rebase_progress_and_upcoming_commits_as_git_counts_them() {
     assert_eq!(upcoming, vec![(third_sha.as_str(), vec!["a.txt".to_owned()])], "work: b leaves a.txt alone");
     assert_eq!(first.conclude, Some("git add <path>; git rebase --continue"));
     assert_eq!(first.abort, Some("git rebase --abort"));
-    let text = fluxgit_engine::text::conflict_read(
+    let text = fluxgit_engine::render::conflict_read(
         &Budgeted { data: first.clone(), omitted: Default::default() },
-        &fluxgit_engine::text::Options::default(),
+        &fluxgit_engine::render::Options::default(),
     );
     assert!(text.contains("1 command done, 2 remaining commands"), "{text}");
     assert!(text.contains("git rebase --continue") && text.contains("git rebase --abort"), "{text}");
@@ -497,7 +497,7 @@ fn two_file_conflict_costs_a_fifth_of_whole_sides() {
     assert!(tokens * 5 <= before, "{tokens} tokens is more than a fifth of {before}");
 
     for result in [&answer, &engine.conflict_read(&repo, &sides, 200_000, &mut crate::measure).expect("sides")] {
-        let text = fluxgit_engine::text::conflict_read(result, &fluxgit_engine::text::Options::default());
+        let text = fluxgit_engine::render::conflict_read(result, &fluxgit_engine::render::Options::default());
         assert!(budget::count_tokens(&text) <= crate::measure(result), "text larger than JSON:\n{text}");
     }
 }

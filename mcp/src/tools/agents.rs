@@ -91,7 +91,7 @@ fn call_presence(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Resul
     let Some(options) = config::agent_detection(ctx.client_name) else {
         return disabled(ctx, &args.repo_path);
     };
-    let render = fluxgit_engine::text::agents_presence;
+    let render = fluxgit_engine::render::agents_presence;
     run_formatted(ctx, "agents.presence", &args.repo_path, args.format, render, |repo, measure| {
         ctx.engine.agents_presence(repo, &options, max_tokens, measure)
     })

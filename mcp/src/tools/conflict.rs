@@ -159,7 +159,7 @@ fn call_read(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<To
         "conflict.read",
         &args.repo_path,
         args.format,
-        fluxgit_engine::text::conflict_read,
+        fluxgit_engine::render::conflict_read,
         |repo, measure| ctx.engine.conflict_read(repo, &options, max_tokens, measure),
     )
 }

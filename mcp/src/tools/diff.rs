@@ -146,7 +146,7 @@ fn call_commit_details(ctx: &CallContext<'_>, arguments: &Map<String, Value>) ->
         "commit.details",
         &args.repo_path,
         args.format,
-        fluxgit_engine::text::commit_details,
+        fluxgit_engine::render::commit_details,
         |repo, measure| ctx.engine.commit_details(repo, &args.commit, max_tokens, measure),
     )
 }
@@ -206,7 +206,7 @@ fn call_worktree_changes(ctx: &CallContext<'_>, arguments: &Map<String, Value>) 
         "worktree.changes",
         &args.repo_path,
         args.format,
-        fluxgit_engine::text::worktree_changes,
+        fluxgit_engine::render::worktree_changes,
         |repo, measure| ctx.engine.worktree_changes(repo, max_tokens, measure),
     )
 }
@@ -298,7 +298,7 @@ fn call_diff_text(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Resu
         binary: args.binary,
     };
     let max_tokens = args.max_tokens.unwrap_or(DIFF_DEFAULT_TOKENS as usize);
-    run_formatted(ctx, "diff.text", &args.repo_path, args.format, fluxgit_engine::text::diff_text, |repo, measure| {
+    run_formatted(ctx, "diff.text", &args.repo_path, args.format, fluxgit_engine::render::diff_text, |repo, measure| {
         ctx.engine.diff_text(repo, &options, max_tokens, measure)
     })
 }

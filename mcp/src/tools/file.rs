@@ -126,7 +126,7 @@ fn call_read(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<To
     let options =
         read::Options { file: args.file.into(), max_bytes: args.max_bytes.unwrap_or(read::DEFAULT_MAX_BYTES) };
     let max_tokens = args.max_tokens.unwrap_or(READ_DEFAULT_TOKENS as usize);
-    run_formatted(ctx, "file.read", &args.repo_path, args.format, fluxgit_engine::text::file_read, |repo, measure| {
+    run_formatted(ctx, "file.read", &args.repo_path, args.format, fluxgit_engine::render::file_read, |repo, measure| {
         ctx.engine.file_read(repo, &options, max_tokens, measure)
     })
 }
@@ -218,7 +218,7 @@ fn call_blame(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<T
     let args: BlameArgs = parse(arguments)?;
     let options = blame::Options { file: args.file.into(), ignore_revs: args.ignore_revs.unwrap_or(true) };
     let max_tokens = args.max_tokens.unwrap_or(BLAME_DEFAULT_TOKENS as usize);
-    run_formatted(ctx, "file.blame", &args.repo_path, args.format, fluxgit_engine::text::file_blame, |repo, measure| {
+    run_formatted(ctx, "file.blame", &args.repo_path, args.format, fluxgit_engine::render::file_blame, |repo, measure| {
         ctx.engine.file_blame(repo, &options, max_tokens, measure)
     })
 }

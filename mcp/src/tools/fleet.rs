@@ -70,12 +70,12 @@ fn targets(repo_paths: Option<Vec<String>>, repositories: Option<Vec<Labelled>>)
 fn run<T: serde::Serialize>(
     tool: &'static str,
     format: Format,
-    render: fn(&Budgeted<T>, &fluxgit_engine::text::Options) -> String,
+    render: fn(&Budgeted<T>, &fluxgit_engine::render::Options) -> String,
     read: impl FnOnce(&mut Measure<'_, T>) -> fluxgit_engine::Result<Budgeted<T>>,
 ) -> Result<ToolOutput, ProtocolError> {
     let frame = Frame { tool, read_only: true, repo_path: None, resolved_from: None, source: SOURCE_LOCAL };
     // The text spans many repositories: paths are quoted with git's default `core.quotePath` (true).
-    let options = fluxgit_engine::text::Options::default();
+    let options = fluxgit_engine::render::Options::default();
     let render = |result: &Budgeted<T>| render(result, &options);
     let result = match format {
         Format::Json => read(&mut |candidate| frame.measure(candidate)),
@@ -150,7 +150,7 @@ fn call_radar(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<T
     let targets = targets(args.repo_paths, args.repositories)?;
     let options = radar::Options { max_repos: args.max_repos.unwrap_or(200), now: crate::config::now_epoch_secs() };
     let max_tokens = args.max_tokens.unwrap_or(RADAR_DEFAULT_TOKENS as usize);
-    run("fleet.radar", args.format, fluxgit_engine::text::fleet_radar, |measure| {
+    run("fleet.radar", args.format, fluxgit_engine::render::fleet_radar, |measure| {
         ctx.engine.radar(&targets, &options, max_tokens, measure)
     })
 }
@@ -228,7 +228,7 @@ fn call_digest(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<
     let targets = targets(args.repo_paths, None)?;
     let options = digest::Options { since_ms: args.since_ms, max_events: args.max_events.unwrap_or(200) };
     let max_tokens = args.max_tokens.unwrap_or(DIGEST_DEFAULT_TOKENS as usize);
-    run("fleet.digest", args.format, fluxgit_engine::text::fleet_digest, |measure| {
+    run("fleet.digest", args.format, fluxgit_engine::render::fleet_digest, |measure| {
         ctx.engine.digest(&targets, &options, max_tokens, measure)
     })
 }

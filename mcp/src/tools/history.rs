@@ -93,7 +93,7 @@ fn call_history(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result
     let options =
         history::Options { start: args.start, path: args.path, limit: args.limit.unwrap_or(50), cursor: args.cursor };
     let max_tokens = args.max_tokens.unwrap_or(HISTORY_DEFAULT_TOKENS as usize);
-    run_formatted(ctx, "repo.history", &args.repo_path, args.format, fluxgit_engine::text::history, |repo, measure| {
+    run_formatted(ctx, "repo.history", &args.repo_path, args.format, fluxgit_engine::render::history, |repo, measure| {
         ctx.engine.history(repo, &options, max_tokens, measure)
     })
 }
@@ -161,7 +161,7 @@ fn call_reflog(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<
     let args: ReflogArgs = parse(arguments)?;
     let limit = args.limit.unwrap_or(20);
     let max_tokens = args.max_tokens.unwrap_or(REFLOG_DEFAULT_TOKENS as usize);
-    run_formatted(ctx, "repo.reflog", &args.repo_path, args.format, fluxgit_engine::text::reflog, |repo, measure| {
+    run_formatted(ctx, "repo.reflog", &args.repo_path, args.format, fluxgit_engine::render::reflog, |repo, measure| {
         let proposals = ctx.bridge.is_configured().then(crate::tools::listing::spelling);
         ctx.engine.reflog(repo, args.ref_name.as_deref(), limit, proposals, max_tokens, measure)
     })

@@ -1,7 +1,7 @@
 //! The `repo.*` tool family: `repo.brief`, `repo.status`, `repo.refs`. Each handler maps arguments to one engine
 //! call and wraps the result in the envelope.
 
-use fluxgit_engine::{brief, text};
+use fluxgit_engine::{brief, render};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
@@ -41,7 +41,7 @@ pub(crate) fn run_formatted<T: serde::Serialize>(
     tool: &'static str,
     repo_path: &str,
     format: Format,
-    render: fn(&fluxgit_engine::Budgeted<T>, &fluxgit_engine::text::Options) -> String,
+    render: fn(&fluxgit_engine::Budgeted<T>, &fluxgit_engine::render::Options) -> String,
     read: impl FnOnce(
         &fluxgit_engine::Repo,
         &mut fluxgit_engine::Measure<'_, T>,
@@ -182,7 +182,7 @@ fn call_brief(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<T
         now: crate::config::now_epoch_secs(),
     };
     let max_tokens = args.max_tokens.unwrap_or(BRIEF_DEFAULT_TOKENS as usize);
-    run_formatted(ctx, "repo.brief", &args.repo_path, args.format, text::brief, |repo, measure| {
+    run_formatted(ctx, "repo.brief", &args.repo_path, args.format, render::brief, |repo, measure| {
         ctx.engine.brief(repo, &options, max_tokens, measure)
     })
 }
@@ -239,7 +239,7 @@ pub fn status() -> FnTool {
 fn call_status(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
     let args: BudgetArgs = parse(arguments)?;
     let max_tokens = args.max_tokens.unwrap_or(STATUS_DEFAULT_TOKENS as usize);
-    run_formatted(ctx, "repo.status", &args.repo_path, args.format, text::status, |repo, measure| {
+    run_formatted(ctx, "repo.status", &args.repo_path, args.format, render::status, |repo, measure| {
         ctx.engine.status(repo, max_tokens, measure)
     })
 }
@@ -298,7 +298,7 @@ pub fn refs() -> FnTool {
 fn call_refs(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
     let args: BudgetArgs = parse(arguments)?;
     let max_tokens = args.max_tokens.unwrap_or(REFS_DEFAULT_TOKENS as usize);
-    run_formatted(ctx, "repo.refs", &args.repo_path, args.format, text::refs, |repo, measure| {
+    run_formatted(ctx, "repo.refs", &args.repo_path, args.format, render::refs, |repo, measure| {
         ctx.engine.refs(repo, max_tokens, measure)
     })
 }

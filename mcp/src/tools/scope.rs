@@ -101,7 +101,7 @@ fn call_scope(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<T
         now,
     };
     let max_tokens = args.max_tokens.unwrap_or(SCOPE_DEFAULT_TOKENS as usize);
-    run_formatted(ctx, "repo.scope", &args.repo_path, args.format, fluxgit_engine::text::scope, |repo, measure| {
+    run_formatted(ctx, "repo.scope", &args.repo_path, args.format, fluxgit_engine::render::scope, |repo, measure| {
         ctx.engine.scope(repo, &options, max_tokens, measure)
     })
 }

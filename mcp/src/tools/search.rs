@@ -95,7 +95,7 @@ fn call_search(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<
         limit: args.limit.unwrap_or(20),
     };
     let max_tokens = args.max_tokens.unwrap_or(SEARCH_DEFAULT_TOKENS as usize);
-    run_formatted(ctx, "repo.search", &args.repo_path, args.format, fluxgit_engine::text::search, |repo, measure| {
+    run_formatted(ctx, "repo.search", &args.repo_path, args.format, fluxgit_engine::render::search, |repo, measure| {
         ctx.engine.search(repo, &options, max_tokens, measure)
     })
 }

@@ -112,7 +112,7 @@ fn call_semantic(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Resul
     let max_tokens = args.max_tokens.unwrap_or(SEMANTIC_DEFAULT_TOKENS as usize);
     let options = args.options();
     let mut local_report: Option<Report> = None;
-    let output = run_local(ctx, "diff.semantic", &args, fluxgit_engine::text::diff_semantic, |repo, measure| {
+    let output = run_local(ctx, "diff.semantic", &args, fluxgit_engine::render::diff_semantic, |repo, measure| {
         let result = supported(measure, |measure| ctx.engine.diff_semantic(repo, &options, max_tokens, measure))?;
         local_report = Some(result.data.report.clone());
         Ok(result)
@@ -127,7 +127,7 @@ fn call_fallbacks(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Resu
     let args: Args = parse(arguments)?;
     let max_tokens = args.max_tokens.unwrap_or(SEMANTIC_DEFAULT_TOKENS as usize);
     let options = args.options();
-    run_local(ctx, "diff.semanticFallbacks", &args, fluxgit_engine::text::diff_semantic_fallbacks, |repo, measure| {
+    run_local(ctx, "diff.semanticFallbacks", &args, fluxgit_engine::render::diff_semantic_fallbacks, |repo, measure| {
         supported(measure, |measure| ctx.engine.diff_semantic_fallbacks(repo, &options, max_tokens, measure))
     })
 }

@@ -102,7 +102,7 @@ fn call_branch_stack(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> R
         max_related: args.max_related.unwrap_or(8),
         branch: args.branch,
     };
-    let render = fluxgit_engine::text::branch_stack;
+    let render = fluxgit_engine::render::branch_stack;
     run_formatted(ctx, "repo.branchStack", &args.repo_path, args.format, render, |repo, _| {
         ctx.engine.branch_stack(repo, &options).map(whole)
     })
