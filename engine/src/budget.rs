@@ -23,7 +23,7 @@ use crate::error::{Error, InvalidReason, Result};
 /// Counts `text` in `o200k_base` tokens, the tokenizer of current OpenAI models (tiktoken-rs).
 ///
 /// The ranks are static data (nothing is built at start-up) and ASCII texts are cut into pieces without tiktoken's
-/// regex (`o200k.rs`): the same pieces and count as tiktoken's.
+/// regex (`o200k/mod.rs`): the same pieces and count as tiktoken's.
 pub fn count_tokens(text: &str) -> usize {
     crate::o200k::count(text)
 }

@@ -1,4 +1,4 @@
-//! The generation tables that make ahead/behind counts exact without a commit-graph (`ancestry/generations.rs`):
+//! The generation tables that make ahead/behind counts exact without a commit-graph (`ancestry/generations/mod.rs`):
 //! saved in the run dir, a new process loads them instead of reading the history again; a damaged, cut or foreign
 //! file is ignored and rewritten; a change of `.git/shallow` or of `refs/replace/` starts a table again, in memory
 //! and on disk. Counts are checked against `git rev-list --left-right --count` (dates run forward here, so git's

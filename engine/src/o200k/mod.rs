@@ -21,7 +21,7 @@ use tiktoken_rs::Rank;
 
 /// Every ordinary o200k token's length in bytes (the first [`table::TOKENS`] bytes), then their bytes, in rank
 /// order.
-static TOKEN_DATA: &[u8] = include_bytes!("../data/o200k_base.bin");
+static TOKEN_DATA: &[u8] = include_bytes!("../../data/o200k_base.bin");
 
 /// The hash table of the tokens in [`TOKEN_DATA`], [`table::SLOTS`] little-endian 64-bit slots.
 static TABLE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_table.bin"));
