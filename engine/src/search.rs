@@ -27,13 +27,13 @@ use tantivy::{DocAddress, DocId, Score, SegmentOrdinal, SegmentReader, TantivyDo
 
 use crate::ancestry::Shallow;
 use crate::budget::{Budgeted, Measure, fit_sections};
+use crate::commit_index::schema::{self, Fields, fold};
+use crate::commit_index::{self as index, Status};
 use crate::engine::{Engine, Repo};
 use crate::error::{Error, InvalidReason, Result};
 use crate::facets::commits::Abbrev;
 use crate::facets::{iso_time, subject, utf8};
 use crate::history::Person;
-use crate::commit_index::schema::{self, Fields, fold};
-use crate::commit_index::{self as index, Status};
 use crate::interrupt::Interrupt;
 
 /// The most commits one answer lists (`limit`'s upper bound).

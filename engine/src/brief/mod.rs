@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+pub use crate::brief::hints::Hint;
 use crate::budget::{Budgeted, Measure, first, fit_sections};
 use crate::cache::{Diagnostics, Reader};
 use crate::compact::{is_false, is_zero};
@@ -16,7 +17,6 @@ use crate::facets::conventions::Conventions;
 use crate::facets::operation::Operation;
 use crate::facets::worktree::Counts;
 use crate::facets::{Facet, commits, conventions, head, lineage, operation, refs, stashes, submodules, worktree};
-pub use crate::brief::hints::Hint;
 
 /// Knobs of `repo.brief`.
 #[derive(Debug, Clone)]

@@ -13,10 +13,10 @@ use serde::Serialize;
 use std::sync::Arc;
 
 use crate::budget::{Budgeted, Measure, first, fit_sections};
+use crate::commit_index::movements::{Line, Log, Movements, switches_head};
 use crate::engine::{Engine, Repo};
 use crate::error::{ItemError, Result};
 use crate::fleet::{Targets, millis};
-use crate::commit_index::movements::{Line, Log, Movements, switches_head};
 
 /// Hex digits of the shas an event carries.
 pub const SHA_DIGITS: usize = 12;

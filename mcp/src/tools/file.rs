@@ -218,7 +218,12 @@ fn call_blame(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<T
     let args: BlameArgs = parse(arguments)?;
     let options = blame::Options { file: args.file.into(), ignore_revs: args.ignore_revs.unwrap_or(true) };
     let max_tokens = args.max_tokens.unwrap_or(BLAME_DEFAULT_TOKENS as usize);
-    run_formatted(ctx, "file.blame", &args.repo_path, args.format, fluxgit_engine::render::file_blame, |repo, measure| {
-        ctx.engine.file_blame(repo, &options, max_tokens, measure)
-    })
+    run_formatted(
+        ctx,
+        "file.blame",
+        &args.repo_path,
+        args.format,
+        fluxgit_engine::render::file_blame,
+        |repo, measure| ctx.engine.file_blame(repo, &options, max_tokens, measure),
+    )
 }

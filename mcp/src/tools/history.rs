@@ -93,9 +93,14 @@ fn call_history(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result
     let options =
         history::Options { start: args.start, path: args.path, limit: args.limit.unwrap_or(50), cursor: args.cursor };
     let max_tokens = args.max_tokens.unwrap_or(HISTORY_DEFAULT_TOKENS as usize);
-    run_formatted(ctx, "repo.history", &args.repo_path, args.format, fluxgit_engine::render::history, |repo, measure| {
-        ctx.engine.history(repo, &options, max_tokens, measure)
-    })
+    run_formatted(
+        ctx,
+        "repo.history",
+        &args.repo_path,
+        args.format,
+        fluxgit_engine::render::history,
+        |repo, measure| ctx.engine.history(repo, &options, max_tokens, measure),
+    )
 }
 
 #[derive(Deserialize)]
