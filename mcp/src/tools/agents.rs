@@ -6,7 +6,7 @@ use serde_json::{Map, Value, json};
 
 use crate::config;
 use crate::envelope::{AGENT_DETECTION_DISABLED, Frame};
-use crate::tools::repo::{Format, parse, run_formatted};
+use crate::tools::call::{Format, parse, run_formatted};
 use crate::tools::schema;
 use crate::tools::{Cache, CallContext, FnTool, ProtocolError, ToolDefinition, ToolOutput};
 

@@ -5,7 +5,7 @@ use fluxgit_engine::file::{FileRange, blame, read};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::tools::repo::{Format, parse, run_formatted};
+use crate::tools::call::{Format, parse, run_formatted};
 use crate::tools::schema;
 use crate::tools::{Cache, CallContext, FnTool, ProtocolError, ToolDefinition, ToolOutput};
 

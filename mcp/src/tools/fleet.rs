@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::envelope::{Frame, SOURCE_LOCAL};
-use crate::tools::repo::{Format, parse};
+use crate::tools::call::{Format, parse};
 use crate::tools::schema::{self, count};
 use crate::tools::{Cache, CallContext, FnTool, ProtocolError, ToolDefinition, ToolOutput};
 

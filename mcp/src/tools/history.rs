@@ -5,7 +5,7 @@ use fluxgit_engine::history;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::tools::repo::{Format, parse, run_formatted};
+use crate::tools::call::{Format, parse, run_formatted};
 use crate::tools::schema::{self, count, defaulted, nullable_string, opt_flag, opt_list};
 use crate::tools::{Cache, FnTool};
 use crate::tools::{CallContext, ProtocolError, ToolDefinition, ToolOutput};

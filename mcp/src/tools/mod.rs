@@ -91,6 +91,7 @@ pub trait Tool: Send + Sync {
 }
 
 pub mod agents;
+pub(crate) mod call;
 pub mod conflict;
 pub mod diff;
 pub mod docs;

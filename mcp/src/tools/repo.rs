@@ -5,8 +5,8 @@ use fluxgit_engine::{brief, render};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::envelope::Frame;
-use crate::tools::schema::{self, count, defaulted, opt_count, opt_flag, opt_list, opt_string};
+use crate::tools::call::{Format, parse, run_formatted};
+use crate::tools::schema::{self, change_list, count, defaulted, opt_count, opt_flag, opt_list, opt_string};
 use crate::tools::{Cache, CallContext, FnTool, ProtocolError, ToolDefinition, ToolOutput, the_hour};
 
 /// `repo.brief`'s default budget in tokens (design.md §5).
@@ -16,75 +16,6 @@ pub const BRIEF_DEFAULT_TOKENS: u64 = 600;
 pub const STATUS_DEFAULT_TOKENS: u64 = 4000;
 /// `repo.refs`'s default budget in tokens.
 pub const REFS_DEFAULT_TOKENS: u64 = 2000;
-
-/// Deserialises validated arguments into a tool's argument struct.
-pub(crate) fn parse<T: for<'de> Deserialize<'de>>(arguments: &Map<String, Value>) -> Result<T, ProtocolError> {
-    serde_json::from_value(Value::Object(arguments.clone()))
-        .map_err(|err| ProtocolError::invalid_params(format!("invalid arguments: {err}"), None))
-}
-
-/// How `content[0].text` renders a result (design.md §4.2 `format`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum Format {
-    /// The compact JSON envelope.
-    #[default]
-    Json,
-    /// The engine's terse text rendering; `structuredContent` stays the JSON envelope.
-    Text,
-}
-
-/// [`run`] for a tool that takes `format`: with [`Format::Text`] the budget is measured on, and `content[0].text`
-/// carries, `render`'s text instead of the JSON envelope.
-pub(crate) fn run_formatted<T: serde::Serialize>(
-    ctx: &CallContext<'_>,
-    tool: &'static str,
-    repo_path: &str,
-    format: Format,
-    render: fn(&fluxgit_engine::Budgeted<T>, &fluxgit_engine::render::Options) -> String,
-    read: impl FnOnce(
-        &fluxgit_engine::Repo,
-        &mut fluxgit_engine::Measure<'_, T>,
-    ) -> fluxgit_engine::Result<fluxgit_engine::Budgeted<T>>,
-) -> Result<ToolOutput, ProtocolError> {
-    if format == Format::Json {
-        return run(ctx, tool, repo_path, read);
-    }
-    let unresolved = Frame { tool, read_only: true, repo_path: None, resolved_from: None, source: "local-git" };
-    let repo = match ctx.resolve(repo_path) {
-        Ok(repo) => repo,
-        Err(error) => return unresolved.engine_error(error),
-    };
-    let frame = Frame::local(tool, &repo.location);
-    let options = repo.text_options();
-    let render = |result: &fluxgit_engine::Budgeted<T>| render(result, &options);
-    match read(&repo, &mut |candidate| fluxgit_engine::budget::measure_tokens(&render(candidate))) {
-        Ok(result) => Ok(frame.text_rendering_output(render(&result), &result)),
-        Err(error) => frame.engine_error(error),
-    }
-}
-
-/// Resolves the repository, runs `read` with a measure over this tool's envelope, and maps errors.
-pub(crate) fn run<T: serde::Serialize>(
-    ctx: &CallContext<'_>,
-    tool: &'static str,
-    repo_path: &str,
-    read: impl FnOnce(
-        &fluxgit_engine::Repo,
-        &mut fluxgit_engine::Measure<'_, T>,
-    ) -> fluxgit_engine::Result<fluxgit_engine::Budgeted<T>>,
-) -> Result<ToolOutput, ProtocolError> {
-    let unresolved = Frame { tool, read_only: true, repo_path: None, resolved_from: None, source: "local-git" };
-    let repo = match ctx.resolve(repo_path) {
-        Ok(repo) => repo,
-        Err(error) => return unresolved.engine_error(error),
-    };
-    let frame = Frame::local(tool, &repo.location);
-    match read(&repo, &mut |candidate| frame.measure(candidate)) {
-        Ok(result) => Ok(frame.output(&result)),
-        Err(error) => frame.engine_error(error),
-    }
-}
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -194,14 +125,6 @@ struct BudgetArgs {
     max_tokens: Option<usize>,
     #[serde(default)]
     format: Format,
-}
-
-/// The schema of a list of changed paths (`repo.status`, `repo.scope`).
-pub(crate) fn change_list() -> Value {
-    opt_list(json!({ "type": "object", "required": ["path", "status"], "properties": {
-        "path": { "type": "string" },
-        "status": { "enum": ["added", "modified", "deleted", "renamed", "type-change"] },
-        "from": defaulted(json!({ "type": "string", "description": "A rename's old path." }), "null") } }))
 }
 
 /// `repo.status`.

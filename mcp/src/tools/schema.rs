@@ -181,3 +181,11 @@ pub fn list_counts() -> Value {
 pub fn operation() -> Value {
     defaulted(json!({ "enum": ["merge", "rebase", "cherry-pick", "revert", "bisect", "am"] }), "null (no operation)")
 }
+
+/// The schema of a list of changed paths (`repo.status`, `repo.scope`).
+pub(crate) fn change_list() -> Value {
+    opt_list(json!({ "type": "object", "required": ["path", "status"], "properties": {
+        "path": { "type": "string" },
+        "status": { "enum": ["added", "modified", "deleted", "renamed", "type-change"] },
+        "from": defaulted(json!({ "type": "string", "description": "A rename's old path." }), "null") } }))
+}

@@ -5,7 +5,8 @@ use fluxgit_engine::scope;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::tools::repo::{Format, change_list, parse, run_formatted};
+use crate::tools::call::{Format, parse, run_formatted};
+use crate::tools::schema::change_list;
 use crate::tools::schema::{self, count, defaulted, opt_count, opt_list};
 use crate::tools::{Cache, FnTool};
 use crate::tools::{CallContext, ProtocolError, ToolDefinition, ToolOutput};

@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 
 use crate::bridge::reads::Fetched;
 use crate::envelope::Frame;
-use crate::tools::repo::{Format, parse};
+use crate::tools::call::{Format, parse};
 use crate::tools::schema::{self, count, defaulted, opt_list};
 use crate::tools::{Cache, CallContext, FnTool, ProtocolError, ToolDefinition, ToolOutput};
 

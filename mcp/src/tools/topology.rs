@@ -5,7 +5,7 @@ use fluxgit_engine::{Budgeted, branch_stack};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::tools::repo::{Format, parse, run, run_formatted};
+use crate::tools::call::{Format, parse, run, run_formatted};
 use crate::tools::schema::{self, defaulted, opt_count, opt_flag, opt_list, opt_string};
 use crate::tools::{Cache, FnTool};
 use crate::tools::{CallContext, ProtocolError, ToolDefinition, ToolOutput};
