@@ -19,7 +19,7 @@
 //! ```
 #![deny(missing_docs)]
 
-pub mod abbrev;
+mod abbrev;
 pub mod agents;
 pub mod ancestry;
 pub mod branch_stack;
@@ -56,7 +56,7 @@ pub mod search;
 pub mod semantic;
 pub mod status;
 pub mod submodule_status;
-pub mod tool_names;
+mod tool_names;
 mod walks;
 pub mod worktree_list;
 
