@@ -37,6 +37,9 @@ if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import mcp, pytest' 2>/de
   .venv/bin/pip install --quiet --disable-pip-version-check -r mcp/tests/e2e/requirements.txt
 fi
 
+# No import circle between the files of engine/ or mcp/ (ARCHITECTURE.md).
+python3 scripts/import_graph.py --check
+
 cargo build --workspace --all-targets
 cargo test --workspace
 
