@@ -35,6 +35,21 @@ pub enum Activity {
     StashApply,
 }
 
+impl From<operation::Operation> for Activity {
+    /// The activity of an operation git recorded in a state file.
+    fn from(found: operation::Operation) -> Self {
+        use operation::Operation as Op;
+        match found {
+            Op::Merge => Activity::Merge,
+            Op::Rebase => Activity::Rebase,
+            Op::CherryPick => Activity::CherryPick,
+            Op::Revert => Activity::Revert,
+            Op::Am => Activity::Am,
+            Op::Bisect => Activity::Bisect,
+        }
+    }
+}
+
 /// How far a multi-step operation got, counted as `git status` counts a rebase's commands ("N commands done",
 /// "N remaining commands").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -218,7 +233,8 @@ pub fn upcoming(repo: &gix::Repository, paths: &[&[u8]]) -> Result<Vec<TouchingC
     Ok(out)
 }
 
-/// How to conclude the operation and how to abort it, as git commands a person runs.
+/// How to conclude the operation and how to abort it, as git commands a person runs (`conflict.read`'s
+/// `conclude` and `abort`, and the hints of `repo.brief`).
 pub fn conclude_or_abort(activity: Activity) -> (&'static str, &'static str) {
     match activity {
         Activity::Merge => ("git add <path>; git commit", "git merge --abort"),
