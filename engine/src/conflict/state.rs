@@ -65,8 +65,8 @@ pub struct Progress {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub done: Option<usize>,
     /// Commands still to do after the stopped one (`rebase-merge/git-rebase-todo`, or `rebase-apply/last`
-    /// minus `next`); for a cherry-pick or revert sequence, the picks left with the stopped one (git records no
-    /// count of the done ones).
+    /// minus `next`); for a cherry-pick or revert sequence, the picks after the stopped one (`sequencer/todo`
+    /// without its first command, which is the stopped pick; git records no count of the done ones).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub remaining: Option<usize>,
 }
@@ -195,11 +195,12 @@ fn progress(repo: &gix::Repository, activity: Activity) -> Option<Progress> {
             })
         }
         Activity::CherryPick | Activity::Revert => match read_file(repo, "sequencer/todo") {
+            // git keeps the stopped pick as the todo's first command until `--continue`; the rest remain.
             Some(todo) => {
-                let remaining = command_lines(&todo).count();
+                let remaining = command_lines(&todo).count().saturating_sub(1);
                 Some(Progress { step: None, total: None, done: None, remaining: Some(remaining) })
             }
-            None => Some(Progress { step: Some(1), total: Some(1), done: None, remaining: Some(1) }),
+            None => Some(Progress { step: Some(1), total: Some(1), done: None, remaining: Some(0) }),
         },
         _ => None,
     }

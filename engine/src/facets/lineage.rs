@@ -194,6 +194,10 @@ pub(crate) fn moved_parent(
     }
     let hidden: Vec<ObjectId> = base.map(|(_, id)| id).into_iter().collect();
     let own: HashSet<ObjectId> = ancestry::exclusive(repo, tip, &hidden, MAX_WALK)?.into_iter().collect();
+    // No commit of its own (the branch is the base's, or under it): no reflog is read.
+    if own.is_empty() {
+        return Ok(None);
+    }
     let mut found: Option<ParentMoved> = None;
     for (name, parent_tip) in candidates {
         // A tip among the examined branch's own commits: the branch is stacked on it as it is now.
