@@ -683,3 +683,32 @@ fn a_parent_that_only_advanced_is_not_a_moved_parent() {
     let brief = engine.brief(&repo, &options, usize::MAX, &mut |_| 0).expect("brief").data;
     assert!(brief.hints.iter().all(|hint| hint.kind != "parentMoved"), "{:?}", brief.hints);
 }
+
+#[test]
+fn a_long_branch_on_a_rebased_parent_is_named_but_not_replayed() {
+    use fluxgit_engine::branch_stack::{MAX_PARENT_REPLAY, Options as StackOptions};
+    use fluxgit_engine::conflict::preflight::RebaseStatus;
+    let fixture = parent_rebased_under_child(false);
+    // Child grows past the replay bound (commits with main's tree: only their count matters here).
+    let mut tip = fixture.git(&["rev-parse", "child"]).trim().to_owned();
+    for step in 0..MAX_PARENT_REPLAY {
+        tip = commit_tree(&fixture, &[&tip], &format!("child step {step}"), 2_000_000_000 + step as i64);
+    }
+    fixture.git(&["reset", "-q", "--hard", &tip]);
+    let engine = engine_for(&fixture);
+    let repo = engine.resolve(fixture.path().to_str().expect("utf-8")).expect("resolves");
+    let report =
+        engine.branch_stack(&repo, &StackOptions { max_related: 8, ..StackOptions::default() }).expect("stack");
+    let moved = report.parent_moved.as_ref().expect("the rebased parent is named");
+    let fork_point = fixture.git(&["merge-base", "--fork-point", "parent", "child"]);
+    assert_eq!(moved.old_tip, short_sha(&fixture, fork_point.trim()));
+    let own = fixture.git(&["rev-list", "--count", &format!("{}..child", fork_point.trim())]);
+    assert_eq!(moved.commits.to_string(), own.trim());
+    assert!(moved.commits > MAX_PARENT_REPLAY);
+    assert_eq!((moved.replay, moved.stops_at.as_ref()), (RebaseStatus::TooManyCommits, None));
+    let text = fluxgit_engine::text::branch_stack(
+        &fluxgit_engine::Budgeted { data: report.clone(), omitted: Default::default() },
+        &Default::default(),
+    );
+    assert!(text.contains(&format!("{}: too many commits to predict", moved.command)), "{text}");
+}
