@@ -124,7 +124,8 @@ pub struct ParentMoved {
     pub new_tip: String,
     /// The examined branch's own commits on the old tip (`git rev-list --count <oldTip>..<branch>`).
     pub commits: usize,
-    /// The git command that moves the examined branch's own commits onto the parent's tip now.
+    /// The git command that moves the examined branch's own commits onto the parent's tip now (a branch name
+    /// with characters a shell would read apart in single quotes).
     pub command: String,
     /// The predicted outcome of `command`: `clean`, `stops` (conflicts) or `too-many-commits` (more than
     /// [`MAX_PARENT_REPLAY`] to replay: not predicted).
@@ -222,7 +223,9 @@ impl Engine {
             Some((_, id)) => crate::ancestry::merge_base(git, tip, *id)?,
             None => None,
         };
-        let others: Vec<_> = branch_tips(git)?
+        let all_tips = branch_tips(git)?;
+        let tips: Vec<(String, ObjectId)> = all_tips.iter().map(|(_, name, id)| (name.clone(), *id)).collect();
+        let others: Vec<_> = all_tips
             .into_iter()
             .filter(|(_, name, _)| {
                 Some(name) != head.branch.as_ref() && base.as_ref().is_none_or(|(base, _)| base != name)
@@ -299,7 +302,7 @@ impl Engine {
             });
         }
         if let Some(branch) = head.branch.as_deref() {
-            report.parent_moved = parent_moved(git, branch, tip, base.as_ref())?;
+            report.parent_moved = parent_moved(git, &tips, branch, tip, base.as_ref())?;
         }
         if let Some((name, id)) = base {
             let (ahead, behind) = crate::ancestry::ahead_behind(git, tip, id)?;
@@ -311,15 +314,16 @@ impl Engine {
 }
 
 /// The rewritten parent of `branch` (at `tip`) and the predicted `git rebase --onto` that moves it.
+/// `tips` are the local branches (short name, tip).
 fn parent_moved(
     git: &gix::Repository,
+    tips: &[(String, ObjectId)],
     branch: &str,
     tip: ObjectId,
     base: Option<&(String, ObjectId)>,
 ) -> Result<Option<ParentMoved>> {
-    let tips = crate::facets::lineage::local_branch_tips(git)?;
     let base = base.map(|(name, id)| (name.as_str(), *id));
-    let Some(found) = crate::facets::lineage::moved_parent(git, &tips, branch, tip, base)? else {
+    let Some(found) = crate::facets::lineage::moved_parent(git, tips, branch, tip, base)? else {
         return Ok(None);
     };
     let id = |hex: &str| ObjectId::from_hex(hex.as_bytes()).map_err(|err| Error::git("reflog entry", err));
@@ -327,7 +331,11 @@ fn parent_moved(
     let prediction = crate::conflict::preflight::predict_onto(git, tip, old_tip, new_tip, MAX_PARENT_REPLAY)?;
     let old_short = short(git, old_tip);
     let mut moved = ParentMoved {
-        command: format!("git rebase --onto {} {old_short} {branch}", found.parent),
+        command: format!(
+            "git rebase --onto {} {old_short} {}",
+            crate::quote::shell_word(&found.parent),
+            crate::quote::shell_word(branch)
+        ),
         parent: found.parent,
         old_tip: old_short,
         new_tip: short(git, new_tip),

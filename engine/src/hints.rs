@@ -2,8 +2,9 @@
 //! answers the next question an agent has about it, with the arguments to pass.
 //!
 //! Ranking, highest first: conflicts > operation in progress > commits dropped from a branch > detached HEAD >
-//! behind upstream > a parent branch rewritten under the current one > a stack whose base moved > submodules needing attention > CODEOWNERS with uncommitted changes >
-//! uncommitted changes on the default branch > stashes. At most [`MAX_HINTS`] are kept.
+//! behind upstream > a parent branch rewritten under the current one > a stack whose base moved > submodules
+//! needing attention > CODEOWNERS with uncommitted changes > uncommitted changes on the default branch > stashes.
+//! At most [`MAX_HINTS`] are kept.
 //!
 //! A hint only names a tool that can answer in the running configuration: write proposals
 //! (`operation.preview.*`) only when a gateway is configured ([`Facts::proposals`]); otherwise the hint names a read
@@ -34,9 +35,8 @@ pub const MAX_NAMED_CONFLICTS: usize = 3;
 #[serde(rename_all = "camelCase")]
 pub struct Hint {
     /// The rule that fired: `conflicts`, `operation`, `dropped`, `detached`, `behind`, `parentMoved`, `stack`,
-    /// `submodules`,
-    /// `owners`, `uncommittedOnDefault`, `stashes`. Not serialised: `tool` and the brief's fields already say it
-    /// (design.md §4.2).
+    /// `submodules`, `owners`, `uncommittedOnDefault`, `stashes`. Not serialised: `tool` and the brief's fields
+    /// already say it (design.md §4.2).
     #[serde(skip)]
     pub kind: &'static str,
     /// The tool to call next; always one that answers in the running configuration.

@@ -243,7 +243,7 @@ fn is_ancestor(repo: &gix::Repository, ancestor: ObjectId, of: ObjectId) -> Resu
 }
 
 /// Local branches (short name, tip commit); refs that do not parse or name no commit are skipped, as git skips them.
-pub(crate) fn local_branch_tips(repo: &gix::Repository) -> Result<Vec<(String, ObjectId)>> {
+fn local_branch_tips(repo: &gix::Repository) -> Result<Vec<(String, ObjectId)>> {
     let platform = repo.references().map_err(|err| Error::git("refs", err))?;
     let mut tips = Vec::new();
     for mut reference in (platform.local_branches().map_err(|err| Error::git("refs", err))?).flatten() {
