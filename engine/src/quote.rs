@@ -74,6 +74,16 @@ pub(crate) fn controls(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `word` as a POSIX shell reads it back as one word: as it is when it holds only letters, digits and `-_./@+`,
+/// else in single quotes (a `'` inside written `'\''`), so a branch name such as `x;rm` in a suggested command
+/// stays a name.
+pub(crate) fn shell_word(word: &str) -> Cow<'_, str> {
+    if !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "-_./@+".contains(c)) {
+        return Cow::Borrowed(word);
+    }
+    Cow::Owned(format!("'{}'", word.replace('\'', "'\\''")))
+}
+
 /// Whether git's `quote_c_style` escapes the ASCII `byte`: a control character, DEL, `"` or `\`.
 fn needs_escape(byte: u8) -> bool {
     byte < 0x20 || byte == 0x7f || byte == b'"' || byte == b'\\'
@@ -136,6 +146,19 @@ mod tests {
     const GIT: Style = Style { non_ascii: true, space: false };
     const RAW: Style = Style { non_ascii: false, space: false };
     const STATUS: Style = Style { non_ascii: true, space: true };
+
+    #[test]
+    fn shell_words_read_back_as_one_word_by_sh() {
+        for word in ["feature/x", "x;rm -rf", "it's", "$(id)", "a`b`", "dev@{u}", "-"] {
+            let quoted = shell_word(word);
+            let output = std::process::Command::new("sh")
+                .args(["-c", &format!("printf '%s|' {quoted}")])
+                .output()
+                .expect("sh runs");
+            assert_eq!(String::from_utf8_lossy(&output.stdout), format!("{word}|"), "{quoted}");
+        }
+        assert_eq!(shell_word("feature/x"), "feature/x");
+    }
 
     #[test]
     fn paths_are_quoted_as_git_quotes_them() {

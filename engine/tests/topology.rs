@@ -509,3 +509,206 @@ fn branch_stack_places_every_branch_as_git_does_with_skewed_clocks() {
     branch("stack/d", &d1);
     check("commit-graph missing the newest commits");
 }
+
+/// The stack-after-parent-rebase recipe: on `main`, `parent` gets two commits, `child` two on top of `parent`;
+/// `main` gets one more (`main-file`, changing `shared.txt` when `conflicting`), `git rebase main` on `parent`,
+/// then `child` is checked out. With `conflicting`, child's first commit changes `shared.txt` too.
+fn parent_rebased_under_child(conflicting: bool) -> Fixture {
+    let fixture = fluxgit_fixtures::build(Scenario::Clean);
+    let write = |file: &str, text: &str, message: &str| {
+        std::fs::write(fixture.path().join(file), text).expect("write");
+        fixture.git(&["add", file]);
+        fixture.git(&["commit", "-q", "-m", message]);
+    };
+    write("shared.txt", "one\ntwo\nthree\n", "add shared.txt");
+    fixture.git(&["checkout", "-q", "-b", "parent"]);
+    write("p1.txt", "p1\n", "parent one");
+    write("p2.txt", "p2\n", "parent two");
+    fixture.git(&["checkout", "-q", "-b", "child"]);
+    match conflicting {
+        true => write("shared.txt", "one\nchild\nthree\n", "child one"),
+        false => write("c1.txt", "c1\n", "child one"),
+    }
+    write("c2.txt", "c2\n", "child two");
+    fixture.git(&["checkout", "-q", "main"]);
+    match conflicting {
+        true => write("shared.txt", "one\nmain\nthree\n", "main moves"),
+        false => write("main-file.txt", "main\n", "main moves"),
+    }
+    fixture.git(&["checkout", "-q", "parent"]);
+    fixture.git(&["rebase", "-q", "main"]);
+    fixture.git(&["checkout", "-q", "child"]);
+    fixture
+}
+
+/// A copy of the fixture's repository (work tree, git dir and reflogs) in a new temporary directory.
+fn copy_of(fixture: &Fixture) -> tempfile::TempDir {
+    let copy = tempfile::tempdir().expect("temp dir");
+    let status = std::process::Command::new("cp")
+        .args(["-a", &format!("{}/.", fixture.path().display()), &copy.path().display().to_string()])
+        .status()
+        .expect("cp runs");
+    assert!(status.success(), "copying the repository");
+    copy
+}
+
+/// `git rebase --onto ...` as the report gives it, run in `dir`: its output, whatever the exit status.
+fn run_command(fixture: &Fixture, dir: &std::path::Path, command: &str) -> std::process::Output {
+    let words: Vec<&str> = command.split_whitespace().collect();
+    assert_eq!(&words[..3], ["git", "rebase", "--onto"], "{command}");
+    fixture.git_raw_in(dir, &words[1..])
+}
+
+/// The short form `report` uses for `rev`.
+fn short_sha(fixture: &Fixture, rev: &str) -> String {
+    fixture.git(&["rev-parse", "--short", rev]).trim().to_owned()
+}
+
+#[test]
+fn branch_stack_names_a_rebased_parent_as_git_fork_point_does() {
+    use fluxgit_engine::branch_stack::Options as StackOptions;
+    use fluxgit_engine::conflict::preflight::RebaseStatus;
+    let fixture = parent_rebased_under_child(false);
+    let engine = engine_for(&fixture);
+    let repo = engine.resolve(fixture.path().to_str().expect("utf-8")).expect("resolves");
+    let before = fluxgit_fixtures::tree_digest(fixture.root());
+    let report =
+        engine.branch_stack(&repo, &StackOptions { max_related: 8, ..StackOptions::default() }).expect("stack");
+    assert_eq!(before, fluxgit_fixtures::tree_digest(fixture.root()), "branchStack changed the repository");
+
+    let moved = report.parent_moved.as_ref().expect("the rebased parent is named");
+    assert_eq!(moved.parent, "parent");
+    let fork_point = fixture.git(&["merge-base", "--fork-point", "parent", "child"]);
+    assert_eq!(moved.old_tip, short_sha(&fixture, fork_point.trim()), "the old tip is git's fork point");
+    assert_eq!(moved.new_tip, short_sha(&fixture, "parent"));
+    let own = fixture.git(&["rev-list", "--count", &format!("{}..child", fork_point.trim())]);
+    assert_eq!(moved.commits.to_string(), own.trim());
+    assert_eq!(moved.commits, 2);
+    assert_eq!(moved.command, format!("git rebase --onto parent {} child", moved.old_tip));
+    assert_eq!((moved.replay, moved.stops_at.as_ref(), moved.conflicts.len()), (RebaseStatus::Clean, None, 0));
+    // The same answer for `branch` given from another branch.
+    fixture.git(&["checkout", "-q", "main"]);
+    let repo = engine.resolve(fixture.path().to_str().expect("utf-8")).expect("resolves");
+    let named = StackOptions { max_related: 8, branch: Some("child".into()), ..StackOptions::default() };
+    assert_eq!(engine.branch_stack(&repo, &named).expect("stack").parent_moved.as_ref(), Some(moved));
+    fixture.git(&["checkout", "-q", "child"]);
+    let repo = engine.resolve(fixture.path().to_str().expect("utf-8")).expect("resolves");
+
+    // The command, run by git on a copy, puts child's own commits on the parent's tip now.
+    let copy = copy_of(&fixture);
+    let subjects = |dir: &std::path::Path, range: &str| fixture.git_in(dir, &["log", "--format=%s", range]);
+    let own_subjects = subjects(copy.path(), &format!("{}..child", fork_point.trim()));
+    let output = run_command(&fixture, copy.path(), &moved.command);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let on_parent = fixture.git_in(copy.path(), &["rev-list", "--count", "parent..child"]);
+    assert_eq!(on_parent.trim(), "2");
+    assert_eq!(
+        fixture.git_in(copy.path(), &["rev-parse", "child~2"]),
+        fixture.git_in(copy.path(), &["rev-parse", "parent"])
+    );
+    assert_eq!(subjects(copy.path(), "parent..child"), own_subjects);
+
+    // The brief hints at it, before the stack hint, which it replaces.
+    let options = fluxgit_engine::brief::Options::default();
+    let brief = engine.brief(&repo, &options, usize::MAX, &mut |_| 0).expect("brief").data;
+    let hint = brief.hints.first().expect("a hint");
+    assert_eq!((hint.kind, hint.tool), ("parentMoved", "repo_branchStack"), "{:?}", brief.hints);
+    assert_eq!(hint.arguments.get("branch").and_then(|branch| branch.as_str()), Some("child"));
+    assert_eq!(hint.why, "parent parent was rebased; this branch still sits on its old commits");
+    assert!(brief.hints.iter().all(|hint| hint.kind != "stack"), "{:?}", brief.hints);
+}
+
+#[test]
+fn branch_stack_predicts_the_conflicts_of_moving_onto_a_rebased_parent() {
+    use fluxgit_engine::branch_stack::Options as StackOptions;
+    use fluxgit_engine::conflict::preflight::RebaseStatus;
+    let fixture = parent_rebased_under_child(true);
+    let engine = engine_for(&fixture);
+    let repo = engine.resolve(fixture.path().to_str().expect("utf-8")).expect("resolves");
+    let report =
+        engine.branch_stack(&repo, &StackOptions { max_related: 8, ..StackOptions::default() }).expect("stack");
+    let moved = report.parent_moved.as_ref().expect("the rebased parent is named");
+    let fork_point = fixture.git(&["merge-base", "--fork-point", "parent", "child"]);
+    assert_eq!(moved.old_tip, short_sha(&fixture, fork_point.trim()));
+    assert_eq!(moved.replay, RebaseStatus::Stops);
+
+    // git stops at the same commit, with the same paths unmerged.
+    let copy = copy_of(&fixture);
+    let output = run_command(&fixture, copy.path(), &moved.command);
+    assert!(!output.status.success(), "the replay conflicts: {}", String::from_utf8_lossy(&output.stdout));
+    let unmerged = fixture.git_in(copy.path(), &["diff", "--name-only", "--diff-filter=U"]);
+    assert_eq!(moved.conflicts, unmerged.lines().collect::<Vec<_>>());
+    assert_eq!(moved.conflicts, ["shared.txt"]);
+    let stopped = fixture.git_in(copy.path(), &["log", "-1", "--format=%h %s", "REBASE_HEAD"]);
+    assert_eq!(moved.stops_at.as_deref(), Some(stopped.trim()));
+}
+
+#[test]
+fn a_parent_that_only_advanced_is_not_a_moved_parent() {
+    use fluxgit_engine::branch_stack::{Options as StackOptions, Relation};
+    let fixture = fluxgit_fixtures::build(Scenario::Clean);
+    let commit = |file: &str| {
+        std::fs::write(fixture.path().join(file), format!("{file}\n")).expect("write");
+        fixture.git(&["add", file]);
+        fixture.git(&["commit", "-q", "-m", &format!("add {file}")]);
+    };
+    fixture.git(&["checkout", "-q", "-b", "parent"]);
+    commit("p1.txt");
+    commit("p2.txt");
+    fixture.git(&["checkout", "-q", "-b", "child"]);
+    commit("c1.txt");
+    commit("c2.txt");
+    fixture.git(&["checkout", "-q", "main"]);
+    commit("main-later.txt");
+    fixture.git(&["checkout", "-q", "parent"]);
+    commit("p3.txt");
+    fixture.git(&["checkout", "-q", "child"]);
+    let engine = engine_for(&fixture);
+    let repo = engine.resolve(fixture.path().to_str().expect("utf-8")).expect("resolves");
+    let report =
+        engine.branch_stack(&repo, &StackOptions { max_related: 8, ..StackOptions::default() }).expect("stack");
+    assert_eq!(report.parent_moved, None, "parent advanced: its old tip is still in its history");
+    // git finds the fork point all the same; it is simply parent's history.
+    let fork_point = fixture.git(&["merge-base", "--fork-point", "parent", "child"]);
+    let ancestor = fixture.git_raw(&["merge-base", "--is-ancestor", fork_point.trim(), "parent"]);
+    assert!(ancestor.status.success());
+    // The existing answer stays: child is behind parent by parent's new commit and behind the base.
+    let parent = report.related.iter().find(|related| related.name == "parent").expect("parent is related");
+    assert_eq!(parent.relation, Relation::SharesBase);
+    assert_eq!((parent.ahead, parent.behind), left_right(&fixture, "child", "parent"));
+    assert_eq!((parent.ahead, parent.behind), (2, 1));
+    let base = report.base.as_ref().expect("a base");
+    assert_eq!((base.ahead, base.behind), left_right(&fixture, "child", "main"));
+    let options = fluxgit_engine::brief::Options::default();
+    let brief = engine.brief(&repo, &options, usize::MAX, &mut |_| 0).expect("brief").data;
+    assert!(brief.hints.iter().all(|hint| hint.kind != "parentMoved"), "{:?}", brief.hints);
+}
+
+#[test]
+fn a_long_branch_on_a_rebased_parent_is_named_but_not_replayed() {
+    use fluxgit_engine::branch_stack::{MAX_PARENT_REPLAY, Options as StackOptions};
+    use fluxgit_engine::conflict::preflight::RebaseStatus;
+    let fixture = parent_rebased_under_child(false);
+    // Child grows past the replay bound (commits with main's tree: only their count matters here).
+    let mut tip = fixture.git(&["rev-parse", "child"]).trim().to_owned();
+    for step in 0..MAX_PARENT_REPLAY {
+        tip = commit_tree(&fixture, &[&tip], &format!("child step {step}"), 2_000_000_000 + step as i64);
+    }
+    fixture.git(&["reset", "-q", "--hard", &tip]);
+    let engine = engine_for(&fixture);
+    let repo = engine.resolve(fixture.path().to_str().expect("utf-8")).expect("resolves");
+    let report =
+        engine.branch_stack(&repo, &StackOptions { max_related: 8, ..StackOptions::default() }).expect("stack");
+    let moved = report.parent_moved.as_ref().expect("the rebased parent is named");
+    let fork_point = fixture.git(&["merge-base", "--fork-point", "parent", "child"]);
+    assert_eq!(moved.old_tip, short_sha(&fixture, fork_point.trim()));
+    let own = fixture.git(&["rev-list", "--count", &format!("{}..child", fork_point.trim())]);
+    assert_eq!(moved.commits.to_string(), own.trim());
+    assert!(moved.commits > MAX_PARENT_REPLAY);
+    assert_eq!((moved.replay, moved.stops_at.as_ref()), (RebaseStatus::TooManyCommits, None));
+    let text = fluxgit_engine::text::branch_stack(
+        &fluxgit_engine::Budgeted { data: report.clone(), omitted: Default::default() },
+        &Default::default(),
+    );
+    assert!(text.contains(&format!("{}: too many commits to predict", moved.command)), "{text}");
+}

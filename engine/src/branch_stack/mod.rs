@@ -9,6 +9,12 @@
 //! examined tip is its ancestor; the examined branch is *stacked on it* when its tip is an ancestor of the examined
 //! tip and it has commits the base lacks; it *shares the base* when its merge-base with the base equals the examined
 //! branch's. Other branches are not related and not listed.
+//!
+//! A parent that was rewritten under the examined branch (`git rebase main` on it while the examined branch still
+//! sits on its old commits) is no longer in the examined history, so no relation lists it: `parentMoved` names it
+//! from its reflog (`facets::lineage::moved_parent`), with the `git rebase --onto` that moves the examined branch and
+//! whether that replay conflicts (`conflict::preflight::predict_onto`, the rebase prediction of
+//! `repo.conflictPreflight`).
 
 use std::collections::HashSet;
 
@@ -30,6 +36,13 @@ mod placement;
 use crate::error::{Error, Result};
 use crate::facets::refs::{self, Upstream};
 use crate::facets::{head, iso_time};
+
+/// Commits of the examined branch replayed at most to predict `parentMoved`'s rebase; more are not predicted
+/// (`replay: too-many-commits`).
+pub const MAX_PARENT_REPLAY: usize = 100;
+
+/// Conflicting paths `parentMoved` names at most; `moreConflicts` counts the rest.
+pub const MAX_PARENT_CONFLICTS: usize = 20;
 
 /// Base branches tried after the caller's candidates, in order.
 pub const DEFAULT_BASES: [&str; 5] = ["main", "master", "develop", "dev", "trunk"];
@@ -69,6 +82,10 @@ pub struct Report {
     /// Related branches in all (exact, also when `maxRelated` lists fewer); default 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub related_total: usize,
+    /// The local branch the examined branch was built on and that was rewritten since (rebased, amended), with how
+    /// to move the examined branch onto it; default `null` (none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_moved: Option<ParentMoved>,
     /// The repository is a shallow clone: history, ahead/behind and merge bases stop at the commits listed in
     /// `.git/shallow`, whose parents git treats as absent; absent when `false`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -92,6 +109,36 @@ pub struct Base {
     /// Commits on the base not on the examined branch; default 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub behind: usize,
+}
+
+/// A parent branch rewritten under the examined branch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ParentMoved {
+    /// The parent branch's short name.
+    pub parent: String,
+    /// Its old tip, the one the examined branch is built on: the newest entry of its reflog that is one of the
+    /// examined branch's own commits (`git merge-base --fork-point <parent> <branch>` where git answers).
+    pub old_tip: String,
+    /// Its tip now.
+    pub new_tip: String,
+    /// The examined branch's own commits on the old tip (`git rev-list --count <oldTip>..<branch>`).
+    pub commits: usize,
+    /// The git command that moves the examined branch's own commits onto the parent's tip now (a branch name
+    /// with characters a shell would read apart in single quotes).
+    pub command: String,
+    /// The predicted outcome of `command`: `clean`, `stops` (conflicts) or `too-many-commits` (more than
+    /// [`MAX_PARENT_REPLAY`] to replay: not predicted).
+    pub replay: crate::conflict::preflight::RebaseStatus,
+    /// The commit the replay stops at, `<sha> <subject>`; default `null` (it does not stop).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stops_at: Option<String>,
+    /// The paths that conflict there, in path order, at most [`MAX_PARENT_CONFLICTS`]; default empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub conflicts: Vec<String>,
+    /// Conflicting paths not named; default 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub more_conflicts: usize,
 }
 
 /// How a branch relates to the examined one (the names keep "current" for the examined branch).
@@ -164,6 +211,7 @@ impl Engine {
             base: None,
             related: vec![],
             related_total: 0,
+            parent_moved: None,
             shallow: head.shallow,
         };
         let Some(tip) = tip else {
@@ -175,7 +223,9 @@ impl Engine {
             Some((_, id)) => crate::ancestry::merge_base(git, tip, *id)?,
             None => None,
         };
-        let others: Vec<_> = branch_tips(git)?
+        let all_tips = branch_tips(git)?;
+        let tips: Vec<(String, ObjectId)> = all_tips.iter().map(|(_, name, id)| (name.clone(), *id)).collect();
+        let others: Vec<_> = all_tips
             .into_iter()
             .filter(|(_, name, _)| {
                 Some(name) != head.branch.as_ref() && base.as_ref().is_none_or(|(base, _)| base != name)
@@ -251,6 +301,9 @@ impl Engine {
                 name: candidate.name,
             });
         }
+        if let Some(branch) = head.branch.as_deref() {
+            report.parent_moved = parent_moved(git, &tips, branch, tip, base.as_ref())?;
+        }
         if let Some((name, id)) = base {
             let (ahead, behind) = crate::ancestry::ahead_behind(git, tip, id)?;
             report.base =
@@ -258,6 +311,46 @@ impl Engine {
         }
         Ok(report)
     }
+}
+
+/// The rewritten parent of `branch` (at `tip`) and the predicted `git rebase --onto` that moves it.
+/// `tips` are the local branches (short name, tip).
+fn parent_moved(
+    git: &gix::Repository,
+    tips: &[(String, ObjectId)],
+    branch: &str,
+    tip: ObjectId,
+    base: Option<&(String, ObjectId)>,
+) -> Result<Option<ParentMoved>> {
+    let base = base.map(|(name, id)| (name.as_str(), *id));
+    let Some(found) = crate::facets::lineage::moved_parent(git, tips, branch, tip, base)? else {
+        return Ok(None);
+    };
+    let id = |hex: &str| ObjectId::from_hex(hex.as_bytes()).map_err(|err| Error::git("reflog entry", err));
+    let (old_tip, new_tip) = (id(&found.old_tip)?, id(&found.new_tip)?);
+    let prediction = crate::conflict::preflight::predict_onto(git, tip, old_tip, new_tip, MAX_PARENT_REPLAY)?;
+    let old_short = short(git, old_tip);
+    let mut moved = ParentMoved {
+        command: format!(
+            "git rebase --onto {} {old_short} {}",
+            crate::quote::shell_word(&found.parent),
+            crate::quote::shell_word(branch)
+        ),
+        parent: found.parent,
+        old_tip: old_short,
+        new_tip: short(git, new_tip),
+        commits: found.commits,
+        replay: prediction.status,
+        stops_at: None,
+        conflicts: Vec::new(),
+        more_conflicts: 0,
+    };
+    if let Some(stop) = prediction.stops_at {
+        moved.stops_at = Some(format!("{} {}", abbreviate_hex(git, &stop.commit.sha), stop.commit.subject));
+        moved.more_conflicts = stop.conflicts.len().saturating_sub(MAX_PARENT_CONFLICTS);
+        moved.conflicts = stop.conflicts.into_iter().take(MAX_PARENT_CONFLICTS).map(|conflict| conflict.path).collect();
+    }
+    Ok(Some(moved))
 }
 
 /// A related branch before it is listed.

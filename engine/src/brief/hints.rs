@@ -2,8 +2,9 @@
 //! answers the next question an agent has about it, with the arguments to pass.
 //!
 //! Ranking, highest first: conflicts > operation in progress > commits dropped from a branch > detached HEAD >
-//! behind upstream > a stack whose base moved > submodules needing attention > CODEOWNERS with uncommitted changes >
-//! uncommitted changes on the default branch > stashes. At most [`MAX_HINTS`] are kept.
+//! behind upstream > a parent branch rewritten under the current one > a stack whose base moved > submodules
+//! needing attention > CODEOWNERS with uncommitted changes > uncommitted changes on the default branch > stashes.
+//! At most [`MAX_HINTS`] are kept.
 //!
 //! A hint only names a tool that can answer in the running configuration: write proposals
 //! (`operation.preview.*`) only when a gateway is configured ([`Facts::proposals`]); otherwise the hint names a read
@@ -33,9 +34,9 @@ pub const MAX_NAMED_CONFLICTS: usize = 3;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Hint {
-    /// The rule that fired: `conflicts`, `operation`, `dropped`, `detached`, `behind`, `stack`, `submodules`,
-    /// `owners`, `uncommittedOnDefault`, `stashes`. Not serialised: `tool` and the brief's fields already say it
-    /// (design.md §4.2).
+    /// The rule that fired: `conflicts`, `operation`, `dropped`, `detached`, `behind`, `parentMoved`, `stack`,
+    /// `submodules`, `owners`, `uncommittedOnDefault`, `stashes`. Not serialised: `tool` and the brief's fields
+    /// already say it (design.md §4.2).
     #[serde(skip)]
     pub kind: &'static str,
     /// The tool to call next; always one that answers in the running configuration.
@@ -81,8 +82,19 @@ pub struct Facts<'a> {
 
 /// Applies every rule in rank order and keeps the first [`MAX_HINTS`].
 pub fn rank(facts: &Facts<'_>) -> Vec<Hint> {
-    let rules: [fn(&Facts<'_>) -> Option<Hint>; 10] =
-        [conflicts, operation, dropped, detached, behind, stack, submodules, owners, uncommitted_on_default, stashes];
+    let rules: [fn(&Facts<'_>) -> Option<Hint>; 11] = [
+        conflicts,
+        operation,
+        dropped,
+        detached,
+        behind,
+        parent_moved,
+        stack,
+        submodules,
+        owners,
+        uncommitted_on_default,
+        stashes,
+    ];
     rules.iter().filter_map(|rule| rule(facts)).take(MAX_HINTS).collect()
 }
 
@@ -101,16 +113,11 @@ fn hint(kind: &'static str, tool: &'static str, arguments: Value, why: String, r
     Hint { kind, tool, arguments, why, run: run.to_owned(), stated_by: None }
 }
 
-/// What continues and what aborts `operation`, as git commands a person runs.
-fn continue_or_abort(operation: Operation) -> &'static str {
-    match operation {
-        Operation::Merge => "git add <path>; git commit | git merge --abort",
-        Operation::Rebase => "git add <path>; git rebase --continue | git rebase --abort",
-        Operation::CherryPick => "git add <path>; git cherry-pick --continue | git cherry-pick --abort",
-        Operation::Revert => "git add <path>; git revert --continue | git revert --abort",
-        Operation::Bisect => "git bisect good | git bisect bad | git bisect reset",
-        Operation::Am => "git add <path>; git am --continue | git am --abort",
-    }
+/// What continues and what aborts `operation`, as git commands a person runs: `conflict.read`'s conclude and
+/// abort, alternatives separated by ` | `.
+fn continue_or_abort(operation: Operation) -> String {
+    let (conclude, abort) = crate::conflict::state::conclude_or_abort(operation.into());
+    format!("{conclude} | {abort}")
 }
 
 /// Up to [`MAX_NAMED_CONFLICTS`] conflicted paths, then `+N more`: the brief counts them but names none.
@@ -125,9 +132,9 @@ fn conflicts(facts: &Facts<'_>) -> Option<Hint> {
     }
     let run = match facts.brief.operation_in_progress {
         Some(operation) => continue_or_abort(operation),
-        None => "git add <path>",
+        None => "git add <path>".to_owned(),
     };
-    Some(hint("conflicts", facts.name(ToolName::CONFLICT_READ), json!({}), named, run))
+    Some(hint("conflicts", facts.name(ToolName::CONFLICT_READ), json!({}), named, &run))
 }
 
 /// The operation and the branch being rebased are the brief's own fields; the hint adds how far it got and how to
@@ -138,9 +145,15 @@ fn operation(facts: &Facts<'_>) -> Option<Hint> {
     if facts.brief.working_tree.conflicted > 0 {
         return None;
     }
-    let run = continue_or_abort(operation).trim_start_matches("git add <path>; ");
+    let run = continue_or_abort(operation);
     let why = "stopped without conflicts: its progress".to_owned();
-    Some(hint("operation", facts.name(ToolName::CONFLICT_READ), json!({}), why, run))
+    Some(hint(
+        "operation",
+        facts.name(ToolName::CONFLICT_READ),
+        json!({}),
+        why,
+        run.trim_start_matches("git add <path>; "),
+    ))
 }
 
 fn dropped(facts: &Facts<'_>) -> Option<Hint> {
@@ -191,7 +204,21 @@ fn behind(facts: &Facts<'_>) -> Option<Hint> {
     Some(hint("behind", facts.name(ToolName::REPO_CONFLICT_PREFLIGHT), json!({ "targetRef": upstream }), why, ""))
 }
 
+/// The parent branch is in no field of the brief: the reason names it; `repo.branchStack` gives its old tip, the
+/// `git rebase --onto` and whether that replay conflicts.
+fn parent_moved(facts: &Facts<'_>) -> Option<Hint> {
+    let moved = facts.lineage.parent_moved.as_ref()?;
+    let branch = facts.brief.head.branch.as_deref()?;
+    let why = format!("parent {} was rebased; this branch still sits on its old commits", moved.parent);
+    Some(hint("parentMoved", facts.name(ToolName::REPO_BRANCH_STACK), json!({ "branch": branch }), why, ""))
+}
+
+/// The chain under the current branch and how far its base moved; left to [`parent_moved`] when a parent was
+/// rewritten (the same call answers both).
 fn stack(facts: &Facts<'_>) -> Option<Hint> {
+    if facts.lineage.parent_moved.is_some() {
+        return None;
+    }
     let stack = facts.lineage.stack.as_ref()?;
     let branch = facts.brief.head.branch.as_deref()?;
     let chain = [stack.base.as_str()]

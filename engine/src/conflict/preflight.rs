@@ -145,7 +145,7 @@ pub enum RebaseStatus {
     UpToDate,
     /// `current` is contained in `target`: Git fast-forwards it.
     FastForward,
-    /// More than [`MAX_REPLAY`] commits to replay: not predicted (`commits` says how many).
+    /// More than [`MAX_REPLAY`] commits to replay (or the caller's bound): not predicted (`commits` says how many).
     TooManyCommits,
 }
 
@@ -366,10 +366,48 @@ fn rebase(
         prediction.status = RebaseStatus::FastForward;
         return Ok(prediction);
     }
-    let (commits, skipped_merges) = replay_list(repo, shallow, current, target)?;
-    prediction.commits = commits.len();
-    prediction.skipped_merges = skipped_merges;
-    if commits.len() > MAX_REPLAY {
+    replay(repo, shallow, current, target, target, MAX_REPLAY)
+}
+
+/// Predicts `git rebase --onto <onto> <upstream> <current>` in memory, as `repo.conflictPreflight` predicts a
+/// rebase: `current`'s commits that `upstream` lacks (merges left out), oldest first, replayed onto `onto` until the
+/// first unresolved conflict. More than `max_commits` to replay are not predicted (`too-many-commits`). Nothing is
+/// written; the repository's merge drivers are not run (Git's built-in text merge stands in for them). Conflicting
+/// paths are all listed.
+///
+/// # Errors
+/// [`Error::GitRead`] when a commit cannot be read or the merge machinery fails.
+pub fn predict_onto(
+    repo: &gix::Repository,
+    current: ObjectId,
+    upstream: ObjectId,
+    onto: ObjectId,
+    max_commits: usize,
+) -> Result<RebasePrediction> {
+    let (scratch, _drivers) = scratch(repo)?;
+    let shallow = Shallow::read(repo)?;
+    replay(&scratch, &shallow, current, upstream, onto, max_commits)
+}
+
+/// Replays `current`'s commits that `upstream` lacks onto `onto`, stopping at the first unresolved conflict; at most
+/// `max_commits` of them.
+fn replay(
+    repo: &gix::Repository,
+    shallow: &Shallow,
+    current: ObjectId,
+    upstream: ObjectId,
+    onto: ObjectId,
+    max_commits: usize,
+) -> Result<RebasePrediction> {
+    let (commits, skipped_merges) = replay_list(repo, shallow, current, upstream)?;
+    let mut prediction = RebasePrediction {
+        status: RebaseStatus::Clean,
+        commits: commits.len(),
+        skipped_merges,
+        become_empty: 0,
+        stops_at: None,
+    };
+    if commits.len() > max_commits {
         prediction.status = RebaseStatus::TooManyCommits;
         return Ok(prediction);
     }
@@ -377,7 +415,7 @@ fn rebase(
     let tree_of = |id: ObjectId| -> Result<ObjectId> {
         Ok(repo.find_commit(id).map_err(to_err)?.tree_id().map_err(to_err)?.detach())
     };
-    let mut tip = tree_of(target)?;
+    let mut tip = tree_of(onto)?;
     for (step_idx, id) in commits.iter().enumerate() {
         let commit = repo.find_commit(*id).map_err(to_err)?;
         let parent = match shallow.parents(&commit).first() {

@@ -35,6 +35,21 @@ pub enum Activity {
     StashApply,
 }
 
+impl From<operation::Operation> for Activity {
+    /// The activity of an operation git recorded in a state file.
+    fn from(found: operation::Operation) -> Self {
+        use operation::Operation as Op;
+        match found {
+            Op::Merge => Activity::Merge,
+            Op::Rebase => Activity::Rebase,
+            Op::CherryPick => Activity::CherryPick,
+            Op::Revert => Activity::Revert,
+            Op::Am => Activity::Am,
+            Op::Bisect => Activity::Bisect,
+        }
+    }
+}
+
 /// How far a multi-step operation got, counted as `git status` counts a rebase's commands ("N commands done",
 /// "N remaining commands").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -50,8 +65,8 @@ pub struct Progress {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub done: Option<usize>,
     /// Commands still to do after the stopped one (`rebase-merge/git-rebase-todo`, or `rebase-apply/last`
-    /// minus `next`); for a cherry-pick or revert sequence, the picks left with the stopped one (git records no
-    /// count of the done ones).
+    /// minus `next`); for a cherry-pick or revert sequence, the picks after the stopped one (`sequencer/todo`
+    /// without its first command, which is the stopped pick; git records no count of the done ones).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub remaining: Option<usize>,
 }
@@ -180,11 +195,12 @@ fn progress(repo: &gix::Repository, activity: Activity) -> Option<Progress> {
             })
         }
         Activity::CherryPick | Activity::Revert => match read_file(repo, "sequencer/todo") {
+            // git keeps the stopped pick as the todo's first command until `--continue`; the rest remain.
             Some(todo) => {
-                let remaining = command_lines(&todo).count();
+                let remaining = command_lines(&todo).count().saturating_sub(1);
                 Some(Progress { step: None, total: None, done: None, remaining: Some(remaining) })
             }
-            None => Some(Progress { step: Some(1), total: Some(1), done: None, remaining: Some(1) }),
+            None => Some(Progress { step: Some(1), total: Some(1), done: None, remaining: Some(0) }),
         },
         _ => None,
     }
@@ -218,7 +234,8 @@ pub fn upcoming(repo: &gix::Repository, paths: &[&[u8]]) -> Result<Vec<TouchingC
     Ok(out)
 }
 
-/// How to conclude the operation and how to abort it, as git commands a person runs.
+/// How to conclude the operation and how to abort it, as git commands a person runs (`conflict.read`'s
+/// `conclude` and `abort`, and the hints of `repo.brief`).
 pub fn conclude_or_abort(activity: Activity) -> (&'static str, &'static str) {
     match activity {
         Activity::Merge => ("git add <path>; git commit", "git merge --abort"),

@@ -1,6 +1,10 @@
 //! The lineage facet: what `repo.brief`'s hints read from refs, reflogs and HEAD's tree beyond the other facets
 //! (issue 22): commits a local branch dropped recently, the stack of local branches the current branch is built on
-//! and how far its base moved, and the CODEOWNERS file at HEAD.
+//! and how far its base moved, the parent branch that was rewritten under it (issue 35), and the CODEOWNERS file at
+//! HEAD.
+//!
+//! Reflogs are read through the repository handle the engine opened, whose git dir was vetted first (`guard.rs`:
+//! no FIFO, device or link outside the roots among `logs/`), as every reflog read of the engine is.
 
 use std::collections::HashSet;
 
@@ -19,6 +23,8 @@ pub const RECENT_SECONDS: i64 = 7 * 86_400;
 pub const MAX_WALK: usize = 1000;
 /// Reflog entries examined per branch at most.
 pub const MAX_MOVEMENTS: usize = 50;
+/// Local branches whose reflogs are read at most when looking for a rewritten parent (in ref name order).
+pub const MAX_PARENT_CANDIDATES: usize = 64;
 
 /// The lineage facts of a repository at one instant.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -30,6 +36,8 @@ pub struct Lineage {
     /// The stack under the current branch, when the current branch is built on other local branches and its base
     /// has commits it lacks.
     pub stack: Option<Stack>,
+    /// The local branch the current branch was built on, rewritten since (see [`moved_parent`]).
+    pub parent_moved: Option<ParentMoved>,
     /// The CODEOWNERS file GitHub would read at HEAD (`.github/CODEOWNERS`, `CODEOWNERS`, `docs/CODEOWNERS`).
     pub codeowners: Option<&'static str>,
 }
@@ -102,11 +110,27 @@ pub struct Stack {
     pub behind: usize,
 }
 
+/// A local branch that the examined branch was built on and that was rewritten since (`git rebase main` on it, an
+/// amend): the examined branch still sits on one of its old tips, which only its reflog names.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ParentMoved {
+    /// The parent branch's short name.
+    pub parent: String,
+    /// The parent's old tip the examined branch is built on, full hex (`git merge-base --fork-point <parent>
+    /// <branch>` in the cases git answers).
+    pub old_tip: String,
+    /// The parent's tip now, full hex.
+    pub new_tip: String,
+    /// The examined branch's own commits on the old tip (`git rev-list --count <oldTip>..<branch>`).
+    pub commits: usize,
+}
+
 /// Reads the lineage facts.
 ///
 /// Cost: per local branch, a read of its reflog's newest entries ([`MAX_MOVEMENTS`], within [`RECENT_SECONDS`] of
 /// the newest); per such movement, a walk of the commits it left behind and of those added since; for the stack, a
-/// walk of the current branch's own commits.
+/// walk of the current branch's own commits; for a rewritten parent, see [`moved_parent`].
 ///
 /// # Errors
 /// [`Error::GitRead`] when refs, commits or HEAD's tree cannot be read.
@@ -120,11 +144,102 @@ pub fn read(repo: &gix::Repository, head: &Head, default_branch: Option<&str>) -
         }
         None => None,
     };
+    let parent_moved = match (head.branch.as_deref(), head_id) {
+        (Some(branch), Some(tip)) => {
+            let base = default_branch.and_then(|base| tips.iter().find(|(name, _)| name == base));
+            let base = base.map(|(name, id)| (name.as_str(), *id));
+            moved_parent(repo, &tips, branch, tip, base)?
+        }
+        _ => None,
+    };
     Ok(Lineage {
         movements: movements(repo, &tips, head_id)?,
         stack: stack(repo, &tips, head, head_id, default_branch)?,
+        parent_moved,
         codeowners,
     })
+}
+
+/// The local branch `branch` (at `tip`) was built on and that was rewritten since, if any.
+///
+/// A candidate parent is another local branch than `branch` and the base (`base`: its name and tip; the examined
+/// branch's own commits are those the base lacks, all of `tip`'s history without a base). Its old tip is the newest
+/// of its reflog's [`MAX_MOVEMENTS`] newest entries that is one of the examined branch's own commits (so an
+/// ancestor of `tip` that the base lacks). The candidate was rewritten when that old tip is not an ancestor of its
+/// tip now and its tip is not an ancestor of `tip` (a parent that merely advanced keeps its old tip in its history,
+/// one that went back is still under the examined branch). Among several, the one whose old tip is nearest `tip`
+/// (fewest own commits) is the parent; ties go to the first name. The base itself is never a candidate.
+///
+/// Cost: one walk of the examined branch's own commits (at most [`MAX_WALK`]; an old tip below them is not seen),
+/// the reflogs of at most [`MAX_PARENT_CANDIDATES`] local branches whose tips are not among those commits, and for
+/// a branch with an old tip among them two merge-base walks and a count.
+///
+/// # Errors
+/// [`Error::GitRead`] when a commit cannot be read. A reflog that cannot be read names no parent (`repo.reflog`
+/// reports its error).
+pub(crate) fn moved_parent(
+    repo: &gix::Repository,
+    tips: &[(String, ObjectId)],
+    branch: &str,
+    tip: ObjectId,
+    base: Option<(&str, ObjectId)>,
+) -> Result<Option<ParentMoved>> {
+    let candidates: Vec<&(String, ObjectId)> = tips
+        .iter()
+        .filter(|(name, id)| name != branch && base.is_none_or(|(base, _)| base != name) && *id != tip)
+        .take(MAX_PARENT_CANDIDATES)
+        .collect();
+    if candidates.is_empty() {
+        return Ok(None);
+    }
+    let hidden: Vec<ObjectId> = base.map(|(_, id)| id).into_iter().collect();
+    let own: HashSet<ObjectId> = ancestry::exclusive(repo, tip, &hidden, MAX_WALK)?.into_iter().collect();
+    // No commit of its own (the branch is the base's, or under it): no reflog is read.
+    if own.is_empty() {
+        return Ok(None);
+    }
+    let mut found: Option<ParentMoved> = None;
+    for (name, parent_tip) in candidates {
+        // A tip among the examined branch's own commits: the branch is stacked on it as it is now.
+        if own.contains(parent_tip) {
+            continue;
+        }
+        let Some(old_tip) = newest_old_tip(repo, name, &own) else { continue };
+        if old_tip == tip || is_ancestor(repo, old_tip, *parent_tip)? || is_ancestor(repo, *parent_tip, tip)? {
+            continue;
+        }
+        let commits = ancestry::count_exclusive(repo, tip, old_tip)?;
+        if found.as_ref().is_none_or(|found| commits < found.commits) {
+            found = Some(ParentMoved {
+                parent: name.clone(),
+                old_tip: old_tip.to_string(),
+                new_tip: parent_tip.to_string(),
+                commits,
+            });
+        }
+    }
+    Ok(found)
+}
+
+/// The newest of the [`MAX_MOVEMENTS`] newest entries of `branch`'s reflog whose new value is in `own`; `None`
+/// when there is none or the reflog cannot be read.
+fn newest_old_tip(repo: &gix::Repository, branch: &str, own: &HashSet<ObjectId>) -> Option<ObjectId> {
+    let full = format!("refs/heads/{branch}");
+    let reference = repo.try_find_reference(full.as_str()).ok().flatten()?;
+    let mut platform = reference.log_iter();
+    let lines = platform.rev().ok().flatten()?;
+    for line in lines.take(MAX_MOVEMENTS) {
+        let Ok(line) = line else { break };
+        if own.contains(&line.new_oid) {
+            return Some(line.new_oid);
+        }
+    }
+    None
+}
+
+/// Whether `ancestor` is an ancestor of `of` or the same commit (`git merge-base --is-ancestor`).
+fn is_ancestor(repo: &gix::Repository, ancestor: ObjectId, of: ObjectId) -> Result<bool> {
+    Ok(ancestor == of || ancestry::merge_base(repo, ancestor, of)? == Some(ancestor))
 }
 
 /// Local branches (short name, tip commit); refs that do not parse or name no commit are skipped, as git skips them.

@@ -3,6 +3,7 @@
 use super::{BranchLine, Lines, Options, esc, short};
 use crate::branch_stack::{Relation, Report};
 use crate::budget::Budgeted;
+use crate::conflict::preflight::RebaseStatus;
 use crate::facets::refs::Upstream;
 
 /// `repo.branchStack`, as terse as `git status -sb` and `git branch -vv`: the examined branch's `##` line (its
@@ -10,7 +11,10 @@ use crate::facets::refs::Upstream;
 /// related branch in stack order, `parent`, `child` or `sibling` (the JSON's `currentStackedOn`,
 /// `stackedOnCurrent` and `sharesBase`), its tip, its last commit's date, the examined branch's ahead/behind
 /// against it and its own upstream in brackets, and `... N more related branches` when `maxRelated` listed fewer
-/// than `relatedTotal`. Every ahead/behind is the examined branch's, as in the JSON.
+/// than `relatedTotal`. Every ahead/behind is the examined branch's, as in the JSON. A rewritten parent
+/// (`parentMoved`) follows the base line: `parent feature rebased: old tip 1a2b3c4 (2 commits on it), now 5d6e7f8`,
+/// then the command with its predicted replay, `git rebase --onto ... : clean`, `: stops at <sha> <subject>:
+/// conflicts a.txt, b.txt` or `: too many commits to predict`.
 pub fn branch_stack(result: &Budgeted<Report>, _options: &Options) -> String {
     let report = &result.data;
     let mut out = Lines::default();
@@ -45,6 +49,28 @@ pub fn branch_stack(result: &Budgeted<Report>, _options: &Options) -> String {
             out.line(line);
         }
         None => out.line("no base"),
+    }
+    if let Some(moved) = &report.parent_moved {
+        out.line(format!(
+            "parent {} rebased: old tip {} ({} commit{} on it), now {}",
+            esc(&moved.parent),
+            short(&moved.old_tip),
+            moved.commits,
+            if moved.commits == 1 { "" } else { "s" },
+            short(&moved.new_tip)
+        ));
+        let outcome = match (&moved.stops_at, moved.replay) {
+            (Some(stop), _) => {
+                let mut paths = moved.conflicts.iter().map(|path| esc(path)).collect::<Vec<_>>().join(", ");
+                if moved.more_conflicts > 0 {
+                    paths.push_str(&format!(" +{} more", moved.more_conflicts));
+                }
+                format!("stops at {}: conflicts {paths}", esc(stop))
+            }
+            (None, RebaseStatus::TooManyCommits) => "too many commits to predict".to_owned(),
+            (None, _) => "clean".to_owned(),
+        };
+        out.line(format!("{}: {outcome}", esc(&moved.command)));
     }
     for related in &report.related {
         let relation = match related.relation {

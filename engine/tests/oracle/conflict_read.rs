@@ -157,7 +157,10 @@ fn stopped_cherry_pick_sequence_with_a_3_mib_file() {
     let read = read(&fixture, &options);
     check_against_git(&fixture, &read, &options);
     assert_eq!(read.operation, Some(Activity::CherryPick));
-    assert_eq!(read.progress.and_then(|p| p.remaining), Some(2), "the stopped pick and one more");
+    // After the stopped pick, as a rebase counts: the picks git makes once it is resolved, less the stopped one.
+    let remaining = read.progress.and_then(|p| p.remaining);
+    assert_eq!(remaining, Some(picks_after_the_stopped_one(&fixture)));
+    assert_eq!(remaining, Some(1), "one pick after the stopped one");
     assert_eq!(read.ours.as_ref().map(|c| c.sha.as_str()), Some(facts::CHERRY_PICK_CONFLICT_HEAD));
     assert_eq!(read.theirs.as_ref().map(|c| c.sha.as_str()), Some(facts::CHERRY_PICK_CONFLICT_PICKED));
     let big = file(&read, "data/big.txt");
@@ -179,6 +182,25 @@ fn stopped_cherry_pick_sequence_with_a_3_mib_file() {
         (ours.size, ours.content.as_ref().map(String::len), ours.truncated),
         (3_162_000, Some(1024 * 1024), true)
     );
+}
+
+/// The picks a stopped cherry-pick sequence still makes after the stopped one, from git: in a copy of the
+/// repository, the conflicts resolved as they stand (`git add -A`) and `git cherry-pick --continue` run, the commits
+/// it made less the stopped one.
+fn picks_after_the_stopped_one(fixture: &Fixture) -> usize {
+    let copy = tempfile::tempdir().expect("temp dir");
+    let source = format!("{}/.", fixture.path().display());
+    let status = std::process::Command::new("cp").args(["-a", &source]).arg(copy.path()).status().expect("cp");
+    assert!(status.success(), "copying the repository");
+    let before = fixture.git_in(copy.path(), &["rev-parse", "HEAD"]);
+    fixture.git_in(copy.path(), &["add", "-A"]);
+    let output =
+        fixture.git_command(copy.path()).args(["cherry-pick", "--continue"]).env("GIT_EDITOR", "true").output();
+    let output = output.expect("git runs");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(!copy.path().join(".git/sequencer").exists(), "the sequence finished");
+    let made = fixture.git_in(copy.path(), &["rev-list", "--count", &format!("{}..HEAD", before.trim())]);
+    made.trim().parse::<usize>().expect("a count") - 1
 }
 
 #[test]

@@ -102,7 +102,7 @@ pub fn read() -> FnTool {
             "evidence": opt_string(),
             "progress": defaulted(json!({ "type": "object", "description": "A rebase's commands as `git status` \
                 counts them: `done` (the stopped one included) and `remaining` (after it); `step` = done, `total` = \
-                done + remaining. A cherry-pick or revert sequence: `remaining` with the stopped pick.",
+                done + remaining. A cherry-pick or revert sequence: `remaining` after the stopped pick.",
                 "properties": { "step": opt_count(), "total": opt_count(), "done": opt_count(),
                 "remaining": opt_count() } }), "null (no progress known)"),
             "conclude": defaulted(json!({ "type": "string",

@@ -56,7 +56,13 @@ const LONG_DOCS: &[(&str, &str)] = &[
          first), `stackedOnCurrent` (built on it, nearest first), then `sharesBase` (forked from the base at the \
          same commit, newest first), each with its own upstream. Every ahead/behind is seen from the examined \
          branch: `ahead` = commits it has that the other lacks, as `git rev-list --left-right --count \
-         <branch>...<other>`. `relatedTotal` is exact when `maxRelated` lists fewer.",
+         <branch>...<other>`. `relatedTotal` is exact when `maxRelated` lists fewer. `parentMoved` names a local \
+         branch the examined one was built on that was rewritten since (`git rebase main` on it): its old tip is \
+         the newest of its last 50 reflog entries that is one of the examined branch's own commits (what `git \
+         merge-base --fork-point <parent> <branch>` answers), while its tip now is not under the examined branch \
+         and no longer holds that old tip (a parent that merely advanced is not named). It gives `git rebase \
+         --onto <parent> <oldTip> <branch>` and that rebase predicted in memory (`replay`, up to 100 commits; \
+         where it stops and the conflicting paths). The reflogs of 64 local branches are read at most.",
     ),
     (
         "worktree.list",

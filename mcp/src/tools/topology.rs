@@ -59,13 +59,33 @@ pub fn branch_stack() -> FnTool {
             "ahead": ahead("the base"), "behind": behind("the base") } }),
         "null (no base found)",
     );
+    let parent_moved = defaulted(
+        json!({ "type": "object", "required": ["parent", "oldTip", "newTip", "commits", "command", "replay"],
+        "description": "A local branch the examined one was built on, rewritten since (e.g. `git rebase main` on \
+            it): the examined branch still sits on its old commits, found in its reflog.",
+        "properties": { "parent": { "type": "string" },
+            "oldTip": { "type": "string", "description": "The parent's old tip under the examined branch \
+                (`git merge-base --fork-point <parent> <branch>`)." },
+            "newTip": { "type": "string" },
+            "commits": { "type": "integer", "minimum": 1, "description": "The examined branch's own commits \
+                (`git rev-list --count <oldTip>..<branch>`)." },
+            "command": { "type": "string", "description": "`git rebase --onto <parent> <oldTip> <branch>`." },
+            "replay": { "enum": ["clean", "stops", "too-many-commits"], "description": "That rebase predicted in \
+                memory as the conflict preflight predicts a rebase; `too-many-commits`: over 100, not \
+                predicted." },
+            "stopsAt": defaulted(json!({ "type": "string", "description": "`<sha> <subject>` of the commit that \
+                stops it." }), "null (no stop)"),
+            "conflicts": defaulted(json!({ "type": "array", "maxItems": 20, "items": { "type": "string" } }), "empty"),
+            "moreConflicts": opt_count() } }),
+        "null (none)",
+    );
     let data = json!({
         "type": "object",
         "properties": { "branch": defaulted(json!({ "type": "string",
                 "description": "The examined branch: `branch` when given, else the current one." }), "null (detached)"),
             "sha": defaulted(json!({ "type": "string" }), "null (unborn)"), "upstream": schema::upstream(),
             "base": base, "related": defaulted(json!({ "type": "array", "maxItems": 50, "items": related }), "empty"),
-            "relatedTotal": opt_count(), "shallow": schema::shallow("merge bases and ahead/behind") }
+            "relatedTotal": opt_count(), "parentMoved": parent_moved, "shallow": schema::shallow("merge bases and ahead/behind") }
     });
     FnTool {
         handler: call_branch_stack,
@@ -73,8 +93,8 @@ pub fn branch_stack() -> FnTool {
         definition: ToolDefinition {
             name: "repo.branchStack",
             title: "Branch stack",
-            description: "Where a branch stands against its upstream and its base branch, and which local branches are stacked \
-                on it or it on them.",
+            description: "Where a branch stands against its upstream and its base branch, which local branches are stacked \
+                on it or it on them, and a parent rebased under it with the `git rebase --onto` that moves it.",
             input_schema: schema::input(
                 json!({
                     "repoPath": schema::repo_path(),

@@ -1,5 +1,6 @@
-//! Issue 22: `repo_brief`'s hints lead somewhere. On four everyday tasks (finish a stopped merge, recover commits
-//! lost to `reset --hard`, rebase a stack onto a main that moved, find who owns a directory and what changed there)
+//! Issue 22: `repo_brief`'s hints lead somewhere. On five everyday tasks (finish a stopped merge, recover commits
+//! lost to `reset --hard`, rebase a stack onto a main that moved, move a branch onto its rebased parent (issue 35),
+//! find who owns a directory and what changed there)
 //! the brief's first hint, called through the real binary with its arguments as given, answers the task's next
 //! question (checked against git); hints name a write proposal only when a gateway is configured.
 
@@ -184,6 +185,60 @@ fn a_stack_on_a_moved_main_leads_to_the_branch_stack() {
         server.request(&tool_call(3, "repo_conflictPreflight", json!({ "repoPath": repo, "targetRef": "main" })));
     assert_eq!(data(&preflight)["rebase"]["status"], "clean", "{preflight}");
     server.finish();
+}
+
+#[test]
+fn a_parent_rebased_under_a_branch_leads_to_the_rebase_onto() {
+    let fixture = fluxgit_fixtures::build(Scenario::Clean);
+    let commit = |file: &str| {
+        std::fs::write(fixture.path().join(file), format!("{file}\n")).expect("write");
+        fixture.git(&["add", file]);
+        fixture.git(&["commit", "-q", "-m", &format!("feat: add {file}")]);
+    };
+    fixture.git(&["checkout", "-q", "-b", "stack/a"]);
+    commit("a-1.txt");
+    commit("a-2.txt");
+    fixture.git(&["checkout", "-q", "-b", "stack/b"]);
+    commit("b-1.txt");
+    commit("b-2.txt");
+    fixture.git(&["checkout", "-q", "main"]);
+    commit("main-moved.txt");
+    fixture.git(&["checkout", "-q", "stack/a"]);
+    fixture.git(&["rebase", "-q", "main"]);
+    fixture.git(&["checkout", "-q", "stack/b"]);
+    let root = fixture.root().canonicalize().expect("root");
+    let home = tempfile::tempdir().expect("home");
+    let repo = fixture.path().to_str().expect("utf-8");
+
+    let mut server = start(&root, home.path(), reflog_time(&fixture, "HEAD") + 60, &[]);
+    let (brief, hint, answer) = follow_first_hint(&mut server, repo);
+    assert_eq!(hint["tool"], "repo_branchStack", "{brief}");
+    assert_eq!(hint["arguments"]["branch"], "stack/b");
+    assert_eq!(hint["why"], "parent stack/a was rebased; this branch still sits on its old commits");
+    // The next question: where stack/b sits, and the command that moves it (git's fork point, git's result).
+    let moved = &data(&answer)["parentMoved"];
+    let fork_point = fixture.git(&["merge-base", "--fork-point", "stack/a", "stack/b"]);
+    let short = |rev: &str| fixture.git(&["rev-parse", "--short", rev]).trim().to_owned();
+    assert_eq!(moved["parent"], "stack/a", "{answer}");
+    assert_eq!(moved["oldTip"].as_str(), Some(short(fork_point.trim()).as_str()));
+    assert_eq!(moved["newTip"].as_str(), Some(short("stack/a").as_str()));
+    assert_eq!(moved["commits"], 2);
+    assert_eq!(moved["replay"], "clean");
+    let command = moved["command"].as_str().expect("a command");
+    assert_eq!(command, format!("git rebase --onto stack/a {} stack/b", short(fork_point.trim())));
+    // Text answers the same facts in two lines.
+    let text = server.request(&tool_call(
+        3,
+        "repo_branchStack",
+        json!({ "repoPath": repo, "branch": "stack/b", "format": "text" }),
+    ));
+    let text = text["result"]["content"][0]["text"].as_str().expect("text").to_owned();
+    assert!(text.contains(&format!("{command}: clean")), "{text}");
+    assert!(text.contains("parent stack/a rebased: old tip"), "{text}");
+    server.finish();
+    let words: Vec<&str> = command.split_whitespace().skip(1).collect();
+    fixture.git(&words);
+    assert_eq!(fixture.git(&["rev-parse", "stack/b~2"]), fixture.git(&["rev-parse", "stack/a"]));
 }
 
 #[test]
