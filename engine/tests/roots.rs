@@ -393,3 +393,139 @@ fn blame_decides_a_huge_file_from_its_size_before_reading_it() {
     let repo = engine.resolve(layout.repo_path()).expect("resolves");
     engine.file_blame(&repo, &blame_options(Some("HEAD")), 1_000_000, &mut |_| 0).expect("a small file is blamed");
 }
+
+/// `repo.status` of the layout's repository through a fresh engine, within [`LIMIT`].
+fn status_within(
+    layout: &Layout,
+    what: &str,
+) -> Result<fluxgit_engine::Budgeted<fluxgit_engine::status::Report>, Error> {
+    let engine = layout.engine();
+    let path = layout.repo_path().to_owned();
+    within_limit(what, move || {
+        let repo = engine.resolve(&path)?;
+        engine.status(&repo, 1_000_000, &mut |_| 0)
+    })
+}
+
+#[test]
+fn config_includes_obey_the_roots_and_are_never_opened_when_special() {
+    // Outside: a config file that would rename the user and hide every untracked file.
+    let layout = Layout::new();
+    let outside_config = layout.outside.join("included.cfg");
+    std::fs::write(&outside_config, format!("[user]\n\tname = {SECRET}\n[status]\n\tshowUntrackedFiles = no\n"))
+        .expect("write");
+    std::fs::write(layout.repo.join("untracked.txt"), "new\n").expect("write");
+    layout.git(&layout.repo, &["config", "include.path", outside_config.to_str().expect("utf-8")]);
+    assert_eq!(layout.git(&layout.repo, &["config", "user.name"]), SECRET, "git reads the outside include");
+    assert_eq!(layout.git(&layout.repo, &["status", "--porcelain"]), "", "git hides the untracked file");
+    let err = status_within(&layout, "an include outside").expect_err("refused");
+    assert_eq!(reason(&err), Some(InvalidReason::OutsideAllowedRoots), "{err}");
+    assert!(err.to_string().contains("included.cfg"), "names the include: {err}");
+    layout.assert_clean("the refusal", &err.to_string());
+
+    // Nested: an include inside the roots whose own include (a conditional one) leads outside.
+    let layout = Layout::new();
+    let outside_config = layout.outside.join("nested.cfg");
+    std::fs::write(&outside_config, format!("[user]\n\tname = {SECRET}\n")).expect("write");
+    let middle = layout.root.join("middle.cfg");
+    std::fs::write(&middle, format!("[includeIf \"onbranch:main\"]\n\tpath = {}\n", outside_config.display()))
+        .expect("write");
+    layout.git(&layout.repo, &["config", "include.path", "../../middle.cfg"]);
+    assert_eq!(layout.git(&layout.repo, &["config", "user.name"]), SECRET, "git follows the chain");
+    let err = status_within(&layout, "a nested include outside").expect_err("refused");
+    assert_eq!(reason(&err), Some(InvalidReason::OutsideAllowedRoots), "{err}");
+    assert!(err.to_string().contains("nested.cfg"), "{err}");
+    layout.assert_clean("the nested refusal", &err.to_string());
+
+    // A chain that stays inside is followed as git follows it: its setting shows in the answer.
+    std::fs::write(&middle, "[status]\n\tshowUntrackedFiles = no\n").expect("write");
+    std::fs::write(layout.repo.join("untracked.txt"), "new\n").expect("write");
+    assert_eq!(layout.git(&layout.repo, &["status", "--porcelain"]), "", "git hides the untracked file");
+    let status = status_within(&layout, "an include inside").expect("answers");
+    assert!(status.data.untracked.is_empty(), "the included setting holds: {:?}", status.data.untracked);
+    std::fs::write(&middle, "").expect("write");
+    let status = status_within(&layout, "an empty include").expect("answers");
+    assert_eq!(status.data.untracked, vec!["untracked.txt".to_owned()], "and without it, git's default");
+
+    // A FIFO, a link to a device and an include of itself: refused at once, as git cannot read them.
+    for case in ["fifo", "device", "cycle"] {
+        let layout = Layout::new();
+        let target = match case {
+            "fifo" => {
+                let fifo = layout.root.join("include.fifo");
+                mkfifo(&fifo);
+                fifo
+            }
+            "device" => {
+                let link = layout.root.join("include.link");
+                std::os::unix::fs::symlink("/dev/zero", &link).expect("symlink");
+                link
+            }
+            _ => layout.repo.join(".git/config"),
+        };
+        layout.git(&layout.repo, &["config", "include.path", target.to_str().expect("utf-8")]);
+        let err = status_within(&layout, case).expect_err(case);
+        let expected = match case {
+            "fifo" => "FIFO",
+            "device" => "/dev/zero",
+            _ => "include depth",
+        };
+        assert!(err.to_string().contains(expected), "{case}: {err}");
+    }
+    // git too refuses the cycle.
+    let layout = Layout::new();
+    let config = layout.repo.join(".git/config");
+    layout.git(&layout.repo, &["config", "include.path", config.to_str().expect("utf-8")]);
+    let output = layout.command(&layout.repo).args(["status"]).output().expect("git runs");
+    assert!(String::from_utf8_lossy(&output.stderr).contains("include depth"), "{output:?}");
+}
+
+/// Writes `content` as a loose blob into the repository at `dir`; its sha.
+fn loose_blob(layout: &Layout, dir: &Path, content: &str) -> String {
+    let mut hash = layout.command(dir);
+    hash.args(["hash-object", "-w", "--stdin"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped());
+    let mut child = hash.spawn().expect("git hash-object runs");
+    std::io::Write::write_all(child.stdin.as_mut().expect("stdin"), content.as_bytes()).expect("writes");
+    drop(child.stdin.take());
+    let output = child.wait_with_output().expect("waits");
+    assert!(output.status.success(), "hash-object");
+    String::from_utf8_lossy(&output.stdout).trim().to_owned()
+}
+
+#[test]
+fn loose_objects_that_are_no_regular_file_or_lead_outside_are_refused() {
+    let content = format!("{SECRET} as a loose blob\n");
+    for case in ["link out", "fifo", "device"] {
+        let layout = Layout::new();
+        let sha = loose_blob(&layout, &layout.repo, &content);
+        assert_eq!(loose_blob(&layout, &layout.outside, &content), sha);
+        let loose = |dir: &Path| dir.join(".git/objects").join(&sha[..2]).join(&sha[2..]);
+        let file = loose(&layout.repo);
+        assert!(file.is_file() && loose(&layout.outside).is_file(), "{case}: both loose");
+        std::fs::remove_file(&file).expect("remove");
+        match case {
+            "link out" => {
+                std::os::unix::fs::symlink(loose(&layout.outside), &file).expect("symlink");
+                // git follows the link and serves the outside file.
+                assert!(layout.git(&layout.repo, &["cat-file", "-p", &sha]).contains(SECRET), "git reads it");
+            }
+            "fifo" => mkfifo(&file),
+            _ => std::os::unix::fs::symlink("/dev/zero", &file).expect("symlink"),
+        }
+        let engine = layout.engine();
+        let path = layout.repo_path().to_owned();
+        let err = within_limit(case, move || engine.resolve(&path).err()).expect("refused");
+        let text = err.to_string();
+        assert!(text.contains(&sha[2..]), "{case}: the error names the object: {text}");
+        if case == "link out" {
+            assert_eq!(reason(&err), Some(InvalidReason::OutsideAllowedRoots), "{err}");
+        }
+        layout.assert_clean(case, &text);
+        // The server goes on: the same repository with the object back answers.
+        std::fs::remove_file(&file).expect("remove");
+        assert_eq!(loose_blob(&layout, &layout.repo, &content), sha);
+        status_within(&layout, case).expect("answers once the object is a file again");
+    }
+}
