@@ -202,7 +202,22 @@ fn a_submodule_gitdir_outside_the_roots_is_never_opened() {
         };
         let diff = engine.diff_text(&repo, &options, 1_000_000, &mut |_| 0).expect("diff.text answers");
         layout.assert_clean("diff.text", &serde_json::to_string(&diff).expect("serialises"));
+        // The work tree's side names the submodule it could not open, so that it does not pass for unchanged;
+        // the index's side reads the gitlink from the index and opens nothing.
+        let unreadable: Vec<&str> = diff.data.unreadable.iter().map(|item| item.path.as_str()).collect();
+        if head == Some("INDEX") {
+            assert!(unreadable.is_empty(), "{unreadable:?}");
+        } else {
+            assert_eq!(unreadable, ["libs/ext"], "{base:?}..{head:?}");
+            assert!(diff.data.unreadable[0].error.reason.starts_with("outside_allowed_roots"));
+            let text = fluxgit_engine::text::diff_text(&diff, &Default::default());
+            assert!(text.contains("unreadable libs/ext: outside_allowed_roots"), "{text}");
+            layout.assert_clean("diff.text's text", &text);
+        }
     }
+    // git itself shows the submodule as changed: the outside HEAD is not the commit recorded.
+    let git_diff = layout.git(&layout.repo, &["diff", "--name-only"]);
+    assert_eq!(git_diff, "libs/ext", "git reads through the gitdir");
 }
 
 #[test]

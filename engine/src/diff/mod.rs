@@ -22,7 +22,7 @@ pub mod commit;
 mod patch;
 mod prune;
 pub mod semantic;
-mod side;
+pub(crate) mod side;
 pub mod text;
 pub mod worktree;
 
