@@ -56,11 +56,13 @@ const GIT_DIR_FILES: &[&str] = &[
     "objects/info/commit-graph",
     "objects/info/packs",
     "objects/info/grafts",
+    // The stash list is read by most tools; other reflogs are vetted where one is read (`vet_reflog`).
+    "logs/refs/stash",
 ];
 
 /// Folders of a git dir walked for FIFOs, devices, sockets and symbolic links leading outside the roots
 /// (`objects/` is walked too, on a budget of its own).
-const GIT_DIR_FOLDERS: &[&str] = &["refs", "logs", "info", "rebase-merge", "rebase-apply", "sequencer", "worktrees"];
+const GIT_DIR_FOLDERS: &[&str] = &["refs", "info", "rebase-merge", "rebase-apply", "sequencer", "worktrees"];
 
 /// Folders nested deeper than this under a walked folder are not walked.
 const WALK_DEPTH: usize = 12;
@@ -379,6 +381,40 @@ fn walk(dir: &Path, roots: Option<&[PathBuf]>, depth: usize, budget: &mut usize)
     Ok(())
 }
 
+/// Vets the reflog of the ref `name` (in the git dir, and in the common dir of a linked worktree) where gix would
+/// read it: not a FIFO, a device or a socket, and not a symbolic link leading outside the roots the repository
+/// was opened under ([`roots_of`]). Reflogs are left out of [`vet_git_dir`]'s walk (but for the stash's), so that
+/// one bad reflog refuses only the reads of that ref's reflog.
+///
+/// # Errors
+/// [`Refusal::Outside`] or [`Refusal::Unreadable`], naming the file.
+pub(crate) fn vet_reflog(repo: &gix::Repository, name: &gix::refs::FullNameRef) -> Result<(), Refusal> {
+    let roots = roots_of(repo);
+    // A ref name is never a path gix cannot convert on Unix; one that cannot be is not a file to vet.
+    let Ok(relative) = gix::path::from_bstr(name.as_bstr()) else { return Ok(()) };
+    for dir in [repo.git_dir(), repo.common_dir()] {
+        vet_entry(&dir.join("logs").join(&relative), roots.as_deref())?;
+    }
+    Ok(())
+}
+
+/// Vets every reflog of the repository ([`vet_reflog`]'s checks, within [`WALK_BUDGET`] entries) when `spec` may
+/// read one: a revision with `@{` (`main@{1}`, `@{-1}`, `HEAD@{yesterday}`), which gix answers from the reflogs.
+///
+/// # Errors
+/// [`Refusal::Outside`] or [`Refusal::Unreadable`], naming the file.
+pub(crate) fn vet_reflogs_for(repo: &gix::Repository, spec: &str) -> Result<(), Refusal> {
+    if !spec.contains("@{") {
+        return Ok(());
+    }
+    let roots = roots_of(repo);
+    let mut budget = WALK_BUDGET;
+    for dir in [repo.git_dir(), repo.common_dir()] {
+        walk(&dir.join("logs"), roots.as_deref(), 0, &mut budget)?;
+    }
+    Ok(())
+}
+
 /// Follows the alternates of the object store `objects` as gix does (relative entries against the first store's
 /// directory; as git does too, against the naming store's), refusing any store outside the roots and any
 /// alternates file that is not a small regular file.
@@ -539,8 +575,11 @@ pub(crate) fn configured_file_allowed(repo: &gix::Repository, key: &str, path: &
 pub(crate) fn open_mailmap(repo: &gix::Repository) -> gix::mailmap::Snapshot {
     let mut out = gix::mailmap::Snapshot::default();
     let config = repo.config_snapshot();
-    let mut blob =
-        config.string("mailmap.blob").and_then(|spec| repo.rev_parse_single(spec.as_bstr()).ok().map(gix::Id::detach));
+    let mut blob = config.string("mailmap.blob").and_then(|spec| {
+        // A spec that reads a reflog (`main@{1}:.mailmap`) reads only vetted ones.
+        vet_reflogs_for(repo, &spec.to_str_lossy()).ok()?;
+        repo.rev_parse_single(spec.as_bstr()).ok().map(gix::Id::detach)
+    });
     match repo.workdir() {
         None => {
             if blob.is_none() {

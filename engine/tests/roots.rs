@@ -267,7 +267,7 @@ fn fifos_and_devices_in_the_git_dir_are_refused_at_once() {
         "index",
         "objects/info/alternates",
         "shallow",
-        "logs/HEAD",
+        "logs/refs/stash",
         "info/exclude",
         "refs/heads/fifo",
         "commondir",
@@ -296,7 +296,7 @@ fn fifos_and_devices_in_the_git_dir_are_refused_at_once() {
     let err = within_limit("core.excludesFile", move || engine.resolve(&path).err()).expect("refused");
     assert!(err.to_string().contains("FIFO"), "{err}");
     // A symbolic link to a device where gix reads a file: refused too (the device lies outside the roots).
-    for case in ["packed-refs", "info/exclude", "logs/HEAD"] {
+    for case in ["packed-refs", "info/exclude", "objects/info/commit-graph"] {
         let layout = Layout::new();
         let file = layout.repo.join(".git").join(case);
         std::fs::create_dir_all(file.parent().expect("a parent")).expect("mkdir");
@@ -542,5 +542,45 @@ fn loose_objects_that_are_no_regular_file_or_lead_outside_are_refused() {
         std::fs::remove_file(&file).expect("remove");
         assert_eq!(loose_blob(&layout, &layout.repo, &content), sha);
         status_within(&layout, case).expect("answers once the object is a file again");
+    }
+}
+
+#[test]
+fn a_fifo_reflog_refuses_only_the_reads_of_that_reflog() {
+    for (case, special) in [("logs/refs/heads/side", "fifo"), ("logs/HEAD", "fifo"), ("logs/refs/heads/side", "zero")] {
+        let layout = Layout::new();
+        layout.git(&layout.repo, &["branch", "side"]);
+        std::fs::write(layout.repo.join("inside.txt"), "changed\n").expect("write");
+        let expected_status = layout.git(&layout.repo, &["status", "--porcelain"]);
+        assert_eq!(expected_status, "M inside.txt");
+        let file = layout.repo.join(".git").join(case);
+        assert!(file.is_file(), "{case}: git wrote the reflog");
+        std::fs::remove_file(&file).expect("remove");
+        if special == "fifo" {
+            mkfifo(&file);
+        } else {
+            std::os::unix::fs::symlink("/dev/zero", &file).expect("symlink");
+        }
+        let named = if special == "fifo" { "FIFO" } else { "/dev/zero" };
+        let engine = layout.engine();
+        let path = layout.repo_path().to_owned();
+        let (status, brief, other_reflog, bad_reflog, at_one) = within_limit(case, move || {
+            let repo = engine.resolve(&path).expect("resolves");
+            let status = engine.status(&repo, 1_000_000, &mut |_| 0).map(|status| status.data.unstaged.clone());
+            let brief = engine.brief(&repo, &Default::default(), 1_000_000, &mut |_| 0).map(|_| ());
+            let (other, bad) = if case == "logs/HEAD" { ("side", "HEAD") } else { ("HEAD", "side") };
+            let other = engine.reflog(&repo, Some(other), 10, None, 1_000_000, &mut |_| 0).map(|r| r.data.total);
+            let bad = engine.reflog(&repo, Some(bad), 10, None, 1_000_000, &mut |_| 0).map(|_| ());
+            let at_one = engine.resolve_commit(&repo, if case == "logs/HEAD" { "@{1}" } else { "side@{0}" });
+            (status, brief, other, bad, at_one)
+        });
+        let unstaged = status.unwrap_or_else(|err| panic!("{case}: repo.status answers: {err}"));
+        assert_eq!(unstaged.iter().map(|change| change.path.as_str()).collect::<Vec<_>>(), ["inside.txt"], "{case}");
+        brief.unwrap_or_else(|err| panic!("{case}: repo.brief answers: {err}"));
+        assert_eq!(other_reflog.unwrap_or_else(|err| panic!("{case}: the other reflog: {err}")), 1, "{case}");
+        let err = bad_reflog.expect_err("the bad reflog is refused");
+        assert!(err.to_string().contains(named), "{case}: {err}");
+        let err = at_one.expect_err("a revision reading the reflogs is refused");
+        assert!(err.to_string().contains(named), "{case}: {err}");
     }
 }
