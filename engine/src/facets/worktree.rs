@@ -119,21 +119,35 @@ fn status_at(repo: &gix::Repository, depth: usize) -> Result<Status> {
         return Ok(Status { bare: true, ..Status::default() });
     }
     let untracked_mode = UntrackedMode::configured(repo);
-    match status_listing(repo, depth, untracked_mode) {
-        Err(Error::GitRead { .. }) if untracked_mode != UntrackedMode::No => {
-            // gix's directory walk fails whole on a directory it cannot read (one too deep for the system's
-            // path length, most often), where git warns and answers: walk again, bounded, naming what it skips.
-            let mut out = status_listing(repo, depth, UntrackedMode::No)?;
-            let (untracked, unreadable) = bounded_untracked(repo, untracked_mode)?;
-            let tracked: BTreeSet<&str> = out.conflicted.iter().map(String::as_str).collect();
-            out.untracked = untracked.into_iter().filter(|path| !tracked.contains(path.as_str())).collect();
-            out.untracked_mode = untracked_mode;
-            out.unreadable.extend(unreadable);
-            out.unreadable.sort_by(|a, b| a.path.cmp(&b.path));
-            Ok(out)
-        }
-        other => other,
+    if untracked_mode == UntrackedMode::No {
+        return status_listing(repo, depth, untracked_mode);
     }
+    // gix's directory walk fails whole on a directory it cannot open (one too deep for the system's path length,
+    // most often), where git warns and answers. So the untracked files come from the bounded walk, which names
+    // what it skips, on a thread of its own while the tracked files are compared: one walk, never redone.
+    let walker = repo.clone();
+    let (listing, walked) = std::thread::scope(|scope| {
+        let walked = scope.spawn(move || bounded_untracked(&walker, untracked_mode));
+        (status_listing(repo, depth, UntrackedMode::No), walked.join())
+    });
+    let mut out = listing?;
+    let (untracked, unreadable) = walked
+        .map_err(|_| Error::git_text("work-tree status", "the directory walk failed unexpectedly".to_owned()))??;
+    // A path deleted by us (stages 1 and 3 only) has no stage-2 entry, so the walk also sees it as untracked; and
+    // what lies in a submodule the status could not look at is not listed, as before.
+    let hidden: BTreeSet<&str> = out.conflicted.iter().map(String::as_str).collect();
+    let in_problem = |path: &str| {
+        out.unreadable.iter().any(|problem| {
+            path == problem.path || path.strip_prefix(problem.path.as_str()).is_some_and(|rest| rest.starts_with('/'))
+        })
+    };
+    let untracked: Vec<String> =
+        untracked.into_iter().filter(|path| !hidden.contains(path.as_str()) && !in_problem(path)).collect();
+    out.untracked = untracked;
+    out.untracked_mode = untracked_mode;
+    out.unreadable.extend(unreadable);
+    out.unreadable.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(out)
 }
 
 /// Whether the work tree holds something git cannot track at `rela_path`: neither a file, a directory nor a

@@ -190,7 +190,6 @@ fn deep_directories(dir: &Path, levels: usize) {
 }
 
 #[test]
-#[ignore = "answers as git does, but in 9.5 s (2.4 s CPU) on a loaded machine: the failed walk is redone"]
 fn a_ten_thousand_deep_untracked_directory_is_listed_as_git_lists_it() {
     let fixture = fluxgit_fixtures::build(Scenario::Clean);
     let work = fixture.path();
@@ -207,7 +206,9 @@ fn a_ten_thousand_deep_untracked_directory_is_listed_as_git_lists_it() {
     let home = tempfile::tempdir().expect("tempdir");
     let mut server = started(&fixture, home.path());
     let repo = work.to_str().expect("utf-8");
+    let asked = Instant::now();
     let status = answer_within(&mut server, &tool_call(1, "repo.status", json!({"repoPath": repo})));
+    eprintln!("repo.status answered in {:?}", asked.elapsed());
     assert_eq!(our_porcelain(data(&status)), expected, "{status}");
     let unreadable = data(&status)["unreadable"].as_array().cloned().unwrap_or_default();
     assert_eq!(unreadable.len(), 1, "{unreadable:?}");
