@@ -4,16 +4,15 @@
 //! A FIFO, a device or a socket is never opened for reading: a FIFO blocks a read for as long as nobody writes into
 //! it, `/dev/zero` never ends. Files the engine reads itself ([`read_capped`]) are checked with `lstat`, opened
 //! without blocking and checked again on the opened descriptor, then read up to a cap that fits their purpose.
-//! Files gix opens itself (HEAD, config, packed-refs, the index, loose refs, reflogs, alternates, `shallow`,
-//! `info/exclude`...) cannot be opened another way, so [`vet_git_dir`] checks them with `lstat` before the
-//! repository is handed to gix. What remains is a race: a file swapped for a FIFO between that check and gix's open
+//! Files gix opens itself (HEAD, config and the files it includes, packed-refs, the index, loose refs, reflogs,
+//! loose objects, alternates, `shallow`, `info/exclude`...) cannot be opened another way, so [`vet_git_dir`] checks
+//! them with `lstat` before the repository is handed to gix. What remains is a race: a file swapped for a FIFO between that check and gix's open
 //! still blocks the read; only someone who can write into the git dir while the read runs can start it.
 //!
 //! The same vetting keeps reads inside the allowed roots: a git dir, a common dir, a symbolic link in the git dir,
-//! an alternate object store or a submodule's git dir outside every allowed root is refused before gix opens it
-//! ([`Refusal::Outside`]).
+//! an alternate object store, a configuration file the repository's config includes or a submodule's git dir
+//! outside every allowed root is refused before gix opens it ([`Refusal::Outside`]).
 
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use gix::bstr::ByteSlice as _;
@@ -26,8 +25,9 @@ pub(crate) const CONTROL_FILE_CAP: u64 = 64 * 1024;
 /// Bytes read at most from a list the engine reads on its own: a mailmap, an ignore-revs file (8 MiB).
 pub(crate) const LIST_FILE_CAP: u64 = 8 * 1024 * 1024;
 
-/// Entries of a git dir's `refs/`, `logs/` and other walked folders looked at per vetting, at most. A git dir with
-/// more loose refs than that is vetted up to there; the rest is read by gix unchecked.
+/// Entries of a git dir's `refs/`, `logs/` and other walked folders looked at per vetting, at most, and as many
+/// again of its `objects/` (loose objects, packs, `info/`). A git dir with more loose refs or loose objects than
+/// that is vetted up to there; the rest is read by gix unchecked.
 const WALK_BUDGET: usize = 20_000;
 
 /// Files of a git dir (or common dir) that gix may open while the engine reads, relative to it.
@@ -56,11 +56,13 @@ const GIT_DIR_FILES: &[&str] = &[
     "objects/info/commit-graph",
     "objects/info/packs",
     "objects/info/grafts",
+    // The stash list is read by most tools; other reflogs are vetted where one is read (`vet_reflog`).
+    "logs/refs/stash",
 ];
 
-/// Folders of a git dir walked for FIFOs, devices, sockets and symbolic links leading outside the roots.
-const GIT_DIR_FOLDERS: &[&str] =
-    &["refs", "logs", "info", "objects/pack", "objects/info", "rebase-merge", "rebase-apply", "sequencer", "worktrees"];
+/// Folders of a git dir walked for FIFOs, devices, sockets and symbolic links leading outside the roots
+/// (`objects/` is walked too, on a budget of its own).
+const GIT_DIR_FOLDERS: &[&str] = &["refs", "info", "rebase-merge", "rebase-apply", "sequencer", "worktrees"];
 
 /// Folders nested deeper than this under a walked folder are not walked.
 const WALK_DEPTH: usize = 12;
@@ -160,49 +162,33 @@ pub(crate) fn examine(path: &Path, symlinks: Symlinks) -> Result<Option<std::fs:
 }
 
 /// Reads `path` whole when it is a regular file of at most `cap` bytes; `None` when nothing is there. The file is
-/// opened without blocking (and, with [`Symlinks::Refuse`], without following a link), and the opened descriptor
-/// is checked again, so a file swapped for a FIFO after the first check is refused too. `purpose` names the file
-/// in the message of a file over the cap, e.g. `a mailmap`.
+/// checked with `lstat` first (a device is never opened), then read by [`crate::regular_file::read`]: opened
+/// without blocking (and, with [`Symlinks::Refuse`], without following a link) and checked again on the opened
+/// descriptor, so a file swapped for a FIFO after the first check is refused too. `purpose` names the file in the
+/// message of a file over the cap, e.g. `a mailmap`.
 ///
 /// # Errors
 /// The reason in words: a directory, a FIFO, a device or a socket, a refused link, a file over the cap, or a
 /// failed read.
 pub(crate) fn read_capped(path: &Path, symlinks: Symlinks, cap: u64, purpose: &str) -> Result<Option<Vec<u8>>, String> {
+    use crate::regular_file::Opened;
     let Some(metadata) = examine(path, symlinks)? else { return Ok(None) };
     if metadata.is_dir() {
         return Err(format!("{} is a directory, not a file: not read", path.display()));
     }
-    let failed = |err: std::io::Error| format!("{} cannot be read: {err}", path.display());
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        let no_follow = if symlinks == Symlinks::Refuse { libc::O_NOFOLLOW } else { 0 };
-        options.custom_flags(libc::O_NONBLOCK | no_follow);
+    let read = crate::regular_file::read(path, symlinks == Symlinks::Follow, cap)
+        .map_err(|err| format!("{} cannot be read: {err}", path.display()))?;
+    match read {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(Opened::Missing) => Ok(None),
+        Err(Opened::File(_, size)) => {
+            Err(format!("{} holds {size} bytes, more than the {cap} bytes read of {purpose}: not read", path.display()))
+        }
+        Err(Opened::Symlink) => {
+            Err(format!("{} is a symbolic link, which git does not follow there: not read", path.display()))
+        }
+        Err(Opened::NotRegular(kind)) => Err(format!("{} is a {kind}, not a regular file: not read", path.display())),
     }
-    let file = match options.open(path) {
-        Ok(file) => file,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(err) => return Err(failed(err)),
-    };
-    let opened = file.metadata().map_err(failed)?;
-    if !opened.is_file() {
-        let kind = special_kind(&opened.file_type()).unwrap_or("not a regular file");
-        return Err(format!("{} is {kind}, not a regular file: not read", path.display()));
-    }
-    let too_large = |size: u64| {
-        format!("{} holds {size} bytes, more than the {cap} bytes read of {purpose}: not read", path.display())
-    };
-    if opened.len() > cap {
-        return Err(too_large(opened.len()));
-    }
-    let mut bytes = Vec::with_capacity(usize::try_from(opened.len()).unwrap_or(0));
-    file.take(cap + 1).read_to_end(&mut bytes).map_err(failed)?;
-    if bytes.len() as u64 > cap {
-        return Err(too_large(bytes.len() as u64));
-    }
-    Ok(Some(bytes))
 }
 
 /// Whether `path` (canonical) lies under one of `roots`; always when `roots` is `None` (nothing recorded).
@@ -237,10 +223,10 @@ pub(crate) struct Vetted {
     pub common_dir: PathBuf,
 }
 
-/// Vets a repository's git dir before gix opens it: the git dir, the common dir its `commondir` names and every
-/// alternate object store lie under `roots` (when given), and none of the files gix may open there
-/// ([`GIT_DIR_FILES`], the walked folders) is a FIFO, a device, a socket or a symbolic link leading outside the
-/// roots. See the [module docs](self) for the race that remains.
+/// Vets a repository's git dir before gix opens it: the git dir, the common dir its `commondir` names, every
+/// alternate object store and every file its configuration includes ([`vet_includes`]) lie under `roots` (when
+/// given), and none of the files gix may open there ([`GIT_DIR_FILES`], the walked folders, loose objects) is a
+/// FIFO, a device, a socket or a symbolic link leading outside the roots. See the [module docs](self) for the race that remains.
 ///
 /// # Errors
 /// [`Refusal::Outside`] or [`Refusal::Unreadable`], saying which file.
@@ -265,7 +251,87 @@ pub(crate) fn vet_git_dir(git_dir: &Path, roots: Option<&[PathBuf]>) -> Result<V
             None => git_dir.clone(),
         };
     vet_alternates(&common_dir.join("objects"), roots)?;
+    vet_includes(&common_dir.join("config"), roots)?;
+    vet_includes(&git_dir.join("config.worktree"), roots)?;
     Ok(Vetted { git_dir, common_dir })
+}
+
+/// Bytes read at most from a configuration file the repository holds or includes (8 MiB), to find its includes.
+const CONFIG_FILE_CAP: u64 = 8 * 1024 * 1024;
+
+/// Files of one include chain followed at most, as git and gix follow at most 10 nested includes.
+const MAX_INCLUDE_DEPTH: usize = 10;
+
+/// Follows the `include.path` and `includeIf.<condition>.path` entries of the repository's configuration file
+/// `config` (and of every file they include, [`MAX_INCLUDE_DEPTH`] deep) before gix follows them, whatever their
+/// condition: each included file must lie under `roots` and be a regular file (a symbolic link is followed, as
+/// git follows it). Paths are resolved as gix resolves them: `~/` against the home directory, `%(prefix)/` against
+/// the program's folder, a relative path against the including file's folder. An include that names nothing is
+/// skipped, as git skips it. The user's own configuration and its includes are not vetted here: they are theirs.
+///
+/// # Errors
+/// [`Refusal::Outside`] for an included file outside the roots; [`Refusal::Unreadable`] for one that is a FIFO, a
+/// device or a socket, larger than [`CONFIG_FILE_CAP`], or deeper than [`MAX_INCLUDE_DEPTH`] (git refuses such a
+/// chain too: "exceeded maximum include depth").
+fn vet_includes(config: &Path, roots: Option<&[PathBuf]>) -> Result<(), Refusal> {
+    let home = gix::path::env::home_dir();
+    let install_dir = std::env::current_exe().ok().and_then(|exe| exe.parent().map(Path::to_path_buf));
+    let context = gix::config::path::interpolate::Context {
+        git_install_dir: install_dir.as_deref(),
+        home_dir: home.as_deref(),
+        home_for_user: Some(gix::config::path::interpolate::home_for_user),
+    };
+    let mut todo = vec![(config.to_path_buf(), 0usize)];
+    while let Some((file, depth)) = todo.pop() {
+        let Some(bytes) =
+            read_capped(&file, Symlinks::Follow, CONFIG_FILE_CAP, "a config file").map_err(Refusal::Unreadable)?
+        else {
+            continue;
+        };
+        // A file that does not parse is gix's to report when it opens the repository.
+        let Ok(parsed) = gix::config::File::from_bytes_no_includes(
+            &bytes,
+            gix::config::file::Metadata::from(gix::config::Source::Local),
+            Default::default(),
+        ) else {
+            continue;
+        };
+        let mut named = Vec::new();
+        for section in parsed.sections() {
+            let header = section.header();
+            let name = header.name();
+            let is_include = (name == "include" && header.subsection_name().is_none())
+                || (name == "includeIf" && header.subsection_name().is_some());
+            if is_include {
+                named.extend(section.values("path"));
+            }
+        }
+        for value in named {
+            let Ok(path) = gix::config::Path::from(value).interpolate(context) else { continue };
+            let path = match file.parent() {
+                Some(dir) if path.is_relative() => dir.join(path),
+                _ => path,
+            };
+            let Ok(target) = path.canonicalize() else { continue };
+            if !inside(&target, roots) {
+                return Err(Refusal::Outside(format!(
+                    "{} includes the configuration file {}, outside the allowed roots (FLUXGIT_MCP_ALLOWED_ROOTS): \
+                     not read",
+                    file.display(),
+                    target.display()
+                )));
+            }
+            if depth + 1 >= MAX_INCLUDE_DEPTH {
+                return Err(Refusal::Unreadable(format!(
+                    "{} exceeds the maximum include depth ({MAX_INCLUDE_DEPTH}) of its configuration, as git \
+                     refuses it: not read",
+                    config.display()
+                )));
+            }
+            todo.push((target, depth + 1));
+        }
+    }
+    Ok(())
 }
 
 /// Checks the files of one git dir that gix may open, and walks its folders of loose refs, reflogs and packs.
@@ -277,7 +343,9 @@ fn vet_files(dir: &Path, roots: Option<&[PathBuf]>) -> Result<(), Refusal> {
     for folder in GIT_DIR_FOLDERS {
         walk(&dir.join(folder), roots, 0, &mut budget)?;
     }
-    Ok(())
+    // The object store has a budget of its own, so that many loose refs leave its loose objects and packs vetted.
+    let mut budget = WALK_BUDGET;
+    walk(&dir.join("objects"), roots, 0, &mut budget)
 }
 
 /// Checks one entry of a git dir: not a FIFO, device or socket, and not a symbolic link leading outside the roots
@@ -309,6 +377,40 @@ fn walk(dir: &Path, roots: Option<&[PathBuf]>, depth: usize, budget: &mut usize)
         } else if !file_type.is_file() {
             vet_entry(&path, roots)?;
         }
+    }
+    Ok(())
+}
+
+/// Vets the reflog of the ref `name` (in the git dir, and in the common dir of a linked worktree) where gix would
+/// read it: not a FIFO, a device or a socket, and not a symbolic link leading outside the roots the repository
+/// was opened under ([`roots_of`]). Reflogs are left out of [`vet_git_dir`]'s walk (but for the stash's), so that
+/// one bad reflog refuses only the reads of that ref's reflog.
+///
+/// # Errors
+/// [`Refusal::Outside`] or [`Refusal::Unreadable`], naming the file.
+pub(crate) fn vet_reflog(repo: &gix::Repository, name: &gix::refs::FullNameRef) -> Result<(), Refusal> {
+    let roots = roots_of(repo);
+    // A ref name is never a path gix cannot convert on Unix; one that cannot be is not a file to vet.
+    let Ok(relative) = gix::path::from_bstr(name.as_bstr()) else { return Ok(()) };
+    for dir in [repo.git_dir(), repo.common_dir()] {
+        vet_entry(&dir.join("logs").join(&relative), roots.as_deref())?;
+    }
+    Ok(())
+}
+
+/// Vets every reflog of the repository ([`vet_reflog`]'s checks, within [`WALK_BUDGET`] entries) when `spec` may
+/// read one: a revision with `@{` (`main@{1}`, `@{-1}`, `HEAD@{yesterday}`), which gix answers from the reflogs.
+///
+/// # Errors
+/// [`Refusal::Outside`] or [`Refusal::Unreadable`], naming the file.
+pub(crate) fn vet_reflogs_for(repo: &gix::Repository, spec: &str) -> Result<(), Refusal> {
+    if !spec.contains("@{") {
+        return Ok(());
+    }
+    let roots = roots_of(repo);
+    let mut budget = WALK_BUDGET;
+    for dir in [repo.git_dir(), repo.common_dir()] {
+        walk(&dir.join("logs"), roots.as_deref(), 0, &mut budget)?;
     }
     Ok(())
 }
@@ -473,8 +575,11 @@ pub(crate) fn configured_file_allowed(repo: &gix::Repository, key: &str, path: &
 pub(crate) fn open_mailmap(repo: &gix::Repository) -> gix::mailmap::Snapshot {
     let mut out = gix::mailmap::Snapshot::default();
     let config = repo.config_snapshot();
-    let mut blob =
-        config.string("mailmap.blob").and_then(|spec| repo.rev_parse_single(spec.as_bstr()).ok().map(gix::Id::detach));
+    let mut blob = config.string("mailmap.blob").and_then(|spec| {
+        // A spec that reads a reflog (`main@{1}:.mailmap`) reads only vetted ones.
+        vet_reflogs_for(repo, &spec.to_str_lossy()).ok()?;
+        repo.rev_parse_single(spec.as_bstr()).ok().map(gix::Id::detach)
+    });
     match repo.workdir() {
         None => {
             if blob.is_none() {

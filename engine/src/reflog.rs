@@ -126,6 +126,7 @@ fn read(repo: &gix::Repository, name: &str, limit: usize, proposals: Option<crat
         .map_err(|err| Error::invalid(InvalidReason::InvalidRevision, format!("{name:?} is not a ref name: {err}")))?
         .ok_or_else(unknown)?;
     let ref_name = reference.name().as_bstr().to_string();
+    crate::guard::vet_reflog(repo, reference.name()).map_err(crate::guard::Refusal::into_error)?;
     let mut platform = reference.log_iter();
     let Some(lines) = platform.rev().map_err(|err| Error::git("reflog", err))? else {
         return Ok(Report { ref_name, total: 0, entries: vec![] });

@@ -1,6 +1,7 @@
-//! Opening the files of a work tree without blocking: what the engine reads itself (a tracked file it hashes, a
-//! conflicted file it scans, `.mailmap`) goes through [`open`] or [`read`], so a FIFO, device or socket in a file's
-//! place is an answer ([`Opened::NotRegular`]), never a wait.
+//! Opening files without blocking: what the engine reads itself (a tracked file it hashes, a conflicted file it
+//! scans, `.mailmap`, and through [`crate::guard::read_capped`] the control files and lists of a git dir) goes
+//! through [`open`] or [`read`], so a FIFO, device or socket in a file's place is an answer
+//! ([`Opened::NotRegular`]), never a wait. [`read`] is the one capped reader of the engine.
 //!
 //! The file is opened with `O_NONBLOCK` (a FIFO with no writer opens at once) and `O_NOFOLLOW` where git would not
 //! follow a symbolic link, then checked with `fstat` on the open descriptor, so a file swapped between a check and

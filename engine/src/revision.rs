@@ -15,6 +15,7 @@ pub const MAX_LEN: usize = 1024;
 /// [`Error::Invalid`] with [`InvalidReason::InvalidRevision`] or [`InvalidReason::UnknownRevision`].
 pub fn resolve_commit(repo: &gix::Repository, spec: &str) -> Result<gix::ObjectId> {
     check(spec)?;
+    crate::guard::vet_reflogs_for(repo, spec).map_err(crate::guard::Refusal::into_error)?;
     let unknown = || unknown_revision(repo, spec, format!("revision {spec:?} does not name a commit"));
     let id = repo.rev_parse_single(spec).map_err(|_| unknown())?;
     let commit = id.object().map_err(|_| unknown())?.peel_to_commit().map_err(|_| unknown())?;
@@ -28,6 +29,7 @@ pub fn resolve_commit(repo: &gix::Repository, spec: &str) -> Result<gix::ObjectI
 /// [`Error::Invalid`] (`invalid_revision`) for a `spec` starting with `-` or holding control characters.
 pub(crate) fn try_resolve_commit(repo: &gix::Repository, spec: &str) -> Result<Option<gix::ObjectId>> {
     check(spec)?;
+    crate::guard::vet_reflogs_for(repo, spec).map_err(crate::guard::Refusal::into_error)?;
     let Ok(id) = repo.rev_parse_single(spec) else { return Ok(None) };
     Ok(id.object().ok().and_then(|object| object.peel_to_commit().ok()).map(|commit| commit.id))
 }

@@ -202,7 +202,22 @@ fn a_submodule_gitdir_outside_the_roots_is_never_opened() {
         };
         let diff = engine.diff_text(&repo, &options, 1_000_000, &mut |_| 0).expect("diff.text answers");
         layout.assert_clean("diff.text", &serde_json::to_string(&diff).expect("serialises"));
+        // The work tree's side names the submodule it could not open, so that it does not pass for unchanged;
+        // the index's side reads the gitlink from the index and opens nothing.
+        let unreadable: Vec<&str> = diff.data.unreadable.iter().map(|item| item.path.as_str()).collect();
+        if head == Some("INDEX") {
+            assert!(unreadable.is_empty(), "{unreadable:?}");
+        } else {
+            assert_eq!(unreadable, ["libs/ext"], "{base:?}..{head:?}");
+            assert!(diff.data.unreadable[0].error.reason.starts_with("outside_allowed_roots"));
+            let text = fluxgit_engine::text::diff_text(&diff, &Default::default());
+            assert!(text.contains("unreadable libs/ext: outside_allowed_roots"), "{text}");
+            layout.assert_clean("diff.text's text", &text);
+        }
     }
+    // git itself shows the submodule as changed: the outside HEAD is not the commit recorded.
+    let git_diff = layout.git(&layout.repo, &["diff", "--name-only"]);
+    assert_eq!(git_diff, "libs/ext", "git reads through the gitdir");
 }
 
 #[test]
@@ -252,7 +267,7 @@ fn fifos_and_devices_in_the_git_dir_are_refused_at_once() {
         "index",
         "objects/info/alternates",
         "shallow",
-        "logs/HEAD",
+        "logs/refs/stash",
         "info/exclude",
         "refs/heads/fifo",
         "commondir",
@@ -281,7 +296,7 @@ fn fifos_and_devices_in_the_git_dir_are_refused_at_once() {
     let err = within_limit("core.excludesFile", move || engine.resolve(&path).err()).expect("refused");
     assert!(err.to_string().contains("FIFO"), "{err}");
     // A symbolic link to a device where gix reads a file: refused too (the device lies outside the roots).
-    for case in ["packed-refs", "info/exclude", "logs/HEAD"] {
+    for case in ["packed-refs", "info/exclude", "objects/info/commit-graph"] {
         let layout = Layout::new();
         let file = layout.repo.join(".git").join(case);
         std::fs::create_dir_all(file.parent().expect("a parent")).expect("mkdir");
@@ -392,4 +407,180 @@ fn blame_decides_a_huge_file_from_its_size_before_reading_it() {
     layout.git(&layout.repo, &["config", "--unset", "core.bigFileThreshold"]);
     let repo = engine.resolve(layout.repo_path()).expect("resolves");
     engine.file_blame(&repo, &blame_options(Some("HEAD")), 1_000_000, &mut |_| 0).expect("a small file is blamed");
+}
+
+/// `repo.status` of the layout's repository through a fresh engine, within [`LIMIT`].
+fn status_within(
+    layout: &Layout,
+    what: &str,
+) -> Result<fluxgit_engine::Budgeted<fluxgit_engine::status::Report>, Error> {
+    let engine = layout.engine();
+    let path = layout.repo_path().to_owned();
+    within_limit(what, move || {
+        let repo = engine.resolve(&path)?;
+        engine.status(&repo, 1_000_000, &mut |_| 0)
+    })
+}
+
+#[test]
+fn config_includes_obey_the_roots_and_are_never_opened_when_special() {
+    // Outside: a config file that would rename the user and hide every untracked file.
+    let layout = Layout::new();
+    let outside_config = layout.outside.join("included.cfg");
+    std::fs::write(&outside_config, format!("[user]\n\tname = {SECRET}\n[status]\n\tshowUntrackedFiles = no\n"))
+        .expect("write");
+    std::fs::write(layout.repo.join("untracked.txt"), "new\n").expect("write");
+    layout.git(&layout.repo, &["config", "include.path", outside_config.to_str().expect("utf-8")]);
+    assert_eq!(layout.git(&layout.repo, &["config", "user.name"]), SECRET, "git reads the outside include");
+    assert_eq!(layout.git(&layout.repo, &["status", "--porcelain"]), "", "git hides the untracked file");
+    let err = status_within(&layout, "an include outside").expect_err("refused");
+    assert_eq!(reason(&err), Some(InvalidReason::OutsideAllowedRoots), "{err}");
+    assert!(err.to_string().contains("included.cfg"), "names the include: {err}");
+    layout.assert_clean("the refusal", &err.to_string());
+
+    // Nested: an include inside the roots whose own include (a conditional one) leads outside.
+    let layout = Layout::new();
+    let outside_config = layout.outside.join("nested.cfg");
+    std::fs::write(&outside_config, format!("[user]\n\tname = {SECRET}\n")).expect("write");
+    let middle = layout.root.join("middle.cfg");
+    std::fs::write(&middle, format!("[includeIf \"onbranch:main\"]\n\tpath = {}\n", outside_config.display()))
+        .expect("write");
+    layout.git(&layout.repo, &["config", "include.path", "../../middle.cfg"]);
+    assert_eq!(layout.git(&layout.repo, &["config", "user.name"]), SECRET, "git follows the chain");
+    let err = status_within(&layout, "a nested include outside").expect_err("refused");
+    assert_eq!(reason(&err), Some(InvalidReason::OutsideAllowedRoots), "{err}");
+    assert!(err.to_string().contains("nested.cfg"), "{err}");
+    layout.assert_clean("the nested refusal", &err.to_string());
+
+    // A chain that stays inside is followed as git follows it: its setting shows in the answer.
+    std::fs::write(&middle, "[status]\n\tshowUntrackedFiles = no\n").expect("write");
+    std::fs::write(layout.repo.join("untracked.txt"), "new\n").expect("write");
+    assert_eq!(layout.git(&layout.repo, &["status", "--porcelain"]), "", "git hides the untracked file");
+    let status = status_within(&layout, "an include inside").expect("answers");
+    assert!(status.data.untracked.is_empty(), "the included setting holds: {:?}", status.data.untracked);
+    std::fs::write(&middle, "").expect("write");
+    let status = status_within(&layout, "an empty include").expect("answers");
+    assert_eq!(status.data.untracked, vec!["untracked.txt".to_owned()], "and without it, git's default");
+
+    // A FIFO, a link to a device and an include of itself: refused at once, as git cannot read them.
+    for case in ["fifo", "device", "cycle"] {
+        let layout = Layout::new();
+        let target = match case {
+            "fifo" => {
+                let fifo = layout.root.join("include.fifo");
+                mkfifo(&fifo);
+                fifo
+            }
+            "device" => {
+                let link = layout.root.join("include.link");
+                std::os::unix::fs::symlink("/dev/zero", &link).expect("symlink");
+                link
+            }
+            _ => layout.repo.join(".git/config"),
+        };
+        layout.git(&layout.repo, &["config", "include.path", target.to_str().expect("utf-8")]);
+        let err = status_within(&layout, case).expect_err(case);
+        let expected = match case {
+            "fifo" => "FIFO",
+            "device" => "/dev/zero",
+            _ => "include depth",
+        };
+        assert!(err.to_string().contains(expected), "{case}: {err}");
+    }
+    // git too refuses the cycle.
+    let layout = Layout::new();
+    let config = layout.repo.join(".git/config");
+    layout.git(&layout.repo, &["config", "include.path", config.to_str().expect("utf-8")]);
+    let output = layout.command(&layout.repo).args(["status"]).output().expect("git runs");
+    assert!(String::from_utf8_lossy(&output.stderr).contains("include depth"), "{output:?}");
+}
+
+/// Writes `content` as a loose blob into the repository at `dir`; its sha.
+fn loose_blob(layout: &Layout, dir: &Path, content: &str) -> String {
+    let mut hash = layout.command(dir);
+    hash.args(["hash-object", "-w", "--stdin"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped());
+    let mut child = hash.spawn().expect("git hash-object runs");
+    std::io::Write::write_all(child.stdin.as_mut().expect("stdin"), content.as_bytes()).expect("writes");
+    drop(child.stdin.take());
+    let output = child.wait_with_output().expect("waits");
+    assert!(output.status.success(), "hash-object");
+    String::from_utf8_lossy(&output.stdout).trim().to_owned()
+}
+
+#[test]
+fn loose_objects_that_are_no_regular_file_or_lead_outside_are_refused() {
+    let content = format!("{SECRET} as a loose blob\n");
+    for case in ["link out", "fifo", "device"] {
+        let layout = Layout::new();
+        let sha = loose_blob(&layout, &layout.repo, &content);
+        assert_eq!(loose_blob(&layout, &layout.outside, &content), sha);
+        let loose = |dir: &Path| dir.join(".git/objects").join(&sha[..2]).join(&sha[2..]);
+        let file = loose(&layout.repo);
+        assert!(file.is_file() && loose(&layout.outside).is_file(), "{case}: both loose");
+        std::fs::remove_file(&file).expect("remove");
+        match case {
+            "link out" => {
+                std::os::unix::fs::symlink(loose(&layout.outside), &file).expect("symlink");
+                // git follows the link and serves the outside file.
+                assert!(layout.git(&layout.repo, &["cat-file", "-p", &sha]).contains(SECRET), "git reads it");
+            }
+            "fifo" => mkfifo(&file),
+            _ => std::os::unix::fs::symlink("/dev/zero", &file).expect("symlink"),
+        }
+        let engine = layout.engine();
+        let path = layout.repo_path().to_owned();
+        let err = within_limit(case, move || engine.resolve(&path).err()).expect("refused");
+        let text = err.to_string();
+        assert!(text.contains(&sha[2..]), "{case}: the error names the object: {text}");
+        if case == "link out" {
+            assert_eq!(reason(&err), Some(InvalidReason::OutsideAllowedRoots), "{err}");
+        }
+        layout.assert_clean(case, &text);
+        // The server goes on: the same repository with the object back answers.
+        std::fs::remove_file(&file).expect("remove");
+        assert_eq!(loose_blob(&layout, &layout.repo, &content), sha);
+        status_within(&layout, case).expect("answers once the object is a file again");
+    }
+}
+
+#[test]
+fn a_fifo_reflog_refuses_only_the_reads_of_that_reflog() {
+    for (case, special) in [("logs/refs/heads/side", "fifo"), ("logs/HEAD", "fifo"), ("logs/refs/heads/side", "zero")] {
+        let layout = Layout::new();
+        layout.git(&layout.repo, &["branch", "side"]);
+        std::fs::write(layout.repo.join("inside.txt"), "changed\n").expect("write");
+        let expected_status = layout.git(&layout.repo, &["status", "--porcelain"]);
+        assert_eq!(expected_status, "M inside.txt");
+        let file = layout.repo.join(".git").join(case);
+        assert!(file.is_file(), "{case}: git wrote the reflog");
+        std::fs::remove_file(&file).expect("remove");
+        if special == "fifo" {
+            mkfifo(&file);
+        } else {
+            std::os::unix::fs::symlink("/dev/zero", &file).expect("symlink");
+        }
+        let named = if special == "fifo" { "FIFO" } else { "/dev/zero" };
+        let engine = layout.engine();
+        let path = layout.repo_path().to_owned();
+        let (status, brief, other_reflog, bad_reflog, at_one) = within_limit(case, move || {
+            let repo = engine.resolve(&path).expect("resolves");
+            let status = engine.status(&repo, 1_000_000, &mut |_| 0).map(|status| status.data.unstaged.clone());
+            let brief = engine.brief(&repo, &Default::default(), 1_000_000, &mut |_| 0).map(|_| ());
+            let (other, bad) = if case == "logs/HEAD" { ("side", "HEAD") } else { ("HEAD", "side") };
+            let other = engine.reflog(&repo, Some(other), 10, None, 1_000_000, &mut |_| 0).map(|r| r.data.total);
+            let bad = engine.reflog(&repo, Some(bad), 10, None, 1_000_000, &mut |_| 0).map(|_| ());
+            let at_one = engine.resolve_commit(&repo, if case == "logs/HEAD" { "@{1}" } else { "side@{0}" });
+            (status, brief, other, bad, at_one)
+        });
+        let unstaged = status.unwrap_or_else(|err| panic!("{case}: repo.status answers: {err}"));
+        assert_eq!(unstaged.iter().map(|change| change.path.as_str()).collect::<Vec<_>>(), ["inside.txt"], "{case}");
+        brief.unwrap_or_else(|err| panic!("{case}: repo.brief answers: {err}"));
+        assert_eq!(other_reflog.unwrap_or_else(|err| panic!("{case}: the other reflog: {err}")), 1, "{case}");
+        let err = bad_reflog.expect_err("the bad reflog is refused");
+        assert!(err.to_string().contains(named), "{case}: {err}");
+        let err = at_one.expect_err("a revision reading the reflogs is refused");
+        assert!(err.to_string().contains(named), "{case}: {err}");
+    }
 }

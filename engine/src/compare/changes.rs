@@ -156,10 +156,41 @@ pub(crate) fn compare(
         &mut |_, _, _, _| false,
     )
     .map_err(to_err)?;
+    modified_copy_sources(old, new, &mut out);
     out.sort_by(|a, b| {
         a.path().cmp(b.path()).then_with(|| a.old.as_ref().map(|e| &e.path).cmp(&b.old.as_ref().map(|e| &e.path)))
     });
     Ok(out)
+}
+
+/// Adds the modification of each copy source that changed between `old` and `new` and is not listed yet: gix's
+/// copy detection takes a modified file as a copy's source and leaves its own modification out, where git lists
+/// both (`C100 a b` and `M a` for a file copied and then edited).
+fn modified_copy_sources(old: &gix::index::State, new: &gix::index::State, out: &mut Vec<Change>) {
+    use gix::bstr::ByteSlice as _;
+    let listed: std::collections::HashSet<BString> = out
+        .iter()
+        .filter(|change| change.kind != Kind::Copied)
+        .filter_map(|change| change.new.as_ref().map(|entry| entry.path.clone()))
+        .collect();
+    let sources: std::collections::BTreeSet<BString> = out
+        .iter()
+        .filter(|change| change.kind == Kind::Copied)
+        .filter_map(|change| change.old.as_ref().map(|entry| entry.path.clone()))
+        .filter(|path| !listed.contains(path))
+        .collect();
+    for path in sources {
+        let (Some(before), Some(after)) = (old.entry_by_path(path.as_bstr()), new.entry_by_path(path.as_bstr())) else {
+            continue;
+        };
+        if before.id != after.id || before.mode != after.mode {
+            out.push(Change {
+                kind: Kind::Modified,
+                old: Some(Entry { path: path.clone(), mode: before.mode, id: before.id }),
+                new: Some(Entry { path, mode: after.mode, id: after.id }),
+            });
+        }
+    }
 }
 
 /// Rename detection as the repository configures `diff.renames` (git's default: renames at 50% similarity).

@@ -377,15 +377,21 @@ impl traits::SubmoduleStatus for SubmoduleHead {
     type Output = ObjectId;
 
     fn status(&mut self, entry: &gix::index::Entry, rela_path: &BStr) -> gix::Result<Option<ObjectId>> {
-        let Ok(path) = on_disk(&self.workdir, rela_path) else { return Ok(None) };
-        if !path.join(".git").exists() || crate::guard::vet_submodule(&path, None, self.roots.as_deref()).is_err() {
-            return Ok(None);
-        }
-        let head = gix::open_opts(&path, gix::open::Options::isolated())
-            .ok()
-            .and_then(|submodule| submodule.head_id().ok().map(gix::Id::detach));
-        Ok(head.filter(|head| *head != entry.id))
+        Ok(checked_out_head(&self.workdir, rela_path, self.roots.as_deref()).filter(|head| *head != entry.id))
     }
+}
+
+/// The commit checked out in the submodule at `rela_path` of the work tree `workdir`, read as git reads a gitlink
+/// (from its `.git`, without `.gitmodules`); `None` when it is not checked out, cannot be read, or its git dir
+/// lies outside `roots` or holds a FIFO where gix reads a file ([`crate::guard::vet_submodule`]; never opened).
+pub(crate) fn checked_out_head(workdir: &Path, rela_path: &BStr, roots: Option<&[PathBuf]>) -> Option<ObjectId> {
+    let path = on_disk(workdir, rela_path).ok()?;
+    if !path.join(".git").exists() || crate::guard::vet_submodule(&path, None, roots).is_err() {
+        return None;
+    }
+    gix::open_opts(&path, gix::open::Options::isolated())
+        .ok()
+        .and_then(|submodule| submodule.head_id().ok().map(gix::Id::detach))
 }
 
 #[cfg(test)]

@@ -102,6 +102,11 @@ pub struct Report {
     /// number of lines of `patch`.
     #[serde(skip_serializing_if = "Implied::is_implied")]
     pub total_lines: Implied<usize>,
+    /// Submodules of the work tree side that could not be read, each with `error: {reason}` (a git dir outside
+    /// the allowed roots, a name git ignores as suspicious, a gitdir that is gone, a `.gitmodules` that is no
+    /// regular file): they show no change in `files` whatever their checkout holds. Absent when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unreadable: Vec<crate::Unreadable>,
 }
 
 /// `true` for the work tree, `head`'s default: it is then left out of the JSON.
@@ -152,6 +157,7 @@ pub struct Full {
     head: String,
     path: Option<String>,
     files: Vec<Rendered>,
+    unreadable: Vec<crate::Unreadable>,
 }
 
 /// Reads the selection and renders every changed file.
@@ -189,7 +195,12 @@ pub fn read(repo: &gix::Repository, options: &Options, interrupt: &Interrupt) ->
         files.push(rendered);
     }
     files.sort_by(|a, b| a.stat.path.cmp(&b.stat.path));
-    Ok(Full { base, head, path: options.path.clone(), files })
+    let mut unreadable = Vec::new();
+    if new == Side::Worktree {
+        unreadable = crate::facets::worktree::unreadable_submodules(repo)?;
+        unreadable.retain(|item| filter.matches(item.path.as_str().into()));
+    }
+    Ok(Full { base, head, path: options.path.clone(), files, unreadable })
 }
 
 /// The two sides a selection compares, and how the answer names them.
@@ -337,6 +348,7 @@ fn assemble(
         truncated,
         total_bytes: Implied::new(total_bytes, !truncated),
         total_lines: Implied::new(total_lines, !truncated),
+        unreadable: full.unreadable.clone(),
     };
     Budgeted { data, omitted: Omitted(omitted) }
 }

@@ -270,8 +270,11 @@ fn movements(repo: &gix::Repository, tips: &[(String, ObjectId)], head_id: Optio
     for (name, tip) in tips {
         let full = format!("refs/heads/{name}");
         let Ok(Some(reference)) = repo.try_find_reference(full.as_str()) else { continue };
+        // A reflog that cannot be read (or is a FIFO: never opened) gives no hint; `repo.reflog` reports its error.
+        if crate::guard::vet_reflog(repo, reference.name()).is_err() {
+            continue;
+        }
         let mut platform = reference.log_iter();
-        // A reflog that cannot be read gives no hint; `repo.reflog` reports its error.
         let Ok(Some(lines)) = platform.rev() else { continue };
         let mut newest_time = None;
         // The branch's newest commits: an old tip among them (a commit, a fast-forward) dropped nothing, and needs

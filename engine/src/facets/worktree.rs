@@ -121,21 +121,35 @@ fn status_at(repo: &gix::Repository, depth: usize) -> Result<Status> {
         return Ok(Status { bare: true, ..Status::default() });
     }
     let untracked_mode = UntrackedMode::configured(repo);
-    match status_listing(repo, depth, untracked_mode) {
-        Err(Error::GitRead { .. }) if untracked_mode != UntrackedMode::No => {
-            // gix's directory walk fails whole on a directory it cannot read (one too deep for the system's
-            // path length, most often), where git warns and answers: walk again, bounded, naming what it skips.
-            let mut out = status_listing(repo, depth, UntrackedMode::No)?;
-            let (untracked, unreadable) = bounded_untracked(repo, untracked_mode)?;
-            let tracked: BTreeSet<&str> = out.conflicted.iter().map(String::as_str).collect();
-            out.untracked = untracked.into_iter().filter(|path| !tracked.contains(path.as_str())).collect();
-            out.untracked_mode = untracked_mode;
-            out.unreadable.extend(unreadable);
-            out.unreadable.sort_by(|a, b| a.path.cmp(&b.path));
-            Ok(out)
-        }
-        other => other,
+    if untracked_mode == UntrackedMode::No {
+        return status_listing(repo, depth, untracked_mode);
     }
+    // gix's directory walk fails whole on a directory it cannot open (one too deep for the system's path length,
+    // most often), where git warns and answers. So the untracked files come from the bounded walk, which names
+    // what it skips, on a thread of its own while the tracked files are compared: one walk, never redone.
+    let walker = repo.clone();
+    let (listing, walked) = std::thread::scope(|scope| {
+        let walked = scope.spawn(move || bounded_untracked(&walker, untracked_mode));
+        (status_listing(repo, depth, UntrackedMode::No), walked.join())
+    });
+    let mut out = listing?;
+    let (untracked, unreadable) = walked
+        .map_err(|_| Error::git_text("work-tree status", "the directory walk failed unexpectedly".to_owned()))??;
+    // A path deleted by us (stages 1 and 3 only) has no stage-2 entry, so the walk also sees it as untracked; and
+    // what lies in a submodule the status could not look at is not listed, as before.
+    let hidden: BTreeSet<&str> = out.conflicted.iter().map(String::as_str).collect();
+    let in_problem = |path: &str| {
+        out.unreadable.iter().any(|problem| {
+            path == problem.path || path.strip_prefix(problem.path.as_str()).is_some_and(|rest| rest.starts_with('/'))
+        })
+    };
+    let untracked: Vec<String> =
+        untracked.into_iter().filter(|path| !hidden.contains(path.as_str()) && !in_problem(path)).collect();
+    out.untracked = untracked;
+    out.untracked_mode = untracked_mode;
+    out.unreadable.extend(unreadable);
+    out.unreadable.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(out)
 }
 
 /// Whether the work tree holds something git cannot track at `rela_path`: neither a file, a directory nor a
@@ -245,23 +259,28 @@ fn status_listing(repo: &gix::Repository, depth: usize, untracked_mode: Untracke
         gix::worktree::IndexPersistedOrInMemory::Persisted(file) => file,
         gix::worktree::IndexPersistedOrInMemory::InMemory(file) => file,
     };
+    let modules_file = crate::facets::submodules::hostile_modules_file(repo);
     // The work tree against the index runs on gix's threads; the index against HEAD is compared here meanwhile,
     // through the index's cache tree when it can be (only changed directories are read, as git does).
-    let platform = repo
-        .status(gix::progress::Discard)
-        .map_err(to_err)?
-        .index(index)
-        .untracked_files(match untracked_mode {
-            UntrackedMode::No => gix::status::UntrackedFiles::None,
-            UntrackedMode::Normal => gix::status::UntrackedFiles::Collapsed,
-            UntrackedMode::All => gix::status::UntrackedFiles::Files,
-        })
-        .index_worktree_submodules(gix::status::Submodule::Given {
-            ignore: gix::submodule::config::Ignore::Dirty,
-            check_dirty: false,
-        })
-        .index_worktree_rewrites(None);
-    let iter = platform.into_index_worktree_iter(None).map_err(to_err)?;
+    let iter: Box<dyn Iterator<Item = std::result::Result<WorktreeItem, gix::Error>>> = if modules_file.is_none() {
+        let platform = repo
+            .status(gix::progress::Discard)
+            .map_err(to_err)?
+            .index(index)
+            .untracked_files(match untracked_mode {
+                UntrackedMode::No => gix::status::UntrackedFiles::None,
+                UntrackedMode::Normal => gix::status::UntrackedFiles::Collapsed,
+                UntrackedMode::All => gix::status::UntrackedFiles::Files,
+            })
+            .index_worktree_submodules(gix::status::Submodule::Given {
+                ignore: gix::submodule::config::Ignore::Dirty,
+                check_dirty: false,
+            })
+            .index_worktree_rewrites(None);
+        Box::new(platform.into_index_worktree_iter(None).map_err(to_err)?)
+    } else {
+        Box::new(items_without_modules_file(repo, state, untracked_mode)?.into_iter().map(Ok))
+    };
     let staged = match staged_by_cache_tree(repo, state)? {
         Some(staged) => staged,
         None => {
@@ -344,16 +363,102 @@ fn status_listing(repo: &gix::Repository, depth: usize, untracked_mode: Untracke
     out.untracked.retain(|path| !conflicted.contains(path));
     out.conflicted = conflicted.into_iter().collect();
     out.unreadable = problems;
-    if let Some(kind) = crate::facets::submodules::hostile_modules_file(repo) {
-        let error = ItemError::new(format!("a {kind}, not a regular file: read as no .gitmodules"));
-        out.unreadable.push(Unreadable { path: ".gitmodules".to_owned(), error });
-    }
+    out.unreadable.extend(modules_file_unreadable(repo));
     out.untracked_mode = untracked_mode;
     out.staged.sort_by(|a, b| a.path.cmp(&b.path));
     out.unstaged.sort_by(|a, b| a.path.cmp(&b.path));
     out.untracked.sort();
     out.staged.dedup();
     Ok(out)
+}
+
+/// `.gitmodules` as an unreadable item when it is no regular file (a FIFO, device, socket or directory): the
+/// repository is then read as one without submodules, as git reads it after its warning.
+fn modules_file_unreadable(repo: &gix::Repository) -> Option<Unreadable> {
+    let kind = crate::facets::submodules::hostile_modules_file(repo)?;
+    let error = ItemError::new(format!("a {kind}, not a regular file: read as no .gitmodules"));
+    Some(Unreadable { path: ".gitmodules".to_owned(), error })
+}
+
+/// The submodules the work tree's side of a comparison cannot look at ([`submodule_problems`]) and an unreadable
+/// `.gitmodules`, in path order: what `diff.text` of the work tree names so that a submodule it could not open
+/// does not pass for unchanged.
+///
+/// # Errors
+/// As [`submodule_problems`].
+pub(crate) fn unreadable_submodules(repo: &gix::Repository) -> Result<Vec<Unreadable>> {
+    let mut unreadable = submodule_problems(repo)?;
+    unreadable.extend(modules_file_unreadable(repo));
+    unreadable.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(unreadable)
+}
+
+/// The work tree against `state` as gix's status compares it, for a repository whose `.gitmodules` is no regular
+/// file: gix's own submodule check opens `.gitmodules` (a FIFO there would block it for ever), so a gitlink is
+/// compared here as git compares one, from the submodule's `.git` alone: modified when the commit checked out
+/// differs from the recorded one ([`crate::compare::side::checked_out_head`]).
+fn items_without_modules_file(
+    repo: &gix::Repository,
+    state: &gix::index::State,
+    untracked_mode: UntrackedMode,
+) -> Result<Vec<WorktreeItem>> {
+    use gix::status::plumbing::index_as_worktree_with_renames::{Entry, VisitEntry};
+    let to_err = |err| Error::git("work-tree status", err);
+    struct Collect(Vec<WorktreeItem>);
+    impl<'index> VisitEntry<'index> for Collect {
+        type ContentChange = ();
+        type SubmoduleStatus = gix::submodule::Status;
+        fn visit_entry(&mut self, entry: Entry<'index, (), gix::submodule::Status>) {
+            self.0.push(entry.into());
+        }
+    }
+    #[derive(Clone)]
+    struct GitlinkHead {
+        workdir: std::path::PathBuf,
+        roots: Option<Vec<std::path::PathBuf>>,
+    }
+    impl gix::status::plumbing::index_as_worktree::traits::SubmoduleStatus for GitlinkHead {
+        type Output = gix::submodule::Status;
+        fn status(
+            &mut self,
+            entry: &gix::index::Entry,
+            rela_path: &gix::bstr::BStr,
+        ) -> gix::Result<Option<gix::submodule::Status>> {
+            let head = crate::compare::side::checked_out_head(&self.workdir, rela_path, self.roots.as_deref());
+            Ok(head.filter(|head| *head != entry.id).map(|head| gix::submodule::Status {
+                state: gix::submodule::State { repository_exists: true, worktree_checkout: true, ..Default::default() },
+                index_id: Some(entry.id),
+                checked_out_head_id: Some(head),
+                changes: None,
+            }))
+        }
+    }
+    let Some(workdir) = repo.workdir() else { return Ok(Vec::new()) };
+    let emission = match untracked_mode {
+        UntrackedMode::No => None,
+        UntrackedMode::Normal => Some(gix::dir::walk::EmissionMode::CollapseDirectory),
+        UntrackedMode::All => Some(gix::dir::walk::EmissionMode::Matching),
+    };
+    let dirwalk_options = match emission {
+        Some(mode) => Some(repo.dirwalk_options().map_err(to_err)?.emit_untracked(mode)),
+        None => None,
+    };
+    let options =
+        gix::status::index_worktree::Options { sorting: None, dirwalk_options, rewrites: None, thread_limit: None };
+    let mut collect = Collect(Vec::new());
+    let gitlinks = GitlinkHead { workdir: workdir.to_path_buf(), roots: crate::guard::roots_of(repo) };
+    repo.index_worktree_status(
+        state,
+        None::<&gix::bstr::BStr>,
+        &mut collect,
+        gix::status::plumbing::index_as_worktree::traits::FastEq,
+        gitlinks,
+        &mut gix::progress::Discard,
+        &std::sync::atomic::AtomicBool::new(false),
+        options,
+    )
+    .map_err(to_err)?;
+    Ok(collect.0)
 }
 
 /// The submodules gix's status cannot look at, with why, in path order: a `.gitmodules` section whose name git

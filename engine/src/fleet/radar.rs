@@ -385,6 +385,10 @@ fn last_activity(git: &gix::Repository) -> Result<Option<i64>> {
         references.push(reference);
     }
     for mut reference in references {
+        // A reflog that is a FIFO or leads outside the roots is never opened: it dates nothing.
+        if crate::guard::vet_reflog(git, reference.name()).is_err() {
+            continue;
+        }
         if let Ok(Some(mut lines)) = reference.log_iter().rev()
             && let Some(Ok(line)) = lines.next()
         {

@@ -140,7 +140,8 @@ pub fn worktree_changes(result: &Budgeted<ChangesReport>, options: &Options) -> 
 }
 
 /// `diff.text`: what was compared, one `X path +a -d` line per file (with `partial 2/5 hunks` or `omitted` when
-/// its patch was cut), totals, then the patch itself, which `git apply` accepts.
+/// its patch was cut), totals, one `unreadable path: reason` line per submodule the work tree side could not read,
+/// then the patch itself, which `git apply` accepts.
 pub fn diff_text(result: &Budgeted<DiffReport>, options: &Options) -> String {
     let report = &result.data;
     let mut out = Lines::default();
@@ -156,6 +157,9 @@ pub fn diff_text(result: &Budgeted<DiffReport>, options: &Options) -> String {
     out.more(&result.omitted, "files", "files");
     let totals = report.totals.unwrap_or_else(|| Totals::of(report.files.iter().map(|file| &file.stat)));
     out.line(totals_line(&totals));
+    for item in &report.unreadable {
+        out.line(format!("unreadable {}: {}", options.path(&item.path), esc(&item.error.reason)));
+    }
     if report.truncated {
         out.line(format!(
             "patch cut: {} hunks left out of {} lines, {} bytes",

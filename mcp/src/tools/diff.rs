@@ -254,7 +254,9 @@ pub fn diff_text() -> FnTool {
             "totalBytes": defaulted(json!({ "type": "integer", "minimum": 0, "description": "Bytes of the whole, \
                 uncut patch." }), "the length of `patch` in bytes (given only when `truncated`)"),
             "totalLines": defaulted(json!({ "type": "integer", "minimum": 0, "description": "Lines of the whole, \
-                uncut patch." }), "the number of lines of `patch` (given only when `truncated`)")
+                uncut patch." }), "the number of lines of `patch` (given only when `truncated`)"),
+            "unreadable": schema::unreadable("Submodules of the work-tree side (a gitdir outside the allowed roots, \
+                a name git ignores as suspicious, a gitdir that is gone, a `.gitmodules` that is no regular file)")
         }
     });
     FnTool {
