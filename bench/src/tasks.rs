@@ -287,8 +287,8 @@ pub(crate) const TASKS: [TaskDef; 7] = [
     TaskDef {
         name: "stack-rebased",
         source: Source::Ripgrep,
-        situation: "`child` was branched from `parent`, then `parent` was rebased on `main`: the old base, the new one, \
-                    the child's own commits, the `git rebase --onto` that moves it.",
+        situation: "`child` was branched from `parent`, then `parent` was rebased on `main`: the old base, the child's \
+                    own commits, the `git rebase --onto` that moves them.",
         extra_why: "`repo_branchStack` of `child`: the stack tool (left out when the first hint already made that call)",
         build: stack_rebased,
     },
@@ -536,10 +536,9 @@ fn stack_rebased(scene: &Scene, pinned: &Pinned) -> anyhow::Result<Prepared> {
     scene.git_in(&repo, &["rebase", "-q", "main", "parent"])?;
     scene.git_in(&repo, &["checkout", "-q", "child"])?;
 
-    let mut facts = vec![
-        Fact::sha("parent's old tip (child's base)", oracle(scene, &repo, &["rev-parse", "parent@{1}"])?),
-        Fact::sha("parent's new tip", oracle(scene, &repo, &["rev-parse", "parent"])?),
-    ];
+    // What `git rebase --onto parent <old tip> child` needs: the old tip, and the child's own commits it moves.
+    let mut facts =
+        vec![Fact::sha("parent's old tip (child's base)", oracle(scene, &repo, &["rev-parse", "parent@{1}"])?)];
     let own = oracle(scene, &repo, &["log", "--format=%H", "parent@{1}..child"])?;
     for (idx, sha) in own.lines().enumerate() {
         facts.push(Fact::sha(format!("child's own commit {}", idx + 1), sha));
@@ -1156,8 +1155,9 @@ pub(crate) fn section(runs: &[TaskRun], meta: &Value, table: &str) -> String {
          `repo_brief` (text), the first hint the text shows, called with its arguments, then at most one \
          task-specific call (below, with why). Git is the expert's commands, one terminal call each. Tokens are \
          o200k_base of every text read (answers' `content[0].text`; commands' stdout and stderr). A fact is found \
-         when its oracle value (from the git CLI) appears in what the side read, whitespace normalised; \
-         `bench/results/tasks/tasks.json` has every fact, call and command.\n\n",
+         when its oracle value (from the git CLI) appears in what the side read, whitespace normalised (a command \
+         git never prints, `git rebase --onto`, counts as known to the expert); `bench/results/tasks/tasks.json` \
+         has every fact, call and command, and `bench/results/tasks/<task>/` the exact texts read.\n\n",
     );
     let pins: Vec<String> = meta["pins"]
         .as_array()
