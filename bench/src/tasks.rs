@@ -23,8 +23,11 @@ use crate::run::Tokens;
 /// A source repository and the commit every scenario on it starts from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Source {
+    /// BurntSushi/ripgrep: a small Rust project (about 2,300 commits).
     Ripgrep,
+    /// tokio-rs/tokio: a Rust workspace (about 4,600 commits).
     Tokio,
+    /// git/git: a large C history (about 82,000 commits).
     Git,
 }
 
@@ -72,6 +75,7 @@ impl Source {
 /// A source made ready: a bare repository whose only ref is `main` at the pin.
 #[derive(Debug, Clone)]
 pub(crate) struct Pinned {
+    /// Which repository.
     pub(crate) source: Source,
     /// The bare copy task checkouts are cloned from (hard links: cheap).
     pub(crate) base: PathBuf,
@@ -83,6 +87,7 @@ pub(crate) struct Pinned {
 
 /// The run's settings.
 pub(crate) struct Setup {
+    /// Our sidecar binary.
     pub(crate) sidecar: PathBuf,
     /// Where task checkouts, the private home and run dirs go (emptied of old tasks first).
     pub(crate) work_dir: PathBuf,
@@ -111,14 +116,32 @@ pub(crate) struct Fact {
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub(crate) enum Matcher {
     /// The text itself, not inside a longer name (no letter, digit, `/`, `-` or `_` on either side).
-    Text { value: String },
+    Text {
+        /// The text.
+        value: String,
+    },
     /// A commit: a hex word of at least 7 digits that begins the full sha.
-    Sha { value: String },
+    Sha {
+        /// The full sha.
+        value: String,
+    },
     /// `label` followed within 50 characters of the same line by the whole number `number`, or preceded by it
     /// within 8 (`git shortlog -sn`: `16 Carl Lerche`).
-    Pair { label: String, number: usize },
+    Pair {
+        /// The name, e.g. an author.
+        label: String,
+        /// The count that goes with it.
+        number: usize,
+    },
     /// After `anchor`, before the next of `others` (another repository's name), one of `any` (case-insensitive).
-    Near { anchor: String, others: Vec<String>, any: Vec<String> },
+    Near {
+        /// The repository's name.
+        anchor: String,
+        /// The other repositories' names: where its part of the text ends.
+        others: Vec<String>,
+        /// Words that say why it needs attention.
+        any: Vec<String>,
+    },
 }
 
 impl Fact {
@@ -258,7 +281,9 @@ struct Extra {
 
 /// One task of the benchmark.
 pub(crate) struct TaskDef {
+    /// The name `--task` takes and the results directory.
     pub(crate) name: &'static str,
+    /// The repository its scenario is made on.
     pub(crate) source: Source,
     /// What the agent is asked, one sentence.
     pub(crate) situation: &'static str,
@@ -786,11 +811,15 @@ fn search_terms(source: Source) -> (&'static str, &'static str) {
 pub(crate) struct CallRecord {
     /// `brief`, `hint` or `task`.
     pub(crate) role: &'static str,
+    /// The tool called (underscore spelling).
     pub(crate) tool: String,
+    /// The arguments sent, `repoPath` and `format` included.
     pub(crate) arguments: Value,
     /// `ok`, `isError` or `rpcError`.
     pub(crate) status: &'static str,
+    /// Tokens of `text`.
     pub(crate) tokens: Tokens,
+    /// `content[0].text`: what the agent reads.
     #[serde(skip)]
     pub(crate) text: String,
 }
@@ -799,9 +828,13 @@ pub(crate) struct CallRecord {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct CommandRecord {
+    /// The shell line as typed.
     pub(crate) command: String,
+    /// Its exit code (-1 if killed by a signal).
     pub(crate) exit_code: i32,
+    /// Tokens of `output`.
     pub(crate) tokens: Tokens,
+    /// stdout, then stderr.
     #[serde(skip)]
     pub(crate) output: String,
 }
@@ -810,10 +843,14 @@ pub(crate) struct CommandRecord {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct FactResult {
+    /// The fact.
     #[serde(flatten)]
     pub(crate) fact: Fact,
+    /// Its value as reports show it ([`Fact::shown`]).
     pub(crate) value: String,
+    /// Found in what the scripted path read.
     pub(crate) ours: bool,
+    /// Found in what the expert's commands printed (or known to the expert).
     pub(crate) git: bool,
 }
 
@@ -821,21 +858,31 @@ pub(crate) struct FactResult {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct TaskRun {
+    /// The task's name.
     pub(crate) task: &'static str,
+    /// The repository's name.
     pub(crate) source: &'static str,
+    /// The pinned commit the scenario started from.
     pub(crate) pin: String,
+    /// What the agent was asked.
     pub(crate) situation: &'static str,
+    /// Why the task-specific call is the one made.
     pub(crate) extra_why: &'static str,
+    /// Every fact with where it was found.
     pub(crate) facts: Vec<FactResult>,
+    /// The scripted path's calls.
     pub(crate) ours: Vec<CallRecord>,
+    /// The expert's commands.
     pub(crate) git: Vec<CommandRecord>,
 }
 
 impl TaskRun {
+    /// Facts found by ours and by git.
     pub(crate) fn found(&self) -> (usize, usize) {
         (self.facts.iter().filter(|fact| fact.ours).count(), self.facts.iter().filter(|fact| fact.git).count())
     }
 
+    /// o200k tokens read by ours and by git.
     pub(crate) fn tokens(&self) -> (usize, usize) {
         (
             self.ours.iter().map(|call| call.tokens.o200k).sum(),
