@@ -23,6 +23,7 @@ mod scenarios;
 mod semantic;
 mod startup;
 mod sweep;
+mod tasks;
 mod watches;
 
 use std::ffi::OsString;
@@ -66,6 +67,9 @@ enum Mode {
     Tools(ToolsArgs),
     /// Semantic diff benchmark: `diff.semantic` vs `diff.text` tokens and vs `git diff` time on real history.
     Semantic(SemanticArgs),
+    /// Agent-task benchmark (issue 35): seven everyday tasks on clones of ripgrep, tokio and git at pinned commits,
+    /// the scripted path (brief, its first hint, one task call) vs the expert's git commands: facts, calls, tokens.
+    Tasks(TasksArgs),
     /// One in-process `file.blame` of a whole file at HEAD, for the blame benchmark's CPU measurement.
     #[command(hide = true)]
     BlameProbe {
@@ -76,6 +80,38 @@ enum Mode {
         #[arg(long)]
         path: String,
     },
+}
+
+#[derive(Debug, clap::Args)]
+struct TasksArgs {
+    /// A source repository as `NAME=DIR` (`ripgrep`, `tokio`, `git`): a clone or a bare mirror that holds the pinned
+    /// commit; repeatable. Default: `<mirrors>/<owner>+<name>/repo`.
+    #[arg(long = "repo-dir", value_name = "NAME=DIR")]
+    repo_dirs: Vec<String>,
+    /// Where the mirrors are (`BurntSushi+ripgrep/repo`, `tokio-rs+tokio/repo`, `git+git/repo`), for the sources
+    /// no `--repo-dir` names.
+    #[arg(long, value_name = "DIR", default_value = "/work/.mirror")]
+    mirrors: PathBuf,
+    /// Run only this task (repeatable). Default: all seven.
+    #[arg(long = "task", value_name = "NAME")]
+    tasks: Vec<String>,
+    /// Where the pinned copies, the task checkouts and the servers' private home and run dirs go.
+    #[arg(long, value_name = "DIR", default_value = "/tmp/fluxgit-bench-tasks")]
+    work_dir: PathBuf,
+    /// Where raw results go. Default: bench/results/tasks in this workspace (with --check: under the work dir).
+    #[arg(long, value_name = "DIR")]
+    results_dir: Option<PathBuf>,
+    /// The Markdown report whose `## Agent tasks` section is replaced. Default: BENCHMARK.md in this workspace
+    /// (with --check: none is written).
+    #[arg(long, value_name = "FILE")]
+    markdown: Option<PathBuf>,
+    /// The sidecar binary. Default: build it with cargo and use the one beside this binary.
+    #[arg(long, value_name = "BINARY")]
+    sidecar: Option<PathBuf>,
+    /// Self-check in seconds, without clones: two tasks on a small repository built by git commands; fails when
+    /// the expert's commands miss a fact (the oracle and the matcher disagree) or a call fails.
+    #[arg(long)]
+    check: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -319,6 +355,7 @@ fn main() -> ExitCode {
         Mode::Semantic(args) => semantic_bench(&args),
         Mode::Count { files } => count(&files),
         Mode::Tools(args) => tools(&args),
+        Mode::Tasks(args) => tasks_bench(&args),
         Mode::BlameProbe { repo, path } => {
             blame::probe(&repo, &path).map(|lines| println!("{lines} lines blamed in {}", repo.display()))
         }
@@ -745,6 +782,105 @@ fn tools(args: &ToolsArgs) -> anyhow::Result<()> {
     let markdown_path = args.markdown.clone().unwrap_or_else(|| workspace_root().join("BENCHMARK.md"));
     let existing = std::fs::read_to_string(&markdown_path).unwrap_or_default();
     std::fs::write(&markdown_path, latency::splice_named(&existing, "Tool definitions", &section))?;
+    Ok(())
+}
+
+fn tasks_bench(args: &TasksArgs) -> anyhow::Result<()> {
+    std::fs::create_dir_all(&args.work_dir)?;
+    let work_dir = std::fs::canonicalize(&args.work_dir)?;
+    let sidecar = match &args.sidecar {
+        Some(sidecar) => sidecar.clone(),
+        None => built_sidecar()?,
+    };
+    let selected: Vec<&tasks::TaskDef> = if args.tasks.is_empty() {
+        tasks::TASKS
+            .iter()
+            .filter(|task| !args.check || ["rebase-conflict", "lost-commits"].contains(&task.name))
+            .collect()
+    } else {
+        args.tasks
+            .iter()
+            .map(|name| {
+                tasks::TASKS.iter().find(|task| task.name == name).with_context(|| {
+                    let known: Vec<&str> = tasks::TASKS.iter().map(|task| task.name).collect();
+                    format!("unknown task {name:?}; known: {}", known.join(", "))
+                })
+            })
+            .collect::<anyhow::Result<_>>()?
+    };
+    let mut sources = Vec::new();
+    if args.check {
+        let repo = tasks::check_repository(&work_dir)?;
+        let head = Command::new("git").args(["rev-parse", "HEAD"]).current_dir(&repo).output()?;
+        let head = String::from_utf8_lossy(&head.stdout).trim().to_owned();
+        for source in tasks::Source::ALL {
+            sources.push(tasks::pin_source(source, &repo, &head, &work_dir)?);
+        }
+    } else {
+        for source in tasks::Source::ALL.into_iter().filter(|source| selected.iter().any(|task| task.source == *source))
+        {
+            let given = args.repo_dirs.iter().find_map(|pair| {
+                let (name, dir) = pair.split_once('=')?;
+                (name == source.name()).then(|| PathBuf::from(dir))
+            });
+            let from = given.unwrap_or_else(|| args.mirrors.join(source.mirror()).join("repo"));
+            sources.push(tasks::pin_source(source, &from, source.pin(), &work_dir)?);
+        }
+    }
+    let setup = tasks::Setup {
+        sidecar,
+        work_dir: work_dir.clone(),
+        sources,
+        only: selected.iter().map(|task| task.name.to_owned()).collect(),
+    };
+    let runs = tasks::run(&setup)?;
+    let table = tasks::table(&runs);
+    print!("{table}");
+    let fluxgit = Command::new("git").args(["rev-parse", "--short", "HEAD"]).current_dir(workspace_root()).output()?;
+    let fluxgit = String::from_utf8_lossy(&fluxgit.stdout).trim().to_owned();
+    let git_version = git_version()?;
+    let mut invocation = String::from("cargo run -q -p fluxgit-bench -- tasks");
+    if args.check {
+        invocation.push_str(" --check");
+    }
+    for name in &args.tasks {
+        invocation.push_str(&format!(" --task {name}"));
+    }
+    let meta = serde_json::json!({
+        "command": invocation,
+        "fluxgit": fluxgit,
+        "git": git_version,
+        "date": utc_now(),
+        "pins": setup.sources.iter().map(|pinned| serde_json::json!({
+            "repository": pinned.source.name(), "commit": pinned.pin,
+        })).collect::<Vec<_>>(),
+    });
+    let results_dir = args.results_dir.clone().unwrap_or_else(|| {
+        if args.check { work_dir.join("check-results") } else { workspace_root().join("bench/results/tasks") }
+    });
+    tasks::write_results(&results_dir, &runs, &meta)?;
+    if args.check {
+        let broken: Vec<String> = runs
+            .iter()
+            .flat_map(|run| {
+                run.facts.iter().filter(|fact| !fact.git).map(move |fact| format!("{}: {}", run.task, fact.fact.name))
+            })
+            .collect();
+        if !broken.is_empty() {
+            bail!("the expert's commands miss facts the oracle computed: {}", broken.join("; "));
+        }
+        if let Some(failed) = runs.iter().flat_map(|run| &run.ours).find(|call| call.status != "ok") {
+            bail!("{} answered {}: {}", failed.tool, failed.status, failed.text);
+        }
+        eprintln!("fluxgit-bench tasks: check passed; results in {}", results_dir.display());
+        return Ok(());
+    }
+    let markdown_path = args.markdown.clone().unwrap_or_else(|| workspace_root().join("BENCHMARK.md"));
+    let existing = std::fs::read_to_string(&markdown_path).unwrap_or_default();
+    let section = tasks::section(&runs, &meta, &table);
+    std::fs::write(&markdown_path, latency::splice_named(&existing, "Agent tasks", &section))
+        .with_context(|| format!("cannot write {}", markdown_path.display()))?;
+    eprintln!("fluxgit-bench tasks: wrote {} and {}", markdown_path.display(), results_dir.display());
     Ok(())
 }
 

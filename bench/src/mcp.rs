@@ -28,7 +28,12 @@ pub(crate) struct Session {
     pub(crate) protocol_version: String,
     /// The names in `tools/list`, in order, each with the default of its `maxTokens` argument, if it has one.
     pub(crate) tools: Vec<(String, Option<u64>)>,
+    /// The names in `tools/list` whose input schema takes `format` (`"text"` for terse lines).
+    pub(crate) text_tools: Vec<String>,
 }
+
+/// `tools/list` read: each tool with its default `maxTokens`, and the tools that take `format`.
+type Listing = (Vec<(String, Option<u64>)>, Vec<String>);
 
 /// What one `tools/call` gave back.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,6 +82,7 @@ impl Session {
             server_version: String::new(),
             protocol_version: String::new(),
             tools: Vec::new(),
+            text_tools: Vec::new(),
         };
         let init = session.request(
             "initialize",
@@ -91,7 +97,9 @@ impl Session {
         session.server_version = init["serverInfo"]["version"].as_str().unwrap_or_default().to_owned();
         session.protocol_version = init["protocolVersion"].as_str().unwrap_or_default().to_owned();
         session.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
-        session.tools = session.list_tools()?;
+        let (tools, text_tools) = session.list_tools()?;
+        session.tools = tools;
+        session.text_tools = text_tools;
         Ok(session)
     }
 
@@ -106,6 +114,21 @@ impl Session {
             bail!("{tool}: the result has no content[0].text: {response}");
         };
         Ok(Answer::Result { text: text.to_owned(), is_error: result["isError"].as_bool().unwrap_or(false) })
+    }
+
+    /// Calls `tool` with `arguments`; also returns the result's `structuredContent` (the same object as the JSON
+    /// text, which a `format: "text"` answer renders), when the server sends one.
+    pub(crate) fn call_structured(&mut self, tool: &str, arguments: &Value) -> anyhow::Result<(Answer, Option<Value>)> {
+        let response = self.request("tools/call", json!({"name": tool, "arguments": arguments}))?;
+        if let Some(error) = response.get("error") {
+            return Ok((Answer::RpcError { text: serde_json::to_string(error)? }, None));
+        }
+        let result = &response["result"];
+        let Some(text) = result["content"][0]["text"].as_str() else {
+            bail!("{tool}: the result has no content[0].text: {response}");
+        };
+        let answer = Answer::Result { text: text.to_owned(), is_error: result["isError"].as_bool().unwrap_or(false) };
+        Ok((answer, result.get("structuredContent").cloned()))
     }
 
     /// The server's process id.
@@ -139,22 +162,28 @@ impl Session {
         }
     }
 
-    /// Every page of `tools/list`.
-    fn list_tools(&mut self) -> anyhow::Result<Vec<(String, Option<u64>)>> {
+    /// Every page of `tools/list`: each tool with its default `maxTokens`, and the tools that take `format`.
+    fn list_tools(&mut self) -> anyhow::Result<Listing> {
         let mut tools = Vec::new();
+        let mut text_tools = Vec::new();
         let mut cursor: Option<String> = None;
         loop {
             let params = cursor.as_ref().map_or_else(|| json!({}), |cursor| json!({"cursor": cursor}));
             let response = self.request("tools/list", params)?;
             let result = response.get("result").with_context(|| format!("tools/list failed: {response}"))?;
             let page = result["tools"].as_array().context("tools/list has no tools array")?;
+            text_tools.extend(
+                page.iter()
+                    .filter(|tool| !tool["inputSchema"]["properties"]["format"].is_null())
+                    .filter_map(|tool| Some(tool["name"].as_str()?.to_owned())),
+            );
             tools.extend(page.iter().filter_map(|tool| {
                 let budget = tool["inputSchema"]["properties"]["maxTokens"]["default"].as_u64();
                 Some((tool["name"].as_str()?.to_owned(), budget))
             }));
             match result.get("nextCursor").and_then(Value::as_str) {
                 Some(next) => cursor = Some(next.to_owned()),
-                None => return Ok(tools),
+                None => return Ok((tools, text_tools)),
             }
         }
     }

@@ -1,0 +1,4 @@
+#!/bin/sh
+# The expert's commands, run in the task's checkout (or the fleet's folder).
+git status
+git diff

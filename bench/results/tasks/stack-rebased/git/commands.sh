@@ -1,0 +1,3 @@
+#!/bin/sh
+# The expert's commands, run in the task's checkout (or the fleet's folder).
+git log --oneline --graph -10 parent child
