@@ -245,12 +245,12 @@ impl Rule {
             }
             Rule::Patterns(patterns) => {
                 let body = line.strip_suffix('\n').map_or(line, |rest| rest.strip_suffix('\r').unwrap_or(rest));
-                let (pattern, captures) = patterns
-                    .iter()
-                    .find_map(|pattern| pattern.regex.captures(body).ok().flatten().map(|found| (pattern, found)))?;
+                // Most lines match nothing: a plain match test first, the capture groups only for the line found.
+                let pattern = patterns.iter().find(|pattern| pattern.regex.is_match(body).unwrap_or(false))?;
                 if pattern.negate {
                     return None;
                 }
+                let captures = pattern.regex.captures(body).ok().flatten()?;
                 captures.get(1).or_else(|| captures.get(0)).map(|found| found.as_str())?
             }
         };
