@@ -506,3 +506,162 @@ fn movement_store_is_bounded_and_stays_exact() {
     let last = head.head.as_ref().and_then(|log| log.lines.last()).expect("HEAD's log has lines");
     assert_eq!(last.message, "commit: after the drop");
 }
+
+/// The words after `fatal: ` of a failing `git status` in `path`, up to a parenthesis.
+fn git_fatal(fleet: &Fleet, path: &Path) -> String {
+    let output = fleet.git_raw(path, &["--no-optional-locks", "status"]);
+    assert!(!output.status.success(), "git status succeeded in {}", path.display());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let line = stderr.lines().find_map(|line| line.strip_prefix("fatal: ")).expect("a fatal line");
+    line.split(" (").next().expect("words").trim().to_owned()
+}
+
+/// `git status`'s first line in `path`.
+fn git_status_line(fleet: &Fleet, path: &Path) -> String {
+    fleet.git(path, &["--no-optional-locks", "status"]).lines().next().expect("a first line").to_owned()
+}
+
+fn radar_entry<'a>(radar: &'a radar::Radar, path: &Path) -> &'a radar::Entry {
+    let path = path.to_str().expect("utf-8");
+    radar.queue.iter().find(|entry| entry.repo_path == path).unwrap_or_else(|| panic!("{path} in {radar:?}"))
+}
+
+/// A clone of the fleet's origin at `root/name`, with one more commit.
+fn clone(fleet: &Fleet, root: &Path, name: &str) -> std::path::PathBuf {
+    fleet.git(root, &["clone", "-q", fleet.root().join("origin").to_str().expect("utf-8"), name]);
+    let path = root.join(name);
+    std::fs::write(path.join("h.txt"), "more\n").expect("writable");
+    fleet.git(&path, &["add", "h.txt"]);
+    fleet.git(&path, &["commit", "-q", "-m", "more"]);
+    path
+}
+
+/// Repositories git cannot read are blamed in git's words: their reason starts with what `git status` says after
+/// `fatal: ` (`bad object HEAD`, `not a git repository`).
+#[test]
+fn broken_repositories_are_blamed_in_gits_words() {
+    let fleet = fleet::build_fleet();
+    let broken = fleet.root().join("broken");
+    std::fs::create_dir_all(&broken).expect("writable");
+    // The object store emptied, and removed.
+    let emptied = clone(&fleet, &broken, "emptied");
+    for entry in std::fs::read_dir(emptied.join(".git/objects")).expect("objects").flatten() {
+        std::fs::remove_dir_all(entry.path()).expect("removable");
+    }
+    let removed = clone(&fleet, &broken, "removed");
+    std::fs::remove_dir_all(removed.join(".git/objects")).expect("removable");
+    // The branch HEAD names points at a commit that is not there.
+    let lost = clone(&fleet, &broken, "lost");
+    let branch = fleet.git(&lost, &["symbolic-ref", "HEAD"]);
+    std::fs::write(lost.join(".git").join(branch.trim()), "1234567890123456789012345678901234567890\n").expect("ok");
+    // HEAD itself is garbage.
+    let garbage = clone(&fleet, &broken, "garbage");
+    std::fs::write(garbage.join(".git/HEAD"), "garbage\n").expect("writable");
+    let engine = engine(&fleet);
+    let paths = [&emptied, &removed, &lost, &garbage];
+    let radar = radar_of(&engine, &targets(&paths.map(|path| path.as_path())), FLEET_NOW as i64, UNLIMITED).data;
+    assert_eq!(radar.counts.error, 4, "{radar:?}");
+    for path in paths {
+        let words = git_fatal(&fleet, path);
+        let entry = radar_entry(&radar, path);
+        assert_eq!(entry.state, State::Error);
+        assert!(
+            entry.reason.starts_with(&words),
+            "{}: git says {words:?}, the radar {:?}",
+            path.display(),
+            entry.reason
+        );
+    }
+    assert_eq!(git_fatal(&fleet, &lost), "bad object HEAD", "the case the test means");
+    assert_eq!(git_fatal(&fleet, &garbage), "not a git repository");
+}
+
+/// A detached HEAD is named as `git status` names it: by the tag or remote-tracking branch it was checked out
+/// from (`at` while HEAD stays, `from` once it moved), else by its sha.
+#[test]
+fn detached_heads_are_named_as_git_status_names_them() {
+    let fleet = fleet::build_fleet();
+    let root = fleet.root().join("detached");
+    std::fs::create_dir_all(&root).expect("writable");
+    let at_tag = clone(&fleet, &root, "at-tag");
+    fleet.git(&at_tag, &["tag", "14.1.0"]);
+    fleet.git(&at_tag, &["commit", "-q", "--allow-empty", "-m", "after the tag"]);
+    fleet.git(&at_tag, &["checkout", "-q", "14.1.0"]);
+    let from_tag = clone(&fleet, &root, "from-tag");
+    fleet.git(&from_tag, &["tag", "-a", "-m", "annotated", "v2"]);
+    fleet.git(&from_tag, &["checkout", "-q", "v2"]);
+    fleet.git(&from_tag, &["commit", "-q", "--allow-empty", "-m", "on the detached HEAD"]);
+    let at_remote = clone(&fleet, &root, "at-remote");
+    fleet.git(&at_remote, &["checkout", "-q", "origin/HEAD"]);
+    let at_sha = clone(&fleet, &root, "at-sha");
+    fleet.git(&at_sha, &["checkout", "-q", "HEAD~1"]);
+    let engine = engine(&fleet);
+    let paths = [&at_tag, &from_tag, &at_remote, &at_sha];
+    let radar = radar_of(&engine, &targets(&paths.map(|path| path.as_path())), FLEET_NOW as i64, UNLIMITED).data;
+    for path in paths {
+        let entry = radar_entry(&radar, path);
+        assert_eq!(entry.state, State::Detached, "{}", path.display());
+        assert_eq!(entry.reason, git_status_line(&fleet, path), "{}", path.display());
+    }
+    assert_eq!(radar_entry(&radar, &at_tag).reason, "HEAD detached at 14.1.0");
+    assert_eq!(radar_entry(&radar, &from_tag).reason, "HEAD detached from v2");
+    assert!(radar_entry(&radar, &at_remote).reason.starts_with("HEAD detached at origin/"));
+}
+
+/// A folder of checkouts in `repoPaths` is read as the checkouts below it, within the scan's depth, and the answer
+/// says so; a folder with none keeps its own entry, which says it; an empty registry says how to fill it.
+#[test]
+fn a_folder_of_checkouts_is_read_as_its_checkouts() {
+    let fleet = fleet::build_fleet();
+    let folder = fleet.root().join("work");
+    std::fs::create_dir_all(folder.join("team/deep/er/still/below")).expect("writable");
+    let first = clone(&fleet, &folder, "one");
+    let second = clone(&fleet, &folder, "two");
+    let third = clone(&fleet, &folder.join("team"), "three");
+    // Deeper than the scan goes.
+    let hidden = clone(&fleet, &folder.join("team/deep/er/still/below"), "hidden");
+    assert!(hidden.strip_prefix(&folder).expect("below").components().count() > radar::SCAN_DEPTH);
+    let empty = fleet.root().join("empty-folder");
+    std::fs::create_dir_all(empty.join("a/b")).expect("writable");
+    let engine = engine(&fleet);
+    let radar = radar_of(&engine, &targets(&[&folder, &empty]), FLEET_NOW as i64, UNLIMITED).data;
+    let mut listed: Vec<&str> = radar.queue.iter().map(|entry| entry.repo_path.as_str()).collect();
+    listed.sort_unstable();
+    let mut expected: Vec<String> = [&first, &second, &third].iter().map(|path| path.display().to_string()).collect();
+    expected.push(empty.display().to_string());
+    expected.sort_unstable();
+    assert_eq!(listed, expected);
+    assert_eq!(radar.repositories, 4);
+    assert_eq!(
+        radar.scanned,
+        vec![radar::Scanned { path: folder.display().to_string(), found: 3, depth: radar::SCAN_DEPTH, stopped: false }]
+    );
+    for path in [&first, &second, &third] {
+        assert_eq!(radar_entry(&radar, path).state, git_state(&fleet, path, FLEET_NOW as i64));
+    }
+    let none = radar_entry(&radar, &empty);
+    assert_eq!(none.error.as_ref().map(|error| error.reason.as_str()), Some("not_a_repository"));
+    assert!(none.reason.starts_with(&git_fatal(&fleet, &empty)), "{}", none.reason);
+    assert!(none.reason.ends_with("holds no checkout 4 levels down"), "{}", none.reason);
+    let text = fluxgit_engine::text::fleet_radar(
+        &radar_of(&engine, &targets(&[&folder]), FLEET_NOW as i64, UNLIMITED),
+        &fluxgit_engine::text::Options::default(),
+    );
+    assert_eq!(
+        text.lines().nth(1),
+        Some(format!("scanned {}: 3 checkouts within 4 levels", folder.display()).as_str())
+    );
+    // The bound: two checkouts at most.
+    let bounded = fluxgit_engine::fleet::registry::scan_bounded(&folder, radar::SCAN_DEPTH, 2, usize::MAX);
+    assert_eq!((bounded.found, bounded.stopped), (vec![first.clone(), second.clone()], true));
+    let shallow = fluxgit_engine::fleet::registry::scan_bounded(&folder, 1, usize::MAX, usize::MAX);
+    assert_eq!((shallow.found, shallow.stopped), (vec![first, second], false));
+
+    let run = tempfile::tempdir().expect("temp dir");
+    let registry = engine.with_registry(run.path().join("fleet/registry.json"));
+    let nothing = radar_of(&registry, &Targets::Registry, FLEET_NOW as i64, UNLIMITED);
+    assert_eq!(nothing.data.hint.as_deref(), Some(radar::EMPTY_REGISTRY_HINT));
+    let text = fluxgit_engine::text::fleet_radar(&nothing, &fluxgit_engine::text::Options::default());
+    assert_eq!(text, format!("0 repositories (registry)\n{}\n", radar::EMPTY_REGISTRY_HINT));
+    assert!(radar::EMPTY_REGISTRY_HINT.contains("fluxgit-mcp-sidecar fleet add --scan DIR"));
+}

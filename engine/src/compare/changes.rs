@@ -92,6 +92,35 @@ pub(crate) fn resource_cache(
     gix::diff::resource_cache(repo, mode, stack, roots).map_err(to_err)
 }
 
+/// An attribute stack for `names` (and an outcome to match them into), with `.gitattributes` from `attributes`
+/// on a repository with a work tree, and from the index (or HEAD's tree) of a bare one. Shared by the diff's
+/// language detection and its function context.
+///
+/// # Errors
+/// [`Error::GitRead`] when the index or the attribute files cannot be read.
+pub(crate) fn attribute_stack<'repo>(
+    repo: &'repo gix::Repository,
+    attributes: Attributes,
+    names: &[&str],
+) -> Result<(gix::AttributeStack<'repo>, gix::attrs::search::Outcome)> {
+    let to_err = |err| Error::git("attributes", err);
+    use gix::worktree::stack::state::attributes::Source;
+    let (index, source) = match (repo.workdir(), attributes) {
+        (Some(_), Attributes::Worktree) => (gix::index::State::new(repo.object_hash()), Source::WorktreeThenIdMapping),
+        (Some(_), Attributes::WorktreeThenIndex) => {
+            let index = repo.index_or_load_from_head_or_empty().map_err(to_err)?;
+            (attribute_files(&index), Source::WorktreeThenIdMapping)
+        }
+        (None, _) => {
+            let index = repo.index_or_load_from_head_or_empty().map_err(to_err)?;
+            (attribute_files(&index), Source::IdMapping)
+        }
+    };
+    let stack = repo.attributes_only(&index, source).map_err(to_err)?;
+    let outcome = stack.selected_attribute_matches(names.iter().copied());
+    Ok((stack, outcome))
+}
+
 /// The entries of `index` named `.gitattributes` (in any letter case), the only ones gix's attribute stack takes
 /// from an index (`id_mappings_from_index`, which also checks their mode, stage and the configured case): it
 /// copies every path of the index it is given, a 100,000-entry index once per diff of a `worktree.changes`.

@@ -5,10 +5,10 @@
 //! in-memory index state (nothing is written: no index refresh, no lock, no object), the two states are compared
 //! entry by entry with gix's rename tracker (git's `-M50%` default, or what `diff.renames` configures), and each
 //! changed file is counted and rendered as git does (`--numstat` counts, `diff --git` headers, `@@` hunks with
-//! three lines of context). No textconv, external diff or filter program is run.
+//! three lines of context and git's function context after the `@@`, see the `funcname` module). No textconv,
+//! external diff or filter program is run.
 //!
-//! Known differences from `git diff`: no function names after `@@` (git's `xfuncname` context; `git apply` ignores
-//! it), abbreviated ids are always 7 hex digits, a submodule counts as changed only when its checked-out commit
+//! Known differences from `git diff`: abbreviated ids are always 7 hex digits, a submodule counts as changed only when its checked-out commit
 //! moved (not when files inside it changed: no `-dirty`), git prints the combined diffs of unmerged paths before
 //! the other files where `diff.text` keeps path order (each file's text is git's), and a binary file that was renamed *and*
 //! changed is a deletion plus an addition (gix measures similarity on text lines only; git pairs it by content
@@ -19,6 +19,7 @@ mod binary;
 mod combined;
 pub mod commit;
 pub(crate) mod parses;
+mod funcname;
 mod patch;
 mod section;
 pub mod semantic;

@@ -12,6 +12,7 @@ use gix::diff::blob::{Algorithm, Diff, InternedInput, ResourceKind, UnifiedDiff,
 use gix::index::entry::Mode;
 
 use super::section::{Section, quote};
+use super::funcname::{self, Finder};
 use super::{FileStat, Status, binary, combined};
 use crate::compare::changes::{Attributes, Change, Kind};
 use crate::compare::side::Entry;
@@ -45,6 +46,8 @@ pub(crate) struct Renderer<'repo> {
     new_root: Option<std::path::PathBuf>,
     /// How names are quoted in the headers: the repository's `core.quotePath`.
     pub(crate) quoting: quote::Style,
+    /// The function-context rules of the hunk headers.
+    funcname: funcname::Drivers<'repo>,
 }
 
 /// What to render besides the listing.
@@ -84,7 +87,8 @@ impl<'repo> Renderer<'repo> {
         let objects = crate::objects::DirectHeaders::new(repo);
         let binary_content = output == Output::PatchWithBinary;
         let quoting = quote::Style { non_ascii: quote::quote_path_config(repo), space: false };
-        Ok(Self { repo, objects, cache, algorithm, with_patch, binary_content, new_root, quoting })
+        let funcname = funcname::Drivers::new(repo, attributes);
+        Ok(Self { repo, objects, cache, algorithm, with_patch, binary_content, new_root, quoting, funcname })
     }
 
     /// Renders one change.
@@ -259,11 +263,14 @@ impl<'repo> Renderer<'repo> {
                             label("a/", old, self.quoting),
                             label("b/", new, self.quoting)
                         ));
-                        let hunks =
-                            UnifiedDiff::new(&diff, &input, Hunks::default(), ContextSize::symmetrical(CONTEXT_LINES))
-                                .consume()
-                                .map_err(|err| Error::git("a diff", err))?;
-                        section.hunks = hunks.0;
+                        let rule = self.funcname.rule(old, new)?;
+                        // Both sides are UTF-8 here (checked above).
+                        let old_text = std::str::from_utf8(old_bytes).unwrap_or_default();
+                        let hunks = Hunks { finder: Finder::new(rule, old_text), texts: Vec::new() };
+                        let hunks = UnifiedDiff::new(&diff, &input, hunks, ContextSize::symmetrical(CONTEXT_LINES))
+                            .consume()
+                            .map_err(|err| Error::git("a diff", err))?;
+                        section.hunks = hunks.texts;
                     }
                 }
             }
@@ -465,11 +472,13 @@ fn utf8(bytes: &BStr) -> String {
     bytes.to_str_lossy().into_owned()
 }
 
-/// Collects hunks as git prints them.
-#[derive(Default)]
-struct Hunks(Vec<String>);
+/// Collects hunks as git prints them, with the function context of each (see [`funcname`]).
+struct Hunks<'a> {
+    finder: Finder<'a>,
+    texts: Vec<String>,
+}
 
-impl ConsumeHunk for Hunks {
+impl ConsumeHunk for Hunks<'_> {
     type Out = Self;
 
     fn consume_hunk(&mut self, header: HunkHeader, lines: &[(DiffLineKind, &[u8])]) -> std::io::Result<()> {
@@ -479,11 +488,13 @@ impl ConsumeHunk for Hunks {
             1 => start.to_string(),
             len => format!("{start},{len}"),
         };
-        let mut text = format!(
-            "@@ -{} +{} @@\n",
+        let ranges = format!(
+            "-{} +{}",
             range(header.before_hunk_start, header.before_hunk_len),
             range(header.after_hunk_start, header.after_hunk_len)
         );
+        let function = self.finder.before(header.before_hunk_start as usize);
+        let mut text = funcname::hunk_header(&ranges, function);
         for (kind, line) in lines {
             text.push(kind.to_prefix());
             text.push_str(std::str::from_utf8(line).map_err(std::io::Error::other)?);
@@ -491,7 +502,7 @@ impl ConsumeHunk for Hunks {
                 text.push_str("\n\\ No newline at end of file\n");
             }
         }
-        self.0.push(text);
+        self.texts.push(text);
         Ok(())
     }
 

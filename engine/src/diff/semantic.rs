@@ -896,23 +896,7 @@ struct Languages<'repo> {
 
 impl<'repo> Languages<'repo> {
     fn new(repo: &'repo gix::Repository, attributes: Attributes) -> Result<Self> {
-        let to_err = |err| Error::git("attributes", err);
-        use gix::worktree::stack::state::attributes::Source;
-        let (index, source) = match (repo.workdir(), attributes) {
-            (Some(_), Attributes::Worktree) => {
-                (gix::index::State::new(repo.object_hash()), Source::WorktreeThenIdMapping)
-            }
-            (Some(_), Attributes::WorktreeThenIndex) => {
-                let index = repo.index_or_load_from_head_or_empty().map_err(to_err)?;
-                (changes::attribute_files(&index), Source::WorktreeThenIdMapping)
-            }
-            (None, _) => {
-                let index = repo.index_or_load_from_head_or_empty().map_err(to_err)?;
-                (changes::attribute_files(&index), Source::IdMapping)
-            }
-        };
-        let stack = repo.attributes_only(&index, source).map_err(to_err)?;
-        let outcome = stack.selected_attribute_matches(["linguist-language", "diff"]);
+        let (stack, outcome) = changes::attribute_stack(repo, attributes, &["linguist-language", "diff"])?;
         Ok(Self { stack, outcome })
     }
 

@@ -2,9 +2,20 @@
 //! detached HEAD > behind upstream > dirty > unpushed > stale > clean, one short reason per repository, exact counts
 //! per state.
 //!
+//! A path in `repoPaths` that is a folder outside any repository (no `.git` in it or above it, not a git dir) is
+//! read as the checkouts below it, found as `fleet add --scan` finds them: at most [`SCAN_DEPTH`] levels down,
+//! [`MAX_SCANNED_DIRECTORIES`] directories looked at, and the call's [`MAX_REPOSITORIES`] in all; the answer's
+//! `scanned` says what each folder gave and whether a bound stopped it.
+//!
+//! A detached HEAD is named as `git status` names it (`HEAD detached at 14.1.0`, `HEAD detached from origin/main`,
+//! `HEAD detached at 1a2b3c4`, or `Not currently on any branch.`), and a repository that cannot be read is
+//! blamed in git's words where git has them (`bad object HEAD` for a HEAD whose commit is missing).
+//!
 //! Each repository's facts (HEAD, operation, upstream, work-tree counts, newest activity) come from the engine's
 //! facet cache and are kept as one cached answer until any event of that repository; only the state, which depends
 //! on the clock (staleness), is computed per call. Nothing is written and no repository is changed.
+
+use std::collections::HashSet;
 
 use serde::Serialize;
 
@@ -14,12 +25,20 @@ use crate::error::{Error, Result};
 use crate::facets::operation::Operation;
 use crate::facets::refs::Upstream;
 use crate::facets::{Facet, commits, head, operation, refs, worktree};
-use crate::fleet::{Failure, Targets};
+use crate::fleet::registry::{self, MAX_REPOSITORIES};
+use crate::fleet::{Failure, Target, Targets};
 
 /// Days without a commit or reflog movement after which a repository is stale (design.md §5).
 pub const STALE_DAYS: i64 = 30;
 /// The answer-cache variant of a repository's radar [`Facts`].
 const FACTS_VARIANT: &str = "fleet.radar\0facts";
+/// Levels below a folder of `repoPaths` searched for checkouts, as `fleet add --scan` searches by default.
+pub const SCAN_DEPTH: usize = registry::DEFAULT_SCAN_DEPTH;
+/// Directories a folder's scan looks at, at most.
+pub const MAX_SCANNED_DIRECTORIES: usize = 10_000;
+/// What the radar says when it has no repository to read: how to give it some.
+pub const EMPTY_REGISTRY_HINT: &str = "no repositories registered: add some with `fluxgit-mcp-sidecar fleet add \
+    --scan DIR` (or `fleet add PATH...`), or pass repoPaths";
 /// Conflicted paths a reason names at most.
 const NAMED_CONFLICTS: usize = 2;
 
@@ -71,6 +90,28 @@ pub struct Radar {
     pub from_registry: bool,
     /// The attention queue: highest rank first, then by path.
     pub queue: Vec<Entry>,
+    /// The folders of `repoPaths` read as the checkouts below them; absent when none was.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub scanned: Vec<Scanned>,
+    /// How to get repositories on the radar, when there were none to read; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+/// A folder of `repoPaths` that holds checkouts rather than being one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Scanned {
+    /// The folder as given.
+    pub path: String,
+    /// Checkouts found below it (each one an entry of the queue or of the counts).
+    pub found: usize,
+    /// Levels searched below it ([`SCAN_DEPTH`]).
+    pub depth: usize,
+    /// `true` when a bound ([`MAX_SCANNED_DIRECTORIES`] directories, [`MAX_REPOSITORIES`] repositories) stopped
+    /// the scan early: more checkouts may lie below; absent when false.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stopped: bool,
 }
 
 /// Repositories per state; zero counts are left out of the JSON.
@@ -152,6 +193,8 @@ pub struct Facts {
     pub branch: Option<String>,
     /// HEAD names a commit directly.
     pub detached: bool,
+    /// When detached: `git status`'s first line, e.g. `HEAD detached at 14.1.0` (see [`detached_line`]).
+    pub detached_line: Option<String>,
     /// HEAD's commit, abbreviated as `git log --oneline` does; `None` when unborn.
     pub sha: Option<String>,
     /// The unfinished operation.
@@ -223,7 +266,10 @@ impl Facts {
                     None => format!("{operation} in progress{on_branch}"),
                 }
             }
-            State::Detached => format!("HEAD detached{on_branch}"),
+            State::Detached => match &self.detached_line {
+                Some(line) => line.clone(),
+                None => format!("HEAD detached{on_branch}"),
+            },
             State::Behind => {
                 let upstream = self.upstream.as_ref().expect("behind implies an upstream");
                 let ahead = if upstream.ahead > 0 { format!(", {} ahead", upstream.ahead) } else { String::new() };
@@ -286,17 +332,17 @@ impl Engine {
         max_tokens: usize,
         measure: &mut Measure<'_, Radar>,
     ) -> Result<Budgeted<Radar>> {
-        let listed = self.fleet_targets(targets);
+        let (listed, scanned, empty_folders) = self.expand_folders(self.fleet_targets(targets));
         let read = self.fleet_each(
             listed,
-            |location, call| self.cached_answer(location, call, FACTS_VARIANT),
-            |repo| self.radar_facts(repo),
+            |location, call| self.cached_answer::<Facts>(location, call, FACTS_VARIANT).map(Ok),
+            |repo| Ok(self.radar_facts(repo).map_err(|error| in_gits_words(&repo.git, &error))),
         );
         let mut counts = Counts::default();
         let mut queue: Vec<Entry> = read
             .into_iter()
             .map(|(target, root, outcome)| {
-                let entry = match outcome {
+                let entry = match outcome.and_then(|read| read) {
                     Ok(facts) => {
                         let state = facts.state(options.now);
                         Entry {
@@ -307,18 +353,34 @@ impl Engine {
                             error: None,
                         }
                     }
-                    Err(failure) => entry_error(root, target.label, &failure),
+                    Err(mut failure) => {
+                        if failure.reason == "not_a_repository" && !failure.message.starts_with(NOT_A_REPOSITORY) {
+                            failure.message = not_a_repository(&target.path);
+                        }
+                        if empty_folders.contains(&target.path) {
+                            failure.message.push_str(&format!(", and holds no checkout {SCAN_DEPTH} levels down"));
+                        }
+                        entry_error(root, target.label, &failure)
+                    }
                 };
                 counts.add(entry.state);
                 entry
             })
             .collect();
         queue.sort_by(|one, two| (one.state, &one.repo_path).cmp(&(two.state, &two.repo_path)));
+        let hint = queue.is_empty().then(|| match targets {
+            Targets::Registry => EMPTY_REGISTRY_HINT.to_owned(),
+            Targets::Given(_) => "no repositories given: pass repoPaths or repositories, or leave both out to read \
+                the registry"
+                .to_owned(),
+        });
         let full = Radar {
             repositories: queue.len(),
             counts,
             from_registry: matches!(targets, Targets::Registry),
             queue: first(&queue, options.max_repos),
+            scanned,
+            hint,
         };
         let beyond = queue.len() - full.queue.len();
         let cut = |full: &Radar, shown: &[usize]| Radar { queue: first(&full.queue, shown[0]), ..full.clone() };
@@ -329,6 +391,60 @@ impl Engine {
             fitted.omitted.0.push(("queue", shown_cut + beyond));
         }
         Ok(fitted)
+    }
+
+    /// `targets` with each folder that lies outside any repository replaced by the checkouts below it (module
+    /// docs), what each folder gave, and the folders that held none (kept as targets: their entries say so).
+    /// Folders outside the allowed roots are left as they are (their entries then say why they cannot be read).
+    fn expand_folders(&self, targets: Vec<Target>) -> (Vec<Target>, Vec<Scanned>, HashSet<String>) {
+        let mut out = Vec::with_capacity(targets.len());
+        let mut scanned = Vec::new();
+        let mut empty = HashSet::new();
+        let is_folder: Vec<bool> = targets.iter().map(|target| self.is_folder_of_checkouts(&target.path)).collect();
+        let folders = is_folder.iter().filter(|folder| **folder).count();
+        let mut room = MAX_REPOSITORIES.saturating_sub(targets.len() - folders);
+        for (target, is_folder) in targets.into_iter().zip(is_folder) {
+            if !is_folder {
+                out.push(target);
+                continue;
+            }
+            let dir = std::path::Path::new(&target.path).canonicalize().unwrap_or_else(|_| target.path.clone().into());
+            let scan = registry::scan_bounded(&dir, SCAN_DEPTH, room, MAX_SCANNED_DIRECTORIES);
+            room -= scan.found.len();
+            if scan.found.is_empty() && !scan.stopped {
+                // Nothing below: the folder's own entry says it is no repository and holds none.
+                empty.insert(target.path.clone());
+                out.push(target);
+                continue;
+            }
+            scanned.push(Scanned {
+                path: target.path.clone(),
+                found: scan.found.len(),
+                depth: SCAN_DEPTH,
+                stopped: scan.stopped,
+            });
+            if scan.found.is_empty() {
+                out.push(target);
+                continue;
+            }
+            out.extend(scan.found.into_iter().map(|path| Target { path: path.display().to_string(), label: None }));
+        }
+        (out, scanned, empty)
+    }
+
+    /// Whether `path` is an existing directory under the allowed roots with no `.git` in it or above it, and not
+    /// itself a git dir: git would call it "not a git repository", and it may hold checkouts.
+    fn is_folder_of_checkouts(&self, path: &str) -> bool {
+        let path = std::path::Path::new(path);
+        if !path.is_absolute() || path.to_str().is_some_and(|text| text.chars().any(char::is_control)) {
+            return false;
+        }
+        let Ok(canonical) = path.canonicalize() else { return false };
+        if !canonical.is_dir() || !self.allowed_roots().iter().any(|root| canonical.starts_with(root)) {
+            return false;
+        }
+        let git_dir = canonical.join("HEAD").is_file() && canonical.join("objects").is_dir();
+        !git_dir && canonical.ancestors().all(|dir| std::fs::symlink_metadata(dir.join(".git")).is_err())
     }
 
     /// The radar's facts of one repository, from the answer cache until any event of the repository.
@@ -353,6 +469,7 @@ impl Engine {
                 Ok(Facts {
                     branch: head.0.branch.clone(),
                     detached: head.0.detached,
+                    detached_line: head.0.detached.then(|| detached_line(&repo.git)),
                     sha: head.1.clone(),
                     operation,
                     rebasing,
@@ -368,8 +485,139 @@ impl Engine {
     }
 }
 
+/// The failure of a repository that opened but could not be read, in git's words where git has them: a HEAD
+/// that does not parse makes git say `not a git repository`, and a HEAD whose object is missing (an object store
+/// emptied, a branch file naming a lost commit) `bad object HEAD`. Other failures keep their own message.
+fn in_gits_words(git: &gix::Repository, error: &Error) -> Failure {
+    if matches!(error, Error::GitRead { .. }) {
+        match git.head() {
+            Err(_) => {
+                return Failure {
+                    reason: "not_a_repository",
+                    message: format!("{NOT_A_REPOSITORY}: HEAD is neither a ref nor an object id"),
+                };
+            }
+            Ok(head) => {
+                let named = head.referent_name().map(|name| format!("{} names ", name.shorten()));
+                if let Some(id) = head.id().map(gix::Id::detach)
+                    && !git.has_object(id)
+                {
+                    let named = named.unwrap_or_else(|| "HEAD names ".to_owned());
+                    return Failure {
+                        reason: "git_read_failed",
+                        message: format!(
+                            "bad object HEAD: {named}{}, missing from the object store",
+                            &id.to_hex_with_len(12)
+                        ),
+                    };
+                }
+            }
+        }
+    }
+    Failure::of(error)
+}
+
+/// git's words for a path it does not take for a repository.
+const NOT_A_REPOSITORY: &str = "not a git repository";
+
+/// Why `path` (absolute, under the allowed roots) is no repository, in git's words and then what is amiss: no
+/// `.git` in it or above it, or a `.git` that lacks its `objects` directory or its `HEAD`. Only file metadata is
+/// read.
+fn not_a_repository(path: &str) -> String {
+    let path = std::path::Path::new(path);
+    let dot_git =
+        path.ancestors().map(|dir| dir.join(".git")).find(|dot_git| std::fs::symlink_metadata(dot_git).is_ok());
+    match dot_git {
+        None => format!("{NOT_A_REPOSITORY}: no .git in {} or above it", path.display()),
+        Some(dot_git) if dot_git.is_dir() && !dot_git.join("objects").is_dir() => {
+            format!("{NOT_A_REPOSITORY}: {} has no objects directory", dot_git.display())
+        }
+        Some(dot_git) if dot_git.is_dir() && !dot_git.join("HEAD").is_file() => {
+            format!("{NOT_A_REPOSITORY}: {} has no HEAD", dot_git.display())
+        }
+        Some(dot_git) => format!("{NOT_A_REPOSITORY}: {} is not a git dir git can open", dot_git.display()),
+    }
+}
+
 fn entry_error(repo_path: String, label: Option<String>, failure: &Failure) -> Entry {
     Entry { repo_path, label, state: State::Error, reason: failure.message.clone(), error: Some(failure.item()) }
+}
+
+/// `git status`'s first line for a detached HEAD, as its `wt_status_get_detached_from` finds it: the newest
+/// `checkout: moving from A to B` entry of HEAD's reflog names B; when B is one ref (a tag, a remote-tracking
+/// branch, a branch, tried in git's order) whose commit is the one that checkout left HEAD at, the line names it
+/// (tags and remote-tracking branches by their short names), else that commit's abbreviated sha. `at` when HEAD
+/// is still there, `from` when commits were made or HEAD moved since. Without such an entry git says
+/// `Not currently on any branch.`
+pub fn detached_line(git: &gix::Repository) -> String {
+    let Some((target, left_at)) = last_checkout(git) else { return "Not currently on any branch.".to_owned() };
+    let name = match dwim_ref(git, &target) {
+        Some((full, id, peeled)) if id == left_at || peeled == Some(left_at) => {
+            let short = full.strip_prefix("refs/tags/").or_else(|| full.strip_prefix("refs/remotes/"));
+            short.unwrap_or(&full).to_owned()
+        }
+        _ => crate::abbrev::abbreviate_hex(git, &left_at.to_string()),
+    };
+    let at = git.head_id().is_ok_and(|id| id.detach() == left_at);
+    format!("HEAD detached {} {name}", if at { "at" } else { "from" })
+}
+
+/// The target and the new commit of the newest `checkout: moving from A to B` entry of HEAD's reflog.
+fn last_checkout(git: &gix::Repository) -> Option<(String, gix::ObjectId)> {
+    use gix::bstr::ByteSlice as _;
+    let head = git.find_reference("HEAD").ok()?;
+    let mut platform = head.log_iter();
+    let lines = platform.rev().ok()??;
+    for line in lines.flatten() {
+        let Some(rest) = line.message.strip_prefix(b"checkout: moving from ") else { continue };
+        let Some(at) = rest.find(" to ") else { continue };
+        let target = rest[at + 4..].split_str("\n").next().unwrap_or_default().to_str_lossy().into_owned();
+        let target = if target == "HEAD" {
+            // git resolves a relative HEAD to the entry's commit.
+            line.new_oid.to_string()
+        } else {
+            target
+        };
+        return Some((target, line.new_oid));
+    }
+    None
+}
+
+/// git's `repo_dwim_ref` for `name`: the one ref its rules (`NAME`, `refs/NAME`, `refs/tags/NAME`,
+/// `refs/heads/NAME`, `refs/remotes/NAME`, `refs/remotes/NAME/HEAD`) find, symbolic refs followed, with its id and
+/// the commit a tag peels to; `None` when none or more than one rule finds a ref.
+fn dwim_ref(git: &gix::Repository, name: &str) -> Option<(String, gix::ObjectId, Option<gix::ObjectId>)> {
+    if name.is_empty() || name.starts_with('-') {
+        return None;
+    }
+    let root_ref = name.bytes().all(|byte| byte.is_ascii_uppercase() || byte == b'_');
+    let candidates = [
+        root_ref.then(|| name.to_owned()),
+        Some(format!("refs/{name}")),
+        Some(format!("refs/tags/{name}")),
+        Some(format!("refs/heads/{name}")),
+        Some(format!("refs/remotes/{name}")),
+        Some(format!("refs/remotes/{name}/HEAD")),
+    ];
+    let mut found = Vec::new();
+    for candidate in candidates.into_iter().flatten() {
+        let Ok(full) = gix::refs::FullName::try_from(candidate.as_str()) else { continue };
+        let Ok(Some(mut reference)) = git.refs.try_find(full.as_ref()) else { continue };
+        // Follow symbolic refs (a remote's HEAD) to the ref they name, as git's resolution does.
+        let mut hops = 0;
+        while let gix::refs::Target::Symbolic(next) = &reference.target {
+            hops += 1;
+            match git.refs.try_find(next.as_ref()) {
+                Ok(Some(target)) if hops < 5 => reference = target,
+                _ => break,
+            }
+        }
+        let gix::refs::Target::Object(id) = reference.target else { continue };
+        found.push((reference.name.as_bstr().to_string(), id));
+    }
+    let [(full, id)] = found.as_slice() else { return None };
+    let peeled = git.find_object(*id).ok().and_then(|object| object.peel_to_commit().ok()).map(|commit| commit.id);
+    Some((full.clone(), *id, peeled))
 }
 
 /// The newest commit or reflog time of HEAD and the local branches (see [`Facts::last_activity`]).

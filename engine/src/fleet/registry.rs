@@ -320,42 +320,73 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
 /// found is not searched further (its submodules and nested clones are its own business), and unreadable
 /// directories are skipped. Returns the directories in path order, not yet resolved or checked against roots.
 pub fn scan(dir: &Path, max_depth: usize) -> Vec<PathBuf> {
+    scan_bounded(dir, max_depth, usize::MAX, usize::MAX).found
+}
+
+/// What a bounded [`scan_bounded`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scan {
+    /// The work trees found, in path order.
+    pub found: Vec<PathBuf>,
+    /// Directories looked at (`dir` included).
+    pub visited: usize,
+    /// `true` when a bound stopped the scan before it looked at everything within `max_depth`.
+    pub stopped: bool,
+}
+
+/// [`scan`] with bounds: at most `max_found` work trees and `max_visited` directories looked at. Levels are
+/// read in breadth-first order and each directory's entries by name, so a bounded scan keeps the shallowest
+/// work trees, the same ones each time.
+pub fn scan_bounded(dir: &Path, max_depth: usize, max_found: usize, max_visited: usize) -> Scan {
     let mut found = Vec::new();
     let mut visited = HashSet::new();
-    let mut stack = vec![(dir.to_path_buf(), 0usize)];
-    while let Some((current, depth)) = stack.pop() {
-        let Ok(metadata) = std::fs::symlink_metadata(&current) else { continue };
-        if !metadata.is_dir() {
-            continue;
-        }
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::MetadataExt as _;
-            if !visited.insert((metadata.dev(), metadata.ino())) {
+    let mut level = vec![dir.to_path_buf()];
+    let mut looked = 0usize;
+    let mut stopped = false;
+    'levels: for depth in 0..=max_depth {
+        let mut next = Vec::new();
+        for current in level {
+            if found.len() >= max_found || looked >= max_visited {
+                stopped = true;
+                break 'levels;
+            }
+            let Ok(metadata) = std::fs::symlink_metadata(&current) else { continue };
+            if !metadata.is_dir() {
                 continue;
             }
-        }
-        #[cfg(not(unix))]
-        if !visited.insert(current.clone()) {
-            continue;
-        }
-        if std::fs::symlink_metadata(current.join(".git")).is_ok() {
-            found.push(current);
-            continue;
-        }
-        if depth == max_depth {
-            continue;
-        }
-        let Ok(entries) = std::fs::read_dir(&current) else { continue };
-        for entry in entries.flatten() {
-            // `file_type` does not follow symlinks: a linked directory is skipped.
-            if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
-                stack.push((entry.path(), depth + 1));
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::MetadataExt as _;
+                if !visited.insert((metadata.dev(), metadata.ino())) {
+                    continue;
+                }
             }
+            #[cfg(not(unix))]
+            if !visited.insert(current.clone()) {
+                continue;
+            }
+            looked += 1;
+            if std::fs::symlink_metadata(current.join(".git")).is_ok() {
+                found.push(current);
+                continue;
+            }
+            if depth == max_depth {
+                continue;
+            }
+            let Ok(entries) = std::fs::read_dir(&current) else { continue };
+            let mut children: Vec<PathBuf> = entries
+                .flatten()
+                // `file_type` does not follow symlinks: a linked directory is skipped.
+                .filter(|entry| entry.file_type().is_ok_and(|kind| kind.is_dir()))
+                .map(|entry| entry.path())
+                .collect();
+            children.sort();
+            next.extend(children);
         }
+        level = next;
     }
     found.sort();
-    found
+    Scan { found, visited: looked, stopped }
 }
 
 #[cfg(test)]

@@ -6,9 +6,11 @@ use crate::fleet::digest::Digest;
 use crate::fleet::radar::{Radar, State};
 
 /// `fleet.radar`: a count line (`12 repositories: 1 conflicts, 2 dirty, 9 clean`, states in rank order, zero counts
-/// left out, `(registry)` when the registry chose them), then the attention queue one repository a line
-/// (`<state> <repoPath> [label]: <reason>`), and `... N more repositories` when the budget or `maxRepos` cut it.
-/// Repository paths are quoted as git quotes paths.
+/// left out, `(registry)` when the registry chose them), a `scanned <folder>: N checkouts within D levels` line
+/// per folder read as the checkouts below it (`, stopped at a bound` when one stopped it), the hint when there
+/// was nothing to read, then the attention queue one repository a line (`<state> <repoPath> [label]: <reason>`),
+/// and `... N more repositories` when the budget or `maxRepos` cut it. Repository paths are quoted as git quotes
+/// paths.
 pub fn fleet_radar(result: &Budgeted<Radar>, options: &Options) -> String {
     let radar = &result.data;
     let counts = &radar.counts;
@@ -27,7 +29,21 @@ pub fn fleet_radar(result: &Budgeted<Radar>, options: &Options) -> String {
         by_state.iter().filter(|(_, n)| *n > 0).map(|(state, n)| format!("{n} {}", state_name(*state))).collect();
     let mut out = Lines::default();
     let from = if radar.from_registry { " (registry)" } else { "" };
-    out.line(format!("{} repositories{from}: {}", radar.repositories, parts.join(", ")));
+    let counted = if parts.is_empty() { String::new() } else { format!(": {}", parts.join(", ")) };
+    out.line(format!("{} repositories{from}{counted}", radar.repositories));
+    for scanned in &radar.scanned {
+        let stopped = if scanned.stopped { ", stopped at a bound" } else { "" };
+        let noun = if scanned.found == 1 { "checkout" } else { "checkouts" };
+        out.line(format!(
+            "scanned {}: {} {noun} within {} levels{stopped}",
+            options.path(&scanned.path),
+            scanned.found,
+            scanned.depth
+        ));
+    }
+    if let Some(hint) = &radar.hint {
+        out.line(hint.clone());
+    }
     for entry in &radar.queue {
         let label = entry.label.as_ref().map(|label| format!(" [{}]", esc(label))).unwrap_or_default();
         let path = options.path(&entry.repo_path);

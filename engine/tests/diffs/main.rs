@@ -3,6 +3,7 @@
 //! repository byte-identical after every read.
 
 mod details;
+mod funcname;
 mod stash;
 mod support;
 mod text;

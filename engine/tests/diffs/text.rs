@@ -52,6 +52,18 @@ fn check(fixture: &Fixture, selection: &Selection<'_>) -> Report {
         git_numstat(fixture, &git)
     };
     assert_eq!(numstat_of(report.files.iter().map(|file| &file.stat)), git, "{}", selection.name);
+    let mut git_patch = vec!["diff", "--no-color", "--no-ext-diff", "--no-textconv", "-M"];
+    git_patch.extend(selection.git);
+    git_patch.extend(selection.path.map(|path| ["--", path]).into_iter().flatten());
+    let git_patch = fixture.git_raw(&git_patch);
+    assert!(git_patch.status.success(), "{}", selection.name);
+    let git_headers = hunk_header_lines(&String::from_utf8_lossy(&git_patch.stdout));
+    for (file, headers) in hunk_header_lines(&report.patch) {
+        // A text file that is not UTF-8 is carried as a `GIT binary patch` here: git prints its hunks.
+        if !headers.is_empty() {
+            assert_eq!(Some(&headers), git_headers.get(&file), "{}: {file}: hunk headers as git's", selection.name);
+        }
+    }
     assert!(!report.truncated, "{}", selection.name);
     assert_eq!(*report.total_bytes, report.patch.len(), "{}", selection.name);
     assert_eq!(*report.total_lines, report.patch.matches('\n').count(), "{}", selection.name);
@@ -79,6 +91,21 @@ fn check(fixture: &Fixture, selection: &Selection<'_>) -> Report {
         assert_eq!(applied, expected, "{}: git apply reproduces the target", selection.name);
     }
     report
+}
+
+/// Each file section's `@@` lines (with git's function context), by the section's `diff --git` line.
+fn hunk_header_lines(patch: &str) -> std::collections::BTreeMap<String, Vec<String>> {
+    let mut out = std::collections::BTreeMap::<String, Vec<String>>::new();
+    let mut file = String::new();
+    for line in patch.lines() {
+        if line.starts_with("diff --git ") || line.starts_with("diff --cc ") {
+            file = line.to_owned();
+            out.entry(file.clone()).or_default();
+        } else if line.starts_with("@@ ") {
+            out.entry(file.clone()).or_default().push(line.to_owned());
+        }
+    }
+    out
 }
 
 /// The hunks `patch` holds: its `@@` (and combined `@@@`) headers, a `GIT binary patch` block counting as one.

@@ -110,7 +110,20 @@ fn radar_schema() -> Value {
                 when the queue is cut. A state with no repository is absent (absent means 0)." },
             "fromRegistry": { "type": "boolean", "description": "Present and true when the repositories came \
                 from the registry (no repoPaths or repositories given). Absent means false." },
-            "queue": { "type": "array", "maxItems": MAX_REPOSITORIES, "items": entry }
+            "queue": { "type": "array", "maxItems": MAX_REPOSITORIES, "items": entry },
+            "scanned": { "type": "array", "items": { "type": "object", "required": ["path", "found", "depth"],
+                "properties": {
+                    "path": { "type": "string", "description": "The folder as given in repoPaths." },
+                    "found": count(),
+                    "depth": count(),
+                    "stopped": { "type": "boolean", "description": "Present and true when a bound (10,000 \
+                        directories looked at, 500 repositories in all) stopped the scan: more checkouts may lie \
+                        below. Absent means false." } } },
+                "description": "Folders of repoPaths outside any repository, read as the checkouts below them \
+                (`found`, at most `depth` levels down, as `fluxgit-mcp-sidecar fleet add --scan` finds them). \
+                Absent: none." },
+            "hint": { "type": "string", "description": "Only when there was no repository to read: how to give \
+                the radar some (`fluxgit-mcp-sidecar fleet add --scan DIR`, or repoPaths)." }
         }
     }))
 }
@@ -124,7 +137,8 @@ pub fn radar() -> FnTool {
             name: "fleet.radar",
             title: "Fleet radar: which repositories need attention",
             description: "Across many repositories (`repoPaths`, else the registered ones): which need attention and why \
-                (conflicts, operation, detached, behind, dirty, unpushed, stale), most urgent first.",
+                (conflicts, operation, detached, behind, dirty, unpushed, stale), most urgent first. A folder of \
+                checkouts in `repoPaths` is read as the checkouts below it.",
             input_schema: schema::input(
                 json!({
                     "repoPaths": repo_paths(),

@@ -152,7 +152,9 @@ const LONG_DOCS: &[(&str, &str)] = &[
          whole result) wins, and `truncated`, `totalBytes`, `totalLines` tell what the full patch was. Binary \
          files show git's `Binary files ... differ` line (which `git apply` refuses) unless `binary: true` \
          carries their content as `GIT binary patch` like `git diff --binary`; text that is not UTF-8 is always \
-         carried exactly as a `GIT binary patch`. No function names after `@@`. During a stopped merge, rebase, \
+         carried exactly as a `GIT binary patch`. After `@@`, the function context git prints (its default rule, \
+         the `diff=<driver>` of .gitattributes with git's built-in drivers or a configured xfuncname; no \
+         textconv). During a stopped merge, rebase, \
          cherry-pick, revert or stash apply, an unmerged path is shown as `git diff` shows it: against the work \
          tree, the combined diff (`diff --cc`, `@@@` hunks, the conflict markers as added lines; not for `git \
          apply`) when both sides have the file, else `* Unmerged path <path>` and ours against the work-tree \
@@ -167,9 +169,13 @@ const LONG_DOCS: &[(&str, &str)] = &[
          upstream > dirty > unpushed (ahead) > stale (no commit and no reflog movement for 30 days) > clean, then \
          by path. Counts per state are exact even when the queue is cut. Repositories come from `repoPaths`, \
          `repositories` [{repoPath, label}] or, without either, the registry (`fluxgit-mcp-sidecar fleet add`, \
-         and repositories seen in earlier calls). A repository that cannot be read is an entry with state \
-         `error`; the call goes on. Local: nothing is fetched or written, so `behind` is as of the last fetch. \
-         The queue is cut to `maxRepos` and `maxTokens` (counted in `omitted.queue`).",
+         and repositories seen in earlier calls); with none, `hint` says how to register some. A folder in \
+         `repoPaths` outside any repository is read as the checkouts below it (at most 4 levels down, 10,000 \
+         directories and 500 repositories; `scanned` says what each folder gave). A repository that cannot be \
+         read is an entry with state `error` whose reason uses git's words (`bad object HEAD`, `not a git \
+         repository`); the call goes on. A detached HEAD's reason is `git status`'s first line (`HEAD detached \
+         at 14.1.0`). Local: nothing is fetched or written, so `behind` is as of the last fetch. The queue is \
+         cut to `maxRepos` and `maxTokens` (counted in `omitted.queue`).",
     ),
     (
         "fleet.digest",
