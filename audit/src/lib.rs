@@ -60,6 +60,7 @@ mod entry;
 mod files;
 mod key;
 mod ledger;
+mod operations;
 mod signature;
 mod verify;
 
@@ -74,5 +75,6 @@ pub use key::{
     KEY_ID_HEX_CHARS, KeyError, MAX_KEY_FILE_BYTES, PublicKey, SigningKey, generate_key_pair, public_key_path,
 };
 pub use ledger::{AppendError, Appended, KEEP_SEGMENTS, Ledger, Limits, OpenError, ROTATE_BYTES};
+pub use operations::{OPERATIONS, STEP_TYPES, is_operation_list};
 pub use signature::{SIGNATURE_VERSION, SignatureError, Signed, verify_audit_event_signature};
 pub use verify::{Report, VerifyError, VerifyOptions, verify_audit_ledger};
