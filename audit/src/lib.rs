@@ -56,6 +56,7 @@
 
 mod canonical;
 mod checkpoint;
+mod clock;
 mod entry;
 mod files;
 mod key;
@@ -66,6 +67,7 @@ mod verify;
 
 pub use canonical::{SHA256_PREFIX, canonical_json, fingerprint, sha256_digest};
 pub use checkpoint::CHECKPOINT_VERSION;
+pub use clock::{now_ms, now_ms_i64, now_secs, unix_ms};
 pub use entry::{
     AUDIT_CHAIN_VERSION, AUDIT_SCHEMA_VERSION, Approval, Event, EventType, GENESIS, MAX_SUMMARY_CHARS, Outcome, Risk,
     repo_scope,
