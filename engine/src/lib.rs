@@ -40,6 +40,7 @@ pub mod hints;
 pub mod history;
 pub mod index;
 pub mod interrupt;
+pub mod lists;
 mod o200k;
 mod objects;
 mod pack_index;

@@ -46,6 +46,7 @@ pub use semantic::{diff_semantic, diff_semantic_fallbacks};
 use crate::budget::Omitted;
 use crate::facets::operation::Operation;
 use crate::facets::worktree::{Change, ChangeKind};
+use crate::lists::PathLists;
 use crate::quote;
 
 /// Hex digits a text rendering keeps of a full sha (the JSON carries it whole).
@@ -126,28 +127,20 @@ impl Lines {
 
 /// Porcelain-like lines of one work-tree change listing, as `repo.status` and `repo.scope` share it: `UU path`,
 /// staged `X  path`, unstaged ` X path`, `?? path`, each section followed by its cut notice.
-fn change_lists(
-    out: &mut Lines,
-    options: &Options,
-    omitted: &Omitted,
-    conflicted: &[String],
-    staged: &[Change],
-    unstaged: &[Change],
-    untracked: &[String],
-) {
-    for path in conflicted {
+fn change_lists(out: &mut Lines, options: &Options, omitted: &Omitted, lists: &PathLists<Change>) {
+    for path in &lists.conflicted {
         out.line(format!("UU {}", options.status_path(path)));
     }
     out.more(omitted, "conflicted", "conflicted");
-    for change in staged {
+    for change in &lists.staged {
         out.line(format!("{}  {}", change_letter(change.status), change_path(change, options)));
     }
     out.more(omitted, "staged", "staged");
-    for change in unstaged {
+    for change in &lists.unstaged {
         out.line(format!(" {} {}", change_letter(change.status), change_path(change, options)));
     }
     out.more(omitted, "unstaged", "unstaged");
-    for path in untracked {
+    for path in &lists.untracked {
         out.line(format!("?? {}", options.status_path(path)));
     }
     out.more(omitted, "untracked", "untracked");

@@ -228,15 +228,7 @@ pub fn status(result: &Budgeted<status::Report>, options: &Options) -> String {
     if report.counts.bare || report.counts.clean {
         out.line(counts_line(&report.counts));
     }
-    change_lists(
-        &mut out,
-        options,
-        &result.omitted,
-        &report.conflicted,
-        &report.staged,
-        &report.unstaged,
-        &report.untracked,
-    );
+    change_lists(&mut out, options, &result.omitted, &report.lists);
     out.finish()
 }
 
