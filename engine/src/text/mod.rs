@@ -146,6 +146,24 @@ fn change_lists(out: &mut Lines, options: &Options, omitted: &Omitted, lists: &P
     out.more(omitted, "untracked", "untracked");
 }
 
+/// An upstream as `git branch -vv` brackets it: `[origin/x: ahead 1, behind 2]`, `[origin/x: gone]`, `[origin/x]`.
+pub(super) fn upstream_marks(upstream: &crate::facets::refs::Upstream) -> String {
+    let mut marks = Vec::new();
+    if upstream.gone {
+        marks.push("gone".to_owned());
+    }
+    if upstream.ahead > 0 {
+        marks.push(format!("ahead {}", upstream.ahead));
+    }
+    if upstream.behind > 0 {
+        marks.push(format!("behind {}", upstream.behind));
+    }
+    match marks.is_empty() {
+        true => format!("[{}]", esc(&upstream.name)),
+        false => format!("[{}: {}]", esc(&upstream.name), marks.join(", ")),
+    }
+}
+
 /// Items the budget dropped from `section`.
 fn cut(omitted: &Omitted, section: &str) -> usize {
     omitted.0.iter().find(|(name, _)| *name == section).map_or(0, |(_, count)| *count)
