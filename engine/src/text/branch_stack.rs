@@ -1,6 +1,6 @@
 //! Text rendering of `repo.branchStack`.
 
-use super::{BranchLine, Lines, Options, esc, short, upstream_marks};
+use super::{BranchLine, Lines, Options, esc, short, tracking_marks, upstream_marks};
 use crate::branch_stack::{Relation, Report};
 use crate::budget::Budgeted;
 
@@ -67,10 +67,6 @@ pub fn branch_stack(result: &Budgeted<Report>, _options: &Options) -> String {
 
 /// `: ahead 3, behind 2`, the zero counts left out; empty when both are zero.
 fn counts(ahead: usize, behind: usize) -> String {
-    let marks: Vec<String> = [("ahead", ahead), ("behind", behind)]
-        .iter()
-        .filter(|(_, count)| *count > 0)
-        .map(|(name, count)| format!("{name} {count}"))
-        .collect();
-    if marks.is_empty() { String::new() } else { format!(": {}", marks.join(", ")) }
+    let marks = tracking_marks(false, ahead, behind);
+    if marks.is_empty() { String::new() } else { format!(": {marks}") }
 }

@@ -148,20 +148,27 @@ fn change_lists(out: &mut Lines, options: &Options, omitted: &Omitted, lists: &P
 
 /// An upstream as `git branch -vv` brackets it: `[origin/x: ahead 1, behind 2]`, `[origin/x: gone]`, `[origin/x]`.
 pub(super) fn upstream_marks(upstream: &crate::facets::refs::Upstream) -> String {
-    let mut marks = Vec::new();
-    if upstream.gone {
-        marks.push("gone".to_owned());
-    }
-    if upstream.ahead > 0 {
-        marks.push(format!("ahead {}", upstream.ahead));
-    }
-    if upstream.behind > 0 {
-        marks.push(format!("behind {}", upstream.behind));
-    }
+    let marks = tracking_marks(upstream.gone, upstream.ahead, upstream.behind);
     match marks.is_empty() {
         true => format!("[{}]", esc(&upstream.name)),
-        false => format!("[{}: {}]", esc(&upstream.name), marks.join(", ")),
+        false => format!("[{}: {marks}]", esc(&upstream.name)),
     }
+}
+
+/// git's tracking marks, those that apply, in git's order and joined with `, `: `gone`, `ahead N`, `behind N`
+/// (`ahead 1, behind 2`); empty when none applies.
+pub(super) fn tracking_marks(gone: bool, ahead: usize, behind: usize) -> String {
+    let mut marks = Vec::new();
+    if gone {
+        marks.push("gone".to_owned());
+    }
+    if ahead > 0 {
+        marks.push(format!("ahead {ahead}"));
+    }
+    if behind > 0 {
+        marks.push(format!("behind {behind}"));
+    }
+    marks.join(", ")
 }
 
 /// Items the budget dropped from `section`.
@@ -232,18 +239,9 @@ impl BranchLine<'_> {
         }
         if let Some(upstream) = self.upstream {
             let _ = write!(line, "...{}", esc(upstream));
-            let mut marks = Vec::new();
-            if self.gone {
-                marks.push("gone".to_owned());
-            }
-            if self.ahead > 0 {
-                marks.push(format!("ahead {}", self.ahead));
-            }
-            if self.behind > 0 {
-                marks.push(format!("behind {}", self.behind));
-            }
+            let marks = tracking_marks(self.gone, self.ahead, self.behind);
             if !marks.is_empty() {
-                let _ = write!(line, " [{}]", marks.join(", "));
+                let _ = write!(line, " [{marks}]");
             }
         }
         line
