@@ -24,13 +24,9 @@ pub fn canonical_json(value: &Value) -> String {
 
 /// `sha256:` + the lowercase hex sha256 of `bytes`.
 pub fn sha256_digest(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
     let mut text = String::with_capacity(SHA256_PREFIX.len() + 64);
     text.push_str(SHA256_PREFIX);
-    for byte in digest {
-        text.push(hex_digit(byte >> 4));
-        text.push(hex_digit(byte & 0x0f));
-    }
+    text.push_str(&faster_hex::hex_string(&Sha256::digest(bytes)));
     text
 }
 
@@ -46,15 +42,6 @@ pub fn sha256_digest(bytes: &[u8]) -> String {
 /// ```
 pub fn fingerprint(value: &Value) -> String {
     sha256_digest(canonical_json(value).as_bytes())
-}
-
-/// Lowercase hex of `bytes`.
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().flat_map(|byte| [hex_digit(byte >> 4), hex_digit(byte & 0x0f)]).collect()
-}
-
-fn hex_digit(nibble: u8) -> char {
-    char::from_digit(u32::from(nibble), 16).expect("a nibble is below 16")
 }
 
 fn write_canonical(value: &Value, out: &mut String) {
@@ -116,6 +103,6 @@ mod tests {
     fn digest_is_prefixed_lowercase_hex() {
         assert_eq!(sha256_digest(b"abc"), "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
         assert_eq!(fingerprint(&json!({})), sha256_digest(b"{}"));
-        assert_eq!(hex(&[0x00, 0xab, 0x1f]), "00ab1f");
+        assert_eq!(faster_hex::hex_string(&[0x00, 0xab, 0x1f]), "00ab1f");
     }
 }

@@ -11,8 +11,6 @@ use std::path::{Path, PathBuf};
 use ed25519_dalek::pkcs8::spki::der::pem::LineEnding;
 use ed25519_dalek::pkcs8::{DecodePrivateKey as _, DecodePublicKey as _, EncodePrivateKey as _, EncodePublicKey as _};
 
-use crate::canonical::hex;
-
 /// Largest key file accepted, in bytes. An Ed25519 PKCS#8 PEM is under 200 bytes; anything much larger is not one.
 pub const MAX_KEY_FILE_BYTES: u64 = 8 * 1024;
 
@@ -217,7 +215,7 @@ pub fn public_key_path(path: &Path) -> PathBuf {
 }
 
 fn key_id(key: &ed25519_dalek::VerifyingKey) -> String {
-    hex(&key.as_bytes()[..KEY_ID_HEX_CHARS / 2])
+    faster_hex::hex_string(&key.as_bytes()[..KEY_ID_HEX_CHARS / 2])
 }
 
 /// Reads a key file with the checks of [`SigningKey::load`]; `private` adds the permission check.

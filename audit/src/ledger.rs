@@ -10,7 +10,6 @@
 use std::fs::File;
 use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{Map, Value};
 
@@ -174,7 +173,7 @@ impl Ledger {
             }
         };
         let id = uuid::Uuid::new_v4().to_string();
-        let timestamp_ms = now_ms();
+        let timestamp_ms = crate::now_ms();
         let mut sealed = entry::seal(event, &position, &id, timestamp_ms, self.key.as_ref());
         if sealed.line.len() > MAX_LINE_BYTES {
             return Err(AppendError::LineTooLong(sealed.line.len()));
@@ -277,7 +276,7 @@ impl Ledger {
             pruned_through_hash: link.entry_hash,
             pruned_segment_id: segment.segment_id.clone(),
         };
-        checkpoint::write(&files::checkpoint_path(&self.path), &checkpoint, now_ms(), self.key.as_ref())?;
+        checkpoint::write(&files::checkpoint_path(&self.path), &checkpoint, crate::now_ms(), self.key.as_ref())?;
         std::fs::remove_file(&segment.path).map_err(io)?;
         self.sync_dir()
     }
@@ -322,9 +321,4 @@ fn next_sequence(path: &Path, sequence: u64) -> Result<u64, AppendError> {
 
 fn new_segment_id() -> String {
     uuid::Uuid::new_v4().to_string()
-}
-
-/// Milliseconds since the Unix epoch (0 if the clock is before it).
-pub(crate) fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |elapsed| u64::try_from(elapsed.as_millis()).unwrap_or(0))
 }

@@ -56,15 +56,18 @@
 
 mod canonical;
 mod checkpoint;
+mod clock;
 mod entry;
 mod files;
 mod key;
 mod ledger;
+mod operations;
 mod signature;
 mod verify;
 
 pub use canonical::{SHA256_PREFIX, canonical_json, fingerprint, sha256_digest};
 pub use checkpoint::CHECKPOINT_VERSION;
+pub use clock::{now_ms, now_ms_i64, now_secs, unix_ms};
 pub use entry::{
     AUDIT_CHAIN_VERSION, AUDIT_SCHEMA_VERSION, Approval, Event, EventType, GENESIS, MAX_SUMMARY_CHARS, Outcome, Risk,
     repo_scope,
@@ -74,5 +77,6 @@ pub use key::{
     KEY_ID_HEX_CHARS, KeyError, MAX_KEY_FILE_BYTES, PublicKey, SigningKey, generate_key_pair, public_key_path,
 };
 pub use ledger::{AppendError, Appended, KEEP_SEGMENTS, Ledger, Limits, OpenError, ROTATE_BYTES};
+pub use operations::{OPERATIONS, STEP_TYPES, is_operation_list};
 pub use signature::{SIGNATURE_VERSION, SignatureError, Signed, verify_audit_event_signature};
 pub use verify::{Report, VerifyError, VerifyOptions, verify_audit_ledger};

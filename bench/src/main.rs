@@ -369,16 +369,33 @@ fn main() -> ExitCode {
     }
 }
 
-fn startup_bench(args: &StartupArgs) -> anyhow::Result<()> {
-    let names = if args.scenarios.is_empty() { vec!["clean-small".to_owned()] } else { args.scenarios.clone() };
-    std::fs::create_dir_all(&args.fixtures_dir)?;
-    let fixtures_dir = std::fs::canonicalize(&args.fixtures_dir)?;
-    let sidecar = match &args.sidecar {
+/// The fixtures and repositories a startup or latency run measures, and the sidecar it runs.
+struct Targets {
+    /// The canonical fixtures directory.
+    fixtures_dir: PathBuf,
+    /// The sidecar binary: `--sidecar`, or the one built from this workspace.
+    sidecar: PathBuf,
+    /// (label, repository) pairs: the scenarios built afresh under the fixtures directory, then each `--repo`.
+    targets: Vec<(String, PathBuf)>,
+    /// The allowed roots: the fixtures directory and each `--repo`.
+    roots: Vec<PathBuf>,
+}
+
+/// Builds the scenarios `names` afresh under `fixtures_dir` and adds `repos`, for [`startup_bench`] and [`latency`].
+fn targets(
+    fixtures_dir: &Path,
+    names: &[String],
+    repos: &[PathBuf],
+    sidecar: Option<&PathBuf>,
+) -> anyhow::Result<Targets> {
+    std::fs::create_dir_all(fixtures_dir)?;
+    let fixtures_dir = std::fs::canonicalize(fixtures_dir)?;
+    let sidecar = match sidecar {
         Some(sidecar) => sidecar.clone(),
         None => built_sidecar()?,
     };
     let mut targets = Vec::new();
-    for name in &names {
+    for name in names {
         let scenario = scenarios::by_name(name)
             .with_context(|| format!("unknown scenario {name:?}; known: {}", scenarios::names()))?;
         eprintln!("fluxgit-bench: building {name} ...");
@@ -388,12 +405,19 @@ fn startup_bench(args: &StartupArgs) -> anyhow::Result<()> {
         targets.push((name.clone(), fixture.path().to_path_buf()));
     }
     let mut roots = vec![fixtures_dir.clone()];
-    for repo in &args.repos {
+    for repo in repos {
         let repo = std::fs::canonicalize(repo).with_context(|| format!("--repo {}", repo.display()))?;
         let label = repo.file_name().map_or_else(|| "repo".to_owned(), |name| name.to_string_lossy().into_owned());
         roots.push(repo.clone());
         targets.push((label, repo));
     }
+    Ok(Targets { fixtures_dir, sidecar, targets, roots })
+}
+
+fn startup_bench(args: &StartupArgs) -> anyhow::Result<()> {
+    let names = if args.scenarios.is_empty() { vec!["clean-small".to_owned()] } else { args.scenarios.clone() };
+    let Targets { fixtures_dir, sidecar, targets, roots } =
+        targets(&args.fixtures_dir, &names, &args.repos, args.sidecar.as_ref())?;
     let setup = startup::Setup {
         sidecar: sidecar.clone(),
         peer: args.peer.clone(),
@@ -504,29 +528,8 @@ fn latency(args: &LatencyArgs) -> anyhow::Result<()> {
     } else {
         args.scenarios.clone()
     };
-    std::fs::create_dir_all(&args.fixtures_dir)?;
-    let fixtures_dir = std::fs::canonicalize(&args.fixtures_dir)?;
-    let sidecar = match &args.sidecar {
-        Some(sidecar) => sidecar.clone(),
-        None => built_sidecar()?,
-    };
-    let mut targets = Vec::new();
-    for name in &names {
-        let scenario = scenarios::by_name(name)
-            .with_context(|| format!("unknown scenario {name:?}; known: {}", scenarios::names()))?;
-        eprintln!("fluxgit-bench: building {name} ...");
-        let dir = fixtures_dir.join(name);
-        let _ = std::fs::remove_dir_all(&dir);
-        let fixture = fluxgit_fixtures::build_in(scenario.fixture, &dir);
-        targets.push((name.clone(), fixture.path().to_path_buf()));
-    }
-    let mut roots = vec![fixtures_dir.clone()];
-    for repo in &args.repos {
-        let repo = std::fs::canonicalize(repo).with_context(|| format!("--repo {}", repo.display()))?;
-        let label = repo.file_name().map_or_else(|| "repo".to_owned(), |name| name.to_string_lossy().into_owned());
-        roots.push(repo.clone());
-        targets.push((label, repo));
-    }
+    let Targets { fixtures_dir, sidecar, targets, roots } =
+        targets(&args.fixtures_dir, &names, &args.repos, args.sidecar.as_ref())?;
     let warmup_dir = fixtures_dir.join("latency-warmup");
     let _ = std::fs::remove_dir_all(&warmup_dir);
     let warmup = fluxgit_fixtures::build_in(fluxgit_fixtures::Scenario::Clean, &warmup_dir);

@@ -127,7 +127,7 @@ impl Abbrev {
     /// The loose objects whose ids start with `first`, in every object directory (listed on first use).
     fn loose(&self, first: u8) -> &[ObjectId] {
         self.loose[usize::from(first)].get_or_init(|| {
-            let name = format!("{first:02x}");
+            let name = faster_hex::hex_string(&[first]);
             let rest_len = self.hash.len_in_hex() - 2;
             let mut ids = Vec::new();
             for dir in &self.object_dirs {

@@ -318,10 +318,7 @@ impl Engine {
         if !self.recorded.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(root.to_path_buf()) {
             return;
         }
-        let now_ms = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |elapsed| i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX));
-        writer.record(root, now_ms);
+        writer.record(root, fluxgit_audit::now_ms_i64());
     }
 
     /// Resolves a revision argument to a full commit sha (see [`crate::revision::resolve_commit`]).

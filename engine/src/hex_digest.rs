@@ -10,7 +10,7 @@ pub(crate) fn hex_digest(parts: &[&str], hex_len: usize) -> String {
         hasher.update(part.as_bytes());
         hasher.update([0]);
     }
-    let mut hex: String = hasher.finalize().iter().map(|byte| format!("{byte:02x}")).collect();
+    let mut hex: String = faster_hex::hex_string(&hasher.finalize());
     hex.truncate(hex_len);
     hex
 }

@@ -41,6 +41,7 @@ mod guard;
 mod hex_digest;
 pub mod history;
 pub mod interrupt;
+pub mod lists;
 mod o200k;
 mod objects;
 mod pack_index;

@@ -30,6 +30,7 @@ use crate::facets::worktree::{self, Change, Counts};
 use crate::facets::{iso_time, subject, utf8};
 use crate::interrupt::Interrupt;
 use crate::walks::Walk;
+use crate::lists::PathLists;
 
 /// What to look at.
 #[derive(Debug, Clone)]
@@ -92,29 +93,24 @@ pub struct Changes {
     /// list means clean.
     #[serde(skip_serializing_if = "Implied::is_implied")]
     pub counts: Implied<Counts>,
-    /// Unmerged paths; default empty.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub conflicted: Vec<String>,
-    /// Index vs HEAD; default empty.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub staged: Vec<Change>,
-    /// Work tree vs index; default empty.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub unstaged: Vec<Change>,
-    /// Untracked files inside the subtree, as `status.showUntrackedFiles` lists them (a wholly untracked directory
-    /// as one `dir/` entry by default); default empty.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub untracked: Vec<String>,
+    /// The path lists inside the subtree, flattened: `conflicted`, `staged`, `unstaged`, `untracked`.
+    #[serde(flatten)]
+    pub lists: PathLists<Change>,
+}
+
+/// Reads the path lists as if they were the report's own fields (`report.staged`), as they are in its JSON.
+impl std::ops::Deref for Changes {
+    type Target = PathLists<Change>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.lists
+    }
 }
 
 impl Changes {
     /// `true` when the JSON says nothing: counts implied, every list empty (a clean subtree).
     pub fn is_empty(&self) -> bool {
-        self.counts.is_implied()
-            && self.conflicted.is_empty()
-            && self.staged.is_empty()
-            && self.unstaged.is_empty()
-            && self.untracked.is_empty()
+        self.counts.is_implied() && self.lists.is_empty()
     }
 }
 
@@ -357,14 +353,14 @@ pub fn fit(full: Scope, max_tokens: usize, measure: &mut Measure<'_, Scope>) -> 
     let tree = &full.working_tree;
     let owners = &full.code_owners;
     let totals = [
-        tree.conflicted.len(),
-        tree.staged.len(),
-        tree.unstaged.len(),
+        tree.lists.conflicted.len(),
+        tree.lists.staged.len(),
+        tree.lists.unstaged.len(),
         full.recent_commits.len(),
         full.churn.authors.len(),
         owners.errors.len(),
         owners.owners_by_rule.len(),
-        tree.untracked.len(),
+        tree.lists.untracked.len(),
     ];
     // The work-tree lists are sections 0, 1, 2 and 7.
     let tree_uncut = |shown: &[usize]| [0, 1, 2, 7].iter().all(|&section| shown[section] >= totals[section]);
@@ -373,10 +369,7 @@ pub fn fit(full: Scope, max_tokens: usize, measure: &mut Measure<'_, Scope>) -> 
         Scope {
             working_tree: Changes {
                 counts: Implied::new(*tree.counts, tree_uncut(shown) && tree.counts.are_list_lengths()),
-                conflicted: first(&tree.conflicted, shown[0]),
-                staged: first(&tree.staged, shown[1]),
-                unstaged: first(&tree.unstaged, shown[2]),
-                untracked: first(&tree.untracked, shown[7]),
+                lists: tree.lists.first([shown[0], shown[1], shown[2], shown[7]]),
             },
             recent_commits: first(&full.recent_commits, shown[3]),
             churn: Churn { authors: first(&full.churn.authors, shown[4]), ..full.churn.clone() },
@@ -462,10 +455,12 @@ fn changes(repo: &gix::Repository, status: &worktree::Status, path: &str) -> Res
     status.conflicted.retain(|file| within(file, path));
     Ok(Changes {
         counts: Implied::stated(Counts::of(&status)),
-        conflicted: status.conflicted,
-        staged: status.staged,
-        unstaged: status.unstaged,
-        untracked: status.untracked,
+        lists: PathLists {
+            conflicted: status.conflicted,
+            staged: status.staged,
+            unstaged: status.unstaged,
+            untracked: status.untracked,
+        },
     })
 }
 

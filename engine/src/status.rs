@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::budget::{Budgeted, Measure, first, fit_sections};
+use crate::budget::{Budgeted, Measure, fit_sections};
 use crate::cache::Reader;
 use crate::compact::Implied;
 use crate::engine::{Engine, Repo};
@@ -11,6 +11,7 @@ use crate::facets::operation::Operation;
 use crate::facets::refs::Upstream;
 use crate::facets::worktree::{Change, Counts};
 use crate::facets::{Facet, commits, head, operation};
+use crate::lists::PathLists;
 
 /// The status report. Counts are exact; the path lists may be cut by the budget (see the envelope's `omitted`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -28,23 +29,22 @@ pub struct Report {
     /// untracked files counted the default way): each count is then its list's length, and no list means clean.
     #[serde(skip_serializing_if = "Implied::is_implied")]
     pub counts: Implied<Counts>,
-    /// Unmerged paths; default empty.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub conflicted: Vec<String>,
-    /// Index vs HEAD; default empty.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub staged: Vec<Change>,
-    /// Work tree vs index; default empty.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub unstaged: Vec<Change>,
-    /// Untracked files as `status.showUntrackedFiles` lists them: by default (`normal`) a wholly untracked
-    /// directory is one `dir/` entry, as in `git status`; `all` lists every file, `no` none. Default empty.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub untracked: Vec<String>,
+    /// The path lists, flattened: `conflicted`, `staged`, `unstaged`, `untracked`.
+    #[serde(flatten)]
+    pub lists: PathLists<Change>,
     /// Submodules whose state could not be read, each with `error: {reason}` (a name git ignores as suspicious, a
     /// gitdir that is gone); the rest of the report is given without them. Absent when empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unreadable: Vec<crate::Unreadable>,
+}
+
+/// Reads the path lists as if they were the report's own fields (`report.staged`), as they are in its JSON.
+impl std::ops::Deref for Report {
+    type Target = PathLists<Change>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.lists
+    }
 }
 
 /// Reads the full report.
@@ -68,10 +68,12 @@ pub(crate) fn read_from(facets: &Reader<'_>) -> Result<Report> {
         upstream: (*upstream).clone(),
         operation_in_progress: operation,
         counts: Implied::stated(Counts::of(&status)),
-        conflicted: status.conflicted.clone(),
-        staged: status.staged.clone(),
-        unstaged: status.unstaged.clone(),
-        untracked: status.untracked.clone(),
+        lists: PathLists {
+            conflicted: status.conflicted.clone(),
+            staged: status.staged.clone(),
+            unstaged: status.unstaged.clone(),
+            untracked: status.untracked.clone(),
+        },
         unreadable: status.unreadable.clone(),
     })
 }
@@ -81,13 +83,10 @@ pub(crate) fn read_from(facets: &Reader<'_>) -> Result<Report> {
 /// # Errors
 /// [`crate::Error::Invalid`] (`budget_below_floor`) when the required fields alone exceed `max_tokens`.
 pub fn fit(full: Report, max_tokens: usize, measure: &mut Measure<'_, Report>) -> Result<Budgeted<Report>> {
-    let totals = [full.conflicted.len(), full.staged.len(), full.unstaged.len(), full.untracked.len()];
+    let totals = full.lists.lengths();
     let cut = |full: &Report, shown: &[usize]| Report {
         counts: Implied::new(*full.counts, shown == totals && full.counts.are_list_lengths()),
-        conflicted: first(&full.conflicted, shown[0]),
-        staged: first(&full.staged, shown[1]),
-        unstaged: first(&full.unstaged, shown[2]),
-        untracked: first(&full.untracked, shown[3]),
+        lists: full.lists.first([shown[0], shown[1], shown[2], shown[3]]),
         ..full.clone()
     };
     fit_sections(&full, &["conflicted", "staged", "unstaged", "untracked"], &totals, max_tokens, &cut, measure)

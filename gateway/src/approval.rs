@@ -108,7 +108,7 @@ fn load(journal: &mut Journal, id: &str) -> Result<Proposal, Error> {
 fn code_hash(id: &str, code: &str) -> String {
     let normalised: String =
         code.chars().filter(|c| c.is_ascii_alphanumeric()).map(|c| c.to_ascii_uppercase()).collect();
-    Sha256::digest(format!("{id}:{normalised}").as_bytes()).iter().map(|byte| format!("{byte:02x}")).collect()
+    faster_hex::hex_string(&Sha256::digest(format!("{id}:{normalised}").as_bytes()))
 }
 
 fn new_code() -> Result<String, Error> {

@@ -42,7 +42,7 @@ pub struct Card {
 impl Card {
     /// sha256 of the body: `approve` refuses when the card changed since `show`.
     pub fn digest(&self) -> String {
-        Sha256::digest(self.body.as_bytes()).iter().map(|byte| format!("{byte:02x}")).collect()
+        faster_hex::hex_string(&Sha256::digest(self.body.as_bytes()))
     }
 }
 

@@ -761,8 +761,7 @@ fn submodule_pointer(git: &Git, body: &Value) -> Result<Outcome, git::Error> {
     Ok(Outcome { completed: true, reason: None, message: None, result })
 }
 
-/// The operation types a plan step may have.
-pub const STEP_TYPES: [&str; 5] = ["merge", "rebase", "discard", "reset", "patch"];
+pub use fluxgit_audit::STEP_TYPES;
 
 /// plan: the steps in order, each behind its own snapshot of the index and work tree
 /// ([`restore::step_snapshot`]; the proposal's restore point is the pre-plan checkpoint that anchors the branch

@@ -14,21 +14,7 @@ use crate::journal::EXPIRY_MS;
 use crate::repo::{self, Canonical};
 use crate::time::{now_ms, parse_ms};
 
-/// Every operation type of the contract, in its order.
-pub const OPERATIONS: [&str; 12] = [
-    "merge",
-    "rebase",
-    "discard",
-    "reset",
-    "patch",
-    "plan",
-    "worktree",
-    "commit",
-    "push",
-    "branch",
-    "branchDelete",
-    "submodulePointer",
-];
+pub use fluxgit_audit::OPERATIONS;
 
 /// Longest `patchContent`, in bytes.
 pub const MAX_PATCH_BYTES: usize = 4 * 1024 * 1024;

@@ -2,7 +2,7 @@
 
 /// Milliseconds since the Unix epoch, now.
 pub fn now_ms() -> i64 {
-    jiff::Timestamp::now().as_millisecond()
+    fluxgit_audit::now_ms_i64()
 }
 
 /// `ms` as RFC 3339 UTC with milliseconds, e.g. `2026-01-01T00:00:00.000Z`.

@@ -341,10 +341,7 @@ fn fleet(command: FleetCommand) -> anyhow::Result<ExitCode> {
                 eprintln!("fluxgit-mcp-sidecar fleet add: name repositories or --scan DIR");
                 return Ok(ExitCode::from(EXIT_USAGE));
             }
-            let now_ms = i64::try_from(
-                SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |elapsed| elapsed.as_millis()),
-            )
-            .unwrap_or(i64::MAX);
+            let now_ms = fluxgit_audit::now_ms_i64();
             for (path, outcome) in fluxgit_engine::fleet::resolve_for_registry(&engine, &candidates) {
                 match outcome {
                     Ok(root) => {

@@ -42,9 +42,7 @@ pub fn now_epoch_secs() -> i64 {
     if let Some(pinned) = pinned.filter(|pinned| *pinned >= 0) {
         return pinned;
     }
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |elapsed| i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX))
+    fluxgit_audit::now_secs()
 }
 
 /// Codex CLI's home directory variable (its session store is `$CODEX_HOME/sessions`).
@@ -64,9 +62,7 @@ pub fn agent_detection(client_name: &str) -> Option<fluxgit_engine::agents::Opti
     {
         run_dirs.push(default);
     }
-    let now_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |elapsed| u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX));
+    let now_ms = fluxgit_audit::now_ms();
     Some(fluxgit_engine::agents::Options {
         home: dirs::home_dir(),
         codex_home: non_empty(CODEX_HOME_VAR).filter(|path| path.is_absolute()),

@@ -12,7 +12,7 @@
 use std::fs::OpenOptions;
 use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
 
@@ -141,7 +141,7 @@ impl CallObserver for Presence {
         let (Some(definition), false) = (call.definition, output.is_error) else { return };
         let Some(repo_path) = output.repo_path.as_deref() else { return };
         self.client = (call.client_name.to_owned(), call.client_version.map(str::to_owned));
-        if let Err(error) = self.record(repo_path, definition.name, now_ms())
+        if let Err(error) = self.record(repo_path, definition.name, fluxgit_audit::now_ms())
             && !self.warned
         {
             tracing::warn!(%error, dir = %self.dir.display(), "presence file not written (calls are unaffected)");
@@ -215,10 +215,6 @@ fn private_dir(dir: &Path) -> io::Result<()> {
         }
     }
     Ok(())
-}
-
-fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |elapsed| u64::try_from(elapsed.as_millis()).unwrap_or(0))
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
 use clap::Parser as _;
@@ -60,7 +60,7 @@ fn main() -> anyhow::Result<()> {
         proc_root: PathBuf::from("/proc"),
         own_pid: std::process::id(),
         client_name: None,
-        now_ms: u64::try_from(SystemTime::now().duration_since(UNIX_EPOCH)?.as_millis())?,
+        now_ms: fluxgit_audit::now_ms(),
     };
     let detector = Detector::default();
     let started = Instant::now();

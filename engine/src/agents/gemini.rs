@@ -26,7 +26,7 @@ pub const MAX_DOCUMENT_BYTES: u64 = 8 << 20;
 /// Gemini CLI's project hash of a directory.
 pub fn project_hash(path: &Path) -> String {
     let digest = Sha256::digest(path.display().to_string().as_bytes());
-    digest.iter().map(|byte| format!("{byte:02x}")).collect()
+    faster_hex::hex_string(&digest)
 }
 
 /// Sessions of projects inside `root`, active within the last day.

@@ -26,7 +26,7 @@ pub mod vscode;
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Mutex;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use serde::Serialize;
 
@@ -374,10 +374,8 @@ pub fn agent_of_client(client: &str) -> String {
     known.iter().find(|(needle, _)| lower.contains(needle)).map_or(client.to_owned(), |(_, kind)| (*kind).to_owned())
 }
 
-/// A file's modification time in Unix milliseconds.
-pub(crate) fn mtime_ms(time: SystemTime) -> u64 {
-    time.duration_since(UNIX_EPOCH).map_or(0, |elapsed| u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX))
-}
+// A file's modification time in Unix milliseconds.
+pub(crate) use fluxgit_audit::unix_ms as mtime_ms;
 
 /// Whether a store modified at `modified_ms` is old enough to be skipped without reading it.
 pub(crate) fn too_old(modified_ms: u64, now_ms: u64) -> bool {

@@ -35,9 +35,7 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |elapsed| i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX));
+        let now = fluxgit_audit::now_secs();
         Self { recent_commits: 10, proposals: false, tool_names: crate::Spelling::default(), now }
     }
 }

@@ -105,12 +105,13 @@ pub struct FileStat {
 }
 
 impl FileStat {
-    /// The listing of an unmerged path with git's `0 0` counts (`git diff --cached --numstat`).
-    fn unmerged(path: &BString) -> Self {
+    /// A file at `path` (renamed or copied `from`) changed as `status`, before its content is read: `0 0` counts,
+    /// text, no similarity, no mode change, no error.
+    pub(crate) fn new(path: String, from: Option<String>, status: Status) -> Self {
         Self {
-            path: crate::facets::utf8(path),
-            from: None,
-            status: Status::Unmerged,
+            path,
+            from,
+            status,
             additions: Some(0),
             deletions: Some(0),
             binary: false,
@@ -120,6 +121,11 @@ impl FileStat {
             new_mode: None,
             error: None,
         }
+    }
+
+    /// The listing of an unmerged path with git's `0 0` counts (`git diff --cached --numstat`).
+    fn unmerged(path: &BString) -> Self {
+        Self::new(crate::facets::utf8(path), None, Status::Unmerged)
     }
 }
 

@@ -107,21 +107,9 @@ impl<'repo> Renderer<'repo> {
             Kind::Renamed => Status::Renamed,
             Kind::Copied => Status::Copied,
         };
-        let mut stat = FileStat {
-            path: utf8(change.path().as_ref()),
-            from: matches!(change.kind, Kind::Renamed | Kind::Copied)
-                .then(|| old.map(|e| utf8(e.path.as_ref())))
-                .flatten(),
-            status,
-            additions: Some(0),
-            deletions: Some(0),
-            binary: false,
-            non_utf8: false,
-            similarity: None,
-            old_mode: None,
-            new_mode: None,
-            error: None,
-        };
+        let from =
+            matches!(change.kind, Kind::Renamed | Kind::Copied).then(|| old.map(|e| utf8(e.path.as_ref()))).flatten();
+        let mut stat = FileStat::new(utf8(change.path().as_ref()), from, status);
         if let Some((old, new)) = old.zip(new).filter(|(old, new)| old.mode != new.mode) {
             stat.old_mode = Some(mode_text(old.mode));
             stat.new_mode = Some(mode_text(new.mode));

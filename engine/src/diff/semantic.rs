@@ -38,17 +38,16 @@ use gix::diff::blob::{Diff, InternedInput};
 use gix::index::entry::Mode;
 use serde::Serialize;
 
+use super::Status;
 use super::parses::Cache;
 use super::patch::{Output, Renderer};
-use super::text::WORKTREE;
-use super::{Status, diff_sides};
+use super::text::{Sides, WORKTREE, select_and_diff};
 use crate::budget::{Budgeted, Measure};
 use crate::compare::changes::{self, Attributes, Change};
 use crate::compare::side::PathFilter;
 use crate::engine::{Engine, Repo};
 use crate::error::{Error, Result};
 use crate::interrupt::Interrupt;
-use crate::repository::check_relative_path;
 use crate::semantic::{self, Kind, Language, Parsed, Symbol};
 
 /// Least body similarity for a rename or a move (0.5: half the tokens shared).
@@ -398,13 +397,8 @@ struct Work {
 /// As [`Engine::diff_semantic`].
 pub(crate) fn read(repo: &gix::Repository, options: &Options, cache: &Cache, interrupt: &Interrupt) -> Result<Report> {
     let deadline = Instant::now() + options.time_budget;
-    if let Some(path) = &options.path {
-        check_relative_path(path)?;
-    }
-    let selection = super::text::selection(repo, options.base.as_deref(), options.head.as_deref(), options.staged)?;
-    let filter = PathFilter::new(options.path.as_deref());
-    let diffed =
-        diff_sides(repo, selection.old, selection.new, &filter, changes::configured_rewrites(repo)?, interrupt)?;
+    let sides = Sides { base: options.base.as_deref(), head: options.head.as_deref(), staged: options.staged };
+    let (selection, diffed) = select_and_diff(repo, sides, options.path.as_deref(), interrupt)?;
     let mut renderer = Renderer::new(repo, diffed.new_root.clone(), diffed.attributes, Output::Listing)?;
     let mut attributes = Languages::new(repo, diffed.attributes)?;
     let mut works = Vec::with_capacity(diffed.changes.len() + diffed.unmerged.len());

@@ -165,14 +165,10 @@ pub struct Full {
 /// # Errors
 /// As [`crate::Engine::diff_text`].
 pub fn read(repo: &gix::Repository, options: &Options, interrupt: &Interrupt) -> Result<Full> {
-    if let Some(path) = &options.path {
-        check_relative_path(path)?;
-    }
-    let Selection { old, new, base, head } =
-        selection(repo, options.base.as_deref(), options.head.as_deref(), options.staged)?;
-    let filter = PathFilter::new(options.path.as_deref());
+    let sides = Sides { base: options.base.as_deref(), head: options.head.as_deref(), staged: options.staged };
+    let (Selection { old, new, base, head }, diffed) =
+        select_and_diff(repo, sides, options.path.as_deref(), interrupt)?;
     let against_worktree = old == Side::Index && new == Side::Worktree;
-    let diffed = diff_sides(repo, old, new, &filter, changes::configured_rewrites(repo)?, interrupt)?;
     let output = if options.binary { Output::PatchWithBinary } else { Output::Patch };
     let mut renderer = Renderer::new(repo, diffed.new_root.clone(), diffed.attributes, output)?;
     let mut files = Vec::with_capacity(diffed.changes.len() + diffed.unmerged.len());
@@ -201,6 +197,40 @@ pub fn read(repo: &gix::Repository, options: &Options, interrupt: &Interrupt) ->
         unreadable.retain(|item| filter.matches(item.path.as_str().into()));
     }
     Ok(Full { base, head, path: options.path.clone(), files, unreadable })
+}
+
+/// The selection arguments `diff.text` and `diff.semantic` share, as the caller gave them.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Sides<'a> {
+    /// Old side: a revision or `INDEX`.
+    pub(super) base: Option<&'a str>,
+    /// New side: a revision, `INDEX` or `WORKTREE`.
+    pub(super) head: Option<&'a str>,
+    /// Compare with the index like `git diff --cached`.
+    pub(super) staged: bool,
+}
+
+/// Checks `path`, resolves the selection (see [`selection`]) and diffs its two sides below `path`, with the
+/// configured rename detection: the set-up `diff.text` and `diff.semantic` share.
+///
+/// # Errors
+/// As [`check_relative_path`] for `path`; as [`selection`] for
+/// refused sides; [`Error::GitRead`] when the sides cannot be read; [`Error::Cancelled`] once `interrupt` is
+/// triggered.
+pub(super) fn select_and_diff(
+    repo: &gix::Repository,
+    sides: Sides<'_>,
+    path: Option<&str>,
+    interrupt: &Interrupt,
+) -> Result<(Selection, super::Diffed)> {
+    if let Some(path) = path {
+        check_relative_path(path)?;
+    }
+    let selection = selection(repo, sides.base, sides.head, sides.staged)?;
+    let filter = PathFilter::new(path);
+    let diffed =
+        diff_sides(repo, selection.old, selection.new, &filter, changes::configured_rewrites(repo)?, interrupt)?;
+    Ok((selection, diffed))
 }
 
 /// The two sides a selection compares, and how the answer names them.

@@ -7,13 +7,14 @@ use gix::bstr::BString;
 use serde::Serialize;
 
 use super::{FileStat, diff_sides, head_side, stats};
-use crate::budget::{Budgeted, Measure, first, fit_sections};
+use crate::budget::{Budgeted, Measure, fit_sections};
 use crate::compact::Implied;
 use crate::compare::side::{PathFilter, Side};
 use crate::compare::{changes, prune};
 use crate::error::Result;
 use crate::facets::worktree::{self, UntrackedMode};
 use crate::interrupt::Interrupt;
+use crate::lists::PathLists;
 
 /// The work tree's changes. Counts are exact; the lists may be cut by the budget (`omitted`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -26,22 +27,23 @@ pub struct Report {
     /// budget, untracked files counted the default way): each count is then its list's length.
     #[serde(skip_serializing_if = "Implied::is_implied")]
     pub counts: Implied<Counts>,
-    /// Unmerged paths (use `conflict.read`); default empty.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub conflicted: Vec<String>,
-    /// Index vs `HEAD`, with `--numstat` counts; default empty.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub staged: Vec<FileStat>,
-    /// Work tree vs index, with `--numstat` counts; default empty.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub unstaged: Vec<FileStat>,
-    /// Files neither tracked nor ignored, as `status.showUntrackedFiles` lists them (a wholly untracked directory
-    /// is one `dir/` entry by default); default empty.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub untracked: Vec<String>,
+    /// The path lists, flattened: `conflicted` (unmerged paths, for `conflict.read`), `staged` (index vs `HEAD`)
+    /// and `unstaged` (work tree vs index) with `--numstat` counts, and `untracked` (files neither tracked nor
+    /// ignored).
+    #[serde(flatten)]
+    pub lists: PathLists<FileStat>,
     /// Submodules whose state could not be read, each with `error: {reason}`; absent when empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unreadable: Vec<crate::Unreadable>,
+}
+
+/// Reads the path lists as if they were the report's own fields (`report.staged`), as they are in its JSON.
+impl std::ops::Deref for Report {
+    type Target = PathLists<FileStat>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.lists
+    }
 }
 
 /// Exact sizes of the lists (each left out of the JSON when 0).
@@ -78,10 +80,7 @@ pub fn read(repo: &gix::Repository, interrupt: &Interrupt) -> Result<Report> {
         return Ok(Report {
             bare: true,
             counts: Implied::stated(counts),
-            conflicted: vec![],
-            staged: vec![],
-            unstaged: vec![],
-            untracked: vec![],
+            lists: PathLists::default(),
             unreadable: vec![],
         });
     }
@@ -104,10 +103,7 @@ pub fn read(repo: &gix::Repository, interrupt: &Interrupt) -> Result<Report> {
             untracked: status.untracked.len(),
             untracked_mode: status.untracked_mode,
         }),
-        conflicted: status.conflicted,
-        staged,
-        unstaged,
-        untracked: status.untracked,
+        lists: PathLists { conflicted: status.conflicted, staged, unstaged, untracked: status.untracked },
         unreadable: status.unreadable,
     })
 }
@@ -136,13 +132,10 @@ fn changed_paths(status: &worktree::Status, rewrites: Option<gix::diff::Rewrites
 /// # Errors
 /// [`crate::InvalidReason::BudgetBelowFloor`] when the required fields alone exceed `max_tokens`.
 pub fn fit(full: Report, max_tokens: usize, measure: &mut Measure<'_, Report>) -> Result<Budgeted<Report>> {
-    let totals = [full.conflicted.len(), full.staged.len(), full.unstaged.len(), full.untracked.len()];
+    let totals = full.lists.lengths();
     let cut = |full: &Report, shown: &[usize]| Report {
         counts: Implied::new(*full.counts, shown == totals && full.counts.untracked_mode.is_normal()),
-        conflicted: first(&full.conflicted, shown[0]),
-        staged: first(&full.staged, shown[1]),
-        unstaged: first(&full.unstaged, shown[2]),
-        untracked: first(&full.untracked, shown[3]),
+        lists: full.lists.first([shown[0], shown[1], shown[2], shown[3]]),
         ..full.clone()
     };
     fit_sections(&full, &["conflicted", "staged", "unstaged", "untracked"], &totals, max_tokens, &cut, measure)

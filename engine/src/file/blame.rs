@@ -480,7 +480,7 @@ fn content_digest(file: &Path) -> String {
         crate::guard::LIST_FILE_CAP,
         "a mailmap or ignore-revs file",
     ) {
-        Ok(Some(bytes)) => Sha256::digest(&bytes).iter().map(|byte| format!("{byte:02x}")).collect(),
+        Ok(Some(bytes)) => faster_hex::hex_string(&Sha256::digest(&bytes)),
         Ok(None) => return "unreadable: NotFound".to_owned(),
         Err(reason) => return format!("unreadable: {reason}"),
     };

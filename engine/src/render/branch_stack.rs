@@ -1,10 +1,9 @@
 //! Text rendering of `repo.branchStack`.
 
-use super::{BranchLine, Lines, Options, esc, short};
+use super::{BranchLine, Lines, Options, esc, short, tracking_marks, upstream_marks};
 use crate::branch_stack::{Relation, Report};
 use crate::budget::Budgeted;
 use crate::conflict::preflight::RebaseStatus;
-use crate::facets::refs::Upstream;
 
 /// `repo.branchStack`, as terse as `git status -sb` and `git branch -vv`: the examined branch's `##` line (its
 /// upstream with ahead/behind) and `tip <sha>`, then `base main 1a2b3c4 (merge-base 9f8e7d6): ahead 3, behind 2`, then one line per
@@ -94,28 +93,6 @@ pub fn branch_stack(result: &Budgeted<Report>, _options: &Options) -> String {
 
 /// `: ahead 3, behind 2`, the zero counts left out; empty when both are zero.
 fn counts(ahead: usize, behind: usize) -> String {
-    let marks: Vec<String> = [("ahead", ahead), ("behind", behind)]
-        .iter()
-        .filter(|(_, count)| *count > 0)
-        .map(|(name, count)| format!("{name} {count}"))
-        .collect();
-    if marks.is_empty() { String::new() } else { format!(": {}", marks.join(", ")) }
-}
-
-/// An upstream as `git branch -vv` brackets it: `[origin/x: ahead 1, behind 2]`, `[origin/x: gone]`, `[origin/x]`.
-fn upstream_marks(upstream: &Upstream) -> String {
-    let mut marks = Vec::new();
-    if upstream.gone {
-        marks.push("gone".to_owned());
-    }
-    if upstream.ahead > 0 {
-        marks.push(format!("ahead {}", upstream.ahead));
-    }
-    if upstream.behind > 0 {
-        marks.push(format!("behind {}", upstream.behind));
-    }
-    match marks.is_empty() {
-        true => format!("[{}]", esc(&upstream.name)),
-        false => format!("[{}: {}]", esc(&upstream.name), marks.join(", ")),
-    }
+    let marks = tracking_marks(false, ahead, behind);
+    if marks.is_empty() { String::new() } else { format!(": {marks}") }
 }

@@ -120,19 +120,19 @@ pub fn worktree_changes(result: &Budgeted<ChangesReport>, options: &Options) -> 
     if counts.conflicted + counts.staged + counts.unstaged + counts.untracked == 0 && !report.bare {
         out.line("clean");
     }
-    for path in &report.conflicted {
+    for path in &report.lists.conflicted {
         out.line(format!("UU {}", quote(path)));
     }
     out.more(omitted, "conflicted", "conflicted");
-    for file in &report.staged {
+    for file in &report.lists.staged {
         out.line(format!("{}  {}", letter(file.status), stat_line(file, &quote)));
     }
     out.more(omitted, "staged", "staged");
-    for file in &report.unstaged {
+    for file in &report.lists.unstaged {
         out.line(format!(" {} {}", letter(file.status), stat_line(file, &quote)));
     }
     out.more(omitted, "unstaged", "unstaged");
-    for path in &report.untracked {
+    for path in &report.lists.untracked {
         out.line(format!("?? {}", quote(path)));
     }
     out.more(omitted, "untracked", "untracked");

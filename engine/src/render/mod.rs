@@ -46,6 +46,7 @@ pub use semantic::{diff_semantic, diff_semantic_fallbacks};
 use crate::budget::Omitted;
 use crate::facets::operation::Operation;
 use crate::facets::worktree::{Change, ChangeKind};
+use crate::lists::PathLists;
 use crate::quote;
 
 /// Hex digits a text rendering keeps of a full sha (the JSON carries it whole).
@@ -126,31 +127,48 @@ impl Lines {
 
 /// Porcelain-like lines of one work-tree change listing, as `repo.status` and `repo.scope` share it: `UU path`,
 /// staged `X  path`, unstaged ` X path`, `?? path`, each section followed by its cut notice.
-fn change_lists(
-    out: &mut Lines,
-    options: &Options,
-    omitted: &Omitted,
-    conflicted: &[String],
-    staged: &[Change],
-    unstaged: &[Change],
-    untracked: &[String],
-) {
-    for path in conflicted {
+fn change_lists(out: &mut Lines, options: &Options, omitted: &Omitted, lists: &PathLists<Change>) {
+    for path in &lists.conflicted {
         out.line(format!("UU {}", options.status_path(path)));
     }
     out.more(omitted, "conflicted", "conflicted");
-    for change in staged {
+    for change in &lists.staged {
         out.line(format!("{}  {}", change_letter(change.status), change_path(change, options)));
     }
     out.more(omitted, "staged", "staged");
-    for change in unstaged {
+    for change in &lists.unstaged {
         out.line(format!(" {} {}", change_letter(change.status), change_path(change, options)));
     }
     out.more(omitted, "unstaged", "unstaged");
-    for path in untracked {
+    for path in &lists.untracked {
         out.line(format!("?? {}", options.status_path(path)));
     }
     out.more(omitted, "untracked", "untracked");
+}
+
+/// An upstream as `git branch -vv` brackets it: `[origin/x: ahead 1, behind 2]`, `[origin/x: gone]`, `[origin/x]`.
+pub(super) fn upstream_marks(upstream: &crate::facets::refs::Upstream) -> String {
+    let marks = tracking_marks(upstream.gone, upstream.ahead, upstream.behind);
+    match marks.is_empty() {
+        true => format!("[{}]", esc(&upstream.name)),
+        false => format!("[{}: {marks}]", esc(&upstream.name)),
+    }
+}
+
+/// git's tracking marks, those that apply, in git's order and joined with `, `: `gone`, `ahead N`, `behind N`
+/// (`ahead 1, behind 2`); empty when none applies.
+pub(super) fn tracking_marks(gone: bool, ahead: usize, behind: usize) -> String {
+    let mut marks = Vec::new();
+    if gone {
+        marks.push("gone".to_owned());
+    }
+    if ahead > 0 {
+        marks.push(format!("ahead {ahead}"));
+    }
+    if behind > 0 {
+        marks.push(format!("behind {behind}"));
+    }
+    marks.join(", ")
 }
 
 /// Items the budget dropped from `section`.
@@ -221,18 +239,9 @@ impl BranchLine<'_> {
         }
         if let Some(upstream) = self.upstream {
             let _ = write!(line, "...{}", esc(upstream));
-            let mut marks = Vec::new();
-            if self.gone {
-                marks.push("gone".to_owned());
-            }
-            if self.ahead > 0 {
-                marks.push(format!("ahead {}", self.ahead));
-            }
-            if self.behind > 0 {
-                marks.push(format!("behind {}", self.behind));
-            }
+            let marks = tracking_marks(self.gone, self.ahead, self.behind);
             if !marks.is_empty() {
-                let _ = write!(line, " [{}]", marks.join(", "));
+                let _ = write!(line, " [{marks}]");
             }
         }
         line

@@ -1,6 +1,8 @@
 //! Text renderings of `repo.brief`, `repo.status` and `repo.refs`.
 
-use super::{BranchLine, Lines, Options, change_letter, change_lists, change_path, esc, operation_name, short};
+use super::{
+    BranchLine, Lines, Options, change_letter, change_lists, change_path, esc, operation_name, short, upstream_marks,
+};
 use std::borrow::Cow;
 
 use crate::brief::{Brief, FewChanges};
@@ -229,15 +231,7 @@ pub fn status(result: &Budgeted<status::Report>, options: &Options) -> String {
     if report.counts.bare || report.counts.clean {
         out.line(counts_line(&report.counts));
     }
-    change_lists(
-        &mut out,
-        options,
-        &result.omitted,
-        &report.conflicted,
-        &report.staged,
-        &report.unstaged,
-        &report.untracked,
-    );
+    change_lists(&mut out, options, &result.omitted, &report.lists);
     out.finish()
 }
 
@@ -255,18 +249,8 @@ pub fn refs(result: &Budgeted<refs::Report>, _options: &Options) -> String {
         let mark = if branch.current { '*' } else { ' ' };
         let mut line = format!("{mark} {} {}", esc(&branch.name), short(&branch.sha));
         if let Some(upstream) = &branch.upstream {
-            let mut marks = Vec::new();
-            if upstream.gone {
-                marks.push("gone".to_owned());
-            }
-            if upstream.ahead > 0 {
-                marks.push(format!("ahead {}", upstream.ahead));
-            }
-            if upstream.behind > 0 {
-                marks.push(format!("behind {}", upstream.behind));
-            }
-            let marks = if marks.is_empty() { String::new() } else { format!(": {}", marks.join(", ")) };
-            line.push_str(&format!(" [{}{marks}]", esc(&upstream.name)));
+            line.push(' ');
+            line.push_str(&upstream_marks(upstream));
         }
         out.line(line);
     }

@@ -19,7 +19,7 @@ pub fn scope(result: &Budgeted<Scope>, options: &Options) -> String {
     if tree.counts.clean {
         out.line("clean");
     }
-    change_lists(&mut out, options, omitted, &tree.conflicted, &tree.staged, &tree.unstaged, &tree.untracked);
+    change_lists(&mut out, options, omitted, &tree.lists);
     for commit in &scope.recent_commits {
         out.line(esc(&commit.oneline()));
     }

@@ -1,5 +1,5 @@
-//! Set-up shared by the engine's integration tests. Each file under `tests/` is a crate of its own and uses a part
-//! of this module, hence the `dead_code` allowance.
+//! Set-up shared by the engine's integration tests: the `engine` test binary (`tests/engine/main.rs`) and
+//! `tests/generation_tables.rs`. Each uses a part of this module, hence the `dead_code` allowance.
 #![allow(dead_code)]
 
 use fluxgit_engine::{Budgeted, Engine, Options, budget};

@@ -74,7 +74,7 @@ impl Launch {
 fn random_hex() -> Result<String, getrandom::Error> {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes)?;
-    Ok(bytes.iter().map(|byte| format!("{byte:02x}")).collect())
+    Ok(faster_hex::hex_string(&bytes))
 }
 
 /// Equality of two byte strings in time independent of where they differ (their lengths are not secret).

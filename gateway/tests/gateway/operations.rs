@@ -28,8 +28,7 @@ fn full_state(repo: &Path) -> String {
         .map(str::to_owned)
         .collect();
     let head = std::fs::read_to_string(git_dir.join("HEAD")).expect("read HEAD");
-    let index = std::fs::read(git_dir.join("index"))
-        .map(|bytes| sha2::Sha256::digest(&bytes).iter().map(|byte| format!("{byte:02x}")).collect::<String>());
+    let index = std::fs::read(git_dir.join("index")).map(|bytes| faster_hex::hex_string(&sha2::Sha256::digest(&bytes)));
     let tree: Vec<String> = fluxgit_fixtures::snapshot_listing(repo)
         .into_iter()
         .filter_map(|line| {

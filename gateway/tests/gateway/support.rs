@@ -304,7 +304,7 @@ pub(crate) fn state(repo: &Path) -> String {
         .collect();
     let head = std::fs::read_to_string(repo.join(".git/HEAD")).expect("read HEAD");
     let index = std::fs::read(repo.join(".git/index"))
-        .map(|bytes| Sha256::digest(&bytes).iter().map(|byte| format!("{byte:02x}")).collect::<String>())
+        .map(|bytes| faster_hex::hex_string(&Sha256::digest(&bytes)))
         .unwrap_or_else(|_| "none".into());
     let tree: Vec<String> = fluxgit_fixtures::snapshot_listing(repo)
         .into_iter()

@@ -369,23 +369,8 @@ fn only_the_write_handshake_tools_advertise_proposal_fields() {
     let responses = session(fixture.root(), &gateway, &[json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})]);
     let tools = responses[0]["result"]["tools"].as_array().expect("tools").clone();
     let names: Vec<&str> = tools.iter().filter_map(|tool| tool["name"].as_str()).collect();
-    let previews: Vec<String> = [
-        "merge",
-        "rebase",
-        "discard",
-        "reset",
-        "patch",
-        "plan",
-        "worktree",
-        "commit",
-        "push",
-        "branch",
-        "branchDelete",
-        "submodulePointer",
-    ]
-    .iter()
-    .map(|operation| format!("operation_preview_{operation}"))
-    .collect();
+    let previews: Vec<String> =
+        fluxgit_audit::OPERATIONS.iter().map(|operation| format!("operation_preview_{operation}")).collect();
     for name in previews.iter().map(String::as_str).chain(["operation_cancel", "operation_status"]) {
         assert!(names.contains(&name), "{name} is listed: {names:?}");
     }

@@ -4,7 +4,7 @@
 use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
 
@@ -29,10 +29,6 @@ fn mode(path: &Path) -> u32 {
     std::fs::symlink_metadata(path).expect("metadata").permissions().mode() & 0o777
 }
 
-fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).expect("clock").as_millis() as u64
-}
-
 fn names(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .map(|entries| entries.map(|entry| entry.expect("entry").file_name().to_string_lossy().into_owned()).collect())
@@ -53,10 +49,10 @@ fn presence_file_is_private_rewritten_atomically_and_removed_at_end_of_input() {
 
     server.request(&initialize("presence-test", "3.1.4"));
     assert!(!file.exists(), "nothing is written before an accepted call");
-    let before = now_ms();
+    let before = fluxgit_audit::now_ms();
     let response = server.request(&tool_call(1, "repo_status", json!({"repoPath": repo})));
     assert_eq!(response["result"]["isError"], false, "{response}");
-    let after = now_ms();
+    let after = fluxgit_audit::now_ms();
     assert_eq!((mode(&file), mode(&dir)), (0o600, 0o700));
     let document = read_json(&file);
     assert_eq!(document["schemaVersion"], 1);

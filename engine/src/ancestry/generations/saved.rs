@@ -74,7 +74,7 @@ pub(crate) fn keep_in(dir: Option<PathBuf>) {
 fn file_of(common_dir: &Path) -> Option<PathBuf> {
     let dir = directory().read().unwrap_or_else(PoisonError::into_inner).clone()?;
     let digest = sha2::Sha256::digest(common_dir.as_os_str().as_encoded_bytes());
-    let name: String = digest[..16].iter().map(|byte| format!("{byte:02x}")).collect();
+    let name: String = faster_hex::hex_string(&digest[..16]);
     Some(dir.join(format!("{name}.gen")))
 }
 

@@ -4,6 +4,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use fluxgit_audit::STEP_TYPES;
 use fluxgit_engine::{Repo, repository, revision};
 use serde_json::{Map, Value, json};
 
@@ -281,8 +282,18 @@ pub const OPERATIONS: [Operation; 12] = [
     ),
 ];
 
-/// The operation types a plan step may have.
-const STEP_TYPES: [&str; 5] = ["merge", "rebase", "discard", "reset", "patch"];
+/// The names of [`OPERATIONS`], in order (for the check against `fluxgit_audit::OPERATIONS`).
+const OPERATION_NAMES: [&str; 12] = {
+    let mut names = [""; 12];
+    let mut index = 0;
+    while index < OPERATIONS.len() {
+        names[index] = OPERATIONS[index].name;
+        index += 1;
+    }
+    names
+};
+// The table above names each operation once more, for its fields: it must list fluxgit_audit's operations, in order.
+const _: () = assert!(fluxgit_audit::is_operation_list(&OPERATION_NAMES), "OPERATIONS differs from fluxgit_audit");
 
 /// The operation called `name`.
 pub fn operation(name: &str) -> Option<&'static Operation> {

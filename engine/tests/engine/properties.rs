@@ -4,7 +4,7 @@
 //! CI runs 64 cases per property; a long run: `PROPTEST_CASES=20000 cargo test -p fluxgit-engine --test properties
 //! --release`.
 
-mod common;
+use crate::common;
 
 use common::measure;
 use fluxgit_engine::{Budgeted, Engine, Error, InvalidReason, Options, codeowners, history};

@@ -5,7 +5,7 @@
 //! commits. gix's date-ordered merge-base keeps a common commit that is an ancestor of another when a skewed date
 //! pops it first and the path between them runs through a second parent; its hidden-tip walk stops early.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

@@ -6,7 +6,7 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use fluxgit_engine::agents::{Agent, Detector, Options, Report, Source, State, claude, gemini};
 use serde_json::json;
@@ -35,10 +35,6 @@ fn repo(dir: &Path) -> PathBuf {
     git(dir, &["add", "."]);
     git(dir, &["commit", "-q", "-m", "init"]);
     dir.canonicalize().expect("canonical")
-}
-
-fn now_ms() -> u64 {
-    u64::try_from(SystemTime::now().duration_since(UNIX_EPOCH).expect("after 1970").as_millis()).expect("fits")
 }
 
 fn write_lines(path: &Path, lines: &[serde_json::Value]) {
@@ -148,13 +144,19 @@ fn presence_files(run_dir: &Path, root: &Path, sidecar_pid: u32, own_pid: u32) {
         json!({"schemaVersion": 1, "pid": pid, "client": {"name": client, "version": "1"},
             "repos": [{"repoPath": root, "lastCallMs": at, "lastTool": "repo.status"}]})
     };
-    std::fs::write(dir.join(format!("{sidecar_pid}.json")), file(sidecar_pid, "windsurf", now_ms() - 1000).to_string())
-        .expect("write");
-    std::fs::write(dir.join(format!("{own_pid}.json")), file(own_pid, "claude-code", now_ms()).to_string())
-        .expect("write");
+    std::fs::write(
+        dir.join(format!("{sidecar_pid}.json")),
+        file(sidecar_pid, "windsurf", fluxgit_audit::now_ms() - 1000).to_string(),
+    )
+    .expect("write");
+    std::fs::write(
+        dir.join(format!("{own_pid}.json")),
+        file(own_pid, "claude-code", fluxgit_audit::now_ms()).to_string(),
+    )
+    .expect("write");
     std::fs::write(
         dir.join("999999999.json"),
-        file(999_999_999, "old-client", now_ms() - 48 * 3600 * 1000).to_string(),
+        file(999_999_999, "old-client", fluxgit_audit::now_ms() - 48 * 3600 * 1000).to_string(),
     )
     .expect("write");
     std::fs::write(dir.join("bad.json"), "{not json").expect("write");
@@ -249,7 +251,7 @@ fn detects_each_agent_from_its_real_layout() {
         proc_root: PathBuf::from("/proc"),
         own_pid,
         client_name: Some("codex-mcp-client".to_owned()),
-        now_ms: now_ms(),
+        now_ms: fluxgit_audit::now_ms(),
     };
     let detector = Detector::default();
     let report = detector.detect(&root, Some("main"), &options);
@@ -351,7 +353,7 @@ fn unparseable_stores_are_skipped_with_a_diagnostic() {
         proc_root: base.join("no-proc"),
         own_pid: std::process::id(),
         client_name: None,
-        now_ms: now_ms(),
+        now_ms: fluxgit_audit::now_ms(),
     };
     let report = Detector::default().detect(&root, None, &options);
     assert!(report.agents.is_empty(), "{report:?}");

@@ -3,7 +3,7 @@
 //! from the index and from the history walk; the index kept equal to `git rev-list --branches HEAD` after commits,
 //! resets, amends, rebases, forced and deleted branches; a truncated segment file rebuilt; bad input refused.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! `repo.history` and `repo.reflog` against the git CLI: `git log` order and paging (also with `-- path` and across
 //! a commit landing between pages), `git reflog`, lost tips from `git rev-list <old> --not --all`, bad input.
 
-mod common;
+use crate::common;
 
 use common::{engine_for, measure, repo_path};
 use fluxgit_engine::{Engine, Error, InvalidReason, history, reflog};

@@ -9,7 +9,7 @@ use fluxgit_fixtures::Fixture;
 
 /// The engine and the resolved main repository of `fixture`.
 fn open(fixture: &Fixture) -> (Engine, Repo) {
-    let engine = crate::engine_for(fixture);
+    let engine = crate::oracle::engine_for(fixture);
     let repo = engine.resolve(fixture.path().to_str().expect("utf-8 temp path")).expect("resolves");
     (engine, repo)
 }
@@ -43,7 +43,7 @@ fn conflict_scenarios_pass_the_general_oracle() {
         [Scenario::Preflight, Scenario::RebaseConflict, Scenario::CherryPickConflict, Scenario::StashPopConflict]
     {
         let fixture = fluxgit_fixtures::build(scenario);
-        let reads = crate::check(&fixture, fixture.path());
+        let reads = crate::oracle::check(&fixture, fixture.path());
         let rebasing = (scenario == Scenario::RebaseConflict).then(|| "feature".to_owned());
         assert_eq!(reads.brief.head.rebasing, rebasing, "{}", scenario.name());
     }

@@ -2,7 +2,7 @@
 //! executable), `git ls-tree` for mode and blob sha, line ranges, byte and token cuts at whole lines, and each bad
 //! input refused with its reason; every repository byte-identical after every read.
 
-mod common;
+use crate::common;
 
 use base64::Engine as _;
 use common::measure;

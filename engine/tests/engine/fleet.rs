@@ -4,7 +4,7 @@
 //! digest vs the reflog files after commits, resets, rebases, amends and forced branch moves; fresh answers right
 //! after a change; the registry; budgets.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

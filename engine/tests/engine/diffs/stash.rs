@@ -6,7 +6,7 @@ use fluxgit_engine::Implied;
 use fluxgit_engine::diff::commit::{Details, STASH_NOTE};
 use fluxgit_fixtures::{Fixture, Scenario};
 
-use crate::support::{UNLIMITED, git_numstat_all, measure, numstat_of, read};
+use crate::diffs::support::{UNLIMITED, git_numstat_all, measure, numstat_of, read};
 
 fn details(fixture: &Fixture, commit: &str, max_tokens: usize) -> fluxgit_engine::Budgeted<Details> {
     read(fixture, |engine, repo| engine.commit_details(repo, commit, max_tokens, &mut measure)).expect("details")

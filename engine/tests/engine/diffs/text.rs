@@ -5,7 +5,7 @@ use fluxgit_engine::diff::Status;
 use fluxgit_engine::diff::text::{self, Inclusion, Report};
 use fluxgit_fixtures::{Fixture, Scenario};
 
-use crate::support::{
+use crate::diffs::support::{
     Files, Tree, UNLIMITED, apply, files, git_numstat, git_numstat_all, materialize, measure, numstat_of, read, under,
 };
 

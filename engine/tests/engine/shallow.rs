@@ -2,7 +2,7 @@
 //! `git rev-list --count`, `git merge-base --all`, `git show --numstat` at the boundary, for clones of depth 1 and
 //! 2 whose branches grew past the boundary and were merged across it.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

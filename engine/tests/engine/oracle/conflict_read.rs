@@ -8,13 +8,13 @@ use fluxgit_engine::{Budgeted, budget};
 use fluxgit_fixtures::{Fixture, Scenario, facts, tree_digest};
 
 use super::{open, records, stage_lines};
-use crate::UNLIMITED;
+use crate::oracle::UNLIMITED;
 
 /// Reads the conflict with `options` and no budget cut, checking the repository is byte-identical afterwards.
 fn read(fixture: &Fixture, options: &Options) -> ConflictRead {
     let before = tree_digest(fixture.root());
     let (engine, repo) = open(fixture);
-    let result = engine.conflict_read(&repo, options, UNLIMITED, &mut crate::measure).expect("conflict.read");
+    let result = engine.conflict_read(&repo, options, UNLIMITED, &mut crate::oracle::measure).expect("conflict.read");
     assert_eq!(tree_digest(fixture.root()), before, "conflict.read changed the repository");
     result.data
 }
@@ -495,7 +495,8 @@ fn two_file_conflict_costs_a_fifth_of_whole_sides() {
     assert!((4_500..5_500).contains(&size), "{size}");
     let (engine, repo) = open(&fixture);
     let default_budget = 8000;
-    let answer = engine.conflict_read(&repo, &Options::default(), default_budget, &mut crate::measure).expect("read");
+    let answer =
+        engine.conflict_read(&repo, &Options::default(), default_budget, &mut crate::oracle::measure).expect("read");
     assert!(answer.omitted.0.is_empty(), "{:?}", answer.omitted);
     check_regions_against_git_diff(&fixture, &answer.data);
     let regions: usize = answer.data.files.iter().map(|f| f.work_tree.regions.len()).sum();
@@ -503,24 +504,25 @@ fn two_file_conflict_costs_a_fifth_of_whole_sides() {
     for region in answer.data.files.iter().flat_map(|f| &f.work_tree.regions) {
         assert!(!region.ours_text.is_empty() && !region.theirs_text.is_empty());
     }
-    let tokens = crate::measure(&answer);
+    let tokens = crate::oracle::measure(&answer);
 
     // Today's answer (before regions carried their lines): every whole side, regions as line ranges only.
     let sides = Options { sides: true, ..Options::default() };
-    let mut whole = engine.conflict_read(&repo, &sides, 200_000, &mut crate::measure).expect("sides");
-    let with_sides = crate::measure(&whole);
+    let mut whole = engine.conflict_read(&repo, &sides, 200_000, &mut crate::oracle::measure).expect("sides");
+    let with_sides = crate::oracle::measure(&whole);
     for region in whole.data.files.iter_mut().flat_map(|f| f.work_tree.regions.iter_mut()) {
         *region = fluxgit_engine::conflict::read::Region { markers: region.markers.clone(), ..region_without_text() };
     }
     whole.data.conclude = None;
     whole.data.abort = None;
-    let before = crate::measure(&whole);
+    let before = crate::oracle::measure(&whole);
     eprintln!("two-file conflict: {tokens} tokens now, {before} with whole sides as before, {with_sides} with sides");
     assert!(tokens * 5 <= before, "{tokens} tokens is more than a fifth of {before}");
 
-    for result in [&answer, &engine.conflict_read(&repo, &sides, 200_000, &mut crate::measure).expect("sides")] {
+    for result in [&answer, &engine.conflict_read(&repo, &sides, 200_000, &mut crate::oracle::measure).expect("sides")]
+    {
         let text = fluxgit_engine::render::conflict_read(result, &fluxgit_engine::render::Options::default());
-        assert!(budget::count_tokens(&text) <= crate::measure(result), "text larger than JSON:\n{text}");
+        assert!(budget::count_tokens(&text) <= crate::oracle::measure(result), "text larger than JSON:\n{text}");
     }
 }
 

@@ -6,7 +6,7 @@ use fluxgit_engine::diff::Status;
 use fluxgit_engine::diff::text::{self, Inclusion, Report};
 use fluxgit_fixtures::{Fixture, Scenario};
 
-use crate::support::{UNLIMITED, measure, read, unmerged};
+use crate::diffs::support::{UNLIMITED, measure, read, unmerged};
 
 fn options(path: Option<&str>, staged: bool) -> text::Options {
     text::Options {

@@ -3,7 +3,7 @@
 //! changed symbol) with the exact expected lines. Then the fallbacks, one per reason, and the selections that
 //! are not two commits (staged, work tree).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 //! kept, against fresh walks (`scope::read`, a new engine) and the git CLI: deep pages cost their limit, not the
 //! pages before them; answers stay equal after every kind of history rewrite and with skewed committer dates.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::process::Command;

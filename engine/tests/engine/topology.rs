@@ -2,7 +2,7 @@
 //! `submodule.status` vs `git submodule status --recursive`, `repo.branchStack` vs `git merge-base` and
 //! `git rev-list --count`; repositories byte-identical after each read.
 
-mod common;
+use crate::common;
 
 use common::{commit_tree, engine_for};
 use fluxgit_engine::facets::submodules::SubmoduleState;

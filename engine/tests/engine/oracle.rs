@@ -1,7 +1,7 @@
 //! Engine results checked against the git CLI on every fixture scenario: HEAD, upstream, ahead/behind, exact
 //! counts and paths, stashes, recent commits, refs and submodules; and the repository byte-identical afterwards.
 
-mod common;
+use crate::common;
 
 #[path = "oracle/abbrev.rs"]
 mod abbrev;

@@ -1,7 +1,7 @@
 //! `status.showUntrackedFiles` (`no` / `normal` / `all`, `false` / `true`, unset = `normal`) in `repo.status`,
 //! `repo.brief`, `worktree.changes` and `repo.scope`, against `git status --porcelain=v1 -z` in the same mode.
 
-mod common;
+use crate::common;
 
 use common::measure;
 use fluxgit_engine::facets::worktree::UntrackedMode;

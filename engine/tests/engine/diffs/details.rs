@@ -3,7 +3,7 @@
 
 use fluxgit_fixtures::{Scenario, facts};
 
-use crate::support::{UNLIMITED, git_numstat, measure, numstat_of, paths, read, unmerged};
+use crate::diffs::support::{UNLIMITED, git_numstat, measure, numstat_of, paths, read, unmerged};
 
 #[test]
 fn commit_details_match_git_show() {

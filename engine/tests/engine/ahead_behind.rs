@@ -7,7 +7,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-mod common;
+use crate::common;
 
 use common::{commit_tree, engine_for, measure};
 use fluxgit_fixtures::{Fixture, Scenario};

@@ -3,7 +3,7 @@
 //! entries, every read tool answers, marks the bad item, and gives the rest as git does. The suspicious name never
 //! makes the engine open the place it leads to.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::Path;
