@@ -44,7 +44,6 @@ use super::patch::{Output, Renderer};
 use super::text::{Sides, WORKTREE, select_and_diff};
 use crate::budget::{Budgeted, Measure};
 use crate::compare::changes::{self, Attributes, Change};
-use crate::compare::side::PathFilter;
 use crate::engine::{Engine, Repo};
 use crate::error::{Error, Result};
 use crate::interrupt::Interrupt;

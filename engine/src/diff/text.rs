@@ -194,6 +194,7 @@ pub fn read(repo: &gix::Repository, options: &Options, interrupt: &Interrupt) ->
     let mut unreadable = Vec::new();
     if new == Side::Worktree {
         unreadable = crate::facets::worktree::unreadable_submodules(repo)?;
+        let filter = PathFilter::new(options.path.as_deref());
         unreadable.retain(|item| filter.matches(item.path.as_str().into()));
     }
     Ok(Full { base, head, path: options.path.clone(), files, unreadable })

@@ -643,9 +643,9 @@ fn a_folder_of_checkouts_is_read_as_its_checkouts() {
     assert_eq!(none.error.as_ref().map(|error| error.reason.as_str()), Some("not_a_repository"));
     assert!(none.reason.starts_with(&git_fatal(&fleet, &empty)), "{}", none.reason);
     assert!(none.reason.ends_with("holds no checkout 4 levels down"), "{}", none.reason);
-    let text = fluxgit_engine::text::fleet_radar(
+    let text = fluxgit_engine::render::fleet_radar(
         &radar_of(&engine, &targets(&[&folder]), FLEET_NOW as i64, UNLIMITED),
-        &fluxgit_engine::text::Options::default(),
+        &fluxgit_engine::render::Options::default(),
     );
     assert_eq!(
         text.lines().nth(1),
@@ -661,7 +661,7 @@ fn a_folder_of_checkouts_is_read_as_its_checkouts() {
     let registry = engine.with_registry(run.path().join("fleet/registry.json"));
     let nothing = radar_of(&registry, &Targets::Registry, FLEET_NOW as i64, UNLIMITED);
     assert_eq!(nothing.data.hint.as_deref(), Some(radar::EMPTY_REGISTRY_HINT));
-    let text = fluxgit_engine::text::fleet_radar(&nothing, &fluxgit_engine::text::Options::default());
+    let text = fluxgit_engine::render::fleet_radar(&nothing, &fluxgit_engine::render::Options::default());
     assert_eq!(text, format!("0 repositories (registry)\n{}\n", radar::EMPTY_REGISTRY_HINT));
     assert!(radar::EMPTY_REGISTRY_HINT.contains("fluxgit-mcp-sidecar fleet add --scan DIR"));
 }

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use fluxgit_engine::diff::text;
 use fluxgit_fixtures::{Fixture, Scenario};
 
-use crate::support::{UNLIMITED, measure, read};
+use crate::diffs::support::{UNLIMITED, measure, read};
 
 fn write(fixture: &Fixture, name: &str, contents: &str) {
     std::fs::write(fixture.path().join(name), contents).expect("write a file");
