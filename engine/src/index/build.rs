@@ -107,7 +107,8 @@ pub(crate) fn write(repo: &gix::Repository, writer: &IndexWriter, fields: Fields
         let message = utf8(commit.message_raw_sloppy());
         document.add_text(fields.words, &message);
         document.add_text(fields.message, message);
-        document.add_text(fields.author, format!("{} <{}>", utf8(author.name), utf8(author.email)));
+        document.add_text(fields.identity, super::schema::identity(&utf8(author.name), &utf8(author.email)));
+        document.add_u64(fields.key, super::schema::key(id));
         let tree = commit.tree_id().map_err(|err| Error::git("commit tree", err))?.detach();
         for prefix in touched.prefixes(repo, tree, &shallow.parents(&commit))? {
             document.add_text(fields.paths, prefix);
