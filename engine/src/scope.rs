@@ -647,7 +647,7 @@ fn churn_kept(
 /// [`AllTime`] of HEAD's whole history over `path`, walked afresh.
 fn all_time(repo: &gix::Repository, tip: ObjectId, path: &str, interrupt: &Interrupt) -> Result<AllTime> {
     let mut walk = Walk::new(repo, tip, Some(path))?.interruptible(interrupt);
-    let mut counts: std::collections::HashMap<(Vec<u8>, Vec<u8>), usize> = std::collections::HashMap::new();
+    let mut counts: std::collections::HashMap<RawAuthor, usize> = std::collections::HashMap::new();
     while let Some(id) = walk.next_shown(repo)? {
         let commit = repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
         let author = commit.author().map_err(|err| Error::git("commit author", err))?;
@@ -674,9 +674,12 @@ fn all_time_kept(repo: &gix::Repository, walk: &mut crate::walks::Kept, interrup
     Ok(tally(repo, raw))
 }
 
+/// An author's name and email as recorded.
+type RawAuthor = (Vec<u8>, Vec<u8>);
+
 /// Commits per raw (name, email) mapped through `.mailmap` and grouped as `git shortlog -sne` groups: by mapped
 /// name and email, most commits first, then by `Name <email>` in byte order; the first [`TOP_AUTHORS`] kept.
-fn tally(repo: &gix::Repository, raw: Vec<((Vec<u8>, Vec<u8>), usize)>) -> AllTime {
+fn tally(repo: &gix::Repository, raw: Vec<(RawAuthor, usize)>) -> AllTime {
     let mailmap = crate::guard::open_mailmap(repo);
     let mut authors: BTreeMap<String, (usize, String, String)> = BTreeMap::new();
     let mut commits = 0;
