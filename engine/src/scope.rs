@@ -71,8 +71,8 @@ pub struct Scope {
     pub all_time: AllTime,
     /// Code owners.
     pub code_owners: Owners,
-    /// The repository is a shallow clone: recent commits and churn stop at the commits listed in `.git/shallow`,
-    /// whose parents git treats as absent; absent when `false`.
+    /// The repository is a shallow clone: recent commits, churn and `allTime` stop at the commits listed in
+    /// `.git/shallow`, whose parents git treats as absent; absent when `false`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub shallow: bool,
 }
