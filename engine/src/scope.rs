@@ -8,11 +8,15 @@
 //!   window includes both ends). The engine keeps the walk of HEAD over the path ([`crate::walks`]): while HEAD
 //!   does not move, a later call reads both from memory (a wider window walks on from where the last one
 //!   stopped), and `repo.history` of HEAD over the same path shares the walk.
+//! - Who knows the path (`allTime`) counts the authors of every commit the same walk shows over HEAD's whole
+//!   history, through `.mailmap`, as `git shortlog -sne HEAD -- <path>` does: one entry per mapped name and email.
+//!   The kept walk keeps it: the first call walks the path's whole history once, later calls read it from memory.
 //! - Owners come from the CODEOWNERS file GitHub would use, read from HEAD's commit (see [`crate::codeowners`]).
 //!   For a file (or a path that does not exist) the rule matching it decides; for a directory, the last rule
 //!   matching everything it can hold (`/packages/web/`, `*`), plus `ownersByRule`: every file under the directory
 //!   in HEAD's tree, grouped by the rule that decides its owners, since a later rule (`*.test.tsx`) may take some
-//!   of them.
+//!   of them. For a directory with work-tree changes, `changed` groups the changed paths by their owners, so an
+//!   agent about to commit them knows whom each file needs.
 
 use std::collections::BTreeMap;
 
@@ -37,7 +41,7 @@ use crate::lists::PathLists;
 pub struct Options {
     /// The repository-relative file or directory; `.` (or empty) is the whole repository. No `..`, not absolute.
     pub path: String,
-    /// The churn window in days before `now` (design.md §5: 1-365, default 90; the caller bounds it).
+    /// The churn window in days before `now` (design.md §5: 1-36,500, default 90; the caller bounds it).
     pub churn_days: u32,
     /// How many recent commits to list (design.md §5: 1-20, default 10).
     pub recent_commits: usize,
@@ -63,10 +67,12 @@ pub struct Scope {
     pub recent_commits: Vec<CommitLine>,
     /// Commits and authors touching the path in the window.
     pub churn: Churn,
+    /// Commits and authors touching the path over HEAD's whole history (`git shortlog -sne HEAD -- <path>`).
+    pub all_time: AllTime,
     /// Code owners.
     pub code_owners: Owners,
-    /// The repository is a shallow clone: recent commits and churn stop at the commits listed in `.git/shallow`,
-    /// whose parents git treats as absent; absent when `false`.
+    /// The repository is a shallow clone: recent commits, churn and `allTime` stop at the commits listed in
+    /// `.git/shallow`, whose parents git treats as absent; absent when `false`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub shallow: bool,
 }
@@ -148,6 +154,26 @@ pub struct ChurnAuthor {
     pub commits: usize,
 }
 
+/// Who knows the path: the authors of HEAD's whole history of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AllTime {
+    /// Commits touching the path (`git rev-list --count HEAD -- <path>`); default 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub commits: usize,
+    /// Distinct authors among them, as `.mailmap` maps them (name and email, the lines of `git shortlog -sne`);
+    /// default 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub author_count: usize,
+    /// The [`TOP_AUTHORS`] with the most commits, most first, then by `Name <email>` byte order (as `git shortlog
+    /// -sne` orders them); default empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub authors: Vec<ChurnAuthor>,
+}
+
+/// The most authors `allTime` lists (its `authorCount` counts them all).
+pub const TOP_AUTHORS: usize = 10;
+
 /// Code owners of the path.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -168,6 +194,10 @@ pub struct Owners {
     /// For a directory: its files grouped by deciding rule, most files first.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub owners_by_rule: Vec<OwnerGroup>,
+    /// For a directory with work-tree changes: its changed paths (conflicted, staged, unstaged, untracked) grouped
+    /// by their owners, most paths first; default empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub changed: Vec<ChangedGroup>,
     /// Lines GitHub would skip as invalid (exact count); default 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub error_count: usize,
@@ -199,9 +229,29 @@ pub struct OwnerGroup {
     pub files: usize,
 }
 
+/// Changed paths that share owners.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ChangedGroup {
+    /// The owners; default empty (unowned).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub owners: Vec<String>,
+    /// The paths, in status order (an untracked directory as `dir/`).
+    pub files: Vec<String>,
+}
+
 /// Sections in budget priority order, as named in `omitted`.
-const SECTIONS: [&str; 8] =
-    ["conflicted", "staged", "unstaged", "recentCommits", "authors", "codeOwnersErrors", "ownersByRule", "untracked"];
+const SECTIONS: [&str; 10] = [
+    "conflicted",
+    "staged",
+    "unstaged",
+    "recentCommits",
+    "authors",
+    "allTimeAuthors",
+    "codeOwnersErrors",
+    "changedOwners",
+    "ownersByRule",
+    "untracked",
+];
 
 const SECONDS_PER_DAY: i64 = 86_400;
 
@@ -266,7 +316,7 @@ fn read_from(
     }
     let since = options.now - i64::from(options.churn_days) * SECONDS_PER_DAY;
     let window = (options.churn_days, since, options.now);
-    let (recent_commits, churn) = match (at_head.tip, kept) {
+    let (recent_commits, churn, all_time) = match (at_head.tip, kept) {
         (Some(tip), Some(kept)) => {
             let key = crate::walks::Key::from_tip(kept.common_dir, tip, Some(&path), at_head.boundary.clone());
             let begin = || Walk::new(repo, tip, Some(&path));
@@ -274,27 +324,36 @@ fn read_from(
                 Ok((
                     recent_kept(repo, walk, options.recent_commits, interrupt)?,
                     churn_kept(repo, walk, window, interrupt)?,
+                    all_time_kept(repo, walk, interrupt)?,
                 ))
             })?
         }
         (Some(tip), None) => (
             recent(repo, tip, &path, options.recent_commits, interrupt)?,
             churn(repo, Some(tip), &path, window, interrupt)?,
+            all_time(repo, tip, &path, interrupt)?,
         ),
-        (None, _) => (Vec::new(), churn(repo, None, &path, window, interrupt)?),
+        (None, _) => (Vec::new(), churn(repo, None, &path, window, interrupt)?, tally(repo, Vec::new())),
     };
     let status: std::sync::Arc<worktree::Status> = facets.get(Facet::WorkTreeStatus, worktree::status)?;
-    let code_owners = match &at_head.owners {
+    let mut code_owners = match &at_head.owners {
         Some(owners) => owners.clone(),
         // Not in HEAD's tree: nothing under it there, the rules decide alone.
         None => owners(at_head.codeowners.as_ref(), None, &path, kind)?,
     };
+    let working_tree = changes(repo, &status, &path)?;
+    if kind == PathKind::Directory
+        && let Some(loaded) = &at_head.codeowners
+    {
+        code_owners.changed = changed_owners(&loaded.codeowners, &working_tree);
+    }
     Ok(Scope {
         path: if path.is_empty() { ".".to_owned() } else { path.clone() },
         kind,
-        working_tree: changes(repo, &status, &path)?,
+        working_tree,
         recent_commits,
         churn,
+        all_time,
         code_owners,
         shallow: !at_head.boundary.is_empty(),
     })
@@ -358,24 +417,28 @@ pub fn fit(full: Scope, max_tokens: usize, measure: &mut Measure<'_, Scope>) -> 
         tree.lists.unstaged.len(),
         full.recent_commits.len(),
         full.churn.authors.len(),
+        full.all_time.authors.len(),
         owners.errors.len(),
+        owners.changed.len(),
         owners.owners_by_rule.len(),
         tree.lists.untracked.len(),
     ];
-    // The work-tree lists are sections 0, 1, 2 and 7.
-    let tree_uncut = |shown: &[usize]| [0, 1, 2, 7].iter().all(|&section| shown[section] >= totals[section]);
+    // The work-tree lists are sections 0, 1, 2 and 9.
+    let tree_uncut = |shown: &[usize]| [0, 1, 2, 9].iter().all(|&section| shown[section] >= totals[section]);
     let cut = |full: &Scope, shown: &[usize]| {
         let tree = &full.working_tree;
         Scope {
             working_tree: Changes {
                 counts: Implied::new(*tree.counts, tree_uncut(shown) && tree.counts.are_list_lengths()),
-                lists: tree.lists.first([shown[0], shown[1], shown[2], shown[7]]),
+                lists: tree.lists.first([shown[0], shown[1], shown[2], shown[9]]),
             },
             recent_commits: first(&full.recent_commits, shown[3]),
             churn: Churn { authors: first(&full.churn.authors, shown[4]), ..full.churn.clone() },
+            all_time: AllTime { authors: first(&full.all_time.authors, shown[5]), ..full.all_time.clone() },
             code_owners: Owners {
-                errors: first(&full.code_owners.errors, shown[5]),
-                owners_by_rule: first(&full.code_owners.owners_by_rule, shown[6]),
+                errors: first(&full.code_owners.errors, shown[6]),
+                changed: first(&full.code_owners.changed, shown[7]),
+                owners_by_rule: first(&full.code_owners.owners_by_rule, shown[8]),
                 ..full.code_owners.clone()
             },
             ..full.clone()
@@ -575,6 +638,88 @@ fn churn_kept(
     Ok(Churn { days, since: utc(since), until: utc(until), commits, author_count: authors.len(), authors })
 }
 
+/// [`AllTime`] of HEAD's whole history over `path`, walked afresh.
+fn all_time(repo: &gix::Repository, tip: ObjectId, path: &str, interrupt: &Interrupt) -> Result<AllTime> {
+    let mut walk = Walk::new(repo, tip, Some(path))?.interruptible(interrupt);
+    let mut counts: std::collections::HashMap<RawAuthor, usize> = std::collections::HashMap::new();
+    while let Some(id) = walk.next_shown(repo)? {
+        let commit = repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
+        let author = commit.author().map_err(|err| Error::git("commit author", err))?;
+        *counts.entry((author.name.to_vec(), author.email.to_vec())).or_default() += 1;
+    }
+    Ok(tally(repo, counts.into_iter().collect()))
+}
+
+/// [`all_time`] from a kept walk of HEAD over the path: the walk runs to the end of history once; each distinct
+/// raw author is mapped through `.mailmap` once.
+fn all_time_kept(repo: &gix::Repository, walk: &mut crate::walks::Kept, interrupt: &Interrupt) -> Result<AllTime> {
+    walk.fill(repo, interrupt, usize::MAX)?;
+    let mut counts: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
+    for index in 0..walk.shown.len() {
+        *counts.entry(walk.author(repo, index)?).or_default() += 1;
+    }
+    let raw = counts
+        .into_iter()
+        .map(|(identity, count)| {
+            let (name, email) = walk.identity(identity);
+            ((name.to_vec(), email.to_vec()), count)
+        })
+        .collect();
+    Ok(tally(repo, raw))
+}
+
+/// An author's name and email as recorded.
+type RawAuthor = (Vec<u8>, Vec<u8>);
+
+/// Commits per raw (name, email) mapped through `.mailmap` and grouped as `git shortlog -sne` groups: by mapped
+/// name and email, most commits first, then by `Name <email>` in byte order; the first [`TOP_AUTHORS`] kept.
+fn tally(repo: &gix::Repository, raw: Vec<(RawAuthor, usize)>) -> AllTime {
+    let mailmap = crate::guard::open_mailmap(repo);
+    let mut authors: BTreeMap<String, (usize, String, String)> = BTreeMap::new();
+    let mut commits = 0;
+    for ((name, email), count) in raw {
+        commits += count;
+        let signature =
+            gix::actor::SignatureRef { name: name.as_slice().into(), email: email.as_slice().into(), time: "" };
+        let person = crate::history::Person::mapped(&mailmap, signature);
+        let key = format!("{} <{}>", person.name, person.email);
+        authors.entry(key).or_insert_with(|| (0, person.name, person.email)).0 += count;
+    }
+    let author_count = authors.len();
+    // The map is in byte order of `Name <email>`; a stable sort by count keeps it among equals.
+    let mut authors: Vec<ChurnAuthor> =
+        authors.into_values().map(|(commits, name, email)| ChurnAuthor { email, name, commits }).collect();
+    authors.sort_by_key(|author| std::cmp::Reverse(author.commits));
+    authors.truncate(TOP_AUTHORS);
+    AllTime { commits, author_count, authors }
+}
+
+/// The changed paths of `changes` grouped by their owners under `rules`, most paths first (then by owners).
+fn changed_owners(rules: &codeowners::CodeOwners, changes: &Changes) -> Vec<ChangedGroup> {
+    let mut paths: Vec<&str> = Vec::new();
+    paths.extend(changes.conflicted.iter().map(String::as_str));
+    paths.extend(changes.staged.iter().map(|change| change.path.as_str()));
+    paths.extend(changes.unstaged.iter().map(|change| change.path.as_str()));
+    paths.extend(changes.untracked.iter().map(String::as_str));
+    let mut seen = std::collections::HashSet::new();
+    let mut groups: BTreeMap<Vec<String>, Vec<String>> = BTreeMap::new();
+    for path in paths {
+        if !seen.insert(path) {
+            continue;
+        }
+        let rule = match path.strip_suffix('/') {
+            Some(directory) => rules.for_directory(directory),
+            None => rules.for_file(path),
+        };
+        let owners = rule.map(|rule| rule.owners.clone()).unwrap_or_default();
+        groups.entry(owners).or_default().push(path.to_owned());
+    }
+    let mut groups: Vec<ChangedGroup> =
+        groups.into_iter().map(|(owners, files)| ChangedGroup { owners, files }).collect();
+    groups.sort_by_key(|group| std::cmp::Reverse(group.files.len()));
+    groups
+}
+
 /// The owners of `path` (a `kind`) under the CODEOWNERS file `loaded`; a directory's files are those under it in
 /// `tree` (none without a tree).
 fn owners(
@@ -590,6 +735,7 @@ fn owners(
             owners: Vec::new(),
             tracked_files: None,
             owners_by_rule: Vec::new(),
+            changed: Vec::new(),
             error_count: 0,
             errors: Vec::new(),
         });
@@ -625,6 +771,7 @@ fn owners(
         owners: rule.map(|rule| rule.owners.clone()).unwrap_or_default(),
         tracked_files,
         owners_by_rule,
+        changed: Vec::new(),
         error_count: rules.errors.len(),
         errors: rules.errors.clone(),
     })

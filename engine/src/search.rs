@@ -1,9 +1,12 @@
 //! `repo.search` (ours, design.md §5): commits whose message (subject and body) holds every query word or "quoted
-//! phrase", optionally by author, under a path, in a time range, reachable from a ref.
+//! phrase", optionally by author, under a path, in a time range, reachable from a ref. The query may be left out
+//! when another filter narrows the search (by author or date alone).
 //!
 //! Matching is git's `git log --all-match -i --fixed-strings --grep=<word>... [--author=<a>] [--since] [--until]
 //! [<ref>] -- <path>`: each word or phrase is a case-insensitive substring of the message (a phrase does not span
-//! lines: it holds no newline), `author` a substring of `"Name <email>"`, `since`/`until` bound the committer date
+//! lines: it holds no newline), `author` a substring of `"Name <email>"` as recorded or as `.mailmap` maps it
+//! (`git log --author` matches the first, `git log --use-mailmap --author` the second), `since`/`until` bound the
+//! committer date
 //! (inclusive), and `path` keeps the commits that change the file or directory compared with every parent (the
 //! empty tree for a root commit). Two deliberate differences with git: where a merge discards a side branch's
 //! change to the path entirely, git's default simplification also hides that side branch's commits, which we show;
@@ -11,7 +14,12 @@
 //!
 //! Without `ref`, the commit index answers (every commit reachable from the local branches and HEAD, see
 //! [`crate::commit_index`]); with `ref`, or while the index is built or unavailable, the history is walked and the answer
-//! says why (`walked`). Both rank by relevance, then newest committer date; `total` is always exact.
+//! says why (`walked`). `total` is always exact.
+//!
+//! Order ([`Sort`]): `relevance` (the default with a query) ranks by relevance (BM25 in the index, occurrences in a
+//! walk), `newest` (the default without one) by committer date alone, newest first; ties go by committer date,
+//! then by the sha's first 8 bytes, then the sha, so the index and a walk list the same commits in the same order
+//! for `newest` (and for `relevance` whenever the scores tie).
 
 use std::collections::HashSet;
 use std::ops::Bound;
@@ -42,9 +50,10 @@ pub const MAX_LIMIT: usize = 200;
 /// What to search for.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
-    /// Words and "quoted phrases", all required (case-insensitive substrings of the message).
+    /// Words and "quoted phrases", all required (case-insensitive substrings of the message); may be empty when
+    /// `author`, `path`, `since` or `until` is given.
     pub query: String,
-    /// A case-insensitive substring of the author's `"Name <email>"`.
+    /// A case-insensitive substring of the author's `"Name <email>"`, as recorded or as `.mailmap` maps it.
     pub author: Option<String>,
     /// A repo-relative file or directory the commits change.
     pub path: Option<String>,
@@ -56,6 +65,17 @@ pub struct Options {
     pub start: Option<String>,
     /// Most commits listed (1-200).
     pub limit: usize,
+    /// The order; `None`: [`Sort::Newest`] without query words, [`Sort::Relevance`] with them.
+    pub sort: Option<Sort>,
+}
+
+/// The order of the matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Sort {
+    /// Most relevant first, then newest.
+    Relevance,
+    /// Newest committer date first.
+    Newest,
 }
 
 /// The matches.
@@ -64,7 +84,7 @@ pub struct Options {
 pub struct Report {
     /// How many commits match, exactly (also beyond `limit` and the budget).
     pub total: usize,
-    /// The best `limit` matches, most relevant first, then newest; default empty.
+    /// The first `limit` matches in the order asked for; default empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub commits: Vec<Match>,
     /// Why the history was walked instead of asking the commit index; absent when the index answered.
@@ -78,7 +98,8 @@ pub struct Report {
 pub struct Match {
     /// The sha abbreviated like `git log --oneline`.
     pub sha: String,
-    /// The author as recorded, `"Name <email>"`.
+    /// The author as `.mailmap` maps it (as recorded without an entry), `"Name <email>"`, as `git log
+    /// --format='%aN <%aE>'` shows it.
     pub author: Person,
     /// The author date, ISO 8601 with the author's offset (`git log --format=%aI`).
     pub time: String,
@@ -95,6 +116,7 @@ struct Filters {
     path: Option<String>,
     since: Option<i64>,
     until: Option<i64>,
+    sort: Sort,
 }
 
 impl Engine {
@@ -102,8 +124,8 @@ impl Engine {
     /// commits are counted in `omitted.commits`, and `total` counts every match.
     ///
     /// # Errors
-    /// [`Error::Invalid`] with `invalid_query` (an empty query or author, an unclosed quote, a date that does not
-    /// parse), `invalid_path`, `invalid_revision` / `unknown_revision` (the ref) or `budget_below_floor`;
+    /// [`Error::Invalid`] with `invalid_query` (no query word and no other filter, an empty author, an unclosed
+    /// quote, a date that does not parse), `invalid_path`, `invalid_revision` / `unknown_revision` (the ref) or `budget_below_floor`;
     /// [`Error::GitRead`] when the history cannot be read.
     pub fn search(
         &self,
@@ -118,7 +140,8 @@ impl Engine {
             Some(start) => {
                 let tip = crate::revision::resolve_commit(&repo.git, start)?;
                 let reason = "an explicit ref is searched by walking its history".to_owned();
-                (walk(&repo.git, &[tip], &filters, limit, &repo.interrupt)?, Some(reason))
+                let mailmap = crate::guard::open_mailmap(&repo.git);
+                (walk(&repo.git, &[tip], &filters, &mailmap, limit, &repo.interrupt)?, Some(reason))
             }
             None => {
                 // What the index answers is kept until any event of the repository (a ref moving is one); an
@@ -134,7 +157,9 @@ impl Engine {
             }
         };
         let abbrev = Abbrev::new(&repo.git);
-        let commits = ids.into_iter().map(|id| describe(&repo.git, &abbrev, id)).collect::<Result<Vec<_>>>()?;
+        let mailmap = crate::guard::open_mailmap(&repo.git);
+        let commits =
+            ids.into_iter().map(|id| describe(&repo.git, &abbrev, &mailmap, id)).collect::<Result<Vec<_>>>()?;
         fit(Report { total, commits, walked }, max_tokens, measure)
     }
 
@@ -145,19 +170,21 @@ impl Engine {
             Some(store) => store.status(&repo.git, &repo.location.common_dir),
             None => Status::Unavailable("no run dir is configured".to_owned()),
         };
+        let mailmap = crate::guard::open_mailmap(&repo.git);
         let ((total, ids), walked) = match &status {
-            Status::Ready(snapshot) => match from_index(snapshot, filters, limit) {
+            Status::Ready(snapshot) => match from_index(snapshot, filters, &mailmap, limit) {
                 Ok(found) => (found, None),
                 Err(why) => {
                     snapshot.broken();
                     let status = Status::Unavailable(format!("a search failed: {why}; it is rebuilt"));
-                    (walk_all(&repo.git, filters, limit, &repo.interrupt)?, status.reason())
+                    (walk_all(&repo.git, filters, &mailmap, limit, &repo.interrupt)?, status.reason())
                 }
             },
-            _ => (walk_all(&repo.git, filters, limit, &repo.interrupt)?, status.reason()),
+            _ => (walk_all(&repo.git, filters, &mailmap, limit, &repo.interrupt)?, status.reason()),
         };
         let abbrev = Abbrev::new(&repo.git);
-        let commits = ids.into_iter().map(|id| describe(&repo.git, &abbrev, id)).collect::<Result<Vec<_>>>()?;
+        let commits =
+            ids.into_iter().map(|id| describe(&repo.git, &abbrev, &mailmap, id)).collect::<Result<Vec<_>>>()?;
         Ok(Report { total, commits, walked })
     }
 
@@ -165,6 +192,13 @@ impl Engine {
     /// benchmarks); `None` without a run dir.
     pub fn index_settle(&self, repo: &Repo, timeout: std::time::Duration) -> Option<Status> {
         Some(self.index()?.settle(&repo.git, &repo.location.common_dir, timeout))
+    }
+
+    /// Waits (at most `timeout`) until every commit index build running in the background has finished and
+    /// saved its index; returns how many were running (0 without a run dir). For a one-shot process, which would
+    /// otherwise abandon a first build its call started.
+    pub fn finish_index_builds(&self, timeout: std::time::Duration) -> usize {
+        self.index().map_or(0, |store| store.finish_builds(timeout))
     }
 
     /// The number of commits and bytes on disk of `repo`'s commit index, once current; `None` without a run dir.
@@ -217,13 +251,18 @@ fn filters(options: &Options) -> Result<Filters> {
     };
     let since = options.since.as_deref().map(|text| parse_time("since", text)).transpose()?;
     let until = options.until.as_deref().map(|text| parse_time("until", text)).transpose()?;
-    Ok(Filters { terms, author, path, since, until })
+    if terms.is_empty() && author.is_none() && path.is_none() && since.is_none() && until.is_none() {
+        return Err(invalid("nothing to search for: give a query, or narrow by author, path, since or until"));
+    }
+    let sort = options.sort.unwrap_or(if terms.is_empty() { Sort::Newest } else { Sort::Relevance });
+    Ok(Filters { terms, author, path, since, until, sort })
 }
 
 /// Splits a query into folded words and "quoted phrases".
 ///
 /// # Errors
-/// `invalid_query` when it holds no word, an empty phrase or an unclosed quote.
+/// `invalid_query` when it holds an empty phrase or an unclosed quote. A query of whitespace alone holds no term
+/// (the caller decides whether other filters narrow the search).
 fn parse_query(query: &str) -> Result<Vec<String>> {
     let mut terms = Vec::new();
     let mut rest = query;
@@ -246,9 +285,6 @@ fn parse_query(query: &str) -> Result<Vec<String>> {
             terms.push(fold(&rest[..end]));
             rest = &rest[end..];
         }
-    }
-    if terms.is_empty() {
-        return Err(invalid("query is empty: give at least one word"));
     }
     Ok(terms)
 }
@@ -400,6 +436,7 @@ fn filter(query: Box<dyn Query>) -> (Occur, Box<dyn Query>) {
 fn from_index(
     snapshot: &index::Snapshot,
     filters: &Filters,
+    mailmap: &gix::mailmap::Snapshot,
     limit: usize,
 ) -> std::result::Result<(usize, Vec<ObjectId>), String> {
     let run = || -> tantivy::Result<(usize, Vec<ObjectId>)> {
@@ -414,7 +451,7 @@ fn from_index(
             clauses.push((Occur::Must, query));
         }
         if let Some(author) = &filters.author {
-            clauses.push(filter(substring(fields.author, author)));
+            clauses.push(filter(authors(searcher, fields, mailmap, author)?));
         }
         if let Some(path) = &filters.path {
             clauses.push(filter(Box::new(TermQuery::new(
@@ -435,9 +472,14 @@ fn from_index(
             1 => clauses.pop().map_or_else(|| Box::new(EmptyQuery) as Box<dyn Query>, |(_, query)| query),
             _ => Box::new(BooleanQuery::new(clauses)),
         };
+        // Newest first: every match scores the same, so every one is offered (no pruning by score).
+        let (query, prune): (Box<dyn Query>, bool) = match filters.sort {
+            Sort::Relevance => (query, prune),
+            Sort::Newest => (Box::new(ConstScoreQuery::new(query, 0.0)), false),
+        };
         let (total, found) = searcher.search(query.as_ref(), &Best { limit, prune })?;
         let mut ids = Vec::with_capacity(found.len());
-        for (_, _, address) in found {
+        for (_, _, _, address) in found {
             let document: TantivyDocument = searcher.doc(address)?;
             let sha = document.get_first(fields.sha).and_then(|value| value.as_str()).unwrap_or_default();
             let id = ObjectId::from_hex(sha.as_bytes())
@@ -453,13 +495,13 @@ fn from_index(
     }
 }
 
-/// One match found in the index: relevance, committer time, where.
-type Found = (Score, i64, DocAddress);
+/// One match found in the index: relevance, committer time, the sha's key ([`schema::key`]), where.
+type Found = (Score, i64, u64, DocAddress);
 
-/// The answer's order: most relevant first, then newest committer date, then index order (a total order, so the
-/// best `limit` are the same whichever way they are chosen).
+/// The answer's order: most relevant first, then newest committer date, then the sha's key, then index order (a
+/// total order, so the best `limit` are the same whichever way they are chosen; a walk orders the same way).
 fn ranked(a: &Found, b: &Found) -> std::cmp::Ordering {
-    b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2))
+    b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)).then(a.3.cmp(&b.3))
 }
 
 /// A [`Found`] ordered by [`ranked`]: the greatest is the worst, so a max-heap of them pops the worst kept.
@@ -502,6 +544,7 @@ struct Best {
 struct BestInSegment {
     segment: SegmentOrdinal,
     time: tantivy::columnar::Column<i64>,
+    key: tantivy::columnar::Column<u64>,
     limit: usize,
     kept: std::collections::BinaryHeap<Ranked>,
     count: usize,
@@ -511,7 +554,12 @@ impl BestInSegment {
     /// Offers one match; returns the lowest score a later match needs to be kept (any score while the heap is not
     /// full).
     fn offer(&mut self, doc: DocId, score: Score) -> Score {
-        let found = (score, self.time.first(doc).unwrap_or_default(), DocAddress::new(self.segment, doc));
+        let found = (
+            score,
+            self.time.first(doc).unwrap_or_default(),
+            self.key.first(doc).unwrap_or_default(),
+            DocAddress::new(self.segment, doc),
+        );
         if self.kept.len() < self.limit {
             self.kept.push(Ranked(found));
         } else if self.kept.peek().is_some_and(|worst| ranked(&found, &worst.0).is_lt()) {
@@ -533,6 +581,7 @@ impl Collector for Best {
         Ok(BestInSegment {
             segment,
             time: reader.fast_fields().i64("time")?,
+            key: reader.fast_fields().u64("key")?,
             limit: self.limit,
             kept: std::collections::BinaryHeap::with_capacity(self.limit + 1),
             count: 0,
@@ -598,11 +647,61 @@ impl SegmentCollector for BestInSegment {
 fn walk_all(
     repo: &gix::Repository,
     filters: &Filters,
+    mailmap: &gix::mailmap::Snapshot,
     limit: usize,
     interrupt: &Interrupt,
 ) -> Result<(usize, Vec<ObjectId>)> {
     let tips: Vec<ObjectId> = index::read_tips(repo)?.into_values().collect::<HashSet<_>>().into_iter().collect();
-    walk(repo, &tips, filters, limit, interrupt)
+    walk(repo, &tips, filters, mailmap, limit, interrupt)
+}
+
+/// Whether the author `name <email>` matches the folded `author` filter: as recorded, or as `mailmap` maps it.
+fn author_matches(
+    mailmap: &gix::mailmap::Snapshot,
+    name: &gix::bstr::BStr,
+    email: &gix::bstr::BStr,
+    author: &str,
+) -> bool {
+    if fold(&format!("{} <{}>", utf8(name), utf8(email))).contains(author) {
+        return true;
+    }
+    let mapped = Person::mapped(mailmap, gix::actor::SignatureRef { name, email, time: "" });
+    fold(&format!("{} <{}>", mapped.name, mapped.email)).contains(author)
+}
+
+/// A query matching the commits whose author matches the folded `author` ([`author_matches`]): the distinct
+/// recorded identities of the index (its `identity` terms) that match, mapped through `mailmap`.
+fn authors(
+    searcher: &tantivy::Searcher,
+    fields: Fields,
+    mailmap: &gix::mailmap::Snapshot,
+    author: &str,
+) -> tantivy::Result<Box<dyn Query>> {
+    let mut matching: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+    let mut seen: HashSet<Vec<u8>> = HashSet::new();
+    for segment in searcher.segment_readers() {
+        let index = segment.inverted_index(fields.identity)?;
+        let mut stream = index.terms().stream()?;
+        while stream.advance() {
+            let key = stream.key();
+            if !seen.insert(key.to_vec()) {
+                continue;
+            }
+            let Ok(text) = std::str::from_utf8(key) else { continue };
+            let (name, email) = text.split_once('\0').unwrap_or((text, ""));
+            if author_matches(mailmap, name.into(), email.into(), author) {
+                matching.insert(text.to_owned());
+            }
+        }
+    }
+    let clauses: Vec<(Occur, Box<dyn Query>)> = matching
+        .iter()
+        .map(|identity| {
+            let term = Term::from_field_text(fields.identity, identity);
+            (Occur::Should, Box::new(TermQuery::new(term, IndexRecordOption::Basic)) as Box<dyn Query>)
+        })
+        .collect();
+    Ok(if clauses.is_empty() { Box::new(EmptyQuery) } else { Box::new(BooleanQuery::new(clauses)) })
 }
 
 /// The number of matches and the `limit` best among the commits reachable from `tips`, read from git: relevance
@@ -612,6 +711,7 @@ fn walk(
     repo: &gix::Repository,
     tips: &[ObjectId],
     filters: &Filters,
+    mailmap: &gix::mailmap::Snapshot,
     limit: usize,
     interrupt: &Interrupt,
 ) -> Result<(usize, Vec<ObjectId>)> {
@@ -628,7 +728,7 @@ fn walk(
         ids
     };
     let mut touched = index::Touched::interruptible(interrupt);
-    let mut hits: Vec<(Score, i64, ObjectId)> = Vec::new();
+    let mut hits: Vec<(Score, i64, u64, ObjectId)> = Vec::new();
     for id in ids {
         interrupt.check()?;
         let commit = repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
@@ -642,7 +742,7 @@ fn walk(
         }
         if let Some(author) = &filters.author {
             let signature = commit.author().map_err(|err| Error::git("commit author", err))?;
-            if !fold(&format!("{} <{}>", utf8(signature.name), utf8(signature.email))).contains(author.as_str()) {
+            if !author_matches(mailmap, signature.name, signature.email, author) {
                 continue;
             }
         }
@@ -652,20 +752,24 @@ fn walk(
                 continue;
             }
         }
-        let score = filters.terms.iter().map(|term| message.matches(term.as_str()).count()).sum::<usize>();
-        hits.push((score as Score, time, id));
+        let score = match filters.sort {
+            Sort::Relevance => filters.terms.iter().map(|term| message.matches(term.as_str()).count()).sum::<usize>(),
+            Sort::Newest => 0,
+        };
+        hits.push((score as Score, time, schema::key(&id), id));
     }
-    hits.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
-    Ok((hits.len(), hits.into_iter().take(limit).map(|(_, _, id)| id).collect()))
+    // The order of [`ranked`], the sha in place of the index order.
+    hits.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)).then(a.3.cmp(&b.3)));
+    Ok((hits.len(), hits.into_iter().take(limit).map(|(_, _, _, id)| id).collect()))
 }
 
-fn describe(repo: &gix::Repository, abbrev: &Abbrev, id: ObjectId) -> Result<Match> {
+fn describe(repo: &gix::Repository, abbrev: &Abbrev, mailmap: &gix::mailmap::Snapshot, id: ObjectId) -> Result<Match> {
     let commit = repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
     let author = commit.author().map_err(|err| Error::git("commit author", err))?;
     let time = author.time().map_err(|err| Error::git("commit author date", err))?;
     Ok(Match {
         sha: abbrev.id(id),
-        author: Person { name: utf8(author.name), email: utf8(author.email) },
+        author: Person::mapped(mailmap, author),
         time: iso_time(time),
         subject: subject(commit.message_raw_sloppy()),
     })
@@ -678,7 +782,7 @@ mod tests {
     #[test]
     fn queries_split_into_words_and_phrases() {
         assert_eq!(parse_query(" Retry  \"Back Off\" x").expect("parses"), vec!["retry", "back off", "x"]);
-        assert!(parse_query("   ").is_err());
+        assert!(parse_query("   ").expect("no terms").is_empty());
         assert!(parse_query("a \"open").is_err());
         assert!(parse_query("\" \"").is_err());
     }

@@ -479,7 +479,11 @@ fn serve_stdio() -> anyhow::Result<ExitCode> {
     }
 }
 
-/// `call TOOL ARGS`: one `tools/call` at the newest protocol version through [`Server::handle`].
+/// The longest a one-shot `call` waits, after printing its answer, for a commit index build its call started.
+const INDEX_BUILD_WAIT: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// `call TOOL ARGS`: one `tools/call` at the newest protocol version through [`Server::handle`]; an index build
+/// the call started in the background is finished before the process exits (at most [`INDEX_BUILD_WAIT`]).
 fn call(tool: &str, arguments: &str) -> anyhow::Result<ExitCode> {
     let arguments: Value = match serde_json::from_str(arguments) {
         Ok(arguments) => arguments,
@@ -518,8 +522,17 @@ fn call(tool: &str, arguments: &str) -> anyhow::Result<ExitCode> {
     let result = &response["result"];
     let text = result["content"][0]["text"].as_str().unwrap_or_default();
     let shown = serde_json::from_str::<Value>(text).map_or_else(|_| text.to_owned(), |envelope| pretty(&envelope));
-    let mut stdout = io::stdout().lock();
-    writeln!(stdout, "{shown}").context("writing to stdout")?;
+    {
+        let mut stdout = io::stdout().lock();
+        writeln!(stdout, "{shown}").context("writing to stdout")?;
+        stdout.flush().context("writing to stdout")?;
+    }
+    // A search that walked the history started the first build of the commit index: finish and save it, or every
+    // later one-shot call would walk again and abandon it again.
+    let finished = server.engine().finish_index_builds(INDEX_BUILD_WAIT);
+    if finished > 0 {
+        eprintln!("fluxgit-mcp-sidecar call: finished building the commit index for later searches");
+    }
     Ok(if result["isError"].as_bool().unwrap_or(false) { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
 

@@ -95,6 +95,11 @@ pub(crate) fn write(repo: &gix::Repository, writer: &IndexWriter, fields: Fields
     for id in &plan.dropped {
         writer.delete_term(Term::from_field_text(fields.sha, &id.to_string()));
     }
+    // The walk lists a commit before its parents, and a commit's tree (and the subtrees a diff opens) is the old
+    // side of its child's diff and the new side of its own: remembered, each is inflated once, not twice.
+    let mut cached = repo.clone();
+    cached.object_cache_size(OBJECT_CACHE_BYTES);
+    let repo = &cached;
     let shallow = Shallow::read(repo)?;
     let mut touched = Touched::default();
     for id in &plan.added {
@@ -107,7 +112,8 @@ pub(crate) fn write(repo: &gix::Repository, writer: &IndexWriter, fields: Fields
         let message = utf8(commit.message_raw_sloppy());
         document.add_text(fields.words, &message);
         document.add_text(fields.message, message);
-        document.add_text(fields.author, format!("{} <{}>", utf8(author.name), utf8(author.email)));
+        document.add_text(fields.identity, super::schema::identity(&utf8(author.name), &utf8(author.email)));
+        document.add_u64(fields.key, super::schema::key(id));
         let tree = commit.tree_id().map_err(|err| Error::git("commit tree", err))?.detach();
         for prefix in touched.prefixes(repo, tree, &shallow.parents(&commit))? {
             document.add_text(fields.paths, prefix);
@@ -116,6 +122,9 @@ pub(crate) fn write(repo: &gix::Repository, writer: &IndexWriter, fields: Fields
     }
     Ok(())
 }
+
+/// The memory of objects read while writing documents, in bytes.
+const OBJECT_CACHE_BYTES: usize = 64 * 1024 * 1024;
 
 /// The deepest path prefix recorded for a commit, in path components: a change deeper down (a tree 10,000
 /// directories deep) is recorded by its prefix of this depth, so the work per commit stays bounded. A `path`
@@ -150,10 +159,10 @@ impl Touched {
         parents: &[ObjectId],
     ) -> Result<BTreeSet<String>> {
         let new = repo.find_tree(tree).map_err(|err| Error::git("commit tree", err))?;
-        let mut common: Option<BTreeSet<String>> = None;
         if parents.is_empty() {
             return self.changed(repo, &[], &new.data);
         }
+        let mut parent_trees = Vec::with_capacity(parents.len());
         for parent in parents {
             let parent_tree = repo
                 .find_commit(*parent)
@@ -164,17 +173,35 @@ impl Touched {
             if parent_tree == tree {
                 return Ok(BTreeSet::new());
             }
-            let old = repo.find_tree(parent_tree).map_err(|err| Error::git("commit tree", err))?;
-            let changed = self.changed(repo, &old.data, &new.data)?;
-            common = Some(match common {
-                None => changed,
-                Some(common) => common.intersection(&changed).cloned().collect(),
-            });
-            if common.as_ref().is_some_and(BTreeSet::is_empty) {
+            parent_trees.push(parent_tree);
+        }
+        let old = repo.find_tree(parent_trees[0]).map_err(|err| Error::git("commit tree", err))?;
+        let mut common = self.changed(repo, &old.data, &new.data)?;
+        // A merge: a prefix counts when it differs from every parent. The first parent's diff found the
+        // candidates (a merge differs little from its first parent); each other parent is asked only about them,
+        // by comparing the entries at each candidate path, instead of a diff that would open every tree where
+        // the branches differ.
+        for parent_tree in &parent_trees[1..] {
+            if common.is_empty() {
                 break;
             }
+            let other = repo.find_tree(*parent_tree).map_err(|err| Error::git("commit tree", err))?;
+            let mut kept = BTreeSet::new();
+            for prefix in common {
+                if self.interrupt.as_ref().is_some_and(crate::interrupt::Interrupt::is_triggered) {
+                    return Err(Error::Cancelled);
+                }
+                // A prefix cut at [`MAX_PATH_DEPTH`] is still a path of the tree; one made lossy (not UTF-8)
+                // cannot be looked up and is kept.
+                if prefix.contains(char::REPLACEMENT_CHARACTER)
+                    || entry_at(&new, &prefix)? != entry_at(&other, &prefix)?
+                {
+                    kept.insert(prefix);
+                }
+            }
+            common = kept;
         }
-        Ok(common.unwrap_or_default())
+        Ok(common)
     }
 
     fn changed(&mut self, repo: &gix::Repository, old: &[u8], new: &[u8]) -> Result<BTreeSet<String>> {
@@ -193,6 +220,18 @@ impl Touched {
         diffed.map_err(|err| Error::git("tree diff", err))?;
         Ok(visitor.prefixes)
     }
+}
+
+/// The mode and id of the entry at the repository-relative `path` of `tree`; `None` when the tree has no such
+/// entry.
+///
+/// # Errors
+/// [`Error::GitRead`] when a tree on the way cannot be read.
+fn entry_at(tree: &gix::Tree<'_>, path: &str) -> Result<Option<(gix::objs::tree::EntryMode, ObjectId)>> {
+    Ok(tree
+        .lookup_entry_by_path(path)
+        .map_err(|err| Error::git("tree entry", err))?
+        .map(|entry| (entry.mode(), entry.object_id())))
 }
 
 /// A tree-diff visitor that records the prefixes of every changed path down to [`MAX_PATH_DEPTH`] components.

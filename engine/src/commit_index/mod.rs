@@ -1,5 +1,6 @@
 //! The commit index (design.md §3): a small tantivy index per repository under `<run dir>/index/`, holding every commit
-//! reachable from the local branches and HEAD (sha, committer time, author, message, touched path prefixes).
+//! reachable from the local branches and HEAD (sha, committer time, author identity, message, touched path
+//! prefixes).
 //!
 //! Layout: `<dir>/v<SCHEMA_VERSION>/<digest of the common dir>/` is one tantivy index; the commit payload of its
 //! last commit records the schema version, the common dir and the tips it covers (HEAD and every `refs/heads/*`,
@@ -44,7 +45,7 @@ pub use build::MAX_PATH_DEPTH;
 pub(crate) use build::{Touched, read_tips};
 
 /// The schema version: an index of another version is rebuilt (its directory name carries the version).
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// The most commits added by a call before it hands the work to a background thread and answers from git.
 /// About 2,000 commits index in well under a second on a small machine (see BENCHMARK.md, "Index").
@@ -328,6 +329,22 @@ impl Store {
                 std::thread::sleep(std::time::Duration::from_millis(20));
             }
         }
+    }
+
+    /// Waits until no background build of any repository runs (at most `timeout`); returns how many were running
+    /// when it started. A one-shot process calls it before it exits, so that a first build a call started is
+    /// finished and saved instead of abandoned with the process.
+    pub fn finish_builds(&self, timeout: std::time::Duration) -> usize {
+        let slots: Vec<Arc<Slot>> =
+            self.slots.lock().unwrap_or_else(PoisonError::into_inner).values().cloned().collect();
+        let building: Vec<&Arc<Slot>> = slots.iter().filter(|slot| slot.lock().building).collect();
+        let deadline = std::time::Instant::now() + timeout;
+        for slot in &building {
+            while slot.lock().building && std::time::Instant::now() < deadline {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        }
+        building.len()
     }
 
     /// The number of commits and the bytes on disk of `common_dir`'s index, once current.

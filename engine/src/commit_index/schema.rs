@@ -10,7 +10,11 @@
 //!   word made only of word characters is a substring of the message exactly when it is a substring of one of
 //!   its words, so such a query is answered from the words of the term dictionary that contain it, without
 //!   positions (see `crate::search`);
-//! - `author`: `"Name <email>"` as [`Trigrams`], for the `author` filter (a substring, as `git log -i --author`);
+//! - `identity`: the author as recorded, `"Name\0email"` (at most [`IDENTITY_MAX_BYTES`]), one raw term: the
+//!   `author` filter reads the distinct identities from the term dictionary, maps each through `.mailmap` and
+//!   matches the recorded and the mapped `"Name <email>"` (see `crate::search`);
+//! - `key`: the first 8 bytes of the sha as a big-endian number, a fast field: the last tie-break of the answer's
+//!   order, the same from the index and from a walk;
 //! - `paths`: every prefix of every path the commit touched (`a`, `a/b`, `a/b/c.rs`), one raw term each.
 
 use tantivy::schema::{
@@ -43,8 +47,33 @@ pub(crate) struct Fields {
     pub(crate) time: Field,
     pub(crate) message: Field,
     pub(crate) words: Field,
-    pub(crate) author: Field,
+    pub(crate) identity: Field,
+    pub(crate) key: Field,
     pub(crate) paths: Field,
+}
+
+/// The longest `identity` term in bytes (tantivy refuses terms near 64 KiB); a longer one is cut at a character
+/// boundary (such an author is then matched by what survives the cut).
+pub(crate) const IDENTITY_MAX_BYTES: usize = 4096;
+
+/// The `identity` term of an author.
+pub(crate) fn identity(name: &str, email: &str) -> String {
+    let mut text = format!("{name}\0{email}");
+    if text.len() > IDENTITY_MAX_BYTES {
+        let mut end = IDENTITY_MAX_BYTES;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+    }
+    text
+}
+
+/// The `key` of a commit: its sha's first 8 bytes, big-endian.
+pub(crate) fn key(id: &gix::oid) -> u64 {
+    let mut bytes = [0u8; 8];
+    bytes.copy_from_slice(&id.as_bytes()[..8]);
+    u64::from_be_bytes(bytes)
 }
 
 /// The schema and its fields.
@@ -55,16 +84,17 @@ pub(crate) fn schema() -> (Schema, Fields) {
     let trigram_options = TextOptions::default().set_indexing_options(
         TextFieldIndexing::default().set_tokenizer(TRIGRAMS).set_index_option(IndexRecordOption::WithFreqsAndPositions),
     );
-    let message = builder.add_text_field("message", trigram_options.clone());
+    let message = builder.add_text_field("message", trigram_options);
     let words = builder.add_text_field(
         "words",
         TextOptions::default().set_indexing_options(
             TextFieldIndexing::default().set_tokenizer(WORDS).set_index_option(IndexRecordOption::WithFreqs),
         ),
     );
-    let author = builder.add_text_field("author", trigram_options);
+    let identity = builder.add_text_field("identity", STRING);
+    let key = builder.add_u64_field("key", FAST);
     let paths = builder.add_text_field("paths", STRING);
-    (builder.build(), Fields { sha, time, message, words, author, paths })
+    (builder.build(), Fields { sha, time, message, words, identity, key, paths })
 }
 
 /// Splits lowercased text into overlapping character trigrams, the trigram starting at character `i` at position

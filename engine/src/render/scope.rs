@@ -4,7 +4,8 @@ use super::{Lines, Options, change_lists, esc};
 use crate::budget::Budgeted;
 use crate::scope::{PathKind, Scope};
 
-/// `repo.scope`: the path and its kind, porcelain-like change lines, `sha subject` lines, churn and owners.
+/// `repo.scope`: the path and its kind, porcelain-like change lines, `sha subject` lines, churn, all-time authors and
+/// owners (with `changed OWNERS: paths` lines for a directory's changed paths).
 pub fn scope(result: &Budgeted<Scope>, options: &Options) -> String {
     let scope = &result.data;
     let omitted = &result.omitted;
@@ -37,6 +38,18 @@ pub fn scope(result: &Budgeted<Scope>, options: &Options) -> String {
     }
     out.line(line);
     out.more(omitted, "authors", "authors");
+    let all = &scope.all_time;
+    let mut line = format!("all time: {} commits, {} authors", all.commits, all.author_count);
+    let authors: Vec<String> = all
+        .authors
+        .iter()
+        .map(|author| format!("{} <{}> {}", esc(&author.name), esc(&author.email), author.commits))
+        .collect();
+    if !authors.is_empty() {
+        line.push_str(&format!(": {}", authors.join(", ")));
+    }
+    out.line(line);
+    out.more(omitted, "allTimeAuthors", "authors");
     let owners = &scope.code_owners;
     match owners.file {
         None => out.line("owners: no CODEOWNERS file"),
@@ -66,6 +79,13 @@ pub fn scope(result: &Budgeted<Scope>, options: &Options) -> String {
         out.line(format!("  {} files: {who} ({rule})", group.files));
     }
     out.more(omitted, "ownersByRule", "owner groups");
+    for group in &owners.changed {
+        let who =
+            if group.owners.is_empty() { "unowned".to_owned() } else { esc(&group.owners.join(" ")).into_owned() };
+        let files: Vec<String> = group.files.iter().map(|file| esc(file).into_owned()).collect();
+        out.line(format!("  changed {who}: {}", files.join(" ")));
+    }
+    out.more(omitted, "changedOwners", "changed owner groups");
     if owners.error_count > 0 {
         out.line(format!("CODEOWNERS errors {}", owners.error_count));
     }

@@ -394,3 +394,105 @@ fn an_unborn_repository_has_changes_but_no_history_or_owners() {
     assert_eq!(scope.churn.commits, 0);
     assert_eq!(scope.code_owners.file, None);
 }
+
+/// Commits `path` with `content` as `author` at `when` (author and committer date, seconds since the epoch).
+fn commit_at(fixture: &Fixture, when: i64, author: &str, path: &str, content: &str) {
+    let file = fixture.path().join(path);
+    std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
+    std::fs::write(&file, content).expect("write");
+    fixture.git(&["add", path]);
+    let date = format!("@{when} +0000");
+    let mut command = fixture.git_command(fixture.path());
+    command.env("GIT_AUTHOR_DATE", &date).env("GIT_COMMITTER_DATE", &date);
+    let output = command
+        .args(["commit", "-q", &format!("--author={author}"), "-m", &format!("touch {path}")])
+        .output()
+        .expect("git runs");
+    assert!(output.status.success(), "git commit: {}", String::from_utf8_lossy(&output.stderr));
+}
+
+/// `git shortlog -sne HEAD -- <path>` as (`Name <email>`, commits), in git's order.
+fn shortlog(fixture: &Fixture, path: &str) -> Vec<(String, usize)> {
+    fixture
+        .git(&["shortlog", "-sne", "HEAD", "--", path])
+        .lines()
+        .map(|line| {
+            let (count, who) = line.trim().split_once('\t').expect("count and author");
+            (who.to_owned(), count.parse().expect("count"))
+        })
+        .collect()
+}
+
+#[test]
+fn all_time_authors_equal_git_shortlog_for_a_path_untouched_for_months() {
+    let fixture = fluxgit_fixtures::build(Scenario::Clean);
+    let start: i64 = fixture.git(&["log", "-1", "--format=%ct"]).trim().parse().expect("time");
+    // `lib/` was last touched 200 days before `now`; Bob wrote from two addresses that `.mailmap` makes one.
+    let now = start + 400 * DAY;
+    let authors = [
+        "Bob Stone <bob@old.example>",
+        "Ann Lee <ann@example.com>",
+        "Bob Builder <bob@example.com>",
+        "Cy Dee <cy@example.com>",
+        "Ann Lee <ann@example.com>",
+        "Bob Stone <bob@old.example>",
+        "Dee Ray <dee@example.com>",
+    ];
+    for (step, author) in authors.iter().enumerate() {
+        let when = start + (10 + step as i64) * DAY;
+        commit_at(&fixture, when, author, &format!("lib/f{}.txt", step % 3), &format!("{step}\n"));
+    }
+    commit_at(&fixture, now - 200 * DAY, "Cy Dee <cy@example.com>", "lib/last.txt", "last\n");
+    let mailmap =
+        "Bob Builder <bob@example.com> <bob@old.example>\nBob Builder <bob@example.com> Bob Stone <bob@example.com>\n";
+    commit_at(&fixture, now - DAY, "Ann Lee <ann@example.com>", ".mailmap", mailmap);
+    for path in ["lib", "lib/f0.txt", "."] {
+        let scope = read(&fixture, &options(path, 90, 3, now)).expect("scope");
+        if path != "." {
+            assert_eq!((scope.churn.commits, scope.churn.author_count), (0, 0), "{path}: nothing in 90 days");
+        }
+        let all = &scope.all_time;
+        let shown: Vec<(String, usize)> =
+            all.authors.iter().map(|author| (format!("{} <{}>", author.name, author.email), author.commits)).collect();
+        let expected = shortlog(&fixture, path);
+        assert_eq!(shown, expected, "{path}: the same authors, counts and order as git shortlog -sne");
+        assert_eq!(all.author_count, expected.len(), "{path}");
+        let count: usize = fixture.git(&["rev-list", "--count", "HEAD", "--", path]).trim().parse().expect("count");
+        assert_eq!(all.commits, count, "{path}");
+        assert!(shown.iter().all(|(who, _)| !who.contains("old.example")), "{path}: {shown:?}");
+        // The window raised to 100 years (it starts before 1970, where git's `--since` cannot go) holds every
+        // commit, as `git rev-list --count` counts them.
+        let whole = read(&fixture, &options(path, 36_500, 3, now)).expect("scope").churn;
+        assert_eq!(whole.commits, count, "{path}");
+    }
+    let lib = read(&fixture, &options("lib", 90, 3, now)).expect("scope").all_time;
+    assert_eq!(lib.authors[0].name, "Bob Builder", "three commits under two addresses: {lib:?}");
+    assert_eq!(lib.authors[0].commits, 3);
+}
+
+#[test]
+fn changed_files_of_a_directory_are_grouped_by_their_owners() {
+    let fixture = fluxgit_fixtures::build(Scenario::Monorepo);
+    std::fs::write(fixture.path().join("packages/web/src/app.test.tsx"), "changed\n").expect("edit");
+    std::fs::write(fixture.path().join("packages/web/src/new-file.tsx"), "new\n").expect("new file");
+    let scope = read(&fixture, &options("packages/web", 90, 1, CLOCK_START as i64)).expect("scope");
+    let changed = &scope.code_owners.changed;
+    let listed: BTreeSet<String> = changed.iter().flat_map(|group| group.files.iter().cloned()).collect();
+    let status: BTreeSet<String> = fixture
+        .git(&["status", "--porcelain", "--", "packages/web"])
+        .lines()
+        .map(|line| line[3..].to_owned())
+        .collect();
+    assert_eq!(listed, status, "every changed path of the directory, once");
+    for group in changed {
+        for file in &group.files {
+            let alone = read(&fixture, &options(file, 90, 1, CLOCK_START as i64)).expect("scope").code_owners;
+            assert_eq!(group.owners, alone.owners, "{file}: the owners its own scope gives");
+        }
+    }
+    let owners: BTreeSet<&Vec<String>> = changed.iter().map(|group| &group.owners).collect();
+    assert_eq!(owners.len(), changed.len(), "one group per set of owners");
+    assert!(changed.len() >= 2, "the test file has its own owners: {changed:?}");
+    let file = read(&fixture, &options("packages/web/src/app.test.tsx", 90, 1, CLOCK_START as i64)).expect("scope");
+    assert!(file.code_owners.changed.is_empty(), "a file's owners are its rule's");
+}

@@ -39,8 +39,14 @@ fn search(engine: &Engine, fixture: &Fixture, options: &SearchOptions, settle: b
 
 /// The abbreviated shas `git log` lists for the same filters, over the local branches and HEAD (or `start`).
 fn git_log(fixture: &Fixture, options: &SearchOptions) -> BTreeSet<String> {
+    git_list(fixture, options, &[]).into_iter().collect()
+}
+
+/// [`git_log`] in git's order, with `extra` options (`--use-mailmap`).
+fn git_list(fixture: &Fixture, options: &SearchOptions, extra: &[&str]) -> Vec<String> {
     let mut args: Vec<String> =
         vec!["log".into(), "--format=%h".into(), "--all-match".into(), "-i".into(), "-F".into()];
+    args.extend(extra.iter().map(|arg| (*arg).to_owned()));
     for term in words(&options.query) {
         args.push(format!("--grep={term}"));
     }
@@ -63,6 +69,10 @@ fn git_log(fixture: &Fixture, options: &SearchOptions) -> BTreeSet<String> {
     }
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     fixture.git(&args).lines().map(str::to_owned).collect()
+}
+
+fn listed(report: &Report) -> Vec<String> {
+    report.commits.iter().map(|commit| commit.sha.clone()).collect()
 }
 
 /// The query's words and phrases as git patterns (the oracle's own split, quotes removed).
@@ -414,4 +424,100 @@ fn bad_input_is_refused() {
     );
     assert_eq!(reason(SearchOptions { path: Some("../etc".into()), ..query("fix") }), InvalidReason::InvalidPath);
     assert_eq!(reason(SearchOptions { path: Some("/etc".into()), ..query("fix") }), InvalidReason::InvalidPath);
+}
+
+/// Commits a file as `author`.
+fn commit_as(fixture: &Fixture, author: &str, path: &str, content: &str) {
+    std::fs::write(fixture.path().join(path), content).expect("write");
+    fixture.git(&["add", path]);
+    fixture.git(&["commit", "-q", &format!("--author={author}"), "-m", &format!("chore: touch {path}")]);
+}
+
+#[test]
+fn authors_match_as_recorded_or_through_the_mailmap() {
+    let fixture = fluxgit_fixtures::build(Scenario::Monorepo);
+    // Bob commits from an old address; `.mailmap` maps it (and his old name) to his current identity.
+    commit_as(&fixture, "Bob Stone <bob@old.example>", "packages/api/old.ts", "old\n");
+    commit_as(&fixture, "Bob Stone <bob@old.example>", "packages/api/older.ts", "older\n");
+    commit_as(&fixture, "Erin <erin@example.com>", ".mailmap", "Bob Builder <bob@example.com> <bob@old.example>\n");
+    let index_dir = tempfile::tempdir().expect("temp dir");
+    let indexed = engine(&fixture, Some(index_dir.path()));
+    let walking = engine(&fixture, None);
+    for author in ["bob@old.example", "Bob Builder", "bob@example.com", "STONE", "erin"] {
+        for query in ["", "touch"] {
+            let options = SearchOptions { author: Some(author.to_owned()), ..self::query(query) };
+            // `git log --author` matches the recorded identity, `--use-mailmap` the mapped one: either matches.
+            let mut expected: BTreeSet<String> =
+                git_list(&fixture, &options, &["--no-use-mailmap"]).into_iter().collect();
+            expected.extend(git_list(&fixture, &options, &["--use-mailmap"]));
+            assert!(!expected.is_empty(), "{author}: the oracle finds commits");
+            let from_index = search(&indexed, &fixture, &options, true).expect("searches");
+            assert!(from_index.walked.is_none());
+            assert_eq!(shas(&from_index), expected, "{author} {query:?}: index vs git log");
+            assert_eq!(from_index.total, expected.len(), "{author}");
+            let walked = search(&walking, &fixture, &options, false).expect("searches");
+            assert_eq!(shas(&walked), expected, "{author} {query:?}: walk vs git log");
+        }
+    }
+    // The old address alone, through the mapping: what `git log --use-mailmap` finds and plain `--author` misses.
+    let options = SearchOptions { author: Some("bob@example.com".into()), ..query("") };
+    let mapped = git_list(&fixture, &options, &["--use-mailmap"]);
+    let recorded = git_list(&fixture, &options, &["--no-use-mailmap"]);
+    assert_eq!(mapped.len(), recorded.len() + 2, "the two old-address commits are found only through the mailmap");
+    // Authors are shown as `git log --format='%aN <%aE>'` shows them.
+    let report = search(&indexed, &fixture, &options, true).expect("searches");
+    let shown: Vec<String> = report
+        .commits
+        .iter()
+        .map(|commit| serde_json::to_value(&commit.author).expect("json").as_str().expect("a string").to_owned())
+        .collect();
+    let mut args = vec!["log".to_owned(), "--no-walk=unsorted".to_owned(), "--format=%aN <%aE>".to_owned()];
+    args.extend(report.commits.iter().map(|commit| commit.sha.clone()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let expected: Vec<String> = fixture.git(&args).lines().map(str::to_owned).collect();
+    assert_eq!(shown, expected);
+    assert!(shown.iter().all(|who| !who.contains("old.example")), "{shown:?}");
+}
+
+#[test]
+fn without_a_query_the_newest_come_first_as_git_log_lists_them() {
+    let fixture = fluxgit_fixtures::build(Scenario::Monorepo);
+    let index_dir = tempfile::tempdir().expect("temp dir");
+    let indexed = engine(&fixture, Some(index_dir.path()));
+    let walking = engine(&fixture, None);
+    let cases = [
+        SearchOptions { author: Some("bob".into()), ..query("") },
+        SearchOptions { since: Some("2025-12-01".into()), ..query("") },
+        SearchOptions { until: Some("2025-12-01".into()), ..query("") },
+        SearchOptions { path: Some("packages/api".into()), ..query("") },
+        SearchOptions { author: Some("a".into()), since: Some("2025-11-15".into()), ..query("") },
+        SearchOptions { author: Some("a".into()), limit: 2, ..query("") },
+    ];
+    for options in &cases {
+        let mut expected = git_list(&fixture, options, &[]);
+        assert!(!expected.is_empty(), "{options:?}: the oracle finds commits");
+        let total = expected.len();
+        expected.truncate(options.limit);
+        let from_index = search(&indexed, &fixture, options, true).expect("searches");
+        assert_eq!(listed(&from_index), expected, "{options:?}: index vs git log, in order");
+        assert_eq!(from_index.total, total);
+        let walked = search(&walking, &fixture, options, false).expect("searches");
+        assert_eq!(listed(&walked), expected, "{options:?}: walk vs git log, in order");
+    }
+    // With a query, `sort: newest` lists the same commits in the same order from the index and from a walk.
+    for words in ["feat", "fix", "a"] {
+        let options = SearchOptions { sort: Some(fluxgit_engine::search::Sort::Newest), ..query(words) };
+        let from_index = search(&indexed, &fixture, &options, true).expect("searches");
+        let walked = search(&walking, &fixture, &options, false).expect("searches");
+        assert_eq!(listed(&from_index), listed(&walked), "{words}: index and walk in the same order");
+        assert_eq!(listed(&from_index), git_list(&fixture, &options, &[]), "{words}: newest first, as git log");
+    }
+    // Nothing to narrow the search: refused with a reason.
+    match search(&walking, &fixture, &query(""), false) {
+        Err(Error::Invalid { reason, message, .. }) => {
+            assert_eq!(reason, InvalidReason::InvalidQuery);
+            assert!(message.contains("author, path, since or until"), "{message}");
+        }
+        other => panic!("a search without query or filter was not refused: {other:?}"),
+    }
 }

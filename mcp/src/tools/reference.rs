@@ -41,12 +41,15 @@ const LONG_DOCS: &[(&str, &str)] = &[
         "Everything about one file or directory of the repository before editing it: its work-tree changes (like \
          `git status -- path`: conflicted, staged, unstaged, untracked, exact counts), the recent commits \
          touching it (like `git log -n N -- path`), churn (commits and distinct author emails with a commit date \
-         in the `churnDays` before now, with per-author counts) and its code owners from the CODEOWNERS file \
+         in the `churnDays` before now, 1-36,500, with per-author counts), `allTime`: who wrote it over HEAD's \
+         whole history (commits, distinct authors and the top 10 with counts, through `.mailmap`, as \
+         `git shortlog -sne HEAD -- path`), and its code owners from the CODEOWNERS file \
          GitHub would use at HEAD (`.github/`, root, then `docs/`; last matching rule wins; a rule without owners \
          leaves it unowned). For a directory, `owners` come from the last rule covering everything in it and \
-         `ownersByRule` groups its files by deciding rule. CODEOWNERS lines GitHub would skip are listed in \
+         `ownersByRule` groups its files by deciding rule; `changed` groups its changed paths by owners. CODEOWNERS lines GitHub would skip are listed in \
          `errors`. `path` `.` is the whole repository. Lists are cut to `maxTokens` (conflicted, staged, \
-         unstaged, recent commits, authors, errors, owners by rule, untracked) and counted in `omitted`.",
+         unstaged, recent commits, authors, all-time authors, errors, changed owners, owners by rule, untracked) \
+         and counted in `omitted`.",
     ),
     (
         "repo.branchStack",

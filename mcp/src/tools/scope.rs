@@ -36,11 +36,13 @@ fn output_schema() -> Value {
         "name": { "type": "string" }, "commits": count() } });
     let group = json!({ "type": "object", "required": ["files"],
         "properties": { "rule": defaulted(rule.clone(), "null (no rule matches)"), "owners": owners, "files": count() } });
+    let changed = json!({ "type": "object", "required": ["files"],
+        "properties": { "owners": owners, "files": { "type": "array", "items": { "type": "string" } } } });
     let error = json!({ "type": "object", "required": ["line", "message"],
         "properties": { "line": count(), "message": { "type": "string" } } });
     schema::envelope(json!({
         "type": "object",
-        "required": ["path", "kind", "churn", "codeOwners"],
+        "required": ["path", "kind", "churn", "allTime", "codeOwners"],
         "properties": {
             "path": { "type": "string" },
             "kind": { "enum": ["file", "directory", "absent"] },
@@ -51,11 +53,17 @@ fn output_schema() -> Value {
                 "description": "\"<abbreviated sha> <subject>\", newest first, as `git log --oneline -- path`." }), "empty"),
             "churn": { "type": "object", "required": ["since", "until"],
                 "properties": { "since": { "type": "string" }, "until": { "type": "string" }, "commits": opt_count(),
-                    "authorCount": opt_count(), "authors": opt_list(author) } },
+                    "authorCount": opt_count(), "authors": opt_list(author.clone()) } },
+            "allTime": { "type": "object", "description": "HEAD's whole history of the path, as `git shortlog -sne HEAD -- path`.",
+                "properties": { "commits": opt_count(), "authorCount": opt_count(),
+                    "authors": defaulted(json!({ "type": "array", "maxItems": scope::TOP_AUTHORS, "items": author,
+                        "description": "The authors with the most commits, one per mapped name and email." }), "empty") } },
             "codeOwners": { "type": "object",
                 "properties": { "file": defaulted(json!({ "type": "string" }), "null (no CODEOWNERS file)"),
                     "rule": defaulted(rule, "null (no rule matches)"), "owners": owners,
                     "trackedFiles": defaulted(count(), "null (a file, not a directory)"), "ownersByRule": opt_list(group),
+                    "changed": defaulted(json!({ "type": "array", "items": changed,
+                        "description": "A directory's changed paths grouped by their owners." }), "empty"),
                     "errorCount": opt_count(), "errors": opt_list(error) } },
             "shallow": schema::shallow("recent commits and churn")
         }
@@ -71,7 +79,7 @@ pub fn scope() -> FnTool {
             name: "repo.scope",
             title: "Subtree scope: changes, history, churn, owners",
             description: "Call before editing a file or directory: its uncommitted changes, the recent commits touching it, \
-                churn per author over `churnDays`, and its CODEOWNERS owners.",
+                churn per author over `churnDays`, who wrote it over all history, and its CODEOWNERS owners (per changed file).",
             input_schema: schema::input(
                 json!({
                     "repoPath": schema::repo_path(),
@@ -79,7 +87,7 @@ pub fn scope() -> FnTool {
                         "description": "Repository-relative file or directory (`.` for the whole repository); \
                         not absolute, no `..`. A path at none of HEAD, the work tree and the index is invalid \
                         params `not_found`." },
-                    "churnDays": schema::integer(1, 365, 90, "Churn window: days before now."),
+                    "churnDays": schema::integer(1, 36_500, 90, "Churn window: days before now (36500: the whole history)."),
                     "recentCommits": schema::integer(1, 20, 10, "Recent commits touching the path to list."),
                     "maxTokens": schema::max_tokens(200, 32000, SCOPE_DEFAULT_TOKENS),
                     "format": schema::format(),

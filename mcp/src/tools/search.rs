@@ -16,7 +16,7 @@ pub const SEARCH_DEFAULT_TOKENS: u64 = 3000;
 #[serde(rename_all = "camelCase")]
 struct SearchArgs {
     repo_path: String,
-    query: String,
+    query: Option<String>,
     author: Option<String>,
     path: Option<String>,
     since: Option<String>,
@@ -24,9 +24,17 @@ struct SearchArgs {
     #[serde(rename = "ref")]
     start: Option<String>,
     limit: Option<usize>,
+    sort: Option<SortArg>,
     max_tokens: Option<usize>,
     #[serde(default)]
     format: Format,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+enum SortArg {
+    Relevance,
+    Newest,
 }
 
 fn time(description: &str) -> Value {
@@ -37,7 +45,7 @@ fn time(description: &str) -> Value {
 pub fn search() -> FnTool {
     let commit = json!({ "type": "object", "required": ["sha", "author", "time", "subject"], "properties": {
         "sha": { "type": "string", "description": "Abbreviated as `git log --oneline` does." },
-        "author": { "type": "string", "description": "\"Name <email>\" as git recorded it." },
+        "author": { "type": "string", "description": "\"Name <email>\" through `.mailmap`, as `git log --format='%aN <%aE>'`." },
         "time": { "type": "string", "description": "Author date, ISO 8601 with the author's offset." },
         "subject": { "type": "string" } } });
     let data = json!({
@@ -57,14 +65,15 @@ pub fn search() -> FnTool {
             name: "repo.search",
             title: "Search commits",
             description: "Commits whose message contains every word and \"quoted phrase\" of `query`, optionally by author, \
-                path, date range or ref; best matches first.",
+                path, date range or ref; `query` may be left out when another filter narrows. Best matches first \
+                with a query, newest first without (`sort` chooses).",
             input_schema: schema::input(
                 json!({
                     "repoPath": schema::repo_path(),
                     "query": { "type": "string", "minLength": 1, "maxLength": 1024,
-                        "description": "Words and \"quoted phrases\", all required, e.g. `retry \"back off\"`." },
+                        "description": "Words and \"quoted phrases\", all required, e.g. `retry \"back off\"`. Optional with `author`, `path`, `since` or `until`." },
                     "author": { "type": "string", "minLength": 1, "maxLength": 256,
-                        "description": "Only commits whose author \"Name <email>\" contains this (case-insensitive)." },
+                        "description": "Only commits whose author \"Name <email>\", as recorded or through `.mailmap`, contains this (case-insensitive)." },
                     "path": { "type": "string", "minLength": 1, "maxLength": 4096,
                         "description": "Only commits changing this repo-relative file or directory (no `..`)." },
                     "since": time("Oldest committer date, inclusive: `YYYY-MM-DD` (midnight UTC) or RFC 3339."),
@@ -72,10 +81,12 @@ pub fn search() -> FnTool {
                     "ref": { "type": "string", "minLength": 1, "maxLength": 1024,
                         "description": "Search only the history of this revision (walked, slower); default every local branch and HEAD (indexed). Never an option: a leading `-` is refused." },
                     "limit": schema::integer(1, search::MAX_LIMIT as u64, 20, "Most commits listed."),
+                    "sort": { "enum": ["relevance", "newest"],
+                        "description": "Order: `relevance` (default with a query) or `newest` committer date first (default without)." },
                     "maxTokens": schema::max_tokens(200, 32000, SEARCH_DEFAULT_TOKENS),
                     "format": schema::format(),
                 }),
-                &["repoPath", "query"],
+                &["repoPath"],
             ),
             output_schema: schema::envelope(data),
             read_only: true,
@@ -86,13 +97,17 @@ pub fn search() -> FnTool {
 fn call_search(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
     let args: SearchArgs = parse(arguments)?;
     let options = search::Options {
-        query: args.query,
+        query: args.query.unwrap_or_default(),
         author: args.author,
         path: args.path,
         since: args.since,
         until: args.until,
         start: args.start,
         limit: args.limit.unwrap_or(20),
+        sort: args.sort.map(|sort| match sort {
+            SortArg::Relevance => search::Sort::Relevance,
+            SortArg::Newest => search::Sort::Newest,
+        }),
     };
     let max_tokens = args.max_tokens.unwrap_or(SEARCH_DEFAULT_TOKENS as usize);
     run_formatted(ctx, "repo.search", &args.repo_path, args.format, fluxgit_engine::render::search, |repo, measure| {

@@ -258,7 +258,7 @@ fn is_own_line(tool: &str, line: &str) -> bool {
         }
         "repo.status" => starts(&["## ", "HEAD ", "merge in progress", "clean"]) || porcelain(line) || count_line(line),
         "repo.scope" => {
-            starts(&["# ", "clean", "churn ", "owners: ", "tracked files ", "  ", "CODEOWNERS errors "])
+            starts(&["# ", "clean", "churn ", "all time: ", "owners: ", "tracked files ", "  ", "CODEOWNERS errors "])
                 || porcelain(line)
                 || sha_line(line)
                 || count_line(line)

@@ -37,7 +37,7 @@ fn bad_scope_input_is_refused_and_the_server_serves_on() {
             scope(3, json!({"path": "packages/../../outside"})),
             scope(4, json!({"path": ".git/config"})),
             scope(5, json!({"churnDays": 0})),
-            scope(6, json!({"churnDays": 366})),
+            scope(6, json!({"churnDays": 36_501})),
             scope(7, json!({"recentCommits": 21})),
             scope(8, json!({"maxTokens": 199})),
             call(9, "repo_scope", json!({"repoPath": repo})),
