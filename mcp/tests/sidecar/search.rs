@@ -143,7 +143,7 @@ fn a_one_shot_call_finishes_the_index_build_it_started() {
     let root = home.path().canonicalize().expect("root");
     let repo = root.join("repo");
     // More commits than a call indexes itself: the first search starts a background build and walks.
-    long_history(&repo, fluxgit_engine::index::SYNC_LIMIT + 100);
+    long_history(&repo, fluxgit_engine::commit_index::SYNC_LIMIT + 100);
     let arguments = json!({"repoPath": repo.to_str().expect("utf-8"), "query": "step 17"}).to_string();
     let call = || {
         let output = crate::support::sidecar(&root, &root, &["call", "repo_search", &arguments])
