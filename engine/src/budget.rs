@@ -248,6 +248,9 @@ pub(crate) fn first<T: Clone>(items: &[T], count: usize) -> Vec<T> {
     items[..count.min(items.len())].to_vec()
 }
 
+/// Passes of [`top_up`] over the sections at most: each pass that grows a section may make room in another.
+const TOP_UP_PASSES: usize = 3;
+
 /// Runs [`crate::budget::fit`] over named sections of a full result, rebuilding the shortened result with `cut`.
 pub(crate) fn fit_sections<T>(
     full: &T,
@@ -274,11 +277,38 @@ pub(crate) fn fit_sections<T>(
     // [`fit`] measures the whole answer again when it is its first choice with every section full (one section, or
     // the later ones empty): that measure is the one just taken.
     let mut whole = Some(whole);
-    let shown = fit(totals, max_tokens, &mut |shown| match whole.take_if(|_| shown == totals) {
+    let mut shown = fit(totals, max_tokens, &mut |shown| match whole.take_if(|_| shown == totals) {
         Some(size) => size,
         None => candidate(shown),
     })?;
+    top_up(&mut shown, totals, max_tokens, &mut candidate);
     Ok(Budgeted { data: cut(full, &shown), omitted: Omitted::from_counts(names, totals, &shown) })
+}
+
+/// Grows each cut section of `shown` by single items while the answer still fits `max_tokens`, in priority order,
+/// until no section can grow (at most [`TOP_UP_PASSES`] passes).
+///
+/// [`fit`] sizes each section with the later ones empty, which is exact when an answer's size only grows with its
+/// items. It does not quite: showing a section's last item drops its `omitted` entry, and a list shown whole lets
+/// its implied count go, so a later section's items can make room for one more of an earlier one.
+fn top_up(shown: &mut [usize], totals: &[usize], max_tokens: usize, measure: &mut dyn FnMut(&[usize]) -> usize) {
+    for _ in 0..TOP_UP_PASSES {
+        let mut grown = false;
+        for section in 0..shown.len() {
+            while shown[section] < totals[section] {
+                shown[section] += 1;
+                if measure(shown) <= max_tokens {
+                    grown = true;
+                } else {
+                    shown[section] -= 1;
+                    break;
+                }
+            }
+        }
+        if !grown {
+            return;
+        }
+    }
 }
 
 #[cfg(test)]

@@ -33,8 +33,8 @@ use crate::facets::commits::{Abbrev, CommitLine};
 use crate::facets::worktree::{self, Change, Counts};
 use crate::facets::{iso_time, subject, utf8};
 use crate::interrupt::Interrupt;
-use crate::walks::Walk;
 use crate::lists::PathLists;
+use crate::walks::Walk;
 
 /// What to look at.
 #[derive(Debug, Clone)]

@@ -18,8 +18,8 @@
 mod binary;
 mod combined;
 pub mod commit;
-pub(crate) mod parses;
 mod funcname;
+pub(crate) mod parses;
 mod patch;
 mod section;
 pub mod semantic;

@@ -11,8 +11,8 @@ use gix::diff::blob::unified_diff::{ConsumeHunk, ContextSize, DiffLineKind, Hunk
 use gix::diff::blob::{Algorithm, Diff, InternedInput, ResourceKind, UnifiedDiff, platform::resource::Data};
 use gix::index::entry::Mode;
 
-use super::section::{Section, quote};
 use super::funcname::{self, Finder};
+use super::section::{Section, quote};
 use super::{FileStat, Status, binary, combined};
 use crate::compare::changes::{Attributes, Change, Kind};
 use crate::compare::side::Entry;

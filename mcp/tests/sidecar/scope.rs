@@ -13,7 +13,9 @@ const SCOPE_SECTIONS: &[(&str, &str)] = &[
     ("unstaged", "/data/workingTree/unstaged"),
     ("recentCommits", "/data/recentCommits"),
     ("authors", "/data/churn/authors"),
+    ("allTimeAuthors", "/data/allTime/authors"),
     ("codeOwnersErrors", "/data/codeOwners/errors"),
+    ("changedOwners", "/data/codeOwners/changed"),
     ("ownersByRule", "/data/codeOwners/ownersByRule"),
     ("untracked", "/data/workingTree/untracked"),
 ];
@@ -137,7 +139,9 @@ fn scope_fits_every_budget() {
             status(&|l| !l.starts_with('?') && l.as_bytes().get(1) != Some(&b' ')),
             git_count(&fixture, &["log", "-n", "20", "--format=%H", "--", path]),
             full["data"]["churn"]["authorCount"].as_u64().unwrap_or(0) as usize,
+            list_len(&full, "/data/allTime/authors"),
             0,
+            list_len(&full, "/data/codeOwners/changed"),
             list_len(&full, "/data/codeOwners/ownersByRule"),
             status(&|l| l.starts_with("??")),
         ];
