@@ -2,7 +2,7 @@
 //! answers the next question an agent has about it, with the arguments to pass.
 //!
 //! Ranking, highest first: conflicts > operation in progress > commits dropped from a branch > detached HEAD >
-//! behind upstream > a stack whose base moved > submodules needing attention > CODEOWNERS with uncommitted changes >
+//! behind upstream > a stack whose base moved > a large change ahead of the base > submodules needing attention > CODEOWNERS with uncommitted changes >
 //! uncommitted changes on the default branch > stashes. At most [`MAX_HINTS`] are kept.
 //!
 //! A hint only names a tool that can answer in the running configuration: write proposals
@@ -18,7 +18,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use crate::brief::Brief;
-use crate::facets::lineage::Lineage;
+use crate::facets::lineage::{LARGE_CHANGE_LINES, Lineage};
 use crate::facets::operation::Operation;
 use crate::tool_names::ToolName;
 
@@ -33,7 +33,8 @@ pub const MAX_NAMED_CONFLICTS: usize = 3;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Hint {
-    /// The rule that fired: `conflicts`, `operation`, `dropped`, `detached`, `behind`, `stack`, `submodules`,
+    /// The rule that fired: `conflicts`, `operation`, `dropped`, `detached`, `behind`, `stack`, `largeChange`,
+    /// `submodules`,
     /// `owners`, `uncommittedOnDefault`, `stashes`. Not serialised: `tool` and the brief's fields already say it
     /// (design.md §4.2).
     #[serde(skip)]
@@ -81,8 +82,19 @@ pub struct Facts<'a> {
 
 /// Applies every rule in rank order and keeps the first [`MAX_HINTS`].
 pub fn rank(facts: &Facts<'_>) -> Vec<Hint> {
-    let rules: [fn(&Facts<'_>) -> Option<Hint>; 10] =
-        [conflicts, operation, dropped, detached, behind, stack, submodules, owners, uncommitted_on_default, stashes];
+    let rules: [fn(&Facts<'_>) -> Option<Hint>; 11] = [
+        conflicts,
+        operation,
+        dropped,
+        detached,
+        behind,
+        stack,
+        large_change,
+        submodules,
+        owners,
+        uncommitted_on_default,
+        stashes,
+    ];
     rules.iter().filter_map(|rule| rule(facts)).take(MAX_HINTS).collect()
 }
 
@@ -214,6 +226,25 @@ fn stack(facts: &Facts<'_>) -> Option<Hint> {
         ),
         "",
     ))
+}
+
+/// The branch's own change against its base (the default branch) is large ([`Ahead::is_large`](crate::facets::lineage::Ahead::is_large)): its patch costs
+/// thousands of tokens, the changed symbols a fraction of that. The arguments select `git diff <merge-base>..HEAD`;
+/// the reason gives the size, which the brief does not.
+fn large_change(facts: &Facts<'_>) -> Option<Hint> {
+    let ahead = facts.lineage.ahead.as_ref().filter(|ahead| ahead.is_large())?;
+    let lines = if ahead.lines >= LARGE_CHANGE_LINES { format!("{}+", ahead.lines) } else { ahead.lines.to_string() };
+    let why = format!(
+        "{} commit{} ahead of {}: {} file{}, {lines} lines changed; cheaper than {}",
+        ahead.commits,
+        plural(ahead.commits),
+        ahead.base,
+        ahead.files,
+        plural(ahead.files),
+        facts.name(ToolName::DIFF_TEXT)
+    );
+    let arguments = json!({ "base": ahead.merge_base, "head": "HEAD" });
+    Some(hint("largeChange", facts.name(ToolName::DIFF_SEMANTIC), arguments, why, ""))
 }
 
 /// The brief's submodules say which need attention; when they name every one, the hint only points to the tool
