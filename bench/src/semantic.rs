@@ -91,6 +91,10 @@ pub(crate) fn measure(name: &str, repo: &Path, commits: usize) -> anyhow::Result
     let mut samples = Vec::new();
     let load_before = crate::latency::load_average().unwrap_or(f64::NAN);
     let repo_path = repo.to_str().context("a UTF-8 path")?;
+    // A linked work tree's git dir lies under the main checkout's: both are allowed.
+    let common = git(&repo, &["rev-parse", "--path-format=absolute", "--git-common-dir"])?;
+    let mut allowed_roots = vec![repo.clone()];
+    allowed_roots.extend(Path::new(common.trim()).parent().and_then(|parent| parent.canonicalize().ok()));
     for commit in list.lines() {
         let Ok(parent) = git(&repo, &["rev-parse", "--verify", "-q", &format!("{commit}^")]) else { continue };
         let parent = parent.trim().to_owned();
@@ -99,7 +103,7 @@ pub(crate) fn measure(name: &str, repo: &Path, commits: usize) -> anyhow::Result
             head: Some(commit.to_owned()),
             ..semantic::Options::default()
         };
-        let engine = Engine::new(Options { allowed_roots: vec![repo.clone()] });
+        let engine = Engine::new(Options { allowed_roots: allowed_roots.clone() });
         let resolved = engine.resolve(repo_path)?;
         let started = Instant::now();
         let answer = engine.diff_semantic(&resolved, &options, UNLIMITED, &mut tokens)?;
