@@ -88,9 +88,10 @@ pub(crate) fn count(label: &str, server: &str, tools: &[Value], pages: &[Value])
 }
 
 /// The `## Tool definitions` section of BENCHMARK.md: the measured listings, then the peers the team measured
-/// earlier (`cited`, each `label, tools, visible tokens, note`), then the targets.
-pub(crate) fn section(listings: &[Listing], cited: &[(&str, usize, usize, &str)]) -> String {
-    let mut out = String::from("## Tool definitions\n\n");
+/// earlier (`cited`, each `label, tools, visible tokens, note`), then the targets; `provenance` (the command, the
+/// build's commit, the time) opens it.
+pub(crate) fn section(listings: &[Listing], cited: &[(&str, usize, usize, &str)], provenance: &str) -> String {
+    let mut out = format!("## Tool definitions\n\n{provenance}\n\n");
     out.push_str(
         "What `tools/list` costs a model before the first call, in o200k_base tokens (`fluxgit-bench tools`). \
          *Visible*: each tool's `name`, `description` and `inputSchema`, what hosts hand the model API; *+ output*: \

@@ -17,7 +17,30 @@ use fluxgit_engine::{Budgeted, Engine, Options, budget};
 /// Large enough that nothing is cut.
 const UNLIMITED: usize = 100_000_000;
 
-/// One repository's medians.
+/// One commit's measures.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct CommitSample {
+    /// The commit (full sha); its first parent is the base.
+    pub(crate) commit: String,
+    /// o200k tokens of the `diff.semantic` answer's JSON.
+    pub(crate) semantic_tokens: usize,
+    /// o200k tokens of the `diff.text` answer's JSON for the same selection.
+    pub(crate) text_tokens: usize,
+    /// `diff.semantic` on a new engine, milliseconds.
+    pub(crate) cold_ms: f64,
+    /// The same call again on that engine, milliseconds.
+    pub(crate) repeated_ms: f64,
+    /// `git diff -M <parent> <commit>` as a process, milliseconds.
+    pub(crate) git_ms: f64,
+    /// Files changed, and those that fell back to the text diff.
+    pub(crate) files: usize,
+    pub(crate) fallbacks: usize,
+}
+
+/// One repository's medians, and every commit's measures.
+#[derive(Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub(crate) struct RepoRun {
     pub(crate) name: String,
     pub(crate) commits: usize,
@@ -30,6 +53,11 @@ pub(crate) struct RepoRun {
     pub(crate) time_ratio_median: f64,
     pub(crate) repeated_ms_median: f64,
     pub(crate) fallback_share: f64,
+    /// Commits whose semantic answer had more tokens than the patch.
+    pub(crate) larger: usize,
+    /// The 1-minute load average before and after the repository's run.
+    pub(crate) load_average: (f64, f64),
+    pub(crate) samples: Vec<CommitSample>,
 }
 
 fn tokens<T: serde::Serialize>(result: &Budgeted<T>) -> usize {
@@ -60,7 +88,13 @@ pub(crate) fn measure(name: &str, repo: &Path, commits: usize) -> anyhow::Result
     let (mut ratios, mut semantic_tokens, mut text_tokens) = (Vec::new(), Vec::new(), Vec::new());
     let (mut cold, mut git_times, mut time_ratios, mut repeated) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut files, mut fallbacks) = (0usize, 0usize);
+    let mut samples = Vec::new();
+    let load_before = crate::latency::load_average().unwrap_or(f64::NAN);
     let repo_path = repo.to_str().context("a UTF-8 path")?;
+    // A linked work tree's git dir lies under the main checkout's: both are allowed.
+    let common = git(&repo, &["rev-parse", "--path-format=absolute", "--git-common-dir"])?;
+    let mut allowed_roots = vec![repo.clone()];
+    allowed_roots.extend(Path::new(common.trim()).parent().and_then(|parent| parent.canonicalize().ok()));
     for commit in list.lines() {
         let Ok(parent) = git(&repo, &["rev-parse", "--verify", "-q", &format!("{commit}^")]) else { continue };
         let parent = parent.trim().to_owned();
@@ -69,14 +103,15 @@ pub(crate) fn measure(name: &str, repo: &Path, commits: usize) -> anyhow::Result
             head: Some(commit.to_owned()),
             ..semantic::Options::default()
         };
-        let engine = Engine::new(Options { allowed_roots: vec![repo.clone()] });
+        let engine = Engine::new(Options { allowed_roots: allowed_roots.clone() });
         let resolved = engine.resolve(repo_path)?;
         let started = Instant::now();
         let answer = engine.diff_semantic(&resolved, &options, UNLIMITED, &mut tokens)?;
         let cold_ms = started.elapsed().as_secs_f64() * 1e3;
         let started = Instant::now();
         engine.diff_semantic(&resolved, &options, UNLIMITED, &mut tokens)?;
-        repeated.push(started.elapsed().as_secs_f64() * 1e3);
+        let repeated_ms = started.elapsed().as_secs_f64() * 1e3;
+        repeated.push(repeated_ms);
         let started = Instant::now();
         let output = Command::new("git").arg("-C").arg(&repo).args(["diff", "-M", &parent, commit]).output()?;
         let git_ms = started.elapsed().as_secs_f64() * 1e3;
@@ -94,6 +129,16 @@ pub(crate) fn measure(name: &str, repo: &Path, commits: usize) -> anyhow::Result
         };
         let patch = engine.diff_text(&resolved, &text_options, UNLIMITED, &mut tokens)?;
         let (semantic_count, text_count) = (tokens(&answer), tokens(&patch));
+        samples.push(CommitSample {
+            commit: commit.to_owned(),
+            semantic_tokens: semantic_count,
+            text_tokens: text_count,
+            cold_ms,
+            repeated_ms,
+            git_ms,
+            files: answer.data.changed_files,
+            fallbacks: answer.data.fallback_files,
+        });
         ratios.push(semantic_count as f64 / text_count.max(1) as f64);
         semantic_tokens.push(semantic_count as f64);
         text_tokens.push(text_count as f64);
@@ -104,6 +149,7 @@ pub(crate) fn measure(name: &str, repo: &Path, commits: usize) -> anyhow::Result
         fallbacks += answer.data.fallback_files;
     }
     let ratio_max = ratios.iter().copied().fold(0.0, f64::max);
+    let larger = samples.iter().filter(|sample| sample.semantic_tokens > sample.text_tokens).count();
     Ok(RepoRun {
         name: name.to_owned(),
         commits: ratios.len(),
@@ -116,6 +162,9 @@ pub(crate) fn measure(name: &str, repo: &Path, commits: usize) -> anyhow::Result
         time_ratio_median: median(&mut time_ratios),
         repeated_ms_median: median(&mut repeated),
         fallback_share: fallbacks as f64 / files.max(1) as f64,
+        larger,
+        load_average: (load_before, crate::latency::load_average().unwrap_or(f64::NAN)),
+        samples,
     })
 }
 
@@ -137,9 +186,16 @@ pub(crate) fn repositories(workspace: &Path, mirrors: &Path) -> Vec<(String, Pat
     out
 }
 
-/// The `## Semantic diff` section of BENCHMARK.md.
-pub(crate) fn section(runs: &[RepoRun], commits: usize) -> String {
+/// The `## Semantic diff` section of BENCHMARK.md; `provenance` says the build's commit, the start time and where
+/// the raw numbers are.
+pub(crate) fn section(runs: &[RepoRun], commits: usize, provenance: &str) -> String {
     let mut out = String::from("## Semantic diff\n\n");
+    let (low, high) = runs.iter().fold((f64::INFINITY, 0.0_f64), |(low, high), run| {
+        (low.min(run.load_average.0).min(run.load_average.1), high.max(run.load_average.0).max(run.load_average.1))
+    });
+    out.push_str(&format!(
+        "{provenance}; the 1-minute load average was {low:.1}-{high:.1} on this 2-core machine (other builds).\n\n"
+    ));
     out.push_str(&format!(
         "Generated by `cargo run --release -q -p fluxgit-bench -- semantic --commits {commits}` (release build, in \
          process): for each of the last {commits} non-merge commits (first parent from HEAD) of each repository, \
@@ -152,12 +208,12 @@ pub(crate) fn section(runs: &[RepoRun], commits: usize) -> String {
     ));
     out.push_str(
         "| repository | commits | tokens semantic / text (median) | max ratio | semantic tokens | text tokens | \
-         cold ms | git diff ms | cold / git | repeated ms | files fallen back |\n",
+         cold ms | git diff ms | cold / git | repeated ms | files fallen back | larger than text |\n",
     );
-    out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for run in runs {
         out.push_str(&format!(
-            "| {} | {} | {:.3} | {:.3} | {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.1}% |\n",
+            "| {} | {} | {:.3} | {:.3} | {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.1}% | {} |\n",
             run.name,
             run.commits,
             run.token_ratio_median,
@@ -169,6 +225,7 @@ pub(crate) fn section(runs: &[RepoRun], commits: usize) -> String {
             run.time_ratio_median,
             run.repeated_ms_median,
             run.fallback_share * 100.0,
+            run.larger,
         ));
     }
     out.push('\n');

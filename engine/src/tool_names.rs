@@ -40,11 +40,15 @@ impl ToolName {
     pub const WORKTREE_CHANGES: Self = Self::of("worktree.changes", "worktree_changes");
     /// `commit.details`.
     pub const COMMIT_DETAILS: Self = Self::of("commit.details", "commit_details");
+    /// `diff.semantic`.
+    pub const DIFF_SEMANTIC: Self = Self::of("diff.semantic", "diff_semantic");
+    /// `diff.text`.
+    pub const DIFF_TEXT: Self = Self::of("diff.text", "diff_text");
     /// `operation.preview.branch`, the write proposal of a new branch.
     pub const PREVIEW_BRANCH: Self = Self::of("operation.preview.branch", "operation_preview_branch");
 
     /// Every name the engine gives, for the tests that hold them to the registry.
-    pub const ALL: [Self; 9] = [
+    pub const ALL: [Self; 11] = [
         Self::CONFLICT_READ,
         Self::REPO_REFLOG,
         Self::REPO_CONFLICT_PREFLIGHT,
@@ -53,6 +57,8 @@ impl ToolName {
         Self::SUBMODULE_STATUS,
         Self::WORKTREE_CHANGES,
         Self::COMMIT_DETAILS,
+        Self::DIFF_SEMANTIC,
+        Self::DIFF_TEXT,
         Self::PREVIEW_BRANCH,
     ];
 

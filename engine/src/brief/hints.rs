@@ -2,9 +2,9 @@
 //! answers the next question an agent has about it, with the arguments to pass.
 //!
 //! Ranking, highest first: conflicts > operation in progress > commits dropped from a branch > detached HEAD >
-//! behind upstream > a parent branch rewritten under the current one > a stack whose base moved > submodules
-//! needing attention > CODEOWNERS with uncommitted changes > uncommitted changes on the default branch > stashes.
-//! At most [`MAX_HINTS`] are kept.
+//! behind upstream > a parent branch rewritten under the current one > a stack whose base moved > a large change
+//! ahead of the base > submodules needing attention > CODEOWNERS with uncommitted changes > uncommitted changes on
+//! the default branch > stashes. At most [`MAX_HINTS`] are kept.
 //!
 //! A hint only names a tool that can answer in the running configuration: write proposals
 //! (`operation.preview.*`) only when a gateway is configured ([`Facts::proposals`]); otherwise the hint names a read
@@ -19,7 +19,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use crate::brief::Brief;
-use crate::facets::lineage::Lineage;
+use crate::facets::lineage::{LARGE_CHANGE_LINES, Lineage};
 use crate::facets::operation::Operation;
 use crate::tool_names::ToolName;
 
@@ -35,8 +35,8 @@ pub const MAX_NAMED_CONFLICTS: usize = 3;
 #[serde(rename_all = "camelCase")]
 pub struct Hint {
     /// The rule that fired: `conflicts`, `operation`, `dropped`, `detached`, `behind`, `parentMoved`, `stack`,
-    /// `submodules`, `owners`, `uncommittedOnDefault`, `stashes`. Not serialised: `tool` and the brief's fields
-    /// already say it (design.md §4.2).
+    /// `largeChange`, `submodules`, `owners`, `uncommittedOnDefault`, `stashes`. Not serialised: `tool` and the
+    /// brief's fields already say it (design.md §4.2).
     #[serde(skip)]
     pub kind: &'static str,
     /// The tool to call next; always one that answers in the running configuration.
@@ -90,6 +90,7 @@ pub fn rank(facts: &Facts<'_>) -> Vec<Hint> {
         behind,
         parent_moved,
         stack,
+        large_change,
         submodules,
         owners,
         uncommitted_on_default,
@@ -241,6 +242,25 @@ fn stack(facts: &Facts<'_>) -> Option<Hint> {
         ),
         "",
     ))
+}
+
+/// The branch's own change against its base (the default branch) is large ([`Ahead::is_large`](crate::facets::lineage::Ahead::is_large)): its patch costs
+/// thousands of tokens, the changed symbols a fraction of that. The arguments select `git diff <merge-base>..HEAD`;
+/// the reason gives the size, which the brief does not.
+fn large_change(facts: &Facts<'_>) -> Option<Hint> {
+    let ahead = facts.lineage.ahead.as_ref().filter(|ahead| ahead.is_large())?;
+    let lines = if ahead.lines >= LARGE_CHANGE_LINES { format!("{}+", ahead.lines) } else { ahead.lines.to_string() };
+    let why = format!(
+        "{} commit{} ahead of {}: {} file{}, {lines} lines changed; cheaper than {}",
+        ahead.commits,
+        plural(ahead.commits),
+        ahead.base,
+        ahead.files,
+        plural(ahead.files),
+        facts.name(ToolName::DIFF_TEXT)
+    );
+    let arguments = json!({ "base": ahead.merge_base, "head": "HEAD" });
+    Some(hint("largeChange", facts.name(ToolName::DIFF_SEMANTIC), arguments, why, ""))
 }
 
 /// The brief's submodules say which need attention; when they name every one, the hint only points to the tool

@@ -357,15 +357,37 @@ impl Engine {
     }
 }
 
-/// Keeps the files with the largest changes that fit `max_tokens`, shown in path order.
+/// Keeps the files with the largest changes that fit `max_tokens`, shown in path order. A file that does not fit
+/// even alone is never kept, so it does not hide the smaller ones behind it (a branch with one huge file still shows
+/// its other files' symbols).
 ///
 /// # Errors
 /// [`crate::InvalidReason::BudgetBelowFloor`] when even no file exceeds `max_tokens`.
 pub fn fit(full: &Report, max_tokens: usize, measure: &mut Measure<'_, Report>) -> Result<Budgeted<Report>> {
-    let mut by_size: Vec<usize> = (0..full.files.len()).collect();
+    let total = full.files.len();
+    let whole = Budgeted { data: full.clone(), omitted: crate::budget::Omitted::default() };
+    if measure(&whole) <= max_tokens {
+        return Ok(whole);
+    }
+    let too_large: Vec<bool> = {
+        let alone = |file: &FileChange| Report {
+            base: full.base.clone(),
+            head: full.head.clone(),
+            path: full.path.clone(),
+            changed_files: full.changed_files,
+            fallback_files: full.fallback_files,
+            files: vec![file.clone()],
+        };
+        let omitted = crate::budget::Omitted::from_counts(&["files"], &[total], &[1]);
+        full.files
+            .iter()
+            .map(|file| measure(&Budgeted { data: alone(file), omitted: omitted.clone() }) > max_tokens)
+            .collect()
+    };
+    let mut by_size: Vec<usize> = (0..total).collect();
     by_size.sort_by_key(|&file_idx| {
         let file = &full.files[file_idx];
-        (std::cmp::Reverse(file.additions + file.deletions), file_idx)
+        (too_large[file_idx], std::cmp::Reverse(file.additions + file.deletions), file_idx)
     });
     let cut = |full: &Report, shown: &[usize]| {
         let mut kept: Vec<usize> = by_size[..shown[0]].to_vec();

@@ -1,7 +1,7 @@
 //! The lineage facet: what `repo.brief`'s hints read from refs, reflogs and HEAD's tree beyond the other facets
 //! (issue 22): commits a local branch dropped recently, the stack of local branches the current branch is built on
-//! and how far its base moved, the parent branch that was rewritten under it (issue 35), and the CODEOWNERS file at
-//! HEAD.
+//! and how far its base moved, the parent branch that was rewritten under it (issue 35), the size of the current
+//! branch's own change against its base, and the CODEOWNERS file at HEAD.
 //!
 //! Reflogs are read through the repository handle the engine opened, whose git dir was vetted first (`guard.rs`:
 //! no FIFO, device or link outside the roots among `logs/`), as every reflog read of the engine is.
@@ -25,6 +25,12 @@ pub const MAX_WALK: usize = 1000;
 pub const MAX_MOVEMENTS: usize = 50;
 /// Local branches whose reflogs are read at most when looking for a rewritten parent (in ref name order).
 pub const MAX_PARENT_CANDIDATES: usize = 64;
+/// Changed lines (added plus removed, as `git diff --numstat` counts them) from which a branch's own change is large:
+/// its `diff.text` costs thousands of tokens (about ten a line, before the context lines), its semantic diff a
+/// fraction of that. Counting stops there.
+pub const LARGE_CHANGE_LINES: u64 = 300;
+/// Changed files whose lines are counted at most; a change touching more is large whatever its lines.
+pub const MAX_COUNTED_FILES: usize = 200;
 
 /// The lineage facts of a repository at one instant.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -38,6 +44,8 @@ pub struct Lineage {
     pub stack: Option<Stack>,
     /// The local branch the current branch was built on, rewritten since (see [`moved_parent`]).
     pub parent_moved: Option<ParentMoved>,
+    /// The current branch's own change against its base (the default branch), when it has commits the base lacks.
+    pub ahead: Option<Ahead>,
     /// The CODEOWNERS file GitHub would read at HEAD (`.github/CODEOWNERS`, `CODEOWNERS`, `docs/CODEOWNERS`).
     pub codeowners: Option<&'static str>,
 }
@@ -126,11 +134,37 @@ pub struct ParentMoved {
     pub commits: usize,
 }
 
+/// The current branch's own change: what `git diff <merge-base>..HEAD` shows against its base.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Ahead {
+    /// The base (the default branch).
+    pub base: String,
+    /// The merge base of HEAD and the base (the first, when there are several), abbreviated as git does.
+    pub merge_base: String,
+    /// Commits HEAD has that the base lacks (at most [`MAX_WALK`]).
+    pub commits: usize,
+    /// Files that differ between the merge base and HEAD.
+    pub files: usize,
+    /// Lines added plus removed in them, counted up to [`LARGE_CHANGE_LINES`] (then the count stops there); binary
+    /// files count no lines.
+    pub lines: u64,
+}
+
+impl Ahead {
+    /// Whether the change is large: [`LARGE_CHANGE_LINES`] changed lines or more than [`MAX_COUNTED_FILES`] files.
+    pub fn is_large(&self) -> bool {
+        self.lines >= LARGE_CHANGE_LINES || self.files > MAX_COUNTED_FILES
+    }
+}
+
 /// Reads the lineage facts.
 ///
 /// Cost: per local branch, a read of its reflog's newest entries ([`MAX_MOVEMENTS`], within [`RECENT_SECONDS`] of
-/// the newest); per such movement, a walk of the commits it left behind and of those added since; for the stack, a
-/// walk of the current branch's own commits; for a rewritten parent, see [`moved_parent`].
+/// the newest); per such movement, a walk of the commits it left behind and of those added since; for the stack and
+/// the change ahead, a walk of the current branch's own commits, a merge base, a tree diff and line diffs of the
+/// changed files until [`LARGE_CHANGE_LINES`] are counted (at most [`MAX_COUNTED_FILES`] files); for a rewritten
+/// parent, see [`moved_parent`].
 ///
 /// # Errors
 /// [`Error::GitRead`] when refs, commits or HEAD's tree cannot be read.
@@ -156,6 +190,7 @@ pub fn read(repo: &gix::Repository, head: &Head, default_branch: Option<&str>) -
         movements: movements(repo, &tips, head_id)?,
         stack: stack(repo, &tips, head, head_id, default_branch)?,
         parent_moved,
+        ahead: ahead(repo, &tips, head, head_id, default_branch)?,
         codeowners,
     })
 }
@@ -373,4 +408,100 @@ fn stack(
     }
     below.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     Ok(Some(Stack { base: base.to_owned(), below: below.into_iter().map(|(_, name)| name).collect(), behind }))
+}
+
+/// The current branch's own change against `default_branch` (see [`Ahead`]); `None` on the default branch itself,
+/// detached, without that branch, or with no commit of its own.
+fn ahead(
+    repo: &gix::Repository,
+    tips: &[(String, ObjectId)],
+    head: &Head,
+    head_id: Option<ObjectId>,
+    default_branch: Option<&str>,
+) -> Result<Option<Ahead>> {
+    let (Some(branch), Some(tip), Some(base)) = (head.branch.as_deref(), head_id, default_branch) else {
+        return Ok(None);
+    };
+    let Some(base_tip) = tips.iter().find(|(name, _)| name == base).map(|(_, id)| *id) else {
+        return Ok(None);
+    };
+    if branch == base || tip == base_tip {
+        return Ok(None);
+    }
+    let commits = ancestry::exclusive(repo, tip, &[base_tip], MAX_WALK)?.len();
+    if commits == 0 {
+        return Ok(None);
+    }
+    let Some(merge_base) = ancestry::merge_bases(repo, tip, &[base_tip])?.into_iter().next() else {
+        return Ok(None);
+    };
+    let (old, new) = (commit_tree(repo, merge_base)?, commit_tree(repo, tip)?);
+    let mut recorder = gix::diff::tree::Recorder::default().track_location(None);
+    gix::diff::tree(
+        gix::objs::TreeRefIter::from_bytes(&old.data, repo.object_hash()),
+        gix::objs::TreeRefIter::from_bytes(&new.data, repo.object_hash()),
+        &mut gix::diff::tree::State::default(),
+        &repo.objects,
+        &mut recorder,
+    )
+    .map_err(|err| Error::git("tree diff", err))?;
+    use gix::diff::tree::recorder::Change;
+    // Files as git counts them (blobs, links and submodules, never a tree); lines only in blobs and links.
+    let (mut files, mut blobs) = (0, Vec::new());
+    for change in &recorder.records {
+        let text = |mode: &gix::objs::tree::EntryMode, id: &ObjectId| mode.is_blob_or_symlink().then_some(*id);
+        let (modes, sides) = match change {
+            Change::Addition { entry_mode, oid, .. } => ([*entry_mode, *entry_mode], (None, text(entry_mode, oid))),
+            Change::Deletion { entry_mode, oid, .. } => ([*entry_mode, *entry_mode], (text(entry_mode, oid), None)),
+            Change::Modification { previous_entry_mode, previous_oid, entry_mode, oid, .. } => {
+                ([*previous_entry_mode, *entry_mode], (text(previous_entry_mode, previous_oid), text(entry_mode, oid)))
+            }
+        };
+        if modes.iter().any(gix::objs::tree::EntryMode::is_no_tree) {
+            files += 1;
+            if sides != (None, None) {
+                blobs.push(sides);
+            }
+        }
+    }
+    let mut lines = 0;
+    for (old, new) in blobs.iter().take(MAX_COUNTED_FILES) {
+        if lines >= LARGE_CHANGE_LINES {
+            break;
+        }
+        lines += changed_lines(repo, *old, *new)?;
+    }
+    Ok(Some(Ahead {
+        base: base.to_owned(),
+        merge_base: crate::abbrev::Abbrev::new(repo).id(merge_base),
+        commits,
+        files,
+        lines: lines.min(LARGE_CHANGE_LINES),
+    }))
+}
+
+/// The tree of commit `id`.
+fn commit_tree(repo: &gix::Repository, id: ObjectId) -> Result<gix::Tree<'_>> {
+    let commit = repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
+    commit.tree().map_err(|err| Error::git("commit tree", err))
+}
+
+/// Lines added plus removed between two blobs (an absent side is empty), with Myers as git's default; 0 when either
+/// side holds a NUL byte in its first 8000 bytes (git's binary test).
+fn changed_lines(repo: &gix::Repository, old: Option<ObjectId>, new: Option<ObjectId>) -> Result<u64> {
+    use gix::diff::blob::{Algorithm, Diff, InternedInput, sources::byte_lines};
+    let read = |id: Option<ObjectId>| -> Result<Vec<u8>> {
+        match id {
+            Some(id) => Ok(repo.find_blob(id).map_err(|err| Error::git("blob", err))?.detach().data),
+            None => Ok(Vec::new()),
+        }
+    };
+    let (old, new) = (read(old)?, read(new)?);
+    let binary = |data: &[u8]| data[..data.len().min(8000)].contains(&0);
+    if binary(&old) || binary(&new) {
+        return Ok(0);
+    }
+    let input = InternedInput::new(byte_lines(&old), byte_lines(&new));
+    let diff = Diff::compute(Algorithm::Myers, &input);
+    Ok(u64::from(diff.count_additions()) + u64::from(diff.count_removals()))
 }

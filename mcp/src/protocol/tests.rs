@@ -6,7 +6,9 @@ use crate::protocol::{
     INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, Server,
     UNSUPPORTED_PROTOCOL_VERSION, Version,
 };
-use crate::tools::{CallContext, ProtocolError, Registry, RegistryError, Tool, ToolDefinition, ToolOutput};
+use crate::tools::{
+    ArgumentsError, CallContext, ProtocolError, Registry, RegistryError, Tool, ToolDefinition, ToolOutput,
+};
 use crate::transport::Frame;
 
 /// Echoes its arguments; `mode` selects a product error, a protocol error or a panic.
@@ -404,14 +406,28 @@ fn registry_rejects_bad_definitions() {
     assert!(matches!(registry.register(Box::new(bad)), Err(RegistryError::InvalidSchema { .. })));
     let mut bad = propose();
     bad.definition.name = "test.bad2";
-    bad.definition.input_schema = json!({"type": "object", "properties": {"a": {"type": 12}}});
-    assert!(matches!(registry.register(Box::new(bad)), Err(RegistryError::InvalidSchema { .. })));
     assert_eq!(registry.len(), 1);
+    registry.compile_all().expect("the echo schema compiles");
+    // A schema that does not compile registers (schemas compile on a tool's first call), is found by compile_all and
+    // refuses every call with one violation.
+    let mut bad = propose();
+    bad.definition.name = "test.bad2";
+    bad.definition.input_schema = json!({"type": "object", "properties": {"a": {"type": 12}}});
+    registry.register(Box::new(bad)).expect("a schema of type object registers");
+    assert!(matches!(registry.compile_all(), Err(RegistryError::InvalidSchema { which: "inputSchema", .. })));
+    match registry.validate("test.bad2", &json!({})) {
+        Err(ArgumentsError::Invalid { violations, omitted: 0 }) => {
+            assert_eq!(violations.len(), 1);
+            assert!(violations[0].message.contains("does not compile"), "{violations:?}");
+        }
+        other => panic!("a call to a tool whose schema does not compile: {other:?}"),
+    }
 }
 
 #[test]
 fn the_shipped_registry_builds() {
-    crate::tools::registry().expect("every shipped tool definition is valid");
+    let registry = crate::tools::registry().expect("every shipped tool definition is valid");
+    registry.compile_all().expect("every shipped input schema compiles");
 }
 
 /// What an observer saw of one call.

@@ -1,7 +1,10 @@
-//! The [`Registry`]: the ordered list of tools, with their input schemas compiled once.
+//! The [`Registry`]: the ordered list of tools, with their input schemas compiled once, on a tool's first call.
 //!
 //! `tools/list` shows tools in registration order (design.md §4.1: deterministic, `repo.brief` first), and `tools/call`
-//! validates arguments against exactly the advertised `inputSchema` before a handler runs.
+//! validates arguments against exactly the advertised `inputSchema` before a handler runs. Compiling every schema at
+//! start-up cost about as many instructions as a first `repo.brief` itself (issue 38), so each is compiled when its
+//! tool is first called; [`Registry::compile_all`] compiles them all at once (the tests hold every shipped schema to
+//! it).
 
 use serde_json::Value;
 
@@ -25,7 +28,16 @@ pub struct Registry {
 
 struct Entry {
     tool: Box<dyn Tool>,
-    validator: jsonschema::Validator,
+    /// The compiled input schema, or why it does not compile; empty until the tool's first call.
+    validator: std::sync::OnceLock<Result<jsonschema::Validator, String>>,
+}
+
+impl Entry {
+    fn validator(&self) -> &Result<jsonschema::Validator, String> {
+        self.validator.get_or_init(|| {
+            jsonschema::validator_for(&self.tool.definition().input_schema).map_err(|error| error.to_string())
+        })
+    }
 }
 
 /// Why a tool could not be registered. These are programming errors in a tool definition, reported at start-up.
@@ -84,11 +96,11 @@ impl Registry {
         Self { entries: Vec::new(), listing: None }
     }
 
-    /// Appends `tool` (it is listed after the tools registered before it) and compiles its input schema.
+    /// Appends `tool` (it is listed after the tools registered before it). Its input schema is compiled on its first
+    /// call (or by [`Registry::compile_all`]).
     ///
     /// # Errors
-    /// [`RegistryError`] for an empty or duplicate name, or a schema that is not an object schema or does not
-    /// compile.
+    /// [`RegistryError`] for an empty or duplicate name, or a schema that is not an object schema.
     pub fn register(&mut self, tool: Box<dyn Tool>) -> Result<(), RegistryError> {
         let definition = tool.definition();
         let name = definition.name;
@@ -107,10 +119,21 @@ impl Registry {
         }
         check_object_schema(name, "inputSchema", &definition.input_schema)?;
         check_object_schema(name, "outputSchema", &definition.output_schema)?;
-        let validator = jsonschema::validator_for(&definition.input_schema).map_err(|error| {
-            RegistryError::InvalidSchema { name: name.to_owned(), which: "inputSchema", message: error.to_string() }
-        })?;
-        self.entries.push(Entry { tool, validator });
+        self.entries.push(Entry { tool, validator: std::sync::OnceLock::new() });
+        Ok(())
+    }
+
+    /// Compiles every registered tool's input schema now (each is otherwise compiled on its tool's first call).
+    ///
+    /// # Errors
+    /// [`RegistryError::InvalidSchema`] for the first schema that does not compile.
+    pub fn compile_all(&self) -> Result<(), RegistryError> {
+        for entry in &self.entries {
+            if let Err(message) = entry.validator() {
+                let name = entry.tool.definition().name.to_owned();
+                return Err(RegistryError::InvalidSchema { name, which: "inputSchema", message: message.clone() });
+            }
+        }
         Ok(())
     }
 
@@ -135,15 +158,26 @@ impl Registry {
         self.entry(name).map(|entry| entry.tool.as_ref())
     }
 
-    /// Checks `arguments` against the input schema of tool `name` (the schema compiled at registration).
+    /// Checks `arguments` against the input schema of tool `name` (compiled on the tool's first call).
     ///
     /// # Errors
-    /// [`ArgumentsError::UnknownTool`] or [`ArgumentsError::Invalid`] with the violations.
+    /// [`ArgumentsError::UnknownTool`] or [`ArgumentsError::Invalid`] with the violations; a schema that does not
+    /// compile (a defect [`Registry::compile_all`] finds first) refuses every call with one violation saying so.
     pub fn validate(&self, name: &str, arguments: &Value) -> Result<(), ArgumentsError> {
         let entry = self.entry(name).ok_or(ArgumentsError::UnknownTool)?;
+        let validator = match entry.validator() {
+            Ok(validator) => validator,
+            Err(message) => {
+                let message = format!("the tool's inputSchema does not compile: {message}");
+                return Err(ArgumentsError::Invalid {
+                    violations: vec![SchemaViolation { instance_path: String::new(), message }],
+                    omitted: 0,
+                });
+            }
+        };
         let mut violations = Vec::new();
         let mut omitted = 0;
-        for error in entry.validator.iter_errors(arguments) {
+        for error in validator.iter_errors(arguments) {
             if violations.len() == MAX_REPORTED_VIOLATIONS {
                 omitted += 1;
                 continue;

@@ -341,3 +341,57 @@ fn issue_35_every_hint_says_why() {
 fn data_hints(envelope: &Value) -> Vec<Value> {
     envelope["data"]["hints"].as_array().cloned().unwrap_or_default()
 }
+
+/// Issue 37: a branch whose own change against main is large leads to `diff_semantic` of `git diff
+/// <merge-base>..HEAD`, with the size (git's counts) as the reason; a small change raises no such hint.
+#[test]
+fn a_large_change_ahead_of_main_leads_to_the_semantic_diff() {
+    let fixture = fluxgit_fixtures::build(Scenario::Clean);
+    let commit = |file: &str, text: &str| {
+        std::fs::write(fixture.path().join(file), text).expect("write");
+        fixture.git(&["add", file]);
+        fixture.git(&["commit", "-q", "-m", &format!("feat: add {file}")]);
+    };
+    fixture.git(&["checkout", "-q", "-b", "feat/big"]);
+    commit("small.rs", "fn small() {}\n");
+    fixture.git(&["checkout", "-q", "main"]);
+    commit("main-moved.txt", "moved\n");
+    fixture.git(&["checkout", "-q", "feat/big"]);
+    let root = fixture.root().canonicalize().expect("root");
+    let home = tempfile::tempdir().expect("home");
+    let repo = fixture.path().to_str().expect("utf-8");
+    let mut server = start(&root, home.path(), reflog_time(&fixture, "HEAD") + 60, &[]);
+    let brief = server.request(&tool_call(1, "repo_brief", json!({ "repoPath": repo })));
+    let tools: Vec<Value> = data(&brief)["hints"].as_array().into_iter().flatten().map(|h| h["tool"].clone()).collect();
+    assert!(!tools.contains(&json!("diff_semantic")), "one changed line is no large change: {brief}");
+    server.finish();
+
+    let functions: String = (0..200).map(|n| format!("fn f{n}() -> u32 {{\n    {n}\n}}\n")).collect();
+    commit("big.rs", &functions);
+    let mut server = start(&root, home.path(), reflog_time(&fixture, "HEAD") + 60, &[]);
+    let (brief, hint, answer) = follow_first_hint(&mut server, repo);
+    assert_eq!(hint["tool"], "diff_semantic", "{brief}");
+    let merge_base = fixture.git(&["merge-base", "main", "HEAD"]);
+    let short = fixture.git(&["rev-parse", "--short", merge_base.trim()]);
+    assert_eq!(hint["arguments"], json!({ "base": short.trim(), "head": "HEAD" }), "{hint}");
+    let numstat = fixture.git(&["diff", "--numstat", merge_base.trim(), "HEAD"]);
+    let files = numstat.lines().count();
+    assert_eq!(files, 2);
+    let lines: u64 = numstat
+        .lines()
+        .flat_map(|line| line.split('\t').take(2).map(|count| count.parse::<u64>().expect("a count")))
+        .sum();
+    assert!(lines >= 300, "{numstat}");
+    assert_eq!(
+        hint["why"],
+        format!("2 commits ahead of main: {files} files, 300+ lines changed; cheaper than diff_text")
+    );
+    // The hint's call answers the branch's own change: git's files (those the budget shows among them).
+    let answer = data(&answer);
+    assert_eq!(answer["changedFiles"], files, "{answer}");
+    let names = fixture.git(&["diff", "--name-only", merge_base.trim(), "HEAD"]);
+    let shown = answer["files"].as_array().expect("files");
+    assert!(!shown.is_empty(), "{answer}");
+    assert!(shown.iter().all(|file| names.lines().any(|name| file["path"] == name)), "{answer}");
+    server.finish();
+}
