@@ -82,7 +82,7 @@ pub struct Facts<'a> {
 
 /// Applies every rule in rank order and keeps the first [`MAX_HINTS`].
 pub fn rank(facts: &Facts<'_>) -> Vec<Hint> {
-    let rules: [fn(&Facts<'_>) -> Option<Hint>; 11] = [
+    let rules: [fn(&Facts<'_>) -> Option<Hint>; 12] = [
         conflicts,
         operation,
         dropped,

@@ -1,7 +1,9 @@
 //! The engine's integration tests, one test binary: one module per area, each checked against the git CLI (the
 //! test map in CONTRIBUTING.md says what each covers). One binary links gix and tantivy once instead of once per
-//! file. `generation_tables.rs` stays a binary of its own: it reads process-wide counters of history reads and
+//! file. Two stay binaries of their own. `generation_tables.rs` reads process-wide counters of history reads and
 //! resets the process-wide generation tables, which the walks of every other module here would disturb.
+//! `freshness.rs` asserts how each answer was validated (the watcher, its limit, stat validation): in this binary
+//! the other modules' engines hold up to the user's 128 inotify instances at once, so its watchers could not start.
 //!
 //! Run one module with a filter: `cargo test --workspace --test engine oracle::`.
 
@@ -15,7 +17,6 @@ mod degraded;
 mod diffs;
 mod file;
 mod fleet;
-mod freshness;
 mod history;
 mod index_feed;
 mod kept_walks;
