@@ -210,7 +210,7 @@ fn a_submodule_gitdir_outside_the_roots_is_never_opened() {
         } else {
             assert_eq!(unreadable, ["libs/ext"], "{base:?}..{head:?}");
             assert!(diff.data.unreadable[0].error.reason.starts_with("outside_allowed_roots"));
-            let text = fluxgit_engine::text::diff_text(&diff, &Default::default());
+            let text = fluxgit_engine::render::diff_text(&diff, &Default::default());
             assert!(text.contains("unreadable libs/ext: outside_allowed_roots"), "{text}");
             layout.assert_clean("diff.text's text", &text);
         }

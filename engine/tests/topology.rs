@@ -706,7 +706,7 @@ fn a_long_branch_on_a_rebased_parent_is_named_but_not_replayed() {
     assert_eq!(moved.commits.to_string(), own.trim());
     assert!(moved.commits > MAX_PARENT_REPLAY);
     assert_eq!((moved.replay, moved.stops_at.as_ref()), (RebaseStatus::TooManyCommits, None));
-    let text = fluxgit_engine::text::branch_stack(
+    let text = fluxgit_engine::render::branch_stack(
         &fluxgit_engine::Budgeted { data: report.clone(), omitted: Default::default() },
         &Default::default(),
     );
