@@ -8,7 +8,8 @@ use serde::Serialize;
 
 use crate::cli::GitAt;
 
-/// How many recent commits the checklist asks for (`repo.brief`'s default and the sweep's `git log -n 10`).
+/// How many recent commits the checklist asks for (the bench's `repo.brief` call asks for them, `recentCommits` 10,
+/// and the sweep runs `git log -n 10`).
 pub(crate) const RECENT_COMMITS: usize = 10;
 
 /// What git says about the repository.

@@ -26,7 +26,9 @@ pub(crate) struct ToolCall {
     pub(crate) arguments: &'static str,
 }
 
-pub(crate) const BRIEF: ToolCall = ToolCall { tool: "repo.brief", arguments: "{}" };
+/// The brief, asked for the [`crate::oracle::RECENT_COMMITS`] commits the checklist and the sweep's `git log -n 10`
+/// count (the brief's own default is fewer).
+pub(crate) const BRIEF: ToolCall = ToolCall { tool: "repo.brief", arguments: r#"{"recentCommits":10}"# };
 const CONFLICT_READ: ToolCall = ToolCall { tool: "conflict.read", arguments: "{}" };
 
 /// Every scenario, in the order of the tables.

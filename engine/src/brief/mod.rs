@@ -18,10 +18,14 @@ use crate::facets::operation::Operation;
 use crate::facets::worktree::Counts;
 use crate::facets::{Facet, commits, conventions, head, lineage, operation, refs, stashes, submodules, worktree};
 
+/// Recent commits a brief shows unless asked for another count: a handful orients an agent, and `recentCommits`
+/// (up to 20) or `repo.history` gives more.
+pub const DEFAULT_RECENT_COMMITS: usize = 5;
+
 /// Knobs of `repo.brief`.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// Recent commits to include before budgeting (design.md §5: 1-20, default 10).
+    /// Recent commits to include before budgeting (design.md §5: 1-20, default [`DEFAULT_RECENT_COMMITS`]).
     pub recent_commits: usize,
     /// Write proposals can answer (a gateway is configured): only then may a hint name an `operation.preview.*`
     /// tool. Default false.
@@ -36,7 +40,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         let now = fluxgit_audit::now_secs();
-        Self { recent_commits: 10, proposals: false, tool_names: crate::Spelling::default(), now }
+        Self { recent_commits: DEFAULT_RECENT_COMMITS, proposals: false, tool_names: crate::Spelling::default(), now }
     }
 }
 

@@ -54,6 +54,15 @@ use super::{big_file_threshold, too_large};
 /// The ignore-revs file GitHub reads on its own; git reads it only when `blame.ignoreRevsFile` names it.
 pub const CONVENTIONAL_IGNORE_FILE: &str = ".git-blame-ignore-revs";
 
+/// Asked ranges of at most this many lines carry each commit's message body (`commits.*.body`).
+pub const BODY_RANGE_LINES: usize = 5;
+
+/// Lines of a message body kept, blank lines not counted.
+pub const BODY_LINES: usize = 5;
+
+/// Bytes of a message body kept (UTF-8, line breaks counted).
+pub const BODY_BYTES: usize = 400;
+
 /// The abbreviated commit of lines not committed yet (git shows the null object id).
 pub const NOT_COMMITTED: &str = "0000000";
 
@@ -145,6 +154,14 @@ pub struct CommitInfo {
     pub time: String,
     /// The first line of the message.
     pub subject: String,
+    /// When at most [`BODY_RANGE_LINES`] lines were asked for: the message after its subject, blank lines left out,
+    /// at most [`BODY_LINES`] lines and [`BODY_BYTES`] bytes (whole lines; a longer first line is cut), so that
+    /// "why did this line change" needs no second call; absent otherwise, or when the message is its subject only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    /// `true` when `body` stops before the message's end (`commit.details` has it whole); absent means false.
+    #[serde(skip_serializing_if = "crate::compact::is_false")]
+    pub body_cut: bool,
     /// The commit has no parents as git sees them (a root commit, or a shallow clone's boundary), so blame stops
     /// there: git's `^` mark and porcelain `boundary` (none when `blame.showRoot` is set); absent means false.
     #[serde(skip_serializing_if = "crate::compact::is_false")]
@@ -257,6 +274,7 @@ pub fn read(repo: &gix::Repository, options: &Options) -> Result<Full> {
 
     let show_root = repo.config_snapshot().boolean("blame.showRoot").unwrap_or(false);
     let mut names = Names::new(&repo, &shallow, uncommitted, show_root);
+    names.with_body = end >= start && end - start < BODY_RANGE_LINES;
     let mut ranges: Vec<Range> = Vec::new();
     let mut range_skipped: Vec<BTreeSet<String>> = Vec::new();
     let mut previous: Option<(u32, &LineOrigin)> = None;
@@ -304,6 +322,36 @@ pub fn read(repo: &gix::Repository, options: &Options) -> Result<Full> {
         skipped: range_skipped,
         ignore_revs_files,
     })
+}
+
+/// The message after its first line, blank lines left out, bounded by [`BODY_LINES`] and [`BODY_BYTES`]; `None`
+/// when nothing follows the subject. The flag says whether lines were left out.
+fn body(message: &[u8]) -> (Option<String>, bool) {
+    let text = utf8(message);
+    let mut lines = text.lines().skip(1).map(str::trim_end).filter(|line| !line.trim().is_empty());
+    let mut kept = String::new();
+    let mut count = 0;
+    let cut = loop {
+        let Some(line) = lines.next() else { break false };
+        let room = BODY_BYTES.saturating_sub(kept.len() + usize::from(count > 0));
+        if count == BODY_LINES || (count > 0 && line.len() > room) {
+            break true;
+        }
+        if count > 0 {
+            kept.push('\n');
+        }
+        if line.len() > room {
+            let mut end = room;
+            while !line.is_char_boundary(end) {
+                end -= 1;
+            }
+            kept.push_str(&line[..end]);
+            break true;
+        }
+        kept.push_str(line);
+        count += 1;
+    };
+    ((!kept.is_empty()).then_some(kept), cut)
 }
 
 /// Shows as many whole ranges as `max_tokens` allows.
@@ -574,6 +622,8 @@ struct Names<'repo> {
     abbrev: Abbrev,
     abbreviated: HashMap<ObjectId, String>,
     infos: BTreeMap<String, CommitInfo>,
+    /// Whether commits carry their message body (a small asked range).
+    with_body: bool,
 }
 
 impl<'repo> Names<'repo> {
@@ -594,6 +644,7 @@ impl<'repo> Names<'repo> {
             abbrev,
             abbreviated: HashMap::new(),
             infos: BTreeMap::new(),
+            with_body: false,
         }
     }
 
@@ -607,6 +658,7 @@ impl<'repo> Names<'repo> {
         let time = author.time().map_err(|err| Error::git("commit author date", err))?;
         let short = if self.uncommitted == Some(id) { NOT_COMMITTED.to_owned() } else { self.abbrev.id(id) };
         let parentless = self.shallow.is_boundary(&id) || commit.parent_ids().next().is_none();
+        let (body, body_cut) = if self.with_body { body(commit.message_raw_sloppy()) } else { (None, false) };
         self.infos.insert(
             short.clone(),
             CommitInfo {
@@ -614,6 +666,8 @@ impl<'repo> Names<'repo> {
                 author: Person::mapped(&self.mailmap, author),
                 time: iso_time(time),
                 subject: subject(commit.message_raw_sloppy()),
+                body,
+                body_cut,
                 boundary: parentless && !self.show_root,
             },
         );

@@ -52,8 +52,9 @@ pub fn file_read(result: &Budgeted<Report>, options: &Options) -> String {
 /// then one line per range as `git blame` prints a line, grouped: `<sha> (<author> <date> <line>[-<last>])
 /// <subject>`, with `[from <path>:<line>]` when the lines had another path or number in that commit and a leading
 /// `*` for lines left on an ignored revision (git's `blame.markUnblamableLines`), else `^` for a boundary commit (as
-/// git marks it); the header says `work tree (on <HEAD>)` when the work-tree file was blamed; a cut ends with
-/// `... N more ranges (read on from line M)`.
+/// git marks it); under the first range of a commit that carries its message body (a small asked range), the body's
+/// lines indented by four spaces as `git log` indents them, then `    ...` when it was cut; the header says `work
+/// tree (on <HEAD>)` when the work-tree file was blamed; a cut ends with `... N more ranges (read on from line M)`.
 pub fn file_blame(result: &Budgeted<BlameReport>, options: &Options) -> String {
     let report = &result.data;
     let mut out = Lines::default();
@@ -72,6 +73,7 @@ pub fn file_blame(result: &Budgeted<BlameReport>, options: &Options) -> String {
     for skipped in &report.ignored_revs {
         out.line(format!("ignored: {}", esc(skipped)));
     }
+    let mut told = std::collections::HashSet::new();
     for range in &report.ranges {
         let info = report.commits.get(&range.commit);
         let author = info.map_or("", |info| info.author.name.as_str());
@@ -97,6 +99,14 @@ pub fn file_blame(result: &Budgeted<BlameReport>, options: &Options) -> String {
             (None, None) => {}
         }
         out.line(text);
+        if let Some(info) = info.filter(|_| told.insert(range.commit.as_str())) {
+            for line in info.body.iter().flat_map(|body| body.lines()) {
+                out.line(format!("    {}", esc(line)));
+            }
+            if info.body_cut {
+                out.line("    ...");
+            }
+        }
     }
     let more = cut(&result.omitted, "ranges");
     if more > 0 {

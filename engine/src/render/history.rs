@@ -35,13 +35,17 @@ pub fn history(result: &Budgeted<Page>, options: &Options) -> String {
     out.finish()
 }
 
-/// `repo.reflog`: `git reflog`'s lines (`abc1234 HEAD@{0}: commit: message`, time and identity after), with
-/// `lost N commits at sha: recover with tool args` under a movement that dropped commits.
+/// `repo.reflog`: `git reflog`'s lines (`abc1234 HEAD@{0}: commit: message`), each followed by who moved the ref
+/// and when in parentheses, said only where they change from the line above: the identity when it differs, the
+/// date (`2026-08-20 07:08Z`, minutes and the recorded offset) when the day or offset differs, else the time of
+/// day alone (`07:06`). Under a movement that dropped commits, `lost N commits at sha: <recovery>`, the recovery's
+/// full shas written as the abbreviated lost tip.
 pub fn reflog(result: &Budgeted<Report>, _options: &Options) -> String {
     let report = &result.data;
     let mut out = Lines::default();
     out.line(format!("# {} ({} movements)", esc(&report.ref_name), report.total));
     let name = esc(report.ref_name.strip_prefix("refs/heads/").unwrap_or(&report.ref_name));
+    let mut last: Option<(&str, &str, &str)> = None;
     for entry in &report.entries {
         let sha = entry.new_sha.as_deref().unwrap_or("0000000");
         let message = if entry.message.is_empty() {
@@ -49,8 +53,19 @@ pub fn reflog(result: &Budgeted<Report>, _options: &Options) -> String {
         } else {
             format!("{}: {}", entry.action, entry.message)
         };
-        let (message, time, identity) = (esc(&message), esc(&entry.time), esc(&entry.identity.name));
-        out.line(format!("{sha} {name}@{{{}}}: {message} ({time}, {identity})", entry.index));
+        let (day, clock, zone) = split_time(&entry.time);
+        let identity = entry.identity.name.as_str();
+        let mut when = Vec::new();
+        if last.is_none_or(|(previous, _, _)| previous != identity) {
+            when.push(esc(identity).into_owned());
+        }
+        if last.is_some_and(|(_, previous_day, previous_zone)| (previous_day, previous_zone) == (day, zone)) {
+            when.push(esc(clock).into_owned());
+        } else {
+            when.push(esc(format!("{day} {clock}{zone}").trim()).into_owned());
+        }
+        last = Some((identity, day, zone));
+        out.line(format!("{sha} {name}@{{{}}}: {} ({})", entry.index, esc(&message), when.join(", ")));
         if let Some(recovery) = &entry.recovery {
             let capped = if recovery.lost_commits_capped { "+" } else { "" };
             let arguments: Vec<String> = recovery
@@ -67,10 +82,36 @@ pub fn reflog(result: &Budgeted<Report>, _options: &Options) -> String {
                 (Some(command), _) => command.clone(),
                 (None, tool) => format!("{} {}", tool.unwrap_or_default(), arguments.join(" ")),
             };
-            let next = esc(&next);
+            let next = esc(&abbreviate_full(&next, &recovery.lost_tip)).into_owned();
             out.line(format!("  lost {}{capped} commits at {}: {next}", recovery.lost_commits, recovery.lost_tip));
         }
     }
     out.more(&result.omitted, "entries", "movements");
     out.finish()
+}
+
+/// An ISO 8601 time (`2026-08-20T07:08:24Z`, `...+02:00`) as its day, its clock to the minute and its offset
+/// (`2026-08-20`, `07:08`, `Z`); a time of another shape is all clock.
+fn split_time(time: &str) -> (&str, &str, &str) {
+    match (time.get(..10), time.get(11..16), time.get(19..)) {
+        (Some(day), Some(clock), Some(zone)) if time.as_bytes().get(10) == Some(&b'T') => (day, clock, zone),
+        _ => ("", time, ""),
+    }
+}
+
+/// `text` with each full 40- or 64-digit hex sha that begins with `short` (a word, or a `key=` word's value)
+/// written as `short`: an unambiguous abbreviation, which git and the proposal tools accept.
+fn abbreviate_full(text: &str, short: &str) -> String {
+    text.split(' ')
+        .map(|word| {
+            let (key, value) = word.rsplit_once('=').map_or(("", word), |(key, value)| (key, value));
+            let full = matches!(value.len(), 40 | 64) && value.bytes().all(|byte| byte.is_ascii_hexdigit());
+            match (full && value.starts_with(short), key) {
+                (true, "") => short.to_owned(),
+                (true, key) => format!("{key}={short}"),
+                (false, _) => word.to_owned(),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }

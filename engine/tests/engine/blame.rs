@@ -495,3 +495,70 @@ fn authors_are_mapped_through_the_mailmap_as_git_blame_maps_them() {
     let expected = format!("Other Name <{email}>");
     assert!(configured.commits.values().any(|info| info.author.to_string_lossy() == expected), "{configured:#?}");
 }
+
+/// Issue 35: a range of at most 5 lines carries each commit's message body as `git log -1 --format=%B` gives it
+/// after the subject (blank lines left out), bounded to 5 lines and 400 bytes of whole lines, `bodyCut` when git
+/// has more; the text shows it indented under the commit's first range. A larger range carries none.
+#[test]
+fn small_ranges_carry_each_commits_message_body() {
+    let fixture = fluxgit_fixtures::build(Scenario::Clean);
+    let write = |text: &str| std::fs::write(fixture.path().join("why.txt"), text).expect("writes");
+    let commit = |message: &str| {
+        fixture.git(&["add", "why.txt"]);
+        fixture.git(&["commit", "-q", "-m", message]);
+    };
+    // Eight short body lines in two paragraphs with a trailer: cut at five lines.
+    let short: Vec<String> = (1..=7).map(|n| format!("Reason {n}: the parser needed it.")).collect();
+    write("one\ntwo\nthree\nfour\nfive\nsix\n");
+    commit(&format!(
+        "why: add the file\n\n{}\n\n{}\n\nSigned-off-by: A U Thor <author@example.com>\n",
+        short[..3].join("\n"),
+        short[3..].join("\n")
+    ));
+    // Lines of 250 bytes with a multi-byte character: cut at 400 bytes, whole lines only.
+    let wide: Vec<String> = (1..=3).map(|n| format!("{n} é {}", "x".repeat(245))).collect();
+    write("one\nTWO\nthree\nfour\nfive\nsix\n");
+    commit(&format!("why: change two\n\n{}\n", wide.join("\n")));
+    write("one\nTWO\nTHREE\nfour\nfive\nsix\n");
+    commit("why: change three\n\nA body of one paragraph\nthat fits whole.\n");
+    write("one\nTWO\nTHREE\nFOUR\nfive\nsix\n");
+    commit("why: change four");
+
+    for range in [(1, 1), (2, 2), (3, 3), (4, 4), (1, 5), (2, 6)] {
+        let result = file_blame(&fixture, &options("why.txt", None, Some(range), true), UNLIMITED).expect("blames");
+        let report = &result.data;
+        let small = range.1 - range.0 < blame::BODY_RANGE_LINES;
+        let text = fluxgit_engine::render::file_blame(&result, &Default::default());
+        for (sha, info) in &report.commits {
+            let message = fixture.git(&["log", "-1", "--format=%B", sha]);
+            let git: Vec<&str> =
+                message.lines().skip(1).map(str::trim_end).filter(|line| !line.trim().is_empty()).collect();
+            if !small {
+                assert_eq!((&info.body, info.body_cut), (&None, false), "{range:?} {sha}");
+                continue;
+            }
+            let kept: Vec<&str> = info.body.as_deref().map(|body| body.lines().collect()).unwrap_or_default();
+            assert_eq!(kept, git[..kept.len()], "{range:?} {sha}: the body begins as git's");
+            assert_eq!(info.body_cut, kept.len() < git.len(), "{range:?} {sha}");
+            let bytes = info.body.as_deref().map_or(0, str::len);
+            assert!(kept.len() <= blame::BODY_LINES && bytes <= blame::BODY_BYTES, "{range:?} {sha}: {bytes}");
+            if info.body_cut && kept.len() < blame::BODY_LINES {
+                assert!(bytes + 1 + git[kept.len()].len() > blame::BODY_BYTES, "{range:?} {sha}: room was left");
+            }
+            for line in &kept {
+                assert!(text.lines().any(|shown| shown == format!("    {line}")), "{range:?}: {line}\n{text}");
+            }
+        }
+        let bodies: Vec<(usize, bool)> = report
+            .commits
+            .values()
+            .map(|info| (info.body.as_deref().map_or(0, |body| body.lines().count()), info.body_cut))
+            .collect();
+        if range == (1, 5) {
+            // The four commits: five of seven lines, one wide line of three, two lines, none.
+            assert_eq!(bodies.iter().copied().collect::<std::collections::BTreeSet<_>>().len(), 4, "{bodies:?}");
+            assert!(bodies.contains(&(5, true)) && bodies.contains(&(1, true)) && bodies.contains(&(2, false)));
+            assert!(bodies.contains(&(0, false)) && text.contains("\n    ...\n"), "{text}");
+        }
+    }
+}

@@ -409,3 +409,63 @@ fn reflog_limit_budget_and_bad_names() {
         }
     }
 }
+
+/// Issue 35: the reflog's text reads as `git reflog` (`<sha> main@{N}: <message>`), then who and when in
+/// parentheses only where they change from the line above: the identity (`%gn`) when it differs, the day with the
+/// time to the minute and the offset when the day or the offset differs, else the time of day alone; a lost tip's
+/// recovery writes its full sha abbreviated, and that abbreviation names the lost commit in git.
+#[test]
+fn reflog_text_says_identity_and_date_where_they_change() {
+    let fixture = fluxgit_fixtures::build(Scenario::RewrittenHistory);
+    // Another identity a day later, with another offset, then back to the fixture's identity; a reset drops both.
+    let run = |args: &[&str], envs: &[(&str, &str)]| {
+        let mut command = fixture.git_command(fixture.path());
+        command.args(args).envs(envs.iter().copied());
+        let output = command.output().expect("git runs");
+        assert!(output.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    };
+    fixture.git(&["checkout", "-q", "main"]);
+    let later = [("GIT_COMMITTER_NAME", "Bob Other"), ("GIT_COMMITTER_DATE", "@1900000000 +0200")];
+    run(&["commit", "-q", "--allow-empty", "-m", "feat: by another hand"], &later);
+    run(&["commit", "-q", "--allow-empty", "-m", "feat: a second one"], &later);
+    fixture.git(&["commit", "-q", "--allow-empty", "-m", "feat: back home"]);
+    fixture.git(&["reset", "-q", "--hard", "HEAD~3"]);
+
+    let engine = engine_for(&fixture);
+    let repo = engine.resolve(repo_path(&fixture)).expect("resolves");
+    let result = engine.reflog(&repo, Some("main"), 100, None, UNLIMITED, &mut measure).expect("reflog");
+    let text = fluxgit_engine::render::reflog(&result, &repo.text_options());
+
+    let git = git_reflog(&fixture, "main");
+    assert!(git.iter().any(|entry| entry.3 == "Bob Other") && git.iter().any(|entry| entry.5.ends_with("+02:00")));
+    let mut expected = vec![format!("# refs/heads/main ({} movements)", git.len())];
+    let mut last: Option<(String, String)> = None;
+    for (sha, selector, subject, name, _, time) in &git {
+        let (day, clock, zone) = (&time[..10], &time[11..16], &time[19..]);
+        let mut when = Vec::new();
+        if last.as_ref().is_none_or(|(previous, _)| previous != name) {
+            when.push(name.clone());
+        }
+        let stamp = format!("{day}{zone}");
+        if last.as_ref().is_some_and(|(_, previous)| *previous == stamp) {
+            when.push(clock.to_owned());
+        } else {
+            when.push(format!("{day} {clock}{zone}"));
+        }
+        last = Some((name.clone(), stamp));
+        expected.push(format!("{sha} {selector}: {subject} ({})", when.join(", ")));
+    }
+    let shown: Vec<&str> = text.lines().filter(|line| !line.starts_with("  lost ")).collect();
+    assert_eq!(shown, expected, "{text}");
+    assert!(text.matches("Bob Other").count() == 1 && text.contains("+02:00"), "{text}");
+
+    // The reset's recovery: `git branch recover/<sha> <abbreviated lost tip>`, the tip naming main@{1} in git.
+    let recovery = result.data.entries[0].recovery.as_ref().expect("the reset dropped commits");
+    let line = text.lines().find(|line| line.starts_with("  lost ")).expect("a recovery line");
+    let name = recovery.command.as_deref().and_then(|command| command.split(' ').nth(2)).expect("a branch name");
+    let tip = &recovery.lost_tip;
+    assert_eq!(line, format!("  lost {} commits at {tip}: git branch {name} {tip}", recovery.lost_commits));
+    let full = fixture.git(&["rev-parse", "--verify", &format!("{tip}^{{commit}}")]);
+    assert_eq!(full.trim(), fixture.git(&["rev-parse", "main@{1}"]).trim());
+    assert!(text.len() < serde_json::to_string(&result).expect("serialises").len(), "{text}");
+}

@@ -108,8 +108,9 @@ fn counts_and_merge_bases_match_git() {
         assert!(brief.head.shallow);
         assert_eq!(brief.head.ahead, count(&fixture, "origin/main..main"));
         assert_eq!(brief.head.behind, count(&fixture, "main..origin/main"));
+        let default = fluxgit_engine::brief::DEFAULT_RECENT_COMMITS.to_string();
         let oneline: Vec<String> =
-            fixture.git(&["log", "--format=%h", "-n", "10"]).lines().map(str::to_owned).collect();
+            fixture.git(&["log", "--format=%h", "-n", &default]).lines().map(str::to_owned).collect();
         let recent: Vec<String> = brief.recent_commits.iter().map(|line| line.sha.clone()).collect();
         assert_eq!(recent, oneline, "{scenario:?}: brief recent commits are git log's");
 

@@ -170,6 +170,8 @@ pub fn blame_tool() -> FnTool {
                         "author": { "type": "string", "description": "`Name <email>` as the repository's .mailmap maps it (as git blame shows it; as recorded when no entry matches)." },
                         "time": { "type": "string", "description": "Author date, ISO 8601 with the author's offset (`git log --format=%aI`)." },
                         "subject": { "type": "string" },
+                        "body": { "type": "string", "description": "When at most 5 lines were asked for: the message after its subject, blank lines left out, at most 5 lines and 400 bytes, so that why a line changed needs no second call. Absent otherwise, or when the message is its subject only." },
+                        "bodyCut": { "type": "boolean", "description": "`body` stops before the message's end (`commit.details` has it whole). Absent means false." },
                         "boundary": { "type": "boolean", "description": "The commit has no parents as git sees them (a root commit, or a shallow clone's boundary), so blame stops there: git's `^` mark and porcelain `boundary` (none with blame.showRoot). Absent means false." }
                     }
                 }
@@ -186,7 +188,8 @@ pub fn blame_tool() -> FnTool {
             name: "file.blame",
             title: "Line authorship",
             description: "Who last changed each line of a file, as `git blame`: line ranges with their commit, author, date \
-                and subject. Without `rev`, the work-tree file.",
+                and subject, and for a range of up to 5 lines the start of each commit's message. Without `rev`, the \
+                work-tree file.",
             input_schema: schema::input(
                 json!({
                     "repoPath": schema::repo_path(),

@@ -92,7 +92,7 @@ pub fn brief() -> FnTool {
             input_schema: schema::input(
                 json!({
                     "repoPath": schema::repo_path(),
-                    "recentCommits": schema::integer(1, 20, 10, "Recent commits to include, newest first."),
+                    "recentCommits": schema::integer(1, 20, brief::DEFAULT_RECENT_COMMITS as u64, "Recent commits to include, newest first."),
                     "maxTokens": schema::max_tokens(200, 4000, BRIEF_DEFAULT_TOKENS),
                     "format": schema::format(),
                 }),
@@ -107,7 +107,7 @@ pub fn brief() -> FnTool {
 fn call_brief(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
     let args: BriefArgs = parse(arguments)?;
     let options = brief::Options {
-        recent_commits: args.recent_commits.unwrap_or(10),
+        recent_commits: args.recent_commits.unwrap_or(brief::DEFAULT_RECENT_COMMITS),
         proposals: ctx.bridge.is_configured(),
         tool_names: crate::tools::listing::spelling(),
         now: crate::config::now_epoch_secs(),

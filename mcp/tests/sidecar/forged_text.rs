@@ -289,7 +289,7 @@ fn is_own_line(tool: &str, line: &str) -> bool {
                 || patch(line)
         }
         "file.read" => starts(&["# ", "lines ", "binary: "]) || content(line) || count_line(line),
-        "file.blame" => starts(&["# blame ", "ignore-revs files: ", "ignored: ", "^", "*"]) || sha_line(line),
+        "file.blame" => starts(&["# blame ", "ignore-revs files: ", "ignored: ", "^", "*", "    "]) || sha_line(line),
         _ => false,
     }
 }

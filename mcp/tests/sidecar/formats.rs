@@ -337,9 +337,12 @@ fn check_same_facts(tool: &str, label: &str, text: &str, json: &Value) {
                 let sha = entry["newSha"].as_str().unwrap_or("0000000");
                 assert!(text.contains(&format!("{sha} ")) && text.contains(&format!("@{{{}}}: ", entry["index"])));
                 if let Some(tip) = entry["recovery"]["lostTip"].as_str() {
-                    // No gateway here: the git command a person runs, as the JSON gives it.
+                    // No gateway here: the git command a person runs, as the JSON gives it with its full sha
+                    // written as the abbreviated lost tip.
                     let command = entry["recovery"]["command"].as_str().expect("a command");
-                    assert!(text.contains(&format!("at {tip}: {command}\n")), "{label}: recovery");
+                    let (name, full) = command.rsplit_once(' ').expect("git branch NAME SHA");
+                    assert!(full.len() >= 40 && full.starts_with(tip), "{label}: {command}");
+                    assert!(text.contains(&format!("at {tip}: {name} {tip}\n")), "{label}: recovery");
                 }
             }
         }
@@ -557,7 +560,8 @@ fn text_fits_every_budget_and_states_its_cuts() {
 }
 
 /// Issue 35: a brief's commit line cuts a subject over 100 characters to 100 and `…` (characters, not bytes), in
-/// the JSON and the text, so that ten commits with paragraph-long subjects still fit the default budget;
+/// the JSON and the text, so that ten commits (`recentCommits` 10) with paragraph-long subjects still fit the default
+/// budget;
 /// `repo.history` and `commit.details` keep the whole subject, as `git log --format=%s` gives it.
 #[test]
 fn issue_35_brief_cuts_subjects_over_100_characters() {
@@ -587,7 +591,9 @@ fn issue_35_brief_cuts_subjects_over_100_characters() {
     };
 
     // The default call: every commit fits, each subject cut as git's would be.
-    let brief = call(&registry, &engine, "repo.brief", json!({"repoPath": path})).expect("brief").structured_value();
+    let brief = call(&registry, &engine, "repo.brief", json!({"repoPath": path, "recentCommits": 10}))
+        .expect("brief")
+        .structured_value();
     assert!(brief["omitted"].get("recentCommits").is_none(), "ten commits fit the default budget: {brief}");
     let expected: Vec<String> = git.iter().map(|(sha, subject)| format!("{sha} {}", cut(subject))).collect();
     assert_eq!(strings(&brief, "/data/recentCommits"), expected);
@@ -596,7 +602,8 @@ fn issue_35_brief_cuts_subjects_over_100_characters() {
         let subject = line.split_once(' ').expect("sha subject").1;
         assert_eq!((subject.chars().count(), subject.ends_with('…')), (101, true), "{subject}");
     }
-    let text = call(&registry, &engine, "repo.brief", json!({"repoPath": path, "format": "text"})).expect("text");
+    let text = call(&registry, &engine, "repo.brief", json!({"repoPath": path, "recentCommits": 10, "format": "text"}))
+        .expect("text");
     assert!(text.structured_value()["omitted"].get("recentCommits").is_none(), "{}", text.text);
     for line in &expected {
         assert!(text.text.lines().any(|shown| shown == line), "text: {line}\n{}", text.text);
