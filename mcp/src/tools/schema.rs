@@ -50,7 +50,10 @@ pub fn envelope(data: Value) -> Value {
             "readOnly": { "type": "boolean" },
             "repoPath": { "type": "string" },
             "resolvedFrom": { "type": "string" },
-            "source": { "type": "string", "enum": ["local-git", "local-tree-sitter", "fluxgit-gateway"] },
+            // The three values as prose, not an `enum`: the listing drops descriptions, and an enum repeated in
+            // 41 output schemas cost about 490 tokens of every `tools/list` (design.md §4.2 names the values).
+            "source": { "type": "string",
+                "description": "Who answered: `local-git`, `local-tree-sitter` (diff_semantic) or `fluxgit-gateway`." },
             "data": data,
             "omitted": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 1 } },
             "error": { "type": "object", "description": "Only in a product error (`isError`): `{code, message, data}`." }
