@@ -14,6 +14,9 @@ use crate::tools::{CallContext, ProtocolError, ToolDefinition, ToolOutput};
 /// `repo.scope`'s default budget in tokens.
 pub const SCOPE_DEFAULT_TOKENS: u64 = 2000;
 
+/// Recent commits listed when `recentCommits` is not given: as many as `repo_brief` lists (an agent asks for more).
+const DEFAULT_RECENT_COMMITS: usize = 5;
+
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct ScopeArgs {
@@ -88,7 +91,7 @@ pub fn scope() -> FnTool {
                         not absolute, no `..`. A path at none of HEAD, the work tree and the index is invalid \
                         params `not_found`." },
                     "churnDays": schema::integer(1, 36_500, 90, "Churn window: days before now (36500: the whole history)."),
-                    "recentCommits": schema::integer(1, 20, 10, "Recent commits touching the path to list."),
+                    "recentCommits": schema::integer(1, 20, DEFAULT_RECENT_COMMITS as u64, "Recent commits touching the path to list."),
                     "maxTokens": schema::max_tokens(200, 32000, SCOPE_DEFAULT_TOKENS),
                     "format": schema::format(),
                 }),
@@ -106,7 +109,7 @@ fn call_scope(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<T
     let options = scope::Options {
         path: args.path,
         churn_days: args.churn_days.unwrap_or(90),
-        recent_commits: args.recent_commits.unwrap_or(10),
+        recent_commits: args.recent_commits.unwrap_or(DEFAULT_RECENT_COMMITS),
         now,
     };
     let max_tokens = args.max_tokens.unwrap_or(SCOPE_DEFAULT_TOKENS as usize);
