@@ -24,7 +24,7 @@ use crate::engine::{Engine, Repo};
 use crate::error::{Error, Result};
 use crate::facets::operation::Operation;
 use crate::facets::refs::Upstream;
-use crate::facets::{Facet, commits, head, operation, refs, worktree};
+use crate::facets::{Facet, commits, head, operation, refs, stashes, worktree};
 use crate::fleet::registry::{self, MAX_REPOSITORIES};
 use crate::fleet::{Failure, Target, Targets};
 
@@ -214,6 +214,8 @@ pub struct Facts {
     /// The newest of: the committer time of HEAD's commit and of every local branch tip, and the time of the
     /// newest entry of HEAD's and every local branch's reflog; seconds since the epoch, `None` when there is none.
     pub last_activity: Option<i64>,
+    /// Entries of `git stash list`: work put aside that no state ranks, named in every reason.
+    pub stashes: usize,
 }
 
 impl Facts {
@@ -240,8 +242,20 @@ impl Facts {
         }
     }
 
-    /// The one-line reason for `state`.
+    /// The one-line reason for `state`, with the stash entries when there are any (`, 2 stashes`), as
+    /// `git status --show-stash` adds them.
     fn reason(&self, state: State, now: i64) -> String {
+        let reason = self.state_reason(state, now);
+        match self.stashes {
+            0 => reason,
+            _ if state == State::Error => reason,
+            1 => format!("{reason}, 1 stash"),
+            count => format!("{reason}, {count} stashes"),
+        }
+    }
+
+    /// The one-line reason for `state` alone.
+    fn state_reason(&self, state: State, now: i64) -> String {
         let on_branch = match (&self.branch, &self.sha) {
             (Some(branch), _) => format!(" on {branch}"),
             (None, Some(sha)) => format!(" at {sha}"),
@@ -479,6 +493,7 @@ impl Engine {
                     unstaged: status.unstaged.len(),
                     untracked: status.untracked.len(),
                     last_activity: last_activity(&repo.git)?,
+                    stashes: facets.get(Facet::Stashes, stashes::read)?.len(),
                 })
             },
         )

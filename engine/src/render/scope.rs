@@ -2,7 +2,7 @@
 
 use super::{Lines, Options, change_lists, esc};
 use crate::budget::Budgeted;
-use crate::scope::{PathKind, Scope};
+use crate::scope::{ChurnAuthor, PathKind, Scope};
 
 /// `repo.scope`: the path and its kind, porcelain-like change lines, `sha subject` lines, churn, all-time authors and
 /// owners (with `changed OWNERS: paths` lines for a directory's changed paths).
@@ -26,13 +26,14 @@ pub fn scope(result: &Budgeted<Scope>, options: &Options) -> String {
     }
     out.more(omitted, "recentCommits", "commits");
     let churn = &scope.churn;
-    let mut line =
-        format!("churn {}..{}: {} commits, {} authors", churn.since, churn.until, churn.commits, churn.author_count);
-    let authors: Vec<String> = churn
-        .authors
-        .iter()
-        .map(|author| format!("{} <{}> {}", esc(&author.name), esc(&author.email), author.commits))
-        .collect();
+    let mut line = format!(
+        "churn {} days to {}: {} commits, {} authors",
+        churn.days,
+        churn.until.get(..10).unwrap_or(&churn.until),
+        churn.commits,
+        churn.author_count
+    );
+    let authors = author_list(&churn.authors);
     if !authors.is_empty() {
         line.push_str(&format!(": {}", authors.join(", ")));
     }
@@ -40,11 +41,7 @@ pub fn scope(result: &Budgeted<Scope>, options: &Options) -> String {
     out.more(omitted, "authors", "authors");
     let all = &scope.all_time;
     let mut line = format!("all time: {} commits, {} authors", all.commits, all.author_count);
-    let authors: Vec<String> = all
-        .authors
-        .iter()
-        .map(|author| format!("{} <{}> {}", esc(&author.name), esc(&author.email), author.commits))
-        .collect();
+    let authors = author_list(&all.authors);
     if !authors.is_empty() {
         line.push_str(&format!(": {}", authors.join(", ")));
     }
@@ -94,4 +91,19 @@ pub fn scope(result: &Budgeted<Scope>, options: &Options) -> String {
     }
     out.more(omitted, "codeOwnersErrors", "CODEOWNERS errors");
     out.finish()
+}
+
+/// Authors as `Name N`, with the email only where two listed authors share a name (`Name <email> N`): the JSON
+/// keeps every email, and a name alone tells most readers who it is.
+fn author_list(authors: &[ChurnAuthor]) -> Vec<String> {
+    authors
+        .iter()
+        .map(|author| {
+            if authors.iter().filter(|other| other.name == author.name).count() > 1 {
+                format!("{} <{}> {}", esc(&author.name), esc(&author.email), author.commits)
+            } else {
+                format!("{} {}", esc(&author.name), author.commits)
+            }
+        })
+        .collect()
 }

@@ -665,3 +665,37 @@ fn a_folder_of_checkouts_is_read_as_its_checkouts() {
     assert_eq!(text, format!("0 repositories (registry)\n{}\n", radar::EMPTY_REGISTRY_HINT));
     assert!(radar::EMPTY_REGISTRY_HINT.contains("fluxgit-mcp-sidecar fleet add --scan DIR"));
 }
+
+/// Stash entries are named in every reason, counted as `git stash list` counts them, whatever the state: work put
+/// aside in a checkout that is otherwise clean still needs its person.
+#[test]
+fn stash_entries_are_named_in_the_reason() {
+    let fleet = fleet::build_fleet();
+    let root = fleet.root().join("stashed");
+    std::fs::create_dir_all(&root).expect("writable");
+    let clean = clone(&fleet, &root, "clean");
+    let one = clone(&fleet, &root, "one");
+    let two = clone(&fleet, &root, "two");
+    for (repo, count) in [(&one, 1), (&two, 2)] {
+        for round in 0..count {
+            std::fs::write(repo.join(format!("stashed-{round}.txt")), "put aside\n").expect("writable");
+            fleet.git(repo, &["add", "."]);
+            fleet.git(repo, &["stash", "-q"]);
+        }
+    }
+    let engine = engine(&fleet);
+    let paths = [&clean, &one, &two];
+    let radar = radar_of(&engine, &targets(&paths.map(|path| path.as_path())), FLEET_NOW as i64, UNLIMITED).data;
+    for (path, words) in [(&clean, None), (&one, Some(", 1 stash")), (&two, Some(", 2 stashes"))] {
+        let listed = fleet.git(path, &["stash", "list"]).lines().count();
+        let entry = radar_entry(&radar, path);
+        assert_eq!(entry.state, git_state(&fleet, path, FLEET_NOW as i64), "{}", path.display());
+        match words {
+            None => assert!(!entry.reason.contains("stash"), "{}: {}", path.display(), entry.reason),
+            Some(words) => {
+                assert!(entry.reason.ends_with(words), "{}: {}", path.display(), entry.reason);
+                assert_eq!(listed, if words.contains('1') { 1 } else { 2 }, "git counts the same entries");
+            }
+        }
+    }
+}
