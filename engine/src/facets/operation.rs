@@ -21,6 +21,20 @@ pub enum Operation {
     Am,
 }
 
+impl Operation {
+    /// The operation's name as git says it (`merge`, `cherry-pick`, ...), as serialised.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Merge => "merge",
+            Self::Rebase => "rebase",
+            Self::CherryPick => "cherry-pick",
+            Self::Revert => "revert",
+            Self::Bisect => "bisect",
+            Self::Am => "am",
+        }
+    }
+}
+
 /// Reads the operation in progress, if any. Never fails: absent state files mean none.
 pub fn read(repo: &gix::Repository) -> Option<Operation> {
     use gix::state::InProgress;

@@ -270,11 +270,11 @@ impl Facts {
                     named.push_str(&format!(" +{} more", self.conflicted.len() - NAMED_CONFLICTS));
                 }
                 let during =
-                    self.operation.map(|operation| format!(" ({} stopped)", name(operation))).unwrap_or_default();
+                    self.operation.map(|operation| format!(" ({} stopped)", operation.name())).unwrap_or_default();
                 format!("{} conflicted: {named}{during}", self.conflicted.len())
             }
             State::Operation => {
-                let operation = self.operation.map_or("operation", name);
+                let operation = self.operation.map_or("operation", Operation::name);
                 match &self.rebasing {
                     Some(branch) => format!("{operation} of {branch} in progress"),
                     None => format!("{operation} in progress{on_branch}"),
@@ -319,17 +319,6 @@ impl Facts {
                 }
             }
         }
-    }
-}
-
-fn name(operation: Operation) -> &'static str {
-    match operation {
-        Operation::Merge => "merge",
-        Operation::Rebase => "rebase",
-        Operation::CherryPick => "cherry-pick",
-        Operation::Revert => "revert",
-        Operation::Bisect => "bisect",
-        Operation::Am => "am",
     }
 }
 

@@ -44,7 +44,6 @@ pub use search::search;
 pub use semantic::{diff_semantic, diff_semantic_fallbacks};
 
 use crate::budget::Omitted;
-use crate::facets::operation::Operation;
 use crate::facets::worktree::{Change, ChangeKind};
 use crate::lists::PathLists;
 use crate::quote;
@@ -179,18 +178,6 @@ fn cut(omitted: &Omitted, section: &str) -> usize {
 /// A full sha shortened for reading; abbreviated shas pass unchanged.
 fn short(sha: &str) -> &str {
     &sha[..sha.len().min(TEXT_SHA_LEN)]
-}
-
-/// The operation's name as git says it (`merge`, `cherry-pick`, ...).
-fn operation_name(operation: Operation) -> &'static str {
-    match operation {
-        Operation::Merge => "merge",
-        Operation::Rebase => "rebase",
-        Operation::CherryPick => "cherry-pick",
-        Operation::Revert => "revert",
-        Operation::Bisect => "bisect",
-        Operation::Am => "am",
-    }
 }
 
 /// The letter `git status --short` uses for a change.

@@ -1,8 +1,6 @@
 //! Text renderings of `repo.brief`, `repo.status` and `repo.refs`.
 
-use super::{
-    BranchLine, Lines, Options, change_letter, change_lists, change_path, esc, operation_name, short, upstream_marks,
-};
+use super::{BranchLine, Lines, Options, change_letter, change_lists, change_path, esc, short, upstream_marks};
 use std::borrow::Cow;
 
 use crate::brief::{Brief, FewChanges};
@@ -39,7 +37,7 @@ pub fn brief(result: &Budgeted<Brief>, options: &Options) -> String {
         _ => out.line(branch_line.render()),
     }
     if let Some(operation) = brief.operation_in_progress {
-        out.line(operation_line(operation_name(operation), head.rebasing.as_deref().map(esc).as_deref()));
+        out.line(operation_line(operation.name(), head.rebasing.as_deref().map(esc).as_deref()));
     }
     // A drifted submodule the short status lists says so there, in git's words (`git status`: `(new commits)`).
     let drifted: Vec<&str> =
@@ -226,7 +224,7 @@ pub fn status(result: &Budgeted<status::Report>, options: &Options) -> String {
         out.line(format!("HEAD {sha}"));
     }
     if let Some(operation) = report.operation_in_progress {
-        out.line(operation_line(operation_name(operation), None));
+        out.line(operation_line(operation.name(), None));
     }
     if report.counts.bare || report.counts.clean {
         out.line(counts_line(&report.counts));
