@@ -1,6 +1,6 @@
 //! Text rendering of `repo.branchStack`.
 
-use super::{BranchLine, Lines, Options, esc, short, tracking_marks, upstream_marks};
+use super::{BranchLine, Lines, Options, Tracking, esc, short, tracking_marks, upstream_marks};
 use crate::branch_stack::{Relation, Report};
 use crate::budget::Budgeted;
 use crate::conflict::preflight::RebaseStatus;
@@ -17,17 +17,13 @@ use crate::conflict::preflight::RebaseStatus;
 pub fn branch_stack(result: &Budgeted<Report>, _options: &Options) -> String {
     let report = &result.data;
     let mut out = Lines::default();
-    let upstream = report.upstream.as_ref();
     out.line(
         BranchLine {
             branch: report.branch.as_deref(),
             detached: report.branch.is_none(),
             unborn: report.branch.is_some() && report.sha.is_none(),
             sha: report.sha.as_deref(),
-            upstream: upstream.map(|upstream| upstream.name.as_str()),
-            ahead: upstream.map_or(0, |upstream| upstream.ahead),
-            behind: upstream.map_or(0, |upstream| upstream.behind),
-            gone: upstream.is_some_and(|upstream| upstream.gone),
+            upstream: report.upstream.as_ref().map(Tracking::from),
         }
         .render(),
     );

@@ -206,10 +206,21 @@ struct BranchLine<'a> {
     detached: bool,
     unborn: bool,
     sha: Option<&'a str>,
-    upstream: Option<&'a str>,
+    upstream: Option<Tracking<'a>>,
+}
+
+/// The upstream part of a `##` line: `...origin/main [ahead 1, behind 2]` or `...origin/main [gone]`.
+struct Tracking<'a> {
+    name: &'a str,
     ahead: usize,
     behind: usize,
     gone: bool,
+}
+
+impl<'a> From<&'a crate::facets::refs::Upstream> for Tracking<'a> {
+    fn from(upstream: &'a crate::facets::refs::Upstream) -> Self {
+        Tracking { name: &upstream.name, ahead: upstream.ahead, behind: upstream.behind, gone: upstream.gone }
+    }
 }
 
 impl BranchLine<'_> {
@@ -224,9 +235,9 @@ impl BranchLine<'_> {
                 let _ = write!(line, "HEAD (detached at {})", self.sha.map_or("?", short));
             }
         }
-        if let Some(upstream) = self.upstream {
-            let _ = write!(line, "...{}", esc(upstream));
-            let marks = tracking_marks(self.gone, self.ahead, self.behind);
+        if let Some(upstream) = &self.upstream {
+            let _ = write!(line, "...{}", esc(upstream.name));
+            let marks = tracking_marks(upstream.gone, upstream.ahead, upstream.behind);
             if !marks.is_empty() {
                 let _ = write!(line, " [{marks}]");
             }

@@ -1,6 +1,8 @@
 //! Text renderings of `repo.brief`, `repo.status` and `repo.refs`.
 
-use super::{BranchLine, Lines, Options, change_letter, change_lists, change_path, esc, short, upstream_marks};
+use super::{
+    BranchLine, Lines, Options, Tracking, change_letter, change_lists, change_path, esc, short, upstream_marks,
+};
 use std::borrow::Cow;
 
 use crate::brief::{Brief, FewChanges};
@@ -27,10 +29,12 @@ pub fn brief(result: &Budgeted<Brief>, options: &Options) -> String {
         detached: head.detached,
         unborn: head.unborn,
         sha: head.sha.as_deref(),
-        upstream: head.upstream.as_deref(),
-        ahead: head.ahead,
-        behind: head.behind,
-        gone: head.upstream_gone,
+        upstream: head.upstream.as_deref().map(|name| Tracking {
+            name,
+            ahead: head.ahead,
+            behind: head.behind,
+            gone: head.upstream_gone,
+        }),
     };
     match (head.detached, shows_head) {
         (true, true) => out.line("## HEAD (no branch)"),
@@ -205,7 +209,6 @@ fn counts_line(counts: &Counts) -> String {
 pub fn status(result: &Budgeted<status::Report>, options: &Options) -> String {
     let report = &result.data;
     let head = &report.head;
-    let upstream = report.upstream.as_ref();
     let mut out = Lines::default();
     out.line(
         BranchLine {
@@ -213,10 +216,7 @@ pub fn status(result: &Budgeted<status::Report>, options: &Options) -> String {
             detached: head.detached,
             unborn: head.unborn,
             sha: head.sha.as_deref(),
-            upstream: upstream.map(|u| u.name.as_str()),
-            ahead: upstream.map_or(0, |u| u.ahead),
-            behind: upstream.map_or(0, |u| u.behind),
-            gone: upstream.is_some_and(|u| u.gone),
+            upstream: report.upstream.as_ref().map(Tracking::from),
         }
         .render(),
     );
