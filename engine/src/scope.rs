@@ -68,7 +68,7 @@ pub struct Scope {
     /// Commits and authors touching the path in the window.
     pub churn: Churn,
     /// Commits and authors touching the path over HEAD's whole history (`git shortlog -sne HEAD -- <path>`).
-    pub all_time: AllTime,
+    pub all_time: Tally,
     /// Code owners.
     pub code_owners: Owners,
     /// The repository is a shallow clone: recent commits, churn and `allTime` stop at the commits listed in
@@ -131,15 +131,43 @@ pub struct Churn {
     pub since: String,
     /// End of the window (`now`), ISO 8601 UTC.
     pub until: String,
-    /// Commits touching the path with a committer date in the window; default 0.
+    /// Commits touching the path with a committer date in the window, and their authors by email.
+    #[serde(flatten)]
+    pub tally: Tally,
+}
+
+/// Reads the tally as if it were the churn's own fields (`churn.commits`), as it is in its JSON.
+impl std::ops::Deref for Churn {
+    type Target = Tally;
+
+    fn deref(&self) -> &Self::Target {
+        &self.tally
+    }
+}
+
+/// Commits touching a path and who wrote them: `churn`'s window, or `allTime`, HEAD's whole history.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Tally {
+    /// Commits touching the path (for `allTime`, `git rev-list --count HEAD -- <path>`); default 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub commits: usize,
-    /// Distinct author emails among them; default 0.
+    /// Distinct authors among them, as `.mailmap` maps them: by email in `churn`, by name and email in
+    /// `allTime` (the lines of `git shortlog -sne`); default 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub author_count: usize,
-    /// Those authors, most commits first, then by email; default empty.
+    /// Those authors, most commits first. `churn` lists them all, then by email. `allTime` lists the
+    /// [`TOP_AUTHORS`] with the most commits, then by `Name <email>` byte order (as `git shortlog -sne` orders
+    /// them). Default empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub authors: Vec<ChurnAuthor>,
+}
+
+impl Tally {
+    /// The same tally with only its first `count` authors listed.
+    fn first(&self, count: usize) -> Tally {
+        Tally { authors: first(&self.authors, count), ..self.clone() }
+    }
 }
 
 /// One author of the window.
@@ -152,23 +180,6 @@ pub struct ChurnAuthor {
     pub name: String,
     /// Commits in the window.
     pub commits: usize,
-}
-
-/// Who knows the path: the authors of HEAD's whole history of it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AllTime {
-    /// Commits touching the path (`git rev-list --count HEAD -- <path>`); default 0.
-    #[serde(skip_serializing_if = "is_zero")]
-    pub commits: usize,
-    /// Distinct authors among them, as `.mailmap` maps them (name and email, the lines of `git shortlog -sne`);
-    /// default 0.
-    #[serde(skip_serializing_if = "is_zero")]
-    pub author_count: usize,
-    /// The [`TOP_AUTHORS`] with the most commits, most first, then by `Name <email>` byte order (as `git shortlog
-    /// -sne` orders them); default empty.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub authors: Vec<ChurnAuthor>,
 }
 
 /// The most authors `allTime` lists (its `authorCount` counts them all).
@@ -433,8 +444,8 @@ pub fn fit(full: Scope, max_tokens: usize, measure: &mut Measure<'_, Scope>) -> 
                 lists: tree.lists.first([shown[0], shown[1], shown[2], shown[9]]),
             },
             recent_commits: first(&full.recent_commits, shown[3]),
-            churn: Churn { authors: first(&full.churn.authors, shown[4]), ..full.churn.clone() },
-            all_time: AllTime { authors: first(&full.all_time.authors, shown[5]), ..full.all_time.clone() },
+            churn: Churn { tally: full.churn.tally.first(shown[4]), ..full.churn.clone() },
+            all_time: full.all_time.first(shown[5]),
             code_owners: Owners {
                 errors: first(&full.code_owners.errors, shown[6]),
                 changed: first(&full.code_owners.changed, shown[7]),
@@ -575,7 +586,12 @@ fn churn(
     let mut authors: Vec<ChurnAuthor> =
         authors.into_iter().map(|(email, (commits, name))| ChurnAuthor { email, name, commits }).collect();
     authors.sort_by(|a, b| b.commits.cmp(&a.commits).then_with(|| a.email.cmp(&b.email)));
-    Ok(Churn { days, since: utc(since), until: utc(until), commits, author_count: authors.len(), authors })
+    Ok(Churn {
+        days,
+        since: utc(since),
+        until: utc(until),
+        tally: Tally { commits, author_count: authors.len(), authors },
+    })
 }
 
 /// [`recent`] from a kept walk of HEAD over the path.
@@ -635,11 +651,16 @@ fn churn_kept(
     let mut authors: Vec<ChurnAuthor> =
         authors.into_iter().map(|(email, (commits, name))| ChurnAuthor { email, name, commits }).collect();
     authors.sort_by(|a, b| b.commits.cmp(&a.commits).then_with(|| a.email.cmp(&b.email)));
-    Ok(Churn { days, since: utc(since), until: utc(until), commits, author_count: authors.len(), authors })
+    Ok(Churn {
+        days,
+        since: utc(since),
+        until: utc(until),
+        tally: Tally { commits, author_count: authors.len(), authors },
+    })
 }
 
-/// [`AllTime`] of HEAD's whole history over `path`, walked afresh.
-fn all_time(repo: &gix::Repository, tip: ObjectId, path: &str, interrupt: &Interrupt) -> Result<AllTime> {
+/// The [`Tally`] of HEAD's whole history over `path`, walked afresh.
+fn all_time(repo: &gix::Repository, tip: ObjectId, path: &str, interrupt: &Interrupt) -> Result<Tally> {
     let mut walk = Walk::new(repo, tip, Some(path))?.interruptible(interrupt);
     let mut counts: std::collections::HashMap<RawAuthor, usize> = std::collections::HashMap::new();
     while let Some(id) = walk.next_shown(repo)? {
@@ -652,7 +673,7 @@ fn all_time(repo: &gix::Repository, tip: ObjectId, path: &str, interrupt: &Inter
 
 /// [`all_time`] from a kept walk of HEAD over the path: the walk runs to the end of history once; each distinct
 /// raw author is mapped through `.mailmap` once.
-fn all_time_kept(repo: &gix::Repository, walk: &mut crate::walks::Kept, interrupt: &Interrupt) -> Result<AllTime> {
+fn all_time_kept(repo: &gix::Repository, walk: &mut crate::walks::Kept, interrupt: &Interrupt) -> Result<Tally> {
     walk.fill(repo, interrupt, usize::MAX)?;
     let mut counts: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
     for index in 0..walk.shown.len() {
@@ -673,7 +694,7 @@ type RawAuthor = (Vec<u8>, Vec<u8>);
 
 /// Commits per raw (name, email) mapped through `.mailmap` and grouped as `git shortlog -sne` groups: by mapped
 /// name and email, most commits first, then by `Name <email>` in byte order; the first [`TOP_AUTHORS`] kept.
-fn tally(repo: &gix::Repository, raw: Vec<(RawAuthor, usize)>) -> AllTime {
+fn tally(repo: &gix::Repository, raw: Vec<(RawAuthor, usize)>) -> Tally {
     let mailmap = crate::guard::open_mailmap(repo);
     let mut authors: BTreeMap<String, (usize, String, String)> = BTreeMap::new();
     let mut commits = 0;
@@ -691,7 +712,7 @@ fn tally(repo: &gix::Repository, raw: Vec<(RawAuthor, usize)>) -> AllTime {
         authors.into_values().map(|(commits, name, email)| ChurnAuthor { email, name, commits }).collect();
     authors.sort_by_key(|author| std::cmp::Reverse(author.commits));
     authors.truncate(TOP_AUTHORS);
-    AllTime { commits, author_count, authors }
+    Tally { commits, author_count, authors }
 }
 
 /// The changed paths of `changes` grouped by their owners under `rules`, most paths first (then by owners).
