@@ -35,7 +35,7 @@ use crate::engine::{Engine, Repo};
 mod placement;
 use crate::error::{Error, Result};
 use crate::facets::refs::{self, Upstream};
-use crate::facets::{head, iso_time};
+use crate::facets::{head, iso_time, lineage};
 
 /// Commits of the examined branch replayed at most to predict `parentMoved`'s rebase; more are not predicted
 /// (`replay: too-many-commits`).
@@ -115,15 +115,12 @@ pub struct Base {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ParentMoved {
-    /// The parent branch's short name.
-    pub parent: String,
-    /// Its old tip, the one the examined branch is built on: the newest entry of its reflog that is one of the
-    /// examined branch's own commits (`git merge-base --fork-point <parent> <branch>` where git answers).
-    pub old_tip: String,
-    /// Its tip now.
-    pub new_tip: String,
-    /// The examined branch's own commits on the old tip (`git rev-list --count <oldTip>..<branch>`).
-    pub commits: usize,
+    /// The parent, its old and new tips (abbreviated here) and the examined branch's commits on the old
+    /// tip, as the lineage facet finds them. The old tip is the newest entry of the parent's reflog that is
+    /// one of the examined branch's own commits (`git merge-base --fork-point <parent> <branch>` where git
+    /// answers).
+    #[serde(flatten)]
+    pub moved: lineage::ParentMoved,
     /// The git command that moves the examined branch's own commits onto the parent's tip now (a branch name
     /// with characters a shell would read apart in single quotes).
     pub command: String,
@@ -139,6 +136,15 @@ pub struct ParentMoved {
     /// Conflicting paths not named; default 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub more_conflicts: usize,
+}
+
+/// Reads the facet's fields as if they were the report's own (`moved.parent`), as they are in its JSON.
+impl std::ops::Deref for ParentMoved {
+    type Target = lineage::ParentMoved;
+
+    fn deref(&self) -> &Self::Target {
+        &self.moved
+    }
 }
 
 /// How a branch relates to the examined one (the names keep "current" for the examined branch).
@@ -323,7 +329,7 @@ fn parent_moved(
     base: Option<&(String, ObjectId)>,
 ) -> Result<Option<ParentMoved>> {
     let base = base.map(|(name, id)| (name.as_str(), *id));
-    let Some(found) = crate::facets::lineage::moved_parent(git, tips, branch, tip, base)? else {
+    let Some(found) = lineage::moved_parent(git, tips, branch, tip, base)? else {
         return Ok(None);
     };
     let id = |hex: &str| ObjectId::from_hex(hex.as_bytes()).map_err(|err| Error::git("reflog entry", err));
@@ -336,10 +342,7 @@ fn parent_moved(
             crate::quote::shell_word(&found.parent),
             crate::quote::shell_word(branch)
         ),
-        parent: found.parent,
-        old_tip: old_short,
-        new_tip: short(git, new_tip),
-        commits: found.commits,
+        moved: lineage::ParentMoved { old_tip: old_short, new_tip: short(git, new_tip), ..found },
         replay: prediction.status,
         stops_at: None,
         conflicts: Vec::new(),
