@@ -8,7 +8,7 @@
 //! that has no such loop finishes normally: triggering is a request, never a guarantee.
 //!
 //! ```
-//! use fluxgit_engine::interrupt::Interrupt;
+//! use fluxgit_engine::Interrupt;
 //!
 //! let interrupt = Interrupt::new();
 //! let seen_by_the_read = interrupt.clone();

@@ -98,7 +98,7 @@ struct Envelope<'a, T: Serialize> {
 
 impl Frame {
     /// A local read tool's frame for a resolved repository.
-    pub fn local(tool: &'static str, location: &fluxgit_engine::repository::Location) -> Self {
+    pub fn local(tool: &'static str, location: &fluxgit_engine::Location) -> Self {
         let root = location.root.display().to_string();
         let requested = location.requested.display().to_string();
         Self {
@@ -111,11 +111,7 @@ impl Frame {
     }
 
     /// The frame of a gateway tool (`source: fluxgit-gateway`), for a resolved repository or none.
-    pub fn gateway(
-        tool: &'static str,
-        read_only: bool,
-        location: Option<&fluxgit_engine::repository::Location>,
-    ) -> Self {
+    pub fn gateway(tool: &'static str, read_only: bool, location: Option<&fluxgit_engine::Location>) -> Self {
         let mut frame = match location {
             Some(location) => Self::local(tool, location),
             None => Self { tool, read_only, repo_path: None, resolved_from: None, source: SOURCE_GATEWAY },

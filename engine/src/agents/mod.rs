@@ -13,15 +13,15 @@
 //! Only names, times, paths and branches are ever kept: never prompts, messages, tool arguments or outputs, nor file
 //! contents. A store that cannot be read or parsed is skipped with a diagnostic; detection never fails a call.
 
-pub mod aider;
+mod aider;
 pub mod claude;
-pub mod codex;
+mod codex;
 pub mod gemini;
-pub mod presence;
-pub mod process;
+mod presence;
+mod process;
 mod read;
-pub mod tail;
-pub mod vscode;
+mod tail;
+mod vscode;
 
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};

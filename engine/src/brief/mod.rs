@@ -1,6 +1,6 @@
 //! `repo.brief` (design.md §5): situational awareness in one call, replacing 6-10 raw git calls.
 
-pub mod hints;
+mod hints;
 
 use std::sync::Arc;
 

@@ -48,6 +48,7 @@ use crate::engine::{Engine, Repo};
 use crate::error::{Error, Result};
 use crate::interrupt::Interrupt;
 use crate::semantic::{self, Kind, Language, Parsed, Symbol};
+pub use crate::semantic::{MAX_ERROR_RATIO, MAX_FILE_BYTES};
 
 /// Least body similarity for a rename or a move (0.5: half the tokens shared).
 pub const RENAME_SIMILARITY: f64 = 0.5;

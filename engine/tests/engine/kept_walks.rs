@@ -192,8 +192,7 @@ fn scope_from_a_kept_walk_equals_fresh_walks_and_git_with_skewed_clocks() {
                 let repo = engine.resolve(repo_path(&fixture)).expect("resolves");
                 let kept = engine.scope(&repo, &options, UNLIMITED, &mut measure).expect("scope").data;
                 let git_repo = gix::open(fixture.path()).expect("opens");
-                let fresh = scope::read(&git_repo, &options, &fluxgit_engine::interrupt::Interrupt::new())
-                    .expect("fresh scope");
+                let fresh = scope::read(&git_repo, &options, &fluxgit_engine::Interrupt::new()).expect("fresh scope");
                 let label = format!("{path}, {days} days before {now}");
                 assert_eq!(history_fields(&kept), history_fields(&fresh), "{label}");
                 // And git: commits and emails in the window.

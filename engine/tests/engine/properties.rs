@@ -7,7 +7,7 @@
 use crate::common;
 
 use common::measure;
-use fluxgit_engine::{Budgeted, Engine, Error, InvalidReason, Options, codeowners, history};
+use fluxgit_engine::{Budgeted, Engine, Error, InvalidReason, Options, history, parse_codeowners};
 use proptest::prelude::*;
 use proptest::test_runner::{TestCaseError, TestRunner};
 
@@ -60,7 +60,7 @@ proptest! {
     /// Any text parses; line numbers stay within the file; matching any path never panics.
     #[test]
     fn codeowners_never_panics(text in codeowners_text(), paths in proptest::collection::vec(path(), 1..8)) {
-        let parsed = codeowners::parse(&text);
+        let parsed = parse_codeowners(&text);
         let lines = text.lines().count();
         prop_assert!(parsed.rules.iter().all(|rule| rule.line >= 1 && rule.line <= lines));
         prop_assert!(parsed.errors.iter().all(|error| error.line >= 1 && error.line <= lines));
@@ -74,7 +74,7 @@ proptest! {
     /// `*` owns every file, and a later rule for a directory owns everything under it.
     #[test]
     fn codeowners_last_match_wins(dir in "[a-z]{1,6}", rest in "[a-z]{1,6}(/[a-z]{1,6}){0,3}") {
-        let parsed = codeowners::parse(&format!("* @all\n/{dir}/ @team\n"));
+        let parsed = parse_codeowners(&format!("* @all\n/{dir}/ @team\n"));
         let inside = format!("{dir}/{rest}");
         prop_assert_eq!(parsed.for_file(&inside).map(|rule| rule.line), Some(2));
         prop_assert_eq!(parsed.for_directory(&dir).map(|rule| rule.line), Some(2));

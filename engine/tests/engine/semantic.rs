@@ -358,8 +358,11 @@ fn fallbacks_name_their_reason() {
     let broken = "fn a( {{{{ ]] )) let let let\n".repeat(20);
     let (reason, ratio) = fallback_of(&[("bad.rs", "fn a() {}\n")], &[("bad.rs", &broken)], None);
     assert_eq!(reason, FallbackReason::ParseErrors);
-    assert!(ratio.is_some_and(|ratio| ratio > fluxgit_engine::semantic::MAX_ERROR_RATIO && ratio <= 1.0), "{ratio:?}");
-    let big = "const A: u32 = 1;\n".repeat(fluxgit_engine::semantic::MAX_FILE_BYTES / 18 + 10);
+    assert!(
+        ratio.is_some_and(|ratio| ratio > fluxgit_engine::diff::semantic::MAX_ERROR_RATIO && ratio <= 1.0),
+        "{ratio:?}"
+    );
+    let big = "const A: u32 = 1;\n".repeat(fluxgit_engine::diff::semantic::MAX_FILE_BYTES / 18 + 10);
     assert_eq!(
         fallback_of(&[("big.rs", "const A: u32 = 0;\n")], &[("big.rs", &big)], None).0,
         FallbackReason::TooLarge

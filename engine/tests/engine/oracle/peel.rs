@@ -8,8 +8,8 @@
 
 use std::collections::BTreeMap;
 
-use fluxgit_engine::error::{ItemError, Unreadable};
 use fluxgit_engine::facets::refs;
+use fluxgit_engine::{ItemError, Unreadable};
 use fluxgit_fixtures::{Fixture, Scenario};
 
 /// An object id no object of the fixture has.

@@ -5,7 +5,7 @@
 use std::path::{Component, Path, PathBuf};
 
 use fluxgit_audit::STEP_TYPES;
-use fluxgit_engine::{Repo, repository, revision};
+use fluxgit_engine::{MAX_REVISION_LEN, Repo, check_branch_name, check_relative_path, check_revision};
 use serde_json::{Map, Value, json};
 
 use crate::tools::{CallContext, ProtocolError, schema};
@@ -304,7 +304,7 @@ pub fn operation(name: &str) -> Option<&'static Operation> {
 fn field_schema(field: &Field) -> Value {
     let text = |max: u64| json!({ "type": "string", "minLength": 1, "maxLength": max });
     let mut schema = match field.kind {
-        Kind::Revision | Kind::Name | Kind::BranchName => text(revision::MAX_LEN as u64),
+        Kind::Revision | Kind::Name | Kind::BranchName => text(MAX_REVISION_LEN as u64),
         Kind::RelativePath => text(4096),
         Kind::Paths => json!({ "type": "array", "minItems": 1, "maxItems": MAX_PATHS, "items": text(4096) }),
         Kind::Patch => text(MAX_PATCH_BYTES as u64),
@@ -318,7 +318,7 @@ fn field_schema(field: &Field) -> Value {
             "type": "array", "minItems": 1, "maxItems": MAX_DELETE_REPOS,
             "items": { "type": "object", "required": ["repoPath", "branches"], "additionalProperties": false,
                 "properties": { "repoPath": schema::repo_path(), "branches": { "type": "array", "minItems": 1,
-                    "maxItems": MAX_DELETE_BRANCHES_PER_REPO, "items": text(revision::MAX_LEN as u64) } } }
+                    "maxItems": MAX_DELETE_BRANCHES_PER_REPO, "items": text(MAX_REVISION_LEN as u64) } } }
         }),
         Kind::Steps => {
             let steps: Vec<Value> = STEP_TYPES.iter().filter_map(|name| operation(name)).map(step_schema).collect();
@@ -401,12 +401,12 @@ fn check_value(ctx: &CallContext<'_>, repo: &Repo, field: &Field, value: &Value)
         Kind::Revision => {
             ctx.engine.resolve_commit(repo, text)?;
         }
-        Kind::Name => revision::check(text)?,
-        Kind::BranchName => revision::check_branch_name(text)?,
-        Kind::RelativePath => repository::check_relative_path(text)?,
+        Kind::Name => check_revision(text)?,
+        Kind::BranchName => check_branch_name(text)?,
+        Kind::RelativePath => check_relative_path(text)?,
         Kind::Paths => {
             for path in value.as_array().into_iter().flatten() {
-                repository::check_relative_path(path.as_str().unwrap_or_default())?;
+                check_relative_path(path.as_str().unwrap_or_default())?;
             }
         }
         Kind::Patch if text.len() > MAX_PATCH_BYTES => {
@@ -444,7 +444,7 @@ fn check_targets(ctx: &CallContext<'_>, value: &Value) -> Result<Value, Refusal>
         let branches = target["branches"].as_array().map(Vec::as_slice).unwrap_or_default();
         for branch in branches {
             let name = branch.as_str().unwrap_or_default();
-            revision::check(name)?;
+            check_revision(name)?;
             if name.starts_with("refs/remotes/") {
                 return Err(Refusal::Params(ProtocolError::invalid_params(
                     format!("{name:?} is a remote-tracking branch; branchDelete never touches remote branches"),
