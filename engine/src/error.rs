@@ -111,7 +111,7 @@ impl Error {
 /// source whose text the line already holds is left out (an error that writes its cause into its own message), and
 /// line breaks become spaces. Plain `Display` of each: gix's errors answer the alternate flag (`{:#}`) with a debug
 /// dump of their fields (`Message { message: "...", class: NotFound }`).
-pub fn one_line(err: &dyn std::error::Error) -> String {
+pub(crate) fn one_line(err: &dyn std::error::Error) -> String {
     let mut line = err.to_string();
     let mut source = err.source();
     while let Some(cause) = source {

@@ -30,7 +30,7 @@ pub struct Location {
 /// # Errors
 /// [`Error::Invalid`] with `invalid_path`, `not_found`, `outside_allowed_roots` or `not_a_repository`;
 /// [`Error::GitRead`] when a file of the git dir is a FIFO, a device or a socket.
-pub fn resolve(repo_path: &str, allowed_roots: &[PathBuf]) -> Result<(Location, gix::Repository)> {
+pub(crate) fn resolve(repo_path: &str, allowed_roots: &[PathBuf]) -> Result<(Location, gix::Repository)> {
     if repo_path.chars().any(char::is_control) {
         return Err(Error::invalid(InvalidReason::InvalidPath, "repoPath holds control characters"));
     }

@@ -13,7 +13,7 @@ pub const MAX_LEN: usize = 1024;
 ///
 /// # Errors
 /// [`Error::Invalid`] with [`InvalidReason::InvalidRevision`] or [`InvalidReason::UnknownRevision`].
-pub fn resolve_commit(repo: &gix::Repository, spec: &str) -> Result<gix::ObjectId> {
+pub(crate) fn resolve_commit(repo: &gix::Repository, spec: &str) -> Result<gix::ObjectId> {
     check(spec)?;
     crate::guard::vet_reflogs_for(repo, spec).map_err(crate::guard::Refusal::into_error)?;
     let unknown = || unknown_revision(repo, spec, format!("revision {spec:?} does not name a commit"));
@@ -35,7 +35,7 @@ pub(crate) fn try_resolve_commit(repo: &gix::Repository, spec: &str) -> Result<O
 }
 
 /// Suggestions given at most for an unknown name.
-pub const MAX_SUGGESTIONS: usize = 3;
+pub(crate) const MAX_SUGGESTIONS: usize = 3;
 
 /// An `unknown_revision` error for `spec` with `message`, plus up to [`MAX_SUGGESTIONS`] existing ref names nearest
 /// to the name `spec` starts with (before any `~`, `^`, `@{`, `:` or `..`), named in the message and in
@@ -43,7 +43,7 @@ pub const MAX_SUGGESTIONS: usize = 3;
 ///
 /// When that name itself resolves (`HEAD~99999` on a shorter history, `main^3` on a commit with one parent), no
 /// other names are suggested: the message says the name exists and what follows it names nothing.
-pub fn unknown_revision(repo: &gix::Repository, spec: &str, message: String) -> Error {
+pub(crate) fn unknown_revision(repo: &gix::Repository, spec: &str, message: String) -> Error {
     let name = &spec[..name_end(spec)];
     if name.len() < spec.len() && !name.is_empty() && repo.rev_parse_single(name).is_ok() {
         let message = format!("{message}: {name:?} exists, but {:?} after it names nothing there", &spec[name.len()..]);
@@ -64,7 +64,7 @@ pub fn unknown_revision(repo: &gix::Repository, spec: &str, message: String) -> 
 }
 
 /// An `unknown_revision` error for a name that should be a local branch, with the nearest branch names.
-pub fn unknown_branch(repo: &gix::Repository, name: &str) -> Error {
+pub(crate) fn unknown_branch(repo: &gix::Repository, name: &str) -> Error {
     let candidates = ref_names(repo, &["refs/heads/"]);
     let suggestions = nearest(name.strip_prefix("refs/heads/").unwrap_or(name), &candidates);
     let mut message = format!("{name:?} names no local branch");
@@ -76,7 +76,7 @@ pub fn unknown_branch(repo: &gix::Repository, name: &str) -> Error {
 
 /// Up to [`MAX_SUGGESTIONS`] short names of branches, remote-tracking branches and tags (and `HEAD`) nearest to the
 /// name `spec` starts with.
-pub fn nearest_refs(repo: &gix::Repository, spec: &str) -> Vec<String> {
+pub(crate) fn nearest_refs(repo: &gix::Repository, spec: &str) -> Vec<String> {
     let name = &spec[..name_end(spec)];
     if name.is_empty() {
         return Vec::new();

@@ -13,12 +13,12 @@ use crate::agents::tail::Summary;
 use crate::agents::{Caches, Sighting, Source, mtime_ms, relative_to, too_old};
 
 /// The agent kind.
-pub const AGENT: &str = "aider";
+pub(super) const AGENT: &str = "aider";
 /// Bytes read from the end of the chat history.
 const TAIL_BYTES: u64 = 256 << 10;
 
 /// Aider's sighting in the repository at `root`, if its files were written within the last day.
-pub fn sightings(root: &Path, now_ms: u64, caches: &mut Caches, diagnostics: &mut Vec<String>) -> Vec<Sighting> {
+pub(super) fn sightings(root: &Path, now_ms: u64, caches: &mut Caches, diagnostics: &mut Vec<String>) -> Vec<Sighting> {
     let mut last_ms = None;
     for name in [".aider.chat.history.md", ".aider.input.history", ".aider.llm.history"] {
         if let Ok(modified) = std::fs::metadata(root.join(name)).and_then(|metadata| metadata.modified()) {

@@ -16,10 +16,10 @@ use crate::agents::tail::{Summary, patch_paths, strings};
 use crate::agents::{Caches, Sighting, entries, log_sighting};
 
 /// The agent kind.
-pub const AGENT: &str = "codex";
+pub(super) const AGENT: &str = "codex";
 
 /// Sessions whose cwd lies inside `root`, active within the last day.
-pub fn sightings(
+pub(super) fn sightings(
     codex_home: &Path,
     root: &Path,
     now_ms: u64,

@@ -15,7 +15,7 @@ const MAX_FILE_BYTES: u64 = 64 << 10;
 
 /// Sidecars that answered calls on a repository inside `root`: one sighting each, keyed on the sidecar's parent
 /// process (the agent that started it) when it is alive.
-pub fn sightings(
+pub(super) fn sightings(
     run_dirs: &[PathBuf],
     root: &Path,
     options: &Options,

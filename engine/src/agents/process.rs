@@ -38,7 +38,7 @@ const PACKAGES: [(&str, &str); 3] =
 
 /// One process as far as detection needs it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Process {
+pub(super) struct Process {
     /// Parent process id.
     pub ppid: u32,
     /// Agent kind, when its command names one.
@@ -49,13 +49,13 @@ pub struct Process {
 
 /// The process table.
 #[derive(Debug, Default)]
-pub struct Table {
+pub(super) struct Table {
     processes: HashMap<u32, Process>,
 }
 
 impl Table {
     /// Reads every process under `proc_root` (`/proc`); processes that vanish or cannot be read are skipped.
-    pub fn read(proc_root: &Path) -> Self {
+    pub(super) fn read(proc_root: &Path) -> Self {
         let mut processes = HashMap::new();
         let Ok(dir) = std::fs::read_dir(proc_root) else { return Self { processes } };
         for entry in dir.flatten() {
@@ -72,7 +72,7 @@ impl Table {
     }
 
     /// `pid`'s ancestors, parent first (`pid` itself not included), stopping at pid 1 or a loop.
-    pub fn ancestors(&self, pid: u32) -> Vec<u32> {
+    pub(super) fn ancestors(&self, pid: u32) -> Vec<u32> {
         let mut chain = Vec::new();
         let mut current = pid;
         while let Some(process) = self.processes.get(&current) {
@@ -87,13 +87,13 @@ impl Table {
     }
 
     /// Whether `pid` is in the table (alive when it was read).
-    pub fn alive(&self, pid: u32) -> bool {
+    pub(super) fn alive(&self, pid: u32) -> bool {
         self.processes.contains_key(&pid)
     }
 }
 
 /// Agent processes whose working directory lies inside `root`, our own excluded.
-pub fn sightings(table: &Table, root: &Path, own_pid: u32, branch: Option<&str>) -> Vec<Sighting> {
+pub(super) fn sightings(table: &Table, root: &Path, own_pid: u32, branch: Option<&str>) -> Vec<Sighting> {
     let mut found: Vec<Sighting> = table
         .processes
         .iter()
@@ -129,7 +129,7 @@ fn parent_of(stat: &str) -> Option<u32> {
 }
 
 /// The agent a NUL-separated command line names, if any.
-pub fn agent_of_cmdline(cmdline: &[u8]) -> Option<&'static str> {
+pub(super) fn agent_of_cmdline(cmdline: &[u8]) -> Option<&'static str> {
     let mut args = cmdline.split(|&byte| byte == 0).filter(|arg| !arg.is_empty()).map(String::from_utf8_lossy);
     let first = args.next()?;
     let program = program_name(&first);

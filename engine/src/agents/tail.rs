@@ -14,9 +14,9 @@ use std::time::SystemTime;
 use serde_json::Value;
 
 /// Most bytes read from the end of a log (or of what was appended since the last read).
-pub const TAIL_BYTES: u64 = 1 << 20;
+pub(super) const TAIL_BYTES: u64 = 1 << 20;
 /// Most bytes read for a log's first line.
-pub const HEAD_BYTES: u64 = 1 << 20;
+pub(super) const HEAD_BYTES: u64 = 1 << 20;
 /// Most files remembered per log (absolute paths, most recent first).
 const MAX_FILES: usize = 64;
 
@@ -63,7 +63,7 @@ impl Summary {
 }
 
 /// A line visitor: reads the fields it knows from one JSON record into the summary.
-pub type Visit = fn(&mut Summary, &Value);
+pub(super) type Visit = fn(&mut Summary, &Value);
 
 /// Parsed logs by path, validated by size and mtime.
 #[derive(Debug, Default)]
@@ -157,7 +157,7 @@ fn visit_line(summary: &mut Summary, line: &[u8], visit: Visit) {
 }
 
 /// Every string inside `value` (object values and array items, recursively), for patch headers in tool arguments.
-pub fn strings<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
+pub(super) fn strings<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
     match value {
         Value::String(text) => out.push(text),
         Value::Array(items) => items.iter().for_each(|item| strings(item, out)),
@@ -168,7 +168,7 @@ pub fn strings<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
 
 /// The file paths named by `apply_patch` headers (`*** Add File: `, `*** Update File: `, `*** Delete File: `,
 /// `*** Move to: `) in `text`; nothing else of the patch is looked at.
-pub fn patch_paths(text: &str) -> impl Iterator<Item = &str> {
+pub(super) fn patch_paths(text: &str) -> impl Iterator<Item = &str> {
     text.lines().filter_map(|line| {
         ["*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: "]
             .iter()

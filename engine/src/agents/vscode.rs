@@ -24,7 +24,7 @@ const EDITORS: [(&str, [&str; 2]); 2] = [
 ];
 
 /// Editor workspaces opened on a folder inside `root`, their state written within the last day.
-pub fn sightings(
+pub(super) fn sightings(
     home: &Path,
     root: &Path,
     now_ms: u64,
@@ -128,7 +128,7 @@ fn read_item(database: &Path, key: &str) -> Result<Option<String>, String> {
 }
 
 /// The local path of a `file://` URI (percent-decoded); `None` for other schemes or remote hosts.
-pub fn file_uri_path(uri: &str) -> Option<String> {
+pub(super) fn file_uri_path(uri: &str) -> Option<String> {
     let rest = uri.strip_prefix("file://")?;
     if !rest.starts_with('/') {
         return None;

@@ -24,9 +24,9 @@ use crate::facets::operation::Operation;
 use crate::tool_names::ToolName;
 
 /// Hints kept at most (design.md §5).
-pub const MAX_HINTS: usize = 3;
+pub(super) const MAX_HINTS: usize = 3;
 /// Conflicted paths the conflicts hint names at most; the rest are counted (`+N more`).
-pub const MAX_NAMED_CONFLICTS: usize = 3;
+pub(super) const MAX_NAMED_CONFLICTS: usize = 3;
 
 /// A ranked next step: call `tool` with `arguments` (plus `repoPath`). `why` carries only what the rest of the
 /// brief does not already say (the conflicted paths, the dropped commits, the stack's chain), `run` the git
@@ -63,7 +63,7 @@ pub struct Hint {
 
 /// What the rules look at.
 #[derive(Debug, Clone, Copy)]
-pub struct Facts<'a> {
+pub(super) struct Facts<'a> {
     /// The brief the hints are for (HEAD, operation, counts, submodules, conventions, stashes).
     pub brief: &'a Brief,
     /// Unmerged paths, in path order.
@@ -81,7 +81,7 @@ pub struct Facts<'a> {
 }
 
 /// Applies every rule in rank order and keeps the first [`MAX_HINTS`].
-pub fn rank(facts: &Facts<'_>) -> Vec<Hint> {
+pub(super) fn rank(facts: &Facts<'_>) -> Vec<Hint> {
     let rules: [fn(&Facts<'_>) -> Option<Hint>; 12] = [
         conflicts,
         operation,
@@ -342,7 +342,7 @@ fn plural(count: usize) -> &'static str {
 
 /// The directory holding most of `paths`: from the top, go down into the child directory that holds more than
 /// half of the paths below the current one, while there is one. `""` for the top.
-pub fn busiest_directory(paths: &[String]) -> String {
+pub(super) fn busiest_directory(paths: &[String]) -> String {
     let mut current: Vec<&str> = Vec::new();
     loop {
         let below: Vec<Vec<&str>> = paths

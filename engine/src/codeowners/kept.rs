@@ -14,7 +14,7 @@ use gix::ObjectId;
 use crate::codeowners::CodeOwners;
 
 /// The most CODEOWNERS files kept (one per distinct blob).
-pub const CAPACITY: usize = 1024;
+pub(crate) const CAPACITY: usize = 1024;
 
 fn table() -> &'static Mutex<HashMap<ObjectId, Arc<CodeOwners>>> {
     static TABLE: OnceLock<Mutex<HashMap<ObjectId, Arc<CodeOwners>>>> = OnceLock::new();
@@ -25,7 +25,7 @@ fn table() -> &'static Mutex<HashMap<ObjectId, Arc<CodeOwners>>> {
 ///
 /// # Errors
 /// Whatever `parse` returns (nothing is kept then).
-pub fn rules<E>(id: ObjectId, parse: impl FnOnce() -> Result<CodeOwners, E>) -> Result<Arc<CodeOwners>, E> {
+pub(crate) fn rules<E>(id: ObjectId, parse: impl FnOnce() -> Result<CodeOwners, E>) -> Result<Arc<CodeOwners>, E> {
     if let Some(kept) = table().lock().unwrap_or_else(PoisonError::into_inner).get(&id) {
         return Ok(Arc::clone(kept));
     }
@@ -39,7 +39,7 @@ pub fn rules<E>(id: ObjectId, parse: impl FnOnce() -> Result<CodeOwners, E>) -> 
 }
 
 /// How many CODEOWNERS files are kept (for tests and `doctor`).
-pub fn kept() -> usize {
+pub(crate) fn kept() -> usize {
     table().lock().unwrap_or_else(PoisonError::into_inner).len()
 }
 

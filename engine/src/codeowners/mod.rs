@@ -10,7 +10,7 @@
 //!   `#` do not work. GitHub skips a line with invalid syntax; so do we, and report it in [`CodeOwners::errors`]
 //!   with its line number instead of guessing.
 
-pub mod kept;
+pub(crate) mod kept;
 mod pattern;
 
 use serde::Serialize;
@@ -19,10 +19,10 @@ use crate::error::{Error, Result};
 use pattern::{Component, Pattern};
 
 /// Where GitHub looks for the file, in order; the first that exists is used.
-pub const LOCATIONS: [&str; 3] = [".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS"];
+pub(crate) const LOCATIONS: [&str; 3] = [".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS"];
 
 /// GitHub does not load a CODEOWNERS file of this size or more (3 MB).
-pub const MAX_BYTES: usize = 3 * 1024 * 1024;
+pub(crate) const MAX_BYTES: usize = 3 * 1024 * 1024;
 
 /// A parsed CODEOWNERS file.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -57,7 +57,7 @@ pub struct LineError {
 
 /// A CODEOWNERS file read from a commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Loaded {
+pub(crate) struct Loaded {
     /// Which of [`LOCATIONS`] it came from.
     pub file: &'static str,
     /// Its parsed content (empty with one error when the file is too large for GitHub), shared with every read of
@@ -168,7 +168,7 @@ impl CodeOwners {
 ///
 /// # Errors
 /// [`Error::GitRead`] when the tree or blob cannot be read.
-pub fn read_at(commit: &gix::Commit<'_>) -> Result<Option<Loaded>> {
+pub(crate) fn read_at(commit: &gix::Commit<'_>) -> Result<Option<Loaded>> {
     let tree = commit.tree().map_err(|err| Error::git("commit tree", err))?;
     for location in LOCATIONS {
         let Some(entry) = tree.lookup_entry_by_path(location).map_err(|err| Error::git("tree entry", err))? else {

@@ -31,7 +31,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-pub use languages::Language;
+pub(crate) use languages::Language;
 
 /// Largest side of a file that is parsed, in bytes (1 MiB); a larger one falls back to the text diff.
 pub const MAX_FILE_BYTES: usize = 1024 * 1024;
@@ -94,7 +94,7 @@ impl Kind {
 
 /// One declaration of a parsed file.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Symbol {
+pub(crate) struct Symbol {
     /// What it declares.
     pub kind: Kind,
     /// Its name qualified by its containers, e.g. `Flags::new` or `Client.get`.
@@ -116,7 +116,7 @@ pub struct Symbol {
 
 /// One side of a file, parsed.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Parsed {
+pub(crate) enum Parsed {
     /// The symbols in source order (a container before its members).
     Symbols(Vec<Symbol>),
     /// Too many error nodes: the share of error and missing nodes among all nodes.
@@ -128,7 +128,7 @@ pub enum Parsed {
 }
 
 /// Parses `text` as `language` and lists its symbols, giving up at `deadline`.
-pub fn parse(language: Language, text: &[u8], deadline: Instant) -> Parsed {
+pub(crate) fn parse(language: Language, text: &[u8], deadline: Instant) -> Parsed {
     if text.len() > MAX_FILE_BYTES {
         return Parsed::TooLarge;
     }
@@ -182,7 +182,7 @@ fn error_ratio(root: tree_sitter::Node<'_>) -> f64 {
 
 /// How alike two symbols' bodies are, from 0 to 1: the Dice coefficient of their token bags (twice the shared
 /// tokens over the sum of their sizes). Two empty bags are alike (1).
-pub fn similarity(a: &Symbol, b: &Symbol) -> f64 {
+pub(crate) fn similarity(a: &Symbol, b: &Symbol) -> f64 {
     let (left, right) = (&a.tokens, &b.tokens);
     if left.is_empty() && right.is_empty() {
         return 1.0;
