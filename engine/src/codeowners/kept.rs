@@ -38,8 +38,9 @@ pub(crate) fn rules<E>(id: ObjectId, parse: impl FnOnce() -> Result<CodeOwners, 
     Ok(parsed)
 }
 
-/// How many CODEOWNERS files are kept (for tests and `doctor`).
-pub(crate) fn kept() -> usize {
+/// How many CODEOWNERS files are kept.
+#[cfg(test)]
+fn kept() -> usize {
     table().lock().unwrap_or_else(PoisonError::into_inner).len()
 }
 
