@@ -25,6 +25,7 @@
 //! ```
 
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 pub mod audit;
 pub mod bridge;
