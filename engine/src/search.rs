@@ -1,25 +1,33 @@
-//! `repo.search` (ours, design.md §5): commits whose message (subject and body) holds every query word or "quoted
-//! phrase", optionally by author, under a path, in a time range, reachable from a ref. The query may be left out
-//! when another filter narrows the search (by author or date alone).
+//! `repo.search` (ours, design.md §5): commits whose message (subject and body) holds every query
+//! word or "quoted phrase", optionally by author, under a path, in a time range, reachable from a
+//! ref. The query may be left out when another filter narrows the search (by author or date alone).
 //!
-//! Matching is git's `git log --all-match -i --fixed-strings --grep=<word>... [--author=<a>] [--since] [--until]
-//! [<ref>] -- <path>`: each word or phrase is a case-insensitive substring of the message (a phrase does not span
-//! lines: it holds no newline), `author` a substring of `"Name <email>"` as recorded or as `.mailmap` maps it
-//! (`git log --author` matches the first, `git log --use-mailmap --author` the second), `since`/`until` bound the
-//! committer date
-//! (inclusive), and `path` keeps the commits that change the file or directory compared with every parent (the
-//! empty tree for a root commit). Two deliberate differences with git: where a merge discards a side branch's
-//! change to the path entirely, git's default simplification also hides that side branch's commits, which we show;
-//! and `since` does not stop at an older commit in front of newer ones (git's walk does, on skewed clocks).
+//! Matching is git's:
 //!
-//! Without `ref`, the commit index answers (every commit reachable from the local branches and HEAD, see
-//! [`crate::commit_index`]); with `ref`, or while the index is built or unavailable, the history is walked and the answer
-//! says why (`walked`). `total` is always exact.
+//! ```text
+//! git log --all-match -i --fixed-strings --grep=<word>... [--author=<a>] [--since] [--until] \
+//!     [<ref>] -- <path>
+//! ```
 //!
-//! Order ([`Sort`]): `relevance` (the default with a query) ranks by relevance (BM25 in the index, occurrences in a
-//! walk), `newest` (the default without one) by committer date alone, newest first; ties go by committer date,
-//! then by the sha's first 8 bytes, then the sha, so the index and a walk list the same commits in the same order
-//! for `newest` (and for `relevance` whenever the scores tie).
+//! Each word or phrase is a case-insensitive substring of the message (a phrase does not span
+//! lines: it holds no newline), `author` a substring of `"Name <email>"` as recorded or as
+//! `.mailmap` maps it (`git log --author` matches the first, `git log --use-mailmap --author` the
+//! second), `since`/`until` bound the committer date (inclusive), and `path` keeps the commits that
+//! change the file or directory compared with every parent (the empty tree for a root commit). Two
+//! deliberate differences with git: where a merge discards a side branch's change to the path
+//! entirely, git's default simplification also hides that side branch's commits, which we show; and
+//! `since` does not stop at an older commit in front of newer ones (git's walk does, on skewed
+//! clocks).
+//!
+//! Without `ref`, the commit index answers (every commit reachable from the local branches and
+//! HEAD, see [`crate::commit_index`]); with `ref`, or while the index is built or unavailable, the
+//! history is walked and the answer says why (`walked`). `total` is always exact.
+//!
+//! Order ([`Sort`]): `relevance` (the default with a query) ranks by relevance (BM25 in the index,
+//! occurrences in a walk), `newest` (the default without one) by committer date alone, newest
+//! first; ties go by committer date, then by the sha's first 8 bytes, then the sha, so the index
+//! and a walk list the same commits in the same order for `newest` (and for `relevance` whenever
+//! the scores tie).
 
 use std::collections::HashSet;
 use std::ops::Bound;
@@ -50,10 +58,11 @@ pub const MAX_LIMIT: usize = 200;
 /// What to search for.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
-    /// Words and "quoted phrases", all required (case-insensitive substrings of the message); may be empty when
-    /// `author`, `path`, `since` or `until` is given.
+    /// Words and "quoted phrases", all required (case-insensitive substrings of the message); may
+    /// be empty when `author`, `path`, `since` or `until` is given.
     pub query: String,
-    /// A case-insensitive substring of the author's `"Name <email>"`, as recorded or as `.mailmap` maps it.
+    /// A case-insensitive substring of the author's `"Name <email>"`, as recorded or as `.mailmap`
+    /// maps it.
     pub author: Option<String>,
     /// A repo-relative file or directory the commits change.
     pub path: Option<String>,
@@ -87,7 +96,8 @@ pub struct Report {
     /// The first `limit` matches in the order asked for; default empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub commits: Vec<Match>,
-    /// Why the history was walked instead of asking the commit index; absent when the index answered.
+    /// Why the history was walked instead of asking the commit index; absent when the index
+    /// answered.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub walked: Option<String>,
 }
@@ -98,8 +108,8 @@ pub struct Report {
 pub struct Match {
     /// The sha abbreviated like `git log --oneline`.
     pub sha: String,
-    /// The author as `.mailmap` maps it (as recorded without an entry), `"Name <email>"`, as `git log
-    /// --format='%aN <%aE>'` shows it.
+    /// The author as `.mailmap` maps it (as recorded without an entry), `"Name <email>"`, as
+    /// `git log --format='%aN <%aE>'` shows it.
     pub author: Person,
     /// The author date, ISO 8601 with the author's offset (`git log --format=%aI`).
     pub time: String,
@@ -120,13 +130,14 @@ struct Filters {
 }
 
 impl Engine {
-    /// `repo.search`: the commits matching `options`, most relevant first, cut to `limit` and `max_tokens`; cut
-    /// commits are counted in `omitted.commits`, and `total` counts every match.
+    /// `repo.search`: the commits matching `options`, most relevant first, cut to `limit` and
+    /// `max_tokens`; cut commits are counted in `omitted.commits`, and `total` counts every match.
     ///
     /// # Errors
-    /// [`Error::Invalid`] with `invalid_query` (no query word and no other filter, an empty author, an unclosed
-    /// quote, a date that does not parse), `invalid_path`, `invalid_revision` / `unknown_revision` (the ref) or `budget_below_floor`;
-    /// [`Error::GitRead`] when the history cannot be read.
+    /// [`Error::Invalid`] with `invalid_query` (no query word and no other filter, an empty author,
+    /// an unclosed quote, a date that does not parse), `invalid_path`, `invalid_revision` /
+    /// `unknown_revision` (the ref) or `budget_below_floor`; [`Error::GitRead`] when the history
+    /// cannot be read.
     pub fn search(
         &self,
         repo: &Repo,
@@ -163,8 +174,8 @@ impl Engine {
         fit(Report { total, commits, walked }, max_tokens, measure)
     }
 
-    /// The matches among every commit of the local branches and HEAD: from the commit index when it is current,
-    /// else by walking the history (the report says why).
+    /// The matches among every commit of the local branches and HEAD: from the commit index when it
+    /// is current, else by walking the history (the report says why).
     fn search_all(&self, repo: &Repo, filters: &Filters, limit: usize) -> Result<Report> {
         let status = match self.index() {
             Some(store) => store.status(&repo.git, &repo.location.common_dir),
@@ -188,20 +199,21 @@ impl Engine {
         Ok(Report { total, commits, walked })
     }
 
-    /// The state of `repo`'s commit index after waiting at most `timeout` for a background build (for tests and
-    /// benchmarks); `None` without a run dir.
+    /// The state of `repo`'s commit index after waiting at most `timeout` for a background build
+    /// (for tests and benchmarks); `None` without a run dir.
     pub fn index_settle(&self, repo: &Repo, timeout: std::time::Duration) -> Option<Status> {
         Some(self.index()?.settle(&repo.git, &repo.location.common_dir, timeout))
     }
 
-    /// Waits (at most `timeout`) until every commit index build running in the background has finished and
-    /// saved its index; returns how many were running (0 without a run dir). For a one-shot process, which would
-    /// otherwise abandon a first build its call started.
+    /// Waits (at most `timeout`) until every commit index build running in the background has
+    /// finished and saved its index; returns how many were running (0 without a run dir). For a
+    /// one-shot process, which would otherwise abandon a first build its call started.
     pub fn finish_index_builds(&self, timeout: std::time::Duration) -> usize {
         self.index().map_or(0, |store| store.finish_builds(timeout))
     }
 
-    /// The number of commits and bytes on disk of `repo`'s commit index, once current; `None` without a run dir.
+    /// The number of commits and bytes on disk of `repo`'s commit index, once current; `None`
+    /// without a run dir.
     pub fn index_stats(&self, repo: &Repo) -> Option<index::Stats> {
         self.index()?.stats(&repo.git, &repo.location.common_dir)
     }
@@ -261,8 +273,8 @@ fn filters(options: &Options) -> Result<Filters> {
 /// Splits a query into folded words and "quoted phrases".
 ///
 /// # Errors
-/// `invalid_query` when it holds an empty phrase or an unclosed quote. A query of whitespace alone holds no term
-/// (the caller decides whether other filters narrow the search).
+/// `invalid_query` when it holds an empty phrase or an unclosed quote. A query of whitespace alone
+/// holds no term (the caller decides whether other filters narrow the search).
 fn parse_query(query: &str) -> Result<Vec<String>> {
     let mut terms = Vec::new();
     let mut rest = query;
@@ -330,17 +342,20 @@ fn substring(field: Field, text: &str) -> Box<dyn Query> {
     Box::new(PhraseQuery::new_with_offset(grams))
 }
 
-/// The most words of the index one query word may stand for before it is matched by its trigrams instead.
+/// The most words of the index one query word may stand for before it is matched by its trigrams
+/// instead.
 const MAX_WORD_EXPANSION: usize = 256;
 
-/// A query matching documents whose message holds `text` (folded) as a substring, scored by relevance.
+/// A query matching documents whose message holds `text` (folded) as a substring, scored by
+/// relevance.
 ///
-/// A word of word characters only (at most [`schema::WORD_MAX_BYTES`] bytes) is a substring of a message exactly
-/// when it is a substring of one of the message's words (an occurrence cannot cross a non-word character), so it
-/// matches the documents of every indexed word containing it (BM25 on the `words` field, no positions read), plus
-/// the documents with an over-long word whose trigrams hold it. Other texts (phrases, punctuation) and words found
-/// in too many different words go by their trigrams ([`substring`]). The flag tells whether the query is a union
-/// of indexed words (no positions read).
+/// A word of word characters only (at most [`schema::WORD_MAX_BYTES`] bytes) is a substring of a
+/// message exactly when it is a substring of one of the message's words (an occurrence cannot cross
+/// a non-word character), so it matches the documents of every indexed word containing it (BM25 on
+/// the `words` field, no positions read), plus the documents with an over-long word whose trigrams
+/// hold it. Other texts (phrases, punctuation) and words found in too many different words go by
+/// their trigrams ([`substring`]). The flag tells whether the query is a union of indexed words (no
+/// positions read).
 fn in_message(searcher: &tantivy::Searcher, fields: Fields, text: &str) -> tantivy::Result<(Box<dyn Query>, bool)> {
     let by_trigrams = |text| Ok((substring(fields.message, text), false));
     if text.is_empty() || text.len() > schema::WORD_MAX_BYTES || !text.chars().all(schema::is_word_char) {
@@ -385,9 +400,9 @@ fn in_message(searcher: &tantivy::Searcher, fields: Fields, text: &str) -> tanti
 /// Expansions remembered at most (the memory starts over when full).
 const WORD_EXPANSIONS_KEPT: usize = 4096;
 
-/// The words of `segment`'s `field` that contain `text`, or `None` when more than [`MAX_WORD_EXPANSION`] do.
-/// Segments never change, so the answer is remembered by segment id and text (reading a term dictionary of
-/// 100,000 words takes milliseconds).
+/// The words of `segment`'s `field` that contain `text`, or `None` when more than
+/// [`MAX_WORD_EXPANSION`] do. Segments never change, so the answer is remembered by segment id and
+/// text (reading a term dictionary of 100,000 words takes milliseconds).
 fn words_containing(
     segment: &SegmentReader,
     field: Field,
@@ -431,8 +446,8 @@ fn filter(query: Box<dyn Query>) -> (Occur, Box<dyn Query>) {
     (Occur::Must, Box::new(ConstScoreQuery::new(query, 0.0)))
 }
 
-/// The number of matches and the `limit` best (relevance, then newest) from the index; `Err` with why when the
-/// index failed (it is then rebuilt).
+/// The number of matches and the `limit` best (relevance, then newest) from the index; `Err` with
+/// why when the index failed (it is then rebuilt).
 fn from_index(
     snapshot: &index::Snapshot,
     filters: &Filters,
@@ -498,13 +513,15 @@ fn from_index(
 /// One match found in the index: relevance, committer time, the sha's key ([`schema::key`]), where.
 type Found = (Score, i64, u64, DocAddress);
 
-/// The answer's order: most relevant first, then newest committer date, then the sha's key, then index order (a
-/// total order, so the best `limit` are the same whichever way they are chosen; a walk orders the same way).
+/// The answer's order: most relevant first, then newest committer date, then the sha's key, then
+/// index order (a total order, so the best `limit` are the same whichever way they are chosen; a
+/// walk orders the same way).
 fn ranked(a: &Found, b: &Found) -> std::cmp::Ordering {
     b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)).then(a.3.cmp(&b.3))
 }
 
-/// A [`Found`] ordered by [`ranked`]: the greatest is the worst, so a max-heap of them pops the worst kept.
+/// A [`Found`] ordered by [`ranked`]: the greatest is the worst, so a max-heap of them pops the
+/// worst kept.
 struct Ranked(Found);
 
 impl PartialEq for Ranked {
@@ -527,14 +544,16 @@ impl Ord for Ranked {
     }
 }
 
-/// Counts every matching document and keeps the `limit` best ([`ranked`]) with their scores and committer times:
-/// a heap of `limit` entries instead of every match (a common word matches most of the history).
+/// Counts every matching document and keeps the `limit` best ([`ranked`]) with their scores and
+/// committer times: a heap of `limit` entries instead of every match (a common word matches most of
+/// the history).
 ///
-/// With `prune`, each segment is counted by the query's own count (for words, the union of their postings, read
-/// without scoring) and the best are found with tantivy's pruning: once `limit` documents are kept, only those
-/// scoring at least the worst kept one are scored further (block-max WAND skips the blocks that cannot reach it;
-/// an equal score still enters, since a newer commit wins a tie). Without `prune` (phrases: position checks are the
-/// cost, so one pass is cheaper than two), every match is scored once, counted and offered to the heap.
+/// With `prune`, each segment is counted by the query's own count (for words, the union of their
+/// postings, read without scoring) and the best are found with tantivy's pruning: once `limit`
+/// documents are kept, only those scoring at least the worst kept one are scored further (block-max
+/// WAND skips the blocks that cannot reach it; an equal score still enters, since a newer commit
+/// wins a tie). Without `prune` (phrases: position checks are the cost, so one pass is cheaper than
+/// two), every match is scored once, counted and offered to the heap.
 struct Best {
     limit: usize,
     prune: bool,
@@ -551,8 +570,8 @@ struct BestInSegment {
 }
 
 impl BestInSegment {
-    /// Offers one match; returns the lowest score a later match needs to be kept (any score while the heap is not
-    /// full).
+    /// Offers one match; returns the lowest score a later match needs to be kept (any score while
+    /// the heap is not full).
     fn offer(&mut self, doc: DocId, score: Score) -> Score {
         let found = (
             score,
@@ -655,7 +674,8 @@ fn walk_all(
     walk(repo, &tips, filters, mailmap, limit, interrupt)
 }
 
-/// Whether the author `name <email>` matches the folded `author` filter: as recorded, or as `mailmap` maps it.
+/// Whether the author `name <email>` matches the folded `author` filter: as recorded, or as
+/// `mailmap` maps it.
 fn author_matches(
     mailmap: &gix::mailmap::Snapshot,
     name: &gix::bstr::BStr,
@@ -669,8 +689,9 @@ fn author_matches(
     fold(&format!("{} <{}>", mapped.name, mapped.email)).contains(author)
 }
 
-/// A query matching the commits whose author matches the folded `author` ([`author_matches`]): the distinct
-/// recorded identities of the index (its `identity` terms) that match, mapped through `mailmap`.
+/// A query matching the commits whose author matches the folded `author` ([`author_matches`]): the
+/// distinct recorded identities of the index (its `identity` terms) that match, mapped through
+/// `mailmap`.
 fn authors(
     searcher: &tantivy::Searcher,
     fields: Fields,
@@ -704,9 +725,9 @@ fn authors(
     Ok(if clauses.is_empty() { Box::new(EmptyQuery) } else { Box::new(BooleanQuery::new(clauses)) })
 }
 
-/// The number of matches and the `limit` best among the commits reachable from `tips`, read from git: relevance
-/// is the number of occurrences of the words and phrases. Stops with [`Error::Cancelled`] once `interrupt` is
-/// triggered.
+/// The number of matches and the `limit` best among the commits reachable from `tips`, read from
+/// git: relevance is the number of occurrences of the words and phrases. Stops with
+/// [`Error::Cancelled`] once `interrupt` is triggered.
 fn walk(
     repo: &gix::Repository,
     tips: &[ObjectId],
