@@ -1,15 +1,17 @@
 //! Object ids abbreviated as git abbreviates them (`git rev-parse --short`, `git log --format=%h`).
 //!
-//! git's rule (`repo_find_unique_abbrev_r` in its `object-name.c`): start from `core.abbrev` hex digits, or with
-//! `auto` (the default) from half the bits needed to count the packed objects, rounded up and at least 7; then
-//! lengthen the prefix past every other object that shares it. In each pack index only the two ids next to where
-//! the id sits can share the longest prefix with it (the table is sorted); the loose objects that could are those of
-//! its fan-out directory (`objects/xx/`). The id itself need not exist: a missing object gets the prefix no existing
+//! git's rule (`repo_find_unique_abbrev_r` in its `object-name.c`): start from `core.abbrev` hex
+//! digits, or with `auto` (the default) from half the bits needed to count the packed objects,
+//! rounded up and at least 7; then lengthen the prefix past every other object that shares it. In
+//! each pack index only the two ids next to where the id sits can share the longest prefix with it
+//! (the table is sorted); the loose objects that could are those of its fan-out directory
+//! (`objects/xx/`). The id itself need not exist: a missing object gets the prefix no existing
 //! object shares, as git prints it.
 //!
-//! [`Abbrev`] reads the pack indexes itself ([`crate::pack_index::IndexFile`]: header and fan-out when made, then a
-//! few ids per lookup), so a first abbreviation does not load whole indexes, and lists each fan-out directory once
-//! (git caches those listings per process; gix lists the directory again for every id).
+//! [`Abbrev`] reads the pack indexes itself ([`crate::pack_index::IndexFile`]: header and fan-out
+//! when made, then a few ids per lookup), so a first abbreviation does not load whole indexes, and
+//! lists each fan-out directory once (git caches those listings per process; gix lists the
+//! directory again for every id).
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -21,12 +23,14 @@ use crate::pack_index::IndexFile;
 /// git's `FALLBACK_DEFAULT_ABBREV`: the shortest `auto` length.
 const FALLBACK_LEN: usize = 7;
 
-/// git compares common prefixes with `GIT_MAX_RAWSZ` (32) as a bound on hex digits: a neighbour sharing 32 digits
-/// or more does not lengthen the abbreviation (the id itself, met among the loose objects, is skipped that way).
+/// git compares common prefixes with `GIT_MAX_RAWSZ` (32) as a bound on hex digits: a neighbour
+/// sharing 32 digits or more does not lengthen the abbreviation (the id itself, met among the loose
+/// objects, is skipped that way).
 const MAX_COUNTED_COMMON: usize = 32;
 
-/// `id` abbreviated like git: the shortest unique prefix of at least `core.abbrev` digits (see the module
-/// documentation). For many ids of one repository, make one [`Abbrev`] and use it for all of them.
+/// `id` abbreviated like git: the shortest unique prefix of at least `core.abbrev` digits (see the
+/// module documentation). For many ids of one repository, make one [`Abbrev`] and use it for all of
+/// them.
 pub fn abbreviate(id: gix::Id<'_>) -> String {
     Abbrev::new(id.repo).id(id.detach())
 }
@@ -38,10 +42,10 @@ pub fn abbreviate_hex(repo: &gix::Repository, sha: &str) -> String {
 
 /// Abbreviates object ids of one repository as `git rev-parse --short` does (module documentation).
 ///
-/// It looks in the packs present when it was made and in the loose objects, each fan-out directory listed on its
-/// first use and kept for the abbreviator's life (one call: a pack or loose object written meanwhile is seen by
-/// the next `Abbrev`, as by the next git command). Packs and loose objects of alternate object directories count,
-/// as they do for git.
+/// It looks in the packs present when it was made and in the loose objects, each fan-out directory
+/// listed on its first use and kept for the abbreviator's life (one call: a pack or loose object
+/// written meanwhile is seen by the next `Abbrev`, as by the next git command). Packs and loose
+/// objects of alternate object directories count, as they do for git.
 pub struct Abbrev {
     hash: gix::hash::Kind,
     /// The least hex digits shown.
@@ -52,14 +56,14 @@ pub struct Abbrev {
     object_dirs: Vec<PathBuf>,
     /// Per first byte, the loose objects of that fan-out directory in every object directory.
     loose: [OnceLock<Vec<ObjectId>>; 256],
-    /// The abbreviations made so far (a page of history abbreviates most commits twice: as a commit and as its
-    /// child's parent).
+    /// The abbreviations made so far (a page of history abbreviates most commits twice: as a commit
+    /// and as its child's parent).
     made: std::sync::Mutex<rustc_hash::FxHashMap<ObjectId, String>>,
 }
 
 impl Abbrev {
-    /// An abbreviator for `repo`'s objects as they are now. An object directory or pack index that cannot be read
-    /// is left out (git skips an index it cannot open too).
+    /// An abbreviator for `repo`'s objects as they are now. An object directory or pack index that
+    /// cannot be read is left out (git skips an index it cannot open too).
     pub fn new(repo: &gix::Repository) -> Self {
         let hash = repo.object_hash();
         let objects_dir = repo.objects.store_ref().path().to_path_buf();
@@ -82,8 +86,8 @@ impl Abbrev {
         Self { hash, hex_len, packs, object_dirs, loose, made: std::sync::Mutex::default() }
     }
 
-    /// `id` abbreviated: the shortest prefix of at least the configured length that no other object shares; the
-    /// full sha when a pack index cannot be read.
+    /// `id` abbreviated: the shortest prefix of at least the configured length that no other object
+    /// shares; the full sha when a pack index cannot be read.
     pub fn id(&self, id: ObjectId) -> String {
         let made = || self.made.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(hex) = made().get(&id) {
@@ -124,7 +128,8 @@ impl Abbrev {
         ObjectId::from_hex(sha.as_bytes()).map_or_else(|_| sha.to_owned(), |id| self.id(id))
     }
 
-    /// The loose objects whose ids start with `first`, in every object directory (listed on first use).
+    /// The loose objects whose ids start with `first`, in every object directory (listed on first
+    /// use).
     fn loose(&self, first: u8) -> &[ObjectId] {
         self.loose[usize::from(first)].get_or_init(|| {
             let name = faster_hex::hex_string(&[first]);
@@ -145,8 +150,8 @@ impl Abbrev {
     }
 }
 
-/// The pack indexes of the object directory `dir` that git would use (an index with its pack beside it), in file
-/// name order.
+/// The pack indexes of the object directory `dir` that git would use (an index with its pack beside
+/// it), in file name order.
 fn pack_indexes(dir: &Path, hash: gix::hash::Kind) -> Vec<IndexFile> {
     let paths = crate::pack_index::index_paths(dir);
     let with_pack = paths.iter().filter(|path| path.with_extension("pack").is_file());
@@ -170,10 +175,10 @@ mod tests {
 
     use super::Abbrev;
 
-    /// With `core.abbrev=4` and 3,000 objects many 4-digit prefixes are shared: every id, packed or loose, is
-    /// abbreviated to its shortest unique prefix of at least 4 digits (computed here from the sorted list of every
-    /// object git knows), and git agrees on those that needed more digits. A mutant that skips the uniqueness check,
-    /// or looks only in the packs, fails.
+    /// With `core.abbrev=4` and 3,000 objects many 4-digit prefixes are shared: every id, packed or
+    /// loose, is abbreviated to its shortest unique prefix of at least 4 digits (computed here from
+    /// the sorted list of every object git knows), and git agrees on those that needed more digits.
+    /// A mutant that skips the uniqueness check, or looks only in the packs, fails.
     #[test]
     fn abbreviations_are_the_shortest_unique_prefixes() {
         let fixture = fluxgit_fixtures::build(fluxgit_fixtures::Scenario::Clean);

@@ -1,19 +1,22 @@
 //! Token budgets (design.md §3): counting with `o200k_base` and filling list sections by priority.
 //!
-//! The engine never knows what wraps its results; callers pass a `measure` function that renders the exact text a
-//! model will read (for MCP: the compact JSON envelope) for a given choice of shown items and returns its size in
-//! tokens. [`fit`] then picks, section by section in priority order, the largest count that keeps the text within
-//! the budget, so the budget is used and not merely respected.
+//! The engine never knows what wraps its results; callers pass a `measure` function that renders
+//! the exact text a model will read (for MCP: the compact JSON envelope) for a given choice of
+//! shown items and returns its size in tokens. [`fit`] then picks, section by section in priority
+//! order, the largest count that keeps the text within the budget, so the budget is used and not
+//! merely respected.
 //!
-//! Counting is the costly part of a first call (the o200k pre-tokenizer is a backtracking regex: a 4 KB answer
-//! takes about a millisecond). While [`fit`] runs, measures that count with [`measure_tokens`] skip the count of a
-//! text no longer in bytes than the budget: every o200k token covers at least one byte, so such a text fits, and
-//! its byte length stands for its size. A longer text is counted exactly, chunk by chunk at junctions where o200k's
-//! pieces are cut whatever follows, reusing the chunks an earlier probe of the same fit counted (the probes differ
-//! only from where their lists are cut), and only until the count is over the budget: the text does not fit, and
-//! the count so far, scaled to the whole text, stands for its size. [`fit`] only compares sizes with the budget (and
-//! guesses where to probe from them: a size near the count needs few probes), so what it chooses is the same as
-//! with exact counts; a floor it reports is counted exactly.
+//! Counting is the costly part of a first call (the o200k pre-tokenizer is a backtracking regex: a
+//! 4 KB answer takes about a millisecond). While [`fit`] runs, measures that count with
+//! [`measure_tokens`] skip the count of a text no longer in bytes than the budget: every o200k
+//! token covers at least one byte, so such a text fits, and its byte length stands for its size. A
+//! longer text is counted exactly, chunk by chunk at junctions where o200k's pieces are cut
+//! whatever follows, reusing the chunks an earlier probe of the same fit counted (the probes differ
+//! only from where their lists are cut), and only until the count is over the budget: the text does
+//! not fit, and the count so far, scaled to the whole text, stands for its size. [`fit`] only
+//! compares sizes with the budget (and guesses where to probe from them: a size near the count
+//! needs few probes), so what it chooses is the same as with exact counts; a floor it reports is
+//! counted exactly.
 
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -22,8 +25,8 @@ use crate::error::{Error, InvalidReason, Result};
 
 /// Counts `text` in `o200k_base` tokens, the tokenizer of current OpenAI models (tiktoken-rs).
 ///
-/// The ranks are static data (nothing is built at start-up) and ASCII texts are cut into pieces without tiktoken's
-/// regex (`o200k/mod.rs`): the same pieces and count as tiktoken's.
+/// The ranks are static data (nothing is built at start-up) and ASCII texts are cut into pieces
+/// without tiktoken's regex (`o200k/mod.rs`): the same pieces and count as tiktoken's.
 pub fn count_tokens(text: &str) -> usize {
     crate::o200k::count(text)
 }
@@ -31,29 +34,33 @@ pub fn count_tokens(text: &str) -> usize {
 thread_local! {
     /// The budget of the [`fit`] running on this thread, if any.
     static FITTING: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
-    /// Token counts of the chunks [`count_in_chunks`] counted during the outermost [`fit`] running on this thread.
+    /// Token counts of the chunks [`count_in_chunks`] counted during the outermost [`fit`] running
+    /// on this thread.
     static CHUNKS: std::cell::RefCell<FxHashMap<Box<str>, usize>> = std::cell::RefCell::new(FxHashMap::default());
 }
 
 /// Bytes a chunk of [`count_in_chunks`] holds at least (the last one of a text may hold fewer).
 const CHUNK_BYTES: usize = 256;
 
-/// [`count_tokens`]`(text)`, counted chunk by chunk with the counts of chunks seen before in this fit reused. The
-/// texts a fit measures share their beginning (the same answer with more or fewer items at its end), so only the
-/// chunks from where they differ are counted. Counting stops at the first chunk end where the count is over `limit`:
-/// the result is then that count scaled by the text's length over the length counted (over `limit`, an estimate).
+/// [`count_tokens`]`(text)`, counted chunk by chunk with the counts of chunks seen before in this
+/// fit reused. The texts a fit measures share their beginning (the same answer with more or fewer
+/// items at its end), so only the chunks from where they differ are counted. Counting stops at the
+/// first chunk end where the count is over `limit`: the result is then that count scaled by the
+/// text's length over the length counted (over `limit`, an estimate).
 ///
-/// A chunk ends at the first junction after `min_bytes` where an ASCII letter or digit is followed by ASCII
-/// punctuation other than `'` (in JSON: the end of a string value or a number). The count of a text is the sum of
-/// its chunks' counts because o200k cuts a piece there, and what it cuts before the junction does not depend on what
-/// follows: every character belongs to one of the pattern's alternatives, none empty, so the pieces tile the text;
-/// a piece never goes from a letter or digit to such punctuation (in the letter alternatives a letter is followed
-/// only by letters or a suffix starting with `'`, the digit alternative holds only digits, and the others hold
-/// neither); the pattern has no look-behind, so the pieces from the junction on are those of the rest alone; and an
-/// attempt that reached the letter or digit before the junction (a letter run with its optional `'s` suffix, or up
-/// to 3 digits; no other alternative holds one) stops at the punctuation as it stops at the end of the text, so the
-/// pieces before the junction are those of the beginning alone. Chunk ends depend only on the text from the previous end, so two
-/// texts with the same beginning are cut the same way up to where they differ.
+/// A chunk ends at the first junction after `min_bytes` where an ASCII letter or digit is followed
+/// by ASCII punctuation other than `'` (in JSON: the end of a string value or a number). The count
+/// of a text is the sum of its chunks' counts because o200k cuts a piece there, and what it cuts
+/// before the junction does not depend on what follows: every character belongs to one of the
+/// pattern's alternatives, none empty, so the pieces tile the text; a piece never goes from a
+/// letter or digit to such punctuation (in the letter alternatives a letter is followed only by
+/// letters or a suffix starting with `'`, the digit alternative holds only digits, and the others
+/// hold neither); the pattern has no look-behind, so the pieces from the junction on are those of
+/// the rest alone; and an attempt that reached the letter or digit before the junction (a letter
+/// run with its optional `'s` suffix, or up to 3 digits; no other alternative holds one) stops at
+/// the punctuation as it stops at the end of the text, so the pieces before the junction are those
+/// of the beginning alone. Chunk ends depend only on the text from the previous end, so two texts
+/// with the same beginning are cut the same way up to where they differ.
 fn count_in_chunks(text: &str, min_bytes: usize, limit: usize, counts: &mut FxHashMap<Box<str>, usize>) -> usize {
     let bytes = text.as_bytes();
     let step = min_bytes.max(1);
@@ -86,13 +93,13 @@ fn chunk_count(chunk: &str, counts: &mut FxHashMap<Box<str>, usize>) -> usize {
     count
 }
 
-/// The size of `text` for a budget decision: while a [`fit`] with budget `max_tokens` runs on this thread, a text
-/// of at most `max_tokens` bytes counts as its byte length (an upper bound of its token count that still fits: a
-/// token covers at least one byte), a longer one by its exact count, taken chunk by chunk with the counts of the
-/// chunks the fit met before, or, once that count is over `max_tokens` (the text does not fit), by the count so far
-/// scaled to the whole text ([`count_in_chunks`]); outside [`fit`], by [`count_tokens`]. For
-/// measures only (see the module documentation); a size that is reported or subtracted must come from
-/// [`count_tokens`].
+/// The size of `text` for a budget decision: while a [`fit`] with budget `max_tokens` runs on this
+/// thread, a text of at most `max_tokens` bytes counts as its byte length (an upper bound of its
+/// token count that still fits: a token covers at least one byte), a longer one by its exact count,
+/// taken chunk by chunk with the counts of the chunks the fit met before, or, once that count is
+/// over `max_tokens` (the text does not fit), by the count so far scaled to the whole text
+/// ([`count_in_chunks`]); outside [`fit`], by [`count_tokens`]. For measures only (see the module
+/// documentation); a size that is reported or subtracted must come from [`count_tokens`].
 pub fn measure_tokens(text: &str) -> usize {
     match FITTING.get() {
         Some(max_tokens) if text.len() <= max_tokens => text.len(),
@@ -101,8 +108,8 @@ pub fn measure_tokens(text: &str) -> usize {
     }
 }
 
-/// Sets this thread's fitting budget for [`measure_tokens`] and restores the one before when dropped (a fit may run
-/// inside another's measure).
+/// Sets this thread's fitting budget for [`measure_tokens`] and restores the one before when
+/// dropped (a fit may run inside another's measure).
 struct Fitting(Option<usize>);
 
 impl Fitting {
@@ -133,13 +140,15 @@ pub fn count_tokens_cl100k(text: &str) -> usize {
 
 /// Chooses how many items of each list section to show within `max_tokens`.
 ///
-/// `totals[i]` is the number of items section `i` holds; sections are given in priority order (highest first).
-/// `measure(shown)` returns the token count of the rendered result when section `i` shows its first `shown[i]`
-/// items; it must not decrease when any count grows. Returns the shown counts; every section cut short would not have
-/// fitted one more item. The floor is `measure` with every section empty.
+/// `totals[i]` is the number of items section `i` holds; sections are given in priority order
+/// (highest first). `measure(shown)` returns the token count of the rendered result when section
+/// `i` shows its first `shown[i]` items; it must not decrease when any count grows. Returns the
+/// shown counts; every section cut short would not have fitted one more item. The floor is
+/// `measure` with every section empty.
 ///
 /// # Errors
-/// [`InvalidReason::BudgetBelowFloor`] (with the floor) when even the required fields exceed `max_tokens`.
+/// [`InvalidReason::BudgetBelowFloor`] (with the floor) when even the required fields exceed
+/// `max_tokens`.
 pub fn fit(totals: &[usize], max_tokens: usize, measure: &mut dyn FnMut(&[usize]) -> usize) -> Result<Vec<usize>> {
     let fitting = Fitting::within(max_tokens);
     let mut shown = vec![0; totals.len()];
@@ -248,10 +257,12 @@ pub(crate) fn first<T: Clone>(items: &[T], count: usize) -> Vec<T> {
     items[..count.min(items.len())].to_vec()
 }
 
-/// Passes of [`top_up`] over the sections at most: each pass that grows a section may make room in another.
+/// Passes of [`top_up`] over the sections at most: each pass that grows a section may make room in
+/// another.
 const TOP_UP_PASSES: usize = 3;
 
-/// Runs [`crate::budget::fit`] over named sections of a full result, rebuilding the shortened result with `cut`.
+/// Runs [`crate::budget::fit`] over named sections of a full result, rebuilding the shortened
+/// result with `cut`.
 pub(crate) fn fit_sections<T>(
     full: &T,
     names: &[&'static str],
@@ -285,12 +296,13 @@ pub(crate) fn fit_sections<T>(
     Ok(Budgeted { data: cut(full, &shown), omitted: Omitted::from_counts(names, totals, &shown) })
 }
 
-/// Grows each cut section of `shown` by single items while the answer still fits `max_tokens`, in priority order,
-/// until no section can grow (at most [`TOP_UP_PASSES`] passes).
+/// Grows each cut section of `shown` by single items while the answer still fits `max_tokens`, in
+/// priority order, until no section can grow (at most [`TOP_UP_PASSES`] passes).
 ///
-/// [`fit`] sizes each section with the later ones empty, which is exact when an answer's size only grows with its
-/// items. It does not quite: showing a section's last item drops its `omitted` entry, and a list shown whole lets
-/// its implied count go, so a later section's items can make room for one more of an earlier one.
+/// [`fit`] sizes each section with the later ones empty, which is exact when an answer's size only
+/// grows with its items. It does not quite: showing a section's last item drops its `omitted`
+/// entry, and a list shown whole lets its implied count go, so a later section's items can make
+/// room for one more of an earlier one.
 fn top_up(shown: &mut [usize], totals: &[usize], max_tokens: usize, measure: &mut dyn FnMut(&[usize]) -> usize) {
     for _ in 0..TOP_UP_PASSES {
         let mut grown = false;
@@ -335,8 +347,9 @@ pub(crate) mod tests {
         assert!(matches!(err, Error::Invalid { floor: Some(5), .. }));
     }
 
-    /// The galloping search gives what a plain bisection gives: the largest fitting count of each section in turn,
-    /// on many monotone cost shapes (uneven item sizes, a frame, budgets around every boundary).
+    /// The galloping search gives what a plain bisection gives: the largest fitting count of each
+    /// section in turn, on many monotone cost shapes (uneven item sizes, a frame, budgets around
+    /// every boundary).
     #[test]
     fn fit_equals_the_largest_fitting_counts() {
         let mut next = xorshift(0x2545_f491_4f6c_dd1d);
@@ -386,10 +399,11 @@ pub(crate) mod tests {
         assert!(count_tokens("hello world") <= 3);
     }
 
-    /// Inside a fit, a text within the budget in bytes is sized by its length without counting, a longer one by its
-    /// count, or once that is over the budget by the count so far scaled to its length; outside, the count is exact.
-    /// A fit measured that way chooses what one measured exactly chooses, on every budget from below the floor to
-    /// above the whole (commit-like lines of uneven size, a frame).
+    /// Inside a fit, a text within the budget in bytes is sized by its length without counting, a
+    /// longer one by its count, or once that is over the budget by the count so far scaled to its
+    /// length; outside, the count is exact. A fit measured that way chooses what one measured
+    /// exactly chooses, on every budget from below the floor to above the whole (commit-like lines
+    /// of uneven size, a frame).
     #[test]
     fn fits_measured_by_bytes_within_the_budget_choose_as_exact_counts() {
         let text = "x".repeat(40);
@@ -419,10 +433,11 @@ pub(crate) mod tests {
         assert_eq!(measure_tokens(&text), count_tokens(&text), "the budget ends with the fit");
     }
 
-    /// Counting chunk by chunk gives the count, and a count stopped over a limit is over it: texts drawn from the
-    /// characters the pattern's rules turn on (letters, `'s`, digits, punctuation, spaces, tabs, line breaks, `/`,
-    /// non-ASCII letters, digits and marks), the JSON and text shapes of tool answers, and long runs. Chunks that
-    /// also ended between punctuation and a letter fail it.
+    /// Counting chunk by chunk gives the count, and a count stopped over a limit is over it: texts
+    /// drawn from the characters the pattern's rules turn on (letters, `'s`, digits, punctuation,
+    /// spaces, tabs, line breaks, `/`, non-ASCII letters, digits and marks), the JSON and text
+    /// shapes of tool answers, and long runs. Chunks that also ended between punctuation and a
+    /// letter fail it.
     #[test]
     fn chunks_sum_to_the_count() {
         let alphabet = [

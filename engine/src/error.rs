@@ -16,22 +16,27 @@ pub enum InvalidReason {
     InvalidPath,
     /// A well-formed revision that names no object.
     UnknownRevision,
-    /// A revision that is refused before lookup: starts with `-`, holds control characters, or does not parse.
+    /// A revision that is refused before lookup: starts with `-`, holds control characters, or does
+    /// not parse.
     InvalidRevision,
     /// A token budget below the tool's floor (the size of its required fields).
     BudgetBelowFloor,
     /// A pagination cursor that was altered, or made for another repository, ref or path.
     InvalidCursor,
-    /// A repository path that names a directory or a submodule where a file is expected (`file.read`).
+    /// A repository path that names a directory or a submodule where a file is expected
+    /// (`file.read`).
     NotAFile,
-    /// A line range that is empty or starts past the end of the file (`endLine` < `startLine`, ...).
+    /// A line range that is empty or starts past the end of the file (`endLine` < `startLine`,
+    /// ...).
     InvalidRange,
-    /// A file Git would call binary (a NUL byte in its first 8000 bytes) where lines are needed (`file.blame`).
+    /// A file Git would call binary (a NUL byte in its first 8000 bytes) where lines are needed
+    /// (`file.blame`).
     BinaryFile,
-    /// A `repo.search` argument that cannot be searched for: an empty query or author, an unclosed quote, a date
-    /// that does not parse.
+    /// A `repo.search` argument that cannot be searched for: an empty query or author, an unclosed
+    /// quote, a date that does not parse.
     InvalidQuery,
-    /// A name for a branch that does not exist yet which git would refuse (`git check-ref-format --branch`).
+    /// A name for a branch that does not exist yet which git would refuse
+    /// (`git check-ref-format --branch`).
     InvalidRefName,
 }
 
@@ -58,9 +63,10 @@ impl InvalidReason {
 
 /// An engine failure.
 ///
-/// [`Error::Invalid`] is the caller's fault (the MCP layer maps it to JSON-RPC -32602 with `data.reason`);
-/// [`Error::GitRead`] is a read that failed on a valid repository (tool error 10010, design.md §4.3); [`Error::Cancelled`]
-/// a read its caller stopped through its [`crate::Interrupt`].
+/// [`Error::Invalid`] is the caller's fault (the MCP layer maps it to JSON-RPC -32602 with
+/// `data.reason`); [`Error::GitRead`] is a read that failed on a valid repository (tool error
+/// 10010, design.md §4.3); [`Error::Cancelled`] a read its caller stopped through its
+/// [`crate::Interrupt`].
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum Error {
     /// The input was refused; nothing was read.
@@ -70,10 +76,11 @@ pub enum Error {
         reason: InvalidReason,
         /// A human-readable explanation naming the offending value.
         message: String,
-        /// For [`InvalidReason::BudgetBelowFloor`]: the smallest budget, in tokens, that fits the required fields.
+        /// For [`InvalidReason::BudgetBelowFloor`]: the smallest budget, in tokens, that fits the
+        /// required fields.
         floor: Option<usize>,
-        /// For [`InvalidReason::UnknownRevision`]: up to 3 existing ref names nearest to the one given, nearest first
-        /// (also named in `message`); empty otherwise.
+        /// For [`InvalidReason::UnknownRevision`]: up to 3 existing ref names nearest to the one
+        /// given, nearest first (also named in `message`); empty otherwise.
         suggestions: Vec<String>,
     },
     /// A Git read failed on a valid repository (corrupt object, unreadable pack, ...).
@@ -84,8 +91,8 @@ pub enum Error {
         /// The underlying error, rendered.
         message: String,
     },
-    /// The caller triggered the read's [`crate::Interrupt`]: it stopped before finishing, and nothing it read was
-    /// kept. Never returned to a caller that did not trigger it.
+    /// The caller triggered the read's [`crate::Interrupt`]: it stopped before finishing, and
+    /// nothing it read was kept. Never returned to a caller that did not trigger it.
     #[error("the read was cancelled by its caller")]
     Cancelled,
 }
@@ -96,21 +103,24 @@ impl Error {
         Self::Invalid { reason, message: message.into(), floor: None, suggestions: Vec::new() }
     }
 
-    /// An [`Error::GitRead`] for `what`, rendering `err` and its sources on one line ([`one_line`]).
+    /// An [`Error::GitRead`] for `what`, rendering `err` and its sources on one line
+    /// ([`one_line`]).
     pub fn git(what: &'static str, err: impl std::error::Error) -> Self {
         Self::GitRead { what, message: one_line(&err) }
     }
 
-    /// An [`Error::GitRead`] for `what` whose cause is a text of the engine's own (no error value to render).
+    /// An [`Error::GitRead`] for `what` whose cause is a text of the engine's own (no error value
+    /// to render).
     pub fn git_text(what: &'static str, message: impl Into<String>) -> Self {
         Self::GitRead { what, message: message.into() }
     }
 }
 
-/// `err`'s `Display` and its sources' (`std::error::Error::source`, in order) on one line, `: ` between them; a
-/// source whose text the line already holds is left out (an error that writes its cause into its own message), and
-/// line breaks become spaces. Plain `Display` of each: gix's errors answer the alternate flag (`{:#}`) with a debug
-/// dump of their fields (`Message { message: "...", class: NotFound }`).
+/// `err`'s `Display` and its sources' (`std::error::Error::source`, in order) on one line, `: `
+/// between them; a source whose text the line already holds is left out (an error that writes its
+/// cause into its own message), and line breaks become spaces. Plain `Display` of each: gix's
+/// errors answer the alternate flag (`{:#}`) with a debug dump of their fields
+/// (`Message { message: "...", class: NotFound }`).
 pub(crate) fn one_line(err: &dyn std::error::Error) -> String {
     let mut line = err.to_string();
     let mut source = err.source();
@@ -125,11 +135,12 @@ pub(crate) fn one_line(err: &dyn std::error::Error) -> String {
     line.lines().map(str::trim).filter(|part| !part.is_empty()).collect::<Vec<_>>().join(" ")
 }
 
-/// Why one item of an answer could not be read (design.md §4.4): the item is marked with it and the rest of the answer
-/// is given. Serialised as `error: {reason}` in the item's entry.
+/// Why one item of an answer could not be read (design.md §4.4): the item is marked with it and the
+/// rest of the answer is given. Serialised as `error: {reason}` in the item's entry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ItemError {
-    /// What went wrong, for a person or an agent to read (e.g. `ignoring suspicious submodule name ../x`).
+    /// What went wrong, for a person or an agent to read (e.g.
+    /// `ignoring suspicious submodule name ../x`).
     pub reason: String,
 }
 

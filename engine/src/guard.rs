@@ -1,17 +1,20 @@
-//! Checks made before the engine reads a repository's files: what kind of file each is, where a symbolic link
-//! leads, how large it is, and whether it lies under the allowed roots.
+//! Checks made before the engine reads a repository's files: what kind of file each is, where a
+//! symbolic link leads, how large it is, and whether it lies under the allowed roots.
 //!
-//! A FIFO, a device or a socket is never opened for reading: a FIFO blocks a read for as long as nobody writes into
-//! it, `/dev/zero` never ends. Files the engine reads itself ([`read_capped`]) are checked with `lstat`, opened
-//! without blocking and checked again on the opened descriptor, then read up to a cap that fits their purpose.
-//! Files gix opens itself (HEAD, config and the files it includes, packed-refs, the index, loose refs, reflogs,
-//! loose objects, alternates, `shallow`, `info/exclude`...) cannot be opened another way, so [`vet_git_dir`] checks
-//! them with `lstat` before the repository is handed to gix. What remains is a race: a file swapped for a FIFO between that check and gix's open
-//! still blocks the read; only someone who can write into the git dir while the read runs can start it.
+//! A FIFO, a device or a socket is never opened for reading: a FIFO blocks a read for as long as
+//! nobody writes into it, `/dev/zero` never ends. Files the engine reads itself ([`read_capped`])
+//! are checked with `lstat`, opened without blocking and checked again on the opened descriptor,
+//! then read up to a cap that fits their purpose. Files gix opens itself (HEAD, config and the
+//! files it includes, packed-refs, the index, loose refs, reflogs, loose objects, alternates,
+//! `shallow`, `info/exclude`...) cannot be opened another way, so [`vet_git_dir`] checks them with
+//! `lstat` before the repository is handed to gix. What remains is a race: a file swapped for a
+//! FIFO between that check and gix's open still blocks the read; only someone who can write into
+//! the git dir while the read runs can start it.
 //!
-//! The same vetting keeps reads inside the allowed roots: a git dir, a common dir, a symbolic link in the git dir,
-//! an alternate object store, a configuration file the repository's config includes or a submodule's git dir
-//! outside every allowed root is refused before gix opens it ([`Refusal::Outside`]).
+//! The same vetting keeps reads inside the allowed roots: a git dir, a common dir, a symbolic link
+//! in the git dir, an alternate object store, a configuration file the repository's config includes
+//! or a submodule's git dir outside every allowed root is refused before gix opens it
+//! ([`Refusal::Outside`]).
 
 use std::path::{Path, PathBuf};
 
@@ -19,15 +22,17 @@ use gix::bstr::ByteSlice as _;
 
 use crate::error::{Error, InvalidReason, ItemError};
 
-/// Bytes read at most from a small control file: a `.git` file, `commondir`, `objects/info/alternates` (64 KiB).
+/// Bytes read at most from a small control file: a `.git` file, `commondir`,
+/// `objects/info/alternates` (64 KiB).
 pub(crate) const CONTROL_FILE_CAP: u64 = 64 * 1024;
 
-/// Bytes read at most from a list the engine reads on its own: a mailmap, an ignore-revs file (8 MiB).
+/// Bytes read at most from a list the engine reads on its own: a mailmap, an ignore-revs file (8
+/// MiB).
 pub(crate) const LIST_FILE_CAP: u64 = 8 * 1024 * 1024;
 
-/// Entries of a git dir's `refs/`, `logs/` and other walked folders looked at per vetting, at most, and as many
-/// again of its `objects/` (loose objects, packs, `info/`). A git dir with more loose refs or loose objects than
-/// that is vetted up to there; the rest is read by gix unchecked.
+/// Entries of a git dir's `refs/`, `logs/` and other walked folders looked at per vetting, at most,
+/// and as many again of its `objects/` (loose objects, packs, `info/`). A git dir with more loose
+/// refs or loose objects than that is vetted up to there; the rest is read by gix unchecked.
 const WALK_BUDGET: usize = 20_000;
 
 /// Files of a git dir (or common dir) that gix may open while the engine reads, relative to it.
@@ -60,17 +65,19 @@ const GIT_DIR_FILES: &[&str] = &[
     "logs/refs/stash",
 ];
 
-/// Folders of a git dir walked for FIFOs, devices, sockets and symbolic links leading outside the roots
-/// (`objects/` is walked too, on a budget of its own).
+/// Folders of a git dir walked for FIFOs, devices, sockets and symbolic links leading outside the
+/// roots (`objects/` is walked too, on a budget of its own).
 const GIT_DIR_FOLDERS: &[&str] = &["refs", "info", "rebase-merge", "rebase-apply", "sequencer", "worktrees"];
 
 /// Folders nested deeper than this under a walked folder are not walked.
 const WALK_DEPTH: usize = 12;
 
-/// Alternate object stores followed at most when vetting a repository's alternates (gix follows every one).
+/// Alternate object stores followed at most when vetting a repository's alternates (gix follows
+/// every one).
 const MAX_ALTERNATES: usize = 64;
 
-/// Whether a symbolic link at the path read is followed (as git follows it) or refused (as git refuses it).
+/// Whether a symbolic link at the path read is followed (as git follows it) or refused (as git
+/// refuses it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Symlinks {
     /// Read the file the link leads to (git's `fopen`).
@@ -84,12 +91,14 @@ pub(crate) enum Symlinks {
 pub(crate) enum Refusal {
     /// It lies, or leads, outside the allowed roots; the text says what and where.
     Outside(String),
-    /// It cannot be read safely or at all: not a regular file, too large, missing parts; the text says which.
+    /// It cannot be read safely or at all: not a regular file, too large, missing parts; the text
+    /// says which.
     Unreadable(String),
 }
 
 impl Refusal {
-    /// The error of a call refused as a whole: `outside_allowed_roots`, or a Git read error (10010).
+    /// The error of a call refused as a whole: `outside_allowed_roots`, or a Git read error
+    /// (10010).
     pub(crate) fn into_error(self) -> Error {
         match self {
             Self::Outside(message) => Error::invalid(InvalidReason::OutsideAllowedRoots, message),
@@ -97,8 +106,8 @@ impl Refusal {
         }
     }
 
-    /// The item error of one item refused: `outside_allowed_roots: ...` for a place outside the roots, else the
-    /// text as is.
+    /// The item error of one item refused: `outside_allowed_roots: ...` for a place outside the
+    /// roots, else the text as is.
     pub(crate) fn into_item(self) -> ItemError {
         match self {
             Self::Outside(message) => {
@@ -109,7 +118,8 @@ impl Refusal {
     }
 }
 
-/// What a file that is neither a regular file, a directory nor a symbolic link is, in words; `None` for those.
+/// What a file that is neither a regular file, a directory nor a symbolic link is, in words; `None`
+/// for those.
 #[cfg(unix)]
 fn special_kind(file_type: &std::fs::FileType) -> Option<&'static str> {
     use std::os::unix::fs::FileTypeExt;
@@ -131,11 +141,12 @@ fn special_kind(_file_type: &std::fs::FileType) -> Option<&'static str> {
     None
 }
 
-/// The metadata of what `path` is (of what a symbolic link leads to, with [`Symlinks::Follow`]); `None` when
-/// nothing is there (a dangling link included).
+/// The metadata of what `path` is (of what a symbolic link leads to, with [`Symlinks::Follow`]);
+/// `None` when nothing is there (a dangling link included).
 ///
 /// # Errors
-/// The reason in words for a FIFO, a device or a socket, a refused symbolic link, or a failed `lstat`.
+/// The reason in words for a FIFO, a device or a socket, a refused symbolic link, or a failed
+/// `lstat`.
 pub(crate) fn examine(path: &Path, symlinks: Symlinks) -> Result<Option<std::fs::Metadata>, String> {
     let missing = |err: &std::io::Error| err.kind() == std::io::ErrorKind::NotFound;
     let metadata = match std::fs::symlink_metadata(path) {
@@ -161,15 +172,16 @@ pub(crate) fn examine(path: &Path, symlinks: Symlinks) -> Result<Option<std::fs:
     }
 }
 
-/// Reads `path` whole when it is a regular file of at most `cap` bytes; `None` when nothing is there. The file is
-/// checked with `lstat` first (a device is never opened), then read by [`crate::regular_file::read`]: opened
-/// without blocking (and, with [`Symlinks::Refuse`], without following a link) and checked again on the opened
-/// descriptor, so a file swapped for a FIFO after the first check is refused too. `purpose` names the file in the
-/// message of a file over the cap, e.g. `a mailmap`.
+/// Reads `path` whole when it is a regular file of at most `cap` bytes; `None` when nothing is
+/// there. The file is checked with `lstat` first (a device is never opened), then read by
+/// [`crate::regular_file::read`]: opened without blocking (and, with [`Symlinks::Refuse`], without
+/// following a link) and checked again on the opened descriptor, so a file swapped for a FIFO after
+/// the first check is refused too. `purpose` names the file in the message of a file over the cap,
+/// e.g. `a mailmap`.
 ///
 /// # Errors
-/// The reason in words: a directory, a FIFO, a device or a socket, a refused link, a file over the cap, or a
-/// failed read.
+/// The reason in words: a directory, a FIFO, a device or a socket, a refused link, a file over the
+/// cap, or a failed read.
 pub(crate) fn read_capped(path: &Path, symlinks: Symlinks, cap: u64, purpose: &str) -> Result<Option<Vec<u8>>, String> {
     use crate::regular_file::Opened;
     let Some(metadata) = examine(path, symlinks)? else { return Ok(None) };
@@ -191,7 +203,8 @@ pub(crate) fn read_capped(path: &Path, symlinks: Symlinks, cap: u64, purpose: &s
     }
 }
 
-/// Whether `path` (canonical) lies under one of `roots`; always when `roots` is `None` (nothing recorded).
+/// Whether `path` (canonical) lies under one of `roots`; always when `roots` is `None` (nothing
+/// recorded).
 fn inside(path: &Path, roots: Option<&[PathBuf]>) -> bool {
     roots.is_none_or(|roots| roots.iter().any(|root| path.starts_with(root)))
 }
@@ -223,10 +236,11 @@ pub(crate) struct Vetted {
     pub common_dir: PathBuf,
 }
 
-/// Vets a repository's git dir before gix opens it: the git dir, the common dir its `commondir` names, every
-/// alternate object store and every file its configuration includes ([`vet_includes`]) lie under `roots` (when
-/// given), and none of the files gix may open there ([`GIT_DIR_FILES`], the walked folders, loose objects) is a
-/// FIFO, a device, a socket or a symbolic link leading outside the roots. See the [module docs](self) for the race that remains.
+/// Vets a repository's git dir before gix opens it: the git dir, the common dir its `commondir`
+/// names, every alternate object store and every file its configuration includes ([`vet_includes`])
+/// lie under `roots` (when given), and none of the files gix may open there ([`GIT_DIR_FILES`], the
+/// walked folders, loose objects) is a FIFO, a device, a socket or a symbolic link leading outside
+/// the roots. See the [module docs](self) for the race that remains.
 ///
 /// # Errors
 /// [`Refusal::Outside`] or [`Refusal::Unreadable`], saying which file.
@@ -256,23 +270,26 @@ pub(crate) fn vet_git_dir(git_dir: &Path, roots: Option<&[PathBuf]>) -> Result<V
     Ok(Vetted { git_dir, common_dir })
 }
 
-/// Bytes read at most from a configuration file the repository holds or includes (8 MiB), to find its includes.
+/// Bytes read at most from a configuration file the repository holds or includes (8 MiB), to find
+/// its includes.
 const CONFIG_FILE_CAP: u64 = 8 * 1024 * 1024;
 
 /// Files of one include chain followed at most, as git and gix follow at most 10 nested includes.
 const MAX_INCLUDE_DEPTH: usize = 10;
 
-/// Follows the `include.path` and `includeIf.<condition>.path` entries of the repository's configuration file
-/// `config` (and of every file they include, [`MAX_INCLUDE_DEPTH`] deep) before gix follows them, whatever their
-/// condition: each included file must lie under `roots` and be a regular file (a symbolic link is followed, as
-/// git follows it). Paths are resolved as gix resolves them: `~/` against the home directory, `%(prefix)/` against
-/// the program's folder, a relative path against the including file's folder. An include that names nothing is
-/// skipped, as git skips it. The user's own configuration and its includes are not vetted here: they are theirs.
+/// Follows the `include.path` and `includeIf.<condition>.path` entries of the repository's
+/// configuration file `config` (and of every file they include, [`MAX_INCLUDE_DEPTH`] deep) before
+/// gix follows them, whatever their condition: each included file must lie under `roots` and be a
+/// regular file (a symbolic link is followed, as git follows it). Paths are resolved as gix
+/// resolves them: `~/` against the home directory, `%(prefix)/` against the program's folder, a
+/// relative path against the including file's folder. An include that names nothing is skipped, as
+/// git skips it. The user's own configuration and its includes are not vetted here: they are
+/// theirs.
 ///
 /// # Errors
-/// [`Refusal::Outside`] for an included file outside the roots; [`Refusal::Unreadable`] for one that is a FIFO, a
-/// device or a socket, larger than [`CONFIG_FILE_CAP`], or deeper than [`MAX_INCLUDE_DEPTH`] (git refuses such a
-/// chain too: "exceeded maximum include depth").
+/// [`Refusal::Outside`] for an included file outside the roots; [`Refusal::Unreadable`] for one
+/// that is a FIFO, a device or a socket, larger than [`CONFIG_FILE_CAP`], or deeper than
+/// [`MAX_INCLUDE_DEPTH`] (git refuses such a chain too: "exceeded maximum include depth").
 fn vet_includes(config: &Path, roots: Option<&[PathBuf]>) -> Result<(), Refusal> {
     let home = gix::path::env::home_dir();
     let install_dir = std::env::current_exe().ok().and_then(|exe| exe.parent().map(Path::to_path_buf));
@@ -334,7 +351,8 @@ fn vet_includes(config: &Path, roots: Option<&[PathBuf]>) -> Result<(), Refusal>
     Ok(())
 }
 
-/// Checks the files of one git dir that gix may open, and walks its folders of loose refs, reflogs and packs.
+/// Checks the files of one git dir that gix may open, and walks its folders of loose refs, reflogs
+/// and packs.
 fn vet_files(dir: &Path, roots: Option<&[PathBuf]>) -> Result<(), Refusal> {
     for name in GIT_DIR_FILES {
         vet_entry(&dir.join(name), roots)?;
@@ -348,8 +366,8 @@ fn vet_files(dir: &Path, roots: Option<&[PathBuf]>) -> Result<(), Refusal> {
     walk(&dir.join("objects"), roots, 0, &mut budget)
 }
 
-/// Checks one entry of a git dir: not a FIFO, device or socket, and not a symbolic link leading outside the roots
-/// (git follows links there, so the engine follows those that stay inside).
+/// Checks one entry of a git dir: not a FIFO, device or socket, and not a symbolic link leading
+/// outside the roots (git follows links there, so the engine follows those that stay inside).
 fn vet_entry(path: &Path, roots: Option<&[PathBuf]>) -> Result<(), Refusal> {
     let is_link = std::fs::symlink_metadata(path).is_ok_and(|metadata| metadata.file_type().is_symlink());
     if is_link && let Ok(target) = path.canonicalize() {
@@ -358,8 +376,8 @@ fn vet_entry(path: &Path, roots: Option<&[PathBuf]>) -> Result<(), Refusal> {
     examine(path, Symlinks::Follow).map(|_| ()).map_err(Refusal::Unreadable)
 }
 
-/// Walks `dir` (when it is a directory, not through a link) checking each entry with [`vet_entry`], within
-/// `budget` entries and [`WALK_DEPTH`] levels.
+/// Walks `dir` (when it is a directory, not through a link) checking each entry with [`vet_entry`],
+/// within `budget` entries and [`WALK_DEPTH`] levels.
 fn walk(dir: &Path, roots: Option<&[PathBuf]>, depth: usize, budget: &mut usize) -> Result<(), Refusal> {
     if depth > WALK_DEPTH || *budget == 0 {
         return Ok(());
@@ -381,10 +399,11 @@ fn walk(dir: &Path, roots: Option<&[PathBuf]>, depth: usize, budget: &mut usize)
     Ok(())
 }
 
-/// Vets the reflog of the ref `name` (in the git dir, and in the common dir of a linked worktree) where gix would
-/// read it: not a FIFO, a device or a socket, and not a symbolic link leading outside the roots the repository
-/// was opened under ([`roots_of`]). Reflogs are left out of [`vet_git_dir`]'s walk (but for the stash's), so that
-/// one bad reflog refuses only the reads of that ref's reflog.
+/// Vets the reflog of the ref `name` (in the git dir, and in the common dir of a linked worktree)
+/// where gix would read it: not a FIFO, a device or a socket, and not a symbolic link leading
+/// outside the roots the repository was opened under ([`roots_of`]). Reflogs are left out of
+/// [`vet_git_dir`]'s walk (but for the stash's), so that one bad reflog refuses only the reads of
+/// that ref's reflog.
 ///
 /// # Errors
 /// [`Refusal::Outside`] or [`Refusal::Unreadable`], naming the file.
@@ -398,8 +417,9 @@ pub(crate) fn vet_reflog(repo: &gix::Repository, name: &gix::refs::FullNameRef) 
     Ok(())
 }
 
-/// Vets every reflog of the repository ([`vet_reflog`]'s checks, within [`WALK_BUDGET`] entries) when `spec` may
-/// read one: a revision with `@{` (`main@{1}`, `@{-1}`, `HEAD@{yesterday}`), which gix answers from the reflogs.
+/// Vets every reflog of the repository ([`vet_reflog`]'s checks, within [`WALK_BUDGET`] entries)
+/// when `spec` may read one: a revision with `@{` (`main@{1}`, `@{-1}`, `HEAD@{yesterday}`), which
+/// gix answers from the reflogs.
 ///
 /// # Errors
 /// [`Refusal::Outside`] or [`Refusal::Unreadable`], naming the file.
@@ -415,9 +435,9 @@ pub(crate) fn vet_reflogs_for(repo: &gix::Repository, spec: &str) -> Result<(), 
     Ok(())
 }
 
-/// Follows the alternates of the object store `objects` as gix does (relative entries against the first store's
-/// directory; as git does too, against the naming store's), refusing any store outside the roots and any
-/// alternates file that is not a small regular file.
+/// Follows the alternates of the object store `objects` as gix does (relative entries against the
+/// first store's directory; as git does too, against the naming store's), refusing any store
+/// outside the roots and any alternates file that is not a small regular file.
 fn vet_alternates(objects: &Path, roots: Option<&[PathBuf]>) -> Result<(), Refusal> {
     let mut todo = vec![objects.to_path_buf()];
     let mut seen: Vec<PathBuf> = Vec::new();
@@ -459,9 +479,10 @@ fn vet_alternates(objects: &Path, roots: Option<&[PathBuf]>) -> Result<(), Refus
     Ok(())
 }
 
-/// Vets the places gix reads while discovering the repository around `start` (canonical), before it does: the
-/// `.git` entry and `HEAD` of `start` and of every folder above it are no FIFO, device or socket, a `.git` file is
-/// small, and the git dir the nearest `.git` file names lies under `roots`.
+/// Vets the places gix reads while discovering the repository around `start` (canonical), before it
+/// does: the `.git` entry and `HEAD` of `start` and of every folder above it are no FIFO, device or
+/// socket, a `.git` file is small, and the git dir the nearest `.git` file names lies under
+/// `roots`.
 ///
 /// # Errors
 /// [`Refusal::Outside`] or [`Refusal::Unreadable`], saying which file.
@@ -511,10 +532,11 @@ fn gitdir_line(text: &[u8]) -> Option<PathBuf> {
     (!named.is_empty()).then(|| PathBuf::from(named))
 }
 
-/// Vets the repository of the submodule whose work tree is (or would be) `work_dir` before anything opens it: the
-/// git dir its `.git` names (a folder, or a file's `gitdir:` line; `modules_git_dir`, the superproject's
-/// `.git/modules/<name>`, when there is no `.git`) is vetted with [`vet_git_dir`] against `roots`. Nothing to vet
-/// (not checked out, a gitdir that is gone) is `Ok`: gix's own error then says what is wrong.
+/// Vets the repository of the submodule whose work tree is (or would be) `work_dir` before anything
+/// opens it: the git dir its `.git` names (a folder, or a file's `gitdir:` line; `modules_git_dir`,
+/// the superproject's `.git/modules/<name>`, when there is no `.git`) is vetted with
+/// [`vet_git_dir`] against `roots`. Nothing to vet (not checked out, a gitdir that is gone) is
+/// `Ok`: gix's own error then says what is wrong.
 ///
 /// # Errors
 /// [`Refusal::Outside`] or [`Refusal::Unreadable`], saying which file.
@@ -546,9 +568,10 @@ pub(crate) fn vet_submodule(
     vet_git_dir(&git_dir, roots).map(|_| ())
 }
 
-/// Whether a file named by the configuration key `key` (`mailmap.file`, `blame.ignoreRevsFile`) may be read: a
-/// file the user's own configuration names may lie anywhere (it is theirs, like `~/.mailmap`); one the
-/// repository's own configuration (`.git/config`, `config.worktree`) names must lie under the allowed roots.
+/// Whether a file named by the configuration key `key` (`mailmap.file`, `blame.ignoreRevsFile`) may
+/// be read: a file the user's own configuration names may lie anywhere (it is theirs, like
+/// `~/.mailmap`); one the repository's own configuration (`.git/config`, `config.worktree`) names
+/// must lie under the allowed roots.
 ///
 /// # Errors
 /// [`Refusal::Outside`] for a file the repository names outside the roots.
@@ -567,11 +590,12 @@ pub(crate) fn configured_file_allowed(repo: &gix::Repository, key: &str, path: &
     }
 }
 
-/// The repository's mailmap, read as gix's `open_mailmap` reads it (the work tree's `.mailmap`, not through a
-/// symbolic link, or HEAD's in a bare repository; `mailmap.blob`; `mailmap.file`, following links) but with every
-/// file checked and read up to [`LIST_FILE_CAP`] ([`read_capped`]), every blob's size taken from its header
-/// first, and a `mailmap.file` the repository names outside the roots left out ([`configured_file_allowed`]). A
-/// source that cannot be read is left out, as git leaves it.
+/// The repository's mailmap, read as gix's `open_mailmap` reads it (the work tree's `.mailmap`, not
+/// through a symbolic link, or HEAD's in a bare repository; `mailmap.blob`; `mailmap.file`,
+/// following links) but with every file checked and read up to [`LIST_FILE_CAP`] ([`read_capped`]),
+/// every blob's size taken from its header first, and a `mailmap.file` the repository names outside
+/// the roots left out ([`configured_file_allowed`]). A source that cannot be read is left out, as
+/// git leaves it.
 pub(crate) fn open_mailmap(repo: &gix::Repository) -> gix::mailmap::Snapshot {
     let mut out = gix::mailmap::Snapshot::default();
     let config = repo.config_snapshot();
@@ -613,10 +637,10 @@ const CONFINEMENT_SECTION: &str = "fluxgit";
 /// The key of each allowed root in [`CONFINEMENT_SECTION`].
 const CONFINEMENT_KEY: &str = "allowedRoot";
 
-/// Records `roots` in `repo`'s in-memory configuration (nothing is written to disk), so that code reading through
-/// any clone of the handle can vet what it opens next (a submodule's git dir) against them ([`roots_of`]). Any
-/// `[fluxgit]` section the repository's own configuration holds is dropped first, so a repository cannot widen
-/// its roots.
+/// Records `roots` in `repo`'s in-memory configuration (nothing is written to disk), so that code
+/// reading through any clone of the handle can vet what it opens next (a submodule's git dir)
+/// against them ([`roots_of`]). Any `[fluxgit]` section the repository's own configuration holds is
+/// dropped first, so a repository cannot widen its roots.
 ///
 /// # Errors
 /// [`Error::GitRead`] when the in-memory configuration cannot be edited.
@@ -648,8 +672,8 @@ pub(crate) fn confine(repo: &mut gix::Repository, roots: &[PathBuf]) -> crate::e
     Ok(())
 }
 
-/// The allowed roots recorded by [`confine`]; `None` for a repository opened without them (tests of single
-/// functions), which is then vetted for file kinds only.
+/// The allowed roots recorded by [`confine`]; `None` for a repository opened without them (tests of
+/// single functions), which is then vetted for file kinds only.
 pub(crate) fn roots_of(repo: &gix::Repository) -> Option<Vec<PathBuf>> {
     let key = format!("{CONFINEMENT_SECTION}.{CONFINEMENT_KEY}");
     let values = repo.config_snapshot().plumbing().strings(key.as_str())?;
@@ -662,7 +686,8 @@ pub(crate) fn roots_of(repo: &gix::Repository) -> Option<Vec<PathBuf>> {
     )
 }
 
-/// [`vet_submodule`] for a submodule of `parent`, against the roots `parent` was confined to ([`roots_of`]).
+/// [`vet_submodule`] for a submodule of `parent`, against the roots `parent` was confined to
+/// ([`roots_of`]).
 ///
 /// # Errors
 /// The refusal as an item error ([`Refusal::into_item`]).
@@ -673,8 +698,9 @@ pub(crate) fn vet_submodule_of(parent: &gix::Repository, submodule: &gix::Submod
     vet_submodule(&work_dir, modules.as_deref(), roots.as_deref()).map_err(Refusal::into_item)
 }
 
-/// Opens a submodule of `parent` vetted with [`vet_submodule_of`], confined to `parent`'s roots ([`confine`]) so
-/// that its own submodules are vetted in turn. A race remains between the vetting and gix's open (module docs).
+/// Opens a submodule of `parent` vetted with [`vet_submodule_of`], confined to `parent`'s roots
+/// ([`confine`]) so that its own submodules are vetted in turn. A race remains between the vetting
+/// and gix's open (module docs).
 ///
 /// # Errors
 /// gix's error opening it, as an item error.

@@ -1,5 +1,5 @@
-//! Short hex digests that name a repository, a query or a cursor: in history cursors and in the file names of the
-//! commit indexes and the movement stores.
+//! Short hex digests that name a repository, a query or a cursor: in history cursors and in the
+//! file names of the commit indexes and the movement stores.
 
 use sha2::{Digest, Sha256};
 

@@ -1,11 +1,13 @@
-//! `repo.history`: a page of commits like `git log [<ref>] [-- <path>]`, with a cursor that pins the walk. The ref
-//! may be a range as git reads it: `A..B` (commits reachable from B and not from A) or `A...B` (reachable from
-//! either and not from both: `A B --not $(git merge-base --all A B)`), an empty side meaning `HEAD`.
+//! `repo.history`: a page of commits like `git log [<ref>] [-- <path>]`, with a cursor that pins
+//! the walk. The ref may be a range as git reads it: `A..B` (commits reachable from B and not from
+//! A) or `A...B` (reachable from either and not from both:
+//! `A B --not $(git merge-base --all A B)`), an empty side meaning `HEAD`.
 //!
-//! The walk is git's default one (see `git help log`, "Commit Ordering" and "History Simplification"): newest
-//! committer date first, ties in the order commits were queued; with a `path`, a commit is shown only when the path
-//! differs from every parent, and a merge whose path equals one parent's follows only the first such parent.
-//! The `path` is a literal repo-relative file or directory, not a pathspec with wildcards.
+//! The walk is git's default one (see `git help log`, "Commit Ordering" and "History
+//! Simplification"): newest committer date first, ties in the order commits were queued; with a
+//! `path`, a commit is shown only when the path differs from every parent, and a merge whose path
+//! equals one parent's follows only the first such parent. The `path` is a literal repo-relative
+//! file or directory, not a pathspec with wildcards.
 
 use gix::ObjectId;
 use serde::Serialize;
@@ -22,7 +24,8 @@ use crate::walks::Walk;
 /// What to list.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
-    /// Where the walk starts (`HEAD` when `None`); ignored for the start when `cursor` is given, but must match it.
+    /// Where the walk starts (`HEAD` when `None`); ignored for the start when `cursor` is given,
+    /// but must match it.
     pub start: Option<String>,
     /// Only commits that change this repo-relative file or directory.
     pub path: Option<String>,
@@ -39,7 +42,8 @@ pub struct Page {
     /// The `ref` argument as given (`HEAD` by default).
     #[serde(rename = "ref")]
     pub start: String,
-    /// The commit the walk started from, pinned by the cursor across pages; `null` on an unborn `HEAD`.
+    /// The commit the walk started from, pinned by the cursor across pages; `null` on an unborn
+    /// `HEAD`.
     pub tip: Option<String>,
     /// The `path` filter, when given.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -47,8 +51,8 @@ pub struct Page {
     /// The commits of this page, newest first; default empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub commits: Vec<Commit>,
-    /// The repository is a shallow clone: history ends at the commits marked `shallow`, whose parents git treats
-    /// as absent; absent when `false`.
+    /// The repository is a shallow clone: history ends at the commits marked `shallow`, whose
+    /// parents git treats as absent; absent when `false`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub shallow: bool,
     /// Pass back as `cursor` for the next page; default `null` (the history ends on this page).
@@ -60,16 +64,19 @@ pub struct Page {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Commit {
-    /// The sha abbreviated like `git log --oneline` (shortest unique, at least 7 digits; the page's `tip` is full).
+    /// The sha abbreviated like `git log --oneline` (shortest unique, at least 7 digits; the page's
+    /// `tip` is full).
     pub sha: String,
-    /// Parent shas abbreviated the same way, first parent first; default empty (a root commit, or a shallow
-    /// boundary commit, as `git log --format=%p` shows them).
+    /// Parent shas abbreviated the same way, first parent first; default empty (a root commit, or a
+    /// shallow boundary commit, as `git log --format=%p` shows them).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub parents: Vec<String>,
-    /// A shallow clone's boundary commit: its history was cut here, its parents are absent; absent when `false`.
+    /// A shallow clone's boundary commit: its history was cut here, its parents are absent; absent
+    /// when `false`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub shallow: bool,
-    /// The author as `.mailmap` maps it (as `git log` shows it, `%aN <%aE>`), serialised `"Name <email>"`.
+    /// The author as `.mailmap` maps it (as `git log` shows it, `%aN <%aE>`), serialised
+    /// `"Name <email>"`.
     pub author: Person,
     /// The author date, ISO 8601 with the author's offset (as `git log --format=%aI`).
     pub time: String,
@@ -77,8 +84,8 @@ pub struct Commit {
     pub subject: String,
 }
 
-/// A name and email exactly as git recorded them (configured identity, not proof of a person); serialises as one
-/// string, `"Name <email>"`, as git prints an identity.
+/// A name and email exactly as git recorded them (configured identity, not proof of a person);
+/// serialises as one string, `"Name <email>"`, as git prints an identity.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Person {
     /// The name.
@@ -88,8 +95,9 @@ pub struct Person {
 }
 
 impl Person {
-    /// `signature` as the repository's mailmap maps it (the work tree's `.mailmap`, `mailmap.file`, `mailmap.blob`;
-    /// as `git log`'s `%aN <%aE>` and `git shortlog` do); as recorded when no entry matches.
+    /// `signature` as the repository's mailmap maps it (the work tree's `.mailmap`, `mailmap.file`,
+    /// `mailmap.blob`; as `git log`'s `%aN <%aE>` and `git shortlog` do); as recorded when no entry
+    /// matches.
     pub(crate) fn mapped(mailmap: &gix::mailmap::Snapshot, signature: gix::actor::SignatureRef<'_>) -> Person {
         match mailmap.try_resolve_ref(signature) {
             Some(resolved) => Person {
@@ -107,7 +115,8 @@ impl Serialize for Person {
     }
 }
 
-/// Where a page resumes: the pinned tips (and the commits a range hides) and how many commits earlier pages showed.
+/// Where a page resumes: the pinned tips (and the commits a range hides) and how many commits
+/// earlier pages showed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Cursor {
     tip: ObjectId,
@@ -122,13 +131,13 @@ struct Cursor {
 
 const CURSOR_VERSION: &str = "h1";
 
-/// Objects a `repo.history` call keeps in memory once read (a commit is about 250 bytes; a path walk also reads
-/// trees).
+/// Objects a `repo.history` call keeps in memory once read (a commit is about 250 bytes; a path
+/// walk also reads trees).
 const OBJECT_CACHE_BYTES: usize = 4 * 1024 * 1024;
 
 impl Cursor {
-    /// `h1.<tips>.<skip>.<repository>.<query>.<check>`: all fields hex or decimal, so it is cheap in tokens; `<tips>`
-    /// is the tip, then `+<other tip>` and `-<hidden>` for ranges.
+    /// `h1.<tips>.<skip>.<repository>.<query>.<check>`: all fields hex or decimal, so it is cheap
+    /// in tokens; `<tips>` is the tip, then `+<other tip>` and `-<hidden>` for ranges.
     fn encode(&self) -> String {
         let mut tips = self.tip.to_string();
         for id in &self.also {
@@ -169,15 +178,17 @@ impl Cursor {
 }
 
 impl Engine {
-    /// `repo.history`: one page of commits, cut to `max_tokens`; commits cut by the budget are not lost: they are
-    /// counted in `omitted.commits` and `nextCursor` resumes right after the last commit shown.
+    /// `repo.history`: one page of commits, cut to `max_tokens`; commits cut by the budget are not
+    /// lost: they are counted in `omitted.commits` and `nextCursor` resumes right after the last
+    /// commit shown.
     ///
-    /// Pages never skip or repeat a commit, also when the ref moves between pages: the cursor pins the tip sha.
+    /// Pages never skip or repeat a commit, also when the ref moves between pages: the cursor pins
+    /// the tip sha.
     ///
     /// # Errors
-    /// [`Error::Invalid`] with `invalid_revision` / `unknown_revision` (the ref), `invalid_path`, `invalid_cursor`
-    /// (altered, or from another repository, ref or path) or `budget_below_floor`; [`Error::GitRead`] when a
-    /// commit or tree cannot be read.
+    /// [`Error::Invalid`] with `invalid_revision` / `unknown_revision` (the ref), `invalid_path`,
+    /// `invalid_cursor` (altered, or from another repository, ref or path) or `budget_below_floor`;
+    /// [`Error::GitRead`] when a commit or tree cannot be read.
     pub fn history(
         &self,
         repo: &Repo,
@@ -262,8 +273,8 @@ impl Engine {
 /// A walk's tip, a range's other tip (`A...B`) and the commits a range hides.
 type Tips = (ObjectId, Vec<ObjectId>, Vec<ObjectId>);
 
-/// The tip `start` names, a range's other tip and its hidden commits; `None` for an unborn `HEAD` (an empty
-/// history, not an error).
+/// The tip `start` names, a range's other tip and its hidden commits; `None` for an unborn `HEAD`
+/// (an empty history, not an error).
 fn start_commits(repo: &gix::Repository, start: &str) -> Result<Option<Tips>> {
     if start == "HEAD" && repo.head().map_err(|err| Error::git("HEAD", err))?.is_unborn() {
         return Ok(None);
@@ -283,7 +294,8 @@ fn start_commits(repo: &gix::Repository, start: &str) -> Result<Option<Tips>> {
     crate::revision::resolve_commit(repo, start).map(|tip| Some((tip, vec![], vec![])))
 }
 
-/// Cuts the page's commits to the budget; the next cursor always resumes after the last commit shown.
+/// Cuts the page's commits to the budget; the next cursor always resumes after the last commit
+/// shown.
 fn fit_page(
     full: Page,
     cursor: Option<(Cursor, bool)>,

@@ -1,11 +1,12 @@
 //! [`Interrupt`]: a caller's request to stop a running read, checked by the engine's long loops.
 //!
-//! The engine knows nothing of who cancels (an MCP host pressing Escape, a server shutting down): the caller
-//! makes an [`Interrupt`], hands a clone to the [`crate::Repo`] it reads through ([`crate::Repo::with_interrupt`]),
-//! and triggers it from anywhere. Reads that can take long check it between units of work (each commit of a history
-//! walk, each file rendered and each hunk weighed by `diff.text` and `commit.details`, each path of a work-tree
-//! hash) and stop with [`crate::Error::Cancelled`]; gix calls that take an interrupt flag get this one. A read
-//! that has no such loop finishes normally: triggering is a request, never a guarantee.
+//! The engine knows nothing of who cancels (an MCP host pressing Escape, a server shutting down):
+//! the caller makes an [`Interrupt`], hands a clone to the [`crate::Repo`] it reads through
+//! ([`crate::Repo::with_interrupt`]), and triggers it from anywhere. Reads that can take long check
+//! it between units of work (each commit of a history walk, each file rendered and each hunk
+//! weighed by `diff.text` and `commit.details`, each path of a work-tree hash) and stop with
+//! [`crate::Error::Cancelled`]; gix calls that take an interrupt flag get this one. A read that has
+//! no such loop finishes normally: triggering is a request, never a guarantee.
 //!
 //! ```
 //! use fluxgit_engine::Interrupt;
@@ -22,8 +23,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::error::{Error, Result};
 
-/// A shared cancellation flag: clones share it; once triggered it stays triggered. Cheap to clone and to check
-/// (one relaxed atomic load).
+/// A shared cancellation flag: clones share it; once triggered it stays triggered. Cheap to clone
+/// and to check (one relaxed atomic load).
 #[derive(Debug, Clone, Default)]
 pub struct Interrupt(Arc<AtomicBool>);
 

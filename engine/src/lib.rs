@@ -1,9 +1,9 @@
 //! The FluxGit context engine: repository resolution, facets and token budgets.
 //!
 //! The engine answers "what state is this repository in" as typed, serialisable Rust values, within
-//! a token budget. It knows nothing of MCP or JSON-RPC (see `ARCHITECTURE.md`). The MCP sidecar maps
-//! arguments in and wraps results in its envelope. The budget is measured on that envelope through a
-//! `measure` callback ([`budget::fit`]).
+//! a token budget. It knows nothing of MCP or JSON-RPC (see `ARCHITECTURE.md`). The MCP sidecar
+//! maps arguments in and wraps results in its envelope. The budget is measured on that envelope
+//! through a `measure` callback ([`budget::fit`]).
 //!
 //! Every read goes through gix. No git process is started and nothing is written.
 //!
@@ -11,17 +11,16 @@
 //!
 //! The entry points are [`Engine::new`] and [`Engine::resolve`] (design.md §4.4), then one `Engine`
 //! method per tool: [`Engine::brief`], [`Engine::status`], [`Engine::refs`], [`Engine::history`],
-//! [`Engine::reflog`], [`Engine::scope`], [`Engine::file_read`] and the others.
-//! The crate root re-exports the shared types ([`Repo`], [`Error`], [`Budgeted`], [`Interrupt`]) and
-//! the few items other crates take from internal modules (the proposal checks, CODEOWNERS parsing).
+//! [`Engine::reflog`], [`Engine::scope`], [`Engine::file_read`] and the others. The crate root
+//! re-exports the shared types ([`Repo`], [`Error`], [`Budgeted`], [`Interrupt`]) and the few items
+//! other crates take from internal modules (the proposal checks, CODEOWNERS parsing).
 //!
 //! A module is public when its types are in an answer or in an `Engine` method: each tool's module
-//! ([`brief`], [`status`], [`refs`], [`history`], [`reflog`], [`scope`], [`search`], [`branch_stack`],
-//! [`worktree_list`], [`submodule_status`], [`conflict`], [`diff`], [`file`], [`fleet`], [`agents`]),
-//! the [`facets`] an answer holds, [`budget`], [`cache`], [`commit_index`], [`render`] and
-//! [`ancestry`] (the exact walks the tests hold to git's).
-//! Every other module is private, and `unreachable_pub` keeps each item that no other crate can
-//! reach at `pub(crate)`.
+//! ([`brief`], [`status`], [`refs`], [`history`], [`reflog`], [`scope`], [`search`],
+//! [`branch_stack`], [`worktree_list`], [`submodule_status`], [`conflict`], [`diff`], [`file`],
+//! [`fleet`], [`agents`]), the [`facets`] an answer holds, [`budget`], [`cache`], [`commit_index`],
+//! [`render`] and [`ancestry`] (the exact walks the tests hold to git's). Every other module is
+//! private, and `unreachable_pub` keeps each item that no other crate can reach at `pub(crate)`.
 //!
 //! ```no_run
 //! let engine = fluxgit_engine::Engine::new(fluxgit_engine::Options { allowed_roots: vec!["/home/me".into()] });

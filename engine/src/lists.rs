@@ -1,14 +1,16 @@
-//! The four path lists of a work tree's state, shared by `repo.status`, `repo.scope` and `worktree.changes`.
+//! The four path lists of a work tree's state, shared by `repo.status`, `repo.scope` and
+//! `worktree.changes`.
 
 use serde::Serialize;
 
 use crate::budget::first;
 
-/// Unmerged, staged, unstaged and untracked paths, in that order (the JSON field order and the budget's priority).
+/// Unmerged, staged, unstaged and untracked paths, in that order (the JSON field order and the
+/// budget's priority).
 ///
-/// `T` is what a staged or unstaged entry carries: a status letter ([`crate::facets::worktree::Change`]) or
-/// `--numstat` counts ([`crate::diff::FileStat`]). The lists are flattened into the answer that holds them, each
-/// left out of the JSON when empty.
+/// `T` is what a staged or unstaged entry carries: a status letter
+/// ([`crate::facets::worktree::Change`]) or `--numstat` counts ([`crate::diff::FileStat`]). The
+/// lists are flattened into the answer that holds them, each left out of the JSON when empty.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PathLists<T> {
     /// Unmerged paths; default empty.
@@ -20,8 +22,9 @@ pub struct PathLists<T> {
     /// Work tree vs index; default empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unstaged: Vec<T>,
-    /// Untracked files as `status.showUntrackedFiles` lists them: by default (`normal`) a wholly untracked
-    /// directory is one `dir/` entry, as in `git status`; `all` lists every file, `no` none. Default empty.
+    /// Untracked files as `status.showUntrackedFiles` lists them: by default (`normal`) a wholly
+    /// untracked directory is one `dir/` entry, as in `git status`; `all` lists every file, `no`
+    /// none. Default empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub untracked: Vec<String>,
 }

@@ -1,17 +1,20 @@
-//! The first object reads of an opened repository, answered from its packs without loading gix's pack index.
+//! The first object reads of an opened repository, answered from its packs without loading gix's
+//! pack index.
 //!
-//! gix's object database loads a pack index (`pack::index::File::at`) on its first lookup, and that load reads the
-//! index's whole 32-bit offset table to count its large offsets (4 bytes per object: 2.2 MB and 3.1M instructions
-//! for a 558,000-object pack, a third of a cold `repo.history` of 50 commits). git maps the index and checks only
-//! its length (`packfile.c`, `check_packed_git_idx`). The engine opens repositories with [`read_packs_first`]: an
-//! object cache ([`gix::odb::pack::cache::Object`], which gix's object handle asks before its store) that finds a
-//! missing object in the packs itself, searching each index by positioned reads ([`IndexFile`]) and decoding the
-//! entry with gix's own pack decoder. A positioned-read search costs a few system calls where a mapped index costs
-//! memory reads, so direct reads stop after a budget that scales with the objects gix's check would have read
-//! ([`OBJECTS_PER_DIRECT_LOOKUP`]); from then on, and for every object not in a pack (loose objects, alternates,
-//! packs written since, deltas on another pack's objects), gix's store answers, as it always did. A short read
-//! (a page of history, one commit's diff) thus never pays the check, and a long one pays at most about twice it
-//! (the lookups spent, then the check: the rent-or-buy bound).
+//! gix's object database loads a pack index (`pack::index::File::at`) on its first lookup, and that
+//! load reads the index's whole 32-bit offset table to count its large offsets (4 bytes per object:
+//! 2.2 MB and 3.1M instructions for a 558,000-object pack, a third of a cold `repo.history` of 50
+//! commits). git maps the index and checks only its length (`packfile.c`, `check_packed_git_idx`).
+//! The engine opens repositories with [`read_packs_first`]: an object cache
+//! ([`gix::odb::pack::cache::Object`], which gix's object handle asks before its store) that finds
+//! a missing object in the packs itself, searching each index by positioned reads ([`IndexFile`])
+//! and decoding the entry with gix's own pack decoder. A positioned-read search costs a few system
+//! calls where a mapped index costs memory reads, so direct reads stop after a budget that scales
+//! with the objects gix's check would have read ([`OBJECTS_PER_DIRECT_LOOKUP`]); from then on, and
+//! for every object not in a pack (loose objects, alternates, packs written since, deltas on
+//! another pack's objects), gix's store answers, as it always did. A short read (a page of history,
+//! one commit's diff) thus never pays the check, and a long one pays at most about twice it (the
+//! lookups spent, then the check: the rent-or-buy bound).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -22,18 +25,20 @@ use gix::odb::pack::data::decode::entry::ResolvedBase;
 
 use crate::pack_index::IndexFile;
 
-/// Objects in a repository's packs per direct lookup it is allowed. gix's index check reads 4 bytes per object:
-/// 5.5 instructions each (callgrind), and 0.3-0.4 ms of CPU for 558,000 objects (a gix-pack build without it), so
-/// about 0.6 ns. A positioned read of the index costs about 0.5 us here (timed from Python, its call included),
-/// and a direct lookup takes two when the first window of ids holds the id (the window, then the entry's offset;
-/// one more per window read again), where a mapped index takes memory reads. Direct lookups stop when they would
-/// have cost about what the check costs: 272 for a 558,000-object pack, none below 2,048 objects, where gix's check
-/// costs about a microsecond.
+/// Objects in a repository's packs per direct lookup it is allowed. gix's index check reads 4 bytes
+/// per object: 5.5 instructions each (callgrind), and 0.3-0.4 ms of CPU for 558,000 objects (a
+/// gix-pack build without it), so about 0.6 ns. A positioned read of the index costs about 0.5 us
+/// here (timed from Python, its call included), and a direct lookup takes two when the first window
+/// of ids holds the id (the window, then the entry's offset; one more per window read again), where
+/// a mapped index takes memory reads. Direct lookups stop when they would have cost about what the
+/// check costs: 272 for a 558,000-object pack, none below 2,048 objects, where gix's check costs
+/// about a microsecond.
 pub(crate) const OBJECTS_PER_DIRECT_LOOKUP: usize = 2048;
 
-/// Makes `repo` find objects in its packs directly for its first reads ([module docs](self)), remembering up to
-/// `memory_bytes` of the objects read (0: none), as gix's `object_cache_size` does. Replaces any object cache set
-/// before. A repository that replaces objects (`refs/replace/`, unless ignored) is left to gix alone.
+/// Makes `repo` find objects in its packs directly for its first reads ([module docs](self)),
+/// remembering up to `memory_bytes` of the objects read (0: none), as gix's `object_cache_size`
+/// does. Replaces any object cache set before. A repository that replaces objects (`refs/replace/`,
+/// unless ignored) is left to gix alone.
 pub(crate) fn read_packs_first(repo: &mut gix::Repository, memory_bytes: usize) {
     match Packs::of(repo) {
         Some(packs) => install(repo, Arc::new(packs), memory_bytes),
@@ -41,7 +46,8 @@ pub(crate) fn read_packs_first(repo: &mut gix::Repository, memory_bytes: usize) 
     }
 }
 
-/// Sets `repo`'s object cache to read `packs` directly, remembering up to `memory_bytes` of the objects read.
+/// Sets `repo`'s object cache to read `packs` directly, remembering up to `memory_bytes` of the
+/// objects read.
 fn install(repo: &mut gix::Repository, packs: Arc<Packs>, memory_bytes: usize) {
     repo.objects.set_object_cache(move || {
         Box::new(DirectReads {
@@ -53,9 +59,10 @@ fn install(repo: &mut gix::Repository, packs: Arc<Packs>, memory_bytes: usize) {
     });
 }
 
-/// The delta bases a handle's direct reads keep: gix's own default pack cache (64 entries, up to 96 MiB), which its
-/// store's reads use too. Trees and blobs are stored as delta chains (big-history's root trees: about nine deltas
-/// each), and the objects one call reads (a commit's trees and their parents' versions) share their bases.
+/// The delta bases a handle's direct reads keep: gix's own default pack cache (64 entries, up to 96
+/// MiB), which its store's reads use too. Trees and blobs are stored as delta chains (big-history's
+/// root trees: about nine deltas each), and the objects one call reads (a commit's trees and their
+/// parents' versions) share their bases.
 type DeltaBases = pack::cache::lru::StaticLinkedList<64>;
 
 /// The object cache of one object handle: its memory of objects read, then the packs read directly.
@@ -104,8 +111,9 @@ struct Pack {
 }
 
 impl Packs {
-    /// The packs of `repo`, to be opened at the first read; `None` when the repository replaces objects
-    /// (`refs/replace/`, unless ignored), which gix's store applies and direct reads would not.
+    /// The packs of `repo`, to be opened at the first read; `None` when the repository replaces
+    /// objects (`refs/replace/`, unless ignored), which gix's store applies and direct reads would
+    /// not.
     fn of(repo: &gix::Repository) -> Option<Self> {
         let store = repo.objects.store_ref();
         let replaces = !repo.objects.ignore_replacements && store.replacements().next().is_some();
@@ -123,7 +131,8 @@ impl Packs {
         }
     }
 
-    /// Every `objects/pack/*.idx` that opens as an index git would use (the others are gix's to read or report).
+    /// Every `objects/pack/*.idx` that opens as an index git would use (the others are gix's to
+    /// read or report).
     fn opened(&self) -> &[Pack] {
         self.opened.get_or_init(|| {
             let packs: Vec<Pack> = crate::pack_index::index_paths(&self.objects)
@@ -144,7 +153,8 @@ impl Packs {
         self.lookups_left.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| left.checked_sub(1)).is_ok()
     }
 
-    /// The pack holding `id`, its data file and `id`'s entry there, when a lookup is left and everything reads.
+    /// The pack holding `id`, its data file and `id`'s entry there, when a lookup is left and
+    /// everything reads.
     fn locate(&self, id: &gix::oid) -> Option<(&Pack, &pack::data::File, pack::data::Entry)> {
         let packs = self.opened();
         if packs.is_empty() || !self.take_lookup() {
@@ -158,8 +168,9 @@ impl Packs {
         })
     }
 
-    /// `id`'s kind, its content written to `out`, when a pack holds it, a lookup is left and its entry decodes;
-    /// `None` otherwise (gix's store then reads it, and reports any error its own way).
+    /// `id`'s kind, its content written to `out`, when a pack holds it, a lookup is left and its
+    /// entry decodes; `None` otherwise (gix's store then reads it, and reports any error its own
+    /// way).
     fn read(
         &self,
         id: &gix::oid,
@@ -175,9 +186,10 @@ impl Packs {
         Some(outcome.kind)
     }
 
-    /// `id`'s kind and size in bytes, as [`Packs::read`] would find them: an entry stored whole says them in its
-    /// header; for a delta, the size is at the start of its instructions and the kind is its chain's base's, so
-    /// only the first bytes of the delta are inflated (gix's `decode_header`).
+    /// `id`'s kind and size in bytes, as [`Packs::read`] would find them: an entry stored whole
+    /// says them in its header; for a delta, the size is at the start of its instructions and the
+    /// kind is its chain's base's, so only the first bytes of the delta are inflated (gix's
+    /// `decode_header`).
     fn header(&self, id: &gix::oid, inflate: &mut gix::zlib::Inflate) -> Option<gix::objs::Header> {
         let (pack, data, entry) = self.locate(id)?;
         let base = |base: &gix::oid| Ok(pack.base(data, base).map(pack::data::decode::header::ResolvedBase::InPack));
@@ -189,17 +201,19 @@ impl Packs {
 }
 
 impl Pack {
-    /// The entry of a delta's base named by id: git writes such deltas (outside thin packs) on a base in the same
-    /// pack; a base elsewhere is not found, the decode fails, and gix's store takes over.
+    /// The entry of a delta's base named by id: git writes such deltas (outside thin packs) on a
+    /// base in the same pack; a base elsewhere is not found, the decode fails, and gix's store
+    /// takes over.
     fn base(&self, data: &pack::data::File, base: &gix::oid) -> Option<pack::data::Entry> {
         let n = self.index.search(base).ok()?.ok()?;
         data.entry(self.index.pack_offset(n).ok()?).ok()
     }
 }
 
-/// gix's object handle of a repository, whose headers (kind and size, asked before a blob is read for a diff)
-/// come from its packs directly while lookups last, as its objects do through [`read_packs_first`]; gix's store
-/// answers otherwise. The lookups are this value's own, counted as [`Packs`]'s.
+/// gix's object handle of a repository, whose headers (kind and size, asked before a blob is read
+/// for a diff) come from its packs directly while lookups last, as its objects do through
+/// [`read_packs_first`]; gix's store answers otherwise. The lookups are this value's own, counted
+/// as [`Packs`]'s.
 pub(crate) struct DirectHeaders<'repo> {
     objects: &'repo gix::OdbHandle,
     packs: Option<Packs>,
@@ -233,10 +247,10 @@ impl gix::objs::Find for DirectHeaders<'_> {
 mod tests {
     use super::*;
 
-    /// Opens the fixture with direct reads allowed `lookups` lookups, reads every object `git cat-file
-    /// --batch-all-objects` lists through it, checks each kind and content against `git cat-file` and each header
-    /// ([`DirectHeaders`], as many lookups) against the object, and returns how many objects were read and how
-    /// many of them the packs served directly.
+    /// Opens the fixture with direct reads allowed `lookups` lookups, reads every object
+    /// `git cat-file --batch-all-objects` lists through it, checks each kind and content against
+    /// `git cat-file` and each header ([`DirectHeaders`], as many lookups) against the object, and
+    /// returns how many objects were read and how many of them the packs served directly.
     fn read_all(fixture: &fluxgit_fixtures::Fixture, lookups: usize) -> (usize, usize) {
         let mut repo = gix::open_opts(fixture.path(), crate::repository::open_options()).expect("opens");
         let packs = Arc::new(Packs::new(repo.objects.store_ref().path(), repo.object_hash()));
@@ -273,11 +287,11 @@ mod tests {
         crate::pack_index::index_paths(&fixture.path().join(".git/objects")).pop().expect("one index")
     }
 
-    /// Every packed object reads as `git cat-file` prints it, served from the pack: objects stored whole, deltas
-    /// on a base at an offset, deltas on a base named by id, entries found through the 64-bit offset table, and
-    /// a version 1 index.
-    /// Mutants that misplace the offset tables or drop the id-named bases fail it (their reads fall back to gix,
-    /// which still answers, so the count of direct reads is checked too).
+    /// Every packed object reads as `git cat-file` prints it, served from the pack: objects stored
+    /// whole, deltas on a base at an offset, deltas on a base named by id, entries found through
+    /// the 64-bit offset table, and a version 1 index. Mutants that misplace the offset tables or
+    /// drop the id-named bases fail it (their reads fall back to gix, which still answers, so the
+    /// count of direct reads is checked too).
     #[test]
     fn packed_objects_read_as_git_reads_them() {
         let fixture = fluxgit_fixtures::build(fluxgit_fixtures::Scenario::Diffs);
@@ -308,8 +322,8 @@ mod tests {
         assert_eq!(read_all(&fixture, usize::MAX), (read, read), "a version 1 index");
     }
 
-    /// Once the lookups are spent, and for loose objects, gix's store answers: every object still reads as git
-    /// prints it.
+    /// Once the lookups are spent, and for loose objects, gix's store answers: every object still
+    /// reads as git prints it.
     #[test]
     fn past_the_budget_and_outside_packs_gix_answers() {
         let fixture = fluxgit_fixtures::build(fluxgit_fixtures::Scenario::Diffs);
@@ -325,9 +339,9 @@ mod tests {
         assert_eq!(served, read, "the packed ones only");
     }
 
-    /// A commit's details (its diff with rename detection, line counts, blob headers) and the history walk read
-    /// the same through direct reads as through gix's store alone: every commit of a repacked fixture, with the
-    /// direct reads' count checked.
+    /// A commit's details (its diff with rename detection, line counts, blob headers) and the
+    /// history walk read the same through direct reads as through gix's store alone: every commit
+    /// of a repacked fixture, with the direct reads' count checked.
     #[test]
     fn tools_read_the_same_through_direct_reads() {
         let fixture = fluxgit_fixtures::build(fluxgit_fixtures::Scenario::Diffs);

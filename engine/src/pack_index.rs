@@ -1,14 +1,15 @@
 //! Pack index files (`objects/pack/*.idx`) searched without loading them whole.
 //!
-//! [`search`] is the id search of the blame reader (`file/packs.rs`) over gix's mapped index. [`IndexFile`] reads
-//! an index through positioned reads: the header and fan-out table (1 KiB) when opened, then a window of ids around
-//! the place looked for ([`IndexFile::locate`], one read almost always), for the abbreviations (`abbrev.rs`, which
-//! also take the ids beside it) and the engine's direct object reads. Both searches start where interpolation on
-//! the uniformly spread ids puts the id ([`Span`]). gix's `pack::index::File::at` instead checks the size of the
-//! whole file by reading every entry of its 32-bit offset table (3.4 MB in git/git's pack) before the first lookup,
-//! which was most of a first abbreviation; git checks only the file's length against the object count, as
-//! [`IndexFile::open`] does.
-//! [`IndexFile::pack_offset`] then reads where an entry sits in its pack ([`crate::objects`]).
+//! [`search`] is the id search of the blame reader (`file/packs.rs`) over gix's mapped index.
+//! [`IndexFile`] reads an index through positioned reads: the header and fan-out table (1 KiB) when
+//! opened, then a window of ids around the place looked for ([`IndexFile::locate`], one read almost
+//! always), for the abbreviations (`abbrev.rs`, which also take the ids beside it) and the engine's
+//! direct object reads. Both searches start where interpolation on the uniformly spread ids puts
+//! the id ([`Span`]). gix's `pack::index::File::at` instead checks the size of the whole file by
+//! reading every entry of its 32-bit offset table (3.4 MB in git/git's pack) before the first
+//! lookup, which was most of a first abbreviation; git checks only the file's length against the
+//! object count, as [`IndexFile::open`] does. [`IndexFile::pack_offset`] then reads where an entry
+//! sits in its pack ([`crate::objects`]).
 
 use std::fs::File;
 use std::os::unix::fs::FileExt as _;
@@ -17,14 +18,15 @@ use std::path::Path;
 /// Probes guided by the ids' values before [`search`] halves the range instead.
 const INTERPOLATION_PROBES: u32 = 4;
 
-/// Where `id` sits in a sorted id table of which `fan` is the fan-out (at each byte value, the number of ids
-/// starting with a byte up to it) and `id_at(n)` reads the `n`th id: `Ok(n)` when the table holds it, else
-/// `Err(n)` with `n` the position it would be inserted at (the first id greater than it).
+/// Where `id` sits in a sorted id table of which `fan` is the fan-out (at each byte value, the
+/// number of ids starting with a byte up to it) and `id_at(n)` reads the `n`th id: `Ok(n)` when the
+/// table holds it, else `Err(n)` with `n` the position it would be inserted at (the first id
+/// greater than it).
 ///
-/// Object ids are uniformly distributed, so the search first probes where `id` would sit if the ids in range were
-/// evenly spread (interpolation: two or three probes instead of gix's ten halvings, each a likely cache miss in a
-/// large index), then halves the range; ids are compared by their first 8 bytes as one integer, the rest only when
-/// those are equal.
+/// Object ids are uniformly distributed, so the search first probes where `id` would sit if the ids
+/// in range were evenly spread (interpolation: two or three probes instead of gix's ten halvings,
+/// each a likely cache miss in a large index), then halves the range; ids are compared by their
+/// first 8 bytes as one integer, the rest only when those are equal.
 ///
 /// # Errors
 /// The first error of `id_at`.
@@ -66,8 +68,8 @@ pub(crate) fn search<B: std::borrow::Borrow<gix::oid>, E>(
     Ok(Err(low))
 }
 
-/// A range `[low, high)` of a sorted id table and the bounds of its ids' keys ([`prefix`]): every key in it lies
-/// within `[low_key, high_key]`.
+/// A range `[low, high)` of a sorted id table and the bounds of its ids' keys ([`prefix`]): every
+/// key in it lies within `[low_key, high_key]`.
 struct Span {
     low: u32,
     high: u32,
@@ -76,8 +78,8 @@ struct Span {
 }
 
 impl Span {
-    /// The ids of `fan`'s table starting with byte `first` (at each byte value, `fan` counts the ids starting with a
-    /// byte up to it), whose keys all start with that byte.
+    /// The ids of `fan`'s table starting with byte `first` (at each byte value, `fan` counts the
+    /// ids starting with a byte up to it), whose keys all start with that byte.
     fn of(fan: &[u32; 256], first: u8) -> Self {
         let low_key = u64::from(first) << 56;
         Span {
@@ -88,8 +90,8 @@ impl Span {
         }
     }
 
-    /// Where `key` would sit if the span's ids were evenly spread between its key bounds (object ids are uniformly
-    /// distributed): a place in `[low, high)`, which must not be empty.
+    /// Where `key` would sit if the span's ids were evenly spread between its key bounds (object
+    /// ids are uniformly distributed): a place in `[low, high)`, which must not be empty.
     fn interpolate(&self, key: u64) -> u32 {
         let spread = u128::from(self.high_key - self.low_key) + 1;
         let guess = u128::from(key.saturating_sub(self.low_key)) * u128::from(self.high - self.low) / spread;
@@ -102,7 +104,8 @@ fn prefix(bytes: &[u8]) -> u64 {
     bytes.first_chunk::<8>().map_or(0, |chunk| u64::from_be_bytes(*chunk))
 }
 
-/// The pack indexes of an object directory (`<objects>/pack/*.idx`), sorted by name; none when it cannot be listed.
+/// The pack indexes of an object directory (`<objects>/pack/*.idx`), sorted by name; none when it
+/// cannot be listed.
 pub(crate) fn index_paths(objects: &Path) -> Vec<std::path::PathBuf> {
     let mut paths: Vec<_> = std::fs::read_dir(objects.join("pack"))
         .into_iter()
@@ -124,11 +127,11 @@ pub(crate) struct IndexFile {
     /// Where the `n`th id starts: `ids_at + n * stride`.
     ids_at: u64,
     stride: u64,
-    /// Where the `n`th entry's pack offset starts: `offsets_at + n * stride` in version 1 (4 bytes before each
-    /// id), `offsets_at + n * 4` in version 2 (the 32-bit offset table after the CRCs).
+    /// Where the `n`th entry's pack offset starts: `offsets_at + n * stride` in version 1 (4 bytes
+    /// before each id), `offsets_at + n * 4` in version 2 (the 32-bit offset table after the CRCs).
     offsets_at: u64,
-    /// Version 2's table of 64-bit offsets, which a 32-bit entry with its high bit set points into; `None` in
-    /// version 1.
+    /// Version 2's table of 64-bit offsets, which a 32-bit entry with its high bit set points into;
+    /// `None` in version 1.
     large_offsets_at: Option<u64>,
     /// The file's length in bytes.
     len: u64,
@@ -136,9 +139,9 @@ pub(crate) struct IndexFile {
 }
 
 impl IndexFile {
-    /// Opens the index at `path` (version 1 or 2) for ids of `hash`. Reads its header and fan-out table, and checks
-    /// them as git does before using an index: a known version, a fan-out that never decreases, and a file long
-    /// enough for the object count.
+    /// Opens the index at `path` (version 1 or 2) for ids of `hash`. Reads its header and fan-out
+    /// table, and checks them as git does before using an index: a known version, a fan-out that
+    /// never decreases, and a file long enough for the object count.
     ///
     /// # Errors
     /// The file cannot be read, or it is not an index git would use.
@@ -182,9 +185,9 @@ impl IndexFile {
         self.fan[255]
     }
 
-    /// Where the `n`th entry (in sorted id order) starts in the pack, in bytes from the pack's start. A version 2
-    /// entry of 2 GiB or more is read from the 64-bit table, which this checks lies inside the file before the
-    /// trailing checksums (git's `nth_packed_object_offset`).
+    /// Where the `n`th entry (in sorted id order) starts in the pack, in bytes from the pack's
+    /// start. A version 2 entry of 2 GiB or more is read from the 64-bit table, which this checks
+    /// lies inside the file before the trailing checksums (git's `nth_packed_object_offset`).
     ///
     /// # Errors
     /// The read fails, or the 64-bit entry named lies outside its table.
@@ -210,8 +213,8 @@ impl IndexFile {
         }
     }
 
-    /// Where `id` sits in the index: `Ok(n)` when the `n`th id is `id`, else `Err(n)`, the place it would be
-    /// inserted at.
+    /// Where `id` sits in the index: `Ok(n)` when the `n`th id is `id`, else `Err(n)`, the place it
+    /// would be inserted at.
     ///
     /// # Errors
     /// A read fails.
@@ -221,11 +224,12 @@ impl IndexFile {
 
     /// Where `id` sits in the index, with the ids beside that place ([`Located`]).
     ///
-    /// Each positioned read is a system call, so the ids are read [`WINDOW`] at a time: the whole range of ids
-    /// sharing `id`'s first byte when it is that small, else a window around the place interpolation on the
-    /// uniformly spread ids gives (on a 558,000-object index, about 2,200 ids share a first byte and the guess is
-    /// off by a few dozen), searched in memory; the range narrows to the side of a window that does not hold the
-    /// place, and another window is read there. One read almost always.
+    /// Each positioned read is a system call, so the ids are read [`WINDOW`] at a time: the whole
+    /// range of ids sharing `id`'s first byte when it is that small, else a window around the place
+    /// interpolation on the uniformly spread ids gives (on a 558,000-object index, about 2,200 ids
+    /// share a first byte and the guess is off by a few dozen), searched in memory; the range
+    /// narrows to the side of a window that does not hold the place, and another window is read
+    /// there. One read almost always.
     ///
     /// # Errors
     /// A read fails.
@@ -289,18 +293,20 @@ impl IndexFile {
 /// Ids an [`IndexFile`] search reads at a time (2.5 KiB of SHA-1 ids).
 const WINDOW: u32 = 128;
 
-/// Bytes of the largest window read: [`WINDOW`] ids and one on each side, in a version 1 index of SHA-256 ids
-/// (36 bytes apart).
+/// Bytes of the largest window read: [`WINDOW`] ids and one on each side, in a version 1 index of
+/// SHA-256 ids (36 bytes apart).
 const WINDOW_BYTES: usize = (WINDOW as usize + 2) * 36;
 
 /// Where an id sits in a pack index ([`IndexFile::locate`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Located {
-    /// `Ok(n)` when the `n`th id is the one looked for, else `Err(n)`, the place it would be inserted at.
+    /// `Ok(n)` when the `n`th id is the one looked for, else `Err(n)`, the place it would be
+    /// inserted at.
     pub(crate) at: Result<u32, u32>,
     /// The id sorted right before that place, if any.
     pub(crate) before: Option<gix::ObjectId>,
-    /// The id sorted right after it (after the id itself when found; the one in its place when absent), if any.
+    /// The id sorted right after it (after the id itself when found; the one in its place when
+    /// absent), if any.
     pub(crate) after: Option<gix::ObjectId>,
 }
 
@@ -308,8 +314,9 @@ pub(crate) struct Located {
 mod tests {
     use super::*;
 
-    /// Every id of a repacked repository is found at its place in `git show-index`'s sorted listing, and an id
-    /// that is not there at the place it would be inserted; a truncated file is refused.
+    /// Every id of a repacked repository is found at its place in `git show-index`'s sorted
+    /// listing, and an id that is not there at the place it would be inserted; a truncated file is
+    /// refused.
     #[test]
     fn positions_are_those_of_the_sorted_listing() {
         let fixture = fluxgit_fixtures::build(fluxgit_fixtures::Scenario::Diffs);
@@ -342,8 +349,8 @@ mod tests {
         assert!(IndexFile::open(&short, gix::hash::Kind::Sha1).is_err());
     }
 
-    /// Checks [`IndexFile::locate_in_windows`] against the sorted `ids` the index lists: for each id, and for
-    /// absent ids beside it, the place and both neighbours.
+    /// Checks [`IndexFile::locate_in_windows`] against the sorted `ids` the index lists: for each
+    /// id, and for absent ids beside it, the place and both neighbours.
     fn assert_located(index: &IndexFile, ids: &[gix::ObjectId], window: u32) {
         let expect = |id: &gix::ObjectId| {
             let at = ids.binary_search(id).map(|n| n as u32).map_err(|n| n as u32);
@@ -364,8 +371,8 @@ mod tests {
         }
     }
 
-    /// With many ids per first byte (3,000 blobs written by `git fast-import`: about 12 per byte), windows smaller
-    /// than that range narrow it from either side until the place is inside one.
+    /// With many ids per first byte (3,000 blobs written by `git fast-import`: about 12 per byte),
+    /// windows smaller than that range narrow it from either side until the place is inside one.
     #[test]
     fn narrowing_windows_find_the_sorted_places() {
         use std::io::Write as _;

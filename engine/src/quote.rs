@@ -2,37 +2,40 @@
 //!
 //! # Paths
 //!
-//! [`path`] follows git's `quote_c_style` under `core.quotePath`. A path that holds a control character, `"` or
-//! `\`, or a byte from 0x80 when `core.quotePath` is true (git's default), is written in double quotes with C
-//! escapes (`\a \b \t \n \v \f \r \" \\`) and the other bytes in octal (`\303\251` for `é`). A path that needs none
-//! of that is written as it is. Two deviations keep the output one valid UTF-8 line: a path that is not UTF-8 is
-//! quoted with its bytes from 0x80 in octal even when `core.quotePath` is false, and so are the C1 controls and the
-//! Unicode line and paragraph separators, which some readers take for line breaks.
+//! [`path`] follows git's `quote_c_style` under `core.quotePath`. A path that holds a control
+//! character, `"` or `\`, or a byte from 0x80 when `core.quotePath` is true (git's default), is
+//! written in double quotes with C escapes (`\a \b \t \n \v \f \r \" \\`) and the other bytes in
+//! octal (`\303\251` for `é`). A path that needs none of that is written as it is. Two deviations
+//! keep the output one valid UTF-8 line: a path that is not UTF-8 is quoted with its bytes from
+//! 0x80 in octal even when `core.quotePath` is false, and so are the C1 controls and the Unicode
+//! line and paragraph separators, which some readers take for line breaks.
 //!
 //! # Other repository strings
 //!
-//! [`controls`] escapes the control characters of free text such as an author name, a ref name or a stash message
-//! in the same C style, without quotes, and leaves every other character as it is.
+//! [`controls`] escapes the control characters of free text such as an author name, a ref name or a
+//! stash message in the same C style, without quotes, and leaves every other character as it is.
 
 use std::borrow::Cow;
 
-/// Whether `core.quotePath` asks for the bytes from 0x80 in octal, and whether a space forces quotes.
+/// Whether `core.quotePath` asks for the bytes from 0x80 in octal, and whether a space forces
+/// quotes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Style {
     /// Bytes from 0x80 are written in octal, as with git's default `core.quotePath=true`.
     pub(crate) non_ascii: bool,
-    /// A path holding a space is quoted, as `git status --short` quotes it; diff headers and name lists do not.
+    /// A path holding a space is quoted, as `git status --short` quotes it; diff headers and name
+    /// lists do not.
     pub(crate) space: bool,
 }
 
-/// The repository's `core.quotePath`, from every configuration level git reads; true (git's default) when it is
-/// not set or not a boolean.
+/// The repository's `core.quotePath`, from every configuration level git reads; true (git's
+/// default) when it is not set or not a boolean.
 pub(crate) fn quote_path_config(repo: &gix::Repository) -> bool {
     repo.config_snapshot().boolean("core.quotePath").unwrap_or(true)
 }
 
-/// `prefix` + `path`, quoted as git quotes it under `style` (see the module docs); the prefix goes inside the
-/// quotes, as in git's `"a/name\twith tab"`.
+/// `prefix` + `path`, quoted as git quotes it under `style` (see the module docs); the prefix goes
+/// inside the quotes, as in git's `"a/name\twith tab"`.
 pub(crate) fn path(prefix: &str, path: &[u8], style: Style) -> String {
     let text = std::str::from_utf8(path).ok();
     let needs = |byte: u8| needs_escape(byte) || (style.space && byte == b' ');
@@ -61,8 +64,9 @@ pub(crate) fn path(prefix: &str, path: &[u8], style: Style) -> String {
     out
 }
 
-/// `text` with its control characters (and the Unicode line and paragraph separators) written as C escapes, `\n`,
-/// `\r`, `\t` and the like or octal; every other character, `"` and `\` included, is left as it is.
+/// `text` with its control characters (and the Unicode line and paragraph separators) written as C
+/// escapes, `\n`, `\r`, `\t` and the like or octal; every other character, `"` and `\` included, is
+/// left as it is.
 pub(crate) fn controls(text: &str) -> Cow<'_, str> {
     if !text.chars().any(|character| character.is_control() || breaks_lines(character)) {
         return Cow::Borrowed(text);
@@ -74,9 +78,9 @@ pub(crate) fn controls(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// `word` as a POSIX shell reads it back as one word: as it is when it holds only letters, digits and `-_./@+`,
-/// else in single quotes (a `'` inside written `'\''`), so a branch name such as `x;rm` in a suggested command
-/// stays a name.
+/// `word` as a POSIX shell reads it back as one word: as it is when it holds only letters, digits
+/// and `-_./@+`, else in single quotes (a `'` inside written `'\''`), so a branch name such as
+/// `x;rm` in a suggested command stays a name.
 pub(crate) fn shell_word(word: &str) -> Cow<'_, str> {
     if !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "-_./@+".contains(c)) {
         return Cow::Borrowed(word);
@@ -89,14 +93,14 @@ fn needs_escape(byte: u8) -> bool {
     byte < 0x20 || byte == 0x7f || byte == b'"' || byte == b'\\'
 }
 
-/// A character beyond ASCII that a reader may take for a line break or a control: the C1 controls (NEL among
-/// them) and U+2028, U+2029.
+/// A character beyond ASCII that a reader may take for a line break or a control: the C1 controls
+/// (NEL among them) and U+2028, U+2029.
 pub(crate) fn breaks_lines(character: char) -> bool {
     matches!(character, '\u{80}'..='\u{9f}' | '\u{2028}' | '\u{2029}')
 }
 
-/// Appends `character`, escaped when it is a control character (or `"`, `\` with `quotes`), octal per UTF-8 byte
-/// beyond ASCII when it may break a line, else as it is.
+/// Appends `character`, escaped when it is a control character (or `"`, `\` with `quotes`), octal
+/// per UTF-8 byte beyond ASCII when it may break a line, else as it is.
 fn escape_char(out: &mut String, character: char, quotes: bool) {
     if character.is_ascii() {
         let byte = character as u8;

@@ -1,8 +1,10 @@
-//! `repo.reflog`: how a ref moved, newest first like `git reflog show <ref>`, and how to get dropped work back.
+//! `repo.reflog`: how a ref moved, newest first like `git reflog show <ref>`, and how to get
+//! dropped work back.
 //!
-//! A movement "dropped" commits when its old tip is not an ancestor of its new tip and is reachable from no ref any
-//! more (`git rev-list <old> --not --all` is not empty): the reflog is then the only thing that still names them, until `git gc` expires unreachable
-//! entries (`gc.reflogExpireUnreachable`, 30 days by default). Such a movement carries a [`Recovery`].
+//! A movement "dropped" commits when its old tip is not an ancestor of its new tip and is reachable
+//! from no ref any more (`git rev-list <old> --not --all` is not empty): the reflog is then the
+//! only thing that still names them, until `git gc` expires unreachable entries
+//! (`gc.reflogExpireUnreachable`, 30 days by default). Such a movement carries a [`Recovery`].
 
 use std::collections::HashSet;
 
@@ -17,7 +19,8 @@ use crate::facets::commits::{Abbrev, SHORT_SHA_LEN, abbreviate};
 use crate::facets::{iso_time, utf8};
 use crate::history::Person;
 
-/// Lost commits counted per movement at most; a larger count is reported as this number with `lostCommitsCapped`.
+/// Lost commits counted per movement at most; a larger count is reported as this number with
+/// `lostCommitsCapped`.
 pub const MAX_LOST_COUNT: usize = 1000;
 
 /// The reflog of one ref.
@@ -39,21 +42,22 @@ pub struct Report {
 pub struct Movement {
     /// Position as in `<ref>@{N}`; 0 is the newest.
     pub index: usize,
-    /// The tip before the movement, abbreviated like `git reflog` (shortest unique, at least 7 digits); default
-    /// `null` (the ref was created).
+    /// The tip before the movement, abbreviated like `git reflog` (shortest unique, at least 7
+    /// digits); default `null` (the ref was created).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub old_sha: Option<String>,
     /// The tip after the movement, abbreviated the same way; default `null` (the ref was deleted).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub new_sha: Option<String>,
-    /// What moved it: the message up to its first `": "`, e.g. `commit (amend)`, `reset`, `rebase (start)`.
+    /// What moved it: the message up to its first `": "`, e.g. `commit (amend)`, `reset`,
+    /// `rebase (start)`.
     pub action: String,
     /// The rest of the message, e.g. `moving to HEAD~2`.
     pub message: String,
     /// When, ISO 8601 with the recorded offset.
     pub time: String,
-    /// The committer identity git recorded for the movement (configured, not proof of a person or agent), serialised
-    /// `"Name <email>"`.
+    /// The committer identity git recorded for the movement (configured, not proof of a person or
+    /// agent), serialised `"Name <email>"`.
     pub identity: Person,
     /// Present when the old tip is reachable from no ref: how to bring it back.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -64,19 +68,21 @@ pub struct Movement {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Recovery {
-    /// The dropped tip (abbreviated; `arguments.startPoint` has it in full); still in the object store while the
-    /// reflog names it.
+    /// The dropped tip (abbreviated; `arguments.startPoint` has it in full); still in the object
+    /// store while the reflog names it.
     pub lost_tip: String,
     /// Commits reachable from `lostTip` and from no ref (at most [`MAX_LOST_COUNT`]).
     pub lost_commits: usize,
     /// `true` when `lostCommits` stopped at [`MAX_LOST_COUNT`].
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub lost_commits_capped: bool,
-    /// The proposal tool that brings it back as a new branch (a person approves it); only when write proposals
-    /// can answer (a gateway is configured); default `null`, and `command` says what a person runs.
+    /// The proposal tool that brings it back as a new branch (a person approves it); only when
+    /// write proposals can answer (a gateway is configured); default `null`, and `command` says
+    /// what a person runs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool: Option<&'static str>,
-    /// Arguments for `tool` (`repoPath` and `reason` are the caller's to add); default `null` (no `tool`).
+    /// Arguments for `tool` (`repoPath` and `reason` are the caller's to add); default `null` (no
+    /// `tool`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub arguments: Option<serde_json::Value>,
     /// Without a gateway: the git command a person runs to bring it back as a branch (`git branch
@@ -86,15 +92,18 @@ pub struct Recovery {
 }
 
 impl Engine {
-    /// `repo.reflog`: the newest `limit` movements of `ref_name` (`HEAD` when `None`), cut to `max_tokens`.
+    /// `repo.reflog`: the newest `limit` movements of `ref_name` (`HEAD` when `None`), cut to
+    /// `max_tokens`.
     ///
-    /// A ref that exists without a reflog gives an empty list; a name that is no ref is `unknown_revision`. A
-    /// recovery names the proposal `operation.preview.branch`, spelled as `proposals` says, only when `proposals`
-    /// is `Some` (a gateway can answer it); otherwise it gives the git command a person runs.
+    /// A ref that exists without a reflog gives an empty list; a name that is no ref is
+    /// `unknown_revision`. A recovery names the proposal `operation.preview.branch`, spelled as
+    /// `proposals` says, only when `proposals` is `Some` (a gateway can answer it); otherwise it
+    /// gives the git command a person runs.
     ///
     /// # Errors
-    /// [`Error::Invalid`] with `invalid_revision` (starts with `-`, control characters, not a ref name),
-    /// `unknown_revision` or `budget_below_floor`; [`Error::GitRead`] when the log or a commit cannot be read.
+    /// [`Error::Invalid`] with `invalid_revision` (starts with `-`, control characters, not a ref
+    /// name), `unknown_revision` or `budget_below_floor`; [`Error::GitRead`] when the log or a
+    /// commit cannot be read.
     pub fn reflog(
         &self,
         repo: &Repo,
@@ -162,7 +171,8 @@ fn read(repo: &gix::Repository, name: &str, limit: usize, proposals: Option<crat
     Ok(Report { ref_name, total, entries })
 }
 
-/// Which commits the refs reach (`--all`: every ref and `HEAD`, reflogs excluded), computed on first need.
+/// Which commits the refs reach (`--all`: every ref and `HEAD`, reflogs excluded), computed on
+/// first need.
 struct Reachable<'r> {
     repo: &'r gix::Repository,
     tips: Option<HashSet<ObjectId>>,
@@ -174,8 +184,9 @@ impl<'r> Reachable<'r> {
         Self { repo, tips: None, commits: None }
     }
 
-    /// A [`Recovery`] when the movement from `old` to `new` dropped `old`: `old` is not an ancestor of `new` and is
-    /// reachable from no ref. `None` otherwise, or when `old` is null or its commit is gone.
+    /// A [`Recovery`] when the movement from `old` to `new` dropped `old`: `old` is not an ancestor
+    /// of `new` and is reachable from no ref. `None` otherwise, or when `old` is null or its commit
+    /// is gone.
     fn recovery(
         &mut self,
         old: ObjectId,

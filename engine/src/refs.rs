@@ -1,5 +1,6 @@
-//! `repo.refs` (design.md §5.2): local branches with upstreams, remotes, stashes, remote-tracking branches and tags
-//! newest first. A budget cuts the lists in that order from the end, so old tags go before any branch.
+//! `repo.refs` (design.md §5.2): local branches with upstreams, remotes, stashes, remote-tracking
+//! branches and tags newest first. A budget cuts the lists in that order from the end, so old tags
+//! go before any branch.
 
 use serde::Serialize;
 
@@ -13,15 +14,15 @@ use crate::facets::refs::{Branch, Remote, RemoteBranch, Tag};
 use crate::facets::stashes::Stash;
 use crate::facets::{Facet, commits, head, refs, stashes};
 
-/// The refs report. Lists may be cut by the budget (see the envelope's `omitted`); `counts` then give their exact
-/// totals.
+/// The refs report. Lists may be cut by the budget (see the envelope's `omitted`); `counts` then
+/// give their exact totals.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Report {
     /// Where HEAD is.
     pub head: head::Head,
-    /// Exact totals of each list; left out while they say nothing the lists do not (no list cut by the budget):
-    /// each count is then its list's length.
+    /// Exact totals of each list; left out while they say nothing the lists do not (no list cut by
+    /// the budget): each count is then its list's length.
     #[serde(skip_serializing_if = "Implied::is_implied")]
     pub counts: Implied<RefCounts>,
     /// Local branches in name order, with upstream and ahead/behind; default empty.
@@ -36,12 +37,13 @@ pub struct Report {
     /// Remote-tracking branches in name order; default empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub remote_branches: Vec<RemoteBranch>,
-    /// Tags newest first by the date of the commit each peels to, ties in name order (see [`refs::tags`]);
-    /// default empty.
+    /// Tags newest first by the date of the commit each peels to, ties in name order (see
+    /// [`refs::tags`]); default empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<Tag>,
-    /// Refs that could not be read (a file that does not parse, a ref naming an object that does not exist), each
-    /// with `error: {reason}`: git skips them with a warning, and so do the lists above. Absent when empty.
+    /// Refs that could not be read (a file that does not parse, a ref naming an object that does
+    /// not exist), each with `error: {reason}`: git skips them with a warning, and so do the lists
+    /// above. Absent when empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unreadable: Vec<crate::Unreadable>,
 }
@@ -116,11 +118,13 @@ pub(crate) fn read_from(facets: &Reader<'_>) -> Result<Report> {
     })
 }
 
-/// Cuts the lists to `max_tokens`, in priority branches > remotes > stashes > remote-tracking branches > tags: the
-/// few lists an agent works with come before the long ones, and tags, newest first, lose their oldest first.
+/// Cuts the lists to `max_tokens`, in priority branches > remotes > stashes > remote-tracking
+/// branches > tags: the few lists an agent works with come before the long ones, and tags, newest
+/// first, lose their oldest first.
 ///
 /// # Errors
-/// [`crate::Error::Invalid`] (`budget_below_floor`) when the required fields alone exceed `max_tokens`.
+/// [`crate::Error::Invalid`] (`budget_below_floor`) when the required fields alone exceed
+/// `max_tokens`.
 pub fn fit(full: Report, max_tokens: usize, measure: &mut Measure<'_, Report>) -> Result<Budgeted<Report>> {
     let totals = [
         full.branches.len(),

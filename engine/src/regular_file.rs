@@ -1,12 +1,14 @@
-//! Opening files without blocking: what the engine reads itself (a tracked file it hashes, a conflicted file it
-//! scans, `.mailmap`, and through [`crate::guard::read_capped`] the control files and lists of a git dir) goes
-//! through [`open`] or [`read`], so a FIFO, device or socket in a file's place is an answer
-//! ([`Opened::NotRegular`]), never a wait. [`read`] is the one capped reader of the engine.
+//! Opening files without blocking: what the engine reads itself (a tracked file it hashes, a
+//! conflicted file it scans, `.mailmap`, and through [`crate::guard::read_capped`] the control
+//! files and lists of a git dir) goes through [`open`] or [`read`], so a FIFO, device or socket in
+//! a file's place is an answer ([`Opened::NotRegular`]), never a wait. [`read`] is the one capped
+//! reader of the engine.
 //!
-//! The file is opened with `O_NONBLOCK` (a FIFO with no writer opens at once) and `O_NOFOLLOW` where git would not
-//! follow a symbolic link, then checked with `fstat` on the open descriptor, so a file swapped between a check and
-//! the open cannot slip through. A regular file is read up to a cap that fits its purpose. The `.gitignore` and
-//! `.gitattributes` files gix reads for status are opened the same way by the patched `gix-glob` in `vendor/`.
+//! The file is opened with `O_NONBLOCK` (a FIFO with no writer opens at once) and `O_NOFOLLOW`
+//! where git would not follow a symbolic link, then checked with `fstat` on the open descriptor, so
+//! a file swapped between a check and the open cannot slip through. A regular file is read up to a
+//! cap that fits its purpose. The `.gitignore` and `.gitattributes` files gix reads for status are
+//! opened the same way by the patched `gix-glob` in `vendor/`.
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -19,7 +21,8 @@ pub(crate) enum Opened {
     Missing,
     /// A symbolic link, when links are not followed.
     Symlink,
-    /// Something other than a regular file: a directory, FIFO, device or socket, named as git names it.
+    /// Something other than a regular file: a directory, FIFO, device or socket, named as git names
+    /// it.
     NotRegular(&'static str),
     /// A regular file, with its size in bytes.
     File(File, u64),
@@ -52,8 +55,8 @@ pub(crate) fn open(path: &Path, follow: bool) -> io::Result<Opened> {
     Ok(Opened::NotRegular(kind_name(&metadata)))
 }
 
-/// The bytes of the regular file at `path`, at most `cap` of them (`Ok(Err(size))` when it is larger), or what
-/// is there instead.
+/// The bytes of the regular file at `path`, at most `cap` of them (`Ok(Err(size))` when it is
+/// larger), or what is there instead.
 ///
 /// # Errors
 /// As [`open`], and read errors.

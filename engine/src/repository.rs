@@ -1,16 +1,19 @@
-//! Where a repository may be (design.md §4.4): resolving a `repoPath` under the allowed roots, and opening it with gix so
-//! that no repository-configured program can run.
+//! Where a repository may be (design.md §4.4): resolving a `repoPath` under the allowed roots, and
+//! opening it with gix so that no repository-configured program can run.
 
 use std::path::{Component, Path, PathBuf};
 
 use crate::error::{Error, InvalidReason, Result};
 
-/// A repository resolved from a caller's path, with every location canonical and inside an allowed root.
+/// A repository resolved from a caller's path, with every location canonical and inside an allowed
+/// root.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Location {
-    /// The work tree's top directory, or the git dir for a bare repository: what results report as `repoPath`.
+    /// The work tree's top directory, or the git dir for a bare repository: what results report as
+    /// `repoPath`.
     pub root: PathBuf,
-    /// The canonical form of the path the caller gave (a subfolder resolves to its repository's `root`).
+    /// The canonical form of the path the caller gave (a subfolder resolves to its repository's
+    /// `root`).
     pub requested: PathBuf,
     /// The repository's git dir (for a linked worktree, its private `.git/worktrees/<name>` dir).
     pub git_dir: PathBuf,
@@ -22,14 +25,16 @@ pub struct Location {
 
 /// Resolves `repo_path` to its repository, enforcing design.md §4.4.
 ///
-/// The path must be absolute and free of control characters; it is canonicalised (symlinks resolved) and must lie
-/// under one of `allowed_roots`, and so must the repository's work tree, git dir and common dir, every alternate
-/// object store and every symbolic link in the git dir. What gix opens is vetted before it opens it
-/// ([`crate::guard`]): no FIFO, device or socket in the git dir's files.
+/// The path must be absolute and free of control characters; it is canonicalised (symlinks
+/// resolved) and must lie under one of `allowed_roots`, and so must the repository's work tree, git
+/// dir and common dir, every alternate object store and every symbolic link in the git dir. What
+/// gix opens is vetted before it opens it ([`crate::guard`]): no FIFO, device or socket in the git
+/// dir's files.
 ///
 /// # Errors
-/// [`Error::Invalid`] with `invalid_path`, `not_found`, `outside_allowed_roots` or `not_a_repository`;
-/// [`Error::GitRead`] when a file of the git dir is a FIFO, a device or a socket.
+/// [`Error::Invalid`] with `invalid_path`, `not_found`, `outside_allowed_roots` or
+/// `not_a_repository`; [`Error::GitRead`] when a file of the git dir is a FIFO, a device or a
+/// socket.
 pub(crate) fn resolve(repo_path: &str, allowed_roots: &[PathBuf]) -> Result<(Location, gix::Repository)> {
     if repo_path.chars().any(char::is_control) {
         return Err(Error::invalid(InvalidReason::InvalidPath, "repoPath holds control characters"));
@@ -73,8 +78,8 @@ pub(crate) fn resolve(repo_path: &str, allowed_roots: &[PathBuf]) -> Result<(Loc
     Ok((Location { root, requested, git_dir, common_dir, allowed_root }, repo))
 }
 
-/// Checks that a repository-relative `path` argument stays inside the repository: relative, no `..`, no control
-/// characters.
+/// Checks that a repository-relative `path` argument stays inside the repository: relative, no
+/// `..`, no control characters.
 ///
 /// # Errors
 /// [`InvalidReason::InvalidPath`] naming the problem.
@@ -93,9 +98,9 @@ pub fn check_relative_path(path: &str) -> Result<()> {
     Ok(())
 }
 
-/// The ignore and attribute files the configuration names, which gix reads for status and attributes: checked as
-/// [`crate::guard::vet_git_dir`] checks the git dir's files (no FIFO, device or socket), and one the repository's
-/// own configuration names must lie under the allowed roots.
+/// The ignore and attribute files the configuration names, which gix reads for status and
+/// attributes: checked as [`crate::guard::vet_git_dir`] checks the git dir's files (no FIFO, device
+/// or socket), and one the repository's own configuration names must lie under the allowed roots.
 fn vet_configured_files(repo: &gix::Repository) -> Result<()> {
     for key in ["core.excludesFile", "core.attributesFile"] {
         let Ok(Some(path)) = repo.config_snapshot().trusted_path(key) else { continue };
@@ -106,10 +111,10 @@ fn vet_configured_files(repo: &gix::Repository) -> Result<()> {
     Ok(())
 }
 
-/// Refuses a repository-relative `path` that goes through a symbolic link, as git refuses a pathspec "beyond a
-/// symbolic link": a folder on the way to it that is a symbolic link in HEAD's tree or in the work tree. Only the
-/// folders leading to the path are looked at, never the path itself, so the answer is the same whether or not
-/// anything exists behind the link.
+/// Refuses a repository-relative `path` that goes through a symbolic link, as git refuses a
+/// pathspec "beyond a symbolic link": a folder on the way to it that is a symbolic link in HEAD's
+/// tree or in the work tree. Only the folders leading to the path are looked at, never the path
+/// itself, so the answer is the same whether or not anything exists behind the link.
 ///
 /// # Errors
 /// [`InvalidReason::InvalidPath`] naming the link.
@@ -152,18 +157,20 @@ fn containing_root(path: &Path, allowed_roots: &[PathBuf]) -> Result<PathBuf> {
     })
 }
 
-/// Open options for reads: lenient config, no git binary consulted, and the index read as git reads it: without
-/// hashing the whole file to check its trailing checksum. git checks it only in `git fsck` (`read-cache.c`,
-/// `verify_index_checksum`); gix checks it unless `index.skipHash` is set, and on a 100,000-entry index (9 MB) that
-/// SHA-1 was 230M instructions of every cold `repo.status`. gix reads `index.skipHash` only to decide that check and
-/// when writing an index, which the engine never does.
+/// Open options for reads: lenient config, no git binary consulted, and the index read as git reads
+/// it: without hashing the whole file to check its trailing checksum. git checks it only in
+/// `git fsck` (`read-cache.c`, `verify_index_checksum`); gix checks it unless `index.skipHash` is
+/// set, and on a 100,000-entry index (9 MB) that SHA-1 was 230M instructions of every cold
+/// `repo.status`. gix reads `index.skipHash` only to decide that check and when writing an index,
+/// which the engine never does.
 pub(crate) fn open_options() -> gix::open::Options {
     gix::open::Options::default().strict_config(false).config_overrides(["index.skipHash=true"])
 }
 
-/// Drops every `[filter "<driver>"]` section from the in-memory configuration, so no clean, smudge or process
-/// driver can run while status compares work-tree content (design.md §4.4). gix runs no fsmonitor, hook, pager or
-/// credential helper on the read paths the engine uses; filter drivers are the one program a status could start.
+/// Drops every `[filter "<driver>"]` section from the in-memory configuration, so no clean, smudge
+/// or process driver can run while status compares work-tree content (design.md §4.4). gix runs no
+/// fsmonitor, hook, pager or credential helper on the read paths the engine uses; filter drivers
+/// are the one program a status could start.
 pub(crate) fn without_filter_drivers(mut repo: gix::Repository) -> Result<gix::Repository> {
     let driver_names: Vec<gix::bstr::BString> = repo
         .config_snapshot()

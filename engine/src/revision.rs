@@ -5,14 +5,17 @@ use crate::error::{Error, InvalidReason, Result};
 /// Longest revision accepted, in bytes.
 pub const MAX_LEN: usize = 1024;
 
-/// Resolves `spec` (`main`, `v1.0`, `HEAD~2`, `origin/main`, a sha prefix, ...) to the commit it names, peeling tags.
+/// Resolves `spec` (`main`, `v1.0`, `HEAD~2`, `origin/main`, a sha prefix, ...) to the commit it
+/// names, peeling tags.
 ///
-/// Refused before any lookup (`invalid_revision`): empty, longer than [`MAX_LEN`], starting with `-` (so
-/// `--output=/tmp/x` can never become an option of anything), or holding control characters. A well-formed spec that
-/// names nothing, or names something that is not a commit, is `unknown_revision`.
+/// Refused before any lookup (`invalid_revision`): empty, longer than [`MAX_LEN`], starting with
+/// `-` (so `--output=/tmp/x` can never become an option of anything), or holding control
+/// characters. A well-formed spec that names nothing, or names something that is not a commit, is
+/// `unknown_revision`.
 ///
 /// # Errors
-/// [`Error::Invalid`] with [`InvalidReason::InvalidRevision`] or [`InvalidReason::UnknownRevision`].
+/// [`Error::Invalid`] with [`InvalidReason::InvalidRevision`] or
+/// [`InvalidReason::UnknownRevision`].
 pub(crate) fn resolve_commit(repo: &gix::Repository, spec: &str) -> Result<gix::ObjectId> {
     check(spec)?;
     crate::guard::vet_reflogs_for(repo, spec).map_err(crate::guard::Refusal::into_error)?;
@@ -22,11 +25,12 @@ pub(crate) fn resolve_commit(repo: &gix::Repository, spec: &str) -> Result<gix::
     Ok(commit.id)
 }
 
-/// `spec` as a commit, or `None` when it names none: for a caller trying candidates in turn, so no nearest names are
-/// looked for (with hundreds of refs that costs more than the lookup).
+/// `spec` as a commit, or `None` when it names none: for a caller trying candidates in turn, so no
+/// nearest names are looked for (with hundreds of refs that costs more than the lookup).
 ///
 /// # Errors
-/// [`Error::Invalid`] (`invalid_revision`) for a `spec` starting with `-` or holding control characters.
+/// [`Error::Invalid`] (`invalid_revision`) for a `spec` starting with `-` or holding control
+/// characters.
 pub(crate) fn try_resolve_commit(repo: &gix::Repository, spec: &str) -> Result<Option<gix::ObjectId>> {
     check(spec)?;
     crate::guard::vet_reflogs_for(repo, spec).map_err(crate::guard::Refusal::into_error)?;
@@ -37,12 +41,13 @@ pub(crate) fn try_resolve_commit(repo: &gix::Repository, spec: &str) -> Result<O
 /// Suggestions given at most for an unknown name.
 pub(crate) const MAX_SUGGESTIONS: usize = 3;
 
-/// An `unknown_revision` error for `spec` with `message`, plus up to [`MAX_SUGGESTIONS`] existing ref names nearest
-/// to the name `spec` starts with (before any `~`, `^`, `@{`, `:` or `..`), named in the message and in
-/// `suggestions`.
+/// An `unknown_revision` error for `spec` with `message`, plus up to [`MAX_SUGGESTIONS`] existing
+/// ref names nearest to the name `spec` starts with (before any `~`, `^`, `@{`, `:` or `..`), named
+/// in the message and in `suggestions`.
 ///
-/// When that name itself resolves (`HEAD~99999` on a shorter history, `main^3` on a commit with one parent), no
-/// other names are suggested: the message says the name exists and what follows it names nothing.
+/// When that name itself resolves (`HEAD~99999` on a shorter history, `main^3` on a commit with one
+/// parent), no other names are suggested: the message says the name exists and what follows it
+/// names nothing.
 pub(crate) fn unknown_revision(repo: &gix::Repository, spec: &str, message: String) -> Error {
     let name = &spec[..name_end(spec)];
     if name.len() < spec.len() && !name.is_empty() && repo.rev_parse_single(name).is_ok() {
@@ -63,7 +68,8 @@ pub(crate) fn unknown_revision(repo: &gix::Repository, spec: &str, message: Stri
     Error::Invalid { reason: InvalidReason::UnknownRevision, message, floor: None, suggestions }
 }
 
-/// An `unknown_revision` error for a name that should be a local branch, with the nearest branch names.
+/// An `unknown_revision` error for a name that should be a local branch, with the nearest branch
+/// names.
 pub(crate) fn unknown_branch(repo: &gix::Repository, name: &str) -> Error {
     let candidates = ref_names(repo, &["refs/heads/"]);
     let suggestions = nearest(name.strip_prefix("refs/heads/").unwrap_or(name), &candidates);
@@ -74,8 +80,8 @@ pub(crate) fn unknown_branch(repo: &gix::Repository, name: &str) -> Error {
     Error::Invalid { reason: InvalidReason::UnknownRevision, message, floor: None, suggestions }
 }
 
-/// Up to [`MAX_SUGGESTIONS`] short names of branches, remote-tracking branches and tags (and `HEAD`) nearest to the
-/// name `spec` starts with.
+/// Up to [`MAX_SUGGESTIONS`] short names of branches, remote-tracking branches and tags (and
+/// `HEAD`) nearest to the name `spec` starts with.
 pub(crate) fn nearest_refs(repo: &gix::Repository, spec: &str) -> Vec<String> {
     let name = &spec[..name_end(spec)];
     if name.is_empty() {
@@ -86,12 +92,14 @@ pub(crate) fn nearest_refs(repo: &gix::Repository, spec: &str) -> Vec<String> {
     nearest(name, &candidates)
 }
 
-/// Where the name `spec` starts with ends: at its first `~`, `^`, `@{`, `:` or `..`, else its length.
+/// Where the name `spec` starts with ends: at its first `~`, `^`, `@{`, `:` or `..`, else its
+/// length.
 fn name_end(spec: &str) -> usize {
     ["~", "^", "@{", ":", ".."].iter().filter_map(|cut| spec.find(cut)).min().unwrap_or(spec.len())
 }
 
-/// Short names of the refs under `prefixes`, sorted and deduplicated; refs that cannot be read are skipped.
+/// Short names of the refs under `prefixes`, sorted and deduplicated; refs that cannot be read are
+/// skipped.
 fn ref_names(repo: &gix::Repository, prefixes: &[&str]) -> Vec<String> {
     let mut names = Vec::new();
     if let Ok(platform) = repo.references() {
@@ -106,9 +114,9 @@ fn ref_names(repo: &gix::Repository, prefixes: &[&str]) -> Vec<String> {
     names
 }
 
-/// The candidates nearest to `name` by edit distance (case-insensitive, on the whole name or its last `/`
-/// component), within a third of its length (at least 2), nearest first, then by name; at most
-/// [`MAX_SUGGESTIONS`].
+/// The candidates nearest to `name` by edit distance (case-insensitive, on the whole name or its
+/// last `/` component), within a third of its length (at least 2), nearest first, then by name; at
+/// most [`MAX_SUGGESTIONS`].
 fn nearest(name: &str, candidates: &[String]) -> Vec<String> {
     let wanted = name.to_lowercase();
     let limit = (wanted.chars().count() / 3).max(2);
@@ -126,15 +134,15 @@ fn nearest(name: &str, candidates: &[String]) -> Vec<String> {
     scored.into_iter().take(MAX_SUGGESTIONS).map(|(_, candidate)| candidate.clone()).collect()
 }
 
-/// Levenshtein distance in characters, with a swap of two neighbours counting 1 (`mian` -> `main`): strsim's
-/// optimal string alignment distance.
+/// Levenshtein distance in characters, with a swap of two neighbours counting 1 (`mian` -> `main`):
+/// strsim's optimal string alignment distance.
 fn edit_distance(one: &str, two: &str) -> usize {
     strsim::osa_distance(one, two)
 }
 
-/// Checks that `spec` is shaped like a revision or ref name without looking it up: not empty, at most [`MAX_LEN`]
-/// bytes, not starting with `-` (never an option of anything), no control characters. For names that need not
-/// exist yet, e.g. a branch to create.
+/// Checks that `spec` is shaped like a revision or ref name without looking it up: not empty, at
+/// most [`MAX_LEN`] bytes, not starting with `-` (never an option of anything), no control
+/// characters. For names that need not exist yet, e.g. a branch to create.
 ///
 /// # Errors
 /// [`Error::Invalid`] with [`InvalidReason::InvalidRevision`].
@@ -148,9 +156,10 @@ pub fn check(spec: &str) -> Result<()> {
     Ok(())
 }
 
-/// Checks that `name` can name a local branch, as `git check-ref-format --branch` does: [`check`]'s rules, then
-/// `refs/heads/<name>` must be a valid ref name (no `..`, `@{`, `~^:?*[\\`, space, `.lock` component, leading or
-/// trailing `.` or `/`, ...; gix's validator follows git-check-ref-format(1)) other than `refs/heads/HEAD`.
+/// Checks that `name` can name a local branch, as `git check-ref-format --branch` does: [`check`]'s
+/// rules, then `refs/heads/<name>` must be a valid ref name (no `..`, `@{`, `~^:?*[\\`, space,
+/// `.lock` component, leading or trailing `.` or `/`, ...; gix's validator follows
+/// git-check-ref-format(1)) other than `refs/heads/HEAD`.
 ///
 /// # Errors
 /// [`Error::Invalid`] with [`InvalidReason::InvalidRevision`] for [`check`]'s refusals, with

@@ -1,21 +1,24 @@
-//! `repo.scope` (design.md §5): one subtree of the repository at a glance: its work-tree changes, the recent commits that
-//! touched it, its churn over a window of days, and its code owners.
+//! `repo.scope` (design.md §5): one subtree of the repository at a glance: its work-tree changes,
+//! the recent commits that touched it, its churn over a window of days, and its code owners.
 //!
-//! - Work-tree changes are the repository's status ([`worktree::status`]) kept to paths inside the subtree, like
-//!   `git status -- <path>`; a staged rename counts when either side is inside.
+//! - Work-tree changes are the repository's status ([`worktree::status`]) kept to paths inside the
+//!   subtree, like `git status -- <path>`; a staged rename counts when either side is inside.
 //! - Recent commits and churn walk history from HEAD with git's path simplification, like
-//!   `git log -n <N> -- <path>` and `git log --since=<now - days> --until=<now> -- <path>` (committer dates; the
-//!   window includes both ends). The engine keeps the walk of HEAD over the path ([`crate::walks`]): while HEAD
-//!   does not move, a later call reads both from memory (a wider window walks on from where the last one
-//!   stopped), and `repo.history` of HEAD over the same path shares the walk.
-//! - Who knows the path (`allTime`) counts the authors of every commit the same walk shows over HEAD's whole
-//!   history, through `.mailmap`, as `git shortlog -sne HEAD -- <path>` does: one entry per mapped name and email.
-//!   The kept walk keeps it: the first call walks the path's whole history once, later calls read it from memory.
-//! - Owners come from the CODEOWNERS file GitHub would use, read from HEAD's commit (see [`crate::codeowners`]).
-//!   For a file (or a path that does not exist) the rule matching it decides; for a directory, the last rule
-//!   matching everything it can hold (`/packages/web/`, `*`), plus `ownersByRule`: every file under the directory
-//!   in HEAD's tree, grouped by the rule that decides its owners, since a later rule (`*.test.tsx`) may take some
-//!   of them. For a directory with work-tree changes, `changed` groups the changed paths by their owners, so an
+//!   `git log -n <N> -- <path>` and `git log --since=<now - days> --until=<now> -- <path>`
+//!   (committer dates; the window includes both ends). The engine keeps the walk of HEAD over the
+//!   path ([`crate::walks`]): while HEAD does not move, a later call reads both from memory (a
+//!   wider window walks on from where the last one stopped), and `repo.history` of HEAD over the
+//!   same path shares the walk.
+//! - Who knows the path (`allTime`) counts the authors of every commit the same walk shows over
+//!   HEAD's whole history, through `.mailmap`, as `git shortlog -sne HEAD -- <path>` does: one
+//!   entry per mapped name and email. The kept walk keeps it: the first call walks the path's whole
+//!   history once, later calls read it from memory.
+//! - Owners come from the CODEOWNERS file GitHub would use, read from HEAD's commit (see
+//!   [`crate::codeowners`]). For a file (or a path that does not exist) the rule matching it
+//!   decides; for a directory, the last rule matching everything it can hold (`/packages/web/`,
+//!   `*`), plus `ownersByRule`: every file under the directory in HEAD's tree, grouped by the rule
+//!   that decides its owners, since a later rule (`*.test.tsx`) may take some of them. For a
+//!   directory with work-tree changes, `changed` groups the changed paths by their owners, so an
 //!   agent about to commit them knows whom each file needs.
 
 use std::collections::BTreeMap;
@@ -39,17 +42,21 @@ use crate::walks::Walk;
 /// What to look at.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// The repository-relative file or directory; `.` (or empty) is the whole repository. No `..`, not absolute.
+    /// The repository-relative file or directory; `.` (or empty) is the whole repository. No `..`,
+    /// not absolute.
     pub path: String,
-    /// The churn window in days before `now` (design.md §5: 1-36,500, default 90; the caller bounds it).
+    /// The churn window in days before `now` (design.md §5: 1-36,500, default 90; the caller bounds
+    /// it).
     pub churn_days: u32,
     /// How many recent commits to list (design.md §5: 1-20, default 10).
     pub recent_commits: usize,
-    /// "Now" in seconds since the Unix epoch: the end of the churn window. An input, so tests can pin the clock.
+    /// "Now" in seconds since the Unix epoch: the end of the churn window. An input, so tests can
+    /// pin the clock.
     pub now: i64,
 }
 
-/// The scope report. Counts are exact; lists may be cut by the budget (see the envelope's `omitted`).
+/// The scope report. Counts are exact; lists may be cut by the budget (see the envelope's
+/// `omitted`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Scope {
@@ -57,22 +64,23 @@ pub struct Scope {
     pub path: String,
     /// What the path is in HEAD's tree, else in the work tree.
     pub kind: PathKind,
-    /// The subtree's work-tree changes; default: nothing changed in the subtree (left out when its counts are
-    /// implied and every list is empty).
+    /// The subtree's work-tree changes; default: nothing changed in the subtree (left out when its
+    /// counts are implied and every list is empty).
     #[serde(skip_serializing_if = "Changes::is_empty")]
     pub working_tree: Changes,
-    /// Commits touching the path, newest first (`git log --oneline -n <recentCommits> -- <path>`): `"<sha>
-    /// <subject>"` strings; default empty.
+    /// Commits touching the path, newest first (`git log --oneline -n <recentCommits> -- <path>`):
+    /// `"<sha> <subject>"` strings; default empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub recent_commits: Vec<CommitLine>,
     /// Commits and authors touching the path in the window.
     pub churn: Churn,
-    /// Commits and authors touching the path over HEAD's whole history (`git shortlog -sne HEAD -- <path>`).
+    /// Commits and authors touching the path over HEAD's whole history
+    /// (`git shortlog -sne HEAD -- <path>`).
     pub all_time: Tally,
     /// Code owners.
     pub code_owners: Owners,
-    /// The repository is a shallow clone: recent commits, churn and `allTime` stop at the commits listed in
-    /// `.git/shallow`, whose parents git treats as absent; absent when `false`.
+    /// The repository is a shallow clone: recent commits, churn and `allTime` stop at the commits
+    /// listed in `.git/shallow`, whose parents git treats as absent; absent when `false`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub shallow: bool,
 }
@@ -85,8 +93,8 @@ pub enum PathKind {
     File,
     /// A directory.
     Directory,
-    /// Neither in HEAD's tree nor in the work tree, but in the index (added, then removed from the work tree). A
-    /// path in none of the three is refused (`not_found`).
+    /// Neither in HEAD's tree nor in the work tree, but in the index (added, then removed from the
+    /// work tree). A path in none of the three is refused (`not_found`).
     Absent,
 }
 
@@ -94,17 +102,19 @@ pub enum PathKind {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Changes {
-    /// Exact counts inside the subtree; left out while they say nothing the lists do not (no list cut by the
-    /// budget, not bare, untracked files counted the default way): each count is then its list's length, and no
-    /// list means clean.
+    /// Exact counts inside the subtree; left out while they say nothing the lists do not (no list
+    /// cut by the budget, not bare, untracked files counted the default way): each count is then
+    /// its list's length, and no list means clean.
     #[serde(skip_serializing_if = "Implied::is_implied")]
     pub counts: Implied<Counts>,
-    /// The path lists inside the subtree, flattened: `conflicted`, `staged`, `unstaged`, `untracked`.
+    /// The path lists inside the subtree, flattened: `conflicted`, `staged`, `unstaged`,
+    /// `untracked`.
     #[serde(flatten)]
     pub lists: PathLists<Change>,
 }
 
-/// Reads the path lists as if they were the report's own fields (`report.staged`), as they are in its JSON.
+/// Reads the path lists as if they were the report's own fields (`report.staged`), as they are in
+/// its JSON.
 impl std::ops::Deref for Changes {
     type Target = PathLists<Change>;
 
@@ -145,20 +155,21 @@ impl std::ops::Deref for Churn {
     }
 }
 
-/// Commits touching a path and who wrote them: `churn`'s window, or `allTime`, HEAD's whole history.
+/// Commits touching a path and who wrote them: `churn`'s window, or `allTime`, HEAD's whole
+/// history.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Tally {
     /// Commits touching the path (for `allTime`, `git rev-list --count HEAD -- <path>`); default 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub commits: usize,
-    /// Distinct authors among them, as `.mailmap` maps them: by email in `churn`, by name and email in
-    /// `allTime` (the lines of `git shortlog -sne`); default 0.
+    /// Distinct authors among them, as `.mailmap` maps them: by email in `churn`, by name and email
+    /// in `allTime` (the lines of `git shortlog -sne`); default 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub author_count: usize,
-    /// Those authors, most commits first. `churn` lists them all, then by email. `allTime` lists the
-    /// [`TOP_AUTHORS`] with the most commits, then by `Name <email>` byte order (as `git shortlog -sne` orders
-    /// them). Default empty.
+    /// Those authors, most commits first. `churn` lists them all, then by email. `allTime` lists
+    /// the [`TOP_AUTHORS`] with the most commits, then by `Name <email>` byte order (as
+    /// `git shortlog -sne` orders them). Default empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub authors: Vec<ChurnAuthor>,
 }
@@ -189,8 +200,8 @@ pub const TOP_AUTHORS: usize = 10;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Owners {
-    /// The CODEOWNERS file used (`.github/CODEOWNERS`, `CODEOWNERS` or `docs/CODEOWNERS` at HEAD); default `null`
-    /// (none).
+    /// The CODEOWNERS file used (`.github/CODEOWNERS`, `CODEOWNERS` or `docs/CODEOWNERS` at HEAD);
+    /// default `null` (none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<&'static str>,
     /// The deciding rule; default `null` (no rule matches).
@@ -205,8 +216,8 @@ pub struct Owners {
     /// For a directory: its files grouped by deciding rule, most files first.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub owners_by_rule: Vec<OwnerGroup>,
-    /// For a directory with work-tree changes: its changed paths (conflicted, staged, unstaged, untracked) grouped
-    /// by their owners, most paths first; default empty.
+    /// For a directory with work-tree changes: its changed paths (conflicted, staged, unstaged,
+    /// untracked) grouped by their owners, most paths first; default empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub changed: Vec<ChangedGroup>,
     /// Lines GitHub would skip as invalid (exact count); default 0.
@@ -267,13 +278,14 @@ const SECTIONS: [&str; 10] = [
 const SECONDS_PER_DAY: i64 = 86_400;
 
 impl Engine {
-    /// `repo.scope`: the subtree `options.path` at a glance, cut to `max_tokens` in the priority conflicted, staged,
-    /// unstaged, recent commits, churn authors, CODEOWNERS errors, owners by rule, untracked.
+    /// `repo.scope`: the subtree `options.path` at a glance, cut to `max_tokens` in the priority
+    /// conflicted, staged, unstaged, recent commits, churn authors, CODEOWNERS errors, owners by
+    /// rule, untracked.
     ///
     /// # Errors
-    /// [`Error::Invalid`] with `invalid_path` (absolute, `..`, control characters, inside `.git`) or
-    /// `budget_below_floor`; [`Error::GitRead`] when the status, a commit, a tree or the CODEOWNERS blob cannot
-    /// be read.
+    /// [`Error::Invalid`] with `invalid_path` (absolute, `..`, control characters, inside `.git`)
+    /// or `budget_below_floor`; [`Error::GitRead`] when the status, a commit, a tree or the
+    /// CODEOWNERS blob cannot be read.
     pub fn scope(
         &self,
         repo: &Repo,
@@ -296,13 +308,15 @@ struct Kept<'a> {
 /// Reads the full, uncut report.
 ///
 /// # Errors
-/// As [`Engine::scope`]; [`Error::Cancelled`] once `interrupt` is triggered (checked per commit walked).
+/// As [`Engine::scope`]; [`Error::Cancelled`] once `interrupt` is triggered (checked per commit
+/// walked).
 pub fn read(repo: &gix::Repository, options: &Options, interrupt: &Interrupt) -> Result<Scope> {
     read_from(&crate::cache::Reader::direct(repo), options, interrupt, None)
 }
 
-/// [`read`], taking recent commits and churn from a kept walk of HEAD over the path when `kept` is given and the
-/// work-tree status from `facets` (the engine's cache: the same status `repo.status` and `repo.brief` share).
+/// [`read`], taking recent commits and churn from a kept walk of HEAD over the path when `kept` is
+/// given and the work-tree status from `facets` (the engine's cache: the same status `repo.status`
+/// and `repo.brief` share).
 fn read_from(
     facets: &crate::cache::Reader<'_>,
     options: &Options,
@@ -370,15 +384,16 @@ fn read_from(
     })
 }
 
-/// What `repo.scope` reads from HEAD for one path: a function of HEAD's commit and the shallow boundary alone, so
-/// the engine keeps it under the HEAD facet (the lookups of HEAD, its commit and tree, the path in the tree, the
-/// CODEOWNERS file and, for a directory, every file under it are then not made again while nothing moves).
+/// What `repo.scope` reads from HEAD for one path: a function of HEAD's commit and the shallow
+/// boundary alone, so the engine keeps it under the HEAD facet (the lookups of HEAD, its commit and
+/// tree, the path in the tree, the CODEOWNERS file and, for a directory, every file under it are
+/// then not made again while nothing moves).
 #[derive(Debug, Clone)]
 struct AtHead {
     /// HEAD's commit; `None` while unborn.
     tip: Option<ObjectId>,
-    /// What the path is in HEAD's tree (`Directory` for the whole repository); `None` when the tree lacks it (the
-    /// work tree then decides, on every call).
+    /// What the path is in HEAD's tree (`Directory` for the whole repository); `None` when the tree
+    /// lacks it (the work tree then decides, on every call).
     kind: Option<PathKind>,
     /// The CODEOWNERS file at HEAD.
     codeowners: Option<codeowners::Loaded>,
@@ -392,7 +407,8 @@ impl AtHead {
     /// Reads it.
     ///
     /// # Errors
-    /// [`Error::GitRead`] when HEAD, its commit, its tree, the CODEOWNERS blob or `.git/shallow` cannot be read.
+    /// [`Error::GitRead`] when HEAD, its commit, its tree, the CODEOWNERS blob or `.git/shallow`
+    /// cannot be read.
     fn read(repo: &gix::Repository, path: &str) -> Result<Self> {
         let head = repo.head().map_err(|err| Error::git("HEAD", err))?;
         let tip =
@@ -473,8 +489,8 @@ fn within(path: &str, prefix: &str) -> bool {
     prefix.is_empty() || path.strip_prefix(prefix).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
 }
 
-/// What `path` is in HEAD's `tree`: `Directory` for the whole repository, `None` when the tree lacks it (or
-/// there is no tree: HEAD is unborn).
+/// What `path` is in HEAD's `tree`: `Directory` for the whole repository, `None` when the tree
+/// lacks it (or there is no tree: HEAD is unborn).
 fn tree_kind(tree: Option<&gix::Tree<'_>>, path: &str) -> Result<Option<PathKind>> {
     if path.is_empty() {
         return Ok(Some(PathKind::Directory));
@@ -613,8 +629,9 @@ fn recent_kept(
         .collect()
 }
 
-/// [`churn`] from a kept walk of HEAD over the path: the commits `--since` shows are a prefix of the kept walk's
-/// (see [`crate::walks`]); each distinct raw author is mapped through `.mailmap` once.
+/// [`churn`] from a kept walk of HEAD over the path: the commits `--since` shows are a prefix of
+/// the kept walk's (see [`crate::walks`]); each distinct raw author is mapped through `.mailmap`
+/// once.
 fn churn_kept(
     repo: &gix::Repository,
     walk: &mut crate::walks::Kept,
@@ -671,8 +688,8 @@ fn all_time(repo: &gix::Repository, tip: ObjectId, path: &str, interrupt: &Inter
     Ok(tally(repo, counts.into_iter().collect()))
 }
 
-/// [`all_time`] from a kept walk of HEAD over the path: the walk runs to the end of history once; each distinct
-/// raw author is mapped through `.mailmap` once.
+/// [`all_time`] from a kept walk of HEAD over the path: the walk runs to the end of history once;
+/// each distinct raw author is mapped through `.mailmap` once.
 fn all_time_kept(repo: &gix::Repository, walk: &mut crate::walks::Kept, interrupt: &Interrupt) -> Result<Tally> {
     walk.fill(repo, interrupt, usize::MAX)?;
     let mut counts: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
@@ -692,8 +709,9 @@ fn all_time_kept(repo: &gix::Repository, walk: &mut crate::walks::Kept, interrup
 /// An author's name and email as recorded.
 type RawAuthor = (Vec<u8>, Vec<u8>);
 
-/// Commits per raw (name, email) mapped through `.mailmap` and grouped as `git shortlog -sne` groups: by mapped
-/// name and email, most commits first, then by `Name <email>` in byte order; the first [`TOP_AUTHORS`] kept.
+/// Commits per raw (name, email) mapped through `.mailmap` and grouped as `git shortlog -sne`
+/// groups: by mapped name and email, most commits first, then by `Name <email>` in byte order; the
+/// first [`TOP_AUTHORS`] kept.
 fn tally(repo: &gix::Repository, raw: Vec<(RawAuthor, usize)>) -> Tally {
     let mailmap = crate::guard::open_mailmap(repo);
     let mut authors: BTreeMap<String, (usize, String, String)> = BTreeMap::new();
@@ -715,7 +733,8 @@ fn tally(repo: &gix::Repository, raw: Vec<(RawAuthor, usize)>) -> Tally {
     Tally { commits, author_count, authors }
 }
 
-/// The changed paths of `changes` grouped by their owners under `rules`, most paths first (then by owners).
+/// The changed paths of `changes` grouped by their owners under `rules`, most paths first (then by
+/// owners).
 fn changed_owners(rules: &codeowners::CodeOwners, changes: &Changes) -> Vec<ChangedGroup> {
     let mut paths: Vec<&str> = Vec::new();
     paths.extend(changes.conflicted.iter().map(String::as_str));
@@ -741,8 +760,8 @@ fn changed_owners(rules: &codeowners::CodeOwners, changes: &Changes) -> Vec<Chan
     groups
 }
 
-/// The owners of `path` (a `kind`) under the CODEOWNERS file `loaded`; a directory's files are those under it in
-/// `tree` (none without a tree).
+/// The owners of `path` (a `kind`) under the CODEOWNERS file `loaded`; a directory's files are
+/// those under it in `tree` (none without a tree).
 fn owners(
     loaded: Option<&codeowners::Loaded>,
     tree: Option<&gix::Tree<'_>>,

@@ -13,11 +13,13 @@ use crate::facets::worktree::{Change, Counts};
 use crate::facets::{Facet, commits, head, operation};
 use crate::lists::PathLists;
 
-/// The status report. Counts are exact; the path lists may be cut by the budget (see the envelope's `omitted`).
+/// The status report. Counts are exact; the path lists may be cut by the budget (see the envelope's
+/// `omitted`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Report {
-    /// Where HEAD is; its sha abbreviated like `git log --oneline` (shortest unique, at least 7 digits).
+    /// Where HEAD is; its sha abbreviated like `git log --oneline` (shortest unique, at least 7
+    /// digits).
     pub head: head::Head,
     /// The current branch's upstream with ahead/behind; default `null` (none configured).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -25,20 +27,23 @@ pub struct Report {
     /// The unfinished operation; default `null`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub operation_in_progress: Option<Operation>,
-    /// Exact counts; left out while they say nothing the lists do not (no list cut by the budget, not bare,
-    /// untracked files counted the default way): each count is then its list's length, and no list means clean.
+    /// Exact counts; left out while they say nothing the lists do not (no list cut by the budget,
+    /// not bare, untracked files counted the default way): each count is then its list's length,
+    /// and no list means clean.
     #[serde(skip_serializing_if = "Implied::is_implied")]
     pub counts: Implied<Counts>,
     /// The path lists, flattened: `conflicted`, `staged`, `unstaged`, `untracked`.
     #[serde(flatten)]
     pub lists: PathLists<Change>,
-    /// Submodules whose state could not be read, each with `error: {reason}` (a name git ignores as suspicious, a
-    /// gitdir that is gone); the rest of the report is given without them. Absent when empty.
+    /// Submodules whose state could not be read, each with `error: {reason}` (a name git ignores as
+    /// suspicious, a gitdir that is gone); the rest of the report is given without them. Absent
+    /// when empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unreadable: Vec<crate::Unreadable>,
 }
 
-/// Reads the path lists as if they were the report's own fields (`report.staged`), as they are in its JSON.
+/// Reads the path lists as if they were the report's own fields (`report.staged`), as they are in
+/// its JSON.
 impl std::ops::Deref for Report {
     type Target = PathLists<Change>;
 
@@ -81,7 +86,8 @@ pub(crate) fn read_from(facets: &Reader<'_>) -> Result<Report> {
 /// Cuts the path lists to `max_tokens`, in priority conflicted > staged > unstaged > untracked.
 ///
 /// # Errors
-/// [`crate::Error::Invalid`] (`budget_below_floor`) when the required fields alone exceed `max_tokens`.
+/// [`crate::Error::Invalid`] (`budget_below_floor`) when the required fields alone exceed
+/// `max_tokens`.
 pub fn fit(full: Report, max_tokens: usize, measure: &mut Measure<'_, Report>) -> Result<Budgeted<Report>> {
     let totals = full.lists.lengths();
     let cut = |full: &Report, shown: &[usize]| Report {

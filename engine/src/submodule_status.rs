@@ -1,5 +1,5 @@
-//! `submodule.status`: every submodule at any depth, like `git submodule status --recursive`, plus whether each
-//! checkout has uncommitted changes.
+//! `submodule.status`: every submodule at any depth, like `git submodule status --recursive`, plus
+//! whether each checkout has uncommitted changes.
 
 use serde::Serialize;
 
@@ -27,20 +27,24 @@ pub struct Report {
 pub struct Submodule {
     /// Path relative to the top-level repository, e.g. `libs/a/vendor/nested`.
     pub path: String,
-    /// The commit the (super)project's index records; `None` when nothing is recorded; default `null`.
+    /// The commit the (super)project's index records; `None` when nothing is recorded; default
+    /// `null`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recorded_sha: Option<String>,
-    /// The commit checked out in the submodule when it is not `recorded_sha` (state `drifted`); `None` when it is
-    /// the recorded one or nothing is checked out (default: `recordedSha`, or `null` when `state` is
-    /// `uninitialized`).
+    /// The commit checked out in the submodule when it is not `recorded_sha` (state `drifted`);
+    /// `None` when it is the recorded one or nothing is checked out (default: `recordedSha`, or
+    /// `null` when `state` is `uninitialized`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub checked_out_sha: Option<String>,
-    /// `true` when a repository is checked out at the path. Not serialised: `state` says it (`uninitialized`).
+    /// `true` when a repository is checked out at the path. Not serialised: `state` says it
+    /// (`uninitialized`).
     #[serde(skip)]
     pub initialized: bool,
-    /// `clean`, `drifted` (checked out elsewhere than recorded: `+`), `uninitialized` (`-`) or `conflict` (`U`).
+    /// `clean`, `drifted` (checked out elsewhere than recorded: `+`), `uninitialized` (`-`) or
+    /// `conflict` (`U`).
     pub state: SubmoduleState,
-    /// `true` when the submodule's own work tree has staged, unstaged or conflicted changes; default false.
+    /// `true` when the submodule's own work tree has staged, unstaged or conflicted changes;
+    /// default false.
     #[serde(skip_serializing_if = "is_false")]
     pub dirty: bool,
     /// Untracked files in the submodule's work tree; default 0.
@@ -52,11 +56,12 @@ pub struct Submodule {
 }
 
 impl Engine {
-    /// `submodule.status`: submodules at any depth, those at or under the repo-relative `path` when given.
+    /// `submodule.status`: submodules at any depth, those at or under the repo-relative `path` when
+    /// given.
     ///
     /// # Errors
-    /// [`crate::Error::Invalid`] (`invalid_path`) for a `path` with `..` or an absolute one; [`crate::Error::GitRead`]
-    /// when `.gitmodules`, an index or a submodule's HEAD cannot be read.
+    /// [`crate::Error::Invalid`] (`invalid_path`) for a `path` with `..` or an absolute one;
+    /// [`crate::Error::GitRead`] when `.gitmodules`, an index or a submodule's HEAD cannot be read.
     pub fn submodule_status(&self, repo: &Repo, path: Option<&str>) -> Result<Report> {
         if let Some(path) = path {
             crate::repository::check_relative_path(path)?;

@@ -1,10 +1,11 @@
-//! The names of the tools the engine points to (a brief's hints, a reflog entry's recovery), spelled the way the
-//! caller lists its tools.
+//! The names of the tools the engine points to (a brief's hints, a reflog entry's recovery),
+//! spelled the way the caller lists its tools.
 //!
-//! The engine knows nothing of the protocol that serves it, but its answers name the next tool to call. Each tool
-//! has one name in two spellings: the dotted one (`repo.reflog`, `operation.preview.branch`) and the same with every
-//! `.` written `_` (`repo_reflog`, `operation_preview_branch`). The caller picks the spelling ([`Spelling`]) and
-//! the engine writes every name it gives (JSON fields and text renderings alike) in it.
+//! The engine knows nothing of the protocol that serves it, but its answers name the next tool to
+//! call. Each tool has one name in two spellings: the dotted one (`repo.reflog`,
+//! `operation.preview.branch`) and the same with every `.` written `_` (`repo_reflog`,
+//! `operation_preview_branch`). The caller picks the spelling ([`Spelling`]) and the engine writes
+//! every name it gives (JSON fields and text renderings alike) in it.
 
 /// How tool names are written in the engine's answers.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]

@@ -1,17 +1,19 @@
-//! Kept walks: a history walk ([`Walk`]: git's order and path simplification) is kept after the call that made
-//! it, with every commit it showed, so that a later call over the same tips and path continues it instead of
-//! walking again from the tip. `repo.history`'s page N then costs O(limit) (the walk is already at page N-1's end),
-//! and `repo.scope`'s recent commits and churn of an unchanged HEAD are read from memory.
+//! Kept walks: a history walk ([`Walk`]: git's order and path simplification) is kept after the
+//! call that made it, with every commit it showed, so that a later call over the same tips and path
+//! continues it instead of walking again from the tip. `repo.history`'s page N then costs O(limit)
+//! (the walk is already at page N-1's end), and `repo.scope`'s recent commits and churn of an
+//! unchanged HEAD are read from memory.
 //!
-//! Exactness: a walk depends only on its tips, its path and the shallow boundary (commits never change), which
-//! make its key; what it shows is what a fresh walk shows, because it *is* that walk, continued. A churn window
-//! `--since=<t>` is answered from the walk without `since`: git's streaming walk stops showing at the first commit
-//! it takes that is older than `t` (every commit still queued is older still), so the window is the commits the
-//! full walk shows before that point (see [`Walk::since`]). A walk that failed (a read error, a cancelled call)
-//! is dropped, never continued.
+//! Exactness: a walk depends only on its tips, its path and the shallow boundary (commits never
+//! change), which make its key; what it shows is what a fresh walk shows, because it *is* that
+//! walk, continued. A churn window `--since=<t>` is answered from the walk without `since`: git's
+//! streaming walk stops showing at the first commit it takes that is older than `t` (every commit
+//! still queued is older still), so the window is the commits the full walk shows before that point
+//! (see [`Walk::since`]). A walk that failed (a read error, a cancelled call) is dropped, never
+//! continued.
 //!
-//! Bounds: at most [`MAX_KEPT`] walks and [`MAX_WEIGHT`] commits held in memory over all of them; the least
-//! recently used go first.
+//! Bounds: at most [`MAX_KEPT`] walks and [`MAX_WEIGHT`] commits held in memory over all of them;
+//! the least recently used go first.
 
 use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -30,8 +32,8 @@ pub(crate) const MAX_KEPT: usize = 16;
 /// Commits (walked, path entries, shown) held at most over every kept walk: about 100 bytes each.
 pub(crate) const MAX_WEIGHT: usize = 2_000_000;
 
-/// What a walk is of: the repository, its tips (a range's other tip and hidden commits), the path and the shallow
-/// boundary.
+/// What a walk is of: the repository, its tips (a range's other tip and hidden commits), the path
+/// and the shallow boundary.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Key {
     pub(crate) common_dir: PathBuf,
@@ -58,8 +60,8 @@ impl Key {
         Ok(Self { also: also.to_vec(), hidden: hidden.to_vec(), ..Self::from_tip(common_dir, tip, path, boundary) })
     }
 
-    /// [`Key::new`] of a walk from `tip` alone, with the shallow `boundary` already read (sorted, as
-    /// [`crate::ancestry::Shallow::boundary`] gives it).
+    /// [`Key::new`] of a walk from `tip` alone, with the shallow `boundary` already read (sorted,
+    /// as [`crate::ancestry::Shallow::boundary`] gives it).
     pub(crate) fn from_tip(common_dir: &Path, tip: ObjectId, path: Option<&str>, boundary: Vec<ObjectId>) -> Self {
         Self {
             common_dir: common_dir.to_path_buf(),
@@ -150,8 +152,9 @@ impl Kept {
         Ok(())
     }
 
-    /// The commits `git log --since=<since>` over the same tips and path shows: walks on until the walk took a
-    /// commit older than `since` (or history ends), then the shown commits taken before it.
+    /// The commits `git log --since=<since>` over the same tips and path shows: walks on until the
+    /// walk took a commit older than `since` (or history ends), then the shown commits taken before
+    /// it.
     ///
     /// # Errors
     /// As [`Kept::fill`].
@@ -223,8 +226,8 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Walks {
-    /// Runs `read` on the kept walk of `key`, or on a new one made by `start` (also when the kept one broke); the
-    /// walk is locked meanwhile (another call over the same key waits).
+    /// Runs `read` on the kept walk of `key`, or on a new one made by `start` (also when the kept
+    /// one broke); the walk is locked meanwhile (another call over the same key waits).
     ///
     /// # Errors
     /// Whatever `start` or `read` returns; a walk `read` leaves broken is dropped.
@@ -245,7 +248,8 @@ impl Walks {
         result
     }
 
-    /// Commits taken from the queues of kept walks since the engine started (for tests and benchmarks).
+    /// Commits taken from the queues of kept walks since the engine started (for tests and
+    /// benchmarks).
     pub(crate) fn walked(&self) -> u64 {
         self.walked.load(std::sync::atomic::Ordering::Relaxed)
     }
@@ -260,8 +264,9 @@ impl Walks {
         Some(walk)
     }
 
-    /// Keeps `walk` under `key` (replacing any other), then drops the least recently used walks over a bound (a
-    /// walk in use by another call weighs nothing here; it is counted at the next insertion).
+    /// Keeps `walk` under `key` (replacing any other), then drops the least recently used walks
+    /// over a bound (a walk in use by another call weighs nothing here; it is counted at the next
+    /// insertion).
     fn insert(&self, key: &Key, walk: Kept) -> Arc<Mutex<Kept>> {
         let walk = Arc::new(Mutex::new(walk));
         let mut kept = lock(&self.kept);
@@ -277,15 +282,15 @@ impl Walks {
     }
 }
 
-/// A queued commit: newest committer date first, then first queued first (git's `prio_queue` order; `order` is
-/// unique, so `parents` never decides).
+/// A queued commit: newest committer date first, then first queued first (git's `prio_queue` order;
+/// `order` is unique, so `parents` never decides).
 #[derive(PartialEq, Eq, PartialOrd, Ord)]
 struct Queued {
     time: i64,
     order: std::cmp::Reverse<u64>,
     id: ObjectId,
-    /// Its parents as the walk follows them, read with its date when it was queued; `None` for the tip, queued
-    /// unread.
+    /// Its parents as the walk follows them, read with its date when it was queued; `None` for the
+    /// tip, queued unread.
     parents: Option<Vec<ObjectId>>,
 }
 
@@ -302,34 +307,38 @@ pub(crate) enum Step {
 /// The path's entry (mode and object) in a commit's tree, `None` when absent.
 type PathEntry = Option<(gix::object::tree::EntryMode, ObjectId)>;
 
-/// git's default revision walk with history simplification by `path` (`git log [--since=<t>] <tip> -- <path>`);
-/// a shallow clone's boundary commits are walked as root commits, as git walks them. It borrows nothing, so it can
-/// be kept between calls and continued ([`crate::walks`]); every step is given the repository it reads.
+/// git's default revision walk with history simplification by `path`
+/// (`git log [--since=<t>] <tip> -- <path>`); a shallow clone's boundary commits are walked as root
+/// commits, as git walks them. It borrows nothing, so it can be kept between calls and continued
+/// ([`crate::walks`]); every step is given the repository it reads.
 pub(crate) struct Walk {
     pub(crate) shallow: Shallow,
     queue: BinaryHeap<Queued>,
     seen: HashSet<ObjectId>,
     queued: u64,
-    /// The literal path, normalised (no empty or `.` components); `""` is the whole tree (`git log -- .`).
+    /// The literal path, normalised (no empty or `.` components); `""` is the whole tree
+    /// (`git log -- .`).
     path: Option<std::sync::Arc<str>>,
     entries: HashMap<ObjectId, PathEntry>,
     since: Option<i64>,
-    /// For a range: the only commits that may be shown or walked (those the hidden commits do not reach).
+    /// For a range: the only commits that may be shown or walked (those the hidden commits do not
+    /// reach).
     limit: Option<HashSet<ObjectId>>,
     /// Checked before each commit is taken from the queue.
     interrupt: Interrupt,
     /// Commits taken from the queue so far.
     pub(crate) pops: u64,
-    /// Where the committer dates of the commits taken so far reached a new low: (pop ordinal, date), dates
-    /// strictly decreasing. A walk with `--since=<t>` ends at the first pop older than `t` (see [`Walk::since`]).
+    /// Where the committer dates of the commits taken so far reached a new low: (pop ordinal,
+    /// date), dates strictly decreasing. A walk with `--since=<t>` ends at the first pop older than
+    /// `t` (see [`Walk::since`]).
     pub(crate) lows: Vec<(u64, i64)>,
 }
 
 impl Walk {
-    /// A walk from `tip`, showing only commits that change `path` when given. The path is read as git reads a
-    /// literal pathspec: empty and `.` components are dropped (`./src/` is `src`), and what is left empty (`.`,
-    /// `""`) is the whole tree, so commits that change no file (an empty commit, a merge taking one parent's tree)
-    /// are simplified away as `git log -- .` does.
+    /// A walk from `tip`, showing only commits that change `path` when given. The path is read as
+    /// git reads a literal pathspec: empty and `.` components are dropped (`./src/` is `src`), and
+    /// what is left empty (`.`, `""`) is the whole tree, so commits that change no file (an empty
+    /// commit, a merge taking one parent's tree) are simplified away as `git log -- .` does.
     ///
     /// # Errors
     /// [`Error::GitRead`] when the shallow boundary cannot be read.
@@ -362,18 +371,20 @@ impl Walk {
         self.seen.len() + self.entries.len()
     }
 
-    /// `git log --since=<since>` (seconds since the epoch): like git's streaming walk, a commit whose committer
-    /// date is older is neither shown nor are its parents walked, so the walk ends where history gets older. Every
-    /// commit still queued then is older too (the queue gives the newest first), so such a walk shows exactly the
-    /// commits the walk without `since` shows before its first pop older than `since`.
+    /// `git log --since=<since>` (seconds since the epoch): like git's streaming walk, a commit
+    /// whose committer date is older is neither shown nor are its parents walked, so the walk ends
+    /// where history gets older. Every commit still queued then is older too (the queue gives the
+    /// newest first), so such a walk shows exactly the commits the walk without `since` shows
+    /// before its first pop older than `since`.
     pub(crate) fn since(mut self, since: i64) -> Self {
         self.since = Some(since);
         self
     }
 
-    /// The walk of a range: also from `also` (the other side of `A...B`), showing only commits that none of `hidden`
-    /// reaches (`git log <tip> <also> --not <hidden>`). The tip is queued with date 0 by [`Walk::new`]; it is
-    /// re-queued here with its date so that both sides are taken newest first.
+    /// The walk of a range: also from `also` (the other side of `A...B`), showing only commits that
+    /// none of `hidden` reaches (`git log <tip> <also> --not <hidden>`). The tip is queued with
+    /// date 0 by [`Walk::new`]; it is re-queued here with its date so that both sides are taken
+    /// newest first.
     ///
     /// # Errors
     /// [`Error::GitRead`] when a commit cannot be read.
@@ -395,7 +406,8 @@ impl Walk {
         Ok(self)
     }
 
-    /// The same walk, stopping with [`Error::Cancelled`] at the next commit once `interrupt` is triggered.
+    /// The same walk, stopping with [`Error::Cancelled`] at the next commit once `interrupt` is
+    /// triggered.
     pub(crate) fn interruptible(mut self, interrupt: &Interrupt) -> Self {
         self.interrupt = interrupt.clone();
         self
@@ -422,8 +434,8 @@ impl Walk {
         Ok(())
     }
 
-    /// Commit `id`'s committer date (seconds since the epoch) and its parents as git walks them (none for a
-    /// shallow boundary), from one pass over its header.
+    /// Commit `id`'s committer date (seconds since the epoch) and its parents as git walks them
+    /// (none for a shallow boundary), from one pass over its header.
     fn date_and_parents(&self, repo: &gix::Repository, id: ObjectId) -> Result<(i64, Vec<ObjectId>)> {
         use gix::objs::commit::ref_iter::Token;
         let commit = repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
@@ -455,9 +467,10 @@ impl Walk {
         }
     }
 
-    /// Takes commits from the queue until one is shown ([`Step::Shown`] with its committer date), the end of
-    /// history, or, when `below` is given, a commit older than `below` that is not shown ([`Step::Low`]). Each
-    /// commit taken is handled completely, so the walk can be continued after any step.
+    /// Takes commits from the queue until one is shown ([`Step::Shown`] with its committer date),
+    /// the end of history, or, when `below` is given, a commit older than `below` that is not shown
+    /// ([`Step::Low`]). Each commit taken is handled completely, so the walk can be continued after
+    /// any step.
     pub(crate) fn step(&mut self, repo: &gix::Repository, below: Option<i64>) -> Result<Step> {
         loop {
             self.interrupt.check()?;
@@ -509,8 +522,8 @@ impl Walk {
     }
 }
 
-/// `path`'s entry in commit `id`'s tree (cached in `entries`); for `""`, the root tree itself (`None` when empty,
-/// so that a root commit with no file is not shown).
+/// `path`'s entry in commit `id`'s tree (cached in `entries`); for `""`, the root tree itself
+/// (`None` when empty, so that a root commit with no file is not shown).
 fn path_entry(
     repo: &gix::Repository,
     entries: &mut HashMap<ObjectId, PathEntry>,

@@ -1,4 +1,5 @@
-//! `worktree.list`: the main work tree and every linked worktree, like `git worktree list --porcelain`.
+//! `worktree.list`: the main work tree and every linked worktree, like
+//! `git worktree list --porcelain`.
 
 use serde::Serialize;
 
@@ -21,7 +22,8 @@ pub struct Report {
 pub struct Worktree {
     /// Absolute path of the checkout (the git dir for a bare main repository).
     pub path: String,
-    /// `true` for the main work tree (or bare repository), `false` for a linked worktree; default false.
+    /// `true` for the main work tree (or bare repository), `false` for a linked worktree; default
+    /// false.
     #[serde(skip_serializing_if = "is_false")]
     pub main: bool,
     /// `true` for the worktree `repoPath` resolved to; default false.
@@ -36,9 +38,9 @@ pub struct Worktree {
     /// `true` when HEAD names a commit directly; default false.
     #[serde(skip_serializing_if = "is_false")]
     pub detached: bool,
-    /// The commit HEAD resolves to, abbreviated as `git worktree list` does (the shortest unique prefix, at least
-    /// `core.abbrev`: worktrees share one object store); `None` on an unborn branch and for a bare repository (as git
-    /// lists it); default `null`.
+    /// The commit HEAD resolves to, abbreviated as `git worktree list` does (the shortest unique
+    /// prefix, at least `core.abbrev`: worktrees share one object store); `None` on an unborn
+    /// branch and for a bare repository (as git lists it); default `null`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub head_sha: Option<String>,
     /// `true` when `git worktree lock` protects it from pruning; default false.
@@ -47,11 +49,12 @@ pub struct Worktree {
     /// The lock reason, when one was given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lock_reason: Option<String>,
-    /// `true` when its checkout is gone, so `git worktree prune` would remove its administrative files; default false.
+    /// `true` when its checkout is gone, so `git worktree prune` would remove its administrative
+    /// files; default false.
     #[serde(skip_serializing_if = "is_false")]
     pub prunable: bool,
-    /// Why this worktree's entry could not be read (e.g. its `HEAD` file is not a ref); its `branch` and `headSha`
-    /// are then `null`. Absent otherwise.
+    /// Why this worktree's entry could not be read (e.g. its `HEAD` file is not a ref); its
+    /// `branch` and `headSha` are then `null`. Absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ItemError>,
 }

@@ -1,10 +1,11 @@
-//! Aider's files in the repository: `.aider.chat.history.md`, `.aider.input.history`, `.aider.llm.history`
-//! (Aider's docs, "Options reference": `--chat-history-file` default `.aider.chat.history.md`,
-//! `--input-history-file` default `.aider.input.history`, `--llm-history-file`; all in the git root).
+//! Aider's files in the repository: `.aider.chat.history.md`, `.aider.input.history`,
+//! `.aider.llm.history` (Aider's docs, "Options reference": `--chat-history-file` default
+//! `.aider.chat.history.md`, `--input-history-file` default `.aider.input.history`,
+//! `--llm-history-file`; all in the git root).
 //!
-//! Their mtimes give the last activity. The chat history is Markdown in which Aider's own notices are quoted lines;
-//! from its tail we take only the paths of `> Applied edit to <path>` and `> Added <path> to the chat` notices. The
-//! input history (what the person typed) is never read.
+//! Their mtimes give the last activity. The chat history is Markdown in which Aider's own notices
+//! are quoted lines; from its tail we take only the paths of `> Applied edit to <path>` and
+//! `> Added <path> to the chat` notices. The input history (what the person typed) is never read.
 
 use std::io::{Read as _, Seek as _, SeekFrom};
 use std::path::Path;

@@ -1,13 +1,16 @@
 //! Claude Code's session store: `~/.claude/projects/<encoded cwd>/<session id>.jsonl`.
 //!
-//! Layout (from Claude Code's public issue tracker, e.g. anthropics/claude-code#36290 "the directory names under
-//! `~/.claude/projects/` encode filesystem paths by replacing `/` with `-` ... the session JSONL files already store
-//! the actual `cwd`", and #58591's reproducer `echo "${p//\//-}"` on the resolved path): one directory per working
-//! directory, named after its absolute path with every character other than ASCII letters and digits replaced by
-//! `-`, holding one append-only JSONL log per session. Each record carries `cwd`, `gitBranch`, `sessionId`,
-//! `timestamp` and `type` (`user`, `assistant`, `summary`, ...); assistant records hold `message.content[]` items,
-//! of which `{type: "tool_use", name, input: {file_path | notebook_path | path}}` name a tool and a file.
-//! We keep `cwd`, `gitBranch`, tool names and those file paths; never message text, tool input otherwise, or results.
+//! Layout (from Claude Code's public issue tracker, e.g. anthropics/claude-code#36290 "the
+//! directory names under `~/.claude/projects/` encode filesystem paths by replacing `/` with `-`
+//! ... the session JSONL files already store the actual `cwd`", and #58591's reproducer
+//! `echo "${p//\//-}"` on the resolved path): one directory per working directory, named after its
+//! absolute path with every character other than ASCII letters and digits replaced by `-`, holding
+//! one append-only JSONL log per session. Each record carries `cwd`, `gitBranch`, `sessionId`,
+//! `timestamp` and `type` (`user`, `assistant`, `summary`, ...); assistant records hold
+//! `message.content[]` items, of which
+//! `{type: "tool_use", name, input: {file_path | notebook_path | path}}` name a tool and a file. We
+//! keep `cwd`, `gitBranch`, tool names and those file paths; never message text, tool input
+//! otherwise, or results.
 
 use std::path::Path;
 

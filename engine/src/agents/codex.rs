@@ -1,12 +1,14 @@
-//! Codex CLI's session store: `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<timestamp>-<uuid>.jsonl` (`CODEX_HOME`
-//! defaults to `~/.codex`).
+//! Codex CLI's session store: `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<timestamp>-<uuid>.jsonl`
+//! (`CODEX_HOME` defaults to `~/.codex`).
 //!
 //! Layout (openai/codex's rollout recorder, as documented by readers such as kvsankar/agent-history
-//! `docs/codex-format.md` and Sinity/polylogue `docs/providers/openai-codex.md`): one JSONL log per session, every
-//! record `{timestamp, type, payload}`. The first is `session_meta` with `payload.cwd` and `payload.git.branch`;
-//! `turn_context` records repeat `payload.cwd`; `response_item` records with `payload.type` `function_call` or
-//! `custom_tool_call` name a tool (`payload.name`) and carry its arguments, where `apply_patch` patches name files in
-//! their `*** Update File: <path>` headers. We keep the cwd, the branch, tool names and those header paths only.
+//! `docs/codex-format.md` and Sinity/polylogue `docs/providers/openai-codex.md`): one JSONL log per
+//! session, every record `{timestamp, type, payload}`. The first is `session_meta` with
+//! `payload.cwd` and `payload.git.branch`; `turn_context` records repeat `payload.cwd`;
+//! `response_item` records with `payload.type` `function_call` or `custom_tool_call` name a tool
+//! (`payload.name`) and carry its arguments, where `apply_patch` patches name files in their
+//! `*** Update File: <path>` headers. We keep the cwd, the branch, tool names and those header
+//! paths only.
 
 use std::path::Path;
 

@@ -1,14 +1,15 @@
-//! Gemini CLI's session store: `~/.gemini/tmp/<project>/chats/session-<time>-<id>.json` (one JSON document per
-//! session, before 0.58) or `.jsonl` (an append-only log, since).
+//! Gemini CLI's session store: `~/.gemini/tmp/<project>/chats/session-<time>-<id>.json` (one JSON
+//! document per session, before 0.58) or `.jsonl` (an append-only log, since).
 //!
-//! Layout (Gemini CLI's session-management docs: "Sessions are stored in `~/.gemini/tmp/<project_hash>/chats/`,
-//! where `<project_hash>` is a unique identifier based on your project's root directory", quoted in
-//! nicosuave/memex#32; the hash is the SHA-256 hex of the project root, and google-gemini/gemini-cli#17901 moved to
-//! readable `<project>` slugs whose `.project_root` file holds the absolute project path, as
-//! farion1231/cc-switch#2240 reads it). A document is `{sessionId, projectHash, startTime, lastUpdated,
-//! messages[]}`; the log's first line is that header and the following lines are messages or `{"$set": {...}}`
-//! updates. A `gemini` message's `toolCalls[]` are `{id, name, args, result, status, timestamp}`; file tools name
-//! their file in `args.file_path` or `args.absolute_path`. We keep tool names and those paths only.
+//! Layout (Gemini CLI's session-management docs: "Sessions are stored in
+//! `~/.gemini/tmp/<project_hash>/chats/`, where `<project_hash>` is a unique identifier based on
+//! your project's root directory", quoted in nicosuave/memex#32; the hash is the SHA-256 hex of the
+//! project root, and google-gemini/gemini-cli#17901 moved to readable `<project>` slugs whose
+//! `.project_root` file holds the absolute project path, as farion1231/cc-switch#2240 reads it). A
+//! document is `{sessionId, projectHash, startTime, lastUpdated, messages[]}`; the log's first line
+//! is that header and the following lines are messages or `{"$set": {...}}` updates. A `gemini`
+//! message's `toolCalls[]` are `{id, name, args, result, status, timestamp}`; file tools name their
+//! file in `args.file_path` or `args.absolute_path`. We keep tool names and those paths only.
 
 use std::path::{Path, PathBuf};
 

@@ -1,17 +1,22 @@
-//! `agents.presence` (design.md §5): which other coding agents work in a repository, from local sources only.
+//! `agents.presence` (design.md §5): which other coding agents work in a repository, from local
+//! sources only.
 //!
 //! Each source is a small adapter returning [`Sighting`]s for one repository root:
-//! - [`process`]: running processes (Linux `/proc`) whose command line names a known agent CLI or editor and whose
-//!   working directory lies inside the repository; the parent chain of our own process marks the likely caller.
-//! - [`claude`], [`codex`], [`gemini`]: the agents' session stores under the home directory, read-only, by metadata
-//!   and by the tail of each append-only log ([`tail`]), cached by `(path, size, mtime)`.
+//! - [`process`]: running processes (Linux `/proc`) whose command line names a known agent CLI or
+//!   editor and whose working directory lies inside the repository; the parent chain of our own
+//!   process marks the likely caller.
+//! - [`claude`], [`codex`], [`gemini`]: the agents' session stores under the home directory,
+//!   read-only, by metadata and by the tail of each append-only log ([`tail`]), cached by
+//!   `(path, size, mtime)`.
 //! - [`aider`]: the history files Aider keeps in the repository itself.
-//! - [`vscode`]: Cursor's and VS Code's per-workspace `state.vscdb` (SQLite opened `mode=ro&immutable=1`).
+//! - [`vscode`]: Cursor's and VS Code's per-workspace `state.vscdb` (SQLite opened
+//!   `mode=ro&immutable=1`).
 //! - [`presence`]: the presence files of other MCP sidecars (`<run dir>/presence/mcp/<pid>.json`).
 //!
-//! Sightings of one agent are merged into one [`Agent`] (a process, the MCP sidecar it started, its newest session).
-//! Only names, times, paths and branches are ever kept: never prompts, messages, tool arguments or outputs, nor file
-//! contents. A store that cannot be read or parsed is skipped with a diagnostic; detection never fails a call.
+//! Sightings of one agent are merged into one [`Agent`] (a process, the MCP sidecar it started, its
+//! newest session). Only names, times, paths and branches are ever kept: never prompts, messages,
+//! tool arguments or outputs, nor file contents. A store that cannot be read or parsed is skipped
+//! with a diagnostic; detection never fails a call.
 
 mod aider;
 pub mod claude;
@@ -36,7 +41,8 @@ use crate::{Budgeted, Measure};
 
 /// Activity within this many milliseconds makes an agent `working` (2 minutes).
 pub const WORKING_WITHIN_MS: u64 = 2 * 60 * 1000;
-/// Activity within this many milliseconds keeps an agent without a live process `recent` (24 hours).
+/// Activity within this many milliseconds keeps an agent without a live process `recent` (24
+/// hours).
 pub const RECENT_WITHIN_MS: u64 = 24 * 60 * 60 * 1000;
 /// Most repo-relative files listed per agent (most recent first).
 pub const MAX_FILES_PER_AGENT: usize = 20;
@@ -44,8 +50,8 @@ pub const MAX_FILES_PER_AGENT: usize = 20;
 /// Where detection looks, resolved by the caller (the engine reads no environment).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Options {
-    /// The user's home directory (`~/.claude`, `~/.codex`, `~/.gemini`, `~/.config/Cursor`, ...); `None` skips the
-    /// home stores.
+    /// The user's home directory (`~/.claude`, `~/.codex`, `~/.gemini`, `~/.config/Cursor`, ...);
+    /// `None` skips the home stores.
     pub home: Option<PathBuf>,
     /// Codex's home (`CODEX_HOME`), default `<home>/.codex`.
     pub codex_home: Option<PathBuf>,
@@ -55,7 +61,8 @@ pub struct Options {
     pub proc_root: PathBuf,
     /// Our own process id: its record is excluded, its ancestors mark the likely caller.
     pub own_pid: u32,
-    /// The MCP client name the caller declared (sanitised), used when no ancestor process is recognised.
+    /// The MCP client name the caller declared (sanitised), used when no ancestor process is
+    /// recognised.
     pub client_name: Option<String>,
     /// Now, in Unix milliseconds.
     pub now_ms: u64,
@@ -93,19 +100,22 @@ pub enum Source {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Agent {
-    /// Agent kind, e.g. `claude-code`, `codex`, `gemini-cli`, `aider`, `cursor`, `vscode`, or an MCP client name.
+    /// Agent kind, e.g. `claude-code`, `codex`, `gemini-cli`, `aider`, `cursor`, `vscode`, or an
+    /// MCP client name.
     pub agent: String,
     /// `working`, `open` or `recent`.
     pub state: State,
     /// Every source that saw it, sorted.
     pub sources: Vec<Source>,
-    /// The branch the agent's session recorded (or the repository's when only its process is known).
+    /// The branch the agent's session recorded (or the repository's when only its process is
+    /// known).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
     /// The name of the last tool it used (never its arguments or output).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_tool: Option<String>,
-    /// Repo-relative files its store says it touched, most recent first, at most [`MAX_FILES_PER_AGENT`].
+    /// Repo-relative files its store says it touched, most recent first, at most
+    /// [`MAX_FILES_PER_AGENT`].
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<String>,
     /// Its process id, when a live process is known.
@@ -117,7 +127,8 @@ pub struct Agent {
     /// The MCP client name of a sidecar it runs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mcp_client: Option<String>,
-    /// Probably the agent calling us: an ancestor of our process, else the only record of the caller's kind.
+    /// Probably the agent calling us: an ancestor of our process, else the only record of the
+    /// caller's kind.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub likely_caller: bool,
 }
@@ -164,7 +175,8 @@ pub struct Sighting {
     pub mcp_client: Option<String>,
 }
 
-/// The detector: per-process caches of the stores' parsed tails. Cheap to share; calls lock it briefly.
+/// The detector: per-process caches of the stores' parsed tails. Cheap to share; calls lock it
+/// briefly.
 #[derive(Debug, Default)]
 pub struct Detector {
     cache: Mutex<Caches>,
@@ -180,12 +192,15 @@ pub struct Caches {
 }
 
 impl Detector {
-    /// Every agent working in the repository at `root` (canonical), cut to `max_tokens` as `measure` counts.
+    /// Every agent working in the repository at `root` (canonical), cut to `max_tokens` as
+    /// `measure` counts.
     ///
-    /// `branch` is the repository's current branch, reported for agents known only by their process.
+    /// `branch` is the repository's current branch, reported for agents known only by their
+    /// process.
     ///
     /// # Errors
-    /// [`crate::Error::Invalid`] (`budget_below_floor`) when even an empty answer exceeds `max_tokens`.
+    /// [`crate::Error::Invalid`] (`budget_below_floor`) when even an empty answer exceeds
+    /// `max_tokens`.
     pub fn presence(
         &self,
         root: &Path,
@@ -238,7 +253,8 @@ impl Detector {
     }
 }
 
-/// Merges sightings into agents, drops our own record and stale ones, marks the likely caller and sorts.
+/// Merges sightings into agents, drops our own record and stale ones, marks the likely caller and
+/// sorts.
 fn merge(
     sightings: Vec<Sighting>,
     presence: Vec<Sighting>,
@@ -321,7 +337,8 @@ fn merge(
     agents
 }
 
-/// Folds `other` into `record`: the newest activity wins the last tool, files are joined newest first.
+/// Folds `other` into `record`: the newest activity wins the last tool, files are joined newest
+/// first.
 fn absorb(record: &mut Sighting, other: &Sighting) {
     let newer = other.last_activity_ms > record.last_activity_ms;
     if other.last_tool.is_some() && (newer || record.last_tool.is_none()) {
@@ -358,7 +375,8 @@ fn state(record: &Sighting, now_ms: u64) -> Option<State> {
     }
 }
 
-/// The agent kind an MCP client name stands for (`claude-code` for `claude-code`, `claude-ai`, ...).
+/// The agent kind an MCP client name stands for (`claude-code` for `claude-code`, `claude-ai`,
+/// ...).
 pub fn agent_of_client(client: &str) -> String {
     let lower = client.to_ascii_lowercase();
     let known = [
@@ -382,8 +400,8 @@ pub(crate) fn too_old(modified_ms: u64, now_ms: u64) -> bool {
     now_ms.saturating_sub(modified_ms) > RECENT_WITHIN_MS
 }
 
-/// `path` (absolute, or relative to `cwd`) as a repository-relative path with `/` separators, if it lies inside
-/// `root`; `None` for paths outside, with `..`, or with control characters.
+/// `path` (absolute, or relative to `cwd`) as a repository-relative path with `/` separators, if it
+/// lies inside `root`; `None` for paths outside, with `..`, or with control characters.
 pub(crate) fn relative_to(root: &Path, cwd: Option<&Path>, path: &str) -> Option<String> {
     if path.is_empty() || path.chars().any(char::is_control) {
         return None;
@@ -414,7 +432,8 @@ pub(crate) fn inside(root: &Path, path: &Path) -> bool {
 #[cfg(test)]
 mod tests;
 
-/// The sighting of a session log whose recorded `cwd` lies inside `root`; `None` for another repository's log.
+/// The sighting of a session log whose recorded `cwd` lies inside `root`; `None` for another
+/// repository's log.
 pub(crate) fn session_sighting(
     agent: &str,
     root: &Path,
@@ -440,8 +459,9 @@ pub(crate) fn session_sighting(
     })
 }
 
-/// Reads the log at `path` through the cache and turns it into a sighting for `root`; skips logs older than a day
-/// by their mtime alone, and reports unreadable or unparseable logs in `diagnostics`.
+/// Reads the log at `path` through the cache and turns it into a sighting for `root`; skips logs
+/// older than a day by their mtime alone, and reports unreadable or unparseable logs in
+/// `diagnostics`.
 pub(crate) fn log_sighting(
     (agent, visit): (&str, tail::Visit),
     path: &Path,

@@ -1,7 +1,9 @@
-//! Presence files of other MCP sidecars: `<run dir>/presence/mcp/<pid>.json`, as this project's sidecar writes them
-//! (`{schemaVersion: 1, pid, client: {name, version}, repos: [{repoPath, lastCallMs, lastTool}]}`, see the sidecar's
-//! `presence` module). The published product keeps the same shape in its own run dir, which callers add to
-//! `run_dirs`. Our own file (our pid) is skipped; a file whose process is gone counts by its `lastCallMs` alone.
+//! Presence files of other MCP sidecars: `<run dir>/presence/mcp/<pid>.json`, as this project's
+//! sidecar writes them
+//! (`{schemaVersion: 1, pid, client: {name, version}, repos: [{repoPath, lastCallMs, lastTool}]}`,
+//! see the sidecar's `presence` module). The published product keeps the same shape in its own run
+//! dir, which callers add to `run_dirs`. Our own file (our pid) is skipped; a file whose process is
+//! gone counts by its `lastCallMs` alone.
 
 use std::path::{Path, PathBuf};
 
@@ -13,8 +15,8 @@ use crate::agents::{Options, Sighting, Source, agent_of_client, entries, inside}
 /// Largest presence file read.
 const MAX_FILE_BYTES: u64 = 64 << 10;
 
-/// Sidecars that answered calls on a repository inside `root`: one sighting each, keyed on the sidecar's parent
-/// process (the agent that started it) when it is alive.
+/// Sidecars that answered calls on a repository inside `root`: one sighting each, keyed on the
+/// sidecar's parent process (the agent that started it) when it is alive.
 pub(super) fn sightings(
     run_dirs: &[PathBuf],
     root: &Path,

@@ -1,10 +1,12 @@
-//! Running processes (Linux `/proc`): agent CLIs and editors whose working directory lies inside the repository.
+//! Running processes (Linux `/proc`): agent CLIs and editors whose working directory lies inside
+//! the repository.
 //!
-//! A process is an agent when the base name of `argv[0]` (or of `argv[1]` under an interpreter such as `node` or
-//! `python3`) names one (`claude`, `codex`, `gemini`, `aider`, `cursor`, `code`, ...), or its script path holds the
-//! agent's npm package (`@anthropic-ai/claude-code`, `@openai/codex`, `@google/gemini-cli`). Only the command's
-//! name, the process id, the parent id and the working directory are read; the rest of the command line (which may
-//! hold a prompt) is never kept. Elsewhere than Linux the table is empty.
+//! A process is an agent when the base name of `argv[0]` (or of `argv[1]` under an interpreter such
+//! as `node` or `python3`) names one (`claude`, `codex`, `gemini`, `aider`, `cursor`, `code`, ...),
+//! or its script path holds the agent's npm package (`@anthropic-ai/claude-code`, `@openai/codex`,
+//! `@google/gemini-cli`). Only the command's name, the process id, the parent id and the working
+//! directory are read; the rest of the command line (which may hold a prompt) is never kept.
+//! Elsewhere than Linux the table is empty.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -54,7 +56,8 @@ pub(super) struct Table {
 }
 
 impl Table {
-    /// Reads every process under `proc_root` (`/proc`); processes that vanish or cannot be read are skipped.
+    /// Reads every process under `proc_root` (`/proc`); processes that vanish or cannot be read are
+    /// skipped.
     pub(super) fn read(proc_root: &Path) -> Self {
         let mut processes = HashMap::new();
         let Ok(dir) = std::fs::read_dir(proc_root) else { return Self { processes } };
@@ -122,7 +125,8 @@ pub(super) fn sightings(table: &Table, root: &Path, own_pid: u32, branch: Option
     found
 }
 
-/// The parent pid from `/proc/<pid>/stat` (`pid (comm) state ppid ...`; `comm` may hold spaces and parentheses).
+/// The parent pid from `/proc/<pid>/stat` (`pid (comm) state ppid ...`; `comm` may hold spaces and
+/// parentheses).
 fn parent_of(stat: &str) -> Option<u32> {
     let after = &stat[stat.rfind(')')? + 1..];
     after.split_whitespace().nth(1)?.parse().ok()

@@ -1,13 +1,14 @@
-//! The `agents.presence` read on the [`Engine`]: the engine keeps the [`crate::agents::Detector`], whose stores
-//! are cached across calls.
+//! The `agents.presence` read on the [`Engine`]: the engine keeps the [`crate::agents::Detector`],
+//! whose stores are cached across calls.
 
 use crate::budget::{Budgeted, Measure};
 use crate::engine::{Engine, Repo};
 use crate::error::Result;
 
 impl Engine {
-    /// `agents.presence`: the other coding agents working in `repo` (design.md §5), cut to `max_tokens`. Detection reads
-    /// only local sources (see [`crate::agents`]); stores are cached by size and mtime across calls.
+    /// `agents.presence`: the other coding agents working in `repo` (design.md §5), cut to
+    /// `max_tokens`. Detection reads only local sources (see [`crate::agents`]); stores are cached
+    /// by size and mtime across calls.
     ///
     /// # Errors
     /// [`crate::Error::Invalid`] (`budget_below_floor`) when an empty answer exceeds `max_tokens`.

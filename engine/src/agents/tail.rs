@@ -1,9 +1,10 @@
 //! Incremental reading of append-only JSONL session logs.
 //!
-//! A log is read once by its head (the first line, where Codex keeps its session metadata) and its tail (the last
-//! [`TAIL_BYTES`]); later calls read only what was appended since, and a log whose size and mtime are unchanged is
-//! not opened at all. A 50 MB log therefore costs at most `HEAD_BYTES + TAIL_BYTES` of reading the first time and a
-//! `stat` afterwards. A partial last line (still being written) is left for the next call.
+//! A log is read once by its head (the first line, where Codex keeps its session metadata) and its
+//! tail (the last [`TAIL_BYTES`]); later calls read only what was appended since, and a log whose
+//! size and mtime are unchanged is not opened at all. A 50 MB log therefore costs at most
+//! `HEAD_BYTES + TAIL_BYTES` of reading the first time and a `stat` afterwards. A partial last line
+//! (still being written) is left for the next call.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -81,7 +82,8 @@ struct Entry {
 }
 
 impl LogCache {
-    /// The summary of the log at `path` with `metadata`, reading only what changed since the last call.
+    /// The summary of the log at `path` with `metadata`, reading only what changed since the last
+    /// call.
     ///
     /// # Errors
     /// The log cannot be opened or read.
@@ -129,7 +131,8 @@ impl LogCache {
     }
 }
 
-/// Visits the first line (up to [`HEAD_BYTES`]); returns the offset after it, or 0 when it is longer or incomplete.
+/// Visits the first line (up to [`HEAD_BYTES`]); returns the offset after it, or 0 when it is
+/// longer or incomplete.
 fn read_head(file: &mut File, summary: &mut Summary, visit: Visit) -> io::Result<u64> {
     let mut head = Vec::new();
     file.by_ref().take(HEAD_BYTES).read_to_end(&mut head)?;
@@ -156,7 +159,8 @@ fn visit_line(summary: &mut Summary, line: &[u8], visit: Visit) {
     }
 }
 
-/// Every string inside `value` (object values and array items, recursively), for patch headers in tool arguments.
+/// Every string inside `value` (object values and array items, recursively), for patch headers in
+/// tool arguments.
 pub(super) fn strings<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
     match value {
         Value::String(text) => out.push(text),
@@ -166,8 +170,8 @@ pub(super) fn strings<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
     }
 }
 
-/// The file paths named by `apply_patch` headers (`*** Add File: `, `*** Update File: `, `*** Delete File: `,
-/// `*** Move to: `) in `text`; nothing else of the patch is looked at.
+/// The file paths named by `apply_patch` headers (`*** Add File: `, `*** Update File: `,
+/// `*** Delete File: `, `*** Move to: `) in `text`; nothing else of the patch is looked at.
 pub(super) fn patch_paths(text: &str) -> impl Iterator<Item = &str> {
     text.lines().filter_map(|line| {
         ["*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: "]

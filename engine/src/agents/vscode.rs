@@ -1,14 +1,16 @@
-//! Cursor's and VS Code's per-workspace state: `<config>/User/workspaceStorage/<id>/workspace.json` and
-//! `state.vscdb` beside it (`<config>` = `~/.config/Cursor`, `~/.config/Code` on Linux; `~/Library/Application
-//! Support/Cursor`, `.../Code` on macOS).
+//! Cursor's and VS Code's per-workspace state: `<config>/User/workspaceStorage/<id>/workspace.json`
+//! and `state.vscdb` beside it (`<config>` = `~/.config/Cursor`, `~/.config/Code` on Linux;
+//! `~/Library/Application Support/Cursor`, `.../Code` on macOS).
 //!
-//! Layout (VS Code's storage service, and readers of Cursor's data such as mishanefedov/agentwatch#2 and
-//! specstoryai/getspecstory#209): `workspace.json` is `{"folder": "file:///abs/path"}` (or `{"workspace": ...}` for
-//! a `.code-workspace` file, not matched here); `state.vscdb` is SQLite with a table `ItemTable(key, value)`, whose
-//! key `history.entries` lists the editors opened, `[{"editor": {"resource": "file:///..."}}]`. Cursor's chats live
-//! elsewhere (`globalStorage/state.vscdb`, `cursorDiskKV`) and are never read. The database is opened read-only
-//! and immutable (`file:...?mode=ro&immutable=1`): SQLite takes no lock and never writes a journal, so a running
-//! editor is never disturbed. We keep the workspace folder, the mtimes and the opened files' paths.
+//! Layout (VS Code's storage service, and readers of Cursor's data such as
+//! mishanefedov/agentwatch#2 and specstoryai/getspecstory#209): `workspace.json` is
+//! `{"folder": "file:///abs/path"}` (or `{"workspace": ...}` for a `.code-workspace` file, not
+//! matched here); `state.vscdb` is SQLite with a table `ItemTable(key, value)`, whose key
+//! `history.entries` lists the editors opened, `[{"editor": {"resource": "file:///..."}}]`.
+//! Cursor's chats live elsewhere (`globalStorage/state.vscdb`, `cursorDiskKV`) and are never read.
+//! The database is opened read-only and immutable (`file:...?mode=ro&immutable=1`): SQLite takes no
+//! lock and never writes a journal, so a running editor is never disturbed. We keep the workspace
+//! folder, the mtimes and the opened files' paths.
 
 use std::path::{Path, PathBuf};
 
@@ -84,7 +86,8 @@ fn workspace_folder(path: &Path, caches: &mut Caches) -> Option<PathBuf> {
     folder.map(PathBuf::from)
 }
 
-/// The absolute paths of the editors `history.entries` lists, read once per (size, mtime) of the database.
+/// The absolute paths of the editors `history.entries` lists, read once per (size, mtime) of the
+/// database.
 fn opened_files(database: &Path, caches: &mut Caches) -> Result<Vec<String>, String> {
     let metadata = std::fs::metadata(database).map_err(|error| error.kind().to_string())?;
     let modified = metadata.modified().map_err(|error| error.kind().to_string())?;

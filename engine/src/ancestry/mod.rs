@@ -1,10 +1,11 @@
-//! Commit ancestry as git reads it (design.md §4.4): in a shallow clone, the commits listed in `.git/shallow` (the
-//! boundary) have no parents, whether or not their parents' objects happen to be present, exactly as git's own walks
-//! (`git log`, `git rev-list`, `git merge-base`) treat them.
+//! Commit ancestry as git reads it (design.md §4.4): in a shallow clone, the commits listed in
+//! `.git/shallow` (the boundary) have no parents, whether or not their parents' objects happen to
+//! be present, exactly as git's own walks (`git log`, `git rev-list`, `git merge-base`) treat them.
 //!
-//! Every history walk of the engine takes its parents from [`Shallow::parents`]; counts and exclusive commits go
-//! through [`ahead_behind`] and [`exclusive`], one walk of all the tips together that is exact whatever the commit
-//! dates ([`reach`]); merge bases through [`merge_bases`], the same walk with a bit for "below a common commit".
+//! Every history walk of the engine takes its parents from [`Shallow::parents`]; counts and
+//! exclusive commits go through [`ahead_behind`] and [`exclusive`], one walk of all the tips
+//! together that is exact whatever the commit dates ([`reach`]); merge bases through
+//! [`merge_bases`], the same walk with a bit for "below a common commit".
 
 use std::collections::HashSet;
 
@@ -16,42 +17,44 @@ pub(crate) mod generations;
 pub(crate) mod paint;
 pub(crate) mod reach;
 
-/// Saves the generation tables of every repository counted in (see [`generations`]) under `dir` (`<run dir>/generations`
-/// for the sidecar), one file per repository, so that a later process loads them instead of reading each history
-/// again; `None` keeps them in memory only (the default). Process-wide, as the tables are. Nothing is written to a
-/// repository.
+/// Saves the generation tables of every repository counted in (see [`generations`]) under `dir`
+/// (`<run dir>/generations` for the sidecar), one file per repository, so that a later process
+/// loads them instead of reading each history again; `None` keeps them in memory only (the
+/// default). Process-wide, as the tables are. Nothing is written to a repository.
 pub fn keep_generation_tables_in(dir: Option<std::path::PathBuf>) {
     generations::saved::keep_in(dir);
 }
 
-/// Waits until every generation table queued for saving is written (the writer thread runs off the calls' path).
-/// Dropping an [`crate::Engine`] that saves them does it too; for tests and benchmarks.
+/// Waits until every generation table queued for saving is written (the writer thread runs off the
+/// calls' path). Dropping an [`crate::Engine`] that saves them does it too; for tests and
+/// benchmarks.
 pub fn flush_generation_tables() {
     generations::saved::flush();
 }
 
-/// Drops every generation table held in memory, as a new process starts without them (saved files stay): for tests
-/// and benchmarks.
+/// Drops every generation table held in memory, as a new process starts without them (saved files
+/// stay): for tests and benchmarks.
 pub fn forget_generation_tables() {
     generations::forget();
 }
 
-/// How many commits the engine numbered by reading them (not loaded from a saved table, not taken from a
-/// commit-graph) since the process started: a measure of history reads, for tests and benchmarks.
+/// How many commits the engine numbered by reading them (not loaded from a saved table, not taken
+/// from a commit-graph) since the process started: a measure of history reads, for tests and
+/// benchmarks.
 pub fn numbered_commits() -> u64 {
     generations::numbered()
 }
 
-/// How many commits the exact walks (counts, merge bases, branch placement, and the check for a linear history that
-/// spares counts the walk) read from the object database or a commit-graph since the process started, rather than
-/// taking them from a generation table (which keeps each numbered commit's parents and date): for tests and
-/// benchmarks.
+/// How many commits the exact walks (counts, merge bases, branch placement, and the check for a
+/// linear history that spares counts the walk) read from the object database or a commit-graph
+/// since the process started, rather than taking them from a generation table (which keeps each
+/// numbered commit's parents and date): for tests and benchmarks.
 pub fn walk_reads() -> u64 {
     generations::walk_reads()
 }
 
-/// The file the generation table of the repository whose common dir is `common_dir` is saved in; `None` when tables
-/// are kept in memory only. For tests.
+/// The file the generation table of the repository whose common dir is `common_dir` is saved in;
+/// `None` when tables are kept in memory only. For tests.
 pub fn generation_table_file(common_dir: &std::path::Path) -> Option<std::path::PathBuf> {
     generations::saved_file(common_dir)
 }
@@ -80,7 +83,8 @@ impl Shallow {
         !self.boundary.is_empty()
     }
 
-    /// Whether `id` is a boundary commit: git shows it without parents (`git log --format=%P` prints nothing).
+    /// Whether `id` is a boundary commit: git shows it without parents (`git log --format=%P`
+    /// prints nothing).
     pub fn is_boundary(&self, id: &gix::oid) -> bool {
         self.boundary.binary_search_by(|probe| probe.as_ref().cmp(id)).is_ok()
     }
@@ -90,7 +94,8 @@ impl Shallow {
         &self.boundary
     }
 
-    /// The parents of `commit` as git walks them: none for a boundary commit, else the recorded ones in order.
+    /// The parents of `commit` as git walks them: none for a boundary commit, else the recorded
+    /// ones in order.
     pub fn parents(&self, commit: &gix::Commit<'_>) -> Vec<ObjectId> {
         if self.is_boundary(&commit.id) {
             return Vec::new();
@@ -128,11 +133,12 @@ impl Shallow {
     }
 }
 
-/// Commits `one` has that `other` lacks, and the other way round (`git rev-list --left-right --count
-/// one...other`), from one walk of both histories, exact whatever the commit dates (see [`reach`]); the shallow
-/// boundary cuts both walks as git's does. Equal tips, and tips a few single-parent commits above a common one, are
-/// answered without that walk ([`linear_ahead_behind`]), so without a commit-graph the commonest upstream counts
-/// (in sync, ahead, behind or both, on a linear history) never number the whole history.
+/// Commits `one` has that `other` lacks, and the other way round
+/// (`git rev-list --left-right --count one...other`), from one walk of both histories, exact
+/// whatever the commit dates (see [`reach`]); the shallow boundary cuts both walks as git's does.
+/// Equal tips, and tips a few single-parent commits above a common one, are answered without that
+/// walk ([`linear_ahead_behind`]), so without a commit-graph the commonest upstream counts (in
+/// sync, ahead, behind or both, on a linear history) never number the whole history.
 ///
 /// # Errors
 /// [`Error::GitRead`] when a commit cannot be read.
@@ -144,28 +150,32 @@ pub fn ahead_behind(repo: &gix::Repository, one: ObjectId, other: ObjectId) -> R
     Ok((reach.count_exclusive(0, 1), reach.count_exclusive(1, 0)))
 }
 
-/// Commits [`linear_ahead_behind`] reads at most on each side before it leaves the counts to the full walk.
+/// Commits [`linear_ahead_behind`] reads at most on each side before it leaves the counts to the
+/// full walk.
 const LINEAR_STEPS: usize = 256;
 
-/// The counts of [`ahead_behind`] without generation numbers, for the commonest shapes: equal tips, or each tip
-/// reaching a common commit (the fork) through at most [`LINEAR_STEPS`] commits that each have exactly one parent
-/// (as git walks them: a shallow boundary commit has none); one of the two chains may be empty (one tip above the
-/// other). `None` for any other shape, and when a commit cannot be read (the full walk then decides and reports).
+/// The counts of [`ahead_behind`] without generation numbers, for the commonest shapes: equal tips,
+/// or each tip reaching a common commit (the fork) through at most [`LINEAR_STEPS`] commits that
+/// each have exactly one parent (as git walks them: a shallow boundary commit has none); one of the
+/// two chains may be empty (one tip above the other). `None` for any other shape, and when a commit
+/// cannot be read (the full walk then decides and reports).
 pub(crate) fn linear_ahead_behind(repo: &gix::Repository, one: ObjectId, other: ObjectId) -> Option<(usize, usize)> {
     single_parent_fork(repo, one, other).map(|(ahead, behind, _)| (ahead, behind))
 }
 
-/// The fork of `one` and `other` when each reaches it through at most [`LINEAR_STEPS`] commits of exactly one
-/// parent: how many commits lead from `one` down to it, how many from `other`, and the fork itself (which may have
-/// any number of parents). `None` for any other shape or when a commit cannot be read.
+/// The fork of `one` and `other` when each reaches it through at most [`LINEAR_STEPS`] commits of
+/// exactly one parent: how many commits lead from `one` down to it, how many from `other`, and the
+/// fork itself (which may have any number of parents). `None` for any other shape or when a commit
+/// cannot be read.
 ///
-/// Why it is exact whatever the dates: write `one = a0`, `a(i+1)` the only parent of `ai`, `an = f`, and `other =
-/// b0 .. bm = f` alike, with no `bj` (j < m) among the `ai`: the history of `one` is `a0..a(n-1)` plus the history
-/// of `f`, that of `other` is `b0..b(m-1)` plus the history of `f`. No `ai` (i < n) is in the history of `f` (it
-/// descends from `f`, and history has no cycles), nor is it a `bj`: `one` has exactly `n` commits `other` lacks,
-/// `other` exactly `m` that `one` lacks, and their common history is `f`'s, so `f` is their one merge base. The two
-/// chains are read in turns and the first commit found in both is `f`: below it they are the same chain (each
-/// commit has one parent), so every other commit they share is found later.
+/// Why it is exact whatever the dates: write `one = a0`, `a(i+1)` the only parent of `ai`,
+/// `an = f`, and `other = b0 .. bm = f` alike, with no `bj` (j < m) among the `ai`: the history of
+/// `one` is `a0..a(n-1)` plus the history of `f`, that of `other` is `b0..b(m-1)` plus the history
+/// of `f`. No `ai` (i < n) is in the history of `f` (it descends from `f`, and history has no
+/// cycles), nor is it a `bj`: `one` has exactly `n` commits `other` lacks, `other` exactly `m` that
+/// `one` lacks, and their common history is `f`'s, so `f` is their one merge base. The two chains
+/// are read in turns and the first commit found in both is `f`: below it they are the same chain
+/// (each commit has one parent), so every other commit they share is found later.
 fn single_parent_fork(repo: &gix::Repository, one: ObjectId, other: ObjectId) -> Option<(usize, usize, ObjectId)> {
     if one == other {
         return Some((0, 0, one));
@@ -202,8 +212,8 @@ fn single_parent_fork(repo: &gix::Repository, one: ObjectId, other: ObjectId) ->
     None
 }
 
-/// Counts commits reachable from `from` but not from `hidden` (`git rev-list --count hidden..from`): the first of
-/// [`ahead_behind`].
+/// Counts commits reachable from `from` but not from `hidden`
+/// (`git rev-list --count hidden..from`): the first of [`ahead_behind`].
 ///
 /// # Errors
 /// [`Error::GitRead`] when a commit cannot be read.
@@ -211,19 +221,21 @@ pub fn count_exclusive(repo: &gix::Repository, from: ObjectId, hidden: ObjectId)
     Ok(ahead_behind(repo, from, hidden)?.0)
 }
 
-/// The best common ancestors of `one` and `others` taken together, as `git merge-base --all one others...`:
-/// newest committer date first (then by id); empty when the histories share no commit (also when the shallow
-/// boundary cuts them apart, as git answers). `one` itself when `others` is empty or holds it.
+/// The best common ancestors of `one` and `others` taken together, as
+/// `git merge-base --all one others...`: newest committer date first (then by id); empty when the
+/// histories share no commit (also when the shallow boundary cuts them apart, as git answers).
+/// `one` itself when `others` is empty or holds it.
 ///
-/// Exact whatever the commit dates: one walk of [`reach`] with a bit for `one`, a bit for `others` and a third bit
-/// that a commit carrying both hands on to its parents (they are below a common commit, so none is a best one).
-/// The walk pops commits in generation order, so a popped commit's bits are final (the argument of [`reach`]): the
-/// best common ancestors are the popped commits with both bits and without the third, and the walk may stop once
-/// every queued commit carries all three (every commit left unread is below a common one). gix's date-ordered
-/// merge-base meets a common commit before a common descendant dated earlier, and its check for redundant bases
-/// follows only first parents below them, so it can answer a commit that is an ancestor of another base. When both
-/// tips are a few single-parent commits above a common one (`single_parent_fork`, one side possibly none), that
-/// commit is the answer and no numbering is needed.
+/// Exact whatever the commit dates: one walk of [`reach`] with a bit for `one`, a bit for `others`
+/// and a third bit that a commit carrying both hands on to its parents (they are below a common
+/// commit, so none is a best one). The walk pops commits in generation order, so a popped commit's
+/// bits are final (the argument of [`reach`]): the best common ancestors are the popped commits
+/// with both bits and without the third, and the walk may stop once every queued commit carries all
+/// three (every commit left unread is below a common one). gix's date-ordered merge-base meets a
+/// common commit before a common descendant dated earlier, and its check for redundant bases
+/// follows only first parents below them, so it can answer a commit that is an ancestor of another
+/// base. When both tips are a few single-parent commits above a common one (`single_parent_fork`,
+/// one side possibly none), that commit is the answer and no numbering is needed.
 ///
 /// # Errors
 /// [`Error::GitRead`] when a commit cannot be read.
@@ -257,9 +269,10 @@ pub fn merge_base(repo: &gix::Repository, one: ObjectId, two: ObjectId) -> Resul
     Ok(merge_bases(repo, one, &[two])?.into_iter().next())
 }
 
-/// The commits reachable from `from` and from none of `hidden` (`git rev-list from --not hidden...`), at most
-/// `cap` of them, newest first (highest generation number, then newest committer date), exact whatever the commit
-/// dates (see [`reach`]), with the shallow boundary cutting the walks as git's does.
+/// The commits reachable from `from` and from none of `hidden`
+/// (`git rev-list from --not hidden...`), at most `cap` of them, newest first (highest generation
+/// number, then newest committer date), exact whatever the commit dates (see [`reach`]), with the
+/// shallow boundary cutting the walks as git's does.
 ///
 /// # Errors
 /// [`Error::GitRead`] when a commit cannot be read.

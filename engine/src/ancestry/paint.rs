@@ -1,17 +1,18 @@
-//! The bit painting that the engine's exact history walks share ([`super::reach`], `branch_stack::placement`): each
-//! tip has a bit, a commit's bits are those handed to it, and commits wait in a queue ordered by generation number,
-//! then committer date.
+//! The bit painting that the engine's exact history walks share ([`super::reach`],
+//! `branch_stack::placement`): each tip has a bit, a commit's bits are those handed to it, and
+//! commits wait in a queue ordered by generation number, then committer date.
 //!
-//! What the walks' exactness arguments rely on, and this type guarantees: a commit's bits only grow (handed bits are
-//! OR-ed in); a commit is queued whenever its bits grow while it is not queued, also after it was popped, so bits
-//! handed late still travel on; the queue pops the highest generation number first (a commit without one first of
-//! all), then the newest committer date; a commit is read once, on the first bits handed to it (from the generation
-//! table when it keeps the commit's parents and date, which the numbering took from the same commit, else from the
-//! commit-graph or the object database), and a commit that does not exist (beyond a shallow boundary) is skipped, as
-//! git's walks skip it. What a walk hands on, and when it
-//! stops, is the walk's own (see each walk's documentation); the type only counts, for the stop rules, the queued
-//! commits that are not settled (settled: carrying every bit, and numbered) and whether a commit without a number
-//! was queued.
+//! What the walks' exactness arguments rely on, and this type guarantees: a commit's bits only grow
+//! (handed bits are OR-ed in); a commit is queued whenever its bits grow while it is not queued,
+//! also after it was popped, so bits handed late still travel on; the queue pops the highest
+//! generation number first (a commit without one first of all), then the newest committer date; a
+//! commit is read once, on the first bits handed to it (from the generation table when it keeps the
+//! commit's parents and date, which the numbering took from the same commit, else from the
+//! commit-graph or the object database), and a commit that does not exist (beyond a shallow
+//! boundary) is skipped, as git's walks skip it. What a walk hands on, and when it stops, is the
+//! walk's own (see each walk's documentation); the type only counts, for the stop rules, the queued
+//! commits that are not settled (settled: carrying every bit, and numbered) and whether a commit
+//! without a number was queued.
 
 use gix::ObjectId;
 use gix::revwalk::graph::{Commit, IdMap};
@@ -19,11 +20,13 @@ use gix::revwalk::graph::{Commit, IdMap};
 use super::generations::Known;
 use crate::error::{Error, Result};
 
-/// Per commit of a walk: where its bits sit in the bit table, its generation number, whether it waits in the queue.
+/// Per commit of a walk: where its bits sit in the bit table, its generation number, whether it
+/// waits in the queue.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Node {
     slot: u32,
-    /// The generation number ([`Known::of`]), `None` for a commit below no numbered tip (never expected).
+    /// The generation number ([`Known::of`]), `None` for a commit below no numbered tip (never
+    /// expected).
     pub(crate) generation: Option<u32>,
     queued: bool,
 }
@@ -60,7 +63,8 @@ pub(crate) struct Paint<'walk> {
 }
 
 impl<'walk> Paint<'walk> {
-    /// A walk over `bits` bits reading commits through `commit_graph` (the one `known`'s numbers agree with).
+    /// A walk over `bits` bits reading commits through `commit_graph` (the one `known`'s numbers
+    /// agree with).
     pub(crate) fn new(
         repo: &'walk gix::Repository,
         commit_graph: Option<&'walk gix::commitgraph::Graph>,
@@ -85,8 +89,8 @@ impl<'walk> Paint<'walk> {
         }
     }
 
-    /// The same walk without the count of unsettled commits ([`Paint::unsettled`] stays 0): for a walk whose stop
-    /// rule is its own.
+    /// The same walk without the count of unsettled commits ([`Paint::unsettled`] stays 0): for a
+    /// walk whose stop rule is its own.
     pub(crate) fn without_settled_count(mut self) -> Self {
         self.counting = false;
         self
@@ -97,8 +101,8 @@ impl<'walk> Paint<'walk> {
         vec![0; self.words]
     }
 
-    /// Queued commits that are not settled (not carrying every bit, or without a generation number); 0 when not
-    /// counted ([`Paint::without_settled_count`]).
+    /// Queued commits that are not settled (not carrying every bit, or without a generation
+    /// number); 0 when not counted ([`Paint::without_settled_count`]).
     pub(crate) fn unsettled(&self) -> usize {
         self.unsettled
     }
@@ -108,8 +112,8 @@ impl<'walk> Paint<'walk> {
         self.unnumbered
     }
 
-    /// Adds `bits` to the bits of commit `id` (read on first sight; skipped when it does not exist) and queues it
-    /// when they grew and it is not queued.
+    /// Adds `bits` to the bits of commit `id` (read on first sight; skipped when it does not exist)
+    /// and queues it when they grew and it is not queued.
     ///
     /// # Errors
     /// [`Error::GitRead`] when the commit cannot be read.
@@ -155,8 +159,8 @@ impl<'walk> Paint<'walk> {
         inserted.map(|_| ()).map_err(|err| Error::git("commit", err))
     }
 
-    /// Pops the next commit: returns its id, copies its bits into `bits` and its parents into `parents` (as
-    /// recorded: the walk decides whether a shallow boundary hands them anything).
+    /// Pops the next commit: returns its id, copies its bits into `bits` and its parents into
+    /// `parents` (as recorded: the walk decides whether a shallow boundary hands them anything).
     pub(crate) fn pop(&mut self, bits: &mut [u64], parents: &mut Vec<ObjectId>) -> Option<ObjectId> {
         loop {
             let (_, id) = self.queue.pop()?;
@@ -179,7 +183,8 @@ impl<'walk> Paint<'walk> {
     }
 }
 
-/// Whether a commit is settled for the stop rules: it carries every bit and has a generation number.
+/// Whether a commit is settled for the stop rules: it carries every bit and has a generation
+/// number.
 fn settled(bits: &[u64], full: &[u64], generation: Option<u32>) -> bool {
     generation.is_some() && bits == full
 }

@@ -1,20 +1,21 @@
-//! `repo.branchStack`: where a branch (the current one, or the `branch` argument) stands against its upstream and
-//! its base, and which local branches are stacked with it.
+//! `repo.branchStack`: where a branch (the current one, or the `branch` argument) stands against
+//! its upstream and its base, and which local branches are stacked with it.
 //!
-//! Every ahead/behind is seen from the examined branch: `ahead` counts commits the examined branch has that the
-//! other (upstream, base, related branch) lacks, `behind` the other way round (`git rev-list --left-right --count
-//! <examined>...<other>`).
+//! Every ahead/behind is seen from the examined branch: `ahead` counts commits the examined branch
+//! has that the other (upstream, base, related branch) lacks, `behind` the other way round
+//! (`git rev-list --left-right --count <examined>...<other>`).
 //!
-//! Relations (ancestry as `git merge-base --is-ancestor`): a branch is *stacked on the examined branch* when the
-//! examined tip is its ancestor; the examined branch is *stacked on it* when its tip is an ancestor of the examined
-//! tip and it has commits the base lacks; it *shares the base* when its merge-base with the base equals the examined
-//! branch's. Other branches are not related and not listed.
+//! Relations (ancestry as `git merge-base --is-ancestor`): a branch is *stacked on the examined
+//! branch* when the examined tip is its ancestor; the examined branch is *stacked on it* when its
+//! tip is an ancestor of the examined tip and it has commits the base lacks; it *shares the base*
+//! when its merge-base with the base equals the examined branch's. Other branches are not related
+//! and not listed.
 //!
-//! A parent that was rewritten under the examined branch (`git rebase main` on it while the examined branch still
-//! sits on its old commits) is no longer in the examined history, so no relation lists it: `parentMoved` names it
-//! from its reflog (`facets::lineage::moved_parent`), with the `git rebase --onto` that moves the examined branch and
-//! whether that replay conflicts (`conflict::preflight::predict_onto`, the rebase prediction of
-//! `repo.conflictPreflight`).
+//! A parent that was rewritten under the examined branch (`git rebase main` on it while the
+//! examined branch still sits on its old commits) is no longer in the examined history, so no
+//! relation lists it: `parentMoved` names it from its reflog (`facets::lineage::moved_parent`),
+//! with the `git rebase --onto` that moves the examined branch and whether that replay conflicts
+//! (`conflict::preflight::predict_onto`, the rebase prediction of `repo.conflictPreflight`).
 
 use std::collections::HashSet;
 
@@ -37,8 +38,8 @@ use crate::error::{Error, Result};
 use crate::facets::refs::{self, Upstream};
 use crate::facets::{head, iso_time, lineage};
 
-/// Commits of the examined branch replayed at most to predict `parentMoved`'s rebase; more are not predicted
-/// (`replay: too-many-commits`).
+/// Commits of the examined branch replayed at most to predict `parentMoved`'s rebase; more are not
+/// predicted (`replay: too-many-commits`).
 pub const MAX_PARENT_REPLAY: usize = 100;
 
 /// Conflicting paths `parentMoved` names at most; `moreConflicts` counts the rest.
@@ -54,7 +55,8 @@ pub struct Options {
     pub base_candidates: Vec<String>,
     /// Related branches listed at most.
     pub max_related: usize,
-    /// The local branch to examine (`feature/x` or `refs/heads/feature/x`); `None`: the current branch.
+    /// The local branch to examine (`feature/x` or `refs/heads/feature/x`); `None`: the current
+    /// branch.
     pub branch: Option<String>,
 }
 
@@ -62,32 +64,35 @@ pub struct Options {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Report {
-    /// The examined branch's short name (the current one unless `branch` was given); default `null` (HEAD
-    /// detached).
+    /// The examined branch's short name (the current one unless `branch` was given); default `null`
+    /// (HEAD detached).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
     /// The examined tip; default `null` (unborn branch).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sha: Option<String>,
-    /// The examined branch's upstream with ahead/behind from the examined branch; default `null` (none).
+    /// The examined branch's upstream with ahead/behind from the examined branch; default `null`
+    /// (none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub upstream: Option<Upstream>,
-    /// The base the branch is compared with; default `null` (no candidate exists, or only the current branch does).
+    /// The base the branch is compared with; default `null` (no candidate exists, or only the
+    /// current branch does).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub base: Option<Base>,
-    /// Related local branches in stack order: those the examined branch is built on (nearest the base first), then
-    /// those built on it (nearest first), then those sharing its base (newest tip first). Default empty.
+    /// Related local branches in stack order: those the examined branch is built on (nearest the
+    /// base first), then those built on it (nearest first), then those sharing its base (newest tip
+    /// first). Default empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub related: Vec<Related>,
     /// Related branches in all (exact, also when `maxRelated` lists fewer); default 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub related_total: usize,
-    /// The local branch the examined branch was built on and that was rewritten since (rebased, amended), with how
-    /// to move the examined branch onto it; default `null` (none).
+    /// The local branch the examined branch was built on and that was rewritten since (rebased,
+    /// amended), with how to move the examined branch onto it; default `null` (none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parent_moved: Option<ParentMoved>,
-    /// The repository is a shallow clone: history, ahead/behind and merge bases stop at the commits listed in
-    /// `.git/shallow`, whose parents git treats as absent; absent when `false`.
+    /// The repository is a shallow clone: history, ahead/behind and merge bases stop at the commits
+    /// listed in `.git/shallow`, whose parents git treats as absent; absent when `false`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub shallow: bool,
 }
@@ -100,7 +105,8 @@ pub struct Base {
     pub name: String,
     /// Its commit.
     pub sha: String,
-    /// The best common ancestor of the examined tip and the base; default `null` (unrelated histories).
+    /// The best common ancestor of the examined tip and the base; default `null` (unrelated
+    /// histories).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub merge_base: Option<String>,
     /// Commits on the examined branch not on the base; default 0.
@@ -115,22 +121,23 @@ pub struct Base {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ParentMoved {
-    /// The parent, its old and new tips (abbreviated here) and the examined branch's commits on the old
-    /// tip, as the lineage facet finds them. The old tip is the newest entry of the parent's reflog that is
-    /// one of the examined branch's own commits (`git merge-base --fork-point <parent> <branch>` where git
-    /// answers).
+    /// The parent, its old and new tips (abbreviated here) and the examined branch's commits on the
+    /// old tip, as the lineage facet finds them. The old tip is the newest entry of the parent's
+    /// reflog that is one of the examined branch's own commits
+    /// (`git merge-base --fork-point <parent> <branch>` where git answers).
     #[serde(flatten)]
     pub moved: lineage::ParentMoved,
-    /// The git command that moves the examined branch's own commits onto the parent's tip now (a branch name
-    /// with characters a shell would read apart in single quotes).
+    /// The git command that moves the examined branch's own commits onto the parent's tip now (a
+    /// branch name with characters a shell would read apart in single quotes).
     pub command: String,
-    /// The predicted outcome of `command`: `clean`, `stops` (conflicts) or `too-many-commits` (more than
-    /// [`MAX_PARENT_REPLAY`] to replay: not predicted).
+    /// The predicted outcome of `command`: `clean`, `stops` (conflicts) or `too-many-commits` (more
+    /// than [`MAX_PARENT_REPLAY`] to replay: not predicted).
     pub replay: crate::conflict::preflight::RebaseStatus,
     /// The commit the replay stops at, `<sha> <subject>`; default `null` (it does not stop).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stops_at: Option<String>,
-    /// The paths that conflict there, in path order, at most [`MAX_PARENT_CONFLICTS`]; default empty.
+    /// The paths that conflict there, in path order, at most [`MAX_PARENT_CONFLICTS`]; default
+    /// empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conflicts: Vec<String>,
     /// Conflicting paths not named; default 0.
@@ -138,7 +145,8 @@ pub struct ParentMoved {
     pub more_conflicts: usize,
 }
 
-/// Reads the facet's fields as if they were the report's own (`moved.parent`), as they are in its JSON.
+/// Reads the facet's fields as if they were the report's own (`moved.parent`), as they are in its
+/// JSON.
 impl std::ops::Deref for ParentMoved {
     type Target = lineage::ParentMoved;
 
@@ -169,13 +177,16 @@ pub struct Related {
     pub sha: String,
     /// How it relates.
     pub relation: Relation,
-    /// Commits on the examined branch not on it (`git rev-list --count <it>..<examined>`); default 0.
+    /// Commits on the examined branch not on it (`git rev-list --count <it>..<examined>`);
+    /// default 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub ahead: usize,
-    /// Commits on it not on the examined branch (`git rev-list --count <examined>..<it>`); default 0.
+    /// Commits on it not on the examined branch (`git rev-list --count <examined>..<it>`);
+    /// default 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub behind: usize,
-    /// Its own upstream, with ahead/behind seen from it (like `git branch -vv`); default `null` (none).
+    /// Its own upstream, with ahead/behind seen from it (like `git branch -vv`); default `null`
+    /// (none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub upstream: Option<Upstream>,
     /// Its tip's committer date, ISO 8601.
@@ -183,20 +194,22 @@ pub struct Related {
 }
 
 impl Engine {
-    /// `repo.branchStack`: the examined branch (`options.branch`, else the current one) against its upstream and
-    /// base, and its related branches in stack order.
+    /// `repo.branchStack`: the examined branch (`options.branch`, else the current one) against its
+    /// upstream and base, and its related branches in stack order.
     ///
-    /// Cost: none of the history is walked to place the other local branches when there are none; else one walk of
-    /// all their histories together with the examined tip's and the base's, which visits each commit once (more
-    /// often only under skewed commit dates) and stops where every branch is placed (generation numbers from the
-    /// commit-graph when there is one, else from the generation table, whose entries also give the walk each
-    /// commit's parents and date without reading it; nothing is ever written to the repository). Then short walks between stacked tips for the
-    /// stack order; ahead/behind of a branch sharing the base are counted only for the `maxRelated` listed.
+    /// Cost: none of the history is walked to place the other local branches when there are none;
+    /// else one walk of all their histories together with the examined tip's and the base's, which
+    /// visits each commit once (more often only under skewed commit dates) and stops where every
+    /// branch is placed (generation numbers from the commit-graph when there is one, else from the
+    /// generation table, whose entries also give the walk each commit's parents and date without
+    /// reading it; nothing is ever written to the repository). Then short walks between stacked
+    /// tips for the stack order; ahead/behind of a branch sharing the base are counted only for the
+    /// `maxRelated` listed.
     ///
     /// # Errors
-    /// [`crate::Error::Invalid`] (`invalid_revision`) for a candidate or branch starting with `-` or holding control
-    /// characters, `unknown_revision` for a `branch` that names no local branch (with the nearest names);
-    /// [`Error::GitRead`] when refs or commits cannot be read.
+    /// [`crate::Error::Invalid`] (`invalid_revision`) for a candidate or branch starting with `-`
+    /// or holding control characters, `unknown_revision` for a `branch` that names no local branch
+    /// (with the nearest names); [`Error::GitRead`] when refs or commits cannot be read.
     pub fn branch_stack(&self, repo: &Repo, options: &Options) -> Result<Report> {
         // The first count on a repository without a commit-graph numbers its history (`ancestry::generations`);
         // the walks then take the commits from the generation table, so no object is read twice.
@@ -404,7 +417,8 @@ fn branch_tips(repo: &gix::Repository) -> Result<Vec<(gix::refs::FullName, Strin
     Ok(tips)
 }
 
-/// The first candidate, then default base, that names a commit and is not the current branch itself.
+/// The first candidate, then default base, that names a commit and is not the current branch
+/// itself.
 fn find_base(
     repo: &gix::Repository,
     candidates: &[String],

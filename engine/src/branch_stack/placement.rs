@@ -1,32 +1,37 @@
-//! Where every other branch stands against the examined tip and the base, from one walk of all their histories
-//! together, instead of a walk of the whole examined history plus one walk per branch.
+//! Where every other branch stands against the examined tip and the base, from one walk of all
+//! their histories together, instead of a walk of the whole examined history plus one walk per
+//! branch.
 //!
-//! Each tip gets a bit: the examined tip (`EXAMINED`), the base (`BASE`), the fork point of the two (`FORK`, their
-//! merge base) and one per branch. A commit's flags are the bits of the tips it was found to be reachable from. The
-//! walk pops commits highest generation number first (the commit-graph's, else the engine's table: see
-//! `ancestry::generations`), then newest committer date, and hands each parent only the bits that can still tell
-//! something (below); the answers are read from the flags at the tips once nothing is left to hand on. A commit's
-//! parents are read only when it hands a bit on, so history below the place where every question was settled is
+//! Each tip gets a bit: the examined tip (`EXAMINED`), the base (`BASE`), the fork point of the two
+//! (`FORK`, their merge base) and one per branch. A commit's flags are the bits of the tips it was
+//! found to be reachable from. The walk pops commits highest generation number first (the
+//! commit-graph's, else the engine's table: see `ancestry::generations`), then newest committer
+//! date, and hands each parent only the bits that can still tell something (below); the answers are
+//! read from the flags at the tips once nothing is left to hand on. A commit's parents are read
+//! only when it hands a bit on, so history below the place where every question was settled is
 //! never read.
 //!
-//! Exact whatever the order (skewed clocks, no commit-graph): flags only grow; a commit whose flags grew after it was
-//! popped is queued again; and a bit is held back only where it can tell nothing new, because a commit that already
-//! carries tip j's bit is an ancestor of tip j, so none of its ancestors is tip j (histories have no cycles), or
-//! because the question it served is settled. The order only decides how many commits are popped twice.
+//! Exact whatever the order (skewed clocks, no commit-graph): flags only grow; a commit whose flags
+//! grew after it was popped is queued again; and a bit is held back only where it can tell nothing
+//! new, because a commit that already carries tip j's bit is an ancestor of tip j, so none of its
+//! ancestors is tip j (histories have no cycles), or because the question it served is settled. The
+//! order only decides how many commits are popped twice.
 //!
-//! Where the order settles more: every commit below the tips has a generation number, and in that order a popped
-//! commit's flags are final (the argument of `ancestry::reach`: each child a tip reaches is numbered higher, so it
-//! was popped, and handed its bits on, before). A bit withheld on a path to a tip is never one its question needs:
-//! the commits on a path from tip i down to tip j are strict descendants of j, so they lack j's bit and keep seeking
-//! while j's question is open. So when a tip is popped, what its flags lack they never get: the examined tip's
-//! missing branch bits settle "not above", a branch tip's missing examined (base) bit settles "not below the
-//! examined tip" ("not below the base"). Without this the walk had to go on to the roots to learn a "no" (the
-//! examined bit kept seeking branches that are not below it), reading the whole history on every call. Should a
-//! commit have no number (never expected), the walk is made again without settling anything by order.
+//! Where the order settles more: every commit below the tips has a generation number, and in that
+//! order a popped commit's flags are final (the argument of `ancestry::reach`: each child a tip
+//! reaches is numbered higher, so it was popped, and handed its bits on, before). A bit withheld on
+//! a path to a tip is never one its question needs: the commits on a path from tip i down to tip j
+//! are strict descendants of j, so they lack j's bit and keep seeking while j's question is open.
+//! So when a tip is popped, what its flags lack they never get: the examined tip's missing branch
+//! bits settle "not above", a branch tip's missing examined (base) bit settles "not below the
+//! examined tip" ("not below the base"). Without this the walk had to go on to the roots to learn a
+//! "no" (the examined bit kept seeking branches that are not below it), reading the whole history
+//! on every call. Should a commit have no number (never expected), the walk is made again without
+//! settling anything by order.
 //!
-//! The flags, the queue and its order are `ancestry::paint::Paint`'s (shared with `ancestry::reach`): it keeps
-//! the properties this argument uses (flags only grow, a commit is queued again when they grow, generation number
-//! first, then date).
+//! The flags, the queue and its order are `ancestry::paint::Paint`'s (shared with
+//! `ancestry::reach`): it keeps the properties this argument uses (flags only grow, a commit is
+//! queued again when they grow, generation number first, then date).
 
 use gix::ObjectId;
 
@@ -40,17 +45,20 @@ use crate::error::Result;
 pub(super) struct Place {
     /// The branch tip is an ancestor of the examined tip (or the same commit).
     pub(super) below_examined: bool,
-    /// The branch tip is an ancestor of the base tip (or the same commit); computed when a base is given.
+    /// The branch tip is an ancestor of the base tip (or the same commit); computed when a base is
+    /// given.
     pub(super) below_base: bool,
     /// The examined tip is an ancestor of the branch tip (or the same commit).
     pub(super) above_examined: bool,
-    /// The fork point is a parent of a commit that the branch has and the base lacks: the branch left the base's
-    /// history at the fork point. Computed when a base and a fork point are given, and exact only for a branch
-    /// neither below nor above the examined tip (the only ones it is asked of).
+    /// The fork point is a parent of a commit that the branch has and the base lacks: the branch
+    /// left the base's history at the fork point. Computed when a base and a fork point are given,
+    /// and exact only for a branch neither below nor above the examined tip (the only ones it is
+    /// asked of).
     pub(super) leaves_at_fork: bool,
 }
 
-/// The base of the comparison: its tip and the fork point (the examined tip's merge base with it, if any).
+/// The base of the comparison: its tip and the fork point (the examined tip's merge base with it,
+/// if any).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct BaseTips {
     pub(super) tip: ObjectId,
@@ -90,13 +98,14 @@ struct Open {
     below_base: Bits,
     /// Is the examined tip below the branch?
     above_examined: Bits,
-    /// Might the branch's fork point still matter (it is neither below nor above the examined tip so far)?
+    /// Might the branch's fork point still matter (it is neither below nor above the examined tip
+    /// so far)?
     leaves_at_fork: Bits,
 }
 
-/// Places every tip of `branches` against `examined` and `base`: one [`Place`] per branch, in order. Parents are
-/// read as git walks them (none for a shallow boundary commit); the commit-graph is used when the repository has one
-/// and is not shallow (a read never writes one).
+/// Places every tip of `branches` against `examined` and `base`: one [`Place`] per branch, in
+/// order. Parents are read as git walks them (none for a shallow boundary commit); the commit-graph
+/// is used when the repository has one and is not shallow (a read never writes one).
 ///
 /// # Errors
 /// [`Error::GitRead`] when a commit cannot be read.
@@ -114,8 +123,9 @@ pub(super) fn place(
     }
 }
 
-/// The walk of [`place`]. With `by_order`, a tip's negative answers are settled when it is popped (exact when every
-/// commit walked has a generation number; `None` is returned as soon as one has none).
+/// The walk of [`place`]. With `by_order`, a tip's negative answers are settled when it is popped
+/// (exact when every commit walked has a generation number; `None` is returned as soon as one has
+/// none).
 fn place_walk(
     repo: &gix::Repository,
     shallow: &Shallow,

@@ -1,17 +1,20 @@
-//! `repo.brief`'s hints (design.md §5, issue 22): a small ranked rule set, each rule a situation and the one call that
-//! answers the next question an agent has about it, with the arguments to pass.
+//! `repo.brief`'s hints (design.md §5, issue 22): a small ranked rule set, each rule a situation
+//! and the one call that answers the next question an agent has about it, with the arguments to
+//! pass.
 //!
-//! Ranking, highest first: conflicts > operation in progress > commits dropped from a branch > detached HEAD >
-//! behind upstream > a parent branch rewritten under the current one > a stack whose base moved > a large change
-//! ahead of the base > submodules needing attention > CODEOWNERS with uncommitted changes > uncommitted changes on
-//! the default branch > stashes. At most [`MAX_HINTS`] are kept.
+//! Ranking, highest first: conflicts > operation in progress > commits dropped from a branch >
+//! detached HEAD > behind upstream > a parent branch rewritten under the current one > a stack
+//! whose base moved > a large change ahead of the base > submodules needing attention > CODEOWNERS
+//! with uncommitted changes > uncommitted changes on the default branch > stashes. At most
+//! [`MAX_HINTS`] are kept.
 //!
 //! A hint only names a tool that can answer in the running configuration: write proposals
-//! (`operation.preview.*`) only when a gateway is configured ([`Facts::proposals`]); otherwise the hint names a read
-//! and its `run` gives the git command a person would run. A hint repeats nothing the brief already says (issue 16):
-//! `why` only names what no other field does, and arguments are given only where the tool's default would not do.
-//! Every hint has a `why` unless its tool and the brief already say it (the submodules hint beside the brief's list
-//! of submodules needing attention), so a reader never has to guess why a call is suggested.
+//! (`operation.preview.*`) only when a gateway is configured ([`Facts::proposals`]); otherwise the
+//! hint names a read and its `run` gives the git command a person would run. A hint repeats nothing
+//! the brief already says (issue 16): `why` only names what no other field does, and arguments are
+//! given only where the tool's default would not do. Every hint has a `why` unless its tool and the
+//! brief already say it (the submodules hint beside the brief's list of submodules needing
+//! attention), so a reader never has to guess why a call is suggested.
 
 use std::collections::BTreeMap;
 
@@ -28,35 +31,37 @@ pub(super) const MAX_HINTS: usize = 3;
 /// Conflicted paths the conflicts hint names at most; the rest are counted (`+N more`).
 pub(super) const MAX_NAMED_CONFLICTS: usize = 3;
 
-/// A ranked next step: call `tool` with `arguments` (plus `repoPath`). `why` carries only what the rest of the
-/// brief does not already say (the conflicted paths, the dropped commits, the stack's chain), `run` the git
-/// commands a person would run where no tool acts on it; both are left out when empty, so a hint costs a few tokens.
+/// A ranked next step: call `tool` with `arguments` (plus `repoPath`). `why` carries only what the
+/// rest of the brief does not already say (the conflicted paths, the dropped commits, the stack's
+/// chain), `run` the git commands a person would run where no tool acts on it; both are left out
+/// when empty, so a hint costs a few tokens.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Hint {
-    /// The rule that fired: `conflicts`, `operation`, `dropped`, `detached`, `behind`, `parentMoved`, `stack`,
-    /// `largeChange`, `submodules`, `owners`, `uncommittedOnDefault`, `stashes`. Not serialised: `tool` and the
-    /// brief's fields already say it (design.md §4.2).
+    /// The rule that fired: `conflicts`, `operation`, `dropped`, `detached`, `behind`,
+    /// `parentMoved`, `stack`, `largeChange`, `submodules`, `owners`, `uncommittedOnDefault`,
+    /// `stashes`. Not serialised: `tool` and the brief's fields already say it (design.md §4.2).
     #[serde(skip)]
     pub kind: &'static str,
     /// The tool to call next; always one that answers in the running configuration.
     pub tool: &'static str,
-    /// Arguments for `tool` besides `repoPath` (a proposal also needs the caller's `reason`), only those whose
-    /// default would not do; default empty.
+    /// Arguments for `tool` besides `repoPath` (a proposal also needs the caller's `reason`), only
+    /// those whose default would not do; default empty.
     #[serde(skip_serializing_if = "Map::is_empty")]
     pub arguments: Map<String, Value>,
-    /// What the rest of the brief does not say about the situation, e.g. `docs/guide.md, src/main.c`; default
-    /// empty.
+    /// What the rest of the brief does not say about the situation, e.g.
+    /// `docs/guide.md, src/main.c`; default empty.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub why: String,
-    /// The git commands a person would run to act on it where no tool does, alternatives separated by ` | `, e.g.
-    /// `git rebase --continue | git rebase --abort`; default empty.
+    /// The git commands a person would run to act on it where no tool does, alternatives separated
+    /// by ` | `, e.g. `git rebase --continue | git rebase --abort`; default empty.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub run: String,
     /// The brief's section (its `omitted` name) that already states everything the hint says, e.g.
-    /// `submoduleAttention` when the brief names every submodule needing attention and the hint only points to
-    /// `submodule.status`. The text rendering leaves such a hint out while that section is shown uncut (the JSON
-    /// keeps it); `None` for a hint that says something of its own. Not serialised.
+    /// `submoduleAttention` when the brief names every submodule needing attention and the hint
+    /// only points to `submodule.status`. The text rendering leaves such a hint out while that
+    /// section is shown uncut (the JSON keeps it); `None` for a hint that says something of its
+    /// own. Not serialised.
     #[serde(skip)]
     pub stated_by: Option<&'static str>,
 }
@@ -68,7 +73,8 @@ pub(super) struct Facts<'a> {
     pub brief: &'a Brief,
     /// Unmerged paths, in path order.
     pub conflicted: &'a [String],
-    /// Every changed path (staged, unstaged, untracked, conflicted; an untracked directory as `dir/`).
+    /// Every changed path (staged, unstaged, untracked, conflicted; an untracked directory as
+    /// `dir/`).
     pub changed: &'a [String],
     /// Dropped commits, the stack and the CODEOWNERS file.
     pub lineage: &'a Lineage,
@@ -114,14 +120,15 @@ fn hint(kind: &'static str, tool: &'static str, arguments: Value, why: String, r
     Hint { kind, tool, arguments, why, run: run.to_owned(), stated_by: None }
 }
 
-/// What continues and what aborts `operation`, as git commands a person runs: `conflict.read`'s conclude and
-/// abort, alternatives separated by ` | `.
+/// What continues and what aborts `operation`, as git commands a person runs: `conflict.read`'s
+/// conclude and abort, alternatives separated by ` | `.
 fn continue_or_abort(operation: Operation) -> String {
     let (conclude, abort) = crate::conflict::state::conclude_or_abort(operation.into());
     format!("{conclude} | {abort}")
 }
 
-/// Up to [`MAX_NAMED_CONFLICTS`] conflicted paths, then `+N more`: the brief counts them but names none.
+/// Up to [`MAX_NAMED_CONFLICTS`] conflicted paths, then `+N more`: the brief counts them but names
+/// none.
 fn conflicts(facts: &Facts<'_>) -> Option<Hint> {
     let count = facts.brief.working_tree.conflicted;
     if count == 0 {
@@ -138,8 +145,8 @@ fn conflicts(facts: &Facts<'_>) -> Option<Hint> {
     Some(hint("conflicts", facts.name(ToolName::CONFLICT_READ), json!({}), named, &run))
 }
 
-/// The operation and the branch being rebased are the brief's own fields; the hint adds how far it got and how to
-/// go on.
+/// The operation and the branch being rebased are the brief's own fields; the hint adds how far it
+/// got and how to go on.
 fn operation(facts: &Facts<'_>) -> Option<Hint> {
     let operation = facts.brief.operation_in_progress?;
     // The conflicts hint already says how to go on.
@@ -176,7 +183,8 @@ fn dropped(facts: &Facts<'_>) -> Option<Hint> {
     Some(hint("dropped", facts.name(ToolName::REPO_REFLOG), json!({ "refName": newest.branch }), why, ""))
 }
 
-/// The brief says HEAD is detached; the reflog shows where it came from, and the reason says why it matters.
+/// The brief says HEAD is detached; the reflog shows where it came from, and the reason says why it
+/// matters.
 fn detached(facts: &Facts<'_>) -> Option<Hint> {
     let brief = facts.brief;
     // A rebase or bisect detaches HEAD itself; the operation hint already covers it.
@@ -197,7 +205,8 @@ fn detached(facts: &Facts<'_>) -> Option<Hint> {
     Some(hint("detached", facts.name(ToolName::REPO_REFLOG), json!({}), why, "git switch -c <name>"))
 }
 
-/// The brief's HEAD says how far behind; the argument names the upstream to preflight, the reason what it tells.
+/// The brief's HEAD says how far behind; the argument names the upstream to preflight, the reason
+/// what it tells.
 fn behind(facts: &Facts<'_>) -> Option<Hint> {
     let head = &facts.brief.head;
     let upstream = head.upstream.as_ref().filter(|_| head.behind > 0)?;
@@ -205,8 +214,8 @@ fn behind(facts: &Facts<'_>) -> Option<Hint> {
     Some(hint("behind", facts.name(ToolName::REPO_CONFLICT_PREFLIGHT), json!({ "targetRef": upstream }), why, ""))
 }
 
-/// The parent branch is in no field of the brief: the reason names it; `repo.branchStack` gives its old tip, the
-/// `git rebase --onto` and whether that replay conflicts.
+/// The parent branch is in no field of the brief: the reason names it; `repo.branchStack` gives its
+/// old tip, the `git rebase --onto` and whether that replay conflicts.
 fn parent_moved(facts: &Facts<'_>) -> Option<Hint> {
     let moved = facts.lineage.parent_moved.as_ref()?;
     let branch = facts.brief.head.branch.as_deref()?;
@@ -214,8 +223,8 @@ fn parent_moved(facts: &Facts<'_>) -> Option<Hint> {
     Some(hint("parentMoved", facts.name(ToolName::REPO_BRANCH_STACK), json!({ "branch": branch }), why, ""))
 }
 
-/// The chain under the current branch and how far its base moved; left to [`parent_moved`] when a parent was
-/// rewritten (the same call answers both).
+/// The chain under the current branch and how far its base moved; left to [`parent_moved`] when a
+/// parent was rewritten (the same call answers both).
 fn stack(facts: &Facts<'_>) -> Option<Hint> {
     if facts.lineage.parent_moved.is_some() {
         return None;
@@ -244,9 +253,10 @@ fn stack(facts: &Facts<'_>) -> Option<Hint> {
     ))
 }
 
-/// The branch's own change against its base (the default branch) is large ([`Ahead::is_large`](crate::facets::lineage::Ahead::is_large)): its patch costs
-/// thousands of tokens, the changed symbols a fraction of that. The arguments select `git diff <merge-base>..HEAD`;
-/// the reason gives the size, which the brief does not.
+/// The branch's own change against its base (the default branch) is large
+/// ([`Ahead::is_large`](crate::facets::lineage::Ahead::is_large)): its patch costs thousands of
+/// tokens, the changed symbols a fraction of that. The arguments select
+/// `git diff <merge-base>..HEAD`; the reason gives the size, which the brief does not.
 fn large_change(facts: &Facts<'_>) -> Option<Hint> {
     let ahead = facts.lineage.ahead.as_ref().filter(|ahead| ahead.is_large())?;
     let lines = if ahead.lines >= LARGE_CHANGE_LINES { format!("{}+", ahead.lines) } else { ahead.lines.to_string() };
@@ -263,8 +273,9 @@ fn large_change(facts: &Facts<'_>) -> Option<Hint> {
     Some(hint("largeChange", facts.name(ToolName::DIFF_SEMANTIC), arguments, why, ""))
 }
 
-/// The brief's submodules say which need attention; when they name every one, the hint only points to the tool
-/// and the text leaves it out. It needs no reason: the brief's list and the tool's name say it.
+/// The brief's submodules say which need attention; when they name every one, the hint only points
+/// to the tool and the text leaves it out. It needs no reason: the brief's list and the tool's name
+/// say it.
 fn submodules(facts: &Facts<'_>) -> Option<Hint> {
     let submodules = &facts.brief.submodules;
     if submodules.drifted + submodules.uninitialized + submodules.conflicts == 0 {
@@ -274,7 +285,8 @@ fn submodules(facts: &Facts<'_>) -> Option<Hint> {
     Some(Hint { stated_by: (!submodules.attention_truncated).then_some("submoduleAttention"), ..hint })
 }
 
-/// Every changed path is a submodule the brief already lists as needing attention (its gitlink changed).
+/// Every changed path is a submodule the brief already lists as needing attention (its gitlink
+/// changed).
 fn only_submodules_changed(facts: &Facts<'_>) -> bool {
     let attention = &facts.brief.submodules.attention;
     !facts.changed.is_empty()
@@ -300,8 +312,9 @@ fn owners(facts: &Facts<'_>) -> Option<Hint> {
     Some(hint("owners", facts.name(ToolName::REPO_SCOPE), json!({ "path": shown }), format!("owners: {file}"), ""))
 }
 
-/// The brief's branch is its default branch (`conventions.defaultBranch`) and the tree is not clean: the reason
-/// says so, since the brief states both facts apart and never that work sits on the default branch.
+/// The brief's branch is its default branch (`conventions.defaultBranch`) and the tree is not
+/// clean: the reason says so, since the brief states both facts apart and never that work sits on
+/// the default branch.
 fn uncommitted_on_default(facts: &Facts<'_>) -> Option<Hint> {
     let brief = facts.brief;
     let tree = &brief.working_tree;
@@ -340,8 +353,8 @@ fn plural(count: usize) -> &'static str {
     if count == 1 { "" } else { "s" }
 }
 
-/// The directory holding most of `paths`: from the top, go down into the child directory that holds more than
-/// half of the paths below the current one, while there is one. `""` for the top.
+/// The directory holding most of `paths`: from the top, go down into the child directory that holds
+/// more than half of the paths below the current one, while there is one. `""` for the top.
 pub(super) fn busiest_directory(paths: &[String]) -> String {
     let mut current: Vec<&str> = Vec::new();
     loop {

@@ -18,19 +18,21 @@ use crate::facets::operation::Operation;
 use crate::facets::worktree::Counts;
 use crate::facets::{Facet, commits, conventions, head, lineage, operation, refs, stashes, submodules, worktree};
 
-/// Recent commits a brief shows unless asked for another count: a handful orients an agent, and `recentCommits`
-/// (up to 20) or `repo.history` gives more.
+/// Recent commits a brief shows unless asked for another count: a handful orients an agent, and
+/// `recentCommits` (up to 20) or `repo.history` gives more.
 pub const DEFAULT_RECENT_COMMITS: usize = 5;
 
 /// Knobs of `repo.brief`.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// Recent commits to include before budgeting (design.md §5: 1-20, default [`DEFAULT_RECENT_COMMITS`]).
+    /// Recent commits to include before budgeting (design.md §5: 1-20, default
+    /// [`DEFAULT_RECENT_COMMITS`]).
     pub recent_commits: usize,
-    /// Write proposals can answer (a gateway is configured): only then may a hint name an `operation.preview.*`
-    /// tool. Default false.
+    /// Write proposals can answer (a gateway is configured): only then may a hint name an
+    /// `operation.preview.*` tool. Default false.
     pub proposals: bool,
-    /// How hints spell the tools they name ([`crate::tool_names`]). Default `repo_brief`-style underscores.
+    /// How hints spell the tools they name ([`crate::tool_names`]). Default `repo_brief`-style
+    /// underscores.
     pub tool_names: crate::Spelling,
     /// The clock, Unix seconds, for the hints' recency window (commits dropped from a branch within
     /// [`lineage::RECENT_SECONDS`]). Default: the system clock when the options are made.
@@ -44,8 +46,8 @@ impl Default for Options {
     }
 }
 
-/// The brief. Compact (design.md §4.2): every field documented with a default is left out of the JSON when it has that
-/// default.
+/// The brief. Compact (design.md §4.2): every field documented with a default is left out of the
+/// JSON when it has that default.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Brief {
@@ -62,32 +64,34 @@ pub struct Brief {
     /// Aggregated submodule drift; default: no submodule (left out when `total` is 0).
     #[serde(skip_serializing_if = "submodules::Summary::is_empty")]
     pub submodules: submodules::Summary,
-    /// Newest first, `"<sha> <subject>"` strings with the sha abbreviated like `git log --oneline` (shortest
-    /// unique, at least 7 digits) and a subject over [`SUBJECT_CHARS`] characters cut to them and `…`
-    /// ([`shortened_subject`]); default empty (unborn branch).
+    /// Newest first, `"<sha> <subject>"` strings with the sha abbreviated like `git log --oneline`
+    /// (shortest unique, at least 7 digits) and a subject over [`SUBJECT_CHARS`] characters cut to
+    /// them and `…` ([`shortened_subject`]); default empty (unborn branch).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub recent_commits: Vec<CommitLine>,
     /// Detected conventions; default: none detected.
     #[serde(skip_serializing_if = "Conventions::is_empty")]
     pub conventions: Conventions,
-    /// At most 3 ranked next steps ([`crate::brief::hints`]), each `{tool, arguments, why}`; default empty.
+    /// At most 3 ranked next steps ([`crate::brief::hints`]), each `{tool, arguments, why}`;
+    /// default empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hints: Vec<Hint>,
-    /// How the engine's cache serves this repository when it is not watched (stat-validated or off, and why); absent
-    /// when the repository is watched (the default) and from [`read`]. Set by [`crate::Engine::brief`]; the lowest
-    /// priority of the budget (a cut is counted in `omitted`).
+    /// How the engine's cache serves this repository when it is not watched (stat-validated or off,
+    /// and why); absent when the repository is watched (the default) and from [`read`]. Set by
+    /// [`crate::Engine::brief`]; the lowest priority of the budget (a cut is counted in `omitted`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diagnostics: Option<Diagnostics>,
-    /// The work tree's entries when there are only a few ([`FewChanges::of`]), for the text format, which lists
-    /// them as `git status --short` does instead of counting them; never in the JSON (its counts say the same).
+    /// The work tree's entries when there are only a few ([`FewChanges::of`]), for the text format,
+    /// which lists them as `git status --short` does instead of counting them; never in the JSON
+    /// (its counts say the same).
     #[serde(skip)]
     pub changes: Option<FewChanges>,
 }
 
 /// At most this many work-tree entries are listed by the text format instead of counted.
 pub const FEW_CHANGES: usize = 3;
-/// ... and only while their paths take at most this many bytes in all (a listing stays a few tokens, far below any
-/// budget's floor).
+/// ... and only while their paths take at most this many bytes in all (a listing stays a few
+/// tokens, far below any budget's floor).
 pub const FEW_CHANGES_BYTES: usize = 160;
 
 /// A work tree with only a few entries: every conflicted, staged, unstaged and untracked path.
@@ -104,8 +108,9 @@ pub struct FewChanges {
 }
 
 impl FewChanges {
-    /// The entries of `status` when it has 1 to [`FEW_CHANGES`] of them, their paths [`FEW_CHANGES_BYTES`] bytes at
-    /// most, and its counts are those lists' lengths ([`Counts::are_list_lengths`]); else `None`.
+    /// The entries of `status` when it has 1 to [`FEW_CHANGES`] of them, their paths
+    /// [`FEW_CHANGES_BYTES`] bytes at most, and its counts are those lists' lengths
+    /// ([`Counts::are_list_lengths`]); else `None`.
     pub fn of(status: &worktree::Status) -> Option<Self> {
         let changes = status.staged.iter().chain(&status.unstaged);
         let paths = status.conflicted.iter().chain(&status.untracked).map(String::len).sum::<usize>()
@@ -151,8 +156,8 @@ pub struct BriefHead {
     /// The branch has no commit yet; left out of the JSON when false.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub unborn: bool,
-    /// HEAD's commit abbreviated like every sha of the brief (shortest unique, at least 7 digits); default `null`
-    /// (unborn).
+    /// HEAD's commit abbreviated like every sha of the brief (shortest unique, at least 7 digits);
+    /// default `null` (unborn).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sha: Option<String>,
     /// Upstream short name (`origin/main`); default `null` (no upstream).
@@ -170,8 +175,8 @@ pub struct BriefHead {
     /// During a rebase (HEAD detached): the branch being rebased; left out of the JSON otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rebasing: Option<String>,
-    /// The repository is a shallow clone: history, ahead/behind and merge bases stop at the commits listed in
-    /// `.git/shallow`, whose parents git treats as absent; absent when `false`.
+    /// The repository is a shallow clone: history, ahead/behind and merge bases stop at the commits
+    /// listed in `.git/shallow`, whose parents git treats as absent; absent when `false`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub shallow: bool,
 }
@@ -199,9 +204,10 @@ pub fn read(repo: &gix::Repository, options: &Options) -> Result<Brief> {
     read_from(&Reader::direct(repo), options)
 }
 
-/// The work-tree status and HEAD's upstream (`None` without one), facets of `repo.brief` and `repo.status`. The
-/// upstream count's first walk on a repository may read its whole history (`ancestry::generations`): it is started
-/// on another thread before the work tree is read, so the two overlap (a cached upstream starts nothing).
+/// The work-tree status and HEAD's upstream (`None` without one), facets of `repo.brief` and
+/// `repo.status`. The upstream count's first walk on a repository may read its whole history
+/// (`ancestry::generations`): it is started on another thread before the work tree is read, so the
+/// two overlap (a cached upstream starts nothing).
 pub(crate) fn work_tree_and_upstream(
     facets: &Reader<'_>,
 ) -> Result<(Arc<worktree::Status>, Arc<Option<refs::Upstream>>)> {
@@ -213,8 +219,8 @@ pub(crate) fn work_tree_and_upstream(
     Ok((status, upstream))
 }
 
-/// [`read`] with facets from `facets` (the engine's cache or the repository). Each facet is computed from reads of
-/// its own, so a cached facet never mixes states.
+/// [`read`] with facets from `facets` (the engine's cache or the repository). Each facet is
+/// computed from reads of its own, so a cached facet never mixes states.
 pub(crate) fn read_from(facets: &Reader<'_>, options: &Options) -> Result<Brief> {
     let head = facets.get(Facet::Head, |git| Ok((head::read(git)?, commits::abbreviated_head(git))))?;
     let (status, upstream) = work_tree_and_upstream(facets)?;
@@ -285,10 +291,11 @@ pub(crate) fn read_from(facets: &Reader<'_>, options: &Options) -> Result<Brief>
 /// The characters of a subject that a brief's commit line keeps (see [`shortened_subject`]).
 pub const SUBJECT_CHARS: usize = 100;
 
-/// `subject` as a brief's commit line gives it: whole up to [`SUBJECT_CHARS`] characters, else its first
-/// [`SUBJECT_CHARS`] characters followed by `…`. Characters, not bytes, so a cut never splits one. A brief shows
-/// where work stands, and one commit pasted with a whole paragraph as its subject would otherwise push the other
-/// commits out of the budget; `repo.history` and `commit.details` keep whole subjects.
+/// `subject` as a brief's commit line gives it: whole up to [`SUBJECT_CHARS`] characters, else its
+/// first [`SUBJECT_CHARS`] characters followed by `…`. Characters, not bytes, so a cut never splits
+/// one. A brief shows where work stands, and one commit pasted with a whole paragraph as its
+/// subject would otherwise push the other commits out of the budget; `repo.history` and
+/// `commit.details` keep whole subjects.
 pub fn shortened_subject(subject: &str) -> String {
     match subject.char_indices().nth(SUBJECT_CHARS) {
         Some((end, _)) => format!("{}…", &subject[..end]),
@@ -296,12 +303,13 @@ pub fn shortened_subject(subject: &str) -> String {
     }
 }
 
-/// Cuts `full` to `max_tokens`: required fields always; then hints, submodule attention, recent commits, branch
-/// prefixes and the cache diagnostics (present only when the repository is not watched), in that priority. A cut
-/// attention list sets `attentionTruncated`.
+/// Cuts `full` to `max_tokens`: required fields always; then hints, submodule attention, recent
+/// commits, branch prefixes and the cache diagnostics (present only when the repository is not
+/// watched), in that priority. A cut attention list sets `attentionTruncated`.
 ///
 /// # Errors
-/// [`crate::Error::Invalid`] (`budget_below_floor`) when the required fields alone exceed `max_tokens`.
+/// [`crate::Error::Invalid`] (`budget_below_floor`) when the required fields alone exceed
+/// `max_tokens`.
 pub fn fit(full: Brief, max_tokens: usize, measure: &mut Measure<'_, Brief>) -> Result<Budgeted<Brief>> {
     let totals = [
         full.hints.len(),
@@ -325,11 +333,12 @@ pub fn fit(full: Brief, max_tokens: usize, measure: &mut Measure<'_, Brief>) -> 
 }
 
 impl Engine {
-    /// `repo.brief`: situational awareness in one call, cut to `max_tokens` as measured by `measure`.
+    /// `repo.brief`: situational awareness in one call, cut to `max_tokens` as measured by
+    /// `measure`.
     ///
     /// # Errors
-    /// [`crate::Error::GitRead`] on a failed read; [`crate::Error::Invalid`] (`budget_below_floor`) when the required
-    /// fields alone exceed `max_tokens`.
+    /// [`crate::Error::GitRead`] on a failed read; [`crate::Error::Invalid`] (`budget_below_floor`)
+    /// when the required fields alone exceed `max_tokens`.
     pub fn brief(
         &self,
         repo: &Repo,

@@ -1,17 +1,19 @@
-//! Stat validation, the fallback for repositories the watcher cannot cover: a fingerprint of the metadata (inode,
-//! size, modification and change times) of every git-dir file the cached facets depend on.
+//! Stat validation, the fallback for repositories the watcher cannot cover: a fingerprint of the
+//! metadata (inode, size, modification and change times) of every git-dir file the cached facets
+//! depend on.
 //!
-//! Git replaces refs, the index and HEAD by renaming a lock file over them, so each update gives the file a new inode
-//! and its directory a new modification time. A fingerprint whose newest time is within [`RACY_WINDOW`] of the clock
-//! is not trusted (the same reasoning as git's "racy git"): file times are as coarse as the kernel's clock tick, so
-//! two updates within one tick could leave equal times.
+//! Git replaces refs, the index and HEAD by renaming a lock file over them, so each update gives
+//! the file a new inode and its directory a new modification time. A fingerprint whose newest time
+//! is within [`RACY_WINDOW`] of the clock is not trusted (the same reasoning as git's "racy git"):
+//! file times are as coarse as the kernel's clock tick, so two updates within one tick could leave
+//! equal times.
 
 use std::hash::{Hash, Hasher};
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
-/// How recent a file time may be before the fingerprint is refused (file times of coarse filesystems and clock
-/// ticks are well within it).
+/// How recent a file time may be before the fingerprint is refused (file times of coarse
+/// filesystems and clock ticks are well within it).
 pub const RACY_WINDOW: Duration = Duration::from_secs(2);
 
 /// Files of the git dir (per worktree) that cached facets read.
@@ -32,8 +34,8 @@ const GIT_DIR_FILES: [&str; 12] = [
 /// Files of the common dir that cached facets read (refs/ is walked as a whole).
 const COMMON_DIR_FILES: [&str; 7] = ["", "packed-refs", "config", "shallow", "logs/refs/stash", "modules", "refs"];
 
-/// The fingerprint of the git-dir files of a repository, or `None` when one of them changed too recently to be
-/// trusted (see the module docs).
+/// The fingerprint of the git-dir files of a repository, or `None` when one of them changed too
+/// recently to be trusted (see the module docs).
 pub(crate) fn of(git_dir: &Path, common_dir: &Path) -> Option<u64> {
     let now = SystemTime::now();
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
@@ -71,8 +73,9 @@ pub(crate) fn of(git_dir: &Path, common_dir: &Path) -> Option<u64> {
     settled.then(|| hasher.finish())
 }
 
-/// A file's stat fields (device, inode, size, modification and change times) hashed, or `None` when one of its
-/// times is within [`RACY_WINDOW`] of the clock (see the module docs): equal stamps then mean an unchanged file.
+/// A file's stat fields (device, inode, size, modification and change times) hashed, or `None` when
+/// one of its times is within [`RACY_WINDOW`] of the clock (see the module docs): equal stamps then
+/// mean an unchanged file.
 pub(crate) fn file_stamp(metadata: &std::fs::Metadata) -> Option<u64> {
     let now = SystemTime::now();
     let modified = metadata.modified().unwrap_or(now);

@@ -1,12 +1,14 @@
-//! The engine's caches (design.md §3): facets and rendered answers held in memory, bounded by weight, and kept fresh by
-//! one watcher for every repository the engine has seen.
+//! The engine's caches (design.md §3): facets and rendered answers held in memory, bounded by
+//! weight, and kept fresh by one watcher for every repository the engine has seen.
 //!
-//! Every cached value is stored under its key *and a tag*: for a watched repository the tag is made of generation
-//! counters that the watcher bumps for each event (one counter per facet, see [`paths`]); for a repository served
-//! stat-validated it is a fingerprint of its git-dir files ([`fingerprint`]). A lookup computes the tag the current
-//! state gives, so an invalidated value is simply never found again and ages out of the bounded cache. Before the
-//! first lookup of a call, a barrier makes sure every event queued before the call began has been applied
-//! ([`watch::Watcher::barrier`]); the argument is in docs/internals.md ("The cache and its freshness").
+//! Every cached value is stored under its key *and a tag*: for a watched repository the tag is made
+//! of generation counters that the watcher bumps for each event (one counter per facet, see
+//! [`paths`]); for a repository served stat-validated it is a fingerprint of its git-dir files
+//! ([`fingerprint`]). A lookup computes the tag the current state gives, so an invalidated value is
+//! simply never found again and ages out of the bounded cache. Before the first lookup of a call, a
+//! barrier makes sure every event queued before the call began has been applied
+//! ([`watch::Watcher::barrier`]); the argument is in docs/internals.md ("The cache and its
+//! freshness").
 
 pub(crate) mod fingerprint;
 pub use fingerprint::RACY_WINDOW;
@@ -29,36 +31,39 @@ use crate::facets::{Facet, FacetKey};
 use crate::repository::Location;
 use paths::{BITS, FacetSet};
 
-/// The variable that turns the watcher off (any value, empty included: design.md §4.1), read by the sidecar's
-/// configuration and passed in as [`Options::watch`].
+/// The variable that turns the watcher off (any value, empty included: design.md §4.1), read by the
+/// sidecar's configuration and passed in as [`Options::watch`].
 pub const WATCH_DISABLED_VAR: &str = "FLUXGIT_ENGINE_WATCH_DISABLED";
-/// Default weight bound: 64 MiB, room for the facets and answers of 200 repositories of a few thousand files each.
+/// Default weight bound: 64 MiB, room for the facets and answers of 200 repositories of a few
+/// thousand files each.
 pub const DEFAULT_CAPACITY_BYTES: u64 = 64 * 1024 * 1024;
 /// How long a call waits for the watcher to catch up before it reads fresh instead.
 pub const BARRIER_TIMEOUT: Duration = Duration::from_secs(1);
-/// How long the watches of a newly seen repository wait for the call that first saw it to end: adding them (one
-/// watch and one directory listing per directory) would otherwise compete with that call's own read, which is
-/// fresh anyway. After this they are added all the same.
+/// How long the watches of a newly seen repository wait for the call that first saw it to end:
+/// adding them (one watch and one directory listing per directory) would otherwise compete with
+/// that call's own read, which is fresh anyway. After this they are added all the same.
 pub const REGISTRATION_HOLD: Duration = Duration::from_secs(2);
-/// How long after the call that first saw a repository has ended its watches still wait: that call's answer is
-/// then still being serialised and written to the client by other threads, which a registration started at once
-/// (one watch and one listing per directory: 100,000 files take a few milliseconds of CPU) would compete with for
-/// the processor. A registration waited on (see [`RepoState::wait_settled`]) does not wait for this.
+/// How long after the call that first saw a repository has ended its watches still wait: that
+/// call's answer is then still being serialised and written to the client by other threads, which a
+/// registration started at once (one watch and one listing per directory: 100,000 files take a few
+/// milliseconds of CPU) would compete with for the processor. A registration waited on (see
+/// [`RepoState::wait_settled`]) does not wait for this.
 pub const ANSWER_GRACE: Duration = Duration::from_millis(25);
 
 /// Cache configuration (see [`crate::Engine::with_cache`]).
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// `false`: nothing is cached, every call reads the repository (the oracle of the freshness tests).
+    /// `false`: nothing is cached, every call reads the repository (the oracle of the freshness
+    /// tests).
     pub enabled: bool,
-    /// Upper bound of the cached facets and answers together, in bytes (approximate: each value weighs the size of
-    /// its JSON). Default [`DEFAULT_CAPACITY_BYTES`].
+    /// Upper bound of the cached facets and answers together, in bytes (approximate: each value
+    /// weighs the size of its JSON). Default [`DEFAULT_CAPACITY_BYTES`].
     pub capacity_bytes: u64,
-    /// Watch repositories with inotify (Linux). `false` ([`WATCH_DISABLED_VAR`] set) serves every repository
-    /// stat-validated.
+    /// Watch repositories with inotify (Linux). `false` ([`WATCH_DISABLED_VAR`] set) serves every
+    /// repository stat-validated.
     pub watch: bool,
-    /// Test knob: the watcher adds at most this many inotify watches, then behaves as if the kernel's
-    /// `max_user_watches` were reached.
+    /// Test knob: the watcher adds at most this many inotify watches, then behaves as if the
+    /// kernel's `max_user_watches` were reached.
     pub watch_limit: Option<usize>,
 }
 
@@ -71,8 +76,9 @@ impl Default for Options {
 /// How the cache serves one repository, as `repo.brief` reports it in `diagnostics`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Diagnostics {
-    /// `watched`: answers come from memory, invalidated by filesystem events; `stat-validated`: git-dir facets are
-    /// checked against file metadata and the work-tree status is read on every call; `off`: nothing is cached.
+    /// `watched`: answers come from memory, invalidated by filesystem events; `stat-validated`:
+    /// git-dir facets are checked against file metadata and the work-tree status is read on every
+    /// call; `off`: nothing is cached.
     pub cache: &'static str,
     /// Why the repository is not watched (absent when it is).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -101,8 +107,8 @@ pub struct Stats {
     pub overflows: u64,
     /// Watches removed by the kernel (their directory deleted or unmounted).
     pub lost_watches: u64,
-    /// Barriers run (each read the event queue to its end), those of them that first waited for another thread
-    /// reading it, and barriers that timed out waiting.
+    /// Barriers run (each read the event queue to its end), those of them that first waited for
+    /// another thread reading it, and barriers that timed out waiting.
     pub barriers: u64,
     /// See [`Stats::barriers`].
     pub barriers_shared: u64,
@@ -153,11 +159,11 @@ pub(crate) struct RepoState {
 struct Phase {
     /// `true` while its watches are being added in the background: calls read fresh meanwhile.
     pending: bool,
-    /// `true` while the call that first saw the repository runs: the registration waits for it (at most
-    /// [`REGISTRATION_HOLD`]).
+    /// `true` while the call that first saw the repository runs: the registration waits for it (at
+    /// most [`REGISTRATION_HOLD`]).
     held: bool,
-    /// When that call ended (its hold was released), if it did: the registration waits until [`ANSWER_GRACE`]
-    /// after it.
+    /// When that call ended (its hold was released), if it did: the registration waits until
+    /// [`ANSWER_GRACE`] after it.
     released: Option<std::time::Instant>,
 }
 
@@ -193,9 +199,9 @@ impl RepoState {
         });
     }
 
-    /// Waits until [`ANSWER_GRACE`] has passed since the call that first saw the repository ended, so that its
-    /// answer is written before the watches are added; returns at once when nobody held the registration back, or
-    /// when someone waits for the watches ([`RepoState::wait_settled`]).
+    /// Waits until [`ANSWER_GRACE`] has passed since the call that first saw the repository ended,
+    /// so that its answer is written before the watches are added; returns at once when nobody held
+    /// the registration back, or when someone waits for the watches ([`RepoState::wait_settled`]).
     fn wait_for_answer(&self) {
         let mut phase = lock(&self.phase);
         while let Some(left) = phase.released.and_then(|released| ANSWER_GRACE.checked_sub(released.elapsed())) {
@@ -273,7 +279,8 @@ pub(crate) struct CallState {
     barrier: OnceLock<bool>,
     /// The stat fingerprint of this call (stat-validated repositories).
     fingerprint: OnceLock<Option<u64>>,
-    /// Set on the call that first saw its repository: releases the held-back registration when the call ends.
+    /// Set on the call that first saw its repository: releases the held-back registration when the
+    /// call ends.
     _hold: Option<Hold>,
 }
 
@@ -303,12 +310,13 @@ pub(crate) struct Cache {
     #[cfg(target_os = "linux")]
     registrations: OnceLock<std::sync::mpsc::Sender<Registration>>,
     counters: Arc<Counters>,
-    /// Told the common dir of a watched repository whose branch or HEAD moved (the commit index's feed).
+    /// Told the common dir of a watched repository whose branch or HEAD moved (the commit index's
+    /// feed).
     tips_hook: OnceLock<TipsHook>,
 }
 
-/// A callback told the common dir of a watched repository whose branch or HEAD moved; called on the watcher thread,
-/// so it must return at once.
+/// A callback told the common dir of a watched repository whose branch or HEAD moved; called on the
+/// watcher thread, so it must return at once.
 #[derive(Clone)]
 pub(crate) struct TipsHook(pub(crate) Arc<dyn Fn(&Path) + Send + Sync>);
 
@@ -336,9 +344,11 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// The facets every answer depends on when its tool names none: all of them and the catch-all counter.
+/// The facets every answer depends on when its tool names none: all of them and the catch-all
+/// counter.
 const EVERYTHING: FacetSet = FacetSet::ALL;
-/// Facets never cached for a stat-validated repository: they depend on the work tree, which has no cheap stamp.
+/// Facets never cached for a stat-validated repository: they depend on the work tree, which has no
+/// cheap stamp.
 const WORK_TREE: FacetSet = FacetSet::of(&[Facet::WorkTreeStatus, Facet::Submodules]);
 
 impl Cache {
@@ -366,14 +376,14 @@ impl Cache {
         }
     }
 
-    /// Sets the callback the watcher calls when a branch or HEAD of a watched repository moves (once; before the
-    /// first repository is resolved, since the watcher starts with it).
+    /// Sets the callback the watcher calls when a branch or HEAD of a watched repository moves
+    /// (once; before the first repository is resolved, since the watcher starts with it).
     pub(crate) fn on_tips_moved(&self, hook: TipsHook) {
         let _ = self.tips_hook.set(hook);
     }
 
-    /// Registers the repository at `location` (watching it the first time it is seen) and returns the per-call
-    /// state for [`crate::Repo`].
+    /// Registers the repository at `location` (watching it the first time it is seen) and returns
+    /// the per-call state for [`crate::Repo`].
     pub(crate) fn call(&self, location: &Location) -> CallState {
         if !self.options.enabled {
             return CallState::default();
@@ -426,8 +436,9 @@ impl Cache {
             .map_err(String::as_str)
     }
 
-    /// Queues a registration for the background thread, which adds the watches (a large work tree takes a while:
-    /// one watch per directory) while calls read fresh; the repository is marked pending until it is done.
+    /// Queues a registration for the background thread, which adds the watches (a large work tree
+    /// takes a while: one watch per directory) while calls read fresh; the repository is marked
+    /// pending until it is done.
     #[cfg(target_os = "linux")]
     fn register(&self, registration: Registration) {
         let watcher = match self.watcher() {
@@ -497,9 +508,9 @@ impl Cache {
         let _ = (state, work_tree);
     }
 
-    /// The tag a value depending on `facets` must carry to be served in this call, or `None` when it must be read
-    /// fresh (caching off, the barrier timed out, a stat-validated repository and a work-tree facet, or git-dir
-    /// files changed too recently to be trusted).
+    /// The tag a value depending on `facets` must carry to be served in this call, or `None` when
+    /// it must be read fresh (caching off, the barrier timed out, a stat-validated repository and a
+    /// work-tree facet, or git-dir files changed too recently to be trusted).
     fn tag(&self, call: &CallState, location: &Location, facets: FacetSet) -> Option<u64> {
         let state = call.repo.as_ref()?;
         if state.is_pending() {
@@ -527,10 +538,10 @@ impl Cache {
         fingerprint.map(|print| print ^ 0x5354_4154_5354_4154 ^ state.epoch)
     }
 
-    /// Runs one freshness barrier for a call that reads many repositories (a fleet call): once it returns `true`,
-    /// every event of every watched repository that happened before it has been applied, so the per-repository
-    /// barriers can be skipped ([`Cache::call_after_barrier`]). `None` when there is no watcher (caching off,
-    /// watching disabled, or it cannot start).
+    /// Runs one freshness barrier for a call that reads many repositories (a fleet call): once it
+    /// returns `true`, every event of every watched repository that happened before it has been
+    /// applied, so the per-repository barriers can be skipped ([`Cache::call_after_barrier`]).
+    /// `None` when there is no watcher (caching off, watching disabled, or it cannot start).
     pub(crate) fn shared_barrier(&self) -> Option<bool> {
         if !self.options.enabled || !self.options.watch {
             return None;
@@ -543,7 +554,8 @@ impl Cache {
         None
     }
 
-    /// [`Cache::call`] for a call whose barrier already ran ([`Cache::shared_barrier`] gave `barrier`).
+    /// [`Cache::call`] for a call whose barrier already ran ([`Cache::shared_barrier`] gave
+    /// `barrier`).
     pub(crate) fn call_after_barrier(&self, location: &Location, barrier: Option<bool>) -> CallState {
         let call = self.call(location);
         if let Some(outcome) = barrier {
@@ -553,8 +565,8 @@ impl Cache {
         call
     }
 
-    /// The answer [`Cache::answer`] would serve from memory for `variant`, without computing anything: `None` on a
-    /// miss or when the repository must be read fresh.
+    /// The answer [`Cache::answer`] would serve from memory for `variant`, without computing
+    /// anything: `None` on a miss or when the repository must be read fresh.
     pub(crate) fn cached_answer<V: Clone + Send + Sync + 'static>(
         &self,
         call: &CallState,
@@ -569,15 +581,16 @@ impl Cache {
         Some((*value).clone())
     }
 
-    /// Waits (at most `timeout`) until the repository of `call` has all its watches or has fallen back.
+    /// Waits (at most `timeout`) until the repository of `call` has all its watches or has fallen
+    /// back.
     pub(crate) fn settle(&self, call: &CallState, timeout: Duration) {
         if let Some(state) = &call.repo {
             state.wait_settled(timeout);
         }
     }
 
-    /// How the repository of `call` is served (a repository whose watches are still being added counts as watched:
-    /// it is read fresh meanwhile).
+    /// How the repository of `call` is served (a repository whose watches are still being added
+    /// counts as watched: it is read fresh meanwhile).
     pub(crate) fn diagnostics(&self, call: &CallState) -> Diagnostics {
         match &call.repo {
             None => Diagnostics { cache: "off", reason: Some("caching disabled".to_owned()) },
@@ -588,8 +601,8 @@ impl Cache {
         }
     }
 
-    /// The facet `facet` of the repository, from memory when its tag allows, else read by `read` (once for
-    /// concurrent callers of the same facet and tag).
+    /// The facet `facet` of the repository, from memory when its tag allows, else read by `read`
+    /// (once for concurrent callers of the same facet and tag).
     pub(crate) fn facet<T: Serialize + Send + Sync + 'static>(
         &self,
         call: &CallState,
@@ -616,15 +629,17 @@ impl Cache {
         entry.value.downcast::<T>().map_err(|_| Error::git_text("the cache", "a facet was stored with another type"))
     }
 
-    /// Whether `facet` is in memory for the repository's current state (a lookup that computes nothing).
+    /// Whether `facet` is in memory for the repository's current state (a lookup that computes
+    /// nothing).
     pub(crate) fn holds(&self, call: &CallState, location: &Location, facet: Facet) -> bool {
         let Some(tag) = self.tag(call, location, FacetSet::of(&[facet])) else { return false };
         let repository = if facet.is_shared() { &location.common_dir } else { &location.git_dir };
         self.facets.contains_key(&(FacetKey { repository: repository.clone(), facet }, tag))
     }
 
-    /// A rendered answer, from memory when the facets it `reads` (every facet when `None`) are unchanged, else
-    /// computed by `compute`; only `Ok` answers are kept. `variant` must hold every input besides the repository.
+    /// A rendered answer, from memory when the facets it `reads` (every facet when `None`) are
+    /// unchanged, else computed by `compute`; only `Ok` answers are kept. `variant` must hold every
+    /// input besides the repository.
     pub(crate) fn answer<V: Clone + Send + Sync + 'static, E>(
         &self,
         call: &CallState,
@@ -689,7 +704,8 @@ impl Cache {
     }
 }
 
-/// The weight of a value: the length of its JSON (a fair proxy of its heap size), at least 64 bytes.
+/// The weight of a value: the length of its JSON (a fair proxy of its heap size), at least 64
+/// bytes.
 fn weigh<T: Serialize>(value: &T) -> u32 {
     struct Counter(usize);
     impl std::io::Write for Counter {
@@ -733,10 +749,10 @@ impl<'a> Reader<'a> {
         self.git
     }
 
-    /// A value derived from the repository's state that only the facets in `reads` can change (a part of a tool's
-    /// answer), from the answer cache under `variant` (which must hold every other input and start with
-    /// `engine\0` and the reader's name, apart from the tools' own answers), else computed by `compute` and kept;
-    /// computed on every call when reading directly.
+    /// A value derived from the repository's state that only the facets in `reads` can change (a
+    /// part of a tool's answer), from the answer cache under `variant` (which must hold every other
+    /// input and start with `engine\0` and the reader's name, apart from the tools' own answers),
+    /// else computed by `compute` and kept; computed on every call when reading directly.
     pub(crate) fn kept<V: Clone + Send + Sync + 'static>(
         &self,
         variant: &str,
@@ -774,8 +790,9 @@ impl<'a> Reader<'a> {
 mod tests {
     use super::*;
 
-    /// The registration of a newly seen repository waits [`ANSWER_GRACE`] after the first call ended (a lower
-    /// bound of the clock, so load cannot fail it); whoever waits for the watches drops that wait.
+    /// The registration of a newly seen repository waits [`ANSWER_GRACE`] after the first call
+    /// ended (a lower bound of the clock, so load cannot fail it); whoever waits for the watches
+    /// drops that wait.
     #[test]
     fn registration_waits_for_the_first_answer_unless_awaited() {
         let state = Arc::new(RepoState::new(0));

@@ -1,14 +1,15 @@
-//! Which facets a filesystem event can change: a pure mapping from a path (relative to a watched root) to a
-//! [`FacetSet`].
+//! Which facets a filesystem event can change: a pure mapping from a path (relative to a watched
+//! root) to a [`FacetSet`].
 //!
-//! The mapping errs on the side of invalidating: a name it does not know under the git dir invalidates every facet.
+//! The mapping errs on the side of invalidating: a name it does not know under the git dir
+//! invalidates every facet.
 
 use std::path::{Component, Path};
 
 use crate::facets::Facet;
 
-/// A set of facets plus the catch-all bit [`FacetSet::ANY`], which every event of a repository sets and which the
-/// answers of tools without finer dependencies (history, reflog, diffs...) depend on.
+/// A set of facets plus the catch-all bit [`FacetSet::ANY`], which every event of a repository sets
+/// and which the answers of tools without finer dependencies (history, reflog, diffs...) depend on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) struct FacetSet(pub(crate) u32);
 
@@ -18,7 +19,8 @@ pub(crate) const ANY_BIT: usize = 31;
 pub(crate) const BITS: usize = 32;
 
 impl FacetSet {
-    /// Only the catch-all bit: the event changes nothing the cached facets hold (reflogs of other refs, lock files).
+    /// Only the catch-all bit: the event changes nothing the cached facets hold (reflogs of other
+    /// refs, lock files).
     pub(crate) const ANY: Self = Self(1 << ANY_BIT);
     /// Every facet and the catch-all bit.
     pub(crate) const ALL: Self = Self(u32::MAX);
@@ -51,8 +53,9 @@ impl FacetSet {
     }
 }
 
-/// What moving a branch (or HEAD) can change: HEAD's commit, the upstream's ahead/behind, branch tips, the staged
-/// changes (HEAD's tree vs the index), submodules' recorded commits, recent commits and conventions.
+/// What moving a branch (or HEAD) can change: HEAD's commit, the upstream's ahead/behind, branch
+/// tips, the staged changes (HEAD's tree vs the index), submodules' recorded commits, recent
+/// commits and conventions.
 const BRANCH_TIPS: FacetSet = FacetSet::of(&[
     Facet::Head,
     Facet::Upstream,
@@ -71,7 +74,8 @@ const ALL_REFS: FacetSet = BRANCH_TIPS.with(REMOTE_TIPS).with(FacetSet::of(&[Fac
 /// What the index and submodule git dirs can change.
 const INDEX: FacetSet = FacetSet::of(&[Facet::WorkTreeStatus, Facet::Submodules]);
 
-/// The facets an event at `relative` (relative to the repository's common dir) can change, without the catch-all bit.
+/// The facets an event at `relative` (relative to the repository's common dir) can change, without
+/// the catch-all bit.
 pub(crate) fn git_dir_event(relative: &Path) -> FacetSet {
     let parts: Vec<&str> = relative
         .components()
@@ -121,7 +125,8 @@ pub(crate) fn git_dir_event(relative: &Path) -> FacetSet {
     }
 }
 
-/// The facets an event at `relative` (relative to the work tree's top) can change, without the catch-all bit.
+/// The facets an event at `relative` (relative to the work tree's top) can change, without the
+/// catch-all bit.
 pub(crate) fn work_tree_event(relative: &Path) -> FacetSet {
     match relative.components().next() {
         // The root itself, or its `.git` entry replaced: anything may have changed.
@@ -137,8 +142,8 @@ fn is_operation_file(name: &str) -> bool {
     ["MERGE_", "CHERRY_PICK_", "REVERT_", "BISECT_"].iter().any(|prefix| name.starts_with(prefix))
 }
 
-/// Names under the git dir that no facet reads: lock files (the rename that ends a lock is an event on the final
-/// name), reflogs other than the stash's, objects, hooks and git's own scratch files.
+/// Names under the git dir that no facet reads: lock files (the rename that ends a lock is an event
+/// on the final name), reflogs other than the stash's, objects, hooks and git's own scratch files.
 fn is_inert(name: &str) -> bool {
     name.ends_with(".lock")
         || matches!(

@@ -1,11 +1,13 @@
-//! The watcher: one inotify instance for the whole engine, whose events become generation bumps, and the barrier
-//! that makes cache hits fresh (see docs/internals.md, "The cache and its freshness"). Events are read and applied by whoever holds
-//! the reader: the watcher thread when the kernel says some are queued, or a call's barrier, which applies what is
-//! queued itself instead of waiting for that thread to be scheduled.
+//! The watcher: one inotify instance for the whole engine, whose events become generation bumps,
+//! and the barrier that makes cache hits fresh (see docs/internals.md, "The cache and its
+//! freshness"). Events are read and applied by whoever holds the reader: the watcher thread when
+//! the kernel says some are queued, or a call's barrier, which applies what is queued itself
+//! instead of waiting for that thread to be scheduled.
 //!
-//! inotify is used directly rather than through `notify` 8: notify's inotify backend subscribes every watch to
-//! `IN_OPEN` and `IN_CLOSE_NOWRITE`, so the engine's own reads (a status opens every directory) would flood the
-//! kernel queue, overflow it and invalidate everything they had just computed. Our mask holds only changes.
+//! inotify is used directly rather than through `notify` 8: notify's inotify backend subscribes
+//! every watch to `IN_OPEN` and `IN_CLOSE_NOWRITE`, so the engine's own reads (a status opens every
+//! directory) would flood the kernel queue, overflow it and invalidate everything they had just
+//! computed. Our mask holds only changes.
 
 use std::collections::HashMap;
 use std::io;
@@ -24,7 +26,8 @@ use crate::facets::Facet;
 /// What a watched directory belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Root {
-    /// The common dir and everything under it except object stores (`objects/`, `lfs/`) and `hooks/`.
+    /// The common dir and everything under it except object stores (`objects/`, `lfs/`) and
+    /// `hooks/`.
     GitTree,
     /// The work tree, except `.git` directories.
     WorkTree,
@@ -48,8 +51,8 @@ struct Table {
     added: usize,
 }
 
-/// The inotify instance (non-blocking) and what applying its events needs: held while events are read and applied,
-/// so that they are applied in queue order whoever reads them.
+/// The inotify instance (non-blocking) and what applying its events needs: held while events are
+/// read and applied, so that they are applied in queue order whoever reads them.
 #[derive(Debug)]
 struct Reader {
     inotify: Inotify,
@@ -61,8 +64,8 @@ struct Reader {
 struct Shared {
     table: Mutex<Table>,
     reader: Mutex<Reader>,
-    /// How many times a holder of the reader emptied the queue (read until nothing was left): a barrier that finds
-    /// the reader taken waits for this to move.
+    /// How many times a holder of the reader emptied the queue (read until nothing was left): a
+    /// barrier that finds the reader taken waits for this to move.
     drains: Mutex<u64>,
     drained: Condvar,
     stop: AtomicBool,
@@ -77,7 +80,8 @@ struct Shared {
 /// The facets whose change means a branch or HEAD may have moved (what the commit index follows).
 const TIPS: FacetSet = FacetSet::of(&[Facet::Head, Facet::Branches]);
 
-/// The running watcher. Dropping it stops its thread (the inotify instance is closed with the last reference).
+/// The running watcher. Dropping it stops its thread (the inotify instance is closed with the last
+/// reference).
 #[derive(Debug)]
 pub(crate) struct Watcher {
     shared: Arc<Shared>,
@@ -86,7 +90,8 @@ pub(crate) struct Watcher {
     waker: mio::Waker,
 }
 
-/// The poll tokens of the watcher thread: the inotify instance has events, or the thread is asked to stop.
+/// The poll tokens of the watcher thread: the inotify instance has events, or the thread is asked
+/// to stop.
 const EVENTS: mio::Token = mio::Token(0);
 const WAKE: mio::Token = mio::Token(1);
 
@@ -125,7 +130,8 @@ impl std::fmt::Display for WatchError {
 }
 
 impl Watcher {
-    /// Starts the watcher: an inotify instance and the thread that applies its events as the kernel queues them.
+    /// Starts the watcher: an inotify instance and the thread that applies its events as the kernel
+    /// queues them.
     ///
     /// # Errors
     /// When inotify cannot be initialised (instance limit) or the thread's poll cannot be set up.
@@ -157,8 +163,8 @@ impl Watcher {
         Ok((Self { shared, watches, waker }, poll))
     }
 
-    /// Watches a repository: its common dir tree and, when given, its work tree. Stops at the first failure (the
-    /// watches already added stay; the repository is then served stat-validated).
+    /// Watches a repository: its common dir tree and, when given, its work tree. Stops at the first
+    /// failure (the watches already added stay; the repository is then served stat-validated).
     ///
     /// # Errors
     /// [`WatchError`] when a directory cannot be watched.
@@ -188,10 +194,11 @@ impl Watcher {
         add_tree(&self.shared, &mut watches, repo, Root::WorkTree, &Arc::from(work_tree), Path::new(""))
     }
 
-    /// Returns once every event queued before this call has been applied: takes the reader and reads and applies
-    /// events until the queue is empty (nothing to wait for when nothing changed). When another thread holds the
-    /// reader, waits (at most `timeout`) until it has emptied the queue, then tries again: the holder may have found
-    /// it empty before this call began. Returns `false` on timeout or a read error (the caller then reads fresh).
+    /// Returns once every event queued before this call has been applied: takes the reader and
+    /// reads and applies events until the queue is empty (nothing to wait for when nothing
+    /// changed). When another thread holds the reader, waits (at most `timeout`) until it has
+    /// emptied the queue, then tries again: the holder may have found it empty before this call
+    /// began. Returns `false` on timeout or a read error (the caller then reads fresh).
     pub(crate) fn barrier(&self, timeout: Duration) -> bool {
         let started = Instant::now();
         let mut waited = false;
@@ -240,8 +247,9 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Adds watches for `relative` under the tree `root_kind` at `top`, and every directory below it (depth first, each
-/// directory watched before it is listed, so that nothing created meanwhile goes unseen).
+/// Adds watches for `relative` under the tree `root_kind` at `top`, and every directory below it
+/// (depth first, each directory watched before it is listed, so that nothing created meanwhile goes
+/// unseen).
 fn add_tree(
     shared: &Shared,
     watches: &mut Watches,
@@ -291,8 +299,8 @@ fn add_tree(
     Ok(())
 }
 
-/// Directories never watched: object stores and hooks under the git dir (no facet reads them), `.git` under a work
-/// tree (the git dir is watched as its own tree).
+/// Directories never watched: object stores and hooks under the git dir (no facet reads them),
+/// `.git` under a work tree (the git dir is watched as its own tree).
 fn skipped(root: Root, name: &std::ffi::OsStr) -> bool {
     match root {
         Root::GitTree => name == "objects" || name == "lfs" || name == "hooks",
@@ -300,7 +308,8 @@ fn skipped(root: Root, name: &std::ffi::OsStr) -> bool {
     }
 }
 
-/// The watcher thread: whenever the kernel queues events, takes the reader and applies them, until told to stop.
+/// The watcher thread: whenever the kernel queues events, takes the reader and applies them, until
+/// told to stop.
 fn run(mut poll: mio::Poll, shared: &Shared) {
     let mut ready = mio::Events::with_capacity(4);
     while !shared.stop.load(Ordering::SeqCst) && !shared.failed.load(Ordering::SeqCst) {
@@ -316,8 +325,9 @@ fn run(mut poll: mio::Poll, shared: &Shared) {
     }
 }
 
-/// Reads and applies events with `reader` until the queue is empty, in queue order, then releases it. Returns
-/// `false` on a read error, after which no repository is served from watched caches again.
+/// Reads and applies events with `reader` until the queue is empty, in queue order, then releases
+/// it. Returns `false` on a read error, after which no repository is served from watched caches
+/// again.
 fn drain(shared: &Shared, mut reader: MutexGuard<'_, Reader>) -> bool {
     let read = apply_queued(shared, &mut reader);
     drop(reader);
@@ -347,8 +357,8 @@ fn apply_queued(shared: &Shared, reader: &mut Reader) -> io::Result<()> {
     Ok(())
 }
 
-/// Events may be lost: everything is invalidated and served stat-validated from now on; barriers waiting for a
-/// drain are released (they read fresh).
+/// Events may be lost: everything is invalidated and served stat-validated from now on; barriers
+/// waiting for a drain are released (they read fresh).
 fn fail(shared: &Shared, why: &str) {
     shared.counters.errors.fetch_add(1, Ordering::Relaxed);
     shared.failed.store(true, Ordering::SeqCst);
@@ -441,9 +451,9 @@ fn lose_everything(shared: &Shared, why: &str) {
 mod tests {
     use super::*;
 
-    /// A barrier applies what is queued itself, to the end of the queue, without the watcher thread (a barrier
-    /// that waits for the thread times out here; one that reads a single buffer, 64 KiB, misses most of the ~6,000
-    /// events of 3,000 new files).
+    /// A barrier applies what is queued itself, to the end of the queue, without the watcher thread
+    /// (a barrier that waits for the thread times out here; one that reads a single buffer, 64 KiB,
+    /// misses most of the ~6,000 events of 3,000 new files).
     #[test]
     fn a_barrier_applies_every_queued_event_without_the_thread() {
         let counters = Arc::new(Counters::default());

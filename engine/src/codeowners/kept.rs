@@ -1,10 +1,10 @@
-//! CODEOWNERS rules (design.md §3), kept by the id of the blob they were parsed from: a blob never changes, so rules
-//! found here are exactly what parsing the file again would give, for every repository and commit holding that
-//! file. Which blob HEAD's CODEOWNERS is stays a tree lookup per read (git is the source of truth); only the parse
-//! is saved.
+//! CODEOWNERS rules (design.md §3), kept by the id of the blob they were parsed from: a blob never
+//! changes, so rules found here are exactly what parsing the file again would give, for every
+//! repository and commit holding that file. Which blob HEAD's CODEOWNERS is stays a tree lookup per
+//! read (git is the source of truth); only the parse is saved.
 //!
-//! Process-wide, at most [`CAPACITY`] files (the table is emptied when full: files are few and re-parsed in
-//! microseconds).
+//! Process-wide, at most [`CAPACITY`] files (the table is emptied when full: files are few and
+//! re-parsed in microseconds).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};

@@ -1,14 +1,17 @@
 //! CODEOWNERS as GitHub reads it: which file, how it parses, and who owns a path.
 //!
-//! Source: GitHub's "About code owners" (docs.github.com, `customizing-your-repository/about-code-owners`).
-//! - The file is the first of `.github/CODEOWNERS`, `CODEOWNERS`, `docs/CODEOWNERS` ([`LOCATIONS`]) in the tree of
-//!   the branch (here: HEAD's commit, never the work tree); files of 3 MB or more are not loaded.
-//! - Each line is a pattern followed by owners: `@user`, `@org/team` or an email address. Blank lines and lines
-//!   starting with `#` are skipped; a `#` word after the pattern starts an inline comment.
+//! Source: GitHub's "About code owners" (docs.github.com,
+//! `customizing-your-repository/about-code-owners`).
+//! - The file is the first of `.github/CODEOWNERS`, `CODEOWNERS`, `docs/CODEOWNERS` ([`LOCATIONS`])
+//!   in the tree of the branch (here: HEAD's commit, never the work tree); files of 3 MB or more
+//!   are not loaded.
+//! - Each line is a pattern followed by owners: `@user`, `@org/team` or an email address. Blank
+//!   lines and lines starting with `#` are skipped; a `#` word after the pattern starts an inline
+//!   comment.
 //! - The last matching rule wins; a rule without owners leaves what it matches unowned.
-//! - Patterns follow gitignore with exceptions (see `pattern.rs`): `!` negation, `[ ]` ranges and escaping a leading
-//!   `#` do not work. GitHub skips a line with invalid syntax; so do we, and report it in [`CodeOwners::errors`]
-//!   with its line number instead of guessing.
+//! - Patterns follow gitignore with exceptions (see `pattern.rs`): `!` negation, `[ ]` ranges and
+//!   escaping a leading `#` do not work. GitHub skips a line with invalid syntax; so do we, and
+//!   report it in [`CodeOwners::errors`] with its line number instead of guessing.
 
 pub(crate) mod kept;
 mod pattern;
@@ -40,7 +43,8 @@ pub struct Rule {
     pub line: usize,
     /// The pattern as written (escapes included).
     pub pattern: String,
-    /// Owners as written (`@user`, `@org/team`, `user@example.com`); empty for a rule that unassigns.
+    /// Owners as written (`@user`, `@org/team`, `user@example.com`); empty for a rule that
+    /// unassigns.
     pub owners: Vec<String>,
     #[serde(skip)]
     matcher: Pattern,
@@ -60,8 +64,8 @@ pub struct LineError {
 pub(crate) struct Loaded {
     /// Which of [`LOCATIONS`] it came from.
     pub file: &'static str,
-    /// Its parsed content (empty with one error when the file is too large for GitHub), shared with every read of
-    /// the same blob ([`crate::codeowners::kept`]).
+    /// Its parsed content (empty with one error when the file is too large for GitHub), shared with
+    /// every read of the same blob ([`crate::codeowners::kept`]).
     pub codeowners: std::sync::Arc<CodeOwners>,
 }
 
@@ -99,7 +103,8 @@ pub fn parse(text: &str) -> CodeOwners {
     out
 }
 
-/// Splits a line (leading blanks removed) at the first unescaped whitespace: the pattern, then the rest.
+/// Splits a line (leading blanks removed) at the first unescaped whitespace: the pattern, then the
+/// rest.
 fn split_pattern(line: &str) -> (&str, &str) {
     let mut chars = line.char_indices();
     while let Some((idx, ch)) = chars.next() {
@@ -142,17 +147,19 @@ fn valid_owner(owner: &str) -> bool {
 }
 
 impl CodeOwners {
-    /// The rule that decides the owners of the file at repository-relative `path`: the last one matching it.
+    /// The rule that decides the owners of the file at repository-relative `path`: the last one
+    /// matching it.
     pub fn for_file(&self, path: &str) -> Option<&Rule> {
         let components: Vec<Component<'_>> = path.split('/').map(Component::Name).collect();
         self.rules.iter().rev().find(|rule| rule.matcher.matches(&components))
     }
 
-    /// The rule that decides the owners of everything under the directory `path` (`""` for the repository root)
-    /// unless a later rule matches some files only: the last rule matching every path below the directory.
+    /// The rule that decides the owners of everything under the directory `path` (`""` for the
+    /// repository root) unless a later rule matches some files only: the last rule matching every
+    /// path below the directory.
     ///
-    /// `/packages/web/` and `*` decide `packages/web`; `docs/*` or `*.md` decide no directory, since they match only
-    /// some of what a directory can hold.
+    /// `/packages/web/` and `*` decide `packages/web`; `docs/*` or `*.md` decide no directory,
+    /// since they match only some of what a directory can hold.
     pub fn for_directory(&self, path: &str) -> Option<&Rule> {
         let mut components: Vec<Component<'_>> =
             path.split('/').filter(|name| !name.is_empty()).map(Component::Name).collect();
@@ -163,8 +170,9 @@ impl CodeOwners {
     }
 }
 
-/// Reads the CODEOWNERS file GitHub would use from `commit`'s tree; `None` when none of [`LOCATIONS`] is a file.
-/// The rules of a blob parsed before come from [`crate::codeowners::kept`].
+/// Reads the CODEOWNERS file GitHub would use from `commit`'s tree; `None` when none of
+/// [`LOCATIONS`] is a file. The rules of a blob parsed before come from
+/// [`crate::codeowners::kept`].
 ///
 /// # Errors
 /// [`Error::GitRead`] when the tree or blob cannot be read.

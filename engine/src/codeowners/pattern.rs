@@ -1,14 +1,18 @@
-//! CODEOWNERS path patterns: gitignore's rules minus what GitHub leaves out (`!`, `[ ]`, an escaped leading `#`).
+//! CODEOWNERS path patterns: gitignore's rules minus what GitHub leaves out (`!`, `[ ]`, an escaped
+//! leading `#`).
 //!
 //! A pattern is split on unescaped `/` into segments:
-//! - a leading `/` anchors it to the repository root; so does a `/` in the middle (`docs/*`); a pattern of one
-//!   segment (`*.js`, `apps/`, `logs`) matches at any depth, as if it started with `**/`;
+//! - a leading `/` anchors it to the repository root; so does a `/` in the middle (`docs/*`); a
+//!   pattern of one segment (`*.js`, `apps/`, `logs`) matches at any depth, as if it started with
+//!   `**/`;
 //! - a trailing `/` matches a directory, hence every file under it (like a trailing `/**`);
-//! - `**` as a whole segment matches any number of directories (at the end: at least one more component);
-//! - `*` matches any run of characters but `/`, `?` one character but `/`; `\c` is the character `c`, so
-//!   `\ ` is a space and `\*` a star;
-//! - a pattern that matches a directory also matches everything under it (`/apps/github`, `**/logs`), except when
-//!   its last segment is a bare `*`: `docs/*` matches `docs/a.md` but not `docs/build/b.md`, as GitHub documents.
+//! - `**` as a whole segment matches any number of directories (at the end: at least one more
+//!   component);
+//! - `*` matches any run of characters but `/`, `?` one character but `/`; `\c` is the character
+//!   `c`, so `\ ` is a space and `\*` a star;
+//! - a pattern that matches a directory also matches everything under it (`/apps/github`,
+//!   `**/logs`), except when its last segment is a bare `*`: `docs/*` matches `docs/a.md` but not
+//!   `docs/build/b.md`, as GitHub documents.
 
 /// A parsed pattern.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,8 +42,8 @@ enum Token {
 pub(crate) enum Component<'a> {
     /// A real file or directory name.
     Name(&'a str),
-    /// Any name at all: matched only by segments that match every name (`*`, `**`), so that a pattern matching
-    /// `dir/<Any>` and `dir/<Any>/<Any>` matches everything under `dir`.
+    /// Any name at all: matched only by segments that match every name (`*`, `**`), so that a
+    /// pattern matching `dir/<Any>` and `dir/<Any>/<Any>` matches everything under `dir`.
     Any,
 }
 

@@ -1,5 +1,6 @@
-//! GitHub's documented example file ("About code owners", "Example of a CODEOWNERS file") turned into tests: each
-//! case names the path, the line of the rule that must win, and its owners, as the example's comments describe.
+//! GitHub's documented example file ("About code owners", "Example of a CODEOWNERS file") turned
+//! into tests: each case names the path, the line of the rule that must win, and its owners, as the
+//! example's comments describe.
 
 use super::*;
 

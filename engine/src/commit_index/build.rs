@@ -1,4 +1,5 @@
-//! Reading a repository for the index: its tips, what changed since the indexed tips, and one document per commit.
+//! Reading a repository for the index: its tips, what changed since the indexed tips, and one
+//! document per commit.
 
 use std::collections::BTreeSet;
 
@@ -19,7 +20,8 @@ pub(crate) struct Plan {
     pub(crate) added: Vec<ObjectId>,
     /// Commits reachable from the old tips and from none of the new ones.
     pub(crate) dropped: Vec<ObjectId>,
-    /// Delete every document first (the plan was made from no tips because the old ones cannot be walked).
+    /// Delete every document first (the plan was made from no tips because the old ones cannot be
+    /// walked).
     pub(crate) reset: bool,
 }
 
@@ -43,14 +45,15 @@ pub(crate) fn read_tips(repo: &gix::Repository) -> Result<Tips> {
     Ok(tips)
 }
 
-/// The commits to add and drop to move from `old` to `new` tips: `git rev-list new --not old` and the other way
-/// round, from one walk of both sides that is exact whatever the commit dates ([`crate::ancestry::reach`]; gix's
-/// hidden-tip walk stops on dates and, under a skewed clock, lists commits the hidden side has). Without old tips,
-/// every commit below the new ones, read without numbering them.
+/// The commits to add and drop to move from `old` to `new` tips: `git rev-list new --not old` and
+/// the other way round, from one walk of both sides that is exact whatever the commit dates
+/// ([`crate::ancestry::reach`]; gix's hidden-tip walk stops on dates and, under a skewed clock,
+/// lists commits the hidden side has). Without old tips, every commit below the new ones, read
+/// without numbering them.
 ///
 /// # Errors
-/// [`Error::GitRead`] when a tip is not a commit of the repository (e.g. an old tip was garbage collected) or a
-/// commit cannot be read.
+/// [`Error::GitRead`] when a tip is not a commit of the repository (e.g. an old tip was garbage
+/// collected) or a commit cannot be read.
 pub(crate) fn plan(repo: &gix::Repository, old: &Tips, new: &Tips) -> Result<Plan> {
     let old: BTreeSet<ObjectId> = old.values().copied().collect();
     let new: BTreeSet<ObjectId> = new.values().copied().collect();
@@ -72,7 +75,8 @@ pub(crate) fn plan(repo: &gix::Repository, old: &Tips, new: &Tips) -> Result<Pla
     Ok(Plan { added: reach.exclusive(NEW, &[OLD]), dropped: reach.exclusive(OLD, &[NEW]), reset: false })
 }
 
-/// Every commit reachable from `tips` (`git rev-list tips`), the shallow boundary cutting the walk as git's does.
+/// Every commit reachable from `tips` (`git rev-list tips`), the shallow boundary cutting the walk
+/// as git's does.
 fn reachable(repo: &gix::Repository, tips: &BTreeSet<ObjectId>) -> Result<Vec<ObjectId>> {
     let shallow = Shallow::read(repo)?;
     let tips: Vec<ObjectId> = tips.iter().copied().collect();
@@ -126,9 +130,9 @@ pub(crate) fn write(repo: &gix::Repository, writer: &IndexWriter, fields: Fields
 /// The memory of objects read while writing documents, in bytes.
 const OBJECT_CACHE_BYTES: usize = 64 * 1024 * 1024;
 
-/// The deepest path prefix recorded for a commit, in path components: a change deeper down (a tree 10,000
-/// directories deep) is recorded by its prefix of this depth, so the work per commit stays bounded. A `path`
-/// search deeper than this is refused (`invalid_path`).
+/// The deepest path prefix recorded for a commit, in path components: a change deeper down (a tree
+/// 10,000 directories deep) is recorded by its prefix of this depth, so the work per commit stays
+/// bounded. A `path` search deeper than this is refused (`invalid_path`).
 pub const MAX_PATH_DEPTH: usize = 256;
 
 /// Computes the path prefixes a commit touched, reusing the tree-diff buffers across commits.
@@ -139,19 +143,20 @@ pub(crate) struct Touched {
 }
 
 impl Touched {
-    /// A computation that stops with [`Error::Cancelled`] once `interrupt` is triggered, also within one commit's
-    /// tree diff.
+    /// A computation that stops with [`Error::Cancelled`] once `interrupt` is triggered, also
+    /// within one commit's tree diff.
     pub(crate) fn interruptible(interrupt: &crate::interrupt::Interrupt) -> Self {
         Self { interrupt: Some(interrupt.clone()), ..Self::default() }
     }
 
-    /// Every prefix (`a`, `a/b`, `a/b/c.rs`) of a path that differs from every parent (the empty tree for a root
-    /// commit or a shallow boundary): the paths for which `git log -- <path>` shows the commit under git's
-    /// default history simplification, as far as the commit itself decides it. Prefixes stop at
-    /// [`MAX_PATH_DEPTH`] components.
+    /// Every prefix (`a`, `a/b`, `a/b/c.rs`) of a path that differs from every parent (the empty
+    /// tree for a root commit or a shallow boundary): the paths for which `git log -- <path>` shows
+    /// the commit under git's default history simplification, as far as the commit itself decides
+    /// it. Prefixes stop at [`MAX_PATH_DEPTH`] components.
     ///
     /// # Errors
-    /// [`Error::GitRead`] when a tree cannot be read; [`Error::Cancelled`] once the interrupt is triggered.
+    /// [`Error::GitRead`] when a tree cannot be read; [`Error::Cancelled`] once the interrupt is
+    /// triggered.
     pub(crate) fn prefixes(
         &mut self,
         repo: &gix::Repository,
@@ -222,8 +227,8 @@ impl Touched {
     }
 }
 
-/// The mode and id of the entry at the repository-relative `path` of `tree`; `None` when the tree has no such
-/// entry.
+/// The mode and id of the entry at the repository-relative `path` of `tree`; `None` when the tree
+/// has no such entry.
 ///
 /// # Errors
 /// [`Error::GitRead`] when a tree on the way cannot be read.
@@ -234,11 +239,12 @@ fn entry_at(tree: &gix::Tree<'_>, path: &str) -> Result<Option<(gix::objs::tree:
         .map(|entry| (entry.mode(), entry.object_id())))
 }
 
-/// A tree-diff visitor that records the prefixes of every changed path down to [`MAX_PATH_DEPTH`] components.
-/// The path it tracks never grows deeper than that: below, only the depth is counted.
+/// A tree-diff visitor that records the prefixes of every changed path down to [`MAX_PATH_DEPTH`]
+/// components. The path it tracks never grows deeper than that: below, only the depth is counted.
 #[derive(Default)]
 struct Prefixes {
-    /// The current path, cut at [`MAX_PATH_DEPTH`] components, and its depth in components (which may be more).
+    /// The current path, cut at [`MAX_PATH_DEPTH`] components, and its depth in components (which
+    /// may be more).
     path: (gix::bstr::BString, usize),
     /// The paths of the trees queued for later, as `path`.
     queued: std::collections::VecDeque<(gix::bstr::BString, usize)>,

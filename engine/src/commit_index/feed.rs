@@ -1,10 +1,12 @@
-//! The feed thread of a [`Store`]: it brings an index up to date when the watcher reports that a branch or HEAD of
-//! its repository moved, so the next call finds it current, and it closes writers idle for [`IDLE_WRITER`] (after
-//! their segment merges end) so that another process sharing the run dir can take the writer lock.
+//! The feed thread of a [`Store`]: it brings an index up to date when the watcher reports that a
+//! branch or HEAD of its repository moved, so the next call finds it current, and it closes writers
+//! idle for [`IDLE_WRITER`] (after their segment merges end) so that another process sharing the
+//! run dir can take the writer lock.
 //!
-//! Only repositories whose index this process has opened are fed: a watched repository nobody searched is left
-//! alone. A refresh is exactly what a call does ([`Store::status`]: compare tips, apply the difference), so a call
-//! racing with it waits for the slot and then finds the index current, or applies the rest itself.
+//! Only repositories whose index this process has opened are fed: a watched repository nobody
+//! searched is left alone. A refresh is exactly what a call does ([`Store::status`]: compare tips,
+//! apply the difference), so a call racing with it waits for the slot and then finds the index
+//! current, or applies the rest itself.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -16,8 +18,8 @@ use super::{IDLE_WRITER, Store};
 /// How often the thread looks for idle writers when no update is asked for.
 const POLL: Duration = Duration::from_secs(1);
 
-/// How long the thread lets a burst of events settle (one `git commit` writes a ref, two reflogs, the index)
-/// before it updates, so that the burst costs one update.
+/// How long the thread lets a burst of events settle (one `git commit` writes a ref, two reflogs,
+/// the index) before it updates, so that the burst costs one update.
 const SETTLE: Duration = Duration::from_millis(15);
 
 /// Work for the feed thread.
@@ -42,7 +44,8 @@ impl Feed {
 }
 
 impl Store {
-    /// Starts the feed thread. It holds the store weakly and ends within [`POLL`] once the store is dropped.
+    /// Starts the feed thread. It holds the store weakly and ends within [`POLL`] once the store is
+    /// dropped.
     pub fn start_feed(self: &Arc<Self>) {
         let store = Arc::downgrade(self);
         let feed = Arc::clone(&self.feed);
@@ -50,8 +53,9 @@ impl Store {
         let _ = std::thread::Builder::new().name("fluxgit-index-feed".to_owned()).spawn(move || run(&store, &feed));
     }
 
-    /// Asks the feed thread to bring `common_dir`'s index up to date soon (the watcher saw a branch or HEAD move);
-    /// nothing happens for a repository whose index this process has not opened. Never blocks on the index.
+    /// Asks the feed thread to bring `common_dir`'s index up to date soon (the watcher saw a branch
+    /// or HEAD move); nothing happens for a repository whose index this process has not opened.
+    /// Never blocks on the index.
     pub fn refresh_soon(&self, common_dir: &Path) {
         let known = self.slots.lock().unwrap_or_else(PoisonError::into_inner).contains_key(common_dir);
         if known {
@@ -65,8 +69,9 @@ impl Store {
         self.feed.lock().refreshes
     }
 
-    /// Whether `common_dir`'s index is open in this process and holds exactly `repo`'s current tips, without
-    /// updating it (for tests and benchmarks: did the feed thread do the work before the call?).
+    /// Whether `common_dir`'s index is open in this process and holds exactly `repo`'s current
+    /// tips, without updating it (for tests and benchmarks: did the feed thread do the work before
+    /// the call?).
     pub fn is_current(&self, repo: &gix::Repository, common_dir: &Path) -> bool {
         let Ok(tips) = super::read_tips(repo) else { return false };
         let slot = self.slot(common_dir);
@@ -74,7 +79,8 @@ impl Store {
         !state.building && state.opened.as_ref().is_some_and(|opened| opened.tips == tips)
     }
 
-    /// One update of `common_dir`'s index, as a call would make it, through the git dir the last call used.
+    /// One update of `common_dir`'s index, as a call would make it, through the git dir the last
+    /// call used.
     fn refresh(&self, common_dir: &Path) {
         let slot = self.slot(common_dir);
         let git_dir = {
@@ -96,8 +102,8 @@ impl Store {
         let _ = self.status(&repo, common_dir);
     }
 
-    /// Closes every writer that has not committed for `idle`: waits for its merges, then lets the reader see the
-    /// merged segments.
+    /// Closes every writer that has not committed for `idle`: waits for its merges, then lets the
+    /// reader see the merged segments.
     fn close_idle_writers(&self, idle: Duration) {
         let slots: Vec<_> = self.slots.lock().unwrap_or_else(PoisonError::into_inner).values().cloned().collect();
         for slot in slots {
@@ -119,8 +125,8 @@ impl Store {
 }
 
 impl Drop for Store {
-    /// Waits for the merges of every open writer, so that no tantivy thread reads or writes the index files after
-    /// the store is gone.
+    /// Waits for the merges of every open writer, so that no tantivy thread reads or writes the
+    /// index files after the store is gone.
     fn drop(&mut self) {
         let slots: Vec<_> = self.slots.lock().unwrap_or_else(PoisonError::into_inner).values().cloned().collect();
         for slot in slots {
@@ -132,7 +138,8 @@ impl Drop for Store {
     }
 }
 
-/// The thread's loop: updates asked for (after letting a burst settle), then idle writers, until the store is gone.
+/// The thread's loop: updates asked for (after letting a burst settle), then idle writers, until
+/// the store is gone.
 fn run(store: &Weak<Store>, feed: &Feed) {
     loop {
         let asked = {

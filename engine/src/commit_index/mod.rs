@@ -1,30 +1,34 @@
-//! The commit index (design.md §3): a small tantivy index per repository under `<run dir>/index/`, holding every commit
-//! reachable from the local branches and HEAD (sha, committer time, author identity, message, touched path
-//! prefixes).
+//! The commit index (design.md §3): a small tantivy index per repository under `<run dir>/index/`,
+//! holding every commit reachable from the local branches and HEAD (sha, committer time, author
+//! identity, message, touched path prefixes).
 //!
-//! Layout: `<dir>/v<SCHEMA_VERSION>/<digest of the common dir>/` is one tantivy index; the commit payload of its
-//! last commit records the schema version, the common dir and the tips it covers (HEAD and every `refs/heads/*`,
-//! name -> sha), so the documents and the tips change together.
+//! Layout: `<dir>/v<SCHEMA_VERSION>/<digest of the common dir>/` is one tantivy index; the commit
+//! payload of its last commit records the schema version, the common dir and the tips it covers
+//! (HEAD and every `refs/heads/*`, name -> sha), so the documents and the tips change together.
 //!
-//! Freshness: each use reads the repository's current tips. Equal tips: the index is current. Otherwise the
-//! difference is applied in one tantivy commit: the commits reachable from the new tips but not from the old ones
-//! are added, and those reachable from the old tips but from no new one are deleted (a reset, rebase, amend or
-//! forced move leaves its old commits unreachable; they leave the index with the same commit). When more than
-//! [`SYNC_LIMIT`] commits are to be added (a first build of a large history), the work goes to a background thread
-//! and callers answer from git meanwhile ([`Status::Building`]).
+//! Freshness: each use reads the repository's current tips. Equal tips: the index is current.
+//! Otherwise the difference is applied in one tantivy commit: the commits reachable from the new
+//! tips but not from the old ones are added, and those reachable from the old tips but from no new
+//! one are deleted (a reset, rebase, amend or forced move leaves its old commits unreachable; they
+//! leave the index with the same commit). When more than [`SYNC_LIMIT`] commits are to be added (a
+//! first build of a large history), the work goes to a background thread and callers answer from
+//! git meanwhile ([`Status::Building`]).
 //!
-//! Failure never fails a call: an index that is missing, of another version, unreadable, corrupt (checksums are
-//! validated on open) or failing a search is deleted and rebuilt, and the caller answers from git meanwhile. Another
-//! process holding the writer lock makes this call answer from git ([`Status::Busy`]).
+//! Failure never fails a call: an index that is missing, of another version, unreadable, corrupt
+//! (checksums are validated on open) or failing a search is deleted and rebuilt, and the caller
+//! answers from git meanwhile. Another process holding the writer lock makes this call answer from
+//! git ([`Status::Busy`]).
 //!
-//! Speed: the writer is kept open between updates of a repository and commits never wait for tantivy's segment
-//! merges (they run on tantivy's merge thread), so taking in a few new commits costs milliseconds; a writer idle
-//! for [`IDLE_WRITER`] is closed by the feed thread (after its merges end), so another process sharing the run dir
-//! can take the writer lock. The feed thread also brings an index up to date when the watcher reports that a
-//! branch or HEAD moved (see [`Store::refresh_soon`]), so the next call usually finds it current; the call still
-//! compares tips, so its answer is exact either way.
+//! Speed: the writer is kept open between updates of a repository and commits never wait for
+//! tantivy's segment merges (they run on tantivy's merge thread), so taking in a few new commits
+//! costs milliseconds; a writer idle for [`IDLE_WRITER`] is closed by the feed thread (after its
+//! merges end), so another process sharing the run dir can take the writer lock. The feed thread
+//! also brings an index up to date when the watcher reports that a branch or HEAD moved (see
+//! [`Store::refresh_soon`]), so the next call usually finds it current; the call still compares
+//! tips, so its answer is exact either way.
 //!
-//! **Invariant:** the index holds exactly the commits reachable from the tips recorded in its payload.
+//! **Invariant:** the index holds exactly the commits reachable from the tips recorded in its
+//! payload.
 
 mod build;
 mod feed;
@@ -44,11 +48,13 @@ use schema::Fields;
 pub use build::MAX_PATH_DEPTH;
 pub(crate) use build::{Touched, read_tips};
 
-/// The schema version: an index of another version is rebuilt (its directory name carries the version).
+/// The schema version: an index of another version is rebuilt (its directory name carries the
+/// version).
 pub const SCHEMA_VERSION: u32 = 3;
 
-/// The most commits added by a call before it hands the work to a background thread and answers from git.
-/// About 2,000 commits index in well under a second on a small machine (see BENCHMARK.md, "Index").
+/// The most commits added by a call before it hands the work to a background thread and answers
+/// from git. About 2,000 commits index in well under a second on a small machine (see BENCHMARK.md,
+/// "Index").
 pub const SYNC_LIMIT: usize = 2_000;
 
 /// The writer's memory budget in bytes (tantivy's floor is 15 MB); one indexing thread.
@@ -85,7 +91,8 @@ impl std::fmt::Debug for Status {
 }
 
 impl Status {
-    /// Why a caller answers from git instead (`None` when ready), in words for the answer's `reason`.
+    /// Why a caller answers from git instead (`None` when ready), in words for the answer's
+    /// `reason`.
     pub fn reason(&self) -> Option<String> {
         match self {
             Self::Ready(_) => None,
@@ -110,7 +117,8 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    /// Marks the index as broken after a search failed on it: it is deleted and rebuilt on the next use.
+    /// Marks the index as broken after a search failed on it: it is deleted and rebuilt on the next
+    /// use.
     pub(crate) fn broken(&self) {
         let mut state = self.slot.lock();
         state.opened = None;
@@ -149,7 +157,8 @@ struct SlotState {
     building: bool,
     /// A search failed on the opened index: delete it before the next open.
     broken: bool,
-    /// The git dir of the last call's repository (a linked worktree has its own `HEAD`): the feed thread opens it.
+    /// The git dir of the last call's repository (a linked worktree has its own `HEAD`): the feed
+    /// thread opens it.
     git_dir: Option<PathBuf>,
 }
 
@@ -164,7 +173,8 @@ struct Opened {
     reader: IndexReader,
     fields: Fields,
     tips: Tips,
-    /// The writer kept between updates (`None` until the first update, and after [`IDLE_WRITER`] without one).
+    /// The writer kept between updates (`None` until the first update, and after [`IDLE_WRITER`]
+    /// without one).
     writer: Option<tantivy::IndexWriter>,
     /// When the writer last committed.
     written: std::time::Instant,
@@ -185,7 +195,8 @@ struct Payload {
 }
 
 impl Store {
-    /// Indexes kept under `dir` (`<run dir>/index` for the sidecar); nothing is created before first use.
+    /// Indexes kept under `dir` (`<run dir>/index` for the sidecar); nothing is created before
+    /// first use.
     pub fn new(dir: PathBuf) -> Self {
         Self { dir, slots: Mutex::new(HashMap::new()), feed: Arc::default() }
     }
@@ -195,9 +206,9 @@ impl Store {
         self.dir.join(format!("v{SCHEMA_VERSION}")).join(digest(common_dir))
     }
 
-    /// Removes `common_dir`'s indexes of other schema versions (`<dir>/v<N>/<digest>`, and `v<N>` once empty): a
-    /// new version's index is built from nothing, so they would only hold disk. Failures are ignored (another
-    /// process may be removing them too).
+    /// Removes `common_dir`'s indexes of other schema versions (`<dir>/v<N>/<digest>`, and `v<N>`
+    /// once empty): a new version's index is built from nothing, so they would only hold disk.
+    /// Failures are ignored (another process may be removing them too).
     fn remove_other_versions(&self, common_dir: &Path) {
         let Ok(entries) = std::fs::read_dir(&self.dir) else { return };
         let digest = digest(common_dir);
@@ -221,8 +232,8 @@ impl Store {
         Arc::clone(slots.entry(common_dir.to_path_buf()).or_default())
     }
 
-    /// Brings `repo`'s index up to date with its current tips, building it when missing, of another version or
-    /// unreadable; small differences are applied now, large ones on a background thread.
+    /// Brings `repo`'s index up to date with its current tips, building it when missing, of another
+    /// version or unreadable; small differences are applied now, large ones on a background thread.
     pub fn status(&self, repo: &gix::Repository, common_dir: &Path) -> Status {
         let tips = match build::read_tips(repo) {
             Ok(tips) => tips,
@@ -316,7 +327,8 @@ impl Store {
         Status::Building
     }
 
-    /// Waits until no background build runs for `common_dir` (at most `timeout`), then reports [`Store::status`].
+    /// Waits until no background build runs for `common_dir` (at most `timeout`), then reports
+    /// [`Store::status`].
     pub fn settle(&self, repo: &gix::Repository, common_dir: &Path, timeout: std::time::Duration) -> Status {
         let slot = self.slot(common_dir);
         let deadline = std::time::Instant::now() + timeout;
@@ -331,9 +343,9 @@ impl Store {
         }
     }
 
-    /// Waits until no background build of any repository runs (at most `timeout`); returns how many were running
-    /// when it started. A one-shot process calls it before it exits, so that a first build a call started is
-    /// finished and saved instead of abandoned with the process.
+    /// Waits until no background build of any repository runs (at most `timeout`); returns how many
+    /// were running when it started. A one-shot process calls it before it exits, so that a first
+    /// build a call started is finished and saved instead of abandoned with the process.
     pub fn finish_builds(&self, timeout: std::time::Duration) -> usize {
         let slots: Vec<Arc<Slot>> =
             self.slots.lock().unwrap_or_else(PoisonError::into_inner).values().cloned().collect();
@@ -431,9 +443,9 @@ fn decode_tips(tips: &BTreeMap<String, String>) -> Result<Tips, String> {
         .collect()
 }
 
-/// Applies `plan` to `opened` in one tantivy commit whose payload records `tips`, with the kept writer (opened
-/// first when there is none); the commit does not wait for segment merges. On an error the caller drops `opened`
-/// (and with it the writer and whatever it had not committed).
+/// Applies `plan` to `opened` in one tantivy commit whose payload records `tips`, with the kept
+/// writer (opened first when there is none); the commit does not wait for segment merges. On an
+/// error the caller drops `opened` (and with it the writer and whatever it had not committed).
 fn apply(
     repo: &gix::Repository,
     opened: &mut Opened,

@@ -1,22 +1,27 @@
-//! Ref and reflog movements (design.md §3): every line of HEAD's and each local branch's reflog, per repository (per
-//! work tree: HEAD's log is the work tree's own), parsed once and then fed incrementally. `fleet.digest` answers
-//! from them.
+//! Ref and reflog movements (design.md §3): every line of HEAD's and each local branch's reflog,
+//! per repository (per work tree: HEAD's log is the work tree's own), parsed once and then fed
+//! incrementally. `fleet.digest` answers from them.
 //!
-//! The reflog files stay the source of truth. Each use of a repository compares every log with what was taken in:
-//! - a file that grew by appending (git's only way of writing a reflog line) -> only the new lines are read: the
-//!   bytes of the last line taken in are still where they were, the new complete lines follow them;
-//! - a file that was rewritten (`git reflog expire`, `git reflog delete`, `gc`: another inode, a shorter file, or
-//!   the last line taken in is no longer there) -> that log is read again from its start;
-//! - a branch that is gone (deleted, renamed) -> its log is dropped; a new branch -> its log is read.
+//! The reflog files stay the source of truth. Each use of a repository compares every log with what
+//! was taken in:
+//! - a file that grew by appending (git's only way of writing a reflog line) -> only the new lines
+//!   are read: the bytes of the last line taken in are still where they were, the new complete
+//!   lines follow them;
+//! - a file that was rewritten (`git reflog expire`, `git reflog delete`, `gc`: another inode, a
+//!   shorter file, or the last line taken in is no longer there) -> that log is read again from its
+//!   start;
+//! - a branch that is gone (deleted, renamed) -> its log is dropped; a new branch -> its log is
+//!   read.
 //!
-//! A line still being written (no newline yet) is taken in with the next use. Per line, whether the old tip is an
-//! ancestor of the new one is computed once (commits do not change); which HEAD lines repeat a branch's line is
-//! computed again after every change (it depends on both logs).
+//! A line still being written (no newline yet) is taken in with the next use. Per line, whether the
+//! old tip is an ancestor of the new one is computed once (commits do not change); which HEAD lines
+//! repeat a branch's line is computed again after every change (it depends on both logs).
 //!
 //! With a directory ([`Store::new`]), each repository's movements are also kept in
-//! `<dir>/v<VERSION>/<digest of the git dir>.json` (rewritten atomically after a change), so that a process
-//! starting with an existing index only reads what was appended since. A file of another version, of another
-//! repository or that does not parse is ignored and replaced. Keeping it never fails a call.
+//! `<dir>/v<VERSION>/<digest of the git dir>.json` (rewritten atomically after a change), so that a
+//! process starting with an existing index only reads what was appended since. A file of another
+//! version, of another repository or that does not parse is ignored and replaced. Keeping it never
+//! fails a call.
 
 use std::collections::HashMap;
 use std::io::{Read as _, Seek as _};
@@ -49,12 +54,12 @@ pub struct Line {
     pub identity: String,
     /// The reflog message exactly.
     pub message: String,
-    /// `old` is an ancestor of `new` (`git merge-base --is-ancestor`), computed once when an answer needs it; a
-    /// commit that is gone counts as an ancestor (nothing can be claimed).
+    /// `old` is an ancestor of `new` (`git merge-base --is-ancestor`), computed once when an answer
+    /// needs it; a commit that is gone counts as an ancestor (nothing can be claimed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ancestor: Option<bool>,
-    /// For a branch's line: HEAD's log holds the same line (HEAD moved with the branch). For a line of HEAD's log:
-    /// a branch's line is the same movement (so it is no movement of HEAD alone).
+    /// For a branch's line: HEAD's log holds the same line (HEAD moved with the branch). For a line
+    /// of HEAD's log: a branch's line is the same movement (so it is no movement of HEAD alone).
     #[serde(default)]
     pub paired: bool,
 }
@@ -78,7 +83,8 @@ pub struct Log {
     pub lines: Vec<Line>,
     /// Bytes of the file taken in (up to the end of the last complete line).
     taken: u64,
-    /// The file's inode when it was read (0 where there is none): another inode means the file was rewritten.
+    /// The file's inode when it was read (0 where there is none): another inode means the file was
+    /// rewritten.
     inode: u64,
     /// The bytes of the last line taken in, newline included: they must still end at `taken`.
     #[serde(with = "hex_bytes")]
@@ -88,7 +94,8 @@ pub struct Log {
 /// The movements of one repository: its local branches' logs in ref order, then HEAD's.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Movements {
-    /// The local branches that exist, in the order git lists them, each with its log (empty without one).
+    /// The local branches that exist, in the order git lists them, each with its log (empty without
+    /// one).
     pub branches: Vec<Log>,
     /// HEAD's log; `None` when HEAD cannot be read.
     pub head: Option<Log>,
@@ -102,14 +109,15 @@ struct Kept {
     movements: Movements,
 }
 
-/// Repositories whose movements are held in memory at most (twice the 500 a fleet call reads); beyond it the least
-/// recently read one not being read right now is dropped from memory (its kept file stays: the next read loads it
-/// and reads only what was appended since).
+/// Repositories whose movements are held in memory at most (twice the 500 a fleet call reads);
+/// beyond it the least recently read one not being read right now is dropped from memory (its kept
+/// file stays: the next read loads it and reads only what was appended since).
 pub const MAX_REPOSITORIES: usize = 1_024;
 
-/// The movements of every repository the engine has read recently (at most [`MAX_REPOSITORIES`]), in memory and
-/// (with a directory) on disk. Per repository the memory is the size of its HEAD and branch reflogs as parsed
-/// (git expires reflog lines after 90 days by default), so the whole is bounded by the repository count.
+/// The movements of every repository the engine has read recently (at most [`MAX_REPOSITORIES`]),
+/// in memory and (with a directory) on disk. Per repository the memory is the size of its HEAD and
+/// branch reflogs as parsed (git expires reflog lines after 90 days by default), so the whole is
+/// bounded by the repository count.
 #[derive(Debug)]
 pub struct Store {
     dir: Option<PathBuf>,
@@ -132,8 +140,8 @@ struct Repos {
 }
 
 impl Repos {
-    /// `git_dir`'s slot (created empty when absent), marked as read now; drops the least recently read slots not in
-    /// use while more than `limit` are held.
+    /// `git_dir`'s slot (created empty when absent), marked as read now; drops the least recently
+    /// read slots not in use while more than `limit` are held.
     fn take(&mut self, git_dir: &Path, limit: usize) -> Arc<Slot> {
         self.clock += 1;
         let clock = self.clock;
@@ -159,7 +167,8 @@ impl Repos {
 type Slot = Mutex<Option<Arc<Movements>>>;
 
 impl Store {
-    /// Movements kept in memory and, when `dir` is given, under it (`<index dir>/movements` for the sidecar).
+    /// Movements kept in memory and, when `dir` is given, under it (`<index dir>/movements` for the
+    /// sidecar).
     pub fn new(dir: Option<PathBuf>) -> Self {
         Self::with_limit(dir, MAX_REPOSITORIES)
     }
@@ -180,12 +189,12 @@ impl Store {
         Some(self.dir.as_ref()?.join(format!("v{VERSION}")).join(format!("{digest}.json")))
     }
 
-    /// `repo`'s movements, brought up to date with its reflog files (only what changed since the last read is
-    /// read).
+    /// `repo`'s movements, brought up to date with its reflog files (only what changed since the
+    /// last read is read).
     ///
     /// # Errors
-    /// [`Error::GitRead`] when the refs cannot be listed, a reflog cannot be read or does not parse, or a commit
-    /// cannot be judged.
+    /// [`Error::GitRead`] when the refs cannot be listed, a reflog cannot be read or does not
+    /// parse, or a commit cannot be judged.
     pub fn read(&self, repo: &gix::Repository) -> Result<Arc<Movements>> {
         let git_dir = repo.git_dir().to_path_buf();
         let slot = self.repos.lock().unwrap_or_else(PoisonError::into_inner).take(&git_dir, self.limit);
@@ -250,7 +259,8 @@ fn refresh(repo: &gix::Repository, known: &Movements) -> Result<Movements> {
     Ok(movements)
 }
 
-/// The log `name` at `path`, reading only what was appended since `known` when the file is the one read before.
+/// The log `name` at `path`, reading only what was appended since `known` when the file is the one
+/// read before.
 fn read_log(name: &str, path: &Path, known: Option<&Log>) -> Result<Log> {
     let empty = Log { name: name.to_owned(), lines: Vec::new(), taken: 0, inode: 0, last: Vec::new() };
     let mut file = match std::fs::File::open(path) {
@@ -316,8 +326,9 @@ fn take_in(log: &mut Log, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// Marks the lines HEAD's log shares with a branch's: each branch line (branches in order, lines oldest first)
-/// takes the first HEAD line not yet taken that records the same movement (same tips, time, identity, message).
+/// Marks the lines HEAD's log shares with a branch's: each branch line (branches in order, lines
+/// oldest first) takes the first HEAD line not yet taken that records the same movement (same tips,
+/// time, identity, message).
 fn pair(movements: &mut Movements) {
     let Movements { branches, head } = movements;
     let mut waiting: HashMap<(ObjectId, ObjectId, i64), Vec<usize>> = HashMap::new();
@@ -342,14 +353,15 @@ fn pair(movements: &mut Movements) {
     }
 }
 
-/// A movement of HEAD alone with this message switches what HEAD points to (`checkout:`, the steps of a rebase):
-/// it never counts as a rewrite.
+/// A movement of HEAD alone with this message switches what HEAD points to (`checkout:`, the steps
+/// of a rebase): it never counts as a rewrite.
 pub fn switches_head(message: &str) -> bool {
     message.starts_with("checkout:") || message.starts_with("rebase")
 }
 
-/// Computes, for every line that is an event of its own (every branch line, HEAD's unpaired lines that do not
-/// switch HEAD) and was not judged yet, whether its old tip is an ancestor of the new one.
+/// Computes, for every line that is an event of its own (every branch line, HEAD's unpaired lines
+/// that do not switch HEAD) and was not judged yet, whether its old tip is an ancestor of the new
+/// one.
 fn judge(repo: &gix::Repository, movements: &mut Movements) -> Result<()> {
     let Movements { branches, head } = movements;
     let head_alone = head
@@ -364,8 +376,8 @@ fn judge(repo: &gix::Repository, movements: &mut Movements) -> Result<()> {
     Ok(())
 }
 
-/// `git merge-base --is-ancestor old new`; a commit that is gone (pruned) cannot be judged and counts as an
-/// ancestor (no rewrite is claimed).
+/// `git merge-base --is-ancestor old new`; a commit that is gone (pruned) cannot be judged and
+/// counts as an ancestor (no rewrite is claimed).
 fn is_ancestor(git: &gix::Repository, old: ObjectId, new: ObjectId) -> Result<bool> {
     if old == new {
         return Ok(true);

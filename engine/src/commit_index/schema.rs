@@ -2,20 +2,23 @@
 //!
 //! One tantivy document per commit:
 //! - `sha`: the full hex sha, indexed as one term (deletions) and stored (answers);
-//! - `time`: the committer date in seconds since the epoch, a fast field (ranking, `since`/`until`);
-//! - `message`: the whole message (subject and body) as [`Trigrams`]: positions make a phrase of consecutive
-//!   trigrams match exactly where the text holds the query as a substring, which is what `git log -i --grep`
-//!   matches;
-//! - `words`: the same message as [`Words`] (its runs of word characters, lowercased, with frequencies): a query
-//!   word made only of word characters is a substring of the message exactly when it is a substring of one of
-//!   its words, so such a query is answered from the words of the term dictionary that contain it, without
-//!   positions (see `crate::search`);
-//! - `identity`: the author as recorded, `"Name\0email"` (at most [`IDENTITY_MAX_BYTES`]), one raw term: the
-//!   `author` filter reads the distinct identities from the term dictionary, maps each through `.mailmap` and
-//!   matches the recorded and the mapped `"Name <email>"` (see `crate::search`);
-//! - `key`: the first 8 bytes of the sha as a big-endian number, a fast field: the last tie-break of the answer's
-//!   order, the same from the index and from a walk;
-//! - `paths`: every prefix of every path the commit touched (`a`, `a/b`, `a/b/c.rs`), one raw term each.
+//! - `time`: the committer date in seconds since the epoch, a fast field (ranking,
+//!   `since`/`until`);
+//! - `message`: the whole message (subject and body) as [`Trigrams`]: positions make a phrase of
+//!   consecutive trigrams match exactly where the text holds the query as a substring, which is
+//!   what `git log -i --grep` matches;
+//! - `words`: the same message as [`Words`] (its runs of word characters, lowercased, with
+//!   frequencies): a query word made only of word characters is a substring of the message exactly
+//!   when it is a substring of one of its words, so such a query is answered from the words of the
+//!   term dictionary that contain it, without positions (see `crate::search`);
+//! - `identity`: the author as recorded, `"Name\0email"` (at most [`IDENTITY_MAX_BYTES`]), one raw
+//!   term: the `author` filter reads the distinct identities from the term dictionary, maps each
+//!   through `.mailmap` and matches the recorded and the mapped `"Name <email>"` (see
+//!   `crate::search`);
+//! - `key`: the first 8 bytes of the sha as a big-endian number, a fast field: the last tie-break
+//!   of the answer's order, the same from the index and from a walk;
+//! - `paths`: every prefix of every path the commit touched (`a`, `a/b`, `a/b/c.rs`), one raw term
+//!   each.
 
 use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
@@ -28,16 +31,16 @@ pub(crate) const TRIGRAMS: &str = "fluxgit_trigrams";
 /// The name the word tokenizer is registered under.
 pub(crate) const WORDS: &str = "fluxgit_words";
 
-/// The longest word, in bytes, indexed as itself in `words` (tantivy refuses terms near 64 KiB); a longer run of
-/// word characters is indexed as [`LONG_WORD`].
+/// The longest word, in bytes, indexed as itself in `words` (tantivy refuses terms near 64 KiB); a
+/// longer run of word characters is indexed as [`LONG_WORD`].
 pub(crate) const WORD_MAX_BYTES: usize = 256;
 
-/// The term standing for "this message has a word longer than [`WORD_MAX_BYTES`]": it holds no word character,
-/// so no query word is a substring of it.
+/// The term standing for "this message has a word longer than [`WORD_MAX_BYTES`]": it holds no word
+/// character, so no query word is a substring of it.
 pub(crate) const LONG_WORD: &str = "\u{1}";
 
-/// Pads the lowercased text so that every character starts a trigram (the last two are completed with it); a
-/// query of one or two characters then matches as a prefix of some trigram.
+/// Pads the lowercased text so that every character starts a trigram (the last two are completed
+/// with it); a query of one or two characters then matches as a prefix of some trigram.
 pub(crate) const PAD: char = '\u{1}';
 
 /// The fields of the schema, looked up once.
@@ -52,8 +55,8 @@ pub(crate) struct Fields {
     pub(crate) paths: Field,
 }
 
-/// The longest `identity` term in bytes (tantivy refuses terms near 64 KiB); a longer one is cut at a character
-/// boundary (such an author is then matched by what survives the cut).
+/// The longest `identity` term in bytes (tantivy refuses terms near 64 KiB); a longer one is cut at
+/// a character boundary (such an author is then matched by what survives the cut).
 pub(crate) const IDENTITY_MAX_BYTES: usize = 4096;
 
 /// The `identity` term of an author.
@@ -97,8 +100,8 @@ pub(crate) fn schema() -> (Schema, Fields) {
     (builder.build(), Fields { sha, time, message, words, identity, key, paths })
 }
 
-/// Splits lowercased text into overlapping character trigrams, the trigram starting at character `i` at position
-/// `i`; the text is padded with [`PAD`] so the last characters start trigrams too.
+/// Splits lowercased text into overlapping character trigrams, the trigram starting at character
+/// `i` at position `i`; the text is padded with [`PAD`] so the last characters start trigrams too.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Trigrams {
     token: Token,
@@ -156,8 +159,8 @@ pub(crate) fn is_word_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
 
-/// The words of `text` (already lowercased by [`fold`]): its maximal runs of [`is_word_char`] characters, in order;
-/// a run longer than [`WORD_MAX_BYTES`] is [`LONG_WORD`].
+/// The words of `text` (already lowercased by [`fold`]): its maximal runs of [`is_word_char`]
+/// characters, in order; a run longer than [`WORD_MAX_BYTES`] is [`LONG_WORD`].
 pub(crate) fn words(text: &str) -> Vec<&str> {
     text.split(|c: char| !is_word_char(c))
         .filter(|word| !word.is_empty())

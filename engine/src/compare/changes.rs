@@ -41,14 +41,16 @@ impl Change {
     }
 }
 
-/// Where a diff takes `.gitattributes` files from (the `diff`, `binary` and driver attributes), as git does.
+/// Where a diff takes `.gitattributes` files from (the `diff`, `binary` and driver attributes), as
+/// git does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Attributes {
-    /// Two trees (`git show`, `git diff A B`): the work tree's files only; git does not load the index for them,
-    /// so neither does this (reading a 100,000-entry index was a third of a `commit.details`).
+    /// Two trees (`git show`, `git diff A B`): the work tree's files only; git does not load the
+    /// index for them, so neither does this (reading a 100,000-entry index was a third of a
+    /// `commit.details`).
     Worktree,
-    /// The index or the work tree is a side (`git diff`, `git diff --cached`): the work tree's files, and the
-    /// index's copy where the work tree has none.
+    /// The index or the work tree is a side (`git diff`, `git diff --cached`): the work tree's
+    /// files, and the index's copy where the work tree has none.
     WorktreeThenIndex,
 }
 
@@ -64,8 +66,9 @@ impl Attributes {
     }
 }
 
-/// gix's blob-diff platform for `repo` (filters as `Mode::ToGit`), with `.gitattributes` read from `attributes`
-/// on a repository with a work tree; a bare repository reads them from HEAD's tree (as git does since 2.42).
+/// gix's blob-diff platform for `repo` (filters as `Mode::ToGit`), with `.gitattributes` read from
+/// `attributes` on a repository with a work tree; a bare repository reads them from HEAD's tree (as
+/// git does since 2.42).
 ///
 /// # Errors
 /// [`Error::GitRead`] when the diff configuration, the index or the attribute files cannot be read.
@@ -92,9 +95,9 @@ pub(crate) fn resource_cache(
     gix::diff::resource_cache(repo, mode, stack, roots).map_err(to_err)
 }
 
-/// An attribute stack for `names` (and an outcome to match them into), with `.gitattributes` from `attributes`
-/// on a repository with a work tree, and from the index (or HEAD's tree) of a bare one. Shared by the diff's
-/// language detection and its function context.
+/// An attribute stack for `names` (and an outcome to match them into), with `.gitattributes` from
+/// `attributes` on a repository with a work tree, and from the index (or HEAD's tree) of a bare
+/// one. Shared by the diff's language detection and its function context.
 ///
 /// # Errors
 /// [`Error::GitRead`] when the index or the attribute files cannot be read.
@@ -121,9 +124,10 @@ pub(crate) fn attribute_stack<'repo>(
     Ok((stack, outcome))
 }
 
-/// The entries of `index` named `.gitattributes` (in any letter case), the only ones gix's attribute stack takes
-/// from an index (`id_mappings_from_index`, which also checks their mode, stage and the configured case): it
-/// copies every path of the index it is given, a 100,000-entry index once per diff of a `worktree.changes`.
+/// The entries of `index` named `.gitattributes` (in any letter case), the only ones gix's
+/// attribute stack takes from an index (`id_mappings_from_index`, which also checks their mode,
+/// stage and the configured case): it copies every path of the index it is given, a 100,000-entry
+/// index once per diff of a `worktree.changes`.
 pub(crate) fn attribute_files(index: &gix::index::State) -> gix::index::State {
     use gix::bstr::ByteSlice as _;
     let mut files = gix::index::State::new(index.object_hash());
@@ -137,9 +141,10 @@ pub(crate) fn attribute_files(index: &gix::index::State) -> gix::index::State {
     files
 }
 
-/// Compares `old` with `new` (index states), detecting renames (and copies) as `rewrites` says, and returns the
-/// changes sorted by path. `new_root` is the work tree when `new` is the work tree: rename similarity then reads
-/// the new side's files from disk; `attributes` says where `.gitattributes` come from.
+/// Compares `old` with `new` (index states), detecting renames (and copies) as `rewrites` says, and
+/// returns the changes sorted by path. `new_root` is the work tree when `new` is the work tree:
+/// rename similarity then reads the new side's files from disk; `attributes` says where
+/// `.gitattributes` come from.
 ///
 /// # Errors
 /// [`Error::GitRead`] when an object cannot be read.
@@ -192,9 +197,9 @@ pub(crate) fn compare(
     Ok(out)
 }
 
-/// Adds the modification of each copy source that changed between `old` and `new` and is not listed yet: gix's
-/// copy detection takes a modified file as a copy's source and leaves its own modification out, where git lists
-/// both (`C100 a b` and `M a` for a file copied and then edited).
+/// Adds the modification of each copy source that changed between `old` and `new` and is not listed
+/// yet: gix's copy detection takes a modified file as a copy's source and leaves its own
+/// modification out, where git lists both (`C100 a b` and `M a` for a file copied and then edited).
 fn modified_copy_sources(old: &gix::index::State, new: &gix::index::State, out: &mut Vec<Change>) {
     use gix::bstr::ByteSlice as _;
     let listed: std::collections::HashSet<BString> = out
@@ -222,7 +227,8 @@ fn modified_copy_sources(old: &gix::index::State, new: &gix::index::State, out: 
     }
 }
 
-/// Rename detection as the repository configures `diff.renames` (git's default: renames at 50% similarity).
+/// Rename detection as the repository configures `diff.renames` (git's default: renames at 50%
+/// similarity).
 pub(crate) fn configured_rewrites(repo: &gix::Repository) -> Result<Option<gix::diff::Rewrites>> {
     let config = repo.config_snapshot();
     let (rewrites, configured) =
@@ -255,11 +261,12 @@ fn convert(change: ChangeRef<'_, '_>) -> Change {
     }
 }
 
-/// The objects a diff's rename and copy detection reads, with one difference from the repository's: a copy
-/// source that is modified in the work tree is read as its old side's blob. gix takes a modified file's new id as
-/// the source of a copy; on the work tree that id was hashed from the file and is in no object store (the diff
-/// failed), and git takes the source's old content anyway (`git diff -C HEAD` finds `C100` for a file copied and
-/// then edited). Only built for the work tree with copies detected; otherwise it is the repository as it is.
+/// The objects a diff's rename and copy detection reads, with one difference from the repository's:
+/// a copy source that is modified in the work tree is read as its old side's blob. gix takes a
+/// modified file's new id as the source of a copy; on the work tree that id was hashed from the
+/// file and is in no object store (the diff failed), and git takes the source's old content anyway
+/// (`git diff -C HEAD` finds `C100` for a file copied and then edited). Only built for the work
+/// tree with copies detected; otherwise it is the repository as it is.
 struct PreImages<'repo> {
     repo: &'repo gix::Repository,
     old_of: std::collections::HashMap<ObjectId, ObjectId>,

@@ -1,15 +1,18 @@
-//! Sides read only where they can differ, so that a diff of a large tree costs what changed, not the tree's size.
+//! Sides read only where they can differ, so that a diff of a large tree costs what changed, not
+//! the tree's size.
 //!
-//! - Two trees: a tree diff without rename tracking walks only the subtrees whose ids differ; its file-level
-//!   changes give the entries of each side.
-//! - A tree and the index: the index's cache tree (its `TREE` extension) records, for each directory it still
-//!   vouches for, the id of the tree its entries make; a directory whose recorded id equals the tree's and whose
-//!   entry count matches is skipped on both sides, as `git status` and `git diff --cached` skip it.
+//! - Two trees: a tree diff without rename tracking walks only the subtrees whose ids differ; its
+//!   file-level changes give the entries of each side.
+//! - A tree and the index: the index's cache tree (its `TREE` extension) records, for each
+//!   directory it still vouches for, the id of the tree its entries make; a directory whose
+//!   recorded id equals the tree's and whose entry count matches is skipped on both sides, as
+//!   `git status` and `git diff --cached` skip it.
 //!
-//! Comparing the pruned sides gives the same changes as comparing the whole ones: a skipped directory holds the same
-//! files with the same ids and modes on both sides, so none of its files is added, deleted or modified, and none can
-//! be the source or the destination of a rename. Only copy detection that takes *unmodified* files as sources
-//! (`FromSetOfModifiedFilesAndAllSources`) needs them: then nothing is pruned ([`allowed`]).
+//! Comparing the pruned sides gives the same changes as comparing the whole ones: a skipped
+//! directory holds the same files with the same ids and modes on both sides, so none of its files
+//! is added, deleted or modified, and none can be the source or the destination of a rename. Only
+//! copy detection that takes *unmodified* files as sources (`FromSetOfModifiedFilesAndAllSources`)
+//! needs them: then nothing is pruned ([`allowed`]).
 
 use gix::ObjectId;
 use gix::bstr::{BStr, BString, ByteSlice, ByteVec};
@@ -43,8 +46,8 @@ fn push(state: &mut gix::index::State, path: &BStr, mode: gix::objs::tree::Entry
     }
 }
 
-/// The files that differ between the trees `old` and `new` (`None`: the empty tree), within `filter`, as one index
-/// state per side (sorted like an index).
+/// The files that differ between the trees `old` and `new` (`None`: the empty tree), within
+/// `filter`, as one index state per side (sorted like an index).
 ///
 /// # Errors
 /// [`Error::GitRead`] when a tree cannot be read.
@@ -119,9 +122,10 @@ pub(crate) fn trees(
     Ok((old_state, new_state))
 }
 
-/// The tree `tree` and the index `index`, without the directories the index's cache tree proves equal: the tree's
-/// remaining files as an index state, and a copy of `index` without the skipped directories' entries. `None` when
-/// the index has no cache tree or is sparse (nothing can be skipped: read the whole sides).
+/// The tree `tree` and the index `index`, without the directories the index's cache tree proves
+/// equal: the tree's remaining files as an index state, and a copy of `index` without the skipped
+/// directories' entries. `None` when the index has no cache tree or is sparse (nothing can be
+/// skipped: read the whole sides).
 ///
 /// # Errors
 /// [`Error::GitRead`] when a tree cannot be read.
@@ -158,9 +162,10 @@ pub(crate) fn tree_and_index(
     Ok(Some((tree_side, index_side)))
 }
 
-/// Whether the cache-tree node `node` vouches that the index entries under `path` (a directory, empty for the root)
-/// make exactly the tree `id`: the node is valid, records `id`, and counts as many entries as the index holds there,
-/// all of them plain (no conflict stage, no intent-to-add, no sparse or skip-worktree entry).
+/// Whether the cache-tree node `node` vouches that the index entries under `path` (a directory,
+/// empty for the root) make exactly the tree `id`: the node is valid, records `id`, and counts as
+/// many entries as the index holds there, all of them plain (no conflict stage, no intent-to-add,
+/// no sparse or skip-worktree entry).
 fn vouches(index: &gix::index::State, node: &gix::index::extension::Tree, id: ObjectId, path: &BStr) -> bool {
     let Some(count) = node.num_entries else { return false };
     if node.id != id {
@@ -192,8 +197,8 @@ struct Walk<'a> {
 }
 
 impl Walk<'_> {
-    /// Adds the files of the tree `id` at `path` to the tree side, skipping each subdirectory the cache tree `node`
-    /// vouches for.
+    /// Adds the files of the tree `id` at `path` to the tree side, skipping each subdirectory the
+    /// cache tree `node` vouches for.
     fn tree(&mut self, id: ObjectId, node: Option<&gix::index::extension::Tree>, path: &mut BString) -> Result<()> {
         let to_err = |err| Error::git("a tree", err);
         let tree = self.repo.find_tree(id).map_err(to_err)?;

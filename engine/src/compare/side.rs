@@ -1,9 +1,11 @@
-//! The sides a diff compares (a tree, the index, the work tree), each read into an in-memory index state.
+//! The sides a diff compares (a tree, the index, the work tree), each read into an in-memory index
+//! state.
 //!
-//! Nothing is written: trees become index states in memory, the index file is read and copied (only the entries
-//! of a [`PathFilter::only`] set, when the diff is restricted to one), and the work tree is the index with every
-//! changed entry's mode and blob id replaced by what the file on disk would be if added (hashed, never written to
-//! the object database). Unmerged entries (conflict stages 1-3) are set apart.
+//! Nothing is written: trees become index states in memory, the index file is read and copied (only
+//! the entries of a [`PathFilter::only`] set, when the diff is restricted to one), and the work
+//! tree is the index with every changed entry's mode and blob id replaced by what the file on disk
+//! would be if added (hashed, never written to the object database). Unmerged entries (conflict
+//! stages 1-3) are set apart.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -48,7 +50,8 @@ pub(crate) type Stages = [Option<(Mode, ObjectId)>; 3];
 pub(crate) struct Snapshot {
     /// Unconflicted entries, sorted like an index.
     pub(crate) state: gix::index::State,
-    /// Paths with conflict stages in the index, with their stages (never part of `state`, whatever the side).
+    /// Paths with conflict stages in the index, with their stages (never part of `state`, whatever
+    /// the side).
     pub(crate) unmerged: BTreeMap<BString, Stages>,
 }
 
@@ -69,8 +72,8 @@ impl Side {
     }
 }
 
-/// Restricts a diff to one repository-relative file or directory (a literal path, not a pattern), or to a set of
-/// paths.
+/// Restricts a diff to one repository-relative file or directory (a literal path, not a pattern),
+/// or to a set of paths.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct PathFilter {
     prefix: Option<BString>,
@@ -79,19 +82,22 @@ pub(crate) struct PathFilter {
 }
 
 impl PathFilter {
-    /// A filter for `path`; `None`, an empty path and `.` match everything. A trailing `/` is ignored.
+    /// A filter for `path`; `None`, an empty path and `.` match everything. A trailing `/` is
+    /// ignored.
     pub(crate) fn new(path: Option<&str>) -> Self {
         let path = path.map(|path| path.trim_end_matches('/')).filter(|path| !path.is_empty() && *path != ".");
         Self { prefix: path.map(BString::from), paths: None }
     }
 
-    /// A filter for exactly `paths` (files, not directories): for a diff of the index and the work tree whose
-    /// other paths a status already found unchanged, so that only these are read from disk.
+    /// A filter for exactly `paths` (files, not directories): for a diff of the index and the work
+    /// tree whose other paths a status already found unchanged, so that only these are read from
+    /// disk.
     pub(crate) fn only(paths: impl IntoIterator<Item = BString>) -> Self {
         Self { prefix: None, paths: Some(paths.into_iter().collect()) }
     }
 
-    /// Whether `path` is the filter's path or lies below it (and is one of its paths, when it has a set).
+    /// Whether `path` is the filter's path or lies below it (and is one of its paths, when it has a
+    /// set).
     pub(crate) fn matches(&self, path: &BStr) -> bool {
         let under_prefix = match &self.prefix {
             None => true,
@@ -109,13 +115,14 @@ impl PathFilter {
     }
 }
 
-/// Reads `side`. For the work tree, `with_unmerged_files` adds the work-tree file of every unmerged path (what
-/// `git diff <tree>` compares against the tree); otherwise unmerged paths are only listed.
+/// Reads `side`. For the work tree, `with_unmerged_files` adds the work-tree file of every unmerged
+/// path (what `git diff <tree>` compares against the tree); otherwise unmerged paths are only
+/// listed.
 ///
 /// # Errors
-/// [`Error::GitRead`] when a tree, the index or a work-tree file cannot be read; [`Error::Invalid`] for the work
-/// tree of a bare repository; [`Error::Cancelled`] once `interrupt` is triggered (the work tree's status stops
-/// through gix's interrupt flag).
+/// [`Error::GitRead`] when a tree, the index or a work-tree file cannot be read; [`Error::Invalid`]
+/// for the work tree of a bare repository; [`Error::Cancelled`] once `interrupt` is triggered (the
+/// work tree's status stops through gix's interrupt flag).
 pub(crate) fn read(
     repo: &gix::Repository,
     side: Side,
@@ -143,8 +150,9 @@ pub(crate) fn read(
     Ok(snapshot)
 }
 
-/// The entries of the index that `filter` matches, its unmerged ones set apart: a path set's ([`PathFilter::only`])
-/// found by search (the index's other entries are neither copied nor looked at), else the index copied and cut.
+/// The entries of the index that `filter` matches, its unmerged ones set apart: a path set's
+/// ([`PathFilter::only`]) found by search (the index's other entries are neither copied nor looked
+/// at), else the index copied and cut.
 fn index(repo: &gix::Repository, filter: &PathFilter) -> Result<Snapshot> {
     let index = repo.index_or_empty().map_err(|err| Error::git("the index", err))?;
     if index.is_sparse() {
@@ -285,9 +293,9 @@ fn update_for(
     })
 }
 
-/// The work-tree file of an unmerged `path` as an entry (its mode and the id it would get if added), or `None`
-/// when nothing is there. A directory where a side has a submodule is that submodule's checked-out commit (the
-/// null id when it is not checked out), as git reads it.
+/// The work-tree file of an unmerged `path` as an entry (its mode and the id it would get if
+/// added), or `None` when nothing is there. A directory where a side has a submodule is that
+/// submodule's checked-out commit (the null id when it is not checked out), as git reads it.
 ///
 /// # Errors
 /// [`Error::GitRead`] when the file cannot be read.
@@ -321,9 +329,10 @@ fn on_disk(workdir: &Path, path: &BStr) -> Result<PathBuf> {
     Ok(workdir.join(relative))
 }
 
-/// The mode and blob id a work-tree file would get if added (raw bytes; no filter), or `None` if it is missing
-/// or is neither a regular file nor a symbolic link (a FIFO, device or socket: git cannot hash those either and
-/// shows the tracked path as gone). The file is opened without blocking and checked on the open descriptor.
+/// The mode and blob id a work-tree file would get if added (raw bytes; no filter), or `None` if it
+/// is missing or is neither a regular file nor a symbolic link (a FIFO, device or socket: git
+/// cannot hash those either and shows the tracked path as gone). The file is opened without
+/// blocking and checked on the open descriptor.
 fn hash_file(repo: &gix::Repository, path: &Path) -> Result<Option<(Mode, ObjectId)>> {
     let to_err = |err| Error::git_text("a work-tree file", err);
     let metadata = match std::fs::symlink_metadata(path) {
@@ -361,11 +370,11 @@ fn is_executable(_metadata: &std::fs::Metadata) -> bool {
     false
 }
 
-/// Reports a submodule as changed when its checked-out commit differs from the recorded one, like `git diff`
-/// (which shows `Subproject commit <sha>` lines). A submodule that is not checked out is unchanged; modified
-/// files inside a submodule are not looked at (git would add `-dirty`). A submodule whose git dir lies outside the
-/// allowed roots (or holds a FIFO where gix reads a file) is not opened and reads as unchanged; the work-tree
-/// status names it unreadable.
+/// Reports a submodule as changed when its checked-out commit differs from the recorded one, like
+/// `git diff` (which shows `Subproject commit <sha>` lines). A submodule that is not checked out is
+/// unchanged; modified files inside a submodule are not looked at (git would add `-dirty`). A
+/// submodule whose git dir lies outside the allowed roots (or holds a FIFO where gix reads a file)
+/// is not opened and reads as unchanged; the work-tree status names it unreadable.
 #[derive(Clone)]
 struct SubmoduleHead {
     workdir: PathBuf,
@@ -381,9 +390,10 @@ impl traits::SubmoduleStatus for SubmoduleHead {
     }
 }
 
-/// The commit checked out in the submodule at `rela_path` of the work tree `workdir`, read as git reads a gitlink
-/// (from its `.git`, without `.gitmodules`); `None` when it is not checked out, cannot be read, or its git dir
-/// lies outside `roots` or holds a FIFO where gix reads a file ([`crate::guard::vet_submodule`]; never opened).
+/// The commit checked out in the submodule at `rela_path` of the work tree `workdir`, read as git
+/// reads a gitlink (from its `.git`, without `.gitmodules`); `None` when it is not checked out,
+/// cannot be read, or its git dir lies outside `roots` or holds a FIFO where gix reads a file
+/// ([`crate::guard::vet_submodule`]; never opened).
 pub(crate) fn checked_out_head(workdir: &Path, rela_path: &BStr, roots: Option<&[PathBuf]>) -> Option<ObjectId> {
     let path = on_disk(workdir, rela_path).ok()?;
     if !path.join(".git").exists() || crate::guard::vet_submodule(&path, None, roots).is_err() {

@@ -1,13 +1,14 @@
-//! Conflict-marker regions in a file's lines: `<<<<<<<`, optional `|||||||` (diff3 / zdiff3), `=======`,
-//! `>>>>>>>`, each exactly `conflict-marker-size` characters long (default 7), as Git writes them.
+//! Conflict-marker regions in a file's lines: `<<<<<<<`, optional `|||||||` (diff3 / zdiff3),
+//! `=======`, `>>>>>>>`, each exactly `conflict-marker-size` characters long (default 7), as Git
+//! writes them.
 
 use serde::Serialize;
 
 /// Git's default `conflict-marker-size`.
 pub const DEFAULT_MARKER_SIZE: usize = 7;
 
-/// A run of lines: the first line (1-based) and how many; `count` 0 is an empty side (its `start` is the line
-/// after the marker that opens it).
+/// A run of lines: the first line (1-based) and how many; `count` 0 is an empty side (its `start`
+/// is the line after the marker that opens it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LineSpan {
@@ -51,8 +52,8 @@ enum Section {
     Theirs,
 }
 
-/// Scans lines one at a time (so a large file never needs to be in memory) and collects complete regions.
-/// A region left open at the end of input is not reported.
+/// Scans lines one at a time (so a large file never needs to be in memory) and collects complete
+/// regions. A region left open at the end of input is not reported.
 #[derive(Debug)]
 pub struct Scanner {
     marker_size: usize,
@@ -123,8 +124,8 @@ impl Scanner {
         self.regions
     }
 
-    /// `Some((kind, label))` when `line` is a marker: exactly `marker_size` of one of `<|=>`, then the end of the
-    /// line or a space and a label (`=======` takes no label).
+    /// `Some((kind, label))` when `line` is a marker: exactly `marker_size` of one of `<|=>`, then
+    /// the end of the line or a space and a label (`=======` takes no label).
     fn marker(&self, line: &[u8]) -> Option<(u8, Option<String>)> {
         let line = line.strip_suffix(b"\n").unwrap_or(line);
         let line = line.strip_suffix(b"\r").unwrap_or(line);

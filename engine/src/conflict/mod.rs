@@ -1,5 +1,6 @@
-//! Conflicts before and during: `repo.conflictPreflight` ([`preflight`]) predicts a merge and a rebase in memory;
-//! `conflict.read` ([`read`]) turns an active conflict into data. [`markers`] finds marker regions in text.
+//! Conflicts before and during: `repo.conflictPreflight` ([`preflight`]) predicts a merge and a
+//! rebase in memory; `conflict.read` ([`read`]) turns an active conflict into data. [`markers`]
+//! finds marker regions in text.
 
 pub mod markers;
 mod paths;
@@ -62,12 +63,12 @@ pub struct CommitInfo {
 }
 
 impl Engine {
-    /// `repo.conflictPreflight`: the predicted outcome of merging `target` into `current` and of rebasing
-    /// `current` onto `target`, computed in memory (see [`preflight::read`]).
+    /// `repo.conflictPreflight`: the predicted outcome of merging `target` into `current` and of
+    /// rebasing `current` onto `target`, computed in memory (see [`preflight::read`]).
     ///
     /// # Errors
-    /// [`Error::Invalid`] (`invalid_revision`, `unknown_revision`) for the revisions; [`Error::GitRead`] on a
-    /// failed read or merge.
+    /// [`Error::Invalid`] (`invalid_revision`, `unknown_revision`) for the revisions;
+    /// [`Error::GitRead`] on a failed read or merge.
     pub fn conflict_preflight(
         &self,
         repo: &Repo,
@@ -82,8 +83,8 @@ impl Engine {
     /// (see [`read::read`] and [`read::fit`]).
     ///
     /// # Errors
-    /// [`Error::GitRead`] on a failed read; [`Error::Invalid`] (`budget_below_floor`) when the required fields
-    /// alone exceed `max_tokens`.
+    /// [`Error::GitRead`] on a failed read; [`Error::Invalid`] (`budget_below_floor`) when the
+    /// required fields alone exceed `max_tokens`.
     pub fn conflict_read(
         &self,
         repo: &Repo,
@@ -101,7 +102,8 @@ pub(crate) fn commit_info(repo: &gix::Repository, id: gix::ObjectId) -> Result<C
     Ok(CommitInfo { sha: id.to_string(), subject: subject(commit.message_raw_sloppy()) })
 }
 
-/// A commit still to come (to replay, or after a predicted stop) that changes some of the conflicted paths.
+/// A commit still to come (to replay, or after a predicted stop) that changes some of the
+/// conflicted paths.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TouchingCommit {
@@ -113,8 +115,8 @@ pub struct TouchingCommit {
     pub paths: Vec<String>,
 }
 
-/// The `paths` that commit `id` changes against its first parent (all of them for a root commit), as a
-/// [`TouchingCommit`], or `None` when it changes none of them.
+/// The `paths` that commit `id` changes against its first parent (all of them for a root commit),
+/// as a [`TouchingCommit`], or `None` when it changes none of them.
 pub(crate) fn touching(repo: &gix::Repository, id: gix::ObjectId, paths: &[&[u8]]) -> Result<Option<TouchingCommit>> {
     let to_err = |err| Error::git("a commit to replay", err);
     let commit = repo.find_commit(id).map_err(to_err)?;
@@ -146,7 +148,8 @@ pub(crate) fn touching(repo: &gix::Repository, id: gix::ObjectId, paths: &[&[u8]
 
 pub(crate) use crate::file::is_binary;
 
-/// The `conflict-marker-size` attribute for each of `paths` (default 7), with `.gitattributes` read from `source`.
+/// The `conflict-marker-size` attribute for each of `paths` (default 7), with `.gitattributes` read
+/// from `source`.
 pub(crate) fn marker_sizes(
     repo: &gix::Repository,
     index: &gix::index::State,

@@ -1,5 +1,5 @@
-//! The conflicting paths of an in-memory merge outcome, as the index of a stopped merge would hold them: kinds in
-//! Git's terms, rename sources, and marker line ranges in the predicted file.
+//! The conflicting paths of an in-memory merge outcome, as the index of a stopped merge would hold
+//! them: kinds in Git's terms, rename sources, and marker line ranges in the predicted file.
 
 use std::collections::BTreeMap;
 
@@ -36,7 +36,8 @@ pub struct PathConflict {
     pub regions: Vec<MarkerRegion>,
 }
 
-/// The unmerged paths a stopped merge would leave, as the index would hold them, with kinds and marker regions.
+/// The unmerged paths a stopped merge would leave, as the index would hold them, with kinds and
+/// marker regions.
 pub(super) fn path_conflicts(
     repo: &gix::Repository,
     outcome: &mut gix::merge::tree::Outcome<'_>,

@@ -1,11 +1,12 @@
-//! `repo.conflictPreflight` (design.md §5, issue 5): the outcome of merging `targetRef` into `currentRef`, and of
-//! rebasing `currentRef` onto `targetRef` commit by commit, predicted with gix's merge on an in-memory object
-//! store.
+//! `repo.conflictPreflight` (design.md §5, issue 5): the outcome of merging `targetRef` into
+//! `currentRef`, and of rebasing `currentRef` onto `targetRef` commit by commit, predicted with
+//! gix's merge on an in-memory object store.
 //!
-//! Nothing is written: the merge runs on a clone of the repository handle whose object writes go to memory
-//! (`with_object_memory`), no ref, index or work-tree file is touched, and the repository's own merge drivers
-//! (`merge.<name>.driver`, programs) are removed from that clone's in-memory configuration, so Git's built-in text
-//! merge stands in for them (the result says so in `caveats`).
+//! Nothing is written: the merge runs on a clone of the repository handle whose object writes go to
+//! memory (`with_object_memory`), no ref, index or work-tree file is touched, and the repository's
+//! own merge drivers (`merge.<name>.driver`, programs) are removed from that clone's in-memory
+//! configuration, so Git's built-in text merge stands in for them (the result says so in
+//! `caveats`).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -37,7 +38,8 @@ impl Default for Options {
     }
 }
 
-/// Most commits a rebase prediction replays; a longer rebase is reported as `too-many-commits`, unpredicted.
+/// Most commits a rebase prediction replays; a longer rebase is reported as `too-many-commits`,
+/// unpredicted.
 pub const MAX_REPLAY: usize = 1000;
 
 /// What the result says about itself.
@@ -48,8 +50,9 @@ written. Git itself may differ where merge drivers, rerere or uncommitted local 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Preflight {
-    /// An operation Git stopped in the middle of, said first because it changes what the prediction means: it
-    /// starts from the commits as they are, not from the unfinished result; default `null` (none in progress).
+    /// An operation Git stopped in the middle of, said first because it changes what the prediction
+    /// means: it starts from the commits as they are, not from the unfinished result; default
+    /// `null` (none in progress).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub in_progress: Option<InProgress>,
     /// Always `true`: this is a prediction, nothing was merged.
@@ -69,8 +72,9 @@ pub struct Preflight {
     /// Reasons the prediction may differ from Git (e.g. a custom merge driver that was not run).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub caveats: Vec<String>,
-    /// The repository is a shallow clone: merge bases are looked for only down to the commits listed in
-    /// `.git/shallow` (as git does), so histories forked beyond it are `unrelated-histories`; absent when `false`.
+    /// The repository is a shallow clone: merge bases are looked for only down to the commits
+    /// listed in `.git/shallow` (as git does), so histories forked beyond it are
+    /// `unrelated-histories`; absent when `false`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub shallow: bool,
 }
@@ -79,15 +83,17 @@ pub struct Preflight {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct InProgress {
-    /// The operation (`merge`, `rebase`, `cherry-pick`, `revert`, `am`, `bisect`, or `stash-apply`, inferred from
-    /// unmerged paths no state file explains).
+    /// The operation (`merge`, `rebase`, `cherry-pick`, `revert`, `am`, `bisect`, or `stash-apply`,
+    /// inferred from unmerged paths no state file explains).
     pub operation: Activity,
-    /// The state file it was recognised by (`MERGE_HEAD`, `rebase-merge/`, ...), or why it was inferred.
+    /// The state file it was recognised by (`MERGE_HEAD`, `rebase-merge/`, ...), or why it was
+    /// inferred.
     pub evidence: String,
     /// Paths the index holds unmerged now; default 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub unmerged: usize,
-    /// One sentence: what is in progress, what the prediction starts from, what finishes or undoes it.
+    /// One sentence: what is in progress, what the prediction starts from, what finishes or undoes
+    /// it.
     pub message: String,
 }
 
@@ -145,23 +151,27 @@ pub enum RebaseStatus {
     UpToDate,
     /// `current` is contained in `target`: Git fast-forwards it.
     FastForward,
-    /// More than [`MAX_REPLAY`] commits to replay (or the caller's bound): not predicted (`commits` says how many).
+    /// More than [`MAX_REPLAY`] commits to replay (or the caller's bound): not predicted (`commits`
+    /// says how many).
     TooManyCommits,
 }
 
-/// The predicted rebase: `current`'s commits that are not in `target`, oldest first, replayed one by one.
+/// The predicted rebase: `current`'s commits that are not in `target`, oldest first, replayed one
+/// by one.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RebasePrediction {
     /// The verdict.
     pub status: RebaseStatus,
-    /// Commits that would be replayed (merge commits excluded, as `git rebase` drops them); default 0.
+    /// Commits that would be replayed (merge commits excluded, as `git rebase` drops them);
+    /// default 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub commits: usize,
     /// Merge commits left out of the replay; default 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub skipped_merges: usize,
-    /// Replayed commits before the stop (or all) whose change is already in the target; Git drops them; default 0.
+    /// Replayed commits before the stop (or all) whose change is already in the target; Git drops
+    /// them; default 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub become_empty: usize,
     /// The first commit that would stop, or `null`; default `null`.
@@ -185,8 +195,8 @@ pub struct RebaseStop {
     pub conflict_count: usize,
     /// Conflicting paths in path order, at most `maxPaths`.
     pub conflicts: Vec<PathConflict>,
-    /// The commits after the stop, in replay order, that change a conflicting path (against their first
-    /// parent): the replay may stop again there; default empty.
+    /// The commits after the stop, in replay order, that change a conflicting path (against their
+    /// first parent): the replay may stop again there; default empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub later_commits: Vec<TouchingCommit>,
 }
@@ -198,7 +208,8 @@ fn is_zero(count: &usize) -> bool {
 /// Predicts merge and rebase of `current` (default callers pass `HEAD`) with `target`.
 ///
 /// # Errors
-/// [`Error::Invalid`] for revisions that are not commits; [`Error::GitRead`] when the merge machinery fails.
+/// [`Error::Invalid`] for revisions that are not commits; [`Error::GitRead`] when the merge
+/// machinery fails.
 pub fn read(repo: &gix::Repository, target: &str, current: &str, options: &Options) -> Result<Budgeted<Preflight>> {
     let target_id = resolve_commit(repo, target)?;
     let current_id = resolve_commit(repo, current)?;
@@ -317,8 +328,8 @@ fn finish_or_undo(operation: Activity) -> &'static str {
     }
 }
 
-/// A handle on `repo` whose object writes stay in memory and whose configuration has no merge drivers; returns it
-/// with the names of the drivers removed.
+/// A handle on `repo` whose object writes stay in memory and whose configuration has no merge
+/// drivers; returns it with the names of the drivers removed.
 fn scratch(repo: &gix::Repository) -> Result<(gix::Repository, Vec<String>)> {
     let mut scratch = repo.clone().with_object_memory();
     crate::objects::read_packs_first(&mut scratch, 4 * 1024 * 1024);
@@ -343,7 +354,8 @@ fn scratch(repo: &gix::Repository) -> Result<(gix::Repository, Vec<String>)> {
     Ok((scratch, names))
 }
 
-/// Replays `current`'s commits that `target` lacks onto `target`, stopping at the first unresolved conflict.
+/// Replays `current`'s commits that `target` lacks onto `target`, stopping at the first unresolved
+/// conflict.
 fn rebase(
     repo: &gix::Repository,
     shallow: &Shallow,
@@ -369,11 +381,11 @@ fn rebase(
     replay(repo, shallow, current, target, target, MAX_REPLAY)
 }
 
-/// Predicts `git rebase --onto <onto> <upstream> <current>` in memory, as `repo.conflictPreflight` predicts a
-/// rebase: `current`'s commits that `upstream` lacks (merges left out), oldest first, replayed onto `onto` until the
-/// first unresolved conflict. More than `max_commits` to replay are not predicted (`too-many-commits`). Nothing is
-/// written; the repository's merge drivers are not run (Git's built-in text merge stands in for them). Conflicting
-/// paths are all listed.
+/// Predicts `git rebase --onto <onto> <upstream> <current>` in memory, as `repo.conflictPreflight`
+/// predicts a rebase: `current`'s commits that `upstream` lacks (merges left out), oldest first,
+/// replayed onto `onto` until the first unresolved conflict. More than `max_commits` to replay are
+/// not predicted (`too-many-commits`). Nothing is written; the repository's merge drivers are not
+/// run (Git's built-in text merge stands in for them). Conflicting paths are all listed.
 ///
 /// # Errors
 /// [`Error::GitRead`] when a commit cannot be read or the merge machinery fails.
@@ -389,8 +401,8 @@ pub fn predict_onto(
     replay(&scratch, &shallow, current, upstream, onto, max_commits)
 }
 
-/// Replays `current`'s commits that `upstream` lacks onto `onto`, stopping at the first unresolved conflict; at most
-/// `max_commits` of them.
+/// Replays `current`'s commits that `upstream` lacks onto `onto`, stopping at the first unresolved
+/// conflict; at most `max_commits` of them.
 fn replay(
     repo: &gix::Repository,
     shallow: &Shallow,
@@ -463,8 +475,9 @@ fn replay(
     Ok(prediction)
 }
 
-/// `current`'s commits not reachable from `target`, parents before children (as `git rev-list --reverse
-/// --topo-order`), without merge commits; and how many merges were left out.
+/// `current`'s commits not reachable from `target`, parents before children (as
+/// `git rev-list --reverse --topo-order`), without merge commits; and how many merges were left
+/// out.
 fn replay_list(
     repo: &gix::Repository,
     shallow: &Shallow,

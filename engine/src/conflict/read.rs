@@ -1,12 +1,13 @@
 //! `conflict.read` (design.md §5, issue 5): the active conflict as data.
 //!
-//! It answers the conflict, not the files. Unmerged paths come from the index (stages 1-3, as `git ls-files -u`);
-//! marker regions are found by streaming the work-tree file line by line with the path's `conflict-marker-size`
-//! (default 7), and each region carries its ours, theirs and (diff3 / zdiff3 markers) base lines with
-//! [`CONTEXT`] lines of context on each side, the lines `git diff` shows of an unmerged path around a conflict.
-//! Whole sides (each stage's blob, capped to `maxBytesPerSide`) only with `sides`. The operation, its progress as
-//! `git status` counts it, the commits still to replay that touch a conflicted path, and the commands that
-//! conclude or abort it come from [`super::state`]. Nothing is written and no lock is taken.
+//! It answers the conflict, not the files. Unmerged paths come from the index (stages 1-3, as
+//! `git ls-files -u`); marker regions are found by streaming the work-tree file line by line with
+//! the path's `conflict-marker-size` (default 7), and each region carries its ours, theirs and
+//! (diff3 / zdiff3 markers) base lines with [`CONTEXT`] lines of context on each side, the lines
+//! `git diff` shows of an unmerged path around a conflict. Whole sides (each stage's blob, capped
+//! to `maxBytesPerSide`) only with `sides`. The operation, its progress as `git status` counts it,
+//! the commits still to replay that touch a conflicted path, and the commands that conclude or
+//! abort it come from [`super::state`]. Nothing is written and no lock is taken.
 
 use std::collections::BTreeMap;
 use std::io::BufRead;
@@ -28,9 +29,11 @@ use crate::facets::utf8;
 pub struct Options {
     /// Most files described (1-200); the count stays exact.
     pub max_files: usize,
-    /// Most bytes of each side's content, and of each region's text (1..=1 MiB); `size` stays exact.
+    /// Most bytes of each side's content, and of each region's text (1..=1 MiB); `size` stays
+    /// exact.
     pub max_bytes_per_side: usize,
-    /// `true` to add each stage's whole blob (capped to `max_bytes_per_side`) after the regions; default false.
+    /// `true` to add each stage's whole blob (capped to `max_bytes_per_side`) after the regions;
+    /// default false.
     pub sides: bool,
 }
 
@@ -49,7 +52,8 @@ pub const MAX_BYTES_PER_SIDE: usize = 1024 * 1024;
 /// The message of a result without a conflict.
 pub const NO_CONFLICT: &str = "No conflict in progress: the index has no unmerged paths.";
 
-/// The result. Without a conflict, `conflict` is `false` and `message` says so (an operation may still be shown).
+/// The result. Without a conflict, `conflict` is `false` and `message` says so (an operation may
+/// still be shown).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ConflictRead {
@@ -65,19 +69,20 @@ pub struct ConflictRead {
     /// The state files or facts the operation was recognised by.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub evidence: Option<String>,
-    /// Progress of a rebase (commands done and remaining, as `git status` counts them) or of a cherry-pick /
-    /// revert sequence (remaining).
+    /// Progress of a rebase (commands done and remaining, as `git status` counts them) or of a
+    /// cherry-pick / revert sequence (remaining).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub progress: Option<Progress>,
     /// The git commands that conclude the operation once every path is resolved, e.g.
     /// `git add <path>; git rebase --continue`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub conclude: Option<&'static str>,
-    /// The git command that aborts it, e.g. `git rebase --abort` (a stash apply has none: it says so).
+    /// The git command that aborts it, e.g. `git rebase --abort` (a stash apply has none: it says
+    /// so).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub abort: Option<&'static str>,
-    /// Commits still to replay (`rebase-merge/git-rebase-todo`) that change a conflicted path, in todo order:
-    /// resolving now may conflict again there; default empty.
+    /// Commits still to replay (`rebase-merge/git-rebase-todo`) that change a conflicted path, in
+    /// todo order: resolving now may conflict again there; default empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub upcoming: Vec<TouchingCommit>,
     /// The commit behind stage 2; default `null`.
@@ -157,7 +162,8 @@ pub struct ConflictFile {
 pub struct SideBlob {
     /// Object id, abbreviated like `git ls-files -u --abbrev` (shortest unique, at least 7 digits).
     pub oid: String,
-    /// Mode in octal, e.g. `120000` (symlink), `160000` (submodule), `100755`; default `100644` (a regular file).
+    /// Mode in octal, e.g. `120000` (symlink), `160000` (submodule), `100755`; default `100644` (a
+    /// regular file).
     #[serde(skip_serializing_if = "is_regular_file")]
     pub mode: String,
     /// Full size in bytes.
@@ -171,11 +177,12 @@ pub struct SideBlob {
     /// `true` for text that is not valid UTF-8: `content` has U+FFFD in place of invalid bytes.
     #[serde(skip_serializing_if = "is_false")]
     pub non_utf8: bool,
-    /// `true` when `content` holds fewer bytes than `size` (cut at `maxBytesPerSide`, on a character boundary).
+    /// `true` when `content` holds fewer bytes than `size` (cut at `maxBytesPerSide`, on a
+    /// character boundary).
     #[serde(skip_serializing_if = "is_false")]
     pub truncated: bool,
-    /// `true` when the token budget left `content` out (counted in `omitted.contents`); the content is given only
-    /// with `sides`.
+    /// `true` when the token budget left `content` out (counted in `omitted.contents`); the content
+    /// is given only with `sides`.
     #[serde(skip_serializing_if = "is_false")]
     pub content_omitted: bool,
     /// The text, absent for binary and submodule entries or when the budget cut it.
@@ -187,7 +194,8 @@ pub struct SideBlob {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkTreeFile {
-    /// `false` when the path is absent (e.g. deleted by one side and not written back) or not a regular file; default false.
+    /// `false` when the path is absent (e.g. deleted by one side and not written back) or not a
+    /// regular file; default false.
     #[serde(skip_serializing_if = "is_false")]
     pub exists: bool,
     /// Size in bytes; default 0.
@@ -201,7 +209,8 @@ pub struct WorkTreeFile {
     /// Exact number of complete marker regions; default 0.
     #[serde(skip_serializing_if = "crate::compact::is_zero")]
     pub region_count: usize,
-    /// The regions, in file order (the budget may cut them; see `omitted.markerRegions`); default empty.
+    /// The regions, in file order (the budget may cut them; see `omitted.markerRegions`); default
+    /// empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub regions: Vec<Region>,
 }
@@ -213,7 +222,8 @@ pub struct Region {
     /// Where the markers and sides are (1-based lines of the work-tree file).
     #[serde(flatten)]
     pub markers: MarkerRegion,
-    /// Up to [`CONTEXT`] lines above the `<<<<<<<` line (not shared with the previous region); default empty.
+    /// Up to [`CONTEXT`] lines above the `<<<<<<<` line (not shared with the previous region);
+    /// default empty.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub before: String,
     /// Our side's lines, each ending in a newline; default empty.
@@ -296,8 +306,8 @@ pub fn read(repo: &gix::Repository, options: &Options) -> Result<ConflictRead> {
     })
 }
 
-/// Cuts `full` to `max_tokens`: files (with sizes and flags) first, then marker regions, then contents; files beyond
-/// `maxFiles` are counted in `omitted.files` too.
+/// Cuts `full` to `max_tokens`: files (with sizes and flags) first, then marker regions, then
+/// contents; files beyond `maxFiles` are counted in `omitted.files` too.
 ///
 /// # Errors
 /// [`Error::Invalid`] (`budget_below_floor`) when the required fields alone exceed `max_tokens`.
@@ -392,8 +402,8 @@ fn side_blob(repo: &gix::Repository, mode: u32, id: ObjectId, options: &Options)
     Ok(side)
 }
 
-/// Describes the work-tree file at `path`, streaming it for markers; a path that leaves the work tree (through
-/// `..` or a symlinked directory) is treated as absent and never read.
+/// Describes the work-tree file at `path`, streaming it for markers; a path that leaves the work
+/// tree (through `..` or a symlinked directory) is treated as absent and never read.
 fn work_tree_file(workdir: Option<&Path>, path: &BString, marker_size: usize, cap: usize) -> WorkTreeFile {
     let mut out =
         WorkTreeFile { exists: false, size: 0, binary: false, marker_size, region_count: 0, regions: Vec::new() };
@@ -453,9 +463,9 @@ impl Region {
     }
 }
 
-/// Streams the file a second time and gives each region its lines: [`CONTEXT`] lines above (after the previous
-/// region's context), the sides, and [`CONTEXT`] lines below (before the next region); each region's text is cut
-/// at `cap` bytes.
+/// Streams the file a second time and gives each region its lines: [`CONTEXT`] lines above (after
+/// the previous region's context), the sides, and [`CONTEXT`] lines below (before the next region);
+/// each region's text is cut at `cap` bytes.
 fn region_texts(mut reader: impl BufRead, spans: Vec<MarkerRegion>, cap: usize) -> Vec<Region> {
     let mut windows = Vec::with_capacity(spans.len());
     let mut previous_high = 0;

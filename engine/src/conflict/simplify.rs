@@ -1,17 +1,19 @@
-//! Git's last step of a text merge that gix's merge does not take: conflict regions separated by at most three
-//! lines that neither side changed are shown as one region (`xdl_simplify_non_conflicts` in git's xdiff, run for
-//! the `merge` and `zdiff3` styles, not for `diff3`).
+//! Git's last step of a text merge that gix's merge does not take: conflict regions separated by at
+//! most three lines that neither side changed are shown as one region (`xdl_simplify_non_conflicts`
+//! in git's xdiff, run for the `merge` and `zdiff3` styles, not for `diff3`).
 //!
-//! The predicted file is gix's; this recomputes the line ranges Git's file would have. A gap qualifies when our side
-//! of both regions with the gap between them occurs as consecutive lines in our blob, and likewise for theirs: a
-//! gap holding a change of one side fails that test, as Git would not join across such a change either.
+//! The predicted file is gix's; this recomputes the line ranges Git's file would have. A gap
+//! qualifies when our side of both regions with the gap between them occurs as consecutive lines in
+//! our blob, and likewise for theirs: a gap holding a change of one side fails that test, as Git
+//! would not join across such a change either.
 
 use super::markers::{LineSpan, MarkerRegion};
 
 /// The most lines between two regions that Git still joins.
 const MAX_GAP: usize = 3;
 
-/// Joins the regions of `merged` (gix's output) as Git would, given the `ours` and `theirs` blobs it came from.
+/// Joins the regions of `merged` (gix's output) as Git would, given the `ours` and `theirs` blobs
+/// it came from.
 pub(crate) fn join_close_regions(
     regions: Vec<MarkerRegion>,
     merged: &[u8],

@@ -1,9 +1,10 @@
-//! Which operation left the conflict, how far it got, and which commits produced "ours" and "theirs", read from the
-//! git dir's state files (`MERGE_HEAD`, `rebase-merge/`, `rebase-apply/`, `REBASE_HEAD`, `CHERRY_PICK_HEAD`,
-//! `REVERT_HEAD`, `sequencer/todo`).
+//! Which operation left the conflict, how far it got, and which commits produced "ours" and
+//! "theirs", read from the git dir's state files (`MERGE_HEAD`, `rebase-merge/`, `rebase-apply/`,
+//! `REBASE_HEAD`, `CHERRY_PICK_HEAD`, `REVERT_HEAD`, `sequencer/todo`).
 //!
-//! A failed `git stash apply` / `pop` leaves no state file: unmerged index entries that no state file explains are
-//! taken for a stash apply, and the stash is identified by content (see [`detect`]).
+//! A failed `git stash apply` / `pop` leaves no state file: unmerged index entries that no state
+//! file explains are taken for a stash apply, and the stash is identified by content (see
+//! [`detect`]).
 
 use std::collections::BTreeMap;
 
@@ -50,12 +51,13 @@ impl From<operation::Operation> for Activity {
     }
 }
 
-/// How far a multi-step operation got, counted as `git status` counts a rebase's commands ("N commands done",
-/// "N remaining commands").
+/// How far a multi-step operation got, counted as `git status` counts a rebase's commands ("N
+/// commands done", "N remaining commands").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Progress {
-    /// The step that stopped, 1-based (`Rebasing (2/5)`): the commands done, the stopped one included.
+    /// The step that stopped, 1-based (`Rebasing (2/5)`): the commands done, the stopped one
+    /// included.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub step: Option<usize>,
     /// All steps: done plus remaining.
@@ -64,9 +66,10 @@ pub struct Progress {
     /// Commands done, the stopped one included (`rebase-merge/done`, or `rebase-apply/next`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub done: Option<usize>,
-    /// Commands still to do after the stopped one (`rebase-merge/git-rebase-todo`, or `rebase-apply/last`
-    /// minus `next`); for a cherry-pick or revert sequence, the picks after the stopped one (`sequencer/todo`
-    /// without its first command, which is the stopped pick; git records no count of the done ones).
+    /// Commands still to do after the stopped one (`rebase-merge/git-rebase-todo`, or
+    /// `rebase-apply/last` minus `next`); for a cherry-pick or revert sequence, the picks after the
+    /// stopped one (`sequencer/todo` without its first command, which is the stopped pick; git
+    /// records no count of the done ones).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub remaining: Option<usize>,
 }
@@ -105,7 +108,8 @@ pub type Stages = [Option<(u32, ObjectId)>; 3];
 pub const STASH_EVIDENCE: &str = "unmerged index entries and no operation state file: taken for a `git stash \
 apply`/`pop` (which leaves none); `git apply --3way` and `git checkout --merge` leave the same state";
 
-/// Detects the operation and its producers; `unmerged` are the index's unmerged paths (for the stash heuristic).
+/// Detects the operation and its producers; `unmerged` are the index's unmerged paths (for the
+/// stash heuristic).
 ///
 /// # Errors
 /// [`crate::Error::GitRead`] when a named commit cannot be read.
@@ -173,8 +177,8 @@ pub fn detect(repo: &gix::Repository, unmerged: &BTreeMap<BString, Stages>) -> R
     Ok(state)
 }
 
-/// Progress from `rebase-merge/done`+`git-rebase-todo` (as `git status` counts them), `rebase-apply/next`+`last`,
-/// or `sequencer/todo`.
+/// Progress from `rebase-merge/done`+`git-rebase-todo` (as `git status` counts them),
+/// `rebase-apply/next`+`last`, or `sequencer/todo`.
 fn progress(repo: &gix::Repository, activity: Activity) -> Option<Progress> {
     let number = |file: &str| read_file(repo, file).and_then(|text| text.trim().parse::<usize>().ok());
     let commands = |file: &str| read_file(repo, file).map(|text| command_lines(&text).count());
@@ -211,8 +215,8 @@ fn command_lines(todo: &str) -> impl Iterator<Item = &str> {
     todo.lines().map(str::trim).filter(|line| !line.is_empty() && !line.starts_with('#'))
 }
 
-/// The commits still to replay in `rebase-merge/git-rebase-todo` (picks, rewords, edits, squashes, fixups) that
-/// change one of `paths`, in todo order.
+/// The commits still to replay in `rebase-merge/git-rebase-todo` (picks, rewords, edits, squashes,
+/// fixups) that change one of `paths`, in todo order.
 ///
 /// # Errors
 /// [`crate::Error::GitRead`] when a named commit cannot be read.
@@ -234,8 +238,8 @@ pub fn upcoming(repo: &gix::Repository, paths: &[&[u8]]) -> Result<Vec<TouchingC
     Ok(out)
 }
 
-/// How to conclude the operation and how to abort it, as git commands a person runs (`conflict.read`'s
-/// `conclude` and `abort`, and the hints of `repo.brief`).
+/// How to conclude the operation and how to abort it, as git commands a person runs
+/// (`conflict.read`'s `conclude` and `abort`, and the hints of `repo.brief`).
 pub fn conclude_or_abort(activity: Activity) -> (&'static str, &'static str) {
     match activity {
         Activity::Merge => ("git add <path>; git commit", "git merge --abort"),
@@ -251,8 +255,8 @@ pub fn conclude_or_abort(activity: Activity) -> (&'static str, &'static str) {
     }
 }
 
-/// The first stash whose tree holds every stage-3 blob and whose base (first parent) holds every stage-1 blob of
-/// the unmerged paths: the stash being applied.
+/// The first stash whose tree holds every stage-3 blob and whose base (first parent) holds every
+/// stage-1 blob of the unmerged paths: the stash being applied.
 fn matching_stash(repo: &gix::Repository, unmerged: &BTreeMap<BString, Stages>) -> Result<Option<(usize, ObjectId)>> {
     for stash in stashes::read(repo)? {
         let Ok(id) = ObjectId::from_hex(stash.sha.as_bytes()) else { continue };

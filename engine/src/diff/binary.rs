@@ -1,5 +1,6 @@
-//! Git's binary patch format (`git diff --binary`): zlib-deflated content in git's base85, which `git apply`
-//! turns back into the exact bytes. Used for text that is not valid UTF-8, so a JSON patch never mangles it.
+//! Git's binary patch format (`git diff --binary`): zlib-deflated content in git's base85, which
+//! `git apply` turns back into the exact bytes. Used for text that is not valid UTF-8, so a JSON
+//! patch never mangles it.
 
 use std::io::Write as _;
 
@@ -9,8 +10,8 @@ const ALPHABET: &[u8; 85] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmn
 /// Bytes per encoded line, as git writes them.
 const LINE_BYTES: usize = 52;
 
-/// The `GIT binary patch` block that turns `old` into `new`: a forward literal, then the reverse one (so that
-/// `git apply -R` works too), each followed by an empty line.
+/// The `GIT binary patch` block that turns `old` into `new`: a forward literal, then the reverse
+/// one (so that `git apply -R` works too), each followed by an empty line.
 pub(crate) fn patch(old: &[u8], new: &[u8]) -> String {
     let mut out = String::from("GIT binary patch\n");
     literal(&mut out, new);
@@ -34,7 +35,8 @@ fn deflate(data: &[u8]) -> Vec<u8> {
     writer.into_inner()
 }
 
-/// One line: a length character (`A`-`Z` for 1-26 bytes, `a`-`z` for 27-52), then 5 characters per 4 bytes.
+/// One line: a length character (`A`-`Z` for 1-26 bytes, `a`-`z` for 27-52), then 5 characters per
+/// 4 bytes.
 fn encode_line(out: &mut String, chunk: &[u8]) {
     let len = chunk.len();
     out.push(if len <= 26 { (b'A' + len as u8 - 1) as char } else { (b'a' + (len - 26) as u8 - 1) as char });

@@ -1,18 +1,21 @@
-//! Git's dense combined diff (`diff --cc`) of an unmerged path: the work-tree file against the conflict's sides
-//! (stage 2, ours, first; stage 3, theirs, second), as `git diff` prints it during a stopped merge.
+//! Git's dense combined diff (`diff --cc`) of an unmerged path: the work-tree file against the
+//! conflict's sides (stage 2, ours, first; stage 3, theirs, second), as `git diff` prints it during
+//! a stopped merge.
 //!
-//! A port of git's `combine-diff.c` (`show_patch_diff` with `--cc`): each side is diffed against the result
-//! with no context; lines of the result get a mark per side that lacks them (`+` in that side's column), lines a
-//! side had and the result lost hang before the next result line (`-` in that side's column), the lost lines of
-//! the second side are merged into the first's by their longest common subsequence (a line both sides lost is
-//! shown once with two `-`), and a stretch of changes is shown only when it is interesting: the result differs
-//! from both sides there, or the sides differ among themselves (a hunk taken verbatim from one side is left out).
-//! Hunks get three lines of context, `@@@ -a,b -c,d +e,f @@@` headers and git's hunk comment (the last line above
-//! the hunk that starts with a letter, `_` or `$`, cut at 40 characters exactly as git cuts it). A binary side or
-//! result gives `Binary files differ`; a deleted work-tree file gives the header and no hunks.
+//! A port of git's `combine-diff.c` (`show_patch_diff` with `--cc`): each side is diffed against
+//! the result with no context; lines of the result get a mark per side that lacks them (`+` in that
+//! side's column), lines a side had and the result lost hang before the next result line (`-` in
+//! that side's column), the lost lines of the second side are merged into the first's by their
+//! longest common subsequence (a line both sides lost is shown once with two `-`), and a stretch of
+//! changes is shown only when it is interesting: the result differs from both sides there, or the
+//! sides differ among themselves (a hunk taken verbatim from one side is left out). Hunks get three
+//! lines of context, `@@@ -a,b -c,d +e,f @@@` headers and git's hunk comment (the last line above
+//! the hunk that starts with a letter, `_` or `$`, cut at 40 characters exactly as git cuts it). A
+//! binary side or result gives `Binary files differ`; a deleted work-tree file gives the header and
+//! no hunks.
 //!
-//! Deviation: bytes that are not UTF-8 in the compared files are replaced with U+FFFD (the patch is text); git
-//! prints them raw.
+//! Deviation: bytes that are not UTF-8 in the compared files are replaced with U+FFFD (the patch is
+//! text); git prints them raw.
 
 use gix::ObjectId;
 use gix::bstr::{BStr, ByteSlice};
@@ -42,7 +45,8 @@ pub(crate) enum Merged {
     File { mode: Mode, content: Option<Vec<u8>> },
 }
 
-/// The `diff --cc` section of `path`: its header (`diff --cc`, `index`, modes, `---`/`+++`) and its `@@@` hunks.
+/// The `diff --cc` section of `path`: its header (`diff --cc`, `index`, modes, `---`/`+++`) and its
+/// `@@@` hunks.
 pub(crate) fn render(
     path: &BStr,
     parents: &[Parent],
@@ -116,8 +120,8 @@ struct Line<'a> {
     pending: Vec<Lost>,
     /// The line without its newline; `None` past the end.
     text: Option<&'a [u8]>,
-    /// Bit `n`: side `n` lacks this line; bit `parents`: shown; bit `parents + 1`: do not show the lost lines
-    /// before it (a leading context line).
+    /// Bit `n`: side `n` lacks this line; bit `parents`: shown; bit `parents + 1`: do not show the
+    /// lost lines before it (a leading context line).
     flag: u64,
     /// Per side, the side's line number where a hunk starting here starts.
     side_line: Vec<usize>,
@@ -304,7 +308,8 @@ impl<'a> Lines<'a> {
         self.give_context();
     }
 
-    /// git's `give_context`: paint context around the shown lines, joining groups closer than the context.
+    /// git's `give_context`: paint context around the shown lines, joining groups closer than the
+    /// context.
     fn give_context(&mut self) {
         let (mark, no_pre_delete, cnt) = (self.mark(), self.no_pre_delete(), self.cnt);
         let mut i = self.find_next(0, false);
@@ -414,8 +419,8 @@ fn is_comment_line(text: &[u8]) -> bool {
     text.first().is_some_and(|byte| byte.is_ascii_alphabetic() || *byte == b'_' || *byte == b'$')
 }
 
-/// The hunk comment as git prints it: a space and the first 40 bytes up to, not including, the last one that is
-/// not white space (git's own cut), or nothing.
+/// The hunk comment as git prints it: a space and the first 40 bytes up to, not including, the last
+/// one that is not white space (git's own cut), or nothing.
 fn comment_text(text: &[u8]) -> String {
     let mut comment_end = 0;
     for (idx, byte) in text.iter().take(40).enumerate() {
@@ -429,7 +434,8 @@ fn comment_text(text: &[u8]) -> String {
     if comment_end == 0 { String::new() } else { format!(" {}", text[..comment_end].to_str_lossy()) }
 }
 
-/// git's `coalesce_lines`: merges side `parent`'s lost lines into `base` by their longest common subsequence.
+/// git's `coalesce_lines`: merges side `parent`'s lost lines into `base` by their longest common
+/// subsequence.
 fn coalesce(base: &mut Vec<Lost>, new: Vec<Lost>, parent: usize) {
     if new.is_empty() {
         return;

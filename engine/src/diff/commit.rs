@@ -1,16 +1,17 @@
-//! `commit.details` (design.md §5): one commit's metadata and its changed files with status and line counts, like
-//! `git show --numstat -M`.
+//! `commit.details` (design.md §5): one commit's metadata and its changed files with status and
+//! line counts, like `git show --numstat -M`.
 //!
-//! A merge is diffed against its first parent (`git show --diff-merges=first-parent`), and says so in `note`; a
-//! root commit against the empty tree. Renames are detected as `-M` does (50% similarity); copies are not looked
-//! for, as `git show -M` does not.
+//! A merge is diffed against its first parent (`git show --diff-merges=first-parent`), and says so
+//! in `note`; a root commit against the empty tree. Renames are detected as `-M` does (50%
+//! similarity); copies are not looked for, as `git show -M` does not.
 //!
-//! A stash (a commit of `refs/stash`'s reflog, named `stash@{n}` or by sha) is a merge only in form: its first
-//! parent is the commit it was made on, its second the index as it was (`index on ...`), its third, when
-//! `--include-untracked` or `--all` saved untracked files, a root commit holding only them. Its `files` are its
-//! work tree against its base, staged and unstaged changes together, as `git stash show` lists them (`git diff
-//! stash^1 stash`); `stash.index` is what was staged (`git diff stash^1 stash^2`, what `git stash apply --index`
-//! puts back in the index) and `stash.untracked` the untracked files (`git show stash^3`).
+//! A stash (a commit of `refs/stash`'s reflog, named `stash@{n}` or by sha) is a merge only in
+//! form: its first parent is the commit it was made on, its second the index as it was
+//! (`index on ...`), its third, when `--include-untracked` or `--all` saved untracked files, a root
+//! commit holding only them. Its `files` are its work tree against its base, staged and unstaged
+//! changes together, as `git stash show` lists them (`git diff stash^1 stash`); `stash.index` is
+//! what was staged (`git diff stash^1 stash^2`, what `git stash apply --index` puts back in the
+//! index) and `stash.untracked` the untracked files (`git show stash^3`).
 
 use serde::Serialize;
 
@@ -30,12 +31,12 @@ use crate::revision::resolve_commit;
 pub struct Details {
     /// Full sha.
     pub sha: String,
-    /// Parent shas abbreviated like `git log --oneline` (shortest unique, at least 7 digits), first parent first;
-    /// default empty (a root commit, or a shallow clone's boundary commit).
+    /// Parent shas abbreviated like `git log --oneline` (shortest unique, at least 7 digits), first
+    /// parent first; default empty (a root commit, or a shallow clone's boundary commit).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub parents: Vec<String>,
-    /// A shallow clone's boundary commit: its parents are absent, so, like `git show`, its files are compared with
-    /// the empty tree; absent when `false`.
+    /// A shallow clone's boundary commit: its parents are absent, so, like `git show`, its files
+    /// are compared with the empty tree; absent when `false`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub shallow: bool,
     /// Who wrote it, as recorded (configured identity, not proof of a person).
@@ -45,28 +46,30 @@ pub struct Details {
     pub committer: Option<Signature>,
     /// The first line of the message.
     pub subject: String,
-    /// The rest of the message, trimmed; cut from the end when the budget needs it (`omitted.bodyChars`); default
-    /// empty.
+    /// The rest of the message, trimmed; cut from the end when the budget needs it
+    /// (`omitted.bodyChars`); default empty.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub body: String,
     /// `true` for a merge (two or more parents). Not serialised: `parents` and `note` say it.
     #[serde(skip)]
     pub merge: bool,
-    /// The commit the files are compared with: the first parent, or `null` for a root commit (empty tree). Not
-    /// serialised: it is always `parents[0]`.
+    /// The commit the files are compared with: the first parent, or `null` for a root commit (empty
+    /// tree). Not serialised: it is always `parents[0]`.
     #[serde(skip)]
     pub diffed_against: Option<String>,
     /// Present for merges and stashes: how they are diffed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
-    /// Present for a stash: its name and its index and untracked parts (see the module docs); default `null`.
+    /// Present for a stash: its name and its index and untracked parts (see the module docs);
+    /// default `null`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stash: Option<Stash>,
-    /// Exact totals over all changed files; left out while the file list is uncut (they are then its sums).
+    /// Exact totals over all changed files; left out while the file list is uncut (they are then
+    /// its sums).
     #[serde(skip_serializing_if = "Implied::is_implied")]
     pub totals: Implied<Totals>,
-    /// Changed files in path order, with status and `--numstat` counts (cut by the budget: `omitted.files`); default
-    /// empty.
+    /// Changed files in path order, with status and `--numstat` counts (cut by the budget:
+    /// `omitted.files`); default empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<FileStat>,
 }
@@ -77,10 +80,11 @@ pub struct Stash {
     /// Its current name, `stash@{n}` (0 is the newest).
     #[serde(rename = "ref")]
     pub name: String,
-    /// What was staged when it was made: its index commit (second parent) against its base (`git diff stash^1
-    /// stash^2`).
+    /// What was staged when it was made: its index commit (second parent) against its base
+    /// (`git diff stash^1 stash^2`).
     pub index: Part,
-    /// The untracked files it saved (its third parent, `git show stash^3`); default `null`: none were saved.
+    /// The untracked files it saved (its third parent, `git show stash^3`); default `null`: none
+    /// were saved.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub untracked: Option<Part>,
 }
@@ -88,11 +92,12 @@ pub struct Stash {
 /// One part of a stash: changed files with `--numstat` counts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Part {
-    /// Exact totals over the part's files; left out while its file list is uncut (they are then its sums).
+    /// Exact totals over the part's files; left out while its file list is uncut (they are then its
+    /// sums).
     #[serde(skip_serializing_if = "Implied::is_implied")]
     pub totals: Implied<Totals>,
-    /// The files in path order (cut by the budget: `omitted.stashIndexFiles`, `omitted.stashUntrackedFiles`);
-    /// default empty.
+    /// The files in path order (cut by the budget: `omitted.stashIndexFiles`,
+    /// `omitted.stashUntrackedFiles`); default empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<FileStat>,
 }
@@ -111,8 +116,8 @@ pub struct Signature {
 /// Reads the commit `spec` names and its changes.
 ///
 /// # Errors
-/// [`crate::Error::Invalid`] for a refused or unknown revision; [`Error::GitRead`] on a failed read;
-/// [`crate::Error::Cancelled`] once `interrupt` is triggered.
+/// [`crate::Error::Invalid`] for a refused or unknown revision; [`Error::GitRead`] on a failed
+/// read; [`crate::Error::Cancelled`] once `interrupt` is triggered.
 pub fn read(repo: &gix::Repository, spec: &str, interrupt: &Interrupt) -> Result<Details> {
     let id = resolve_commit(repo, spec)?;
     let to_err = |err| Error::git("a commit", err);
@@ -177,8 +182,8 @@ fn tree_stats(repo: &gix::Repository, old: Side, new: Side, interrupt: &Interrup
     stats(repo, &diffed, interrupt)
 }
 
-/// The position `n` of `id` in `refs/stash`'s reflog (`stash@{n}`), if it is a stash: listed there, with the two
-/// or three parents `git stash` gives its commits.
+/// The position `n` of `id` in `refs/stash`'s reflog (`stash@{n}`), if it is a stash: listed there,
+/// with the two or three parents `git stash` gives its commits.
 fn stash_position(repo: &gix::Repository, id: gix::ObjectId, parents: &[gix::ObjectId]) -> Result<Option<usize>> {
     if !(2..=3).contains(&parents.len()) {
         return Ok(None);
@@ -187,7 +192,8 @@ fn stash_position(repo: &gix::Repository, id: gix::ObjectId, parents: &[gix::Obj
     Ok(crate::facets::stashes::read(repo)?.into_iter().find(|stash| stash.sha == sha).map(|stash| stash.index))
 }
 
-/// The index part (second parent against the first) and the untracked part (the third parent's tree) of a stash.
+/// The index part (second parent against the first) and the untracked part (the third parent's
+/// tree) of a stash.
 fn stash_parts(
     repo: &gix::Repository,
     position: usize,

@@ -1,35 +1,36 @@
-//! The function context git prints after a hunk's `@@`: the last line above the hunk that looks like the start
-//! of a function, as `git diff` finds it.
+//! The function context git prints after a hunk's `@@`: the last line above the hunk that looks
+//! like the start of a function, as `git diff` finds it.
 //!
 //! # Which rule
 //!
-//! A file's driver is named by its `diff` attribute (`.gitattributes`, read on the old path first, as git does;
-//! only for regular files). A driver's rule is `diff.<driver>.xfuncname` (extended regular expressions) or
-//! `diff.<driver>.funcname` (basic ones) from the configuration, the last of the two set winning; else the
-//! built-in pattern git ships for that name ([`BUILTINS`], ported from git's `userdiff.c`). A file without a
-//! `diff` attribute uses the driver `default`, which has no pattern unless configured. When the old side's
-//! driver has no pattern the new side's is tried; when neither has one, git's default rule applies: a line whose
-//! first byte is an ASCII letter, `_` or `$`. A textconv or external diff program is never run (design.md §4.4).
+//! A file's driver is named by its `diff` attribute (`.gitattributes`, read on the old path first,
+//! as git does; only for regular files). A driver's rule is `diff.<driver>.xfuncname` (extended
+//! regular expressions) or `diff.<driver>.funcname` (basic ones) from the configuration, the last
+//! of the two set winning; else the built-in pattern git ships for that name ([`BUILTINS`], ported
+//! from git's `userdiff.c`). A file without a `diff` attribute uses the driver `default`, which has
+//! no pattern unless configured. When the old side's driver has no pattern the new side's is tried;
+//! when neither has one, git's default rule applies: a line whose first byte is an ASCII letter,
+//! `_` or `$`. A textconv or external diff program is never run (design.md §4.4).
 //!
 //! # Patterns
 //!
-//! A rule is one or more patterns, one per line. The first that matches a line decides: a pattern that starts
-//! with `!` rejects the line, any other accepts it. The function text is the first capture group when it took
-//! part in the match, else the whole match, tested on the line without its line break (and a carriage return
-//! before it).
+//! A rule is one or more patterns, one per line. The first that matches a line decides: a pattern
+//! that starts with `!` rejects the line, any other accepts it. The function text is the first
+//! capture group when it took part in the match, else the whole match, tested on the line without
+//! its line break (and a carriage return before it).
 //!
-//! The text is cut at 80 bytes and its trailing spaces, tabs, carriage returns and line breaks are removed, as
-//! in git's `xemit.c`; the hunk header line itself holds at most 127 bytes before its line break. Where git
-//! would cut inside a UTF-8 character, the text here stops before that character, so the patch stays valid
-//! UTF-8 (`git apply` reads nothing after the second `@@`).
+//! The text is cut at 80 bytes and its trailing spaces, tabs, carriage returns and line breaks are
+//! removed, as in git's `xemit.c`; the hunk header line itself holds at most 127 bytes before its
+//! line break. Where git would cut inside a UTF-8 character, the text here stops before that
+//! character, so the patch stays valid UTF-8 (`git apply` reads nothing after the second `@@`).
 //!
-//! POSIX patterns are translated to the syntax of `fancy_regex` (the `regex` engine with back-references):
-//! bracket expressions keep their POSIX meaning (a backslash inside is literal, `[:alpha:]` classes work), `\<`
-//! and `\>` are word boundaries, `\1` is a back-reference, and a `*`, `+`, `?` or `{` where it cannot repeat
-//! anything is literal. One difference remains: a POSIX regex picks the longest of alternative matches and
-//! this one the first; git's built-in patterns are anchored at both ends or end in `.*`, where the two agree.
-//! A rule that cannot be translated or compiled, or whose last pattern is negated (git refuses both), gives no
-//! function context.
+//! POSIX patterns are translated to the syntax of `fancy_regex` (the `regex` engine with
+//! back-references): bracket expressions keep their POSIX meaning (a backslash inside is literal,
+//! `[:alpha:]` classes work), `\<` and `\>` are word boundaries, `\1` is a back-reference, and a
+//! `*`, `+`, `?` or `{` where it cannot repeat anything is literal. One difference remains: a POSIX
+//! regex picks the longest of alternative matches and this one the first; git's built-in patterns
+//! are anchored at both ends or end in `.*`, where the two agree. A rule that cannot be translated
+//! or compiled, or whose last pattern is negated (git refuses both), gives no function context.
 
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -45,7 +46,8 @@ use crate::error::{Error, Result};
 /// Most bytes of function context, the size of git's `func_line` buffer.
 pub(crate) const MAX_BYTES: usize = 80;
 
-/// Most bytes of a hunk header line before its line break, the size of git's header buffer less one.
+/// Most bytes of a hunk header line before its line break, the size of git's header buffer less
+/// one.
 const MAX_HEADER_BYTES: usize = 127;
 
 /// One of git's built-in diff drivers: its name and its function-name patterns.
@@ -58,8 +60,8 @@ pub(crate) struct Builtin {
     pub(crate) patterns: &'static [&'static str],
 }
 
-/// git's built-in drivers that have a function-name pattern, as in its `userdiff.c`, in name order. git has no
-/// `javascript` driver.
+/// git's built-in drivers that have a function-name pattern, as in its `userdiff.c`, in name order.
+/// git has no `javascript` driver.
 pub(crate) const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "ada",
@@ -231,9 +233,9 @@ pub(crate) struct Pattern {
 }
 
 impl Rule {
-    /// The function text of `line` (which may end with its line break), or `None` when it is no function start.
-    /// The text is cut to [`MAX_BYTES`] (at a character boundary) and its trailing whitespace removed; it may be
-    /// empty, which still counts as a function start, as in git.
+    /// The function text of `line` (which may end with its line break), or `None` when it is no
+    /// function start. The text is cut to [`MAX_BYTES`] (at a character boundary) and its trailing
+    /// whitespace removed; it may be empty, which still counts as a function start, as in git.
     pub(crate) fn function_text<'a>(&self, line: &'a str) -> Option<&'a str> {
         let text = match self {
             Rule::Refused => return None,
@@ -271,12 +273,14 @@ fn cut(text: &str, max: usize) -> &str {
     &text[..end]
 }
 
-/// `text` without trailing bytes git's `isspace` takes for white space: space, tab, line feed, carriage return.
+/// `text` without trailing bytes git's `isspace` takes for white space: space, tab, line feed,
+/// carriage return.
 fn trim_end(text: &str) -> &str {
     text.trim_end_matches([' ', '\t', '\n', '\r'])
 }
 
-/// The hunk header `@@ <ranges> @@`, with ` <function>` when `function` is not empty, cut as git cuts the line.
+/// The hunk header `@@ <ranges> @@`, with ` <function>` when `function` is not empty, cut as git
+/// cuts the line.
 pub(crate) fn hunk_header(ranges: &str, function: &str) -> String {
     let mut line = format!("@@ {ranges} @@");
     if !function.is_empty() {
@@ -304,8 +308,9 @@ impl<'a> Finder<'a> {
         Self { rule, lines: old.split_inclusive('\n').collect(), searched_to: None, current: "" }
     }
 
-    /// The function context of a hunk whose old side starts at line `start` (1-based, as in the header; for an
-    /// empty old range, the line after the one the header names). Hunks are asked in order.
+    /// The function context of a hunk whose old side starts at line `start` (1-based, as in the
+    /// header; for an empty old range, the line after the one the header names). Hunks are asked in
+    /// order.
     pub(crate) fn before(&mut self, start: usize) -> &'a str {
         // The lines above the hunk, nearest first, down to where the previous search began.
         let above = start.saturating_sub(1).min(self.lines.len());
@@ -321,13 +326,15 @@ impl<'a> Finder<'a> {
     }
 }
 
-/// Resolves the rule of each file: the `diff` attribute, the configured drivers and git's built-in ones.
+/// Resolves the rule of each file: the `diff` attribute, the configured drivers and git's built-in
+/// ones.
 pub(crate) struct Drivers<'repo> {
     repo: &'repo gix::Repository,
     attributes: Attributes,
     /// The `diff` attribute stack, made at the first lookup.
     stack: Option<(gix::AttributeStack<'repo>, gix::attrs::search::Outcome)>,
-    /// Per configured driver name: its configured pattern and whether it is extended, if one is set.
+    /// Per configured driver name: its configured pattern and whether it is extended, if one is
+    /// set.
     configured: HashMap<BString, Option<(BString, bool)>>,
     /// Rules by driver name, compiled at first use; `None` for a driver without a pattern.
     compiled: HashMap<BString, Option<Rule>>,
@@ -337,7 +344,8 @@ pub(crate) struct Drivers<'repo> {
 enum Driver {
     /// The `diff` attribute set (`diff`): git's `diff=true` driver, with no pattern.
     Plain,
-    /// A named driver (`diff=<name>`, or `default` when the attribute is unspecified or names no driver).
+    /// A named driver (`diff=<name>`, or `default` when the attribute is unspecified or names no
+    /// driver).
     Named(BString),
 }
 
@@ -438,8 +446,9 @@ fn compile_configured(value: &BStr, extended: bool) -> Rule {
     }
 }
 
-/// Compiles `lines` (`!` for a negated pattern) as git's `xdiff_set_find_func`, or [`Rule::Refused`] where git
-/// refuses them (an invalid pattern, a negated last one) or they cannot be translated.
+/// Compiles `lines` (`!` for a negated pattern) as git's `xdiff_set_find_func`, or
+/// [`Rule::Refused`] where git refuses them (an invalid pattern, a negated last one) or they cannot
+/// be translated.
 pub(crate) fn compile<'a>(lines: impl Iterator<Item = &'a str>, extended: bool, ignore_case: bool) -> Rule {
     let mut patterns = Vec::new();
     for line in lines {
@@ -463,10 +472,12 @@ pub(crate) fn compile<'a>(lines: impl Iterator<Item = &'a str>, extended: bool, 
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Untranslatable(pub(crate) &'static str);
 
-/// A POSIX regular expression (extended, else basic with GNU's `\+`, `\?` and `\|`) in the `regex` crate's syntax.
+/// A POSIX regular expression (extended, else basic with GNU's `\+`, `\?` and `\|`) in the `regex`
+/// crate's syntax.
 ///
 /// # Errors
-/// [`Untranslatable`] for a trailing backslash, an unterminated bracket expression or a collating element.
+/// [`Untranslatable`] for a trailing backslash, an unterminated bracket expression or a collating
+/// element.
 pub(crate) fn translate(pattern: &str, extended: bool) -> std::result::Result<String, Untranslatable> {
     let chars: Vec<char> = pattern.chars().collect();
     let mut out = String::with_capacity(pattern.len() + 8);
@@ -585,8 +596,9 @@ fn escape(c: char, out: &mut String) {
     out.push(c);
 }
 
-/// An interval `{m}`, `{m,}` or `{m,n}` after its `{` (closed by `}`, or `\}` in a basic pattern), translated,
-/// and the characters it takes; `None` when `rest` holds none (the `{` is then literal).
+/// An interval `{m}`, `{m,}` or `{m,n}` after its `{` (closed by `}`, or `\}` in a basic pattern),
+/// translated, and the characters it takes; `None` when `rest` holds none (the `{` is then
+/// literal).
 fn interval(rest: &[char], extended: bool) -> (Option<String>, usize) {
     let mut index = 0;
     let mut text = String::from("{");
@@ -615,8 +627,8 @@ fn interval(rest: &[char], extended: bool) -> (Option<String>, usize) {
     (Some(text), index + close.len())
 }
 
-/// Translates the bracket expression whose `[` came before `chars[start]` into `out`; returns the index after
-/// its `]`.
+/// Translates the bracket expression whose `[` came before `chars[start]` into `out`; returns the
+/// index after its `]`.
 fn bracket(chars: &[char], start: usize, out: &mut String) -> std::result::Result<usize, Untranslatable> {
     let mut index = start;
     out.push('[');

@@ -1,19 +1,22 @@
-//! Diffs (design.md §5): `diff.text` ([`text`]), `commit.details` ([`commit`]) and `worktree.changes` ([`worktree`]),
-//! on one shared machinery.
+//! Diffs (design.md §5): `diff.text` ([`text`]), `commit.details` ([`commit`]) and
+//! `worktree.changes` ([`worktree`]), on one shared machinery.
 //!
-//! A diff compares two sides (a tree, the index, or the tracked files of the work tree). Each side is read into an
-//! in-memory index state (nothing is written: no index refresh, no lock, no object), the two states are compared
-//! entry by entry with gix's rename tracker (git's `-M50%` default, or what `diff.renames` configures), and each
-//! changed file is counted and rendered as git does (`--numstat` counts, `diff --git` headers, `@@` hunks with
-//! three lines of context and git's function context after the `@@`, see the `funcname` module). No textconv,
-//! external diff or filter program is run.
+//! A diff compares two sides (a tree, the index, or the tracked files of the work tree). Each side
+//! is read into an in-memory index state (nothing is written: no index refresh, no lock, no
+//! object), the two states are compared entry by entry with gix's rename tracker (git's `-M50%`
+//! default, or what `diff.renames` configures), and each changed file is counted and rendered as
+//! git does (`--numstat` counts, `diff --git` headers, `@@` hunks with three lines of context and
+//! git's function context after the `@@`, see the `funcname` module). No textconv, external diff or
+//! filter program is run.
 //!
-//! Known differences from `git diff`: abbreviated ids are always 7 hex digits, a submodule counts as changed only when its checked-out commit
-//! moved (not when files inside it changed: no `-dirty`), git prints the combined diffs of unmerged paths before
-//! the other files where `diff.text` keeps path order (each file's text is git's), and a binary file that was renamed *and*
-//! changed is a deletion plus an addition (gix measures similarity on text lines only; git pairs it by content
-//! chunks). Line counts come from gix's Myers diff, which matches git's on ordinary edits but may differ on
-//! pathological inputs where git's heuristics cut the search short.
+//! Known differences from `git diff`: abbreviated ids are always 7 hex digits, a submodule counts
+//! as changed only when its checked-out commit moved (not when files inside it changed: no
+//! `-dirty`), git prints the combined diffs of unmerged paths before the other files where
+//! `diff.text` keeps path order (each file's text is git's), and a binary file that was renamed
+//! *and* changed is a deletion plus an addition (gix measures similarity on text lines only; git
+//! pairs it by content chunks). Line counts come from gix's Myers diff, which matches git's on
+//! ordinary edits but may differ on pathological inputs where git's heuristics cut the search
+//! short.
 
 mod binary;
 mod combined;
@@ -53,12 +56,14 @@ pub enum Status {
     Renamed,
     /// Copied from `from`, possibly edited (`C`; only when `diff.renames` is `copies`).
     Copied,
-    /// Changed type, e.g. a file became a symlink (`T`); the patch shows a deletion and an addition, as git does.
+    /// Changed type, e.g. a file became a symlink (`T`); the patch shows a deletion and an
+    /// addition, as git does.
     TypeChange,
-    /// Unmerged (conflicted) in the index. Against the work tree (`git diff`) it has `git diff --numstat`'s counts
-    /// (ours, stage 2, against the work-tree file; 0 without a stage 2) and, in `diff.text`, git's combined diff
-    /// (`diff --cc`) when both sides have the file, else git's `* Unmerged path` line and the diff of ours against
-    /// the work tree; elsewhere (`--cached`) counts 0 and only the `* Unmerged path` line.
+    /// Unmerged (conflicted) in the index. Against the work tree (`git diff`) it has
+    /// `git diff --numstat`'s counts (ours, stage 2, against the work-tree file; 0 without a
+    /// stage 2) and, in `diff.text`, git's combined diff (`diff --cc`) when both sides have the
+    /// file, else git's `* Unmerged path` line and the diff of ours against the work tree;
+    /// elsewhere (`--cached`) counts 0 and only the `* Unmerged path` line.
     Unmerged,
 }
 
@@ -66,30 +71,31 @@ pub enum Status {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FileStat {
-    /// Repository-relative path (the new path for renames and copies), as UTF-8; bytes that are not UTF-8 are
-    /// replaced with U+FFFD here (the patch quotes such paths exactly).
+    /// Repository-relative path (the new path for renames and copies), as UTF-8; bytes that are not
+    /// UTF-8 are replaced with U+FFFD here (the patch quotes such paths exactly).
     pub path: String,
     /// For renames and copies: the old path.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub from: Option<String>,
     /// How the file changed.
     pub status: Status,
-    /// Added lines, or `null` for a binary file (`-` in `--numstat`); left out of the JSON when 0 or `null`
-    /// (default 0; `binary` tells a binary file apart).
+    /// Added lines, or `null` for a binary file (`-` in `--numstat`); left out of the JSON when 0
+    /// or `null` (default 0; `binary` tells a binary file apart).
     #[serde(skip_serializing_if = "zero_or_none")]
     pub additions: Option<u64>,
     /// Deleted lines, or `null` for a binary file; left out like `additions`.
     #[serde(skip_serializing_if = "zero_or_none")]
     pub deletions: Option<u64>,
-    /// Git considers the content binary: the patch says `Binary files ... differ` and carries no content. Default
-    /// false.
+    /// Git considers the content binary: the patch says `Binary files ... differ` and carries no
+    /// content. Default false.
     #[serde(skip_serializing_if = "crate::compact::is_false")]
     pub binary: bool,
-    /// Text that is not valid UTF-8 on at least one side: counted as text, carried in the patch as an exact
-    /// `GIT binary patch` (present only when true).
+    /// Text that is not valid UTF-8 on at least one side: counted as text, carried in the patch as
+    /// an exact `GIT binary patch` (present only when true).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub non_utf8: bool,
-    /// For renames and copies: similarity in percent (git's `similarity index`), when the content could be read.
+    /// For renames and copies: similarity in percent (git's `similarity index`), when the content
+    /// could be read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub similarity: Option<u8>,
     /// The old mode (e.g. `100644`) when the mode changed.
@@ -98,15 +104,16 @@ pub struct FileStat {
     /// The new mode (e.g. `100755`) when the mode changed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub new_mode: Option<String>,
-    /// Why the content could not be read (an object missing from the store, an unreadable file): the file is listed
-    /// with `null` counts and no patch, and the rest of the answer is given. Absent otherwise.
+    /// Why the content could not be read (an object missing from the store, an unreadable file):
+    /// the file is listed with `null` counts and no patch, and the rest of the answer is given.
+    /// Absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<crate::ItemError>,
 }
 
 impl FileStat {
-    /// A file at `path` (renamed or copied `from`) changed as `status`, before its content is read: `0 0` counts,
-    /// text, no similarity, no mode change, no error.
+    /// A file at `path` (renamed or copied `from`) changed as `status`, before its content is read:
+    /// `0 0` counts, text, no similarity, no mode change, no error.
     pub(crate) fn new(path: String, from: Option<String>, status: Status) -> Self {
         Self {
             path,
@@ -173,8 +180,8 @@ struct Diffed {
 
 /// Compares `old` with `new` within `filter`.
 ///
-/// Unmerged paths: against the index they are set apart (listed, never diffed); a tree against the work tree
-/// compares the work-tree file, like `git diff <tree>`.
+/// Unmerged paths: against the index they are set apart (listed, never diffed); a tree against the
+/// work tree compares the work-tree file, like `git diff <tree>`.
 fn diff_sides(
     repo: &gix::Repository,
     old: Side,
@@ -248,11 +255,12 @@ fn head_side(repo: &gix::Repository) -> Result<Side> {
 
 /// Diff tools.
 impl Engine {
-    /// `diff.text`: the unified patch of a selection, cut to `options`' byte and line caps and `max_tokens`.
+    /// `diff.text`: the unified patch of a selection, cut to `options`' byte and line caps and
+    /// `max_tokens`.
     ///
     /// # Errors
-    /// [`crate::Error::Invalid`] for a bad selection (`invalid_revision`, `unknown_revision`, `invalid_path`) or a
-    /// budget under the floor; [`crate::Error::GitRead`] on a failed read.
+    /// [`crate::Error::Invalid`] for a bad selection (`invalid_revision`, `unknown_revision`,
+    /// `invalid_path`) or a budget under the floor; [`crate::Error::GitRead`] on a failed read.
     pub fn diff_text(
         &self,
         repo: &Repo,
@@ -263,12 +271,12 @@ impl Engine {
         text::fit(text::read(&repo.git, options, &repo.interrupt)?, options, max_tokens, measure, &repo.interrupt)
     }
 
-    /// `commit.details`: one commit's metadata and changed files (merges against their first parent; a stash
-    /// also with its index and untracked parts apart).
+    /// `commit.details`: one commit's metadata and changed files (merges against their first
+    /// parent; a stash also with its index and untracked parts apart).
     ///
     /// # Errors
-    /// [`crate::Error::Invalid`] for a revision that is refused or names no commit, or a budget under the floor;
-    /// [`crate::Error::GitRead`] on a failed read.
+    /// [`crate::Error::Invalid`] for a revision that is refused or names no commit, or a budget
+    /// under the floor; [`crate::Error::GitRead`] on a failed read.
     pub fn commit_details(
         &self,
         repo: &Repo,
@@ -279,11 +287,12 @@ impl Engine {
         commit::fit(commit::read(&repo.git, commit, &repo.interrupt)?, max_tokens, measure)
     }
 
-    /// `worktree.changes`: per-path line counts of staged and unstaged changes, kept apart, plus untracked and
-    /// conflicted paths.
+    /// `worktree.changes`: per-path line counts of staged and unstaged changes, kept apart, plus
+    /// untracked and conflicted paths.
     ///
     /// # Errors
-    /// [`crate::Error::Invalid`] for a budget under the floor; [`crate::Error::GitRead`] on a failed read.
+    /// [`crate::Error::Invalid`] for a budget under the floor; [`crate::Error::GitRead`] on a
+    /// failed read.
     pub fn worktree_changes(
         &self,
         repo: &Repo,

@@ -1,4 +1,5 @@
-//! The parses `diff.semantic` keeps between calls, by blob id and language, held by the [`crate::Engine`].
+//! The parses `diff.semantic` keeps between calls, by blob id and language, held by the
+//! [`crate::Engine`].
 
 use std::sync::Arc;
 

@@ -1,9 +1,10 @@
 //! One changed file rendered as git renders it: its `--numstat` counts and its unified patch.
 //!
-//! Content is read through gix's diff resource cache in "to Git" form (work-tree files converted as `git add`
-//! would, objects as stored), so no textconv or external diff program ever runs. A file is binary when git would
-//! say so (a NUL byte in its first 8000 bytes, the `-diff`/`binary` attributes, or above `core.bigFileThreshold`).
-//! Text that is not valid UTF-8 is emitted as a `GIT binary patch` (exact bytes, see [`super::binary`]).
+//! Content is read through gix's diff resource cache in "to Git" form (work-tree files converted as
+//! `git add` would, objects as stored), so no textconv or external diff program ever runs. A file
+//! is binary when git would say so (a NUL byte in its first 8000 bytes, the `-diff`/`binary`
+//! attributes, or above `core.bigFileThreshold`). Text that is not valid UTF-8 is emitted as a
+//! `GIT binary patch` (exact bytes, see [`super::binary`]).
 
 use gix::ObjectId;
 use gix::bstr::{BStr, ByteSlice};
@@ -22,11 +23,12 @@ use crate::quote;
 /// Lines of context around each change, as git's default `-U3`.
 const CONTEXT_LINES: u32 = 3;
 
-/// Binary content larger than this (on either side) is never carried: no patch may hold more (`maxBytes`).
+/// Binary content larger than this (on either side) is never carried: no patch may hold more
+/// (`maxBytes`).
 const MAX_BINARY_BYTES: u64 = 1024 * 1024;
 
-/// One changed file: its listing and (when asked for) its patch, in one section or, for a type change, two
-/// (a deletion and an addition, as git prints it).
+/// One changed file: its listing and (when asked for) its patch, in one section or, for a type
+/// change, two (a deletion and an addition, as git prints it).
 #[derive(Debug, Clone)]
 pub(crate) struct Rendered {
     pub(crate) stat: FileStat,
@@ -69,8 +71,8 @@ enum Content {
 }
 
 impl<'repo> Renderer<'repo> {
-    /// A renderer whose new side is read from `new_root` (the work tree) when given, with `.gitattributes` from
-    /// `attributes`.
+    /// A renderer whose new side is read from `new_root` (the work tree) when given, with
+    /// `.gitattributes` from `attributes`.
     ///
     /// # Errors
     /// [`Error::GitRead`] when the diff configuration or attributes cannot be read.
@@ -134,9 +136,10 @@ impl<'repo> Renderer<'repo> {
         Ok(Rendered { stat, sections })
     }
 
-    /// Renders an unmerged path of a diff of the index against the work tree as `git diff` does: counts of ours
-    /// (stage 2) against the work-tree file `worktree` (`git diff --numstat`), and, when asked for a patch, git's
-    /// combined diff if both sides have the file, else the `* Unmerged path` line and ours against the work tree.
+    /// Renders an unmerged path of a diff of the index against the work tree as `git diff` does:
+    /// counts of ours (stage 2) against the work-tree file `worktree` (`git diff --numstat`), and,
+    /// when asked for a patch, git's combined diff if both sides have the file, else the
+    /// `* Unmerged path` line and ours against the work tree.
     ///
     /// # Errors
     /// As [`Self::render`]; an unreadable side is listed with its error, without a patch.
@@ -266,8 +269,8 @@ impl<'repo> Renderer<'repo> {
         Ok(section)
     }
 
-    /// One side's content as git diffs it (empty when the side is absent), or `None` when git considers it
-    /// binary; for `diff.semantic`, which parses it.
+    /// One side's content as git diffs it (empty when the side is absent), or `None` when git
+    /// considers it binary; for `diff.semantic`, which parses it.
     ///
     /// # Errors
     /// [`Error::GitRead`] when the content cannot be read.
@@ -346,8 +349,9 @@ fn diffable(content: Content) -> Option<Vec<u8>> {
     }
 }
 
-/// git's line for an unmerged path it does not diff: `* Unmerged path <path>`. git writes the path as it is there;
-/// it is quoted here as in the other headers, so that a name with a line break cannot add a line to the patch.
+/// git's line for an unmerged path it does not diff: `* Unmerged path <path>`. git writes the path
+/// as it is there; it is quoted here as in the other headers, so that a name with a line break
+/// cannot add a line to the patch.
 pub(crate) fn unmerged_line(path: &BStr, quoting: quote::Style) -> Section {
     Section { header: format!("* Unmerged path {}\n", quote("", path, quoting)), hunks: Vec::new() }
 }
@@ -435,8 +439,8 @@ fn header(
     out
 }
 
-/// The `---`/`+++` label: `a/<path>` (quoted if needed, a tab after names with spaces, as git writes them) or
-/// `/dev/null`.
+/// The `---`/`+++` label: `a/<path>` (quoted if needed, a tab after names with spaces, as git
+/// writes them) or `/dev/null`.
 fn label(prefix: &str, entry: Option<&Entry>, quoting: quote::Style) -> String {
     match entry {
         Some(entry) => {

@@ -1,32 +1,36 @@
-//! `diff.semantic`: which functions, types and constants a selection changes, from tree-sitter syntax trees.
+//! `diff.semantic`: which functions, types and constants a selection changes, from tree-sitter
+//! syntax trees.
 //!
-//! The selection is `diff.text`'s (`base`, `head`, `staged`, `path`, with the same revision parsing and
-//! refusals), and so are the changed files and their line diff (git's rename detection, the configured diff
-//! algorithm). Each changed file in a supported language has both sides parsed into symbols
-//! ([`crate::semantic`]); the changed lines of the line diff are then given to the innermost symbol that holds
-//! them on their side, or counted as the file's `topLevel` lines when none does.
+//! The selection is `diff.text`'s (`base`, `head`, `staged`, `path`, with the same revision parsing
+//! and refusals), and so are the changed files and their line diff (git's rename detection, the
+//! configured diff algorithm). Each changed file in a supported language has both sides parsed into
+//! symbols ([`crate::semantic`]); the changed lines of the line diff are then given to the
+//! innermost symbol that holds them on their side, or counted as the file's `topLevel` lines when
+//! none does.
 //!
 //! # Matching
 //!
-//! Symbols are matched across the two sides of a file by kind and qualified name (the n-th `impl Foo` with the
-//! n-th). What is left is matched by body similarity ([`crate::semantic::similarity`], at least
-//! [`RENAME_SIMILARITY`]): within one file a pair of the same kind is a rename, across two files of the diff a pair
-//! of the same kind and own name is a move. The rest was added or removed; a member added (or removed) with its
-//! container is counted in the container's lines and not listed apart. A symbol is listed only when a changed
-//! line lies in it, so every listed `modified` symbol has one, and every changed line is either inside a listed
-//! symbol's range on its side or counted as top level.
+//! Symbols are matched across the two sides of a file by kind and qualified name (the n-th
+//! `impl Foo` with the n-th). What is left is matched by body similarity
+//! ([`crate::semantic::similarity`], at least [`RENAME_SIMILARITY`]): within one file a pair of the
+//! same kind is a rename, across two files of the diff a pair of the same kind and own name is a
+//! move. The rest was added or removed; a member added (or removed) with its container is counted
+//! in the container's lines and not listed apart. A symbol is listed only when a changed line lies
+//! in it, so every listed `modified` symbol has one, and every changed line is either inside a
+//! listed symbol's range on its side or counted as top level.
 //!
 //! # Fallbacks
 //!
-//! A file is left to the text diff, with its line counts and a reason, when it is binary, a submodule, in a
-//! language without a grammar in this build, over [`crate::semantic::MAX_FILE_BYTES`] on a side, parsed with too
-//! many error nodes (the ratio is given), parsed after the call's time budget ran out, or unmerged.
+//! A file is left to the text diff, with its line counts and a reason, when it is binary, a
+//! submodule, in a language without a grammar in this build, over
+//! [`crate::semantic::MAX_FILE_BYTES`] on a side, parsed with too many error nodes (the ratio is
+//! given), parsed after the call's time budget ran out, or unmerged.
 //!
 //! # Cost
 //!
-//! Parses are kept in the engine by blob id and language (a blob never changes), so a second call parses
-//! nothing; the parses of one call run on up to two threads. The budget keeps the files with the largest
-//! changes and counts the others in `omitted.files`.
+//! Parses are kept in the engine by blob id and language (a blob never changes), so a second call
+//! parses nothing; the parses of one call run on up to two threads. The budget keeps the files with
+//! the largest changes and counts the others in `omitted.files`.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -53,7 +57,8 @@ pub use crate::semantic::{MAX_ERROR_RATIO, MAX_FILE_BYTES};
 /// Least body similarity for a rename or a move (0.5: half the tokens shared).
 pub const RENAME_SIMILARITY: f64 = 0.5;
 
-/// Default time a call may spend parsing: 3 s; files parsed after that fall back with `time_budget`.
+/// Default time a call may spend parsing: 3 s; files parsed after that fall back with
+/// `time_budget`.
 pub const DEFAULT_TIME_BUDGET: Duration = Duration::from_secs(3);
 
 /// What to compare, as `diff.text` takes it.
@@ -95,7 +100,8 @@ pub struct Report {
     /// Files that fell back to the text diff, counted whether shown or not; default 0.
     #[serde(skip_serializing_if = "crate::compact::is_zero")]
     pub fallback_files: usize,
-    /// The changed files in path order (the budget keeps those with the largest changes: `omitted.files`).
+    /// The changed files in path order (the budget keeps those with the largest changes:
+    /// `omitted.files`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<FileChange>,
 }
@@ -127,7 +133,8 @@ pub struct FileChange {
     /// Why the file was left to the text diff (then it has no symbols).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fallback: Option<Fallback>,
-    /// Changed lines outside every symbol (imports, attributes, file-level statements); absent when none.
+    /// Changed lines outside every symbol (imports, attributes, file-level statements); absent when
+    /// none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub top_level: Option<Lines>,
     /// The changed symbols in the order of the new side (removed ones where they stood).
@@ -158,7 +165,8 @@ impl Lines {
 pub struct Fallback {
     /// The reason.
     pub reason: FallbackReason,
-    /// For `parse_errors`: the share of error and missing nodes in the worse side's tree, from 0 to 1.
+    /// For `parse_errors`: the share of error and missing nodes in the worse side's tree, from 0
+    /// to 1.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error_ratio: Option<f64>,
 }
@@ -181,7 +189,8 @@ pub enum FallbackReason {
     Submodule,
     /// Unmerged in the index (a stopped merge): `diff.text` shows its combined diff.
     Unmerged,
-    /// Its content could not be read (an object missing from the store); `diff.text` names the error.
+    /// Its content could not be read (an object missing from the store); `diff.text` names the
+    /// error.
     Unreadable,
 }
 
@@ -223,7 +232,8 @@ pub struct SymbolChange {
     /// Lines removed inside it; default 0.
     #[serde(skip_serializing_if = "crate::compact::is_zero_u64")]
     pub removed: u64,
-    /// Its first and last line on the old side (in `fromPath` for a move), 1-based; absent when added.
+    /// Its first and last line on the old side (in `fromPath` for a move), 1-based; absent when
+    /// added.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub old_lines: Option<[u32; 2]>,
     /// Its first and last line on the new side, 1-based; absent when removed.
@@ -302,11 +312,13 @@ pub struct FallbackFile {
 
 /// Semantic diff tools.
 impl Engine {
-    /// `diff.semantic`: the changed symbols of a selection, files cut to `max_tokens` (largest changes kept).
+    /// `diff.semantic`: the changed symbols of a selection, files cut to `max_tokens` (largest
+    /// changes kept).
     ///
     /// # Errors
-    /// As [`Engine::diff_text`]: [`crate::Error::Invalid`] for a bad selection or a budget under the floor,
-    /// [`crate::Error::GitRead`] on a failed read, [`crate::Error::Cancelled`] when interrupted.
+    /// As [`Engine::diff_text`]: [`crate::Error::Invalid`] for a bad selection or a budget under
+    /// the floor, [`crate::Error::GitRead`] on a failed read, [`crate::Error::Cancelled`] when
+    /// interrupted.
     pub fn diff_semantic(
         &self,
         repo: &Repo,
@@ -318,7 +330,8 @@ impl Engine {
         fit(&full, max_tokens, measure)
     }
 
-    /// `diff.semanticFallbacks`: the files of the same selection that `diff.semantic` leaves to the text diff.
+    /// `diff.semanticFallbacks`: the files of the same selection that `diff.semantic` leaves to the
+    /// text diff.
     ///
     /// # Errors
     /// As [`Engine::diff_semantic`].
@@ -358,9 +371,9 @@ impl Engine {
     }
 }
 
-/// Keeps the files with the largest changes that fit `max_tokens`, shown in path order. A file that does not fit
-/// even alone is never kept, so it does not hide the smaller ones behind it (a branch with one huge file still shows
-/// its other files' symbols).
+/// Keeps the files with the largest changes that fit `max_tokens`, shown in path order. A file that
+/// does not fit even alone is never kept, so it does not hide the smaller ones behind it (a branch
+/// with one huge file still shows its other files' symbols).
 ///
 /// # Errors
 /// [`crate::InvalidReason::BudgetBelowFloor`] when even no file exceeds `max_tokens`.
@@ -508,8 +521,8 @@ fn prepare(renderer: &mut Renderer<'_>, languages: &mut Languages<'_>, change: &
 /// The parses of one call, by blob id and language.
 type Parses = HashMap<(ObjectId, Language), Arc<Parsed>>;
 
-/// Parses every side not in `cache` yet, on up to two threads, keeps the new parses in `cache` and returns all
-/// the parses the call needs.
+/// Parses every side not in `cache` yet, on up to two threads, keeps the new parses in `cache` and
+/// returns all the parses the call needs.
 fn parse_all(works: &[Work], cache: &Cache, deadline: Instant) -> Parses {
     let mut parses = Parses::new();
     let mut wanted: Vec<(ObjectId, Language, &[u8])> = Vec::new();
@@ -640,8 +653,8 @@ fn match_symbols(works: &mut [Work], parses: &Parses, algorithm: gix::diff::blob
     works.iter().map(|work| work.entry.clone()).collect()
 }
 
-/// Counts the changed lines of a side (`changed(line)`, 0-based, of `lines` lines) per innermost symbol; returns
-/// the changed lines outside every symbol.
+/// Counts the changed lines of a side (`changed(line)`, 0-based, of `lines` lines) per innermost
+/// symbol; returns the changed lines outside every symbol.
 fn attribute(side: &mut SideSymbols, lines: usize, changed: impl Fn(u32) -> bool) -> u64 {
     let symbols = side.list();
     let mut owner: Vec<Option<usize>> = vec![None; lines];
@@ -668,8 +681,9 @@ fn attribute(side: &mut SideSymbols, lines: usize, changed: impl Fn(u32) -> bool
     outside
 }
 
-/// Pairs old and new symbols: by kind and qualified name within a file, then renames within a file and moves
-/// across files by similarity. Returns, per attributed file, the fate of each old and each new symbol.
+/// Pairs old and new symbols: by kind and qualified name within a file, then renames within a file
+/// and moves across files by similarity. Returns, per attributed file, the fate of each old and
+/// each new symbol.
 fn pair(files: &[Attributed]) -> (Vec<Vec<Fate>>, Vec<Vec<Fate>>) {
     let mut old_fates: Vec<Vec<Fate>> = files.iter().map(|file| vec![Fate::Unmatched; file.old.list().len()]).collect();
     let mut new_fates: Vec<Vec<Fate>> = files.iter().map(|file| vec![Fate::Unmatched; file.new.list().len()]).collect();
@@ -758,7 +772,8 @@ fn pair(files: &[Attributed]) -> (Vec<Vec<Fate>>, Vec<Vec<Fate>>) {
     (old_fates, new_fates)
 }
 
-/// A file's per-symbol line counts after folding, and which symbols were folded into their container.
+/// A file's per-symbol line counts after folding, and which symbols were folded into their
+/// container.
 struct Folded {
     old_lines: Vec<u64>,
     old_folded: Vec<bool>,
@@ -766,8 +781,9 @@ struct Folded {
     new_folded: Vec<bool>,
 }
 
-/// Folds added (removed) members of an added (removed) container, and moved members of a container moved with
-/// them, into the container: their counts go to it, innermost first, and they are not listed.
+/// Folds added (removed) members of an added (removed) container, and moved members of a container
+/// moved with them, into the container: their counts go to it, innermost first, and they are not
+/// listed.
 fn fold(files: &[Attributed], old_fates: &[Vec<Fate>], new_fates: &[Vec<Fate>]) -> Vec<Folded> {
     let one_side = |file_idx: usize, new_side: bool| {
         let file = &files[file_idx];
@@ -808,8 +824,8 @@ fn fold(files: &[Attributed], old_fates: &[Vec<Fate>], new_fates: &[Vec<Fate>]) 
         .collect()
 }
 
-/// The listed symbols of one attributed file: its new side's matched, renamed, moved-in and added symbols, and
-/// its old side's removed ones, in line order.
+/// The listed symbols of one attributed file: its new side's matched, renamed, moved-in and added
+/// symbols, and its old side's removed ones, in line order.
 fn list(
     file_idx: usize,
     files: &[Attributed],
@@ -904,7 +920,8 @@ fn without(signature: &str, name: &str) -> String {
     signature.replacen(name, "", 1)
 }
 
-/// The language of each path: `.gitattributes` (`linguist-language`, else `diff`) over the extension.
+/// The language of each path: `.gitattributes` (`linguist-language`, else `diff`) over the
+/// extension.
 struct Languages<'repo> {
     stack: gix::AttributeStack<'repo>,
     outcome: gix::attrs::search::Outcome,

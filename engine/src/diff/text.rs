@@ -1,28 +1,31 @@
-//! `diff.text` (design.md §5): the unified patch of a selection, like `git diff`, cut by whole hunks to byte, line and
-//! token budgets.
+//! `diff.text` (design.md §5): the unified patch of a selection, like `git diff`, cut by whole
+//! hunks to byte, line and token budgets.
 //!
-//! Selections: neither `base` nor `head`: index vs work tree (`git diff`); `staged`: `base` (default `HEAD`) vs
-//! index (`git diff --cached`); `base` only: that revision vs work tree (`git diff <base>`); `head` given without
-//! `base`: `HEAD` vs `head`. `head` is a revision, `INDEX` or `WORKTREE`; `base` a revision or `INDEX`.
+//! Selections: neither `base` nor `head`: index vs work tree (`git diff`); `staged`: `base`
+//! (default `HEAD`) vs index (`git diff --cached`); `base` only: that revision vs work tree
+//! (`git diff <base>`); `head` given without `base`: `HEAD` vs `head`. `head` is a revision,
+//! `INDEX` or `WORKTREE`; `base` a revision or `INDEX`.
 //!
-//! Unmerged paths (a stopped merge, rebase, cherry-pick, revert or stash apply) are shown as `git diff` shows
-//! them: against the work tree, git's combined diff (`diff --cc`, `@@@` hunks, conflict markers as added lines;
-//! see the `combined` module) when both sides have the file, else `* Unmerged path <path>` and ours (stage 2)
-//! against the work-tree file; with their `--numstat` counts (ours against the work-tree file). Against anything
-//! else, `* Unmerged path <path>` only. A combined diff is for reading: `git apply` refuses it.
+//! Unmerged paths (a stopped merge, rebase, cherry-pick, revert or stash apply) are shown as
+//! `git diff` shows them: against the work tree, git's combined diff (`diff --cc`, `@@@` hunks,
+//! conflict markers as added lines; see the `combined` module) when both sides have the file, else
+//! `* Unmerged path <path>` and ours (stage 2) against the work-tree file; with their `--numstat`
+//! counts (ours against the work-tree file). Against anything else, `* Unmerged path <path>` only.
+//! A combined diff is for reading: `git apply` refuses it.
 //!
-//! Otherwise the patch is one `git apply`-able text: every file's `diff --git` header, `new file mode` / `deleted file mode` /
-//! `old mode`+`new mode`, `similarity index` + `rename from/to`, `index` line, `---`/`+++`, and `@@` hunks (an added
-//! file's header is `@@ -0,0 +1,N @@`, as git writes it). Binary files get git's `Binary files a/x and b/x differ`
-//! line and carry no content (`git apply` refuses such a patch), unless `binary` asks for their content as
-//! `GIT binary patch` blocks (like `git diff --binary`); text that is not UTF-8 is always carried exactly as a
-//! `GIT binary patch`, so the JSON text never mangles it.
+//! Otherwise the patch is one `git apply`-able text: every file's `diff --git` header,
+//! `new file mode` / `deleted file mode` / `old mode`+`new mode`, `similarity index` +
+//! `rename from/to`, `index` line, `---`/`+++`, and `@@` hunks (an added file's header is
+//! `@@ -0,0 +1,N @@`, as git writes it). Binary files get git's `Binary files a/x and b/x differ`
+//! line and carry no content (`git apply` refuses such a patch), unless `binary` asks for their
+//! content as `GIT binary patch` blocks (like `git diff --binary`); text that is not UTF-8 is
+//! always carried exactly as a `GIT binary patch`, so the JSON text never mangles it.
 //!
-//! Cuts: hunks are units (a file's header travels with its first kept hunk; a file without hunks is one unit). In
-//! patch order, each unit is kept if it still fits the remaining bytes (`maxBytes`), lines (`maxLines`) and tokens
-//! (`maxTokens`, the whole envelope), else dropped; so what is kept always applies. Every file stays listed with
-//! `inPatch` (`full`, `partial`, `omitted`), and the listing itself is cut only when the budget cannot hold it
-//! (`omitted.files`).
+//! Cuts: hunks are units (a file's header travels with its first kept hunk; a file without hunks is
+//! one unit). In patch order, each unit is kept if it still fits the remaining bytes (`maxBytes`),
+//! lines (`maxLines`) and tokens (`maxTokens`, the whole envelope), else dropped; so what is kept
+//! always applies. Every file stays listed with `inPatch` (`full`, `partial`, `omitted`), and the
+//! listing itself is cut only when the budget cannot hold it (`omitted.files`).
 
 use serde::Serialize;
 
@@ -61,9 +64,9 @@ pub struct Options {
     pub max_bytes: usize,
     /// Most lines of patch text, if capped.
     pub max_lines: Option<usize>,
-    /// Carry binary content as `GIT binary patch` blocks (like `git diff --binary`; each side up to 1 MiB), so
-    /// that `git apply` recreates binary files too. Without it, binary files get git's `Binary files ... differ`
-    /// line, which `git apply` refuses.
+    /// Carry binary content as `GIT binary patch` blocks (like `git diff --binary`; each side up to
+    /// 1 MiB), so that `git apply` recreates binary files too. Without it, binary files get git's
+    /// `Binary files ... differ` line, which `git apply` refuses.
     pub binary: bool,
 }
 
@@ -71,21 +74,23 @@ pub struct Options {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Report {
-    /// The old side: a full commit sha, `INDEX`, or `null` for nothing (an unborn `HEAD`); default `null`.
+    /// The old side: a full commit sha, `INDEX`, or `null` for nothing (an unborn `HEAD`); default
+    /// `null`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub base: Option<String>,
-    /// The new side: a full commit sha, `INDEX` or `WORKTREE`; default `WORKTREE` (left out of the JSON).
+    /// The new side: a full commit sha, `INDEX` or `WORKTREE`; default `WORKTREE` (left out of the
+    /// JSON).
     #[serde(skip_serializing_if = "is_worktree")]
     pub head: String,
     /// The path filter, when given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
-    /// Exact totals over all changed files, given only when the budget cut the file list (`omitted.files`): else
-    /// they are the sums over `files` (default `null`).
+    /// Exact totals over all changed files, given only when the budget cut the file list
+    /// (`omitted.files`): else they are the sums over `files` (default `null`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub totals: Option<Totals>,
-    /// Every changed file in path order (cut only if the budget cannot hold the listing: `omitted.files`); default
-    /// empty.
+    /// Every changed file in path order (cut only if the budget cannot hold the listing:
+    /// `omitted.files`); default empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<FileEntry>,
     /// The unified patch of the kept hunks; `git apply` accepts it. Default empty.
@@ -94,17 +99,18 @@ pub struct Report {
     /// `true` when any hunk or file was left out; default false.
     #[serde(skip_serializing_if = "crate::compact::is_false")]
     pub truncated: bool,
-    /// Bytes of the whole, uncut patch; left out of the JSON unless something was cut (`truncated`): it is then
-    /// the length of `patch`.
+    /// Bytes of the whole, uncut patch; left out of the JSON unless something was cut
+    /// (`truncated`): it is then the length of `patch`.
     #[serde(skip_serializing_if = "Implied::is_implied")]
     pub total_bytes: Implied<usize>,
-    /// Lines of the whole, uncut patch; left out of the JSON unless something was cut (`truncated`): it is then the
-    /// number of lines of `patch`.
+    /// Lines of the whole, uncut patch; left out of the JSON unless something was cut
+    /// (`truncated`): it is then the number of lines of `patch`.
     #[serde(skip_serializing_if = "Implied::is_implied")]
     pub total_lines: Implied<usize>,
-    /// Submodules of the work tree side that could not be read, each with `error: {reason}` (a git dir outside
-    /// the allowed roots, a name git ignores as suspicious, a gitdir that is gone, a `.gitmodules` that is no
-    /// regular file): they show no change in `files` whatever their checkout holds. Absent when empty.
+    /// Submodules of the work tree side that could not be read, each with `error: {reason}` (a git
+    /// dir outside the allowed roots, a name git ignores as suspicious, a gitdir that is gone, a
+    /// `.gitmodules` that is no regular file): they show no change in `files` whatever their
+    /// checkout holds. Absent when empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unreadable: Vec<crate::Unreadable>,
 }
@@ -121,11 +127,13 @@ pub struct FileEntry {
     /// Path, status, counts and markings.
     #[serde(flatten)]
     pub stat: FileStat,
-    /// Hunks in its patch (a `GIT binary patch` block counts as one). Left out of the JSON when 0, and when its
-    /// whole patch is in `patch` (`inPatch` full), whose hunk headers (`@@`, `@@@`) then say it.
+    /// Hunks in its patch (a `GIT binary patch` block counts as one). Left out of the JSON when 0,
+    /// and when its whole patch is in `patch` (`inPatch` full), whose hunk headers (`@@`, `@@@`)
+    /// then say it.
     #[serde(skip_serializing_if = "Implied::is_implied")]
     pub hunks: Implied<usize>,
-    /// How much of its patch `patch` holds; default `full` (also left out for a file without a patch).
+    /// How much of its patch `patch` holds; default `full` (also left out for a file without a
+    /// patch).
     #[serde(skip_serializing_if = "in_patch_default")]
     pub in_patch: Option<Inclusion>,
     /// For `partial`: how many of its hunks are in `patch`.
@@ -211,13 +219,12 @@ pub(super) struct Sides<'a> {
     pub(super) staged: bool,
 }
 
-/// Checks `path`, resolves the selection (see [`selection`]) and diffs its two sides below `path`, with the
-/// configured rename detection: the set-up `diff.text` and `diff.semantic` share.
+/// Checks `path`, resolves the selection (see [`selection`]) and diffs its two sides below `path`,
+/// with the configured rename detection: the set-up `diff.text` and `diff.semantic` share.
 ///
 /// # Errors
-/// As [`check_relative_path`] for `path`; as [`selection`] for
-/// refused sides; [`Error::GitRead`] when the sides cannot be read; [`Error::Cancelled`] once `interrupt` is
-/// triggered.
+/// As [`check_relative_path`] for `path`; as [`selection`] for refused sides; [`Error::GitRead`]
+/// when the sides cannot be read; [`Error::Cancelled`] once `interrupt` is triggered.
 pub(super) fn select_and_diff(
     repo: &gix::Repository,
     sides: Sides<'_>,
@@ -249,8 +256,8 @@ pub(crate) struct Selection {
 /// Resolves `base`, `head` and `staged` as the module docs say (shared with `diff.semantic`).
 ///
 /// # Errors
-/// [`InvalidReason::InvalidRevision`] or [`InvalidReason::UnknownRevision`] for a refused revision, or `staged`
-/// with a `head` other than `INDEX`; [`Error::GitRead`] when `HEAD` cannot be read.
+/// [`InvalidReason::InvalidRevision`] or [`InvalidReason::UnknownRevision`] for a refused revision,
+/// or `staged` with a `head` other than `INDEX`; [`Error::GitRead`] when `HEAD` cannot be read.
 pub(crate) fn selection(
     repo: &gix::Repository,
     base: Option<&str>,
@@ -291,7 +298,8 @@ fn revision(repo: &gix::Repository, spec: &str) -> Result<(Side, String)> {
     Ok((Side::Tree(tree.detach()), id.to_string()))
 }
 
-/// A piece of the patch a budget keeps or drops: one hunk, or a file section that has no hunks (its header).
+/// A piece of the patch a budget keeps or drops: one hunk, or a file section that has no hunks (its
+/// header).
 #[derive(Debug, Clone, Copy)]
 struct Unit {
     file: usize,

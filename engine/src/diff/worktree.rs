@@ -1,7 +1,7 @@
-//! `worktree.changes` (design.md §5): per-path status and line counts of the work tree's changes, index and work tree
-//! kept apart: `staged` is `git diff --cached --numstat` (HEAD vs index), `unstaged` is `git diff --numstat`
-//! (index vs work tree), `untracked` is `git ls-files --others --exclude-standard`, and unmerged paths are listed
-//! once, in `conflicted`.
+//! `worktree.changes` (design.md §5): per-path status and line counts of the work tree's changes,
+//! index and work tree kept apart: `staged` is `git diff --cached --numstat` (HEAD vs index),
+//! `unstaged` is `git diff --numstat` (index vs work tree), `untracked` is
+//! `git ls-files --others --exclude-standard`, and unmerged paths are listed once, in `conflicted`.
 
 use gix::bstr::BString;
 use serde::Serialize;
@@ -20,16 +20,18 @@ use crate::lists::PathLists;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Report {
-    /// `true` for a bare repository, which has no work tree (every list is then empty; absent when false).
+    /// `true` for a bare repository, which has no work tree (every list is then empty; absent when
+    /// false).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub bare: bool,
-    /// Exact number of paths in each list; left out while it says nothing the lists do not (no list cut by the
-    /// budget, untracked files counted the default way): each count is then its list's length.
+    /// Exact number of paths in each list; left out while it says nothing the lists do not (no list
+    /// cut by the budget, untracked files counted the default way): each count is then its list's
+    /// length.
     #[serde(skip_serializing_if = "Implied::is_implied")]
     pub counts: Implied<Counts>,
-    /// The path lists, flattened: `conflicted` (unmerged paths, for `conflict.read`), `staged` (index vs `HEAD`)
-    /// and `unstaged` (work tree vs index) with `--numstat` counts, and `untracked` (files neither tracked nor
-    /// ignored).
+    /// The path lists, flattened: `conflicted` (unmerged paths, for `conflict.read`), `staged`
+    /// (index vs `HEAD`) and `unstaged` (work tree vs index) with `--numstat` counts, and
+    /// `untracked` (files neither tracked nor ignored).
     #[serde(flatten)]
     pub lists: PathLists<FileStat>,
     /// Submodules whose state could not be read, each with `error: {reason}`; absent when empty.
@@ -37,7 +39,8 @@ pub struct Report {
     pub unreadable: Vec<crate::Unreadable>,
 }
 
-/// Reads the path lists as if they were the report's own fields (`report.staged`), as they are in its JSON.
+/// Reads the path lists as if they were the report's own fields (`report.staged`), as they are in
+/// its JSON.
 impl std::ops::Deref for Report {
     type Target = PathLists<FileStat>;
 
@@ -61,8 +64,9 @@ pub struct Counts {
     /// Untracked files (a wholly untracked directory counts once in `normal` mode); default 0.
     #[serde(skip_serializing_if = "crate::compact::is_zero")]
     pub untracked: usize,
-    /// How untracked files were counted (`status.showUntrackedFiles`): `all` (every file), `no` (none looked for);
-    /// absent for `normal`, the default, where a wholly untracked directory counts once, as `dir/`.
+    /// How untracked files were counted (`status.showUntrackedFiles`): `all` (every file), `no`
+    /// (none looked for); absent for `normal`, the default, where a wholly untracked directory
+    /// counts once, as `dir/`.
     #[serde(rename = "untrackedFiles", skip_serializing_if = "UntrackedMode::is_normal")]
     pub untracked_mode: UntrackedMode,
 }
@@ -70,7 +74,8 @@ pub struct Counts {
 /// Reads the full report.
 ///
 /// # Errors
-/// [`crate::Error::GitRead`] on a failed read; [`crate::Error::Cancelled`] once `interrupt` is triggered.
+/// [`crate::Error::GitRead`] on a failed read; [`crate::Error::Cancelled`] once `interrupt` is
+/// triggered.
 pub fn read(repo: &gix::Repository, interrupt: &Interrupt) -> Result<Report> {
     // Untracked and conflicted paths come from the work-tree status facet (which never writes the index).
     let status = worktree::status(repo)?;
@@ -108,12 +113,13 @@ pub fn read(repo: &gix::Repository, interrupt: &Interrupt) -> Result<Report> {
     })
 }
 
-/// The paths whose work-tree file can differ from the index: those the status just found changed or conflicted, so that
-/// the unstaged diff reads only them from disk instead of every file again. Exact: a path the status found unchanged
-/// has the index's content, and the rename and copy sources of an index-to-work-tree diff are changed paths themselves
-/// (unless copies are looked for in every file: [`prune::allowed`]). Everything when that is not so, when a path was
-/// not valid UTF-8 (the status's paths are strings), or when a submodule could not be read (its paths are left out of
-/// the status).
+/// The paths whose work-tree file can differ from the index: those the status just found changed or
+/// conflicted, so that the unstaged diff reads only them from disk instead of every file again.
+/// Exact: a path the status found unchanged has the index's content, and the rename and copy
+/// sources of an index-to-work-tree diff are changed paths themselves (unless copies are looked for
+/// in every file: [`prune::allowed`]). Everything when that is not so, when a path was not valid
+/// UTF-8 (the status's paths are strings), or when a submodule could not be read (its paths are
+/// left out of the status).
 fn changed_paths(status: &worktree::Status, rewrites: Option<gix::diff::Rewrites>) -> PathFilter {
     let paths = || {
         status.unstaged.iter().map(|change| change.path.as_str()).chain(status.conflicted.iter().map(String::as_str))
@@ -146,8 +152,8 @@ mod tests {
     use super::*;
     use crate::facets::worktree::{Change, ChangeKind};
 
-    /// The unstaged diff reads only the paths the status found changed or conflicted, and everything when a path
-    /// may have lost bytes to UTF-8 or copies are looked for in every file.
+    /// The unstaged diff reads only the paths the status found changed or conflicted, and
+    /// everything when a path may have lost bytes to UTF-8 or copies are looked for in every file.
     #[test]
     fn the_unstaged_diff_reads_only_what_the_status_found_changed() {
         let change = |path: &str| Change { path: path.to_owned(), status: ChangeKind::Modified, from: None };

@@ -6,12 +6,12 @@ pub use crate::abbrev::{Abbrev, abbreviate, abbreviate_hex};
 use crate::error::{Error, Result};
 use crate::facets::subject;
 
-/// One commit in a short listing; serialises as one string, `"<sha> <subject>"`, like `git log --oneline`
-/// (design.md §4.2).
+/// One commit in a short listing; serialises as one string, `"<sha> <subject>"`, like
+/// `git log --oneline` (design.md §4.2).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommitLine {
-    /// The commit sha abbreviated as `git log --oneline` does: the shortest prefix that is unique in the repository,
-    /// at least `core.abbrev` (7 by default) hex digits.
+    /// The commit sha abbreviated as `git log --oneline` does: the shortest prefix that is unique
+    /// in the repository, at least `core.abbrev` (7 by default) hex digits.
     pub sha: String,
     /// The first line of the message.
     pub subject: String,
@@ -38,7 +38,8 @@ pub fn abbreviated_head(repo: &gix::Repository) -> Option<String> {
     repo.head_id().ok().map(abbreviate)
 }
 
-/// The first `limit` commits reachable from HEAD, newest first by commit time like `git log`; empty when unborn.
+/// The first `limit` commits reachable from HEAD, newest first by commit time like `git log`; empty
+/// when unborn.
 ///
 /// # Errors
 /// [`Error::GitRead`] when a commit cannot be read.

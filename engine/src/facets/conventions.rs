@@ -17,15 +17,15 @@ pub const MAX_PREFIXES: usize = 3;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Conventions {
-    /// Share (0.0-1.0, two decimals) of the last 50 commit subjects that follow Conventional Commits
-    /// (`type(scope)!: description`); default `null` (no commits).
+    /// Share (0.0-1.0, two decimals) of the last 50 commit subjects that follow Conventional
+    /// Commits (`type(scope)!: description`); default `null` (no commits).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub conventional_commit_ratio: Option<f64>,
     /// `origin/HEAD`'s branch, else `main` or `master` if it exists locally; default `null` (none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub default_branch: Option<String>,
-    /// The most common `x/` prefixes of local branch names, most used first (ties by name), at most 3; default
-    /// empty.
+    /// The most common `x/` prefixes of local branch names, most used first (ties by name), at most
+    /// 3; default empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub branch_prefixes: Vec<String>,
 }
@@ -37,8 +37,8 @@ impl Conventions {
     }
 }
 
-/// Reads the conventions from `history` (newest first; the first [`SUBJECTS_EXAMINED`] are used), the local
-/// `branch_names` and the refs.
+/// Reads the conventions from `history` (newest first; the first [`SUBJECTS_EXAMINED`] are used),
+/// the local `branch_names` and the refs.
 ///
 /// # Errors
 /// [`crate::Error::GitRead`] when history or refs cannot be read.
@@ -55,7 +55,8 @@ pub fn read(repo: &gix::Repository, history: &[CommitLine], branch_names: &[Stri
     })
 }
 
-/// `true` for a Conventional Commits subject: `type`, optional `(scope)`, optional `!`, `: `, a description.
+/// `true` for a Conventional Commits subject: `type`, optional `(scope)`, optional `!`, `: `, a
+/// description.
 pub fn is_conventional(subject: &str) -> bool {
     let Some((head, description)) = subject.split_once(": ") else {
         return false;

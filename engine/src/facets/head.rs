@@ -9,7 +9,8 @@ use crate::error::{Error, Result};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Head {
-    /// The checked-out branch's short name (`main`), also for an unborn branch; default `null` (detached).
+    /// The checked-out branch's short name (`main`), also for an unborn branch; default `null`
+    /// (detached).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
     /// `true` when HEAD names a commit directly (`git checkout v1.0`); default false.
@@ -18,11 +19,12 @@ pub struct Head {
     /// `true` when HEAD names a branch that has no commit yet; default false.
     #[serde(skip_serializing_if = "is_false")]
     pub unborn: bool,
-    /// The commit sha HEAD resolves to (full from [`read`]; tools may abbreviate it); default `null` (unborn).
+    /// The commit sha HEAD resolves to (full from [`read`]; tools may abbreviate it); default
+    /// `null` (unborn).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sha: Option<String>,
-    /// The repository is a shallow clone: history, ahead/behind and merge bases stop at the commits listed in
-    /// `.git/shallow`, whose parents git treats as absent; absent when `false`.
+    /// The repository is a shallow clone: history, ahead/behind and merge bases stop at the commits
+    /// listed in `.git/shallow`, whose parents git treats as absent; absent when `false`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub shallow: bool,
 }

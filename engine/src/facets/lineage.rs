@@ -1,10 +1,12 @@
-//! The lineage facet: what `repo.brief`'s hints read from refs, reflogs and HEAD's tree beyond the other facets
-//! (issue 22): commits a local branch dropped recently, the stack of local branches the current branch is built on
-//! and how far its base moved, the parent branch that was rewritten under it (issue 35), the size of the current
-//! branch's own change against its base, and the CODEOWNERS file at HEAD.
+//! The lineage facet: what `repo.brief`'s hints read from refs, reflogs and HEAD's tree beyond the
+//! other facets (issue 22): commits a local branch dropped recently, the stack of local branches
+//! the current branch is built on and how far its base moved, the parent branch that was rewritten
+//! under it (issue 35), the size of the current branch's own change against its base, and the
+//! CODEOWNERS file at HEAD.
 //!
-//! Reflogs are read through the repository handle the engine opened, whose git dir was vetted first (`guard.rs`:
-//! no FIFO, device or link outside the roots among `logs/`), as every reflog read of the engine is.
+//! Reflogs are read through the repository handle the engine opened, whose git dir was vetted first
+//! (`guard.rs`: no FIFO, device or link outside the roots among `logs/`), as every reflog read of
+//! the engine is.
 
 use std::collections::HashSet;
 
@@ -15,44 +17,48 @@ use crate::ancestry;
 use crate::error::{Error, Result};
 use crate::facets::head::Head;
 
-/// How long (seconds before the clock) a branch movement counts as recent: 7 days. The facet keeps the movements of
-/// this span before each reflog's newest entry; [`Lineage::dropped_since`] filters them with the caller's clock, so
-/// the facet itself does not depend on the clock.
+/// How long (seconds before the clock) a branch movement counts as recent: 7 days. The facet keeps
+/// the movements of this span before each reflog's newest entry; [`Lineage::dropped_since`] filters
+/// them with the caller's clock, so the facet itself does not depend on the clock.
 pub const RECENT_SECONDS: i64 = 7 * 86_400;
 /// Commits examined per movement or per stack at most.
 pub const MAX_WALK: usize = 1000;
 /// Reflog entries examined per branch at most.
 pub const MAX_MOVEMENTS: usize = 50;
-/// Local branches whose reflogs are read at most when looking for a rewritten parent (in ref name order).
+/// Local branches whose reflogs are read at most when looking for a rewritten parent (in ref name
+/// order).
 pub const MAX_PARENT_CANDIDATES: usize = 64;
-/// Changed lines (added plus removed, as `git diff --numstat` counts them) from which a branch's own change is large:
-/// its `diff.text` costs thousands of tokens (about ten a line, before the context lines), its semantic diff a
-/// fraction of that. Counting stops there.
+/// Changed lines (added plus removed, as `git diff --numstat` counts them) from which a branch's
+/// own change is large: its `diff.text` costs thousands of tokens (about ten a line, before the
+/// context lines), its semantic diff a fraction of that. Counting stops there.
 pub const LARGE_CHANGE_LINES: u64 = 300;
-/// Changed files whose lines are counted at most; a change touching more is large whatever its lines.
+/// Changed files whose lines are counted at most; a change touching more is large whatever its
+/// lines.
 pub const MAX_COUNTED_FILES: usize = 200;
 
 /// The lineage facts of a repository at one instant.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Lineage {
-    /// Movements of local branches that dropped commits, within [`RECENT_SECONDS`] of their reflog's newest entry,
-    /// newest first.
+    /// Movements of local branches that dropped commits, within [`RECENT_SECONDS`] of their
+    /// reflog's newest entry, newest first.
     pub movements: Vec<Movement>,
-    /// The stack under the current branch, when the current branch is built on other local branches and its base
-    /// has commits it lacks.
+    /// The stack under the current branch, when the current branch is built on other local branches
+    /// and its base has commits it lacks.
     pub stack: Option<Stack>,
     /// The local branch the current branch was built on, rewritten since (see [`moved_parent`]).
     pub parent_moved: Option<ParentMoved>,
-    /// The current branch's own change against its base (the default branch), when it has commits the base lacks.
+    /// The current branch's own change against its base (the default branch), when it has commits
+    /// the base lacks.
     pub ahead: Option<Ahead>,
-    /// The CODEOWNERS file GitHub would read at HEAD (`.github/CODEOWNERS`, `CODEOWNERS`, `docs/CODEOWNERS`).
+    /// The CODEOWNERS file GitHub would read at HEAD (`.github/CODEOWNERS`, `CODEOWNERS`,
+    /// `docs/CODEOWNERS`).
     pub codeowners: Option<&'static str>,
 }
 
-/// A branch movement that dropped commits: reachable from its old tip, from no local branch nor HEAD, and not
-/// rewritten onto the branch (no commit on it now has the same author and author date, as a rebase, an amend or a
-/// cherry-pick keep them). Only the reflog still names them.
+/// A branch movement that dropped commits: reachable from its old tip, from no local branch nor
+/// HEAD, and not rewritten onto the branch (no commit on it now has the same author and author
+/// date, as a rebase, an amend or a cherry-pick keep them). Only the reflog still names them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Movement {
@@ -80,8 +86,8 @@ pub struct Dropped {
 }
 
 impl Lineage {
-    /// Per branch, the commits dropped by movements within [`RECENT_SECONDS`] before `now` (Unix seconds), the
-    /// branch with the newest such movement first.
+    /// Per branch, the commits dropped by movements within [`RECENT_SECONDS`] before `now` (Unix
+    /// seconds), the branch with the newest such movement first.
     pub fn dropped_since(&self, now: i64) -> Vec<Dropped> {
         let mut found: Vec<(Dropped, HashSet<&str>)> = Vec::new();
         for movement in self.movements.iter().filter(|movement| movement.time >= now - RECENT_SECONDS) {
@@ -118,19 +124,21 @@ pub struct Stack {
     pub behind: usize,
 }
 
-/// A local branch that the examined branch was built on and that was rewritten since (`git rebase main` on it, an
-/// amend): the examined branch still sits on one of its old tips, which only its reflog names.
+/// A local branch that the examined branch was built on and that was rewritten since
+/// (`git rebase main` on it, an amend): the examined branch still sits on one of its old tips,
+/// which only its reflog names.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ParentMoved {
     /// The parent branch's short name.
     pub parent: String,
-    /// The parent's old tip the examined branch is built on, full hex (`git merge-base --fork-point <parent>
-    /// <branch>` in the cases git answers).
+    /// The parent's old tip the examined branch is built on, full hex
+    /// (`git merge-base --fork-point <parent> <branch>` in the cases git answers).
     pub old_tip: String,
     /// The parent's tip now, full hex.
     pub new_tip: String,
-    /// The examined branch's own commits on the old tip (`git rev-list --count <oldTip>..<branch>`).
+    /// The examined branch's own commits on the old tip
+    /// (`git rev-list --count <oldTip>..<branch>`).
     pub commits: usize,
 }
 
@@ -140,19 +148,21 @@ pub struct ParentMoved {
 pub struct Ahead {
     /// The base (the default branch).
     pub base: String,
-    /// The merge base of HEAD and the base (the first, when there are several), abbreviated as git does.
+    /// The merge base of HEAD and the base (the first, when there are several), abbreviated as git
+    /// does.
     pub merge_base: String,
     /// Commits HEAD has that the base lacks (at most [`MAX_WALK`]).
     pub commits: usize,
     /// Files that differ between the merge base and HEAD.
     pub files: usize,
-    /// Lines added plus removed in them, counted up to [`LARGE_CHANGE_LINES`] (then the count stops there); binary
-    /// files count no lines.
+    /// Lines added plus removed in them, counted up to [`LARGE_CHANGE_LINES`] (then the count stops
+    /// there); binary files count no lines.
     pub lines: u64,
 }
 
 impl Ahead {
-    /// Whether the change is large: [`LARGE_CHANGE_LINES`] changed lines or more than [`MAX_COUNTED_FILES`] files.
+    /// Whether the change is large: [`LARGE_CHANGE_LINES`] changed lines or more than
+    /// [`MAX_COUNTED_FILES`] files.
     pub fn is_large(&self) -> bool {
         self.lines >= LARGE_CHANGE_LINES || self.files > MAX_COUNTED_FILES
     }
@@ -160,10 +170,11 @@ impl Ahead {
 
 /// Reads the lineage facts.
 ///
-/// Cost: per local branch, a read of its reflog's newest entries ([`MAX_MOVEMENTS`], within [`RECENT_SECONDS`] of
-/// the newest); per such movement, a walk of the commits it left behind and of those added since; for the stack and
-/// the change ahead, a walk of the current branch's own commits, a merge base, a tree diff and line diffs of the
-/// changed files until [`LARGE_CHANGE_LINES`] are counted (at most [`MAX_COUNTED_FILES`] files); for a rewritten
+/// Cost: per local branch, a read of its reflog's newest entries ([`MAX_MOVEMENTS`], within
+/// [`RECENT_SECONDS`] of the newest); per such movement, a walk of the commits it left behind and
+/// of those added since; for the stack and the change ahead, a walk of the current branch's own
+/// commits, a merge base, a tree diff and line diffs of the changed files until
+/// [`LARGE_CHANGE_LINES`] are counted (at most [`MAX_COUNTED_FILES`] files); for a rewritten
 /// parent, see [`moved_parent`].
 ///
 /// # Errors
@@ -197,21 +208,23 @@ pub fn read(repo: &gix::Repository, head: &Head, default_branch: Option<&str>) -
 
 /// The local branch `branch` (at `tip`) was built on and that was rewritten since, if any.
 ///
-/// A candidate parent is another local branch than `branch` and the base (`base`: its name and tip; the examined
-/// branch's own commits are those the base lacks, all of `tip`'s history without a base). Its old tip is the newest
-/// of its reflog's [`MAX_MOVEMENTS`] newest entries that is one of the examined branch's own commits (so an
-/// ancestor of `tip` that the base lacks). The candidate was rewritten when that old tip is not an ancestor of its
-/// tip now and its tip is not an ancestor of `tip` (a parent that merely advanced keeps its old tip in its history,
-/// one that went back is still under the examined branch). Among several, the one whose old tip is nearest `tip`
-/// (fewest own commits) is the parent; ties go to the first name. The base itself is never a candidate.
+/// A candidate parent is another local branch than `branch` and the base (`base`: its name and tip;
+/// the examined branch's own commits are those the base lacks, all of `tip`'s history without a
+/// base). Its old tip is the newest of its reflog's [`MAX_MOVEMENTS`] newest entries that is one of
+/// the examined branch's own commits (so an ancestor of `tip` that the base lacks). The candidate
+/// was rewritten when that old tip is not an ancestor of its tip now and its tip is not an ancestor
+/// of `tip` (a parent that merely advanced keeps its old tip in its history, one that went back is
+/// still under the examined branch). Among several, the one whose old tip is nearest `tip` (fewest
+/// own commits) is the parent; ties go to the first name. The base itself is never a candidate.
 ///
-/// Cost: one walk of the examined branch's own commits (at most [`MAX_WALK`]; an old tip below them is not seen),
-/// the reflogs of at most [`MAX_PARENT_CANDIDATES`] local branches whose tips are not among those commits, and for
-/// a branch with an old tip among them two merge-base walks and a count.
+/// Cost: one walk of the examined branch's own commits (at most [`MAX_WALK`]; an old tip below them
+/// is not seen), the reflogs of at most [`MAX_PARENT_CANDIDATES`] local branches whose tips are not
+/// among those commits, and for a branch with an old tip among them two merge-base walks and a
+/// count.
 ///
 /// # Errors
-/// [`Error::GitRead`] when a commit cannot be read. A reflog that cannot be read names no parent (`repo.reflog`
-/// reports its error).
+/// [`Error::GitRead`] when a commit cannot be read. A reflog that cannot be read names no parent
+/// (`repo.reflog` reports its error).
 pub(crate) fn moved_parent(
     repo: &gix::Repository,
     tips: &[(String, ObjectId)],
@@ -256,8 +269,8 @@ pub(crate) fn moved_parent(
     Ok(found)
 }
 
-/// The newest of the [`MAX_MOVEMENTS`] newest entries of `branch`'s reflog whose new value is in `own`; `None`
-/// when there is none or the reflog cannot be read.
+/// The newest of the [`MAX_MOVEMENTS`] newest entries of `branch`'s reflog whose new value is in
+/// `own`; `None` when there is none or the reflog cannot be read.
 fn newest_old_tip(repo: &gix::Repository, branch: &str, own: &HashSet<ObjectId>) -> Option<ObjectId> {
     let full = format!("refs/heads/{branch}");
     let reference = repo.try_find_reference(full.as_str()).ok().flatten()?;
@@ -277,7 +290,8 @@ fn is_ancestor(repo: &gix::Repository, ancestor: ObjectId, of: ObjectId) -> Resu
     Ok(ancestor == of || ancestry::merge_base(repo, ancestor, of)? == Some(ancestor))
 }
 
-/// Local branches (short name, tip commit); refs that do not parse or name no commit are skipped, as git skips them.
+/// Local branches (short name, tip commit); refs that do not parse or name no commit are skipped,
+/// as git skips them.
 fn local_branch_tips(repo: &gix::Repository) -> Result<Vec<(String, ObjectId)>> {
     let platform = repo.references().map_err(|err| Error::git("refs", err))?;
     let mut tips = Vec::new();
@@ -357,7 +371,8 @@ fn movements(repo: &gix::Repository, tips: &[(String, ObjectId)], head_id: Optio
     Ok(found)
 }
 
-/// The first `count` commits of `tip`'s history (first parents and merged ones alike, newest first by walk order).
+/// The first `count` commits of `tip`'s history (first parents and merged ones alike, newest first
+/// by walk order).
 fn newest_commits(repo: &gix::Repository, tip: ObjectId, count: usize) -> Result<HashSet<ObjectId>> {
     let shallow = ancestry::Shallow::read(repo)?;
     let mut seen = HashSet::from([tip]);
@@ -410,8 +425,8 @@ fn stack(
     Ok(Some(Stack { base: base.to_owned(), below: below.into_iter().map(|(_, name)| name).collect(), behind }))
 }
 
-/// The current branch's own change against `default_branch` (see [`Ahead`]); `None` on the default branch itself,
-/// detached, without that branch, or with no commit of its own.
+/// The current branch's own change against `default_branch` (see [`Ahead`]); `None` on the default
+/// branch itself, detached, without that branch, or with no commit of its own.
 fn ahead(
     repo: &gix::Repository,
     tips: &[(String, ObjectId)],
@@ -486,8 +501,8 @@ fn commit_tree(repo: &gix::Repository, id: ObjectId) -> Result<gix::Tree<'_>> {
     commit.tree().map_err(|err| Error::git("commit tree", err))
 }
 
-/// Lines added plus removed between two blobs (an absent side is empty), with Myers as git's default; 0 when either
-/// side holds a NUL byte in its first 8000 bytes (git's binary test).
+/// Lines added plus removed between two blobs (an absent side is empty), with Myers as git's
+/// default; 0 when either side holds a NUL byte in its first 8000 bytes (git's binary test).
 fn changed_lines(repo: &gix::Repository, old: Option<ObjectId>, new: Option<ObjectId>) -> Result<u64> {
     use gix::diff::blob::{Algorithm, Diff, InternedInput, sources::byte_lines};
     let read = |id: Option<ObjectId>| -> Result<Vec<u8>> {

@@ -1,8 +1,8 @@
 //! Facets: separately computable units of repository state (design.md §3).
 //!
-//! Each facet is a pure function of a [`gix::Repository`] and is keyed by `(repository, facet)` through
-//! [`FacetKey`], so a cache can hold and invalidate each on its own: HEAD changes do not evict the work-tree status,
-//! and a work-tree edit does not evict the refs.
+//! Each facet is a pure function of a [`gix::Repository`] and is keyed by `(repository, facet)`
+//! through [`FacetKey`], so a cache can hold and invalidate each on its own: HEAD changes do not
+//! evict the work-tree status, and a work-tree edit does not evict the refs.
 
 pub mod commits;
 pub mod conventions;
@@ -43,8 +43,8 @@ pub enum Facet {
     Conventions,
     /// Remote-tracking branches ([`refs::remote_branches`]).
     RemoteBranches,
-    /// Dropped commits, the current branch's stack and the CODEOWNERS file at HEAD ([`lineage::read`]), for
-    /// `repo.brief`'s hints.
+    /// Dropped commits, the current branch's stack and the CODEOWNERS file at HEAD
+    /// ([`lineage::read`]), for `repo.brief`'s hints.
     Lineage,
 }
 
@@ -54,17 +54,18 @@ impl Facet {
         self as usize
     }
 
-    /// `true` for facets shared by every worktree of a repository (keyed by the common dir); the others are keyed
-    /// by the worktree's git dir.
+    /// `true` for facets shared by every worktree of a repository (keyed by the common dir); the
+    /// others are keyed by the worktree's git dir.
     pub fn is_shared(self) -> bool {
         matches!(self, Self::Tags | Self::Remotes | Self::Stashes | Self::RemoteBranches)
     }
 }
 
-/// The cache key of one facet of one repository: the repository's canonical common dir plus the facet.
+/// The cache key of one facet of one repository: the repository's canonical common dir plus the
+/// facet.
 ///
-/// Linked worktrees share refs (common dir) but not HEAD, index or work tree: facets that depend on HEAD or the work
-/// tree are keyed by the git dir ([`Facet::is_shared`] tells which).
+/// Linked worktrees share refs (common dir) but not HEAD, index or work tree: facets that depend on
+/// HEAD or the work tree are keyed by the git dir ([`Facet::is_shared`] tells which).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct FacetKey {
     /// The canonical git dir (per-worktree facets) or common dir (shared facets).
@@ -73,7 +74,8 @@ pub struct FacetKey {
     pub facet: Facet,
 }
 
-/// Renders bytes from Git (paths, names, messages) as UTF-8, replacing invalid sequences with U+FFFD.
+/// Renders bytes from Git (paths, names, messages) as UTF-8, replacing invalid sequences with
+/// U+FFFD.
 pub(crate) fn utf8(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
@@ -84,7 +86,8 @@ pub(crate) fn subject(message: &[u8]) -> String {
     text.lines().next().unwrap_or_default().trim().to_owned()
 }
 
-/// `time` as git's `iso-strict` date (`git log --format=%aI`): RFC 3339 with the recorded offset, `Z` for UTC.
+/// `time` as git's `iso-strict` date (`git log --format=%aI`): RFC 3339 with the recorded offset,
+/// `Z` for UTC.
 pub(crate) fn iso_time(time: gix::date::Time) -> String {
     let text = time.format_or_unix(gix::date::time::format::ISO8601_STRICT);
     match text.strip_suffix("+00:00") {

@@ -2,8 +2,9 @@
 
 use serde::Serialize;
 
-/// An operation Git has started and not finished, read from the git dir's state files (`MERGE_HEAD`,
-/// `rebase-merge/`, `rebase-apply/`, `CHERRY_PICK_HEAD`, `REVERT_HEAD`, `BISECT_LOG`, `sequencer/`).
+/// An operation Git has started and not finished, read from the git dir's state files
+/// (`MERGE_HEAD`, `rebase-merge/`, `rebase-apply/`, `CHERRY_PICK_HEAD`, `REVERT_HEAD`,
+/// `BISECT_LOG`, `sequencer/`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Operation {
@@ -48,9 +49,9 @@ pub fn read(repo: &gix::Repository) -> Option<Operation> {
     })
 }
 
-/// The branch a stopped rebase is rewriting (`rebase-merge/head-name` or `rebase-apply/head-name`, short name);
-/// `None` when no rebase is in progress or it rebases a detached HEAD. HEAD itself is detached during a rebase, so
-/// this is the only place the branch shows.
+/// The branch a stopped rebase is rewriting (`rebase-merge/head-name` or `rebase-apply/head-name`,
+/// short name); `None` when no rebase is in progress or it rebases a detached HEAD. HEAD itself is
+/// detached during a rebase, so this is the only place the branch shows.
 pub fn rebasing_branch(repo: &gix::Repository) -> Option<String> {
     ["rebase-merge", "rebase-apply"].iter().find_map(|dir| {
         let name = std::fs::read_to_string(repo.git_dir().join(dir).join("head-name")).ok()?;

@@ -13,14 +13,16 @@ use crate::error::{Error, ItemError, Result, Unreadable};
 pub struct Upstream {
     /// The remote-tracking branch's short name, e.g. `origin/main`.
     pub name: String,
-    /// Commits on the branch that the upstream does not have (`git rev-list --count @{u}..HEAD`); default 0.
+    /// Commits on the branch that the upstream does not have (`git rev-list --count @{u}..HEAD`);
+    /// default 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub ahead: usize,
-    /// Commits on the upstream that the branch does not have (`git rev-list --count HEAD..@{u}`); default 0.
+    /// Commits on the upstream that the branch does not have (`git rev-list --count HEAD..@{u}`);
+    /// default 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub behind: usize,
-    /// `true` when the upstream is configured but its remote-tracking ref no longer exists (`[gone]`); counts are 0.
-    /// Default false.
+    /// `true` when the upstream is configured but its remote-tracking ref no longer exists
+    /// (`[gone]`); counts are 0. Default false.
     #[serde(skip_serializing_if = "is_false")]
     pub gone: bool,
 }
@@ -39,8 +41,8 @@ pub struct Branch {
     /// The configured upstream; default `null` (none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub upstream: Option<Upstream>,
-    /// Why the branch could not be read, e.g. it names an object that does not exist (`sha` is then what the ref
-    /// file says, `upstream` is `null`); absent otherwise.
+    /// Why the branch could not be read, e.g. it names an object that does not exist (`sha` is then
+    /// what the ref file says, `upstream` is `null`); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ItemError>,
 }
@@ -112,7 +114,8 @@ pub fn upstream_of(
     Ok(Some(Upstream { name, ahead, behind, gone: false }))
 }
 
-/// The upstream of the branch HEAD names, with ahead/behind from HEAD's commit; `None` when detached or without one.
+/// The upstream of the branch HEAD names, with ahead/behind from HEAD's commit; `None` when
+/// detached or without one.
 ///
 /// # Errors
 /// As [`upstream_of`].
@@ -124,12 +127,13 @@ pub fn current_upstream(repo: &gix::Repository, head: &crate::facets::head::Head
     upstream_of(repo, name.as_ref(), tip)
 }
 
-/// Starts numbering, on a thread of its own, the commits an upstream count of the branch HEAD names will walk (HEAD's
-/// commit and its upstream's tip), so that a caller can read something else meanwhile: without a commit-graph the
-/// first count on a repository reads its whole history (see `ancestry::generations`). Does nothing when HEAD is
-/// detached or unborn, has no upstream, or the commits are numbered already; the thread stops without numbering when
-/// the count needs no numbers (`ancestry::linear_ahead_behind`: equal tips, or both a few single-parent commits
-/// above a common one).
+/// Starts numbering, on a thread of its own, the commits an upstream count of the branch HEAD names
+/// will walk (HEAD's commit and its upstream's tip), so that a caller can read something else
+/// meanwhile: without a commit-graph the first count on a repository reads its whole history (see
+/// `ancestry::generations`). Does nothing when HEAD is detached or unborn, has no upstream, or the
+/// commits are numbered already; the thread stops without numbering when the count needs no numbers
+/// (`ancestry::linear_ahead_behind`: equal tips, or both a few single-parent commits above a common
+/// one).
 pub(crate) fn number_current_upstream(repo: &gix::Repository) {
     let Ok(Some(name)) = repo.head_name() else { return };
     let Ok(head) = repo.head_id() else { return };
@@ -142,8 +146,9 @@ pub(crate) fn number_current_upstream(repo: &gix::Repository) {
     });
 }
 
-/// Counts commits reachable from `from` but not from `hidden` (`git rev-list --count hidden..from`), walks cut
-/// at a shallow clone's boundary (see [`crate::ancestry::count_exclusive`]).
+/// Counts commits reachable from `from` but not from `hidden`
+/// (`git rev-list --count hidden..from`), walks cut at a shallow clone's boundary (see
+/// [`crate::ancestry::count_exclusive`]).
 ///
 /// # Errors
 /// [`Error::GitRead`] when a commit cannot be read.
@@ -151,9 +156,10 @@ pub fn count_exclusive(repo: &gix::Repository, from: gix::ObjectId, hidden: gix:
     crate::ancestry::count_exclusive(repo, from, hidden)
 }
 
-/// A ref that could not be read (its file does not parse, or it names an object that does not exist): git skips
-/// it with a warning, the engine lists it with why. The name comes from the error when the file does not parse
-/// (gix-ref's `ReferenceDecode`: `The reference at "<path>" could not be decoded`).
+/// A ref that could not be read (its file does not parse, or it names an object that does not
+/// exist): git skips it with a warning, the engine lists it with why. The name comes from the error
+/// when the file does not parse (gix-ref's `ReferenceDecode`:
+/// `The reference at "<path>" could not be decoded`).
 pub fn unreadable_ref(name: Option<&str>, err: impl std::error::Error) -> Unreadable {
     let error = ItemError::from_error(err);
     let path = name.map(str::to_owned).or_else(|| {
@@ -163,8 +169,8 @@ pub fn unreadable_ref(name: Option<&str>, err: impl std::error::Error) -> Unread
     Unreadable { path: path.unwrap_or_else(|| "refs".to_owned()), error }
 }
 
-/// All local branches in ref-name order, with upstreams; equivalent to `git branch -vv`. Branches that cannot be
-/// read are left out, as git leaves them out, and pushed to `unreadable`.
+/// All local branches in ref-name order, with upstreams; equivalent to `git branch -vv`. Branches
+/// that cannot be read are left out, as git leaves them out, and pushed to `unreadable`.
 ///
 /// # Errors
 /// [`Error::GitRead`] when refs cannot be listed at all.
@@ -213,14 +219,16 @@ pub fn branches(repo: &gix::Repository, unreadable: &mut Vec<Unreadable>) -> Res
     Ok(branches)
 }
 
-/// Peels `reference` to the first object that is no tag, as [`gix::Reference::peel_to_id`] does (`git rev-parse
-/// <ref>^{}`), without inflating the objects that are no tags. A packed ref's peeled line (`^<sha>` under it in
-/// `packed-refs`, see git's `refs/packed-backend.c`) answers alone, as in gix (`ReferenceExt::peel_to_id_packed`,
-/// which first stats `packed-refs` again). Otherwise each object's kind comes from its header (the type field of the
-/// pack entry or loose object, gix `FindHeader`; no full inflate) and only a tag object is read whole, to follow it.
-/// gix does not expose `packed-refs`' `fully-peeled` trait, and a ref naming a missing object must still be found
-/// out, so a header read is the least a ref costs. Whenever this way fails (a symbolic ref; a missing, unreadable or
-/// malformed object), `peel_to_id` itself answers, so results and errors stay gix's.
+/// Peels `reference` to the first object that is no tag, as [`gix::Reference::peel_to_id`] does
+/// (`git rev-parse <ref>^{}`), without inflating the objects that are no tags. A packed ref's
+/// peeled line (`^<sha>` under it in `packed-refs`, see git's `refs/packed-backend.c`) answers
+/// alone, as in gix (`ReferenceExt::peel_to_id_packed`, which first stats `packed-refs` again).
+/// Otherwise each object's kind comes from its header (the type field of the pack entry or loose
+/// object, gix `FindHeader`; no full inflate) and only a tag object is read whole, to follow it.
+/// gix does not expose `packed-refs`' `fully-peeled` trait, and a ref naming a missing object must
+/// still be found out, so a header read is the least a ref costs. Whenever this way fails (a
+/// symbolic ref; a missing, unreadable or malformed object), `peel_to_id` itself answers, so
+/// results and errors stay gix's.
 ///
 /// # Errors
 /// Those of [`gix::Reference::peel_to_id`].
@@ -247,9 +255,10 @@ fn peel(reference: &mut gix::Reference<'_>) -> gix::Result<(gix::ObjectId, Optio
     reference.peel_to_id().map(|id| (id.detach(), None))
 }
 
-/// The commit `reference` peels to, as [`gix::Reference::peel_to_commit`] finds it but without inflating it:
-/// [`peel_to_id`], then the object's kind (from the header read on the way, or read now). `None` when the ref does
-/// not peel or peels to no commit (a tag of a tree or a blob): the refs git skips when it wants commits.
+/// The commit `reference` peels to, as [`gix::Reference::peel_to_commit`] finds it but without
+/// inflating it: [`peel_to_id`], then the object's kind (from the header read on the way, or read
+/// now). `None` when the ref does not peel or peels to no commit (a tag of a tree or a blob): the
+/// refs git skips when it wants commits.
 pub fn peel_to_commit_id(reference: &mut gix::Reference<'_>) -> Option<gix::ObjectId> {
     use gix::objs::FindHeader as _;
     let (id, kind) = peel(reference).ok()?;
@@ -274,8 +283,8 @@ pub fn local_branch_names(repo: &gix::Repository) -> Result<Vec<String>> {
     Ok(names)
 }
 
-/// All remote-tracking branches in ref-name order, without symbolic refs such as `origin/HEAD`; unreadable ones
-/// go to `unreadable`, as for [`branches`].
+/// All remote-tracking branches in ref-name order, without symbolic refs such as `origin/HEAD`;
+/// unreadable ones go to `unreadable`, as for [`branches`].
 ///
 /// # Errors
 /// [`Error::GitRead`] when refs cannot be listed at all.
@@ -305,12 +314,14 @@ pub fn remote_branches(repo: &gix::Repository, unreadable: &mut Vec<Unreadable>)
     Ok(branches)
 }
 
-/// All tags newest first, peeled to their final object; unreadable ones go to `unreadable`, as for [`branches`].
+/// All tags newest first, peeled to their final object; unreadable ones go to `unreadable`, as for
+/// [`branches`].
 ///
-/// Newest is by the committer date of the commit a tag peels to, as `git log -1 --format=%ct <tag>^{commit}`
-/// gives it, so an annotated tag dates from its commit, not from its tagger line. Tags of the same date follow in
-/// ref-name order, and a tag of a tree or a blob, which has no such date, comes after every tag of a commit. A list
-/// cut short then keeps the newest tags, the ones an agent asks about.
+/// Newest is by the committer date of the commit a tag peels to, as
+/// `git log -1 --format=%ct <tag>^{commit}` gives it, so an annotated tag dates from its commit,
+/// not from its tagger line. Tags of the same date follow in ref-name order, and a tag of a tree or
+/// a blob, which has no such date, comes after every tag of a commit. A list cut short then keeps
+/// the newest tags, the ones an agent asks about.
 ///
 /// # Errors
 /// [`Error::GitRead`] when refs cannot be listed at all.
@@ -343,8 +354,8 @@ pub fn tags(repo: &gix::Repository, unreadable: &mut Vec<Unreadable>) -> Result<
     Ok(tags.into_iter().map(|(_, tag)| tag).collect())
 }
 
-/// The committer date, in seconds since the epoch, of the commit `id`; `None` when `id` is no commit (a tree or a
-/// blob a tag names) or its committer line does not parse.
+/// The committer date, in seconds since the epoch, of the commit `id`; `None` when `id` is no
+/// commit (a tree or a blob a tag names) or its committer line does not parse.
 fn committer_seconds(repo: &gix::Repository, id: gix::ObjectId) -> Option<i64> {
     let commit = repo.find_commit(id).ok()?;
     let committer = commit.committer().ok()?;
@@ -367,8 +378,8 @@ pub fn remotes(repo: &gix::Repository) -> Result<Vec<Remote>> {
     Ok(remotes)
 }
 
-/// The repository's default branch: the target of `origin/HEAD`, else `main` or `master` if such a local branch
-/// exists (design.md §5 `conventions.defaultBranch`).
+/// The repository's default branch: the target of `origin/HEAD`, else `main` or `master` if such a
+/// local branch exists (design.md §5 `conventions.defaultBranch`).
 ///
 /// # Errors
 /// [`Error::GitRead`] when refs cannot be read.
@@ -390,7 +401,8 @@ pub fn default_branch(repo: &gix::Repository) -> Result<Option<String>> {
     Ok(None)
 }
 
-/// Renders a URL without its password; user names stay (they are not secrets and help identify the account).
+/// Renders a URL without its password; user names stay (they are not secrets and help identify the
+/// account).
 fn redact_url(url: &gix::Url) -> String {
     let mut url = url.clone();
     if url.password().is_some() {

@@ -1,4 +1,5 @@
-//! The submodule facet: every submodule at any depth, and the aggregated drift summary of `repo.brief`.
+//! The submodule facet: every submodule at any depth, and the aggregated drift summary of
+//! `repo.brief`.
 
 use serde::Serialize;
 
@@ -23,8 +24,8 @@ pub enum SubmoduleState {
     Uninitialized,
     /// The superproject's index holds a merge conflict at the submodule path (`U`).
     Conflict,
-    /// Its state could not be read (see the entry's `error`): a `.gitmodules` name git ignores as suspicious, a
-    /// gitdir that is gone. Git itself skips the first and stops at the second.
+    /// Its state could not be read (see the entry's `error`): a `.gitmodules` name git ignores as
+    /// suspicious, a gitdir that is gone. Git itself skips the first and stops at the second.
     Unreadable,
 }
 
@@ -47,8 +48,9 @@ pub struct Submodule {
 
 /// Aggregated submodule drift (design.md §5 `repo.brief`).
 ///
-/// To keep the brief's floor small, zero counts, an empty `attention` and a false `attentionTruncated` are left out
-/// of the JSON: an absent count is exactly 0. `total` is always present.
+/// To keep the brief's floor small, zero counts, an empty `attention` and a false
+/// `attentionTruncated` are left out of the JSON: an absent count is exactly 0. `total` is always
+/// present.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Summary {
@@ -73,7 +75,8 @@ pub struct Summary {
     /// Up to [`MAX_ATTENTION`] non-clean submodules, `path (state)` in path order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub attention: Vec<String>,
-    /// `true` when more non-clean submodules exist than `attention` lists (or the budget cut the list).
+    /// `true` when more non-clean submodules exist than `attention` lists (or the budget cut the
+    /// list).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub attention_truncated: bool,
 }
@@ -93,8 +96,8 @@ pub fn list(repo: &gix::Repository) -> Result<Vec<Submodule>> {
     Ok(list_opened(repo)?.into_iter().map(|(submodule, _)| submodule).collect())
 }
 
-/// [`list`], each initialised submodule with its repository opened for reads (filter drivers removed, as for the
-/// top-level repository).
+/// [`list`], each initialised submodule with its repository opened for reads (filter drivers
+/// removed, as for the top-level repository).
 ///
 /// # Errors
 /// As [`list`].
@@ -133,9 +136,10 @@ pub fn summarize(submodules: &[Submodule]) -> Summary {
     summary
 }
 
-/// What stands in the work tree's place of `.gitmodules` when it is neither a regular file, a symbolic link nor
-/// nothing (a FIFO, device, socket or directory), as git would name it. gix would open a FIFO there and wait for
-/// ever: callers read such a repository as one without submodules and report `.gitmodules` as unreadable.
+/// What stands in the work tree's place of `.gitmodules` when it is neither a regular file, a
+/// symbolic link nor nothing (a FIFO, device, socket or directory), as git would name it. gix would
+/// open a FIFO there and wait for ever: callers read such a repository as one without submodules
+/// and report `.gitmodules` as unreadable.
 pub(crate) fn hostile_modules_file(repo: &gix::Repository) -> Option<&'static str> {
     let metadata = std::fs::symlink_metadata(repo.workdir()?.join(".gitmodules")).ok()?;
     (!metadata.is_file() && !metadata.is_symlink()).then(|| crate::regular_file::kind_name(&metadata))
@@ -221,8 +225,8 @@ fn collect(
     Ok(())
 }
 
-/// Why a submodule's repository cannot be found: for a checkout whose `.git` file names a gitdir that is gone, says
-/// so with the gitdir it names; else `err` as is.
+/// Why a submodule's repository cannot be found: for a checkout whose `.git` file names a gitdir
+/// that is gone, says so with the gitdir it names; else `err` as is.
 pub(crate) fn gitdir_error(repo: &gix::Repository, path: &str, err: impl std::error::Error) -> ItemError {
     let dot_git = repo.workdir().map(|workdir| workdir.join(path).join(".git"));
     let named = dot_git

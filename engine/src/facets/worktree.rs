@@ -1,12 +1,13 @@
 //! The work-tree status facet: staged, unstaged, untracked and conflicted paths with exact counts.
 //!
-//! Computed with gix's status (HEAD vs index, index vs work tree, untracked files as `status.showUntrackedFiles`
-//! says: `normal` (the default) lists a wholly untracked directory as one `dir/` entry like `git status`, `all`
-//! lists every file, `no` none). Nothing is written: gix never refreshes the index on disk, never
-//! takes `index.lock`, runs no fsmonitor, and the repository was opened without filter drivers
-//! (see [`crate::repository`]). gix looks only at a submodule's checked-out commit; whether its work tree has
-//! changes is read here from the submodule opened the same way (gix's own look inside would use the submodule's
-//! configuration as is, filter drivers included).
+//! Computed with gix's status (HEAD vs index, index vs work tree, untracked files as
+//! `status.showUntrackedFiles` says: `normal` (the default) lists a wholly untracked directory as
+//! one `dir/` entry like `git status`, `all` lists every file, `no` none). Nothing is written: gix
+//! never refreshes the index on disk, never takes `index.lock`, runs no fsmonitor, and the
+//! repository was opened without filter drivers (see [`crate::repository`]). gix looks only at a
+//! submodule's checked-out commit; whether its work tree has changes is read here from the
+//! submodule opened the same way (gix's own look inside would use the submodule's configuration as
+//! is, filter drivers included).
 
 use std::collections::BTreeSet;
 
@@ -53,7 +54,8 @@ pub struct Change {
 pub enum UntrackedMode {
     /// None are looked for (`no`, or `false`).
     No,
-    /// Files one by one, but a wholly untracked directory as one `dir/` entry (`normal`, `true`, or unset).
+    /// Files one by one, but a wholly untracked directory as one `dir/` entry (`normal`, `true`, or
+    /// unset).
     #[default]
     Normal,
     /// Every untracked file one by one (`all`).
@@ -61,8 +63,8 @@ pub enum UntrackedMode {
 }
 
 impl UntrackedMode {
-    /// The mode `status.showUntrackedFiles` sets in `repo`'s configuration; a value git would refuse counts as
-    /// `normal`, so the answer is still given.
+    /// The mode `status.showUntrackedFiles` sets in `repo`'s configuration; a value git would
+    /// refuse counts as `normal`, so the answer is still given.
     pub fn configured(repo: &gix::Repository) -> Self {
         let config = repo.config_snapshot();
         match config.string("status.showUntrackedFiles").map(|value| value.to_string().to_ascii_lowercase()) {
@@ -88,16 +90,17 @@ pub struct Status {
     pub staged: Vec<Change>,
     /// Work tree differs from index (`git diff --name-status`), conflicted paths excluded.
     pub unstaged: Vec<Change>,
-    /// Files not in the index and not ignored, as [`Status::untracked_mode`] lists them (a wholly untracked
-    /// directory is one `dir/` entry in `normal` mode).
+    /// Files not in the index and not ignored, as [`Status::untracked_mode`] lists them (a wholly
+    /// untracked directory is one `dir/` entry in `normal` mode).
     pub untracked: Vec<String>,
     /// How `untracked` was listed.
     pub untracked_mode: UntrackedMode,
     /// Paths with unmerged index entries (stages 1-3).
     pub conflicted: Vec<String>,
-    /// Submodules whose state could not be read (a `.gitmodules` name git ignores as suspicious, a gitdir that is
-    /// gone), in path order: they are in no other list unless their recorded commit was staged. Also a
-    /// `.gitmodules` that is no regular file (a FIFO: read as none), and untracked directories too deep to open.
+    /// Submodules whose state could not be read (a `.gitmodules` name git ignores as suspicious, a
+    /// gitdir that is gone), in path order: they are in no other list unless their recorded commit
+    /// was staged. Also a `.gitmodules` that is no regular file (a FIFO: read as none), and
+    /// untracked directories too deep to open.
     pub unreadable: Vec<Unreadable>,
 }
 
@@ -152,8 +155,8 @@ fn status_at(repo: &gix::Repository, depth: usize) -> Result<Status> {
     Ok(out)
 }
 
-/// Whether the work tree holds something git cannot track at `rela_path`: neither a file, a directory nor a
-/// symbolic link (a FIFO, device or socket).
+/// Whether the work tree holds something git cannot track at `rela_path`: neither a file, a
+/// directory nor a symbolic link (a FIFO, device or socket).
 fn is_special(repo: &gix::Repository, rela_path: &gix::bstr::BStr) -> bool {
     let Some(path) = repo.workdir().zip(gix::path::from_bstr(rela_path).ok()).map(|(root, path)| root.join(path))
     else {
@@ -162,13 +165,15 @@ fn is_special(repo: &gix::Repository, rela_path: &gix::bstr::BStr) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|meta| !meta.is_file() && !meta.is_dir() && !meta.is_symlink())
 }
 
-/// The longest work-tree path, in bytes, the bounded walk goes into: below Linux's `PATH_MAX` (4,096) by room for
-/// one more name (255) and `/.gitignore`, so every file it opens has a path the system accepts.
+/// The longest work-tree path, in bytes, the bounded walk goes into: below Linux's `PATH_MAX`
+/// (4,096) by room for one more name (255) and `/.gitignore`, so every file it opens has a path the
+/// system accepts.
 const DEEPEST_WALKED_PATH: usize = 4096 - 255 - 16;
 
-/// The untracked files as `mode` lists them, from a directory walk that does not go into a directory whose path
-/// is longer than [`DEEPEST_WALKED_PATH`] bytes (git cannot open those either: `could not open directory`) and
-/// names each such directory as unreadable. The directories beyond are left out, as git leaves them out.
+/// The untracked files as `mode` lists them, from a directory walk that does not go into a
+/// directory whose path is longer than [`DEEPEST_WALKED_PATH`] bytes (git cannot open those either:
+/// `could not open directory`) and names each such directory as unreadable. The directories beyond
+/// are left out, as git leaves them out.
 fn bounded_untracked(repo: &gix::Repository, mode: UntrackedMode) -> Result<(Vec<String>, Vec<Unreadable>)> {
     use gix::dir::walk::{Action, Delegate, EmissionMode};
     use gix::dir::{EntryRef, entry};
@@ -372,17 +377,18 @@ fn status_listing(repo: &gix::Repository, depth: usize, untracked_mode: Untracke
     Ok(out)
 }
 
-/// `.gitmodules` as an unreadable item when it is no regular file (a FIFO, device, socket or directory): the
-/// repository is then read as one without submodules, as git reads it after its warning.
+/// `.gitmodules` as an unreadable item when it is no regular file (a FIFO, device, socket or
+/// directory): the repository is then read as one without submodules, as git reads it after its
+/// warning.
 fn modules_file_unreadable(repo: &gix::Repository) -> Option<Unreadable> {
     let kind = crate::facets::submodules::hostile_modules_file(repo)?;
     let error = ItemError::new(format!("a {kind}, not a regular file: read as no .gitmodules"));
     Some(Unreadable { path: ".gitmodules".to_owned(), error })
 }
 
-/// The submodules the work tree's side of a comparison cannot look at ([`submodule_problems`]) and an unreadable
-/// `.gitmodules`, in path order: what `diff.text` of the work tree names so that a submodule it could not open
-/// does not pass for unchanged.
+/// The submodules the work tree's side of a comparison cannot look at ([`submodule_problems`]) and
+/// an unreadable `.gitmodules`, in path order: what `diff.text` of the work tree names so that a
+/// submodule it could not open does not pass for unchanged.
 ///
 /// # Errors
 /// As [`submodule_problems`].
@@ -393,10 +399,11 @@ pub(crate) fn unreadable_submodules(repo: &gix::Repository) -> Result<Vec<Unread
     Ok(unreadable)
 }
 
-/// The work tree against `state` as gix's status compares it, for a repository whose `.gitmodules` is no regular
-/// file: gix's own submodule check opens `.gitmodules` (a FIFO there would block it for ever), so a gitlink is
-/// compared here as git compares one, from the submodule's `.git` alone: modified when the commit checked out
-/// differs from the recorded one ([`crate::compare::side::checked_out_head`]).
+/// The work tree against `state` as gix's status compares it, for a repository whose `.gitmodules`
+/// is no regular file: gix's own submodule check opens `.gitmodules` (a FIFO there would block it
+/// for ever), so a gitlink is compared here as git compares one, from the submodule's `.git` alone:
+/// modified when the commit checked out differs from the recorded one
+/// ([`crate::compare::side::checked_out_head`]).
 fn items_without_modules_file(
     repo: &gix::Repository,
     state: &gix::index::State,
@@ -461,11 +468,11 @@ fn items_without_modules_file(
     Ok(collect.0)
 }
 
-/// The submodules gix's status cannot look at, with why, in path order: a `.gitmodules` section whose name git
-/// ignores as suspicious (a `..` component would lead outside `.git/modules`; nothing there is ever opened), a
-/// submodule whose git dir lies outside the allowed roots or holds a FIFO where gix reads a file
-/// ([`crate::guard::vet_submodule`]; never opened), or a checkout whose `.git` file points at a gitdir that is
-/// gone. An unreadable `.gitmodules` is one entry.
+/// The submodules gix's status cannot look at, with why, in path order: a `.gitmodules` section
+/// whose name git ignores as suspicious (a `..` component would lead outside `.git/modules`;
+/// nothing there is ever opened), a submodule whose git dir lies outside the allowed roots or holds
+/// a FIFO where gix reads a file ([`crate::guard::vet_submodule`]; never opened), or a checkout
+/// whose `.git` file points at a gitdir that is gone. An unreadable `.gitmodules` is one entry.
 ///
 /// # Errors
 /// None today; reads that fail become entries.
@@ -500,7 +507,8 @@ pub(crate) fn submodule_problems(repo: &gix::Repository) -> Result<Vec<Unreadabl
     Ok(problems)
 }
 
-/// The staged changes of the `problems`' gitlinks: their index entry against HEAD's tree, like `git diff --cached`.
+/// The staged changes of the `problems`' gitlinks: their index entry against HEAD's tree, like
+/// `git diff --cached`.
 fn staged_pointers(repo: &gix::Repository, problems: &[Unreadable]) -> Result<Vec<Change>> {
     let to_err = |err| Error::git("work-tree status", err);
     let index = repo.index_or_empty().map_err(to_err)?;
@@ -551,10 +559,10 @@ fn staged_change(change: &gix::diff::index::ChangeRef<'_, '_>) -> Change {
     }
 }
 
-/// The initialised submodules (of this repository, not nested ones) whose work tree has changes, as `git status`
-/// reports them (` M` in porcelain: modified or untracked content), honouring `submodule.<name>.ignore`. Each is
-/// opened with filter drivers removed, like the top-level repository; nesting stops at
-/// [`crate::facets::submodules::MAX_DEPTH`].
+/// The initialised submodules (of this repository, not nested ones) whose work tree has changes, as
+/// `git status` reports them (` M` in porcelain: modified or untracked content), honouring
+/// `submodule.<name>.ignore`. Each is opened with filter drivers removed, like the top-level
+/// repository; nesting stops at [`crate::facets::submodules::MAX_DEPTH`].
 fn dirty_submodules(repo: &gix::Repository, depth: usize) -> Result<Vec<String>> {
     use gix::submodule::config::Ignore;
     let to_err = |err| Error::git("submodule status", err);
@@ -592,10 +600,12 @@ fn dirty_submodules(repo: &gix::Repository, depth: usize) -> Result<Vec<String>>
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Counts {
-    /// A bare repository: there is no work tree, so all counts are 0. Left out of the JSON when false.
+    /// A bare repository: there is no work tree, so all counts are 0. Left out of the JSON when
+    /// false.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub bare: bool,
-    /// Nothing staged, unstaged, untracked or conflicted (also `true` for a bare repository); default false.
+    /// Nothing staged, unstaged, untracked or conflicted (also `true` for a bare repository);
+    /// default false.
     #[serde(skip_serializing_if = "is_false")]
     pub clean: bool,
     /// Paths whose index entry differs from HEAD; default 0.
@@ -604,11 +614,13 @@ pub struct Counts {
     /// Paths whose work-tree file differs from the index; default 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub unstaged: usize,
-    /// Untracked, not ignored files (a wholly untracked directory counts once in `normal` mode); default 0.
+    /// Untracked, not ignored files (a wholly untracked directory counts once in `normal` mode);
+    /// default 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub untracked: usize,
-    /// How untracked files were counted (`status.showUntrackedFiles`): `all` (every file), `no` (none looked for);
-    /// absent for `normal`, the default, where a wholly untracked directory counts once, as `dir/`.
+    /// How untracked files were counted (`status.showUntrackedFiles`): `all` (every file), `no`
+    /// (none looked for); absent for `normal`, the default, where a wholly untracked directory
+    /// counts once, as `dir/`.
     #[serde(rename = "untrackedFiles", skip_serializing_if = "UntrackedMode::is_normal")]
     pub untracked_mode: UntrackedMode,
     /// Unmerged paths; default 0.
@@ -620,8 +632,9 @@ pub struct Counts {
 }
 
 impl Counts {
-    /// `true` when the counts say nothing the path lists do not, once no list is cut: not bare, untracked files
-    /// counted the default way, no unreadable submodule. (`clean` is then "no list", each count a list's length.)
+    /// `true` when the counts say nothing the path lists do not, once no list is cut: not bare,
+    /// untracked files counted the default way, no unreadable submodule. (`clean` is then "no
+    /// list", each count a list's length.)
     pub fn are_list_lengths(&self) -> bool {
         !self.bare && self.untracked_mode.is_normal() && self.unreadable == 0
     }
@@ -641,10 +654,11 @@ impl Counts {
     }
 }
 
-/// HEAD's tree against `index` as `git status` compares them (the staged changes, renames as `diff.renames` says),
-/// reading only the directories the index's cache tree does not vouch for (see [`prune`]), in path order. `None`
-/// when that cannot be done exactly (no cache tree, a sparse index, `status.renames` or `status.renameLimit` set,
-/// copies from unmodified files): the caller then compares the whole sides.
+/// HEAD's tree against `index` as `git status` compares them (the staged changes, renames as
+/// `diff.renames` says), reading only the directories the index's cache tree does not vouch for
+/// (see [`prune`]), in path order. `None` when that cannot be done exactly (no cache tree, a sparse
+/// index, `status.renames` or `status.renameLimit` set, copies from unmodified files): the caller
+/// then compares the whole sides.
 ///
 /// # Errors
 /// [`crate::Error::GitRead`] when HEAD, a tree or an object cannot be read.

@@ -1,35 +1,40 @@
-//! `file.blame` (design.md §5, ours): who last changed each line of a file at a revision, as `git blame` answers it.
+//! `file.blame` (design.md §5, ours): who last changed each line of a file at a revision, as
+//! `git blame` answers it.
 //!
-//! The history walk and the line attribution are gix's (`gix::Repository::blame_file`, the `blame` feature), with
-//! git's defaults: the diff algorithm of `diff.algorithm` (Myers unless configured), whole-file renames followed at
-//! 50% similarity (git's `find_rename`), no `-M`/`-C` line moves, no `--since`. Lines are git's: split after each
-//! `\n`, a last line without newline counts.
+//! The history walk and the line attribution are gix's (`gix::Repository::blame_file`, the `blame`
+//! feature), with git's defaults: the diff algorithm of `diff.algorithm` (Myers unless configured),
+//! whole-file renames followed at 50% similarity (git's `find_rename`), no `-M`/`-C` line moves, no
+//! `--since`. Lines are git's: split after each `\n`, a last line without newline counts.
 //!
-//! Revisions to ignore are honoured as git honours them, which gix does not do: after gix has blamed the lines, each
-//! line that landed on a listed commit is handed to that commit's parents the way git's `pass_blame_to_parent` with
-//! `ignore_diffs` does (see [`super::ignore`]): the line is matched to a line of the parent's version (git's
-//! fingerprint heuristic), and blame goes on from there; a line no parent line matches stays on the ignored commit,
-//! as git leaves it (`unblamable`). The lists come from the files of `blame.ignoreRevsFile` (git's rule: each value
-//! adds a file, empty values are skipped as git 2.47 skips them, relative paths start at the work tree's root; a
-//! configured file that cannot be read is an error, as git refuses to blame then); when that key is not set, from
-//! `.git-blame-ignore-revs` at the work tree's root, the convention GitHub applies on its own (git needs the key).
-//! Names that are not full hex object names, or name no commit here, are skipped. Which revisions were skipped for
-//! the lines shown is said in `ignoredRevs`.
+//! Revisions to ignore are honoured as git honours them, which gix does not do: after gix has
+//! blamed the lines, each line that landed on a listed commit is handed to that commit's parents
+//! the way git's `pass_blame_to_parent` with `ignore_diffs` does (see [`super::ignore`]): the line
+//! is matched to a line of the parent's version (git's fingerprint heuristic), and blame goes on
+//! from there; a line no parent line matches stays on the ignored commit, as git leaves it
+//! (`unblamable`). The lists come from the files of `blame.ignoreRevsFile` (git's rule: each value
+//! adds a file, empty values are skipped as git 2.47 skips them, relative paths start at the work
+//! tree's root; a configured file that cannot be read is an error, as git refuses to blame then);
+//! when that key is not set, from `.git-blame-ignore-revs` at the work tree's root, the convention
+//! GitHub applies on its own (git needs the key). Names that are not full hex object names, or name
+//! no commit here, are skipped. Which revisions were skipped for the lines shown is said in
+//! `ignoredRevs`.
 //!
-//! Without `rev`, the work-tree file is blamed, as `git blame FILE` does: a commit made in memory only (never
-//! written) stands for the work tree, with HEAD (and, during a merge, the `MERGE_HEAD` commits) as parents, the
-//! work-tree file converted as git converts it for a commit (end of line and `ident` as attributes say; filter
-//! drivers never run) and, like git's index-based fake commit, staged deletions dropped so that an uncommitted
-//! `git mv` is followed. Lines that came from it are git's "Not Committed Yet": commit `0000000`, author
-//! `Not Committed Yet <not.committed.yet>`, subject `Version of PATH from PATH`; their time is the file's
-//! modification time (git writes the time of the blame). A bare repository, or a given `rev`, blames that commit.
+//! Without `rev`, the work-tree file is blamed, as `git blame FILE` does: a commit made in memory
+//! only (never written) stands for the work tree, with HEAD (and, during a merge, the `MERGE_HEAD`
+//! commits) as parents, the work-tree file converted as git converts it for a commit (end of line
+//! and `ident` as attributes say; filter drivers never run) and, like git's index-based fake
+//! commit, staged deletions dropped so that an uncommitted `git mv` is followed. Lines that came
+//! from it are git's "Not Committed Yet": commit `0000000`, author
+//! `Not Committed Yet <not.committed.yet>`, subject `Version of PATH from PATH`; their time is the
+//! file's modification time (git writes the time of the blame). A bare repository, or a given
+//! `rev`, blames that commit.
 //!
-//! Shallow clones are blamed as git blames them: a boundary commit has no parents, so the lines older than the
-//! clone are blamed on it, and its commit says `boundary` (as a root commit does, git's `^` and porcelain
-//! `boundary`, unless `blame.showRoot` is set).
-//! Consecutive lines from one commit, one original path and consecutive original lines form one range, as git's
-//! porcelain groups them. The answer is cut to a token budget at whole ranges; `endLine` then names the last line
-//! shown and `omitted.ranges` counts the ranges left out.
+//! Shallow clones are blamed as git blames them: a boundary commit has no parents, so the lines
+//! older than the clone are blamed on it, and its commit says `boundary` (as a root commit does,
+//! git's `^` and porcelain `boundary`, unless `blame.showRoot` is set). Consecutive lines from one
+//! commit, one original path and consecutive original lines form one range, as git's porcelain
+//! groups them. The answer is cut to a token budget at whole ranges; `endLine` then names the last
+//! line shown and `omitted.ranges` counts the ranges left out.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::ops::RangeInclusive;
@@ -51,7 +56,8 @@ use super::ignore;
 use super::origins::{History, LineOrigin};
 use super::{big_file_threshold, too_large};
 
-/// The ignore-revs file GitHub reads on its own; git reads it only when `blame.ignoreRevsFile` names it.
+/// The ignore-revs file GitHub reads on its own; git reads it only when `blame.ignoreRevsFile`
+/// names it.
 pub const CONVENTIONAL_IGNORE_FILE: &str = ".git-blame-ignore-revs";
 
 /// Asked ranges of at most this many lines carry each commit's message body (`commits.*.body`).
@@ -66,8 +72,9 @@ pub const BODY_BYTES: usize = 400;
 /// The abbreviated commit of lines not committed yet (git shows the null object id).
 pub const NOT_COMMITTED: &str = "0000000";
 
-/// Bytes of decoded objects kept while blaming: the walk reads each commit up to three times in a row (as a
-/// suspect, as a parent, for its tree), which gix's object cache then serves without inflating it again.
+/// Bytes of decoded objects kept while blaming: the walk reads each commit up to three times in a
+/// row (as a suspect, as a parent, for its tree), which gix's object cache then serves without
+/// inflating it again.
 const OBJECT_CACHE_BYTES: usize = 2 * 1024 * 1024;
 
 /// What to blame.
@@ -86,12 +93,12 @@ pub struct Options {
 pub struct Report {
     /// The full sha of the commit `rev` resolved to (HEAD's when the work tree was blamed).
     pub rev: String,
-    /// The work-tree file was blamed (no `rev` given): lines not committed yet carry [`NOT_COMMITTED`]; absent
-    /// means false.
+    /// The work-tree file was blamed (no `rev` given): lines not committed yet carry
+    /// [`NOT_COMMITTED`]; absent means false.
     #[serde(skip_serializing_if = "crate::compact::is_false")]
     pub worktree: bool,
-    /// The repository is a shallow clone: lines older than its history are blamed on a `boundary` commit; absent
-    /// means false.
+    /// The repository is a shallow clone: lines older than its history are blamed on a `boundary`
+    /// commit; absent means false.
     #[serde(skip_serializing_if = "crate::compact::is_false")]
     pub shallow: bool,
     /// The path, as given.
@@ -102,7 +109,8 @@ pub struct Report {
     /// First line of the range (1-based); absent for an empty file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub start_line: Option<usize>,
-    /// Last line shown; absent when no line is shown (an empty file, or no range fitted the budget).
+    /// Last line shown; absent when no line is shown (an empty file, or no range fitted the
+    /// budget).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub end_line: Option<usize>,
     /// The shown lines' blame, in line order.
@@ -114,7 +122,8 @@ pub struct Report {
     /// Revisions of the ignore lists that blame skipped for the shown lines, `"<sha> <subject>"`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ignored_revs: Vec<String>,
-    /// The ignore-revs files read (as configured, or the conventional one); absent when none was read.
+    /// The ignore-revs files read (as configured, or the conventional one); absent when none was
+    /// read.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ignore_revs_files: Vec<String>,
     /// The budget left out ranges (`omitted.ranges` counts them); read on from `endLine + 1`.
@@ -139,8 +148,8 @@ pub struct Range {
     /// The first line's number in that commit's version; absent means the same as `line`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub orig_line: Option<usize>,
-    /// Changed by an ignored revision and matched to no line of its parents, so blamed on it as git does; absent
-    /// means false.
+    /// Changed by an ignored revision and matched to no line of its parents, so blamed on it as git
+    /// does; absent means false.
     #[serde(skip_serializing_if = "crate::compact::is_false")]
     pub unblamable: bool,
 }
@@ -154,16 +163,19 @@ pub struct CommitInfo {
     pub time: String,
     /// The first line of the message.
     pub subject: String,
-    /// When at most [`BODY_RANGE_LINES`] lines were asked for: the message after its subject, blank lines left out,
-    /// at most [`BODY_LINES`] lines and [`BODY_BYTES`] bytes (whole lines; a longer first line is cut), so that
-    /// "why did this line change" needs no second call; absent otherwise, or when the message is its subject only.
+    /// When at most [`BODY_RANGE_LINES`] lines were asked for: the message after its subject, blank
+    /// lines left out, at most [`BODY_LINES`] lines and [`BODY_BYTES`] bytes (whole lines; a longer
+    /// first line is cut), so that "why did this line change" needs no second call; absent
+    /// otherwise, or when the message is its subject only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub body: Option<String>,
-    /// `true` when `body` stops before the message's end (`commit.details` has it whole); absent means false.
+    /// `true` when `body` stops before the message's end (`commit.details` has it whole); absent
+    /// means false.
     #[serde(skip_serializing_if = "crate::compact::is_false")]
     pub body_cut: bool,
-    /// The commit has no parents as git sees them (a root commit, or a shallow clone's boundary), so blame stops
-    /// there: git's `^` mark and porcelain `boundary` (none when `blame.showRoot` is set); absent means false.
+    /// The commit has no parents as git sees them (a root commit, or a shallow clone's boundary),
+    /// so blame stops there: git's `^` mark and porcelain `boundary` (none when `blame.showRoot` is
+    /// set); absent means false.
     #[serde(skip_serializing_if = "crate::compact::is_false")]
     pub boundary: bool,
 }
@@ -180,7 +192,8 @@ pub struct Full {
     shallow: bool,
     path: String,
     total_lines: usize,
-    /// The requested range, 1-based inclusive, clamped to the file (`end == start - 1` for an empty file).
+    /// The requested range, 1-based inclusive, clamped to the file (`end == start - 1` for an empty
+    /// file).
     start: usize,
     ranges: Vec<Range>,
     commits: BTreeMap<String, CommitInfo>,
@@ -324,8 +337,9 @@ pub fn read(repo: &gix::Repository, options: &Options) -> Result<Full> {
     })
 }
 
-/// The message after its first line, blank lines left out, bounded by [`BODY_LINES`] and [`BODY_BYTES`]; `None`
-/// when nothing follows the subject. The flag says whether lines were left out.
+/// The message after its first line, blank lines left out, bounded by [`BODY_LINES`] and
+/// [`BODY_BYTES`]; `None` when nothing follows the subject. The flag says whether lines were left
+/// out.
 fn body(message: &[u8]) -> (Option<String>, bool) {
     let text = utf8(message);
     let mut lines = text.lines().skip(1).map(str::trim_end).filter(|line| !line.trim().is_empty());
@@ -400,8 +414,9 @@ pub(crate) fn count_lines(data: &[u8]) -> usize {
     newlines + usize::from(!data.is_empty() && !data.ends_with(b"\n"))
 }
 
-/// Hands every line blamed on an ignored commit over to that commit's parents, as git does, until none is left on
-/// one (or only unblamable ones). Returns, per blamed line, the ignored commits passed over.
+/// Hands every line blamed on an ignored commit over to that commit's parents, as git does, until
+/// none is left on one (or only unblamable ones). Returns, per blamed line, the ignored commits
+/// passed over.
 fn pass_over_ignored(
     history: &History<'_>,
     ignore_list: &HashSet<ObjectId>,
@@ -482,11 +497,11 @@ fn ignore_files(repo: &gix::Repository) -> Vec<(String, Option<std::path::PathBu
         .collect()
 }
 
-/// What the files a blame reads besides the repository's own hold right now, for keying cached answers: each
-/// ignore-revs file's name and `mailmap.file`, with a digest of the content (or that it cannot be read). A file
-/// outside the repository (`~/...`, an absolute path) is not watched, so answers that depend on it are told apart
-/// by this key instead. A file is hashed again only when its metadata (size, times, inode) changed since it was
-/// last hashed (see [`content_digest`]).
+/// What the files a blame reads besides the repository's own hold right now, for keying cached
+/// answers: each ignore-revs file's name and `mailmap.file`, with a digest of the content (or that
+/// it cannot be read). A file outside the repository (`~/...`, an absolute path) is not watched, so
+/// answers that depend on it are told apart by this key instead. A file is hashed again only when
+/// its metadata (size, times, inode) changed since it was last hashed (see [`content_digest`]).
 pub fn files_key(repo: &gix::Repository) -> String {
     let mut key = String::new();
     for (name, file, _) in ignore_files(repo) {
@@ -502,10 +517,10 @@ pub fn files_key(repo: &gix::Repository) -> String {
 /// Files hashed at most, remembered by path; beyond it the memory starts over.
 const DIGESTS_KEPT: usize = 1024;
 
-/// The SHA-256 of the file's content in hex, or `unreadable: <kind>`. The digest is remembered with the file's
-/// stat fields and served from memory while they stay the same; one taken while the file's times were within
-/// [`crate::cache::RACY_WINDOW`] of the clock is not remembered (a change within the same clock tick would keep
-/// equal times).
+/// The SHA-256 of the file's content in hex, or `unreadable: <kind>`. The digest is remembered with
+/// the file's stat fields and served from memory while they stay the same; one taken while the
+/// file's times were within [`crate::cache::RACY_WINDOW`] of the clock is not remembered (a change
+/// within the same clock tick would keep equal times).
 fn content_digest(file: &Path) -> String {
     use sha2::{Digest, Sha256};
     use std::sync::{Mutex, PoisonError};
@@ -548,8 +563,8 @@ fn content_digest(file: &Path) -> String {
 /// The ignore list: the commits named in the ignore-revs files, and the files read, as named.
 ///
 /// # Errors
-/// [`Error::GitRead`] when a file named by `blame.ignoreRevsFile` cannot be read: git 2.47 refuses to blame then
-/// (`fatal: could not open object name list`).
+/// [`Error::GitRead`] when a file named by `blame.ignoreRevsFile` cannot be read: git 2.47 refuses
+/// to blame then (`fatal: could not open object name list`).
 fn ignore_list(repo: &gix::Repository) -> Result<(HashSet<ObjectId>, Vec<String>)> {
     let mut commits = HashSet::new();
     let mut read = Vec::new();
@@ -590,11 +605,11 @@ fn ignore_list(repo: &gix::Repository) -> Result<(HashSet<ObjectId>, Vec<String>
     Ok((commits, read))
 }
 
-/// The content of an ignore-revs file, checked before it is read: a regular file (a directory is not a list
-/// either: git fails to read it) of at most [`crate::guard::LIST_FILE_CAP`] bytes, never a FIFO or a device. A
-/// configured file is read as git reads it, through a symbolic link (but not outside the allowed roots when the
-/// repository's own configuration names it); the conventional one, which git does not read, is a work-tree file
-/// like `.mailmap` and not read through a link.
+/// The content of an ignore-revs file, checked before it is read: a regular file (a directory is
+/// not a list either: git fails to read it) of at most [`crate::guard::LIST_FILE_CAP`] bytes, never
+/// a FIFO or a device. A configured file is read as git reads it, through a symbolic link (but not
+/// outside the allowed roots when the repository's own configuration names it); the conventional
+/// one, which git does not read, is a work-tree file like `.mailmap` and not read through a link.
 fn read_ignore_file(repo: &gix::Repository, file: &Path, configured: bool) -> std::result::Result<Vec<u8>, String> {
     use crate::guard::{Symlinks, read_capped};
     let symlinks = if configured {
@@ -616,8 +631,8 @@ struct Names<'repo> {
     uncommitted: Option<ObjectId>,
     /// `blame.showRoot`: root commits are not boundaries.
     show_root: bool,
-    /// The repository's mailmap (`.mailmap`, `mailmap.file`, `mailmap.blob`), applied to authors as `git blame`
-    /// applies it.
+    /// The repository's mailmap (`.mailmap`, `mailmap.file`, `mailmap.blob`), applied to authors as
+    /// `git blame` applies it.
     mailmap: gix::mailmap::Snapshot,
     abbrev: Abbrev,
     abbreviated: HashMap<ObjectId, String>,

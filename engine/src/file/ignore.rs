@@ -1,17 +1,19 @@
-//! Passing blame over an ignored revision, as git's `blame.c` does with `--ignore-rev` (gix cannot ignore
-//! revisions).
+//! Passing blame over an ignored revision, as git's `blame.c` does with `--ignore-rev` (gix cannot
+//! ignore revisions).
 //!
-//! Git first passes a commit's lines to its parents as usual (gix has done that: the lines left on the commit are
-//! those it changed against every parent). For an ignored commit it then diffs each parent's version against the
-//! commit's, in parent order, and for every changed chunk guesses, line by line, which parent line a changed line came
-//! from: first by fingerprint matching inside the chunk (`fuzzy_find_matching_lines`: a line's fingerprint is the
-//! multiset of its lower-cased byte pairs, whitespace as 0; the most certain match splits the chunk, recursively,
-//! so the order is kept), then, for lines left unmatched, by the most similar line anywhere in the parent
-//! (`scan_parent_range`, at least 10 pairs in common, the nearest on ties). A line matched in a parent goes on being
-//! blamed from that parent line; a line matched in no parent stays on the ignored commit (git's "unblamable").
-//! Matching consumes the matched parent line's pairs, and those consumed pairs carry over to the later chunks of the
-//! same parent, as in git. This module reimplements that heuristic from git's description and behaviour; the tests
-//! compare it with `git blame --ignore-rev` line by line.
+//! Git first passes a commit's lines to its parents as usual (gix has done that: the lines left on
+//! the commit are those it changed against every parent). For an ignored commit it then diffs each
+//! parent's version against the commit's, in parent order, and for every changed chunk guesses,
+//! line by line, which parent line a changed line came from: first by fingerprint matching inside
+//! the chunk (`fuzzy_find_matching_lines`: a line's fingerprint is the multiset of its lower-cased
+//! byte pairs, whitespace as 0; the most certain match splits the chunk, recursively, so the order
+//! is kept), then, for lines left unmatched, by the most similar line anywhere in the parent
+//! (`scan_parent_range`, at least 10 pairs in common, the nearest on ties). A line matched in a
+//! parent goes on being blamed from that parent line; a line matched in no parent stays on the
+//! ignored commit (git's "unblamable"). Matching consumes the matched parent line's pairs, and
+//! those consumed pairs carry over to the later chunks of the same parent, as in git. This module
+//! reimplements that heuristic from git's description and behaviour; the tests compare it with
+//! `git blame --ignore-rev` line by line.
 
 use std::collections::HashMap;
 
@@ -33,8 +35,8 @@ pub(crate) struct Guess {
     pub line: u32,
 }
 
-/// For each of `targets` (0-based lines of `path` at the ignored `commit`), the parent line git hands it to, or
-/// `None` when no parent line matches (the line stays on `commit`).
+/// For each of `targets` (0-based lines of `path` at the ignored `commit`), the parent line git
+/// hands it to, or `None` when no parent line matches (the line stays on `commit`).
 ///
 /// # Errors
 /// [`Error::GitRead`] when a commit, tree or blob cannot be read.
@@ -113,8 +115,8 @@ fn read_blob(repo: &gix::Repository, id: ObjectId) -> Result<Vec<u8>> {
     Ok(repo.find_blob(id).map_err(|err| Error::git("a blob of an ignored commit", err))?.detach().data)
 }
 
-/// The parent's blob at the same path, when it is a file of the same kind (git's `find_origin`: a type change is
-/// no origin).
+/// The parent's blob at the same path, when it is a file of the same kind (git's `find_origin`: a
+/// type change is no origin).
 fn same_path(
     repo: &gix::Repository,
     parent: ObjectId,
@@ -133,8 +135,8 @@ fn same_path(
     Ok(Some((path.to_owned(), entry.object_id())))
 }
 
-/// The parent's path and blob that `path` was renamed from (git's `find_rename`: rename detection at the default
-/// 50% similarity between the parent's tree and the commit's).
+/// The parent's path and blob that `path` was renamed from (git's `find_rename`: rename detection
+/// at the default 50% similarity between the parent's tree and the commit's).
 fn renamed_from(
     repo: &gix::Repository,
     parent: ObjectId,
@@ -155,8 +157,9 @@ fn renamed_from(
     }))
 }
 
-/// For every line of `target`, the line of `parent` git's ignore pass hands it to: lines outside the diff's
-/// chunks go to their unchanged counterpart, changed lines to their guess (`None`: no parent line matches).
+/// For every line of `target`, the line of `parent` git's ignore pass hands it to: lines outside
+/// the diff's chunks go to their unchanged counterpart, changed lines to their guess (`None`: no
+/// parent line matches).
 pub(crate) fn guess_lines(parent: &[u8], target: &[u8], algorithm: gix::diff::blob::Algorithm) -> Vec<Option<u32>> {
     let input = gix::diff::blob::InternedInput::new(parent, target);
     let mut diff = gix::diff::blob::Diff::compute(algorithm, &input);
@@ -197,7 +200,8 @@ fn line_slices(data: &[u8]) -> Vec<&[u8]> {
     data.split_inclusive(|byte| *byte == b'\n').collect()
 }
 
-/// Git's `guess_line_blames` for one chunk: target lines `tlno..same`, parent lines `parent_start..` (`parent_len`).
+/// Git's `guess_line_blames` for one chunk: target lines `tlno..same`, parent lines
+/// `parent_start..` (`parent_len`).
 fn guess_chunk(
     parent_prints: &mut [Fingerprint],
     target_prints: &[Fingerprint],
@@ -218,8 +222,8 @@ fn guess_chunk(
         .collect()
 }
 
-/// Git's `scan_parent_range` over the whole parent: the most similar line with at least 10 pairs in common, the one
-/// nearest the target line on ties.
+/// Git's `scan_parent_range` over the whole parent: the most similar line with at least 10 pairs in
+/// common, the one nearest the target line on ties.
 fn scan_parent(parent_prints: &[Fingerprint], target_prints: &[Fingerprint], target_idx: usize) -> Option<usize> {
     const THRESHOLD: usize = 10;
     let mut best_value = THRESHOLD;
@@ -241,8 +245,9 @@ fn scan_parent(parent_prints: &[Fingerprint], target_prints: &[Fingerprint], tar
     best
 }
 
-/// A line's fingerprint: the multiset of its byte pairs, lower-cased, whitespace (git's: space, tab, `\n`, `\r`) and
-/// the line's end as 0, pairs of two whitespace left out. Kept as (pair, count), in first-seen order.
+/// A line's fingerprint: the multiset of its byte pairs, lower-cased, whitespace (git's: space,
+/// tab, `\n`, `\r`) and the line's end as 0, pairs of two whitespace left out. Kept as (pair,
+/// count), in first-seen order.
 #[derive(Debug, Clone, Default)]
 struct Fingerprint(Vec<(u16, usize)>);
 
@@ -317,11 +322,13 @@ impl LineMap {
     }
 }
 
-/// The matching state of one chunk: B is the target side (`length_b` lines from `start_b`), A the parent side.
+/// The matching state of one chunk: B is the target side (`length_b` lines from `start_b`), A the
+/// parent side.
 struct Matcher<'a> {
     prints_a: &'a mut [Fingerprint],
     prints_b: &'a [Fingerprint],
-    /// Per B line of the chunk, a row of `2 * max_a + 1` similarities around its closest A line; -1 = not computed.
+    /// Per B line of the chunk, a row of `2 * max_a + 1` similarities around its closest A line;
+    /// -1 = not computed.
     similarities: Vec<i64>,
     certainties: Vec<i64>,
     second_best: Vec<i64>,
@@ -331,8 +338,9 @@ struct Matcher<'a> {
     b_to_a: LineMap,
 }
 
-/// Git's `fuzzy_find_matching_lines`: for each target line `tlno..same`, the parent line of the chunk it matches
-/// best while keeping the order, or `None`; `None` overall when the parent side is empty.
+/// Git's `fuzzy_find_matching_lines`: for each target line `tlno..same`, the parent line of the
+/// chunk it matches best while keeping the order, or `None`; `None` overall when the parent side is
+/// empty.
 fn fuzzy_matches(
     prints_a: &mut [Fingerprint],
     prints_b: &[Fingerprint],
@@ -370,13 +378,14 @@ fn fuzzy_matches(
 }
 
 impl Matcher<'_> {
-    /// Index into `similarities` of A line `local_a` (relative to the current `start_a`) for chunk B line `row`,
-    /// whose closest A line is `closest_a` (same frame as `local_a`).
+    /// Index into `similarities` of A line `local_a` (relative to the current `start_a`) for chunk
+    /// B line `row`, whose closest A line is `closest_a` (same frame as `local_a`).
     fn similarity_index(&self, local_a: i64, row: i64, closest_a: i64) -> usize {
         (local_a - closest_a + self.max_a + row * (2 * self.max_a + 1)) as usize
     }
 
-    /// Git's `find_best_line_matches` for chunk B line `row` (absolute target line `start_b + local_b`).
+    /// Git's `find_best_line_matches` for chunk B line `row` (absolute target line
+    /// `start_b + local_b`).
     fn find_best(&mut self, start_a: i64, length_a: i64, start_b: i64, local_b: i64, row: i64) {
         if self.certainties[row as usize] != NOT_CALCULATED {
             return;
@@ -413,8 +422,8 @@ impl Matcher<'_> {
         }
     }
 
-    /// Git's `fuzzy_find_matching_lines_recurse`: B lines `start_b..start_b + length_b` (chunk rows from `row_off`)
-    /// against A lines `start_a..start_a + length_a`.
+    /// Git's `fuzzy_find_matching_lines_recurse`: B lines `start_b..start_b + length_b` (chunk rows
+    /// from `row_off`) against A lines `start_a..start_a + length_a`.
     fn recurse(&mut self, start_a: i64, start_b: i64, length_a: i64, length_b: i64, row_off: i64) {
         let mut most_certain_b: i64 = -1;
         let mut most_certainty: i64 = -1;
@@ -481,8 +490,8 @@ impl Matcher<'_> {
 mod tests {
     use super::*;
 
-    /// The cases of git's `t8014-blame-ignore-fuzzy.sh` that exercise the matching on its own: each target line
-    /// and the parent line (1-based) git's heuristic hands it to.
+    /// The cases of git's `t8014-blame-ignore-fuzzy.sh` that exercise the matching on its own: each
+    /// target line and the parent line (1-based) git's heuristic hands it to.
     #[test]
     fn fuzzy_matching_follows_gits_examples() {
         let parent = "1\n2\n3\nabcdef\n5\n6\n7\nijkl\n9\n10\n11\npqrs\n13\n14\n15\nwxyz\n17\n18\n19\n";

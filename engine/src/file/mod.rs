@@ -1,7 +1,7 @@
 //! Files at a revision (design.md §5, ours): `file.read` ([`read`]) and `file.blame` ([`blame`]).
 //!
-//! A file is looked up in the tree of the commit a revision names, through gix; no git process runs, no filter,
-//! textconv or attribute program is applied, and nothing is written.
+//! A file is looked up in the tree of the commit a revision names, through gix; no git process
+//! runs, no filter, textconv or attribute program is applied, and nothing is written.
 
 pub mod blame;
 mod ignore;
@@ -12,7 +12,8 @@ mod worktree;
 
 use crate::budget::{Budgeted, Measure};
 
-/// Git's binary test looks at this many leading bytes for a NUL (`buffer_is_binary` in git's xdiff-interface.c).
+/// Git's binary test looks at this many leading bytes for a NUL (`buffer_is_binary` in git's
+/// xdiff-interface.c).
 const BINARY_PROBE_BYTES: usize = 8000;
 
 /// Whether git would call `data` binary: a NUL byte among its first [`BINARY_PROBE_BYTES`] bytes.
@@ -23,17 +24,20 @@ use crate::engine::{Engine, Repo};
 use crate::error::{Error, InvalidReason, Result};
 use crate::repository::check_relative_path;
 
-/// Which file, at which revision, and which of its lines: what `file.read` and `file.blame` are asked.
+/// Which file, at which revision, and which of its lines: what `file.read` and `file.blame` are
+/// asked.
 #[derive(Debug, Clone, Default)]
 pub struct FileRange {
-    /// Repository-relative path of the file (no `..`, not absolute, no control characters, not empty).
+    /// Repository-relative path of the file (no `..`, not absolute, no control characters, not
+    /// empty).
     pub path: String,
-    /// The revision (a commit, or a tag peeled to one). When absent, `file.read` reads `HEAD`'s version and
-    /// `file.blame` the work-tree file, as `git blame FILE` does.
+    /// The revision (a commit, or a tag peeled to one). When absent, `file.read` reads `HEAD`'s
+    /// version and `file.blame` the work-tree file, as `git blame FILE` does.
     pub rev: Option<String>,
     /// First line wanted, 1-based (default 1).
     pub start_line: Option<usize>,
-    /// Last line wanted, 1-based inclusive (default: the last line; a larger value is clamped to it).
+    /// Last line wanted, 1-based inclusive (default: the last line; a larger value is clamped to
+    /// it).
     pub end_line: Option<usize>,
 }
 
@@ -41,8 +45,8 @@ impl FileRange {
     /// Refuses a path or line range no file can satisfy, before anything is read.
     ///
     /// # Errors
-    /// [`InvalidReason::InvalidPath`] for a refused or empty path; [`InvalidReason::InvalidRange`] for line 0 or
-    /// `endLine` before `startLine`.
+    /// [`InvalidReason::InvalidPath`] for a refused or empty path; [`InvalidReason::InvalidRange`]
+    /// for line 0 or `endLine` before `startLine`.
     pub(crate) fn check(&self) -> Result<()> {
         check_relative_path(&self.path)?;
         if self.path.is_empty() {
@@ -62,8 +66,8 @@ impl FileRange {
         Ok(())
     }
 
-    /// The range within a file of `total_lines` lines: `(start, end)`, 1-based inclusive, `end` clamped to the
-    /// file (`end == start - 1` when nothing is left, e.g. an empty file).
+    /// The range within a file of `total_lines` lines: `(start, end)`, 1-based inclusive, `end`
+    /// clamped to the file (`end == start - 1` when nothing is left, e.g. an empty file).
     ///
     /// # Errors
     /// [`InvalidReason::InvalidRange`] when `startLine` is past the end of the file.
@@ -81,13 +85,14 @@ impl FileRange {
 
 /// File tools.
 impl Engine {
-    /// `file.read`: a file's content at a revision, cut at whole lines to `options.max_bytes` and `max_tokens`.
+    /// `file.read`: a file's content at a revision, cut at whole lines to `options.max_bytes` and
+    /// `max_tokens`.
     ///
     /// # Errors
-    /// [`crate::Error::Invalid`] for a refused path (`invalid_path`), a revision that is refused or names no commit
-    /// (`invalid_revision`, `unknown_revision`), a path absent at the revision (`not_found`), a directory or
-    /// submodule (`not_a_file`), a bad line range (`invalid_range`) or a budget under the floor;
-    /// [`crate::Error::GitRead`] when the tree or blob cannot be read.
+    /// [`crate::Error::Invalid`] for a refused path (`invalid_path`), a revision that is refused or
+    /// names no commit (`invalid_revision`, `unknown_revision`), a path absent at the revision
+    /// (`not_found`), a directory or submodule (`not_a_file`), a bad line range (`invalid_range`)
+    /// or a budget under the floor; [`crate::Error::GitRead`] when the tree or blob cannot be read.
     pub fn file_read(
         &self,
         repo: &Repo,
@@ -98,14 +103,15 @@ impl Engine {
         read::fit(&read::read(&repo.git, options)?, options, max_tokens, measure)
     }
 
-    /// `file.blame`: who last changed each line of a file at a revision, grouped into ranges, cut at whole ranges
-    /// to `max_tokens`.
+    /// `file.blame`: who last changed each line of a file at a revision, grouped into ranges, cut
+    /// at whole ranges to `max_tokens`.
     ///
     /// # Errors
-    /// [`crate::Error::Invalid`] for a refused path (`invalid_path`), a revision that is refused or names no commit
-    /// (`invalid_revision`, `unknown_revision`), a path absent at the revision (`not_found`), a directory or
-    /// submodule (`not_a_file`), a binary file (`binary_file`), a bad line range (`invalid_range`) or a budget under
-    /// the floor; [`crate::Error::GitRead`] when the history cannot be read.
+    /// [`crate::Error::Invalid`] for a refused path (`invalid_path`), a revision that is refused or
+    /// names no commit (`invalid_revision`, `unknown_revision`), a path absent at the revision
+    /// (`not_found`), a directory or submodule (`not_a_file`), a binary file (`binary_file`), a bad
+    /// line range (`invalid_range`) or a budget under the floor; [`crate::Error::GitRead`] when the
+    /// history cannot be read.
     pub fn file_blame(
         &self,
         repo: &Repo,
@@ -116,22 +122,24 @@ impl Engine {
         blame::fit(&blame::read(&repo.git, options)?, max_tokens, measure)
     }
 
-    /// What `file.blame` answers depend on outside what the engine's watcher sees: the content of the ignore-revs
-    /// files and of `mailmap.file` (one may live outside the repository, e.g. under the home directory). Part of a
-    /// cached answer's key, so that editing such a file is never answered from a stale cache.
+    /// What `file.blame` answers depend on outside what the engine's watcher sees: the content of
+    /// the ignore-revs files and of `mailmap.file` (one may live outside the repository, e.g. under
+    /// the home directory). Part of a cached answer's key, so that editing such a file is never
+    /// answered from a stale cache.
     pub fn blame_files_key(&self, repo: &Repo) -> String {
         blame::files_key(&repo.git)
     }
 }
 
-/// The size above which git treats a file as binary (`core.bigFileThreshold`, 512 MiB unless configured), in bytes.
+/// The size above which git treats a file as binary (`core.bigFileThreshold`, 512 MiB unless
+/// configured), in bytes.
 pub(crate) fn big_file_threshold(repo: &gix::Repository) -> u64 {
     let configured = repo.config_snapshot().integer("core.bigFileThreshold");
     configured.and_then(|value| u64::try_from(value).ok()).unwrap_or(512 * 1024 * 1024)
 }
 
-/// The `binary_file` refusal of a file of `size` bytes over `threshold` ([`big_file_threshold`]), decided before
-/// its content is read.
+/// The `binary_file` refusal of a file of `size` bytes over `threshold` ([`big_file_threshold`]),
+/// decided before its content is read.
 pub(crate) fn too_large(path: &str, size: u64, threshold: u64, rev: &str) -> Error {
     Error::invalid(
         InvalidReason::BinaryFile,

@@ -1,6 +1,6 @@
-//! Where the lines of a file came from: gix's blame over the history, shallow boundaries walked as git walks them.
-//! Shared by `file.blame` ([`super::blame`]) and the ignore-revs matching that hands lines to parents
-//! ([`super::ignore`]).
+//! Where the lines of a file came from: gix's blame over the history, shallow boundaries walked as
+//! git walks them. Shared by `file.blame` ([`super::blame`]) and the ignore-revs matching that
+//! hands lines to parents ([`super::ignore`]).
 
 use std::collections::BTreeMap;
 use std::ops::RangeInclusive;
@@ -25,17 +25,17 @@ pub(crate) struct LineOrigin {
     pub(crate) unblamable: bool,
 }
 
-/// The history blame walks: the repository (with an object cache, and the work tree's commit in memory when there
-/// is one) and its shallow boundary, where commits have no parents.
+/// The history blame walks: the repository (with an object cache, and the work tree's commit in
+/// memory when there is one) and its shallow boundary, where commits have no parents.
 pub(crate) struct History<'a> {
     pub(crate) repo: &'a gix::Repository,
     pub(crate) shallow: &'a Shallow,
 }
 
 impl History<'_> {
-    /// gix's blame of the 1-based inclusive `ranges` of `path` at `commit`: the origin of each blamed line
-    /// (0-based). The commit-graph file is used when git would use it (not in a shallow clone, whose boundary
-    /// commits are read without their parents).
+    /// gix's blame of the 1-based inclusive `ranges` of `path` at `commit`: the origin of each
+    /// blamed line (0-based). The commit-graph file is used when git would use it (not in a shallow
+    /// clone, whose boundary commits are read without their parents).
     pub(crate) fn blame_lines(
         &self,
         commit: ObjectId,
@@ -81,8 +81,8 @@ impl History<'_> {
     }
 }
 
-/// The object database as git reads a shallow clone: the boundary commits come without their `parent` lines, so
-/// the blame walk ends there as git's does.
+/// The object database as git reads a shallow clone: the boundary commits come without their
+/// `parent` lines, so the blame walk ends there as git's does.
 struct WithoutShallowParents<'a> {
     objects: &'a ChainCachingObjects<'a>,
     shallow: &'a Shallow,

@@ -1,19 +1,22 @@
-//! Object reading for long history walks: pack entries resolved as git resolves them, with git's delta base cache.
+//! Object reading for long history walks: pack entries resolved as git resolves them, with git's
+//! delta base cache.
 //!
-//! gix's pack cache stores only the object asked for. A pack lays out an object as a chain of deltas on older
-//! (`git fast-import`) or newer (`pack-objects`) versions, so a walk back through history that asks for each
-//! version in turn replays the same chain again and again when the versions it asks for next are the chain's
-//! intermediate bases. [`ChainCachingObjects`] resolves a chain as git's `unpack_entry` does: down from the entry
-//! asked for to the nearest base held in its [`BaseCache`] (or the chain's full object), then up, one delta at a
-//! time, keeping each entry that served as a base, keyed by its place in the pack. The object asked for is handed
-//! over, not kept (found among the bases, it leaves them), so the cache holds what the next, older version is built
-//! from and nothing the walk has consumed. The walk reads each commit up to three times in a row and builds an
-//! older version on the one it read last: a short memory of the last objects read ([`Recent`]) serves both without
-//! a pack index search or a second inflate.
+//! gix's pack cache stores only the object asked for. A pack lays out an object as a chain of
+//! deltas on older (`git fast-import`) or newer (`pack-objects`) versions, so a walk back through
+//! history that asks for each version in turn replays the same chain again and again when the
+//! versions it asks for next are the chain's intermediate bases. [`ChainCachingObjects`] resolves a
+//! chain as git's `unpack_entry` does: down from the entry asked for to the nearest base held in
+//! its [`BaseCache`] (or the chain's full object), then up, one delta at a time, keeping each entry
+//! that served as a base, keyed by its place in the pack. The object asked for is handed over, not
+//! kept (found among the bases, it leaves them), so the cache holds what the next, older version is
+//! built from and nothing the walk has consumed. The walk reads each commit up to three times in a
+//! row and builds an older version on the one it read last: a short memory of the last objects read
+//! ([`Recent`]) serves both without a pack index search or a second inflate.
 //!
-//! It reads the repository's pack files itself (read-only memory maps) and hands everything else (loose objects,
-//! objects kept in memory, alternates, packs that appeared later, deltas on objects of another pack) and any entry
-//! it cannot decode to the repository's own object database, which answers the same bytes, only slower.
+//! It reads the repository's pack files itself (read-only memory maps) and hands everything else
+//! (loose objects, objects kept in memory, alternates, packs that appeared later, deltas on objects
+//! of another pack) and any entry it cannot decode to the repository's own object database, which
+//! answers the same bytes, only slower.
 
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
@@ -22,11 +25,13 @@ use std::hash::{BuildHasherDefault, Hasher};
 use gix::odb::pack;
 use gix::oid;
 
-/// Bytes of delta bases the cache holds at most: a third of git's `core.deltaBaseCacheLimit` default (96 MiB), as
-/// blame's walk needs the bases of the chains it is walking down, not every base it ever met.
+/// Bytes of delta bases the cache holds at most: a third of git's `core.deltaBaseCacheLimit`
+/// default (96 MiB), as blame's walk needs the bases of the chains it is walking down, not every
+/// base it ever met.
 pub(crate) const DELTA_BASE_CACHE_BYTES: usize = 32 * 1024 * 1024;
 
-/// Longest delta chain resolved here (git writes at most 4095); a longer one is left to the object database.
+/// Longest delta chain resolved here (git writes at most 4095); a longer one is left to the object
+/// database.
 const MAX_CHAIN: usize = 10_000;
 
 /// Objects read last that [`Recent`] remembers.
@@ -42,8 +47,8 @@ pub(crate) struct ChainCachingObjects<'a> {
     packs: Vec<pack::Bundle>,
     /// Per pack, its index's fan-out: how many ids start with a byte up to each value.
     fans: Vec<[u32; 256]>,
-    /// The object replacements (`refs/replace/`) as the object database applies them: (replaced id, replacement),
-    /// sorted by the replaced id; empty when replacements are off.
+    /// The object replacements (`refs/replace/`) as the object database applies them: (replaced id,
+    /// replacement), sorted by the replaced id; empty when replacements are off.
     replacements: Vec<(gix::ObjectId, gix::ObjectId)>,
     state: RefCell<State>,
 }
@@ -53,7 +58,8 @@ struct State {
     inflate: gix::zlib::Inflate,
     bases: BaseCache,
     recent: Recent,
-    /// The deltas between the entry asked for and the base it is built from, the entry asked for first.
+    /// The deltas between the entry asked for and the base it is built from, the entry asked for
+    /// first.
     deltas: Vec<pack::data::Entry>,
     /// One delta's inflated instructions.
     instructions: Vec<u8>,
@@ -61,7 +67,8 @@ struct State {
     inflated: usize,
 }
 
-/// Why an entry was not decoded here: the object database is asked instead (and reports its own error).
+/// Why an entry was not decoded here: the object database is asked instead (and reports its own
+/// error).
 #[derive(Debug)]
 struct Fallback;
 
@@ -75,9 +82,9 @@ where
 }
 
 impl<'a> ChainCachingObjects<'a> {
-    /// Opens the pack files of `repo` (`objects/pack/*.idx` of its common directory) next to its object database;
-    /// delta bases are kept up to `cache_bytes`. A pack that cannot be opened is skipped (its objects are read
-    /// through the object database).
+    /// Opens the pack files of `repo` (`objects/pack/*.idx` of its common directory) next to its
+    /// object database; delta bases are kept up to `cache_bytes`. A pack that cannot be opened is
+    /// skipped (its objects are read through the object database).
     pub(crate) fn new(repo: &'a gix::Repository, cache_bytes: usize) -> Self {
         let object_hash = repo.object_hash();
         let indices = crate::pack_index::index_paths(&repo.common_dir().join("objects"));
@@ -107,9 +114,10 @@ impl<'a> ChainCachingObjects<'a> {
         }
     }
 
-    /// Decodes the entry at `offset` of pack `pack_idx`, as git's `unpack_entry`: down the chain to the first entry
-    /// held as a base (taken out of the cache), remembered as read lately, or stored whole; then each delta applied
-    /// in turn, the base it was applied to going (back) into the cache. The result is not cached.
+    /// Decodes the entry at `offset` of pack `pack_idx`, as git's `unpack_entry`: down the chain to
+    /// the first entry held as a base (taken out of the cache), remembered as read lately, or
+    /// stored whole; then each delta applied in turn, the base it was applied to going (back) into
+    /// the cache. The result is not cached.
     fn decode(&self, state: &mut State, pack_idx: usize, offset: u64) -> Result<(gix::objs::Kind, Vec<u8>), Fallback> {
         let bundle = &self.packs[pack_idx];
         let State { inflate, bases, recent, deltas, instructions, inflated } = state;
@@ -156,8 +164,8 @@ impl<'a> ChainCachingObjects<'a> {
         Ok((kind, data))
     }
 
-    /// The object read for `id`: its replacement when `refs/replace/` replaces it (one step, as the object database
-    /// and git's blame read it), else `id` itself.
+    /// The object read for `id`: its replacement when `refs/replace/` replaces it (one step, as the
+    /// object database and git's blame read it), else `id` itself.
     fn replaced<'b>(&'b self, id: &'b oid) -> &'b oid {
         match self.replacements.binary_search_by(|(replaced, _)| replaced.as_ref().cmp(id)) {
             Ok(pos) => &self.replacements[pos].1,
@@ -179,8 +187,8 @@ impl<'a> ChainCachingObjects<'a> {
     }
 }
 
-/// The fan-out of `index`: at each byte value, the number of ids starting with a byte up to it (the index file's
-/// own table, which gix keeps private).
+/// The fan-out of `index`: at each byte value, the number of ids starting with a byte up to it (the
+/// index file's own table, which gix keeps private).
 fn fan_out(index: &pack::index::File) -> [u32; 256] {
     let mut fan = [0; 256];
     let mut start = 0;
@@ -246,10 +254,11 @@ impl gix::objs::Find for ChainCachingObjects<'_> {
 }
 
 impl gix::objs::FindHeader for ChainCachingObjects<'_> {
-    /// A packed object stored whole says its kind and size in its entry header. A delta's size is the result's
-    /// and its kind the chain's base's, so it is decoded here, through the base cache, and remembered as read
-    /// lately: the blob diff asks for a blob's header right before the blob itself, which then costs a copy
-    /// instead of a second walk down the chain (and the object database's header walk, which bypasses the cache).
+    /// A packed object stored whole says its kind and size in its entry header. A delta's size is
+    /// the result's and its kind the chain's base's, so it is decoded here, through the base cache,
+    /// and remembered as read lately: the blob diff asks for a blob's header right before the blob
+    /// itself, which then costs a copy instead of a second walk down the chain (and the object
+    /// database's header walk, which bypasses the cache).
     fn try_header(&self, asked: &oid) -> gix::error::Result<Option<gix::objs::Header>> {
         let id = self.replaced(asked);
         let mut state = self.state.borrow_mut();
@@ -278,12 +287,12 @@ impl gix::objs::FindHeader for ChainCachingObjects<'_> {
     }
 }
 
-/// Applies git's delta `instructions` to `base`: the result, or `None` when the delta is corrupt (its base size
-/// is not `base`'s, a copy reaches past `base`, the result is not the size the delta announces, or an
-/// instruction is the reserved 0).
+/// Applies git's delta `instructions` to `base`: the result, or `None` when the delta is corrupt
+/// (its base size is not `base`'s, a copy reaches past `base`, the result is not the size the delta
+/// announces, or an instruction is the reserved 0).
 ///
-/// Ours because gix-pack 0.77 keeps its applier (`data::delta::apply`) private to the crate, reachable only through
-/// `decode_entry`, whose buffer copies this module avoids.
+/// Ours because gix-pack 0.77 keeps its applier (`data::delta::apply`) private to the crate,
+/// reachable only through `decode_entry`, whose buffer copies this module avoids.
 fn apply_delta(base: &[u8], instructions: &[u8]) -> Option<Vec<u8>> {
     let (base_size, rest) = delta_size(instructions)?;
     if base_size != base.len() {
@@ -325,7 +334,8 @@ fn apply_delta(base: &[u8], instructions: &[u8]) -> Option<Vec<u8>> {
     (result.len() == result_size).then_some(result)
 }
 
-/// A size of a delta's header (little-endian, 7 bits a byte, the high bit set on all but the last) and the rest.
+/// A size of a delta's header (little-endian, 7 bits a byte, the high bit set on all but the last)
+/// and the rest.
 fn delta_size(data: &[u8]) -> Option<(usize, &[u8])> {
     let mut size: u64 = 0;
     for (idx, &byte) in data.iter().enumerate() {
@@ -341,17 +351,19 @@ fn delta_size(data: &[u8]) -> Option<(usize, &[u8])> {
     None
 }
 
-/// Where an entry is: the index of its pack among the pack files opened, and its offset in that pack.
+/// Where an entry is: the index of its pack among the pack files opened, and its offset in that
+/// pack.
 type Place = (usize, u64);
 
-/// Delta bases by (pack, offset), the least recently used evicted first once `limit` bytes are held. A base is
-/// used by taking it out and putting it back, so the order of putting is the order of use.
+/// Delta bases by (pack, offset), the least recently used evicted first once `limit` bytes are
+/// held. A base is used by taking it out and putting it back, so the order of putting is the order
+/// of use.
 struct BaseCache {
     limit: usize,
     used: usize,
     slots: HashMap<Place, Base, BuildHasherDefault<OffsetHasher>>,
-    /// Places with the number of the put that filled them, oldest first; a put no longer holding its place is
-    /// skipped.
+    /// Places with the number of the put that filled them, oldest first; a put no longer holding
+    /// its place is skipped.
     order: VecDeque<(Place, u64)>,
     puts: u64,
 }
@@ -375,8 +387,8 @@ impl BaseCache {
         Some((base.kind, base.data))
     }
 
-    /// Holds `data` as the base at (`pack_idx`, `offset`), evicting the least recently used bases beyond the
-    /// limit; a base larger than the limit is not held.
+    /// Holds `data` as the base at (`pack_idx`, `offset`), evicting the least recently used bases
+    /// beyond the limit; a base larger than the limit is not held.
     fn put(&mut self, pack_idx: usize, offset: u64, kind: gix::objs::Kind, data: Vec<u8>) {
         if data.len() > self.limit {
             return;
@@ -407,8 +419,8 @@ impl BaseCache {
     }
 }
 
-/// The objects read last, by id and by place in the pack, as copies: the walk reads a commit again right after
-/// reading it, and an older version is often a delta on the version read just before.
+/// The objects read last, by id and by place in the pack, as copies: the walk reads a commit again
+/// right after reading it, and an older version is often a delta on the version read just before.
 #[derive(Default)]
 struct Recent {
     slots: Vec<RecentObject>,
@@ -445,7 +457,8 @@ impl Recent {
         Some((object.kind, object.data.clone()))
     }
 
-    /// Remembers a copy of `data`, forgetting the object remembered longest when all slots are in use.
+    /// Remembers a copy of `data`, forgetting the object remembered longest when all slots are in
+    /// use.
     fn put(&mut self, id: &oid, at: Place, kind: gix::objs::Kind, data: &[u8]) {
         if data.len() > RECENT_OBJECT_BYTES {
             return;
@@ -464,8 +477,8 @@ impl Recent {
     }
 }
 
-/// Hashes the (pack, offset) keys of [`BaseCache`]: a multiply-rotate mix, much cheaper than SipHash for keys no
-/// caller chooses.
+/// Hashes the (pack, offset) keys of [`BaseCache`]: a multiply-rotate mix, much cheaper than
+/// SipHash for keys no caller chooses.
 #[derive(Default)]
 struct OffsetHasher(u64);
 
@@ -499,8 +512,8 @@ mod tests {
 
     const VERSIONS: usize = 4;
 
-    /// Runs `git ARGS` (a `fast-import` command line) in `dir` with `stream` on its standard input; panics unless it
-    /// succeeds.
+    /// Runs `git ARGS` (a `fast-import` command line) in `dir` with `stream` on its standard input;
+    /// panics unless it succeeds.
     fn fast_import(dir: &Path, args: &[&str], stream: &str) {
         let mut child = Command::new("git")
             .args(args)
@@ -525,8 +538,9 @@ mod tests {
             .collect()
     }
 
-    /// A repository of `VERSIONS` commits each changing one file, written by `git fast-import`: each version of the
-    /// file a delta on the one before (the newest at the end of the chain, as in the blame-history fixture).
+    /// A repository of `VERSIONS` commits each changing one file, written by `git fast-import`:
+    /// each version of the file a delta on the one before (the newest at the end of the chain, as
+    /// in the blame-history fixture).
     fn fast_import_repo() -> tempfile::TempDir {
         let temp = tempfile::tempdir().expect("temp dir");
         git(temp.path(), &["init", "-q", "-b", "main", "."]);
@@ -545,7 +559,8 @@ mod tests {
         temp
     }
 
-    /// The blob of `file.txt` at version `version` (0 the oldest): its id and place in the (only) pack.
+    /// The blob of `file.txt` at version `version` (0 the oldest): its id and place in the (only)
+    /// pack.
     fn blob(repo: &gix::Repository, objects: &ChainCachingObjects<'_>, version: usize) -> (gix::ObjectId, u64) {
         let dir = repo.workdir().expect("work tree");
         let rev = format!("main~{}:file.txt", VERSIONS - 1 - version);
@@ -559,8 +574,9 @@ mod tests {
         gix::objs::Find::try_find(objects, id, &mut buffer).expect("readable").expect("found").data.to_vec()
     }
 
-    /// The cache keeps the bases a chain was resolved from, not the object asked for; an object asked for that is
-    /// held as a base leaves the cache; objects read lately are not inflated again.
+    /// The cache keeps the bases a chain was resolved from, not the object asked for; an object
+    /// asked for that is held as a base leaves the cache; objects read lately are not inflated
+    /// again.
     #[test]
     fn only_delta_bases_are_kept_and_an_object_read_leaves_them() {
         let temp = fast_import_repo();
@@ -586,8 +602,8 @@ mod tests {
         assert_eq!(objects.inflated(), VERSIONS);
     }
 
-    /// A header is read without inflating a whole entry, and a delta's header costs no second decode when the
-    /// object is read right after (as the blob diff reads it).
+    /// A header is read without inflating a whole entry, and a delta's header costs no second
+    /// decode when the object is read right after (as the blob diff reads it).
     #[test]
     fn headers_are_git_s_and_a_delta_s_header_decodes_it_once() {
         let temp = fast_import_repo();
@@ -611,7 +627,8 @@ mod tests {
         assert_eq!(objects.inflated(), VERSIONS);
     }
 
-    /// The index search finds every packed object where gix's finds it, and no absent one, in both layouts.
+    /// The index search finds every packed object where gix's finds it, and no absent one, in both
+    /// layouts.
     #[test]
     fn the_index_search_agrees_with_gix_s() {
         let temp = fast_import_repo();
@@ -636,8 +653,8 @@ mod tests {
         }
     }
 
-    /// In a pack large enough for the search to interpolate (about 20 ids per first byte), every object is found
-    /// where gix finds it and no absent id is.
+    /// In a pack large enough for the search to interpolate (about 20 ids per first byte), every
+    /// object is found where gix finds it and no absent id is.
     #[test]
     fn the_index_search_agrees_with_gix_s_in_a_large_pack() {
         let temp = tempfile::tempdir().expect("temp dir");
@@ -659,7 +676,8 @@ mod tests {
         }
     }
 
-    /// Once over the limit the base used longest ago goes first: a base taken and put back counts as just used.
+    /// Once over the limit the base used longest ago goes first: a base taken and put back counts
+    /// as just used.
     #[test]
     fn the_least_recently_used_base_is_evicted() {
         let mut cache = BaseCache::new(10);
@@ -679,8 +697,9 @@ mod tests {
         assert!(!cache.holds(0, 4) && cache.holds(0, 1) && cache.holds(0, 3));
     }
 
-    /// Every version of the file and of the root tree reads as `git cat-file` shows it, from both layouts, newest
-    /// first (as a walk reads them) and back, also with a cache so small that bases are evicted all the time.
+    /// Every version of the file and of the root tree reads as `git cat-file` shows it, from both
+    /// layouts, newest first (as a walk reads them) and back, also with a cache so small that bases
+    /// are evicted all the time.
     #[test]
     fn every_version_reads_as_git_shows_it_in_both_layouts() {
         let temp = fast_import_repo();

@@ -1,16 +1,18 @@
-//! `file.read` (design.md §5, ours): a file's content at a revision, byte for byte as `git show <rev>:<path>` prints it,
-//! cut at whole lines to a byte cap and a token budget.
+//! `file.read` (design.md §5, ours): a file's content at a revision, byte for byte as
+//! `git show <rev>:<path>` prints it, cut at whole lines to a byte cap and a token budget.
 //!
-//! The content is never mangled: UTF-8 text is carried as `content`; text that is not valid UTF-8 is carried as
-//! `contentBase64` (the exact bytes of the lines shown) with `nonUtf8: true`; binary content (a NUL byte in the first
-//! 8000 bytes, git's own test) is not inlined at all (`binary: true`, size and blob sha only). Symlinks are read as
-//! git stores them: the target path is the content. `.gitattributes` (e.g. `binary`, `eol`) and filters are not
-//! applied: this is the blob as committed.
+//! The content is never mangled: UTF-8 text is carried as `content`; text that is not valid UTF-8
+//! is carried as `contentBase64` (the exact bytes of the lines shown) with `nonUtf8: true`; binary
+//! content (a NUL byte in the first 8000 bytes, git's own test) is not inlined at all
+//! (`binary: true`, size and blob sha only). Symlinks are read as git stores them: the target path
+//! is the content. `.gitattributes` (e.g. `binary`, `eol`) and filters are not applied: this is the
+//! blob as committed.
 //!
-//! Lines are git's: split after each `\n`; a last line without a newline counts. The range `startLine..=endLine`
-//! (default: the whole file) is cut, whole lines only, by the tightest of `maxBytes` (bytes of shown content) and
-//! `maxTokens` (the whole result); then `truncated` is true, `endLine` is the last line shown, and the envelope's
-//! `omitted.lines` counts the requested lines left out. To read on, ask again from `endLine + 1`.
+//! Lines are git's: split after each `\n`; a last line without a newline counts. The range
+//! `startLine..=endLine` (default: the whole file) is cut, whole lines only, by the tightest of
+//! `maxBytes` (bytes of shown content) and `maxTokens` (the whole result); then `truncated` is
+//! true, `endLine` is the last line shown, and the envelope's `omitted.lines` counts the requested
+//! lines left out. To read on, ask again from `endLine + 1`.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
@@ -49,10 +51,12 @@ pub struct Report {
     pub blob_sha: String,
     /// Size of the whole blob in bytes.
     pub size: u64,
-    /// Git would call it binary (a NUL in the first 8000 bytes): no content is inlined. Absent means false.
+    /// Git would call it binary (a NUL in the first 8000 bytes): no content is inlined. Absent
+    /// means false.
     #[serde(skip_serializing_if = "crate::compact::is_false")]
     pub binary: bool,
-    /// Text that is not valid UTF-8: the shown lines are in `contentBase64`, never in `content`. Absent means false.
+    /// Text that is not valid UTF-8: the shown lines are in `contentBase64`, never in `content`.
+    /// Absent means false.
     #[serde(skip_serializing_if = "crate::compact::is_false")]
     pub non_utf8: bool,
     /// Lines in the whole file (absent, i.e. 0, for an empty or binary file).
@@ -61,17 +65,19 @@ pub struct Report {
     /// First line of the range (1-based); absent for binary files.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub start_line: Option<usize>,
-    /// Last line shown; absent when no line is shown (a binary or empty file, or none fitted the caps).
+    /// Last line shown; absent when no line is shown (a binary or empty file, or none fitted the
+    /// caps).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub end_line: Option<usize>,
     /// The shown lines, exactly (UTF-8 text only); absent when no line is shown.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub content: Option<String>,
-    /// The shown lines' exact bytes in standard base64 (non-UTF-8 text only); absent when no line is shown.
+    /// The shown lines' exact bytes in standard base64 (non-UTF-8 text only); absent when no line
+    /// is shown.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub content_base64: Option<String>,
-    /// A cap (`maxBytes` or `maxTokens`) left out lines of the range; `omitted.lines` counts them. Absent means
-    /// false.
+    /// A cap (`maxBytes` or `maxTokens`) left out lines of the range; `omitted.lines` counts them.
+    /// Absent means false.
     #[serde(skip_serializing_if = "crate::compact::is_false")]
     pub truncated: bool,
 }
@@ -88,7 +94,8 @@ pub struct Full {
     non_utf8: bool,
     /// Byte offset where each line starts, plus the end of the data.
     line_starts: Vec<usize>,
-    /// The requested range, 1-based inclusive, clamped to the file (`end == start - 1` for an empty file).
+    /// The requested range, 1-based inclusive, clamped to the file (`end == start - 1` for an empty
+    /// file).
     start: usize,
     end: usize,
 }

@@ -1,12 +1,13 @@
-//! The work-tree side of `file.blame`: the commit `git blame FILE` imagines for the work tree (git's
-//! `fake_working_tree_commit`), built in a repository whose object writes stay in memory.
+//! The work-tree side of `file.blame`: the commit `git blame FILE` imagines for the work tree
+//! (git's `fake_working_tree_commit`), built in a repository whose object writes stay in memory.
 //!
-//! Like git's, the commit's parents are HEAD and, during a merge, the `MERGE_HEAD` commits; its tree is HEAD's with
-//! the blamed path holding the work-tree content converted as `git add` would convert it (end of line, `ident` and
-//! encoding as attributes say; filter drivers are removed from the configuration before, so none runs), and,
-//! when the path is new in HEAD, without the files the index no longer has (git diffs HEAD against the index, so a
-//! staged `git mv` is followed as a rename). Its author and committer are git's `Not Committed Yet
-//! <not.committed.yet>`, its message git's `Version of PATH from PATH`, its time the file's modification time.
+//! Like git's, the commit's parents are HEAD and, during a merge, the `MERGE_HEAD` commits; its
+//! tree is HEAD's with the blamed path holding the work-tree content converted as `git add` would
+//! convert it (end of line, `ident` and encoding as attributes say; filter drivers are removed from
+//! the configuration before, so none runs), and, when the path is new in HEAD, without the files
+//! the index no longer has (git diffs HEAD against the index, so a staged `git mv` is followed as a
+//! rename). Its author and committer are git's `Not Committed Yet <not.committed.yet>`, its message
+//! git's `Version of PATH from PATH`, its time the file's modification time.
 
 use std::io::Read as _;
 use std::path::Path;
@@ -22,13 +23,13 @@ const NOT_COMMITTED_NAME: &str = "Not Committed Yet";
 /// The email git gives lines not committed yet.
 const NOT_COMMITTED_EMAIL: &str = "not.committed.yet";
 
-/// Writes (into `repo`'s object memory) the commit standing for the work-tree version of `path` on top of `head`;
-/// returns its id and the converted content.
+/// Writes (into `repo`'s object memory) the commit standing for the work-tree version of `path` on
+/// top of `head`; returns its id and the converted content.
 ///
 /// # Errors
-/// [`InvalidReason::NotFound`] when the path is tracked neither by HEAD nor by the index (git: "no such path in
-/// HEAD") or was deleted from the work tree, [`InvalidReason::NotAFile`] for a directory; [`Error::GitRead`] when
-/// the index, a tree or the file cannot be read.
+/// [`InvalidReason::NotFound`] when the path is tracked neither by HEAD nor by the index (git: "no
+/// such path in HEAD") or was deleted from the work tree, [`InvalidReason::NotAFile`] for a
+/// directory; [`Error::GitRead`] when the index, a tree or the file cannot be read.
 pub(crate) fn commit(repo: &gix::Repository, head: ObjectId, path: &str) -> Result<(ObjectId, Vec<u8>)> {
     fn to_err(err: impl std::error::Error) -> Error {
         Error::git("the work tree's version of the file", err)
@@ -146,7 +147,8 @@ pub(crate) fn commit(repo: &gix::Repository, head: ObjectId, path: &str) -> Resu
     Ok((id, content))
 }
 
-/// The commits of `MERGE_HEAD` (a merge in progress), which git adds as parents of the work tree's commit.
+/// The commits of `MERGE_HEAD` (a merge in progress), which git adds as parents of the work tree's
+/// commit.
 fn merge_heads(repo: &gix::Repository) -> Vec<ObjectId> {
     let Ok(text) = std::fs::read(repo.git_dir().join("MERGE_HEAD")) else {
         return Vec::new();

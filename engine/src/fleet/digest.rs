@@ -1,11 +1,11 @@
-//! `fleet.digest` (design.md §5): how HEAD and the local branches of many repositories moved since a time, newest
-//! first, from the reflog files (`logs/HEAD`, `logs/refs/heads/*`) as the movement store keeps them
-//! ([`crate::commit_index::movements`]: fed with what was appended since the last call). Nothing is fetched and no
-//! repository is written.
+//! `fleet.digest` (design.md §5): how HEAD and the local branches of many repositories moved since
+//! a time, newest first, from the reflog files (`logs/HEAD`, `logs/refs/heads/*`) as the movement
+//! store keeps them ([`crate::commit_index::movements`]: fed with what was appended since the last
+//! call). Nothing is fetched and no repository is written.
 //!
-//! A commit, reset or rebase moves a branch and HEAD together and git writes the same line to both logs; such a
-//! pair is one event of the branch with `head: true`. A movement of HEAD alone (a checkout, a commit on a detached
-//! HEAD, the steps of a rebase) is an event of `HEAD`.
+//! A commit, reset or rebase moves a branch and HEAD together and git writes the same line to both
+//! logs; such a pair is one event of the branch with `head: true`. A movement of HEAD alone (a
+//! checkout, a commit on a detached HEAD, the steps of a rebase) is an event of `HEAD`.
 
 use gix::ObjectId;
 use serde::Serialize;
@@ -24,9 +24,11 @@ pub const SHA_DIGITS: usize = 12;
 /// Knobs of `fleet.digest`.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// Movements at or after this time (Unix milliseconds; reflog times have whole seconds) are listed.
+    /// Movements at or after this time (Unix milliseconds; reflog times have whole seconds) are
+    /// listed.
     pub since_ms: i64,
-    /// Events listed at most (design.md §5: 1-1000, default 200); `truncated` says when there were more.
+    /// Events listed at most (design.md §5: 1-1000, default 200); `truncated` says when there were
+    /// more.
     pub max_events: usize,
 }
 
@@ -38,8 +40,8 @@ pub struct Digest {
     pub repositories: usize,
     /// Events since `sinceMs` across those repositories (exact, also when the list is cut).
     pub total: usize,
-    /// `true` when `maxEvents` cut the list (`total` says how many there were); absent when false. A cut by the
-    /// token budget is counted in `omitted.events` instead.
+    /// `true` when `maxEvents` cut the list (`total` says how many there were); absent when false.
+    /// A cut by the token budget is counted in `omitted.events` instead.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub truncated: bool,
     /// `true` when the repositories came from the registry; absent when false.
@@ -58,7 +60,8 @@ pub struct Digest {
 pub struct Unreadable {
     /// The path as given.
     pub repo_path: String,
-    /// Why (`not_found`, `not_a_repository`, `outside_allowed_roots`, `invalid_path`, `git_read_failed`).
+    /// Why (`not_found`, `not_a_repository`, `outside_allowed_roots`, `invalid_path`,
+    /// `git_read_failed`).
     pub error: ItemError,
 }
 
@@ -82,14 +85,14 @@ pub struct Event {
     /// The tip after; absent when the ref was deleted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub new: Option<String>,
-    /// The identity git recorded for the movement, `Name <email>` exactly (configured, not proof of a person or
-    /// an agent).
+    /// The identity git recorded for the movement, `Name <email>` exactly (configured, not proof of
+    /// a person or an agent).
     pub identity: String,
     /// The reflog message exactly, e.g. `commit (amend): fix typo`, `reset: moving to HEAD~2`.
     pub message: String,
-    /// The old tip is not an ancestor of the new one: the movement dropped commits from the ref (reset back,
-    /// amend, rebase, forced move). Never set for a movement of HEAD alone that switches what it points to
-    /// (`checkout:` and `rebase` steps). Absent when false.
+    /// The old tip is not an ancestor of the new one: the movement dropped commits from the ref
+    /// (reset back, amend, rebase, forced move). Never set for a movement of HEAD alone that
+    /// switches what it points to (`checkout:` and `rebase` steps). Absent when false.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub rewrote: bool,
     #[serde(skip)]
@@ -99,15 +102,16 @@ pub struct Event {
 }
 
 impl Engine {
-    /// `fleet.digest`: the movements of HEAD and the local branches of `targets` since `options.since_ms`, newest
-    /// first, cut to `options.max_events` and `max_tokens`.
+    /// `fleet.digest`: the movements of HEAD and the local branches of `targets` since
+    /// `options.since_ms`, newest first, cut to `options.max_events` and `max_tokens`.
     ///
-    /// A repository unchanged since an earlier call is answered from memory without being opened; a changed one
-    /// has only what was appended to its reflogs read ([`crate::commit_index::movements`]).
+    /// A repository unchanged since an earlier call is answered from memory without being opened; a
+    /// changed one has only what was appended to its reflogs read
+    /// ([`crate::commit_index::movements`]).
     ///
     /// # Errors
-    /// [`crate::Error::Invalid`] (`budget_below_floor`). One repository's failure is never an error: it is listed in
-    /// `unreadable`.
+    /// [`crate::Error::Invalid`] (`budget_below_floor`). One repository's failure is never an
+    /// error: it is listed in `unreadable`.
     pub fn digest(
         &self,
         targets: &Targets,
@@ -156,13 +160,14 @@ impl Engine {
     /// The movements of one repository since `since_ms`, in no particular order.
     ///
     /// # Errors
-    /// [`crate::Error::GitRead`] when the refs cannot be listed or a reflog cannot be read or parsed.
+    /// [`crate::Error::GitRead`] when the refs cannot be listed or a reflog cannot be read or
+    /// parsed.
     pub fn digest_events(&self, repo: &Repo, since_ms: i64) -> Result<Vec<Event>> {
         Ok(events_since(self.movements(repo)?.as_ref(), &repo.location.root.display().to_string(), since_ms))
     }
 
-    /// The reflog movements of `repo`, from the answer cache until any event of the repository, else brought up to
-    /// date by the movement store (which reads only what was appended).
+    /// The reflog movements of `repo`, from the answer cache until any event of the repository,
+    /// else brought up to date by the movement store (which reads only what was appended).
     fn movements(&self, repo: &Repo) -> Result<Arc<Movements>> {
         self.answer(
             repo,
@@ -180,9 +185,9 @@ impl Engine {
 /// The answer-cache variant of a repository's [`Movements`].
 const MOVEMENTS_VARIANT: &str = "fleet.digest\0movements";
 
-/// The events of `movements` at or after `since_ms`: each branch line (with `head` when HEAD's log holds the same
-/// line), then each line of HEAD's log that is a movement of HEAD alone. `sequence` counts the listed lines of the
-/// same log, oldest first.
+/// The events of `movements` at or after `since_ms`: each branch line (with `head` when HEAD's log
+/// holds the same line), then each line of HEAD's log that is a movement of HEAD alone. `sequence`
+/// counts the listed lines of the same log, oldest first.
 fn events_since(movements: &Movements, root: &str, since_ms: i64) -> Vec<Event> {
     let mut events = Vec::new();
     let mut add = |log: &Log, head_alone: bool| {

@@ -1,7 +1,7 @@
-//! The fleet (design.md §3, §5): many repositories at once. [`registry`] keeps the repositories the engine knows of
-//! (registered with `fleet add` or seen in calls); [`radar`] ranks them by what needs attention and [`digest`]
-//! lists how their HEADs and branches moved. One bad repository never fails a fleet call: its entry carries
-//! `error: {reason}` and the others are read.
+//! The fleet (design.md §3, §5): many repositories at once. [`registry`] keeps the repositories the
+//! engine knows of (registered with `fleet add` or seen in calls); [`radar`] ranks them by what
+//! needs attention and [`digest`] lists how their HEADs and branches moved. One bad repository
+//! never fails a fleet call: its entry carries `error: {reason}` and the others are read.
 
 pub mod digest;
 pub mod radar;
@@ -17,7 +17,8 @@ use crate::engine::{Engine, Repo};
 use crate::error::{Error, InvalidReason, ItemError};
 use crate::repository::Location;
 
-/// A repository a fleet call should read: the path the caller gave (or the registry holds) and its label.
+/// A repository a fleet call should read: the path the caller gave (or the registry holds) and its
+/// label.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
     /// Absolute path of the repository or a folder inside it.
@@ -31,15 +32,16 @@ pub struct Target {
 pub enum Targets {
     /// The caller's list (`repoPaths` or `repositories`), at most [`registry::MAX_REPOSITORIES`].
     Given(Vec<Target>),
-    /// The registry: repositories added with `fleet add` or seen in calls, inside the allowed roots.
+    /// The registry: repositories added with `fleet add` or seen in calls, inside the allowed
+    /// roots.
     Registry,
 }
 
 /// The failure of one repository of a fleet call: `error: {reason}` in its entry (design.md §4.4).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Failure {
-    /// A machine-readable reason: `not_found`, `not_a_repository`, `outside_allowed_roots`, `invalid_path`,
-    /// `git_read_failed` or `cancelled` (never answered: the whole call stopped).
+    /// A machine-readable reason: `not_found`, `not_a_repository`, `outside_allowed_roots`,
+    /// `invalid_path`, `git_read_failed` or `cancelled` (never answered: the whole call stopped).
     pub reason: &'static str,
     /// What happened, for a person or an agent.
     pub message: String,
@@ -68,12 +70,13 @@ pub(crate) struct Resolved {
     pub(crate) repo: std::result::Result<Repo, Failure>,
 }
 
-/// What a fleet call read of one target: the target, its root (or the path as given) and the read or why not.
+/// What a fleet call read of one target: the target, its root (or the path as given) and the read
+/// or why not.
 pub(crate) type Outcome<T> = (Target, String, std::result::Result<T, Failure>);
 
 impl Engine {
-    /// The targets of a fleet call: the given list, or the registry's entries inside the allowed roots (none
-    /// without a registry file or when it cannot be read).
+    /// The targets of a fleet call: the given list, or the registry's entries inside the allowed
+    /// roots (none without a registry file or when it cannot be read).
     pub(crate) fn fleet_targets(&self, targets: &Targets) -> Vec<Target> {
         match targets {
             Targets::Given(list) => list.iter().take(registry::MAX_REPOSITORIES).cloned().collect(),
@@ -93,11 +96,11 @@ impl Engine {
         }
     }
 
-    /// Reads every target on up to `available_parallelism` threads after one freshness barrier for the whole call
-    /// (not one per repository). A target resolved by an earlier fleet call is first offered to `cached` (a lookup
-    /// in memory, without opening the repository); otherwise, or when that misses, it is resolved and `read`.
-    /// Targets naming a repository already listed are dropped (the first label wins). Results come back in target
-    /// order.
+    /// Reads every target on up to `available_parallelism` threads after one freshness barrier for
+    /// the whole call (not one per repository). A target resolved by an earlier fleet call is first
+    /// offered to `cached` (a lookup in memory, without opening the repository); otherwise, or when
+    /// that misses, it is resolved and `read`. Targets naming a repository already listed are
+    /// dropped (the first label wins). Results come back in target order.
     pub(crate) fn fleet_each<T: Send>(
         &self,
         targets: Vec<Target>,
@@ -153,7 +156,8 @@ pub(crate) fn millis(seconds: i64) -> i64 {
     seconds.saturating_mul(1000)
 }
 
-/// The canonical roots of `paths` that lie inside `allowed_roots`, for `fleet add`; the others with why.
+/// The canonical roots of `paths` that lie inside `allowed_roots`, for `fleet add`; the others with
+/// why.
 pub fn resolve_for_registry(
     engine: &Engine,
     paths: &[PathBuf],

@@ -1,19 +1,22 @@
-//! `fleet.radar` (design.md §5): an attention queue across repositories, ranked conflicts > operation in progress >
-//! detached HEAD > behind upstream > dirty > unpushed > stale > clean, one short reason per repository, exact counts
-//! per state.
+//! `fleet.radar` (design.md §5): an attention queue across repositories, ranked conflicts >
+//! operation in progress > detached HEAD > behind upstream > dirty > unpushed > stale > clean, one
+//! short reason per repository, exact counts per state.
 //!
-//! A path in `repoPaths` that is a folder outside any repository (no `.git` in it or above it, not a git dir) is
-//! read as the checkouts below it, found as `fleet add --scan` finds them: at most [`SCAN_DEPTH`] levels down,
-//! [`MAX_SCANNED_DIRECTORIES`] directories looked at, and the call's [`MAX_REPOSITORIES`] in all; the answer's
-//! `scanned` says what each folder gave and whether a bound stopped it.
+//! A path in `repoPaths` that is a folder outside any repository (no `.git` in it or above it, not
+//! a git dir) is read as the checkouts below it, found as `fleet add --scan` finds them: at most
+//! [`SCAN_DEPTH`] levels down, [`MAX_SCANNED_DIRECTORIES`] directories looked at, and the call's
+//! [`MAX_REPOSITORIES`] in all; the answer's `scanned` says what each folder gave and whether a
+//! bound stopped it.
 //!
-//! A detached HEAD is named as `git status` names it (`HEAD detached at 14.1.0`, `HEAD detached from origin/main`,
-//! `HEAD detached at 1a2b3c4`, or `Not currently on any branch.`), and a repository that cannot be read is
-//! blamed in git's words where git has them (`bad object HEAD` for a HEAD whose commit is missing).
+//! A detached HEAD is named as `git status` names it (`HEAD detached at 14.1.0`,
+//! `HEAD detached from origin/main`, `HEAD detached at 1a2b3c4`, or
+//! `Not currently on any branch.`), and a repository that cannot be read is blamed in git's words
+//! where git has them (`bad object HEAD` for a HEAD whose commit is missing).
 //!
-//! Each repository's facts (HEAD, operation, upstream, work-tree counts, newest activity) come from the engine's
-//! facet cache and are kept as one cached answer until any event of that repository; only the state, which depends
-//! on the clock (staleness), is computed per call. Nothing is written and no repository is changed.
+//! Each repository's facts (HEAD, operation, upstream, work-tree counts, newest activity) come from
+//! the engine's facet cache and are kept as one cached answer until any event of that repository;
+//! only the state, which depends on the clock (staleness), is computed per call. Nothing is written
+//! and no repository is changed.
 
 use std::collections::HashSet;
 
@@ -32,7 +35,8 @@ use crate::fleet::{Failure, Target, Targets};
 pub const STALE_DAYS: i64 = 30;
 /// The answer-cache variant of a repository's radar [`Facts`].
 const FACTS_VARIANT: &str = "fleet.radar\0facts";
-/// Levels below a folder of `repoPaths` searched for checkouts, as `fleet add --scan` searches by default.
+/// Levels below a folder of `repoPaths` searched for checkouts, as `fleet add --scan` searches by
+/// default.
 pub const SCAN_DEPTH: usize = registry::DEFAULT_SCAN_DEPTH;
 /// Directories a folder's scan looks at, at most.
 pub const MAX_SCANNED_DIRECTORIES: usize = 10_000;
@@ -45,7 +49,8 @@ const NAMED_CONFLICTS: usize = 2;
 /// Knobs of `fleet.radar`.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// Entries listed in the queue at most (design.md §5: 1-500, default 200); counts cover every repository.
+    /// Entries listed in the queue at most (design.md §5: 1-500, default 200); counts cover every
+    /// repository.
     pub max_repos: usize,
     /// "Now" in seconds since the Unix epoch, for staleness (an input, so tests can pin the clock).
     pub now: i64,
@@ -81,11 +86,11 @@ pub enum State {
 pub struct Radar {
     /// Repositories examined (exact; each counted once in `counts`).
     pub repositories: usize,
-    /// Repositories per state, each in its highest-ranked state (exact, also when the queue is cut); states with
-    /// no repository are left out.
+    /// Repositories per state, each in its highest-ranked state (exact, also when the queue is
+    /// cut); states with no repository are left out.
     pub counts: Counts,
-    /// `true` when the repositories came from the registry (no `repoPaths` or `repositories` given); absent when
-    /// false.
+    /// `true` when the repositories came from the registry (no `repoPaths` or `repositories`
+    /// given); absent when false.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub from_registry: bool,
     /// The attention queue: highest rank first, then by path.
@@ -108,8 +113,8 @@ pub struct Scanned {
     pub found: usize,
     /// Levels searched below it ([`SCAN_DEPTH`]).
     pub depth: usize,
-    /// `true` when a bound ([`MAX_SCANNED_DIRECTORIES`] directories, [`MAX_REPOSITORIES`] repositories) stopped
-    /// the scan early: more checkouts may lie below; absent when false.
+    /// `true` when a bound ([`MAX_SCANNED_DIRECTORIES`] directories, [`MAX_REPOSITORIES`]
+    /// repositories) stopped the scan early: more checkouts may lie below; absent when false.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub stopped: bool,
 }
@@ -172,7 +177,8 @@ fn is_zero(count: &usize) -> bool {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Entry {
-    /// The repository's root (as tools report `repoPath`); the path as given when it could not be resolved.
+    /// The repository's root (as tools report `repoPath`); the path as given when it could not be
+    /// resolved.
     pub repo_path: String,
     /// The caller's or the registry's label; absent without one.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -186,14 +192,16 @@ pub struct Entry {
     pub error: Option<crate::error::ItemError>,
 }
 
-/// What the radar knows of one repository, independent of the clock (cached until the repository changes).
+/// What the radar knows of one repository, independent of the clock (cached until the repository
+/// changes).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Facts {
     /// The checked-out branch; `None` when detached.
     pub branch: Option<String>,
     /// HEAD names a commit directly.
     pub detached: bool,
-    /// When detached: `git status`'s first line, e.g. `HEAD detached at 14.1.0` (see [`detached_line`]).
+    /// When detached: `git status`'s first line, e.g. `HEAD detached at 14.1.0` (see
+    /// [`detached_line`]).
     pub detached_line: Option<String>,
     /// HEAD's commit, abbreviated as `git log --oneline` does; `None` when unborn.
     pub sha: Option<String>,
@@ -211,8 +219,9 @@ pub struct Facts {
     pub unstaged: usize,
     #[allow(missing_docs)]
     pub untracked: usize,
-    /// The newest of: the committer time of HEAD's commit and of every local branch tip, and the time of the
-    /// newest entry of HEAD's and every local branch's reflog; seconds since the epoch, `None` when there is none.
+    /// The newest of: the committer time of HEAD's commit and of every local branch tip, and the
+    /// time of the newest entry of HEAD's and every local branch's reflog; seconds since the epoch,
+    /// `None` when there is none.
     pub last_activity: Option<i64>,
     /// Entries of `git stash list`: work put aside that no state ranks, named in every reason.
     pub stashes: usize,
@@ -242,8 +251,8 @@ impl Facts {
         }
     }
 
-    /// The one-line reason for `state`, with the stash entries when there are any (`, 2 stashes`), as
-    /// `git status --show-stash` adds them.
+    /// The one-line reason for `state`, with the stash entries when there are any (`, 2 stashes`),
+    /// as `git status --show-stash` adds them.
     fn reason(&self, state: State, now: i64) -> String {
         let reason = self.state_reason(state, now);
         match self.stashes {
@@ -323,11 +332,12 @@ impl Facts {
 }
 
 impl Engine {
-    /// `fleet.radar`: the attention queue over `targets`, cut to `options.max_repos` entries and `max_tokens`.
+    /// `fleet.radar`: the attention queue over `targets`, cut to `options.max_repos` entries and
+    /// `max_tokens`.
     ///
     /// # Errors
-    /// [`Error::Invalid`] (`budget_below_floor`) when the counts alone exceed `max_tokens`. One repository's failure
-    /// is never an error: its entry has state `error`.
+    /// [`Error::Invalid`] (`budget_below_floor`) when the counts alone exceed `max_tokens`. One
+    /// repository's failure is never an error: its entry has state `error`.
     pub fn radar(
         &self,
         targets: &Targets,
@@ -396,9 +406,10 @@ impl Engine {
         Ok(fitted)
     }
 
-    /// `targets` with each folder that lies outside any repository replaced by the checkouts below it (module
-    /// docs), what each folder gave, and the folders that held none (kept as targets: their entries say so).
-    /// Folders outside the allowed roots are left as they are (their entries then say why they cannot be read).
+    /// `targets` with each folder that lies outside any repository replaced by the checkouts below
+    /// it (module docs), what each folder gave, and the folders that held none (kept as targets:
+    /// their entries say so). Folders outside the allowed roots are left as they are (their entries
+    /// then say why they cannot be read).
     fn expand_folders(&self, targets: Vec<Target>) -> (Vec<Target>, Vec<Scanned>, HashSet<String>) {
         let mut out = Vec::with_capacity(targets.len());
         let mut scanned = Vec::new();
@@ -435,8 +446,9 @@ impl Engine {
         (out, scanned, empty)
     }
 
-    /// Whether `path` is an existing directory under the allowed roots with no `.git` in it or above it, and not
-    /// itself a git dir: git would call it "not a git repository", and it may hold checkouts.
+    /// Whether `path` is an existing directory under the allowed roots with no `.git` in it or
+    /// above it, and not itself a git dir: git would call it "not a git repository", and it may
+    /// hold checkouts.
     fn is_folder_of_checkouts(&self, path: &str) -> bool {
         let path = std::path::Path::new(path);
         if !path.is_absolute() || path.to_str().is_some_and(|text| text.chars().any(char::is_control)) {
@@ -450,7 +462,8 @@ impl Engine {
         !git_dir && canonical.ancestors().all(|dir| std::fs::symlink_metadata(dir.join(".git")).is_err())
     }
 
-    /// The radar's facts of one repository, from the answer cache until any event of the repository.
+    /// The radar's facts of one repository, from the answer cache until any event of the
+    /// repository.
     ///
     /// # Errors
     /// [`Error::GitRead`] when HEAD, the status or a ref cannot be read.
@@ -489,9 +502,10 @@ impl Engine {
     }
 }
 
-/// The failure of a repository that opened but could not be read, in git's words where git has them: a HEAD
-/// that does not parse makes git say `not a git repository`, and a HEAD whose object is missing (an object store
-/// emptied, a branch file naming a lost commit) `bad object HEAD`. Other failures keep their own message.
+/// The failure of a repository that opened but could not be read, in git's words where git has
+/// them: a HEAD that does not parse makes git say `not a git repository`, and a HEAD whose object
+/// is missing (an object store emptied, a branch file naming a lost commit) `bad object HEAD`.
+/// Other failures keep their own message.
 fn in_gits_words(git: &gix::Repository, error: &Error) -> Failure {
     if matches!(error, Error::GitRead { .. }) {
         match git.head() {
@@ -524,9 +538,9 @@ fn in_gits_words(git: &gix::Repository, error: &Error) -> Failure {
 /// git's words for a path it does not take for a repository.
 const NOT_A_REPOSITORY: &str = "not a git repository";
 
-/// Why `path` (absolute, under the allowed roots) is no repository, in git's words and then what is amiss: no
-/// `.git` in it or above it, or a `.git` that lacks its `objects` directory or its `HEAD`. Only file metadata is
-/// read.
+/// Why `path` (absolute, under the allowed roots) is no repository, in git's words and then what is
+/// amiss: no `.git` in it or above it, or a `.git` that lacks its `objects` directory or its
+/// `HEAD`. Only file metadata is read.
 fn not_a_repository(path: &str) -> String {
     let path = std::path::Path::new(path);
     let dot_git =
@@ -547,12 +561,12 @@ fn entry_error(repo_path: String, label: Option<String>, failure: &Failure) -> E
     Entry { repo_path, label, state: State::Error, reason: failure.message.clone(), error: Some(failure.item()) }
 }
 
-/// `git status`'s first line for a detached HEAD, as its `wt_status_get_detached_from` finds it: the newest
-/// `checkout: moving from A to B` entry of HEAD's reflog names B; when B is one ref (a tag, a remote-tracking
-/// branch, a branch, tried in git's order) whose commit is the one that checkout left HEAD at, the line names it
-/// (tags and remote-tracking branches by their short names), else that commit's abbreviated sha. `at` when HEAD
-/// is still there, `from` when commits were made or HEAD moved since. Without such an entry git says
-/// `Not currently on any branch.`
+/// `git status`'s first line for a detached HEAD, as its `wt_status_get_detached_from` finds it:
+/// the newest `checkout: moving from A to B` entry of HEAD's reflog names B; when B is one ref (a
+/// tag, a remote-tracking branch, a branch, tried in git's order) whose commit is the one that
+/// checkout left HEAD at, the line names it (tags and remote-tracking branches by their short
+/// names), else that commit's abbreviated sha. `at` when HEAD is still there, `from` when commits
+/// were made or HEAD moved since. Without such an entry git says `Not currently on any branch.`
 pub fn detached_line(git: &gix::Repository) -> String {
     let Some((target, left_at)) = last_checkout(git) else { return "Not currently on any branch.".to_owned() };
     let name = match dwim_ref(git, &target) {
@@ -566,7 +580,8 @@ pub fn detached_line(git: &gix::Repository) -> String {
     format!("HEAD detached {} {name}", if at { "at" } else { "from" })
 }
 
-/// The target and the new commit of the newest `checkout: moving from A to B` entry of HEAD's reflog.
+/// The target and the new commit of the newest `checkout: moving from A to B` entry of HEAD's
+/// reflog.
 fn last_checkout(git: &gix::Repository) -> Option<(String, gix::ObjectId)> {
     use gix::bstr::ByteSlice as _;
     let head = git.find_reference("HEAD").ok()?;
@@ -588,8 +603,8 @@ fn last_checkout(git: &gix::Repository) -> Option<(String, gix::ObjectId)> {
 }
 
 /// git's `repo_dwim_ref` for `name`: the one ref its rules (`NAME`, `refs/NAME`, `refs/tags/NAME`,
-/// `refs/heads/NAME`, `refs/remotes/NAME`, `refs/remotes/NAME/HEAD`) find, symbolic refs followed, with its id and
-/// the commit a tag peels to; `None` when none or more than one rule finds a ref.
+/// `refs/heads/NAME`, `refs/remotes/NAME`, `refs/remotes/NAME/HEAD`) find, symbolic refs followed,
+/// with its id and the commit a tag peels to; `None` when none or more than one rule finds a ref.
 fn dwim_ref(git: &gix::Repository, name: &str) -> Option<(String, gix::ObjectId, Option<gix::ObjectId>)> {
     if name.is_empty() || name.starts_with('-') {
         return None;

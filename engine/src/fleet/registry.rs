@@ -1,10 +1,12 @@
-//! The repository registry (design.md §3): the repositories `fleet.radar` and `fleet.digest` look at when a call names
-//! none. It holds repositories registered with `fluxgit-mcp-sidecar fleet add` and repositories seen in tool calls,
-//! stored as one JSON file in the run dir (`<run dir>/fleet/registry.json`), replaced atomically (written to a
-//! temporary file in the same directory, synced, renamed over the old one).
+//! The repository registry (design.md §3): the repositories `fleet.radar` and `fleet.digest` look
+//! at when a call names none. It holds repositories registered with `fluxgit-mcp-sidecar fleet add`
+//! and repositories seen in tool calls, stored as one JSON file in the run dir
+//! (`<run dir>/fleet/registry.json`), replaced atomically (written to a temporary file in the same
+//! directory, synced, renamed over the old one).
 //!
-//! Only repositories inside the allowed roots are added; entries whose path later falls outside the roots in force
-//! are kept in the file but never read (the fleet tools skip them, `fleet list` marks them).
+//! Only repositories inside the allowed roots are added; entries whose path later falls outside the
+//! roots in force are kept in the file but never read (the fleet tools skip them, `fleet list`
+//! marks them).
 
 use std::collections::HashSet;
 use std::io::Write as _;
@@ -17,11 +19,13 @@ use serde::{Deserialize, Serialize};
 pub const VERSION: u32 = 1;
 /// Repositories a fleet call reads at most (design.md §5).
 pub const MAX_REPOSITORIES: usize = 500;
-/// How deep `fleet add --scan` looks below its directory by default (the directory itself is depth 0).
+/// How deep `fleet add --scan` looks below its directory by default (the directory itself is depth
+/// 0).
 pub const DEFAULT_SCAN_DEPTH: usize = 4;
-/// How long [`SeenWriter`]'s thread lets newly queued roots wait before it writes them, unless someone waits for
-/// the file ([`SeenWriter::flush`], drop): a root is queued when a call first resolves it, and the rewrite and
-/// `fsync` would otherwise run while that call reads the repository and writes its answer.
+/// How long [`SeenWriter`]'s thread lets newly queued roots wait before it writes them, unless
+/// someone waits for the file ([`SeenWriter::flush`], drop): a root is queued when a call first
+/// resolves it, and the rewrite and `fsync` would otherwise run while that call reads the
+/// repository and writes its answer.
 pub const WRITE_DELAY: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// How an entry got into the registry.
@@ -83,7 +87,8 @@ impl Registry {
     /// Reads the registry at `file`; a missing file is an empty registry.
     ///
     /// # Errors
-    /// [`Error::Io`] when the file cannot be read, [`Error::Format`] when it does not parse or has another version.
+    /// [`Error::Io`] when the file cannot be read, [`Error::Format`] when it does not parse or has
+    /// another version.
     pub fn load(file: &Path) -> Result<Self, Error> {
         let text = match std::fs::read_to_string(file) {
             Ok(text) => text,
@@ -100,8 +105,8 @@ impl Registry {
         Ok(registry)
     }
 
-    /// Writes the registry to `file` atomically: a temporary file beside it (mode 0600), synced, then renamed over
-    /// it. The directory is created (0700) when missing.
+    /// Writes the registry to `file` atomically: a temporary file beside it (mode 0600), synced,
+    /// then renamed over it. The directory is created (0700) when missing.
     ///
     /// # Errors
     /// [`Error::Io`] naming the path that failed.
@@ -130,8 +135,8 @@ impl Registry {
         written.map_err(io(file))
     }
 
-    /// Adds `path` (a canonical repository root) or updates its entry: an `added` origin and a label win over
-    /// `seen`. Returns `true` when the registry changed.
+    /// Adds `path` (a canonical repository root) or updates its entry: an `added` origin and a
+    /// label win over `seen`. Returns `true` when the registry changed.
     pub fn insert(&mut self, path: &Path, label: Option<&str>, origin: Origin, now_ms: i64) -> bool {
         match self.repositories.iter_mut().find(|entry| entry.path == path) {
             Some(entry) => {
@@ -169,14 +174,15 @@ impl Registry {
     }
 }
 
-/// Records the repositories a process's calls resolve in the registry file on a thread of its own, so that no call
-/// waits for the file's rewrite and `fsync` (about 15 ms): [`SeenWriter::record`] queues a root and returns; the
-/// thread takes everything queued at once, loads the file, adds the roots as [`Origin::Seen`] and saves it when
-/// that changed anything (one rewrite per batch), [`WRITE_DELAY`] after the first of them was queued, so that the
-/// call that queued it is not slowed by the write. [`SeenWriter::flush`] waits until every root queued before it
-/// was written; dropping the writer flushes and ends the thread, so a process that ends normally leaves every
-/// repository it saw in the file. A file that cannot be read or written is left alone (the call never fails for
-/// it), as before.
+/// Records the repositories a process's calls resolve in the registry file on a thread of its own,
+/// so that no call waits for the file's rewrite and `fsync` (about 15 ms): [`SeenWriter::record`]
+/// queues a root and returns; the thread takes everything queued at once, loads the file, adds the
+/// roots as [`Origin::Seen`] and saves it when that changed anything (one rewrite per batch),
+/// [`WRITE_DELAY`] after the first of them was queued, so that the call that queued it is not
+/// slowed by the write. [`SeenWriter::flush`] waits until every root queued before it was written;
+/// dropping the writer flushes and ends the thread, so a process that ends normally leaves every
+/// repository it saw in the file. A file that cannot be read or written is left alone (the call
+/// never fails for it), as before.
 #[derive(Debug)]
 pub struct SeenWriter {
     file: PathBuf,
@@ -210,8 +216,8 @@ impl SeenWriter {
         &self.file
     }
 
-    /// Queues `root` (a canonical repository root) to be recorded as seen at `now_ms`, and returns at once. When
-    /// no thread can be started the root is written before returning.
+    /// Queues `root` (a canonical repository root) to be recorded as seen at `now_ms`, and returns
+    /// at once. When no thread can be started the root is written before returning.
     pub fn record(&self, root: &Path, now_ms: i64) {
         {
             let (queue, wake) = &*self.shared;
@@ -295,7 +301,8 @@ fn write_queued(file: &Path, shared: &(Mutex<Queue>, Condvar)) {
     }
 }
 
-/// Adds `batch` to the registry in `file` as seen, saving it once if anything changed; failures are ignored.
+/// Adds `batch` to the registry in `file` as seen, saving it once if anything changed; failures are
+/// ignored.
 fn write_batch(file: &Path, batch: Vec<(PathBuf, i64)>) {
     let Ok(mut registry) = Registry::load(file) else { return };
     let mut changed = false;
@@ -315,10 +322,11 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     builder.create(dir)
 }
 
-/// Finds Git work trees below `dir`: directories holding a `.git` entry (directory or file), at most `max_depth`
-/// levels down (`dir` itself is level 0). Symbolic links are never followed (so no loop is possible), a work tree
-/// found is not searched further (its submodules and nested clones are its own business), and unreadable
-/// directories are skipped. Returns the directories in path order, not yet resolved or checked against roots.
+/// Finds Git work trees below `dir`: directories holding a `.git` entry (directory or file), at
+/// most `max_depth` levels down (`dir` itself is level 0). Symbolic links are never followed (so no
+/// loop is possible), a work tree found is not searched further (its submodules and nested clones
+/// are its own business), and unreadable directories are skipped. Returns the directories in path
+/// order, not yet resolved or checked against roots.
 pub fn scan(dir: &Path, max_depth: usize) -> Vec<PathBuf> {
     scan_bounded(dir, max_depth, usize::MAX, usize::MAX).found
 }
@@ -334,9 +342,9 @@ pub struct Scan {
     pub stopped: bool,
 }
 
-/// [`scan`] with bounds: at most `max_found` work trees and `max_visited` directories looked at. Levels are
-/// read in breadth-first order and each directory's entries by name, so a bounded scan keeps the shallowest
-/// work trees, the same ones each time.
+/// [`scan`] with bounds: at most `max_found` work trees and `max_visited` directories looked at.
+/// Levels are read in breadth-first order and each directory's entries by name, so a bounded scan
+/// keeps the shallowest work trees, the same ones each time.
 pub fn scan_bounded(dir: &Path, max_depth: usize, max_found: usize, max_visited: usize) -> Scan {
     let mut found = Vec::new();
     let mut visited = HashSet::new();
@@ -441,8 +449,9 @@ mod tests {
         SeenWriter::new(file).flush();
     }
 
-    /// Unflushed, a queued root is written, but not before [`WRITE_DELAY`] has passed (the call that queued it is
-    /// then done). A lower bound of the clock, so it cannot fail by load; a writer that writes at once fails it.
+    /// Unflushed, a queued root is written, but not before [`WRITE_DELAY`] has passed (the call
+    /// that queued it is then done). A lower bound of the clock, so it cannot fail by load; a
+    /// writer that writes at once fails it.
     #[test]
     fn seen_writer_waits_before_writing_unless_flushed() {
         let dir = tempfile::tempdir().expect("temp dir");

@@ -1,17 +1,20 @@
-//! `o200k_base` token counts from static ranks, without tiktoken's tables or, for ASCII texts, its regex.
+//! `o200k_base` token counts from static ranks, without tiktoken's tables or, for ASCII texts, its
+//! regex.
 //!
-//! tiktoken cuts a text into pieces with a backtracking regex (`tiktoken_rs::O200K_BASE_PAT_STR`), then encodes each
-//! piece on its own by byte-pair merges over its ranks, a hash map of 200,000 tokens it builds from its embedded
-//! data (about 170 ms of CPU and 50 MB, which a first call would wait for). Here the ranks are static data: the
-//! token bytes (`engine/data/o200k_base.bin`, checked against tiktoken's by a test) and a hash table over them that
-//! the build script writes ([`table`]), looked up in place ([`rank`]); [`count`] merges each piece over them with
+//! tiktoken cuts a text into pieces with a backtracking regex (`tiktoken_rs::O200K_BASE_PAT_STR`),
+//! then encodes each piece on its own by byte-pair merges over its ranks, a hash map of 200,000
+//! tokens it builds from its embedded data (about 170 ms of CPU and 50 MB, which a first call would
+//! wait for). Here the ranks are static data: the token bytes (`engine/data/o200k_base.bin`,
+//! checked against tiktoken's by a test) and a hash table over them that the build script writes
+//! ([`table`]), looked up in place ([`rank`]); [`count`] merges each piece over them with
 //! tiktoken's own algorithm ([`merged_tokens`]).
 //!
-//! The regex costs about 1,500 instructions a byte. Answers are nearly always ASCII, where the pattern's classes
-//! are simple (letters `A-Z`/`a-z`, digits, the six whitespace bytes, everything else "other"), so [`count`] cuts
-//! ASCII texts with [`piece_end`], which decides what the regex's leftmost-first alternation decides. Any other
-//! text is cut by the pattern itself ([`pattern`], compiled on the first such text: a few milliseconds). Tests
-//! compare the pieces with the regex's and the counts with tiktoken's on 100,000 drawn texts, ASCII and not.
+//! The regex costs about 1,500 instructions a byte. Answers are nearly always ASCII, where the
+//! pattern's classes are simple (letters `A-Z`/`a-z`, digits, the six whitespace bytes, everything
+//! else "other"), so [`count`] cuts ASCII texts with [`piece_end`], which decides what the regex's
+//! leftmost-first alternation decides. Any other text is cut by the pattern itself ([`pattern`],
+//! compiled on the first such text: a few milliseconds). Tests compare the pieces with the regex's
+//! and the counts with tiktoken's on 100,000 drawn texts, ASCII and not.
 
 mod table;
 
@@ -19,15 +22,15 @@ use std::sync::OnceLock;
 
 use tiktoken_rs::Rank;
 
-/// Every ordinary o200k token's length in bytes (the first [`table::TOKENS`] bytes), then their bytes, in rank
-/// order.
+/// Every ordinary o200k token's length in bytes (the first [`table::TOKENS`] bytes), then their
+/// bytes, in rank order.
 static TOKEN_DATA: &[u8] = include_bytes!("../../data/o200k_base.bin");
 
 /// The hash table of the tokens in [`TOKEN_DATA`], [`table::SLOTS`] little-endian 64-bit slots.
 static TABLE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_table.bin"));
 
-/// The rank of the ordinary o200k token `bytes`, if it is one. Probes [`TABLE`] from the token's home slot to the
-/// next empty one, comparing bytes only where length and tag match.
+/// The rank of the ordinary o200k token `bytes`, if it is one. Probes [`TABLE`] from the token's
+/// home slot to the next empty one, comparing bytes only where length and tag match.
 pub(crate) fn rank(bytes: &[u8]) -> Option<Rank> {
     let hash = table::hash(bytes);
     let tag = table::tag(hash);
@@ -47,15 +50,16 @@ pub(crate) fn rank(bytes: &[u8]) -> Option<Rank> {
     }
 }
 
-/// tiktoken's pre-tokenizer, the o200k pattern, for texts that are not ASCII; compiled on first use.
+/// tiktoken's pre-tokenizer, the o200k pattern, for texts that are not ASCII; compiled on first
+/// use.
 fn pattern() -> &'static fancy_regex::Regex {
     static PATTERN: OnceLock<fancy_regex::Regex> = OnceLock::new();
     PATTERN
         .get_or_init(|| fancy_regex::Regex::new(tiktoken_rs::O200K_BASE_PAT_STR).expect("the o200k pattern compiles"))
 }
 
-/// Compiles the pattern for texts that are not ASCII ([`pattern`]), for tests that time or compare counts without
-/// its first use. Nothing else needs building: the ranks are static.
+/// Compiles the pattern for texts that are not ASCII ([`pattern`]), for tests that time or compare
+/// counts without its first use. Nothing else needs building: the ranks are static.
 #[cfg(test)]
 pub(crate) fn preload() {
     pattern();
@@ -86,10 +90,10 @@ fn piece_tokens(piece: &[u8]) -> usize {
 }
 
 /// The number of tokens the byte-pair merge leaves of `piece` (at least 2 bytes), as tiktoken's
-/// `_byte_pair_merge`: start from single bytes, and merge the adjacent pair whose union has the lowest rank (the
-/// leftmost of equals) until no union is a token. `parts` holds each part's start and the rank of its union with
-/// the next part (`Rank::MAX`: not a token); the rank of a part and the next two is looked up before the middle
-/// one is removed, as tiktoken does.
+/// `_byte_pair_merge`: start from single bytes, and merge the adjacent pair whose union has the
+/// lowest rank (the leftmost of equals) until no union is a token. `parts` holds each part's start
+/// and the rank of its union with the next part (`Rank::MAX`: not a token); the rank of a part and
+/// the next two is looked up before the middle one is removed, as tiktoken does.
 fn merged_tokens(piece: &[u8]) -> usize {
     let mut parts: Vec<(usize, Rank)> = Vec::with_capacity(piece.len() + 1);
     let mut min_rank = (Rank::MAX, usize::MAX);
@@ -135,8 +139,8 @@ fn pieces(text: &[u8]) -> impl Iterator<Item = &[u8]> {
     })
 }
 
-/// Whitespace as the pattern's `\s` matches it in ASCII: space, tab, line feed, vertical tab, form feed, carriage
-/// return.
+/// Whitespace as the pattern's `\s` matches it in ASCII: space, tab, line feed, vertical tab, form
+/// feed, carriage return.
 fn is_space(byte: u8) -> bool {
     matches!(byte, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
 }
@@ -155,15 +159,17 @@ fn run_end(text: &[u8], at: usize, class: impl Fn(u8) -> bool) -> usize {
     text[at..].iter().position(|&byte| !class(byte)).map_or(text.len(), |length| at + length)
 }
 
-/// Where the piece that o200k's pattern matches at `start` of the ASCII `text` ends (`start < text.len()`). The
-/// pattern's alternatives, tried in order at `start` (the first that matches wins; inside one, quantifiers are
-/// greedy and give back only what a later part needs):
+/// Where the piece that o200k's pattern matches at `start` of the ASCII `text` ends
+/// (`start < text.len()`). The pattern's alternatives, tried in order at `start` (the first that
+/// matches wins; inside one, quantifiers are greedy and give back only what a later part needs):
 /// 1. `[^\r\n\p{L}\p{N}]?[\p{Lu}…]*[\p{Ll}…]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?` and
-/// 2. `[^\r\n\p{L}\p{N}]?[\p{Lu}…]+[\p{Ll}…]*(suffix)?`: an optional leading byte (not a line break, letter or
-///    digit), the upper-case run, then the lower-case run (1 needs one lower-case letter; 2, tried only when 1
-///    fails, takes the upper-case run alone), then an optional `'s`-like suffix;
+/// 2. `[^\r\n\p{L}\p{N}]?[\p{Lu}…]+[\p{Ll}…]*(suffix)?`: an optional leading byte (not a line
+///    break, letter or digit), the upper-case run, then the lower-case run (1 needs one lower-case
+///    letter; 2, tried only when 1 fails, takes the upper-case run alone), then an optional
+///    `'s`-like suffix;
 /// 3. `\p{N}{1,3}`: up to three digits;
-/// 4. ` ?[^\s\p{L}\p{N}]+[\r\n/]*`: an optional space, a run of other bytes, then line breaks and `/`;
+/// 4. ` ?[^\s\p{L}\p{N}]+[\r\n/]*`: an optional space, a run of other bytes, then line breaks and
+///    `/`;
 /// 5. `\s*[\r\n]+`: the whitespace run up to its last line break;
 /// 6. `\s+(?!\S)`: the whitespace run, less its last byte when a non-space follows;
 /// 7. `\s+`: what is left, a single whitespace byte before a non-space.
@@ -222,9 +228,10 @@ mod tests {
         pieces(text.as_bytes()).map(|piece| std::str::from_utf8(piece).expect("ASCII")).collect()
     }
 
-    /// Drawn ASCII texts (every byte class the pattern distinguishes, the suffixes in both cases, runs of spaces and
-    /// line breaks, JSON and `git status` shapes) are cut into the regex's pieces and counted as tiktoken counts
-    /// them. A rule off by one (up to 4 digits, no `'ll` suffix) fails it.
+    /// Drawn ASCII texts (every byte class the pattern distinguishes, the suffixes in both cases,
+    /// runs of spaces and line breaks, JSON and `git status` shapes) are cut into the regex's
+    /// pieces and counted as tiktoken counts them. A rule off by one (up to 4 digits, no `'ll`
+    /// suffix) fails it.
     #[test]
     fn ascii_pieces_and_counts_equal_tiktokens() {
         let alphabet = [
@@ -248,8 +255,9 @@ mod tests {
         }
     }
 
-    /// Drawn texts that are not ASCII (accented and other-script letters, marks, non-ASCII digits and spaces, the
-    /// long s that `(?i)'s` matches, emoji, mixed with ASCII) are counted as tiktoken counts them.
+    /// Drawn texts that are not ASCII (accented and other-script letters, marks, non-ASCII digits
+    /// and spaces, the long s that `(?i)'s` matches, emoji, mixed with ASCII) are counted as
+    /// tiktoken counts them.
     #[test]
     fn non_ascii_counts_equal_tiktokens() {
         let alphabet = [
@@ -304,10 +312,10 @@ mod tests {
         }
     }
 
-    /// The static ranks are tiktoken's: every rank's bytes in the data are those tiktoken decodes, and looking them
-    /// up gives the rank back; special tokens and bytes that are no token have none. With
-    /// `FLUXGIT_WRITE_O200K_DATA=1` the test writes `engine/data/o200k_base.bin` from tiktoken-rs instead (after a
-    /// tiktoken-rs update).
+    /// The static ranks are tiktoken's: every rank's bytes in the data are those tiktoken decodes,
+    /// and looking them up gives the rank back; special tokens and bytes that are no token have
+    /// none. With `FLUXGIT_WRITE_O200K_DATA=1` the test writes `engine/data/o200k_base.bin` from
+    /// tiktoken-rs instead (after a tiktoken-rs update).
     #[test]
     fn static_ranks_are_tiktokens() {
         let bpe = tiktoken_rs::o200k_base_singleton();
@@ -337,8 +345,8 @@ mod tests {
         }
     }
 
-    /// The merge leaves as many tokens as tiktoken's on pieces that are no token, short and long (tiktoken switches
-    /// to a heap from 100 bytes; the order of merges is the same).
+    /// The merge leaves as many tokens as tiktoken's on pieces that are no token, short and long
+    /// (tiktoken switches to a heap from 100 bytes; the order of merges is the same).
     #[test]
     fn merges_leave_tiktokens_tokens() {
         let bpe = tiktoken_rs::o200k_base_singleton();

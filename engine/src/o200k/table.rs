@@ -1,9 +1,11 @@
-//! The layout of the o200k rank table, shared by the build script that writes it and the counter that reads it.
+//! The layout of the o200k rank table, shared by the build script that writes it and the counter
+//! that reads it.
 //!
-//! The table is an open-addressing hash table of [`SLOTS`] 64-bit slots, linear probing, each slot empty (0) or
-//! one token: its length in bytes, its offset in the token bytes (`engine/data/o200k_base.bin` after the lengths),
-//! its rank and a tag of its hash, so that a probe rarely compares bytes of another token. A token sits at or after
-//! [`home`] of its [`hash`], before the next empty slot.
+//! The table is an open-addressing hash table of [`SLOTS`] 64-bit slots, linear probing, each slot
+//! empty (0) or one token: its length in bytes, its offset in the token bytes
+//! (`engine/data/o200k_base.bin` after the lengths), its rank and a tag of its hash, so that a
+//! probe rarely compares bytes of another token. A token sits at or after [`home`] of its [`hash`],
+//! before the next empty slot.
 
 /// Ordinary o200k tokens: ranks 0 to 199,997, every one present.
 pub(crate) const TOKENS: usize = 199_998;
@@ -24,7 +26,8 @@ const TAG_BITS: u32 = 64 - TAG_SHIFT;
 /// Bits of a hash that [`home`] takes.
 const HOME_BITS: u32 = SLOTS.trailing_zeros();
 
-/// A 64-bit hash of `bytes` (a multiply-rotate hash over 8-byte words; its high bits are well mixed).
+/// A 64-bit hash of `bytes` (a multiply-rotate hash over 8-byte words; its high bits are well
+/// mixed).
 pub(crate) fn hash(bytes: &[u8]) -> u64 {
     const K: u64 = 0xf135_7aea_2e62_a9c5;
     let mut state = (bytes.len() as u64).wrapping_mul(K);

@@ -5,10 +5,11 @@ use crate::agents::{Agent, Report, Source, State};
 use crate::budget::Budgeted;
 
 /// `agents.presence`: a count line (`2 other agents` or `no other agents`), then one line per agent
-/// (`working claude-code on feature/a last Edit pid 42 at 1764500000000 via session-store,process`, with
-/// `(likely caller)` on the record that is probably the caller and `mcp <client>` for a sidecar it runs), the files
-/// it touched on an indented `files:` line, `... N more agents` when the budget cut the list, and one `skipped:` line
-/// per store that could not be read. Times are Unix milliseconds, as in the JSON.
+/// (`working claude-code on feature/a last Edit pid 42 at 1764500000000 via session-store,process`,
+/// with `(likely caller)` on the record that is probably the caller and `mcp <client>` for a
+/// sidecar it runs), the files it touched on an indented `files:` line, `... N more agents` when
+/// the budget cut the list, and one `skipped:` line per store that could not be read. Times are
+/// Unix milliseconds, as in the JSON.
 pub fn agents_presence(result: &Budgeted<Report>, options: &Options) -> String {
     let report = &result.data;
     let mut out = Lines::default();

@@ -5,15 +5,17 @@ use crate::branch_stack::{Relation, Report};
 use crate::budget::Budgeted;
 use crate::conflict::preflight::RebaseStatus;
 
-/// `repo.branchStack`, as terse as `git status -sb` and `git branch -vv`: the examined branch's `##` line (its
-/// upstream with ahead/behind) and `tip <sha>`, then `base main 1a2b3c4 (merge-base 9f8e7d6): ahead 3, behind 2`, then one line per
-/// related branch in stack order, `parent`, `child` or `sibling` (the JSON's `currentStackedOn`,
-/// `stackedOnCurrent` and `sharesBase`), its tip, its last commit's date, the examined branch's ahead/behind
-/// against it and its own upstream in brackets, and `... N more related branches` when `maxRelated` listed fewer
-/// than `relatedTotal`. Every ahead/behind is the examined branch's, as in the JSON. A rewritten parent
-/// (`parentMoved`) follows the base line: `parent feature rebased: old tip 1a2b3c4 (2 commits on it), now 5d6e7f8`,
-/// then the command with its predicted replay, `git rebase --onto ... : clean`, `: stops at <sha> <subject>:
-/// conflicts a.txt, b.txt` or `: too many commits to predict`.
+/// `repo.branchStack`, as terse as `git status -sb` and `git branch -vv`: the examined branch's
+/// `##` line (its upstream with ahead/behind) and `tip <sha>`, then
+/// `base main 1a2b3c4 (merge-base 9f8e7d6): ahead 3, behind 2`, then one line per related branch in
+/// stack order, `parent`, `child` or `sibling` (the JSON's `currentStackedOn`, `stackedOnCurrent`
+/// and `sharesBase`), its tip, its last commit's date, the examined branch's ahead/behind against
+/// it and its own upstream in brackets, and `... N more related branches` when `maxRelated` listed
+/// fewer than `relatedTotal`. Every ahead/behind is the examined branch's, as in the JSON. A
+/// rewritten parent (`parentMoved`) follows the base line:
+/// `parent feature rebased: old tip 1a2b3c4 (2 commits on it), now 5d6e7f8`, then the command with
+/// its predicted replay, `git rebase --onto ... : clean`,
+/// `: stops at <sha> <subject>: conflicts a.txt, b.txt` or `: too many commits to predict`.
 pub fn branch_stack(result: &Budgeted<Report>, _options: &Options) -> String {
     let report = &result.data;
     let mut out = Lines::default();

@@ -30,10 +30,11 @@ fn activity_name(activity: Activity) -> &'static str {
     }
 }
 
-/// `conflict.read`: the operation and its progress, how to conclude and abort it, the producing commits, one
-/// porcelain line per unmerged file with its marker ranges, the commits still to replay that touch them, each region
-/// as the work-tree file shows it (context, markers, sides) under an `@@ path start-end @@` line, then whole sides
-/// (when asked) under a `--- side path` line; cut notices at the end. Paths come quoted as git quotes them.
+/// `conflict.read`: the operation and its progress, how to conclude and abort it, the producing
+/// commits, one porcelain line per unmerged file with its marker ranges, the commits still to
+/// replay that touch them, each region as the work-tree file shows it (context, markers, sides)
+/// under an `@@ path start-end @@` line, then whole sides (when asked) under a `--- side path`
+/// line; cut notices at the end. Paths come quoted as git quotes them.
 pub fn conflict_read(result: &Budgeted<ConflictRead>, options: &Options) -> String {
     let read = &result.data;
     let omitted = &result.omitted;

@@ -44,14 +44,15 @@ fn stat_line(stat: &FileStat, quote: &dyn Fn(&str) -> String) -> String {
     line
 }
 
-/// `3 files changed, +10 -2`, and `1 file changed, +1 -2` for one file, in the words of `git diff --stat`'s last
-/// line (English plural: `0 files changed`).
+/// `3 files changed, +10 -2`, and `1 file changed, +1 -2` for one file, in the words of
+/// `git diff --stat`'s last line (English plural: `0 files changed`).
 fn totals_line(totals: &Totals) -> String {
     let files = if totals.files == 1 { "file" } else { "files" };
     format!("{} {files} changed, +{} -{}", totals.files, totals.additions, totals.deletions)
 }
 
-/// `commit.details`: `git show --numstat`-like: header lines, the message, one `X path +a -d` line per file, totals.
+/// `commit.details`: `git show --numstat`-like: header lines, the message, one `X path +a -d` line
+/// per file, totals.
 pub fn commit_details(result: &Budgeted<Details>, options: &Options) -> String {
     let details = &result.data;
     let quote = |path: &str| options.path(path);
@@ -106,8 +107,9 @@ pub fn commit_details(result: &Budgeted<Details>, options: &Options) -> String {
     out.finish()
 }
 
-/// `worktree.changes`: porcelain-like lines with counts: `UU path`, `X  path +a -d` (staged), ` Y path +a -d`
-/// (unstaged), `?? path`, each list with its cut notice; `clean` when there is nothing.
+/// `worktree.changes`: porcelain-like lines with counts: `UU path`, `X  path +a -d` (staged),
+/// ` Y path +a -d` (unstaged), `?? path`, each list with its cut notice; `clean` when there is
+/// nothing.
 pub fn worktree_changes(result: &Budgeted<ChangesReport>, options: &Options) -> String {
     let report = &result.data;
     let quote = |path: &str| options.status_path(path);
@@ -139,9 +141,9 @@ pub fn worktree_changes(result: &Budgeted<ChangesReport>, options: &Options) -> 
     out.finish()
 }
 
-/// `diff.text`: what was compared, one `X path +a -d` line per file (with `partial 2/5 hunks` or `omitted` when
-/// its patch was cut), totals, one `unreadable path: reason` line per submodule the work tree side could not read,
-/// then the patch itself, which `git apply` accepts.
+/// `diff.text`: what was compared, one `X path +a -d` line per file (with `partial 2/5 hunks` or
+/// `omitted` when its patch was cut), totals, one `unreadable path: reason` line per submodule the
+/// work tree side could not read, then the patch itself, which `git apply` accepts.
 pub fn diff_text(result: &Budgeted<DiffReport>, options: &Options) -> String {
     let report = &result.data;
     let mut out = Lines::default();

@@ -5,10 +5,10 @@ use crate::budget::Budgeted;
 use crate::file::blame::Report as BlameReport;
 use crate::file::read::Report;
 
-/// `file.read`: a header line (`# path @ rev`, mode, blob, size, lines), the shown range, then the content itself;
-/// a last line without newline is followed by git's `\ No newline at end of file`; a cut ends with
-/// `... N more lines (read on from line M)`. Non-UTF-8 text comes as base64 after a `base64:` line; a binary file
-/// has no content.
+/// `file.read`: a header line (`# path @ rev`, mode, blob, size, lines), the shown range, then the
+/// content itself; a last line without newline is followed by git's `\ No newline at end of file`;
+/// a cut ends with `... N more lines (read on from line M)`. Non-UTF-8 text comes as base64 after a
+/// `base64:` line; a binary file has no content.
 pub fn file_read(result: &Budgeted<Report>, options: &Options) -> String {
     let report = &result.data;
     let mut out = Lines::default();
@@ -48,13 +48,15 @@ pub fn file_read(result: &Budgeted<Report>, options: &Options) -> String {
     out.finish()
 }
 
-/// `file.blame`: a header line (`# blame path @ rev, lines a-b of n`), the ignore-revs files and skipped revisions,
-/// then one line per range as `git blame` prints a line, grouped: `<sha> (<author> <date> <line>[-<last>])
-/// <subject>`, with `[from <path>:<line>]` when the lines had another path or number in that commit and a leading
-/// `*` for lines left on an ignored revision (git's `blame.markUnblamableLines`), else `^` for a boundary commit (as
-/// git marks it); under the first range of a commit that carries its message body (a small asked range), the body's
-/// lines indented by four spaces as `git log` indents them, then `    ...` when it was cut; the header says `work
-/// tree (on <HEAD>)` when the work-tree file was blamed; a cut ends with `... N more ranges (read on from line M)`.
+/// `file.blame`: a header line (`# blame path @ rev, lines a-b of n`), the ignore-revs files and
+/// skipped revisions, then one line per range as `git blame` prints a line, grouped:
+/// `<sha> (<author> <date> <line>[-<last>]) <subject>`, with `[from <path>:<line>]` when the lines
+/// had another path or number in that commit and a leading `*` for lines left on an ignored
+/// revision (git's `blame.markUnblamableLines`), else `^` for a boundary commit (as git marks it);
+/// under the first range of a commit that carries its message body (a small asked range), the
+/// body's lines indented by four spaces as `git log` indents them, then `    ...` when it was cut;
+/// the header says `work tree (on <HEAD>)` when the work-tree file was blamed; a cut ends with
+/// `... N more ranges (read on from line M)`.
 pub fn file_blame(result: &Budgeted<BlameReport>, options: &Options) -> String {
     let report = &result.data;
     let mut out = Lines::default();

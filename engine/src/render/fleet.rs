@@ -5,12 +5,13 @@ use crate::budget::Budgeted;
 use crate::fleet::digest::Digest;
 use crate::fleet::radar::{Radar, State};
 
-/// `fleet.radar`: a count line (`12 repositories: 1 conflicts, 2 dirty, 9 clean`, states in rank order, zero counts
-/// left out, `(registry)` when the registry chose them), a `scanned <folder>: N checkouts within D levels` line
-/// per folder read as the checkouts below it (`, stopped at a bound` when one stopped it), the hint when there
-/// was nothing to read, then the attention queue one repository a line (`<state> <repoPath> [label]: <reason>`),
-/// and `... N more repositories` when the budget or `maxRepos` cut it. Repository paths are quoted as git quotes
-/// paths.
+/// `fleet.radar`: a count line (`12 repositories: 1 conflicts, 2 dirty, 9 clean`, states in rank
+/// order, zero counts left out, `(registry)` when the registry chose them), a
+/// `scanned <folder>: N checkouts within D levels` line per folder read as the checkouts below it
+/// (`, stopped at a bound` when one stopped it), the hint when there was nothing to read, then the
+/// attention queue one repository a line (`<state> <repoPath> [label]: <reason>`), and
+/// `... N more repositories` when the budget or `maxRepos` cut it. Repository paths are quoted as
+/// git quotes paths.
 pub fn fleet_radar(result: &Budgeted<Radar>, options: &Options) -> String {
     let radar = &result.data;
     let counts = &radar.counts;
@@ -53,9 +54,11 @@ pub fn fleet_radar(result: &Budgeted<Radar>, options: &Options) -> String {
     out.finish()
 }
 
-/// `fleet.digest`: a count line (`5 movements in 3 repositories`), then one movement a line, newest first, like
-/// `git reflog`: `<at> <repoPath> <ref>[+HEAD] <old>..<new> [rewrote] <identity>: <message>` (`0000000` for a created
-/// or deleted side), `... N more movements` for a cut, and `unreadable <repoPath>: <reason>` lines.
+/// `fleet.digest`: a count line (`5 movements in 3 repositories`), then one movement a line, newest
+/// first, like `git reflog`:
+/// `<at> <repoPath> <ref>[+HEAD] <old>..<new> [rewrote] <identity>: <message>` (`0000000` for a
+/// created or deleted side), `... N more movements` for a cut, and
+/// `unreadable <repoPath>: <reason>` lines.
 pub fn fleet_digest(result: &Budgeted<Digest>, options: &Options) -> String {
     let digest = &result.data;
     let mut out = Lines::default();

@@ -5,8 +5,8 @@ use crate::budget::Budgeted;
 use crate::history::Page;
 use crate::reflog::Report;
 
-/// `repo.history`: one line per commit, `sha date author: subject` (`merge p1 p2` for merges, `root` for root
-/// commits), then the cut notice and `next cursor <cursor>`.
+/// `repo.history`: one line per commit, `sha date author: subject` (`merge p1 p2` for merges,
+/// `root` for root commits), then the cut notice and `next cursor <cursor>`.
 pub fn history(result: &Budgeted<Page>, options: &Options) -> String {
     let page = &result.data;
     let mut out = Lines::default();
@@ -35,11 +35,12 @@ pub fn history(result: &Budgeted<Page>, options: &Options) -> String {
     out.finish()
 }
 
-/// `repo.reflog`: `git reflog`'s lines (`abc1234 HEAD@{0}: commit: message`), each followed by who moved the ref
-/// and when in parentheses, said only where they change from the line above: the identity when it differs, the
-/// date (`2026-08-20 07:08Z`, minutes and the recorded offset) when the day or offset differs, else the time of
-/// day alone (`07:06`). Under a movement that dropped commits, `lost N commits at sha: <recovery>`, the recovery's
-/// full shas written as the abbreviated lost tip.
+/// `repo.reflog`: `git reflog`'s lines (`abc1234 HEAD@{0}: commit: message`), each followed by who
+/// moved the ref and when in parentheses, said only where they change from the line above: the
+/// identity when it differs, the date (`2026-08-20 07:08Z`, minutes and the recorded offset) when
+/// the day or offset differs, else the time of day alone (`07:06`). Under a movement that dropped
+/// commits, `lost N commits at sha: <recovery>`, the recovery's full shas written as the
+/// abbreviated lost tip.
 pub fn reflog(result: &Budgeted<Report>, _options: &Options) -> String {
     let report = &result.data;
     let mut out = Lines::default();
@@ -90,8 +91,8 @@ pub fn reflog(result: &Budgeted<Report>, _options: &Options) -> String {
     out.finish()
 }
 
-/// An ISO 8601 time (`2026-08-20T07:08:24Z`, `...+02:00`) as its day, its clock to the minute and its offset
-/// (`2026-08-20`, `07:08`, `Z`); a time of another shape is all clock.
+/// An ISO 8601 time (`2026-08-20T07:08:24Z`, `...+02:00`) as its day, its clock to the minute and
+/// its offset (`2026-08-20`, `07:08`, `Z`); a time of another shape is all clock.
 fn split_time(time: &str) -> (&str, &str, &str) {
     match (time.get(..10), time.get(11..16), time.get(19..)) {
         (Some(day), Some(clock), Some(zone)) if time.as_bytes().get(10) == Some(&b'T') => (day, clock, zone),
@@ -99,8 +100,9 @@ fn split_time(time: &str) -> (&str, &str, &str) {
     }
 }
 
-/// `text` with each full 40- or 64-digit hex sha that begins with `short` (a word, or a `key=` word's value)
-/// written as `short`: an unambiguous abbreviation, which git and the proposal tools accept.
+/// `text` with each full 40- or 64-digit hex sha that begins with `short` (a word, or a `key=`
+/// word's value) written as `short`: an unambiguous abbreviation, which git and the proposal tools
+/// accept.
 fn abbreviate_full(text: &str, short: &str) -> String {
     text.split(' ')
         .map(|word| {

@@ -1,20 +1,24 @@
-//! Terse text renderings of tool results (design.md §4.2, `format: "text"`), in git's own idioms where they exist:
-//! `## main...origin/main [ahead 1]` branch lines, porcelain-like status letters (`M  path`, `?? path`, `UU path`),
-//! `sha subject` commit lines, and `... 7 more commits` wherever a budget cut a list.
+//! Terse text renderings of tool results (design.md §4.2, `format: "text"`), in git's own idioms
+//! where they exist: `## main...origin/main [ahead 1]` branch lines, porcelain-like status letters
+//! (`M  path`, `?? path`, `UU path`), `sha subject` commit lines, and `... 7 more commits` wherever
+//! a budget cut a list.
 //!
-//! Each renderer is a plain function from a budgeted result to the exact text a model reads. They belong to the
-//! engine because the token budget is fitted on what is returned: with `format: "text"` the caller's `measure`
-//! counts these strings instead of the JSON. Counts stay exact: every cut list ends with its cut notice, so the
-//! lines shown plus the notice give the total.
+//! Each renderer is a plain function from a budgeted result to the exact text a model reads. They
+//! belong to the engine because the token budget is fitted on what is returned: with
+//! `format: "text"` the caller's `measure` counts these strings instead of the JSON. Counts stay
+//! exact: every cut list ends with its cut notice, so the lines shown plus the notice give the
+//! total.
 //!
 //! # Names from the repository
 //!
-//! No name can add a line. Paths are quoted as git quotes them under `core.quotePath` ([`Options`]): in double
-//! quotes with C escapes (`"a\nb"`, `"caf\303\251"`) when they hold a control character, `"`, `\` or, with
-//! `core.quotePath` true (git's default), a byte from 0x80; porcelain-like lines (`?? path`) also quote a path with
-//! a space, as `git status --short` does. Other repository strings (subjects, author names, ref names, stash and
-//! reflog messages) keep their text with control characters written as C escapes. File contents shown as content
-//! (`file.read`, the sides of `conflict.read`, a patch's lines) are the exception: they are the file's own lines.
+//! No name can add a line. Paths are quoted as git quotes them under `core.quotePath`
+//! ([`Options`]): in double quotes with C escapes (`"a\nb"`, `"caf\303\251"`) when they hold a
+//! control character, `"`, `\` or, with `core.quotePath` true (git's default), a byte from 0x80;
+//! porcelain-like lines (`?? path`) also quote a path with a space, as `git status --short` does.
+//! Other repository strings (subjects, author names, ref names, stash and reflog messages) keep
+//! their text with control characters written as C escapes. File contents shown as content
+//! (`file.read`, the sides of `conflict.read`, a patch's lines) are the exception: they are the
+//! file's own lines.
 
 mod agents;
 mod branch_stack;
@@ -54,8 +58,9 @@ const TEXT_SHA_LEN: usize = 12;
 /// How a text rendering writes the names a repository chose.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Options {
-    /// Whether a path's bytes from 0x80 are written in octal inside quotes, as git's `core.quotePath` asks; true
-    /// by default, as in git. Control characters, `"` and `\` are quoted either way.
+    /// Whether a path's bytes from 0x80 are written in octal inside quotes, as git's
+    /// `core.quotePath` asks; true by default, as in git. Control characters, `"` and `\` are
+    /// quoted either way.
     pub quote_path: bool,
 }
 
@@ -79,14 +84,15 @@ impl Options {
 }
 
 impl crate::Repo {
-    /// The text options of this repository: its `core.quotePath` from every configuration level git reads, true
-    /// when it is not set.
+    /// The text options of this repository: its `core.quotePath` from every configuration level git
+    /// reads, true when it is not set.
     pub fn text_options(&self) -> Options {
         Options { quote_path: quote::quote_path_config(&self.git) }
     }
 }
 
-/// `text` with its control characters escaped, for repository strings that are not paths (see the module docs).
+/// `text` with its control characters escaped, for repository strings that are not paths (see the
+/// module docs).
 fn esc(text: &str) -> Cow<'_, str> {
     quote::controls(text)
 }
@@ -96,8 +102,8 @@ fn esc(text: &str) -> Cow<'_, str> {
 struct Lines(String);
 
 impl Lines {
-    /// Appends one line. A line break inside `text` is escaped: every renderer escapes the repository's strings it
-    /// writes, and this keeps one line one line should one be missed.
+    /// Appends one line. A line break inside `text` is escaped: every renderer escapes the
+    /// repository's strings it writes, and this keeps one line one line should one be missed.
     fn line(&mut self, text: impl AsRef<str>) {
         let text = text.as_ref();
         if text.chars().any(|character| {
@@ -124,8 +130,9 @@ impl Lines {
     }
 }
 
-/// Porcelain-like lines of one work-tree change listing, as `repo.status` and `repo.scope` share it: `UU path`,
-/// staged `X  path`, unstaged ` X path`, `?? path`, each section followed by its cut notice.
+/// Porcelain-like lines of one work-tree change listing, as `repo.status` and `repo.scope` share
+/// it: `UU path`, staged `X  path`, unstaged ` X path`, `?? path`, each section followed by its cut
+/// notice.
 fn change_lists(out: &mut Lines, options: &Options, omitted: &Omitted, lists: &PathLists<Change>) {
     for path in &lists.conflicted {
         out.line(format!("UU {}", options.status_path(path)));
@@ -145,7 +152,8 @@ fn change_lists(out: &mut Lines, options: &Options, omitted: &Omitted, lists: &P
     out.more(omitted, "untracked", "untracked");
 }
 
-/// An upstream as `git branch -vv` brackets it: `[origin/x: ahead 1, behind 2]`, `[origin/x: gone]`, `[origin/x]`.
+/// An upstream as `git branch -vv` brackets it: `[origin/x: ahead 1, behind 2]`,
+/// `[origin/x: gone]`, `[origin/x]`.
 pub(super) fn upstream_marks(upstream: &crate::facets::refs::Upstream) -> String {
     let marks = tracking_marks(upstream.gone, upstream.ahead, upstream.behind);
     match marks.is_empty() {
@@ -154,8 +162,8 @@ pub(super) fn upstream_marks(upstream: &crate::facets::refs::Upstream) -> String
     }
 }
 
-/// git's tracking marks, those that apply, in git's order and joined with `, `: `gone`, `ahead N`, `behind N`
-/// (`ahead 1, behind 2`); empty when none applies.
+/// git's tracking marks, those that apply, in git's order and joined with `, `: `gone`, `ahead N`,
+/// `behind N` (`ahead 1, behind 2`); empty when none applies.
 pub(super) fn tracking_marks(gone: bool, ahead: usize, behind: usize) -> String {
     let mut marks = Vec::new();
     if gone {
@@ -199,8 +207,8 @@ fn change_path(change: &Change, options: &Options) -> String {
     }
 }
 
-/// Where HEAD is, as `git status -sb` prints it: `## main...origin/main [ahead 1, behind 2]`, `## main` without an
-/// upstream, `## HEAD (detached at abc1234)`, `## No commits yet on main`.
+/// Where HEAD is, as `git status -sb` prints it: `## main...origin/main [ahead 1, behind 2]`,
+/// `## main` without an upstream, `## HEAD (detached at abc1234)`, `## No commits yet on main`.
 struct BranchLine<'a> {
     branch: Option<&'a str>,
     detached: bool,
@@ -209,7 +217,8 @@ struct BranchLine<'a> {
     upstream: Option<Tracking<'a>>,
 }
 
-/// The upstream part of a `##` line: `...origin/main [ahead 1, behind 2]` or `...origin/main [gone]`.
+/// The upstream part of a `##` line: `...origin/main [ahead 1, behind 2]` or
+/// `...origin/main [gone]`.
 struct Tracking<'a> {
     name: &'a str,
     ahead: usize,

@@ -10,14 +10,14 @@ use crate::budget::Budgeted;
 use crate::facets::worktree::Counts;
 use crate::{refs, status};
 
-/// `repo.brief`, as terse as the facts allow (an agent reads it beside `git status -sb; git log --oneline`): the
-/// `##` branch line (`## HEAD (no branch)` when detached, as `git status -sb`, the first commit line being HEAD),
-/// the operation, the work tree (`clean`, a few entries as `git status --short` lines, see [`FewChanges`], else
-/// counts), stashes, the submodules needing attention in `git submodule status` marks (`submodules_line`), `sha
-/// subject` lines, then one `-> tool arg=value: why` line
-/// per hint.
-/// Conventions, a hint's `run` (the git commands a person would run) and a hint whose whole content the text
-/// already states ([`crate::brief::Hint::stated_by`], e.g. `-> submodule.status` beside a submodules line naming
+/// `repo.brief`, as terse as the facts allow (an agent reads it beside
+/// `git status -sb; git log --oneline`): the `##` branch line (`## HEAD (no branch)` when detached,
+/// as `git status -sb`, the first commit line being HEAD), the operation, the work tree (`clean`, a
+/// few entries as `git status --short` lines, see [`FewChanges`], else counts), stashes, the
+/// submodules needing attention in `git submodule status` marks (`submodules_line`), `sha subject`
+/// lines, then one `-> tool arg=value: why` line per hint. Conventions, a hint's `run` (the git
+/// commands a person would run) and a hint whose whole content the text already states
+/// ([`crate::brief::Hint::stated_by`], e.g. `-> submodule.status` beside a submodules line naming
 /// every submodule needing attention) are left to the JSON (`structuredContent`).
 pub fn brief(result: &Budgeted<Brief>, options: &Options) -> String {
     let brief = &result.data;
@@ -90,9 +90,10 @@ pub fn brief(result: &Budgeted<Brief>, options: &Options) -> String {
     out.finish()
 }
 
-/// The few entries of a work tree as `git status --short` lists them (`UU path`, `X  path`, ` Y path`, `?? path`),
-/// an unstaged submodule in `drifted` (checked out at another commit than recorded) followed by ` (new commits)`, as
-/// `git status` says it. Returns the drifted submodules so listed.
+/// The few entries of a work tree as `git status --short` lists them (`UU path`, `X  path`,
+/// ` Y path`, `?? path`), an unstaged submodule in `drifted` (checked out at another commit than
+/// recorded) followed by ` (new commits)`, as `git status` says it. Returns the drifted submodules
+/// so listed.
 fn short_status<'a>(out: &mut Lines, options: &Options, changes: &FewChanges, drifted: &[&'a str]) -> Vec<&'a str> {
     let mut listed = Vec::new();
     for path in &changes.conflicted {
@@ -115,12 +116,13 @@ fn short_status<'a>(out: &mut Lines, options: &Options, changes: &FewChanges, dr
     listed
 }
 
-/// The submodules in `git submodule status` marks: `+path` checked out at another commit than recorded, `-path` not
-/// initialised, `Upath` in conflict, on one line, without those the short status already lists as `(new commits)`
-/// (`listed`); the clean ones and the total are left to the JSON. `submodules 3` when every one is clean. When the
-/// list is cut (`attentionTruncated`), or names an unreadable one, the total and exact counts come first:
-/// `submodules 40 (drifted 12, uninitialized 3): +a -b` (a budget's cut is stated on the next line). `None` when
-/// nothing is left to say. Paths are quoted as git's name lists quote them.
+/// The submodules in `git submodule status` marks: `+path` checked out at another commit than
+/// recorded, `-path` not initialised, `Upath` in conflict, on one line, without those the short
+/// status already lists as `(new commits)` (`listed`); the clean ones and the total are left to the
+/// JSON. `submodules 3` when every one is clean. When the list is cut (`attentionTruncated`), or
+/// names an unreadable one, the total and exact counts come first:
+/// `submodules 40 (drifted 12, uninitialized 3): +a -b` (a budget's cut is stated on the next
+/// line). `None` when nothing is left to say. Paths are quoted as git's name lists quote them.
 fn submodules_line(
     submodules: &crate::facets::submodules::Summary,
     listed: &[&str],
@@ -204,8 +206,9 @@ fn counts_line(counts: &Counts) -> String {
         .join(", ")
 }
 
-/// `repo.status`: the `##` branch line and `HEAD <sha>`, the operation, then porcelain-like lines: `UU path`
-/// (conflicted), `X  path` (staged), ` Y path` (unstaged), `?? path` (untracked), or `clean`.
+/// `repo.status`: the `##` branch line and `HEAD <sha>`, the operation, then porcelain-like lines:
+/// `UU path` (conflicted), `X  path` (staged), ` Y path` (unstaged), `?? path` (untracked), or
+/// `clean`.
 pub fn status(result: &Budgeted<status::Report>, options: &Options) -> String {
     let report = &result.data;
     let head = &report.head;
@@ -233,8 +236,8 @@ pub fn status(result: &Budgeted<status::Report>, options: &Options) -> String {
     out.finish()
 }
 
-/// `repo.refs`: branches as `git branch -vv` (`* main abc1234 [origin/main: ahead 1]`), then `remote`, `stash@{N}`,
-/// `remotes/` and `tag` lines, in the report's order (tags newest first).
+/// `repo.refs`: branches as `git branch -vv` (`* main abc1234 [origin/main: ahead 1]`), then
+/// `remote`, `stash@{N}`, `remotes/` and `tag` lines, in the report's order (tags newest first).
 pub fn refs(result: &Budgeted<refs::Report>, _options: &Options) -> String {
     let report = &result.data;
     let mut out = Lines::default();

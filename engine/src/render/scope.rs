@@ -4,8 +4,9 @@ use super::{Lines, Options, change_lists, esc};
 use crate::budget::Budgeted;
 use crate::scope::{ChurnAuthor, PathKind, Scope};
 
-/// `repo.scope`: the path and its kind, porcelain-like change lines, `sha subject` lines, churn, all-time authors and
-/// owners (with `changed OWNERS: paths` lines for a directory's changed paths).
+/// `repo.scope`: the path and its kind, porcelain-like change lines, `sha subject` lines, churn,
+/// all-time authors and owners (with `changed OWNERS: paths` lines for a directory's changed
+/// paths).
 pub fn scope(result: &Budgeted<Scope>, options: &Options) -> String {
     let scope = &result.data;
     let omitted = &result.omitted;
@@ -93,8 +94,8 @@ pub fn scope(result: &Budgeted<Scope>, options: &Options) -> String {
     out.finish()
 }
 
-/// Authors as `Name N`, with the email only where two listed authors share a name (`Name <email> N`): the JSON
-/// keeps every email, and a name alone tells most readers who it is.
+/// Authors as `Name N`, with the email only where two listed authors share a name
+/// (`Name <email> N`): the JSON keeps every email, and a name alone tells most readers who it is.
 fn author_list(authors: &[ChurnAuthor]) -> Vec<String> {
     authors
         .iter()

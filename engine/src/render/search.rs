@@ -4,9 +4,10 @@ use super::{Lines, Options, cut, esc};
 use crate::budget::Budgeted;
 use crate::search::Report;
 
-/// `repo.search`: a count line (`# 12 matching commits`, with the reason when the history was walked), one line per
-/// match, `sha date author: subject`, most relevant first, then `... N more commits (budget)` for those the budget
-/// cut and `... N more matching commits beyond the limit`.
+/// `repo.search`: a count line (`# 12 matching commits`, with the reason when the history was
+/// walked), one line per match, `sha date author: subject`, most relevant first, then
+/// `... N more commits (budget)` for those the budget cut and
+/// `... N more matching commits beyond the limit`.
 pub fn search(result: &Budgeted<Report>, _options: &Options) -> String {
     let report = &result.data;
     let mut out = Lines::default();

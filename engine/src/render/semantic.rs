@@ -1,10 +1,11 @@
 //! Text renderings of `diff.semantic` and `diff.semanticFallbacks`.
 //!
-//! One line per changed symbol: a letter (`A` added, `D` removed, `M` modified, `R` renamed, `V` moved), the
-//! file, the kind, the name and the lines added and removed inside it, e.g.
-//! `M crates/core/flags/parse.rs fn parse_low (+3 -1)`; a rename or a move ends with `<- old name` or
-//! `<- old/path.rs`, a changed signature with `sig`. A file's changed lines outside every symbol make a
-//! `T path top-level (+2 -0)` line, and a file left to the text diff an `F path reason (+a -d)` line.
+//! One line per changed symbol: a letter (`A` added, `D` removed, `M` modified, `R` renamed, `V`
+//! moved), the file, the kind, the name and the lines added and removed inside it, e.g.
+//! `M crates/core/flags/parse.rs fn parse_low (+3 -1)`; a rename or a move ends with `<- old name`
+//! or `<- old/path.rs`, a changed signature with `sig`. A file's changed lines outside every symbol
+//! make a `T path top-level (+2 -0)` line, and a file left to the text diff an
+//! `F path reason (+a -d)` line.
 
 use super::Lines;
 use crate::budget::Budgeted;
@@ -22,7 +23,8 @@ pub fn diff_semantic(result: &Budgeted<Report>) -> String {
     out.finish()
 }
 
-/// `diff.semanticFallbacks`: the selection line, then `F path reason (+a -d)` per file that fell back.
+/// `diff.semanticFallbacks`: the selection line, then `F path reason (+a -d)` per file that fell
+/// back.
 pub fn diff_semantic_fallbacks(result: &Budgeted<FallbackReport>) -> String {
     let report = &result.data;
     let mut out = Lines::default();

@@ -1,4 +1,5 @@
-//! The languages and, per language, which syntax nodes are symbols, containers or transparent wrappers.
+//! The languages and, per language, which syntax nodes are symbols, containers or transparent
+//! wrappers.
 
 use std::hash::{Hash as _, Hasher as _};
 
@@ -31,9 +32,9 @@ pub enum Language {
 }
 
 impl Language {
-    /// The language of `path`: from `attribute` when given (the value of `linguist-language`, else of `diff`,
-    /// matched without regard to case), else from the extension. `None` for a language this build has no
-    /// grammar for.
+    /// The language of `path`: from `attribute` when given (the value of `linguist-language`, else
+    /// of `diff`, matched without regard to case), else from the extension. `None` for a language
+    /// this build has no grammar for.
     pub fn detect(path: &str, attribute: Option<&str>) -> Option<Language> {
         let by_extension = Self::by_extension(path);
         let language = match attribute.map(str::to_ascii_lowercase).as_deref() {
@@ -111,12 +112,13 @@ impl Language {
 enum Rule<'tree> {
     /// Not a symbol; its lines are top level unless a symbol holds them.
     Skip,
-    /// Its named children are visited as if they stood in its place (`#ifdef` blocks, `extern "C"`).
+    /// Its named children are visited as if they stood in its place (`#ifdef` blocks,
+    /// `extern "C"`).
     Transparent,
     /// It wraps one declaration and lends it its lines (`export`, decorators, `template<...>`).
     Wrapper(Node<'tree>),
-    /// Several declarations in one statement (`const a = 1, b = 2`): each is a symbol of its own, with the
-    /// statement's lines when it is the only one.
+    /// Several declarations in one statement (`const a = 1, b = 2`): each is a symbol of its own,
+    /// with the statement's lines when it is the only one.
     Each(Vec<Declared<'tree>>),
     /// A symbol.
     Symbol(Declared<'tree>),
@@ -535,8 +537,8 @@ impl<'src> Walk<'src> {
     }
 }
 
-/// The name a C or C++ declarator declares: through pointers, references, parentheses and function declarators
-/// down to the identifier (qualified as written, e.g. `Foo::bar`).
+/// The name a C or C++ declarator declares: through pointers, references, parentheses and function
+/// declarators down to the identifier (qualified as written, e.g. `Foo::bar`).
 fn declarator_name(walk: &Walk<'_>, mut declarator: Option<Node<'_>>) -> String {
     while let Some(node) = declarator {
         match node.kind() {
@@ -569,14 +571,15 @@ fn line_of(point: tree_sitter::Point) -> u32 {
     u32::try_from(point.row + 1).unwrap_or(u32::MAX)
 }
 
-/// The last line a node covers: a node that ends at the start of a line (column 0) ends on the line before.
+/// The last line a node covers: a node that ends at the start of a line (column 0) ends on the line
+/// before.
 fn end_line(point: tree_sitter::Point) -> u32 {
     let row = if point.column == 0 && point.row > 0 { point.row - 1 } else { point.row };
     u32::try_from(row + 1).unwrap_or(u32::MAX)
 }
 
-/// The sorted hashes of the tokens of `text` (runs of letters, digits and `_`, or single other characters;
-/// whitespace left out), without `name`.
+/// The sorted hashes of the tokens of `text` (runs of letters, digits and `_`, or single other
+/// characters; whitespace left out), without `name`.
 fn tokens(text: &[u8], name: &str) -> Vec<u64> {
     let mut out = Vec::new();
     let mut start = None;

@@ -1,29 +1,30 @@
 //! Symbols of a source file from its tree-sitter syntax tree: the plumbing of `diff.semantic`.
 //!
-//! A file's [`Language`] comes from its `linguist-language` or `diff` attribute when set, else from its
-//! extension ([`Language::detect`]). [`parse`] reads one side of a file into its [`Symbol`]s: functions and
-//! methods, types (struct, enum, union, class, interface, trait, type alias), impl blocks, modules and
-//! namespaces, and top-level constants. Each symbol has a qualified name built from its containers
-//! (`Flags::new` inside `impl Flags`, `Client.get` inside `class Client`), a line range, its declaration text
-//! up to the body (the signature) and a bag of hashed tokens that stands for its body when renames and moves
-//! are matched by similarity ([`similarity`]).
+//! A file's [`Language`] comes from its `linguist-language` or `diff` attribute when set, else from
+//! its extension ([`Language::detect`]). [`parse`] reads one side of a file into its [`Symbol`]s:
+//! functions and methods, types (struct, enum, union, class, interface, trait, type alias), impl
+//! blocks, modules and namespaces, and top-level constants. Each symbol has a qualified name built
+//! from its containers (`Flags::new` inside `impl Flags`, `Client.get` inside `class Client`), a
+//! line range, its declaration text up to the body (the signature) and a bag of hashed tokens that
+//! stands for its body when renames and moves are matched by similarity ([`similarity`]).
 //!
 //! # What is a symbol
 //!
-//! Only declarations at the top level of a file or inside a container (impl, trait, class, module, namespace)
-//! are symbols: a function's body is part of the function, so a closure or a nested function is never listed
-//! apart. Transparent wrappers (`export`, decorators, `template<...>`, `#ifdef` blocks, `extern "C"`) lend
-//! their lines to the declaration they wrap. Everything else (imports, attributes, file-level statements)
-//! lies outside every symbol and is what the diff counts as top level.
+//! Only declarations at the top level of a file or inside a container (impl, trait, class, module,
+//! namespace) are symbols: a function's body is part of the function, so a closure or a nested
+//! function is never listed apart. Transparent wrappers (`export`, decorators, `template<...>`,
+//! `#ifdef` blocks, `extern "C"`) lend their lines to the declaration they wrap. Everything else
+//! (imports, attributes, file-level statements) lies outside every symbol and is what the diff
+//! counts as top level.
 //!
 //! # Cost and bounds
 //!
-//! Parsing is linear in the file's size (tree-sitter: about 1-5 ms per 100 KB in release). [`parse`] refuses
-//! text over [`MAX_FILE_BYTES`] and stops at a deadline through tree-sitter's progress callback, and reports a
-//! tree whose error nodes exceed [`MAX_ERROR_RATIO`] of its nodes; the caller falls back to the text diff for
-//! such a file and says why. The result depends only on the bytes and the language, so callers cache it by
-//! blob id. Each language is a cargo feature of the engine (`lang-rust`, `lang-python`, ...); without it its
-//! files are `unsupported_language`.
+//! Parsing is linear in the file's size (tree-sitter: about 1-5 ms per 100 KB in release).
+//! [`parse`] refuses text over [`MAX_FILE_BYTES`] and stops at a deadline through tree-sitter's
+//! progress callback, and reports a tree whose error nodes exceed [`MAX_ERROR_RATIO`] of its nodes;
+//! the caller falls back to the text diff for such a file and says why. The result depends only on
+//! the bytes and the language, so callers cache it by blob id. Each language is a cargo feature of
+//! the engine (`lang-rust`, `lang-python`, ...); without it its files are `unsupported_language`.
 
 mod languages;
 
@@ -33,7 +34,8 @@ use serde::Serialize;
 
 pub(crate) use languages::Language;
 
-/// Largest side of a file that is parsed, in bytes (1 MiB); a larger one falls back to the text diff.
+/// Largest side of a file that is parsed, in bytes (1 MiB); a larger one falls back to the text
+/// diff.
 pub const MAX_FILE_BYTES: usize = 1024 * 1024;
 
 /// Largest share of error and missing nodes in a tree that still counts as parsed (5%).
@@ -105,8 +107,8 @@ pub(crate) struct Symbol {
     pub start_line: u32,
     /// Last line, 1-based and inclusive.
     pub end_line: u32,
-    /// The declaration up to its body with whitespace collapsed, or `None` for a symbol without a body (a
-    /// constant, an alias).
+    /// The declaration up to its body with whitespace collapsed, or `None` for a symbol without a
+    /// body (a constant, an alias).
     pub signature: Option<String>,
     /// Hashes of its tokens other than its own name, sorted: what [`similarity`] compares.
     pub tokens: Vec<u64>,
@@ -180,8 +182,8 @@ fn error_ratio(root: tree_sitter::Node<'_>) -> f64 {
     }
 }
 
-/// How alike two symbols' bodies are, from 0 to 1: the Dice coefficient of their token bags (twice the shared
-/// tokens over the sum of their sizes). Two empty bags are alike (1).
+/// How alike two symbols' bodies are, from 0 to 1: the Dice coefficient of their token bags (twice
+/// the shared tokens over the sum of their sizes). Two empty bags are alike (1).
 pub(crate) fn similarity(a: &Symbol, b: &Symbol) -> f64 {
     let (left, right) = (&a.tokens, &b.tokens);
     if left.is_empty() && right.is_empty() {

@@ -1,40 +1,45 @@
-//! Generation numbers of every commit a count walks, so that [`super::reach`] can stop early and stay exact without a
-//! commit-graph file.
+//! Generation numbers of every commit a count walks, so that [`super::reach`] can stop early and
+//! stay exact without a commit-graph file.
 //!
-//! A commit's generation number is its topological level: 1 for a commit without parents, else one more than the
-//! highest of its parents' (parents as git walks them: none at a shallow boundary). It falls strictly from child to
-//! parent, which is all the walk's stop rule needs. It is the number git writes into a commit-graph file (the level
-//! in the `CDAT` chunk, which gix reads as `generation`), so the two sources agree and can be mixed in one walk.
+//! A commit's generation number is its topological level: 1 for a commit without parents, else one
+//! more than the highest of its parents' (parents as git walks them: none at a shallow boundary).
+//! It falls strictly from child to parent, which is all the walk's stop rule needs. It is the
+//! number git writes into a commit-graph file (the level in the `CDAT` chunk, which gix reads as
+//! `generation`), so the two sources agree and can be mixed in one walk.
 //!
-//! Where they come from: the repository's commit-graph for the commits it holds, when gix would use it (enabled, no
-//! object replacements, not shallow); for every other commit, a table the engine keeps in memory per repository
-//! (keyed by common dir), filled lazily. A commit's number depends only on its ancestry, and a commit id names its
-//! parents (they are hashed into it), so an entry never goes stale; the table is started again only when what makes
-//! gix's parents differ from the commits' own changes: the shallow boundary (`.git/shallow`) or the object
-//! replacements (`refs/replace/`, honoured by gix unless disabled; gix reads no `info/grafts`). Filling it for new
-//! tips reads only the commits the table and the commit-graph do not know: after one commit, one commit; a
-//! commit-graph that misses the newest commits (written before them) costs only those. Without a commit-graph, the
-//! first count on a repository reads its whole history once (every commit below the tips must be numbered); that
-//! is the price of exact counts there (see docs/internals.md, "Exact ahead/behind"), paid once per run dir when
-//! tables are saved (below).
+//! Where they come from: the repository's commit-graph for the commits it holds, when gix would use
+//! it (enabled, no object replacements, not shallow); for every other commit, a table the engine
+//! keeps in memory per repository (keyed by common dir), filled lazily. A commit's number depends
+//! only on its ancestry, and a commit id names its parents (they are hashed into it), so an entry
+//! never goes stale; the table is started again only when what makes gix's parents differ from the
+//! commits' own changes: the shallow boundary (`.git/shallow`) or the object replacements
+//! (`refs/replace/`, honoured by gix unless disabled; gix reads no `info/grafts`). Filling it for
+//! new tips reads only the commits the table and the commit-graph do not know: after one commit,
+//! one commit; a commit-graph that misses the newest commits (written before them) costs only
+//! those. Without a commit-graph, the first count on a repository reads its whole history once
+//! (every commit below the tips must be numbered); that is the price of exact counts there (see
+//! docs/internals.md, "Exact ahead/behind"), paid once per run dir when tables are saved (below).
 //!
-//! A table is filled only from complete ancestries: when a commit turns out to be missing (a damaged repository),
-//! the numbers computed in that call are used for it and not kept, so an object that appears later cannot leave a
-//! number too low behind. Tables are held in a cache bounded by weight ([`CAPACITY_BYTES`]), least recently used out
-//! first; a table that does not fit is computed again by the next call.
+//! A table is filled only from complete ancestries: when a commit turns out to be missing (a
+//! damaged repository), the numbers computed in that call are used for it and not kept, so an
+//! object that appears later cannot leave a number too low behind. Tables are held in a cache
+//! bounded by weight ([`CAPACITY_BYTES`]), least recently used out first; a table that does not fit
+//! is computed again by the next call.
 //!
-//! When the engine has a run dir ([`saved`]), tables are also saved there, written by a thread of their own after
-//! the call that grew them, and a process that meets a repository for the first time loads its table from there
-//! (validated: a damaged, cut or foreign file is ignored and rewritten), so only the first process on a repository
-//! reads its whole history. A table is saved when it was first filled in this process, and again once
-//! [`SAVE_AFTER`] entries were added since: a process that loads a file a little behind reads only the commits
-//! added since (cheap), and rewriting the file for every new commit would not pay.
+//! When the engine has a run dir ([`saved`]), tables are also saved there, written by a thread of
+//! their own after the call that grew them, and a process that meets a repository for the first
+//! time loads its table from there (validated: a damaged, cut or foreign file is ignored and
+//! rewritten), so only the first process on a repository reads its whole history. A table is saved
+//! when it was first filled in this process, and again once [`SAVE_AFTER`] entries were added
+//! since: a process that loads a file a little behind reads only the commits added since (cheap),
+//! and rewriting the file for every new commit would not pay.
 //!
-//! A table is a small commit table: besides its number, each entry keeps the commit's parents (as git walks them,
-//! as positions in the table) and its committer date, taken from the same read that numbers it. The walks
-//! ([`super::paint`]) take a commit from the table when it is there, so after the numbering, or in a process that
-//! loaded the table, they read no commit object at all ([`walk_reads`] counts the ones they do read). An entry
-//! whose parents are not all entries (numbered with the commit-graph's help) keeps no parents: the walks read it.
+//! A table is a small commit table: besides its number, each entry keeps the commit's parents (as
+//! git walks them, as positions in the table) and its committer date, taken from the same read that
+//! numbers it. The walks ([`super::paint`]) take a commit from the table when it is there, so after
+//! the numbering, or in a process that loaded the table, they read no commit object at all
+//! ([`walk_reads`] counts the ones they do read). An entry whose parents are not all entries
+//! (numbered with the commit-graph's help) keeps no parents: the walks read it.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -47,12 +52,12 @@ use sha2::Digest as _;
 use super::Shallow;
 use crate::error::{Error, Result};
 
-/// Weight bound of the tables of every repository together, in bytes (about 80 bytes per commit: 1.25 million
-/// commits).
+/// Weight bound of the tables of every repository together, in bytes (about 80 bytes per commit:
+/// 1.25 million commits).
 pub(crate) const CAPACITY_BYTES: u64 = 96 * 1024 * 1024;
 
-/// Approximate bytes one entry of a table takes (the [`Entry`], a parent position, the id's slot in the index with
-/// the hash table's slack).
+/// Approximate bytes one entry of a table takes (the [`Entry`], a parent position, the id's slot in
+/// the index with the hash table's slack).
 const ENTRY_BYTES: u64 = 80;
 
 /// Entries added to a table since it was last saved that make it worth saving again.
@@ -60,18 +65,20 @@ const SAVE_AFTER: usize = 1024;
 
 pub(crate) mod saved;
 
-/// What gix's parents depend on besides the commits (shallow boundary, object replacements): SHA-256 of them, the
-/// same in every process. All zeros: a table not yet started.
+/// What gix's parents depend on besides the commits (shallow boundary, object replacements):
+/// SHA-256 of them, the same in every process. All zeros: a table not yet started.
 type Fingerprint = [u8; 32];
 
-/// Commits numbered by reading them (not loaded, not from a commit-graph) since the process started.
+/// Commits numbered by reading them (not loaded, not from a commit-graph) since the process
+/// started.
 static NUMBERED: AtomicU64 = AtomicU64::new(0);
 
-/// Commits the walks read from the object database or the commit-graph (not from a table) since the process started.
+/// Commits the walks read from the object database or the commit-graph (not from a table) since the
+/// process started.
 static WALK_READS: AtomicU64 = AtomicU64::new(0);
 
-/// Tables started since the process started: a table's `serial`, so that a filler appends only to the table it
-/// numbered against (positions are only valid there).
+/// Tables started since the process started: a table's `serial`, so that a filler appends only to
+/// the table it numbered against (positions are only valid there).
 static STARTED: AtomicU64 = AtomicU64::new(0);
 
 /// [`Entry::parent_count`] of an entry whose parents are not kept (one of them is not an entry).
@@ -87,12 +94,13 @@ pub(super) struct Entry {
     pub(super) time: i64,
     /// Where its parents' positions start in [`Table::parents`].
     pub(super) parents_at: u32,
-    /// How many parents it has as git walks them (none at a shallow boundary), or [`PARENTS_NOT_KEPT`].
+    /// How many parents it has as git walks them (none at a shallow boundary), or
+    /// [`PARENTS_NOT_KEPT`].
     pub(super) parent_count: u32,
 }
 
-/// One repository's table: the commits the commit-graph lacked when they were numbered, with their numbers, parents
-/// and dates.
+/// One repository's table: the commits the commit-graph lacked when they were numbered, with their
+/// numbers, parents and dates.
 #[derive(Debug)]
 pub(super) struct Table {
     pub(super) epoch: Fingerprint,
@@ -103,8 +111,8 @@ pub(super) struct Table {
     pub(super) parents: Vec<u32>,
     /// Entries in the saved file (loaded from it, or queued to be written).
     saved: usize,
-    /// Whether every parent of an entry is an entry (or none: a root, a shallow boundary): filled without a
-    /// commit-graph. Only such a table is saved (see [`saved`]).
+    /// Whether every parent of an entry is an entry (or none: a root, a shallow boundary): filled
+    /// without a commit-graph. Only such a table is saved (see [`saved`]).
     pub(super) self_contained: bool,
     /// Which table this is (see [`STARTED`]).
     serial: u64,
@@ -138,8 +146,8 @@ impl Table {
         (entry.parent_count != PARENTS_NOT_KEPT).then(|| &self.parents[at..at + entry.parent_count as usize])
     }
 
-    /// Appends the commits a filler numbered, their parents turned into positions (not kept when one is not an
-    /// entry: it is in the commit-graph).
+    /// Appends the commits a filler numbered, their parents turned into positions (not kept when
+    /// one is not an entry: it is in the commit-graph).
     fn extend(&mut self, fresh: &Fresh) {
         let base = self.entries.len();
         self.index.reserve(fresh.commits.len());
@@ -176,7 +184,8 @@ struct Fresh {
     parent_ids: Vec<ObjectId>,
 }
 
-/// A commit the filler read and has not numbered yet: its date and its parents' run in [`Fresh::parent_ids`].
+/// A commit the filler read and has not numbered yet: its date and its parents' run in
+/// [`Fresh::parent_ids`].
 type Read = (i64, std::ops::Range<usize>);
 
 /// One commit a filler numbered.
@@ -201,8 +210,8 @@ impl Default for Table {
     }
 }
 
-/// A repository's table, shared by concurrent calls; `fill` is held while one of them numbers new commits, so two
-/// first calls read the history once.
+/// A repository's table, shared by concurrent calls; `fill` is held while one of them numbers new
+/// commits, so two first calls read the history once.
 #[derive(Debug, Default)]
 struct Shared {
     table: RwLock<Table>,
@@ -233,7 +242,8 @@ pub(crate) struct Generations {
 }
 
 impl Generations {
-    /// The repository's commit-graph (when gix would use it and the repository is not shallow) and its table.
+    /// The repository's commit-graph (when gix would use it and the repository is not shallow) and
+    /// its table.
     ///
     /// # Errors
     /// [`Error::GitRead`] when the commit-graph exists but cannot be read.
@@ -270,8 +280,8 @@ impl Generations {
         self.commit_graph.as_ref()
     }
 
-    /// Numbers every commit reachable from `tips` that neither the table nor the commit-graph knows (a depth-first
-    /// walk that stops at known commits), and returns the numbers of all of them.
+    /// Numbers every commit reachable from `tips` that neither the table nor the commit-graph knows
+    /// (a depth-first walk that stops at known commits), and returns the numbers of all of them.
     ///
     /// # Errors
     /// [`Error::GitRead`] when a commit cannot be read or parsed.
@@ -315,7 +325,8 @@ impl Generations {
         Ok(Known { table: self.read(), fresh })
     }
 
-    /// The table as it is, without numbering anything: for reading commits it keeps ([`Known::commit`]).
+    /// The table as it is, without numbering anything: for reading commits it keeps
+    /// ([`Known::commit`]).
     pub(crate) fn known(&self) -> Known<'_> {
         Known { table: self.read(), fresh: HashMap::new() }
     }
@@ -326,15 +337,16 @@ impl Generations {
         self.read().is_some_and(|table| tips.iter().all(|id| table.index.contains_key(id) || in_graph(id)))
     }
 
-    /// The table, read-locked, when it is this call's epoch (a concurrent call may have started it again for
-    /// another shallow boundary or other replacements: then this call uses none of it).
+    /// The table, read-locked, when it is this call's epoch (a concurrent call may have started it
+    /// again for another shallow boundary or other replacements: then this call uses none of it).
     fn read(&self) -> Option<RwLockReadGuard<'_, Table>> {
         let table = self.shared.table.read().unwrap_or_else(PoisonError::into_inner);
         (table.epoch == self.epoch).then_some(table)
     }
 
-    /// The depth-first numbering: a commit is numbered once all its parents are. Returns the new commits (with their
-    /// parents as git walks them and their dates) and whether every commit below the tips was found.
+    /// The depth-first numbering: a commit is numbered once all its parents are. Returns the new
+    /// commits (with their parents as git walks them and their dates) and whether every commit
+    /// below the tips was found.
     fn fill(
         &self,
         repo: &gix::Repository,
@@ -405,11 +417,12 @@ impl Generations {
     }
 }
 
-/// Numbers, on a thread of its own, the commits below `tips` that neither the table nor the commit-graph knows, so
-/// that a count asked for later finds them numbered (a call that needs them meanwhile waits for this thread instead
-/// of reading the history a second time). Nothing is started when every tip is known already, and the thread numbers
-/// nothing when `needless` (run on it first) says the count will not need the numbers; a failure is left for the
-/// count itself to report.
+/// Numbers, on a thread of its own, the commits below `tips` that neither the table nor the
+/// commit-graph knows, so that a count asked for later finds them numbered (a call that needs them
+/// meanwhile waits for this thread instead of reading the history a second time). Nothing is
+/// started when every tip is known already, and the thread numbers nothing when `needless` (run on
+/// it first) says the count will not need the numbers; a failure is left for the count itself to
+/// report.
 pub(crate) fn number_in_background(
     repo: &gix::Repository,
     tips: Vec<ObjectId>,
@@ -430,16 +443,17 @@ pub(crate) fn number_in_background(
     drop(spawned);
 }
 
-/// The generation numbers of one walk: the table (read-locked while the walk runs) and the numbers the call made
-/// without keeping them.
+/// The generation numbers of one walk: the table (read-locked while the walk runs) and the numbers
+/// the call made without keeping them.
 pub(crate) struct Known<'a> {
     table: Option<RwLockReadGuard<'a, Table>>,
     fresh: HashMap<ObjectId, u32>,
 }
 
 impl Known<'_> {
-    /// The generation number of `id`: `from_graph` (what the commit-graph says, when it holds the commit), else the
-    /// engine's; `None` only for a commit below no tip given to [`Generations::number`].
+    /// The generation number of `id`: `from_graph` (what the commit-graph says, when it holds the
+    /// commit), else the engine's; `None` only for a commit below no tip given to
+    /// [`Generations::number`].
     pub(crate) fn of(&self, id: &ObjectId, from_graph: Option<u32>) -> Option<u32> {
         from_graph.or_else(|| {
             self.fresh
@@ -449,8 +463,9 @@ impl Known<'_> {
         })
     }
 
-    /// The commit `id` as the table keeps it (parents as git walks them, committer date; no commit-graph
-    /// generation), `None` when the table does not hold it with its parents: then it must be read.
+    /// The commit `id` as the table keeps it (parents as git walks them, committer date; no
+    /// commit-graph generation), `None` when the table does not hold it with its parents: then it
+    /// must be read.
     pub(crate) fn commit<T: Default>(&self, id: &ObjectId) -> Option<gix::revwalk::graph::Commit<T>> {
         let table = self.table.as_ref()?;
         let entry = table.get(id)?;
@@ -464,8 +479,8 @@ impl Known<'_> {
     }
 }
 
-/// What gix's parents depend on besides the commits themselves: the shallow boundary and the object replacements
-/// (when gix honours them), as a [`Fingerprint`].
+/// What gix's parents depend on besides the commits themselves: the shallow boundary and the object
+/// replacements (when gix honours them), as a [`Fingerprint`].
 fn epoch(repo: &gix::Repository, shallow: &Shallow) -> Fingerprint {
     let mut hasher = sha2::Sha256::new();
     hasher.update(b"shallow");
@@ -484,13 +499,14 @@ fn epoch(repo: &gix::Repository, shallow: &Shallow) -> Fingerprint {
     hasher.finalize().into()
 }
 
-/// Commits numbered by reading them since the process started (see [`crate::ancestry::numbered_commits`]).
+/// Commits numbered by reading them since the process started (see
+/// [`crate::ancestry::numbered_commits`]).
 pub(crate) fn numbered() -> u64 {
     NUMBERED.load(Ordering::Relaxed)
 }
 
-/// Commits the walks read from the object database or the commit-graph since the process started (see
-/// [`crate::ancestry::walk_reads`]).
+/// Commits the walks read from the object database or the commit-graph since the process started
+/// (see [`crate::ancestry::walk_reads`]).
 pub(crate) fn walk_reads() -> u64 {
     WALK_READS.load(Ordering::Relaxed)
 }

@@ -1,6 +1,7 @@
-//! Generation tables saved in the engine's run dir (`<run dir>/generations/<name>.gen`, one file per repository), so
-//! that a new process loads a repository's commit table (a few milliseconds for 80,000 commits) instead of reading
-//! its whole history again. Never in a repository: a read never writes one.
+//! Generation tables saved in the engine's run dir (`<run dir>/generations/<name>.gen`, one file
+//! per repository), so that a new process loads a repository's commit table (a few milliseconds for
+//! 80,000 commits) instead of reading its whole history again. Never in a repository: a read never
+//! writes one.
 //!
 //! The file (little-endian):
 //!
@@ -22,23 +23,26 @@
 //! | `m` x 4 | the parents, as positions of entries (0-based, in the order above), each entry's in a run, in order |
 //! | 4 | CRC-32 of every byte before it |
 //!
-//! Why a saved table can be trusted. A wrong number breaks the walk's exactness silently (a number too low lets
-//! the walk stop before a path that makes commits common, and a count comes out too high), and a wrong parent sends
-//! the walks down another history, so a file is used only when it is exactly what this engine wrote for this
-//! repository as it is now: the magic, version, hash kind, fingerprint and path must match, the length must be
-//! exactly what the counts say, the checksum must hold (a truncated, damaged or half-written file fails it), the ids
-//! must ascend, the parent counts add up to `m`, every parent is another entry, and every number is one more than
-//! its parents' highest (1 without parents), so the numbers are the levels of the parents written. Anything else is
-//! ignored (the history is numbered again and the file rewritten). What is written is trusted because only complete
-//! tables are written: every entry was read and numbered from a complete ancestry, and every parent of an entry is
-//! an entry too (tables filled with the commit-graph's help, whose parents' numbers live in the commit-graph, are
-//! not saved: with a commit-graph there is little to save). A commit id hashes its parents and its committer, so an
-//! entry never changes while the fingerprint holds, even if the repository at that path is replaced by another.
+//! Why a saved table can be trusted. A wrong number breaks the walk's exactness silently (a number
+//! too low lets the walk stop before a path that makes commits common, and a count comes out too
+//! high), and a wrong parent sends the walks down another history, so a file is used only when it
+//! is exactly what this engine wrote for this repository as it is now: the magic, version, hash
+//! kind, fingerprint and path must match, the length must be exactly what the counts say, the
+//! checksum must hold (a truncated, damaged or half-written file fails it), the ids must ascend,
+//! the parent counts add up to `m`, every parent is another entry, and every number is one more
+//! than its parents' highest (1 without parents), so the numbers are the levels of the parents
+//! written. Anything else is ignored (the history is numbered again and the file rewritten). What
+//! is written is trusted because only complete tables are written: every entry was read and
+//! numbered from a complete ancestry, and every parent of an entry is an entry too (tables filled
+//! with the commit-graph's help, whose parents' numbers live in the commit-graph, are not saved:
+//! with a commit-graph there is little to save). A commit id hashes its parents and its committer,
+//! so an entry never changes while the fingerprint holds, even if the repository at that path is
+//! replaced by another.
 //!
-//! Writes go through one thread of their own, off every call's path, to a temporary file in the same directory
-//! renamed over the old one: a reader sees the old file or the new one, never a mix (and a file cut short by a
-//! crash fails the checksum). Two processes writing the same table each rename a complete file; the last one
-//! stays.
+//! Writes go through one thread of their own, off every call's path, to a temporary file in the
+//! same directory renamed over the old one: a reader sees the old file or the new one, never a mix
+//! (and a file cut short by a crash fails the checksum). Two processes writing the same table each
+//! rename a complete file; the last one stays.
 
 use std::collections::VecDeque;
 use std::io::Write as _;
@@ -50,7 +54,8 @@ use sha2::Digest as _;
 
 use super::{Entry, Fingerprint, Shared, Table};
 
-/// The file format's version: a file of another version is ignored (and rewritten). 2: parents and dates.
+/// The file format's version: a file of another version is ignored (and rewritten). 2: parents and
+/// dates.
 const VERSION: u32 = 2;
 
 /// The first bytes of every table file.
@@ -86,7 +91,8 @@ fn kind_code(kind: gix::hash::Kind) -> u8 {
     }
 }
 
-/// The saved table of `common_dir` for `fingerprint`, when a valid one is there (see the module documentation).
+/// The saved table of `common_dir` for `fingerprint`, when a valid one is there (see the module
+/// documentation).
 pub(super) fn load(common_dir: &Path, kind: gix::hash::Kind, fingerprint: &Fingerprint) -> Option<Table> {
     let bytes = std::fs::read(file_of(common_dir)?).ok()?;
     let (entries, parents) = parse(&bytes, common_dir, kind, fingerprint)?;
@@ -212,8 +218,9 @@ fn render(common_dir: &Path, kind: gix::hash::Kind, table: &Table) -> Option<Vec
     Some(bytes)
 }
 
-/// Writes the table of `common_dir` now, rendered under its read lock; `false` when there is nothing to write (no
-/// directory, not self-contained, empty) or the write failed (the next process numbers again).
+/// Writes the table of `common_dir` now, rendered under its read lock; `false` when there is
+/// nothing to write (no directory, not self-contained, empty) or the write failed (the next process
+/// numbers again).
 fn write(common_dir: &Path, kind: gix::hash::Kind, shared: &Shared) -> bool {
     let Some(file) = file_of(common_dir) else { return false };
     let bytes = {
@@ -258,8 +265,8 @@ fn queue() -> &'static (Mutex<Queue>, Condvar) {
     })
 }
 
-/// The writer thread: writes queued tables one at a time (a table queued twice is written once, with its entries
-/// at that time).
+/// The writer thread: writes queued tables one at a time (a table queued twice is written once,
+/// with its entries at that time).
 fn writer() {
     let (lock, wake) = queue();
     let mut queue = lock.lock().unwrap_or_else(PoisonError::into_inner);
@@ -298,7 +305,8 @@ pub(crate) fn flush() {
     }
 }
 
-/// The file a repository's table is saved in (`None` when tables are kept in memory only): for tests.
+/// The file a repository's table is saved in (`None` when tables are kept in memory only): for
+/// tests.
 pub(crate) fn path_of(common_dir: &Path) -> Option<PathBuf> {
     file_of(common_dir)
 }
@@ -311,7 +319,8 @@ mod tests {
     const KIND: gix::hash::Kind = gix::hash::Kind::Sha1;
     const FINGERPRINT: Fingerprint = [7; 32];
 
-    /// A table of `commits` (id byte, number, date, parents as positions in this list), in this order.
+    /// A table of `commits` (id byte, number, date, parents as positions in this list), in this
+    /// order.
     fn table(commits: &[(u8, u32, i64, &[u32])]) -> Table {
         let (mut entries, mut parents) = (Vec::new(), Vec::new());
         for (id, generation, time, own) in commits {
