@@ -579,7 +579,6 @@ fn churn(
     (days, since, until): (u32, i64, i64),
     interrupt: &Interrupt,
 ) -> Result<Churn> {
-    let utc = |seconds| iso_time(gix::date::Time { seconds, offset: 0 });
     // Per email: (commits, the name on its newest commit: the walk goes newest first).
     let mut authors: BTreeMap<String, (usize, String)> = BTreeMap::new();
     let mut commits = 0;
@@ -599,15 +598,7 @@ fn churn(
             entry.0 += 1;
         }
     }
-    let mut authors: Vec<ChurnAuthor> =
-        authors.into_iter().map(|(email, (commits, name))| ChurnAuthor { email, name, commits }).collect();
-    authors.sort_by(|a, b| b.commits.cmp(&a.commits).then_with(|| a.email.cmp(&b.email)));
-    Ok(Churn {
-        days,
-        since: utc(since),
-        until: utc(until),
-        tally: Tally { commits, author_count: authors.len(), authors },
-    })
+    Ok(window_churn((days, since, until), commits, authors))
 }
 
 /// [`recent`] from a kept walk of HEAD over the path.
@@ -638,7 +629,6 @@ fn churn_kept(
     (days, since, until): (u32, i64, i64),
     interrupt: &Interrupt,
 ) -> Result<Churn> {
-    let utc = |seconds| iso_time(gix::date::Time { seconds, offset: 0 });
     let shown = walk.since(repo, interrupt, since)?.len();
     // Commits per raw identity, identities in the order the walk first showed them.
     let mut counts: Vec<(u32, usize)> = Vec::new();
@@ -665,15 +655,22 @@ fn churn_kept(
         let person = crate::history::Person::mapped(&mailmap, signature);
         authors.entry(person.email).or_insert_with(|| (0, person.name)).0 += count;
     }
+    Ok(window_churn((days, since, until), commits, authors))
+}
+
+/// The churn of the window `(days, since, until)`: `commits` in it, and per mapped email its
+/// commits and the name on its newest one. Authors go most commits first, then by email.
+fn window_churn(
+    (days, since, until): (u32, i64, i64),
+    commits: usize,
+    authors: BTreeMap<String, (usize, String)>,
+) -> Churn {
+    let utc = |seconds| iso_time(gix::date::Time { seconds, offset: 0 });
     let mut authors: Vec<ChurnAuthor> =
         authors.into_iter().map(|(email, (commits, name))| ChurnAuthor { email, name, commits }).collect();
     authors.sort_by(|a, b| b.commits.cmp(&a.commits).then_with(|| a.email.cmp(&b.email)));
-    Ok(Churn {
-        days,
-        since: utc(since),
-        until: utc(until),
-        tally: Tally { commits, author_count: authors.len(), authors },
-    })
+    let tally = Tally { commits, author_count: authors.len(), authors };
+    Churn { days, since: utc(since), until: utc(until), tally }
 }
 
 /// The [`Tally`] of HEAD's whole history over `path`, walked afresh.
