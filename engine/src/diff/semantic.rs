@@ -25,7 +25,8 @@
 //! # Cost
 //!
 //! Parses are kept in the engine by blob id and language (a blob never changes), so a second call parses
-//! nothing; the parses of one call run on up to two threads. The budget keeps the files with the largest
+//! nothing, and the whole report is kept in the engine's answer cache until the repository's next file-system
+//! event; the parses of one call run on up to two threads. The budget keeps the files with the largest
 //! changes and counts the others in `omitted.files`.
 
 use std::collections::HashMap;
@@ -456,8 +457,40 @@ impl Engine {
         max_tokens: usize,
         measure: &mut Measure<'_, Report>,
     ) -> Result<Budgeted<Report>> {
-        let full = read(&repo.git, options, &self.semantic, &repo.interrupt)?;
+        let full = self.semantic_report(repo, options)?;
         fit(&full, max_tokens, measure)
+    }
+
+    /// The whole report of a selection, kept in the engine's answer cache until the next file-system event in the
+    /// repository (any event, as the selection may name refs, the index or the work tree). A report with a file
+    /// cut short by the time budget is not kept: the next call may have the time.
+    fn semantic_report(&self, repo: &Repo, options: &Options) -> Result<Arc<Report>> {
+        /// A report computed but not to be kept, carried past the cache as its error.
+        enum NotKept {
+            Report(Report),
+            Error(Error),
+        }
+        let variant = format!(
+            "diff.semantic\0{:?}\0{:?}\0{}\0{:?}\0{}",
+            options.base,
+            options.head,
+            options.staged,
+            options.path,
+            options.time_budget.as_millis()
+        );
+        let weight = |report: &Arc<Report>| weight(report);
+        let kept = self.answer(repo, &variant, None, weight, || {
+            let report = read(&repo.git, options, &self.semantic, &repo.interrupt).map_err(NotKept::Error)?;
+            let timed_out = report.files.iter().any(|file| {
+                file.fallback.as_ref().is_some_and(|fallback| fallback.reason == FallbackReason::TimeBudget)
+            });
+            if timed_out { Err(NotKept::Report(report)) } else { Ok(Arc::new(report)) }
+        });
+        match kept {
+            Ok(report) => Ok(report),
+            Err(NotKept::Report(report)) => Ok(Arc::new(report)),
+            Err(NotKept::Error(error)) => Err(error),
+        }
     }
 
     /// `diff.semanticFallbacks`: the files of the same selection that `diff.semantic` leaves to the text diff.
@@ -471,7 +504,7 @@ impl Engine {
         max_tokens: usize,
         measure: &mut Measure<'_, FallbackReport>,
     ) -> Result<Budgeted<FallbackReport>> {
-        let full = read(&repo.git, options, &self.semantic, &repo.interrupt)?;
+        let full = self.semantic_report(repo, options)?;
         let fallbacks: Vec<FallbackFile> = full
             .files
             .iter()
@@ -498,6 +531,12 @@ impl Engine {
         };
         crate::budget::fit_sections(&whole, &["fallbacks"], &[whole.fallbacks.len()], max_tokens, &cut, measure)
     }
+}
+
+/// The bytes a kept report holds, roughly.
+fn weight(report: &Report) -> usize {
+    let symbol = |symbol: &SymbolChange| 96 + symbol.name.len() + symbol.from.as_ref().map_or(0, String::len);
+    report.files.iter().map(|file| 160 + file.path.len() + file.symbols.iter().map(symbol).sum::<usize>()).sum()
 }
 
 /// Keeps the files with the largest changes that fit `max_tokens`, shown in path order. A file that does not fit
