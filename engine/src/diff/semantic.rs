@@ -28,9 +28,10 @@
 //!
 //! # Cost
 //!
-//! Parses are kept in the engine by blob id and language (a blob never changes), so a second call
-//! parses nothing; the parses of one call run on up to two threads. The budget keeps the files with
-//! the largest changes and counts the others in `omitted.files`.
+//! Parses are kept in the engine by blob id and language (a blob never changes), so a second call parses
+//! nothing, and the whole report is kept in the engine's answer cache until the repository's next file-system
+//! event; the parses of one call run on up to two threads. The budget keeps the files with the largest
+//! changes and counts the others in `omitted.files`.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -83,27 +84,68 @@ impl Default for Options {
 }
 
 /// The semantic diff of a selection.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+///
+/// Its JSON is compact (design.md §4.2) and leaves out what the rest already says: see [`FileChange`] and
+/// [`SymbolChange`] for their defaults. Changed files in a language without a grammar that were only modified
+/// (no rename, no mode change) are listed apart as `noGrammar` strings, `path +added -removed`, since their path
+/// and counts are all there is to say; every other file is an object of `files`.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Report {
-    /// The old side: a full sha or `INDEX`; `null` for an unborn `HEAD`.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The old side: an abbreviated sha (as `git rev-parse --short`) or `INDEX`; `None` for an unborn `HEAD`.
     pub base: Option<String>,
-    /// The new side: a full sha, `INDEX` or `WORKTREE` (left out of the JSON for `WORKTREE`).
-    #[serde(skip_serializing_if = "is_worktree")]
+    /// The new side: an abbreviated sha, `INDEX` or `WORKTREE` (left out of the JSON for `WORKTREE`).
     pub head: String,
     /// The path filter, when given.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
-    /// Changed files, counted whether shown or not.
+    /// Changed files, counted whether shown or not; in the JSON only when the budget cut `files`.
     pub changed_files: usize,
-    /// Files that fell back to the text diff, counted whether shown or not; default 0.
-    #[serde(skip_serializing_if = "crate::compact::is_zero")]
+    /// Files that fell back to the text diff, counted whether shown or not; in the JSON only when the budget cut
+    /// `files` (and not 0).
     pub fallback_files: usize,
-    /// The changed files in path order (the budget keeps those with the largest changes:
-    /// `omitted.files`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    /// The budget cut `files` (`omitted.files`), so the counts above are stated.
+    pub cut: bool,
+    /// The changed files in path order (the budget keeps those with the largest changes: `omitted.files`).
     pub files: Vec<FileChange>,
+}
+
+impl Serialize for Report {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        let (no_grammar, files): (Vec<&FileChange>, Vec<&FileChange>) =
+            self.files.iter().partition(|file| file.is_no_grammar());
+        let wire = WireReport {
+            base: self.base.as_deref(),
+            head: (!is_worktree(&self.head)).then_some(self.head.as_str()),
+            path: self.path.as_deref(),
+            changed_files: self.cut.then_some(self.changed_files),
+            fallback_files: (self.cut && self.fallback_files > 0).then_some(self.fallback_files),
+            files: files.into_iter().map(WireFile::from).collect(),
+            no_grammar: no_grammar
+                .into_iter()
+                .map(|file| format!("{} +{} -{}", file.path, file.additions, file.deletions))
+                .collect(),
+        };
+        wire.serialize(serializer)
+    }
+}
+
+/// [`Report`] as its JSON has it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct WireReport<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    base: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    head: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    path: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    changed_files: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fallback_files: Option<usize>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    files: Vec<WireFile<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    no_grammar: Vec<String>,
 }
 
 fn is_worktree(head: &str) -> bool {
@@ -111,35 +153,97 @@ fn is_worktree(head: &str) -> bool {
 }
 
 /// One changed file.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+///
+/// In the JSON, `status` is left out when `modified`, `language` when the extension gives it, and `additions`
+/// and `deletions` when they are the sums over `symbols` and `topLevel`; `fallback` is the reason alone, with
+/// `errorRatio` beside it for `parse_errors`.
+#[derive(Debug, Clone, PartialEq)]
 pub struct FileChange {
     /// Repository-relative path (the new one for a renamed file).
     pub path: String,
     /// For a renamed or copied file: the old path.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub from: Option<String>,
     /// How the file changed, in git's terms.
     pub status: Status,
     /// The language it was parsed as, when known.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub language: Option<Language>,
-    /// Lines added in the file (as `git diff --numstat`); default 0.
-    #[serde(skip_serializing_if = "crate::compact::is_zero_u64")]
+    /// Lines added in the file (as `git diff --numstat`).
     pub additions: u64,
-    /// Lines removed in the file; default 0.
-    #[serde(skip_serializing_if = "crate::compact::is_zero_u64")]
+    /// Lines removed in the file.
     pub deletions: u64,
     /// Why the file was left to the text diff (then it has no symbols).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub fallback: Option<Fallback>,
-    /// Changed lines outside every symbol (imports, attributes, file-level statements); absent when
-    /// none.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Changed lines outside every symbol (imports, attributes, file-level statements); absent when none.
     pub top_level: Option<Lines>,
     /// The changed symbols in the order of the new side (removed ones where they stood).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub symbols: Vec<SymbolChange>,
+}
+
+impl FileChange {
+    /// A modified file in a language without a grammar: the JSON lists it as a `noGrammar` string.
+    fn is_no_grammar(&self) -> bool {
+        self.status == Status::Modified
+            && self.from.is_none()
+            && self.fallback.as_ref().is_some_and(|fallback| fallback.reason == FallbackReason::UnsupportedLanguage)
+    }
+
+    /// The file's counts are the sums over its symbols and its top level, so the JSON leaves them out.
+    fn counts_implied(&self) -> bool {
+        let top = self.top_level.unwrap_or_default();
+        let added: u64 = self.symbols.iter().map(|symbol| symbol.added).sum::<u64>() + top.added;
+        let removed: u64 = self.symbols.iter().map(|symbol| symbol.removed).sum::<u64>() + top.removed;
+        self.fallback.is_none() && (added, removed) == (self.additions, self.deletions)
+    }
+}
+
+impl Serialize for FileChange {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        WireFile::from(self).serialize(serializer)
+    }
+}
+
+/// [`FileChange`] as its JSON has it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct WireFile<'a> {
+    path: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    from: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<Status>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    language: Option<Language>,
+    #[serde(skip_serializing_if = "crate::compact::is_zero_u64")]
+    additions: u64,
+    #[serde(skip_serializing_if = "crate::compact::is_zero_u64")]
+    deletions: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fallback: Option<FallbackReason>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error_ratio: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    top_level: Option<Lines>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    symbols: &'a [SymbolChange],
+}
+
+impl<'a> From<&'a FileChange> for WireFile<'a> {
+    fn from(file: &'a FileChange) -> Self {
+        let implied = file.counts_implied();
+        let by_extension = Language::detect(&file.path, None);
+        WireFile {
+            path: &file.path,
+            from: file.from.as_deref(),
+            status: (file.status != Status::Modified).then_some(file.status),
+            language: file.language.filter(|language| by_extension != Some(*language)),
+            additions: if implied { 0 } else { file.additions },
+            deletions: if implied { 0 } else { file.deletions },
+            fallback: file.fallback.as_ref().map(|fallback| fallback.reason),
+            error_ratio: file.fallback.as_ref().and_then(|fallback| fallback.error_ratio),
+            top_level: file.top_level,
+            symbols: &file.symbols,
+        }
+    }
 }
 
 /// Added and removed line counts.
@@ -211,8 +315,10 @@ impl FallbackReason {
 }
 
 /// One changed symbol.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+///
+/// In the JSON, `change` is left out when `modified`, `kind` when `fn`, and `oldLines` when it equals
+/// `newLines`.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SymbolChange {
     /// What happened to it.
     pub change: SymbolStatus,
@@ -221,27 +327,62 @@ pub struct SymbolChange {
     /// Its qualified name on the new side (the old side for a removed one).
     pub name: String,
     /// For a renamed symbol, and a moved one whose name changed: its old qualified name.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub from: Option<String>,
     /// For a moved symbol: the file it came from.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub from_path: Option<String>,
-    /// Lines added inside it (its members' included when they are not listed); default 0.
-    #[serde(skip_serializing_if = "crate::compact::is_zero_u64")]
+    /// Lines added inside it (its members' included when they are not listed).
     pub added: u64,
-    /// Lines removed inside it; default 0.
-    #[serde(skip_serializing_if = "crate::compact::is_zero_u64")]
+    /// Lines removed inside it.
     pub removed: u64,
-    /// Its first and last line on the old side (in `fromPath` for a move), 1-based; absent when
-    /// added.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Its first and last line on the old side (in `fromPath` for a move), 1-based; `None` when added.
     pub old_lines: Option<[u32; 2]>,
-    /// Its first and last line on the new side, 1-based; absent when removed.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Its first and last line on the new side, 1-based; `None` when removed.
     pub new_lines: Option<[u32; 2]>,
-    /// Its declaration up to the body changed (name aside for a rename); default false.
-    #[serde(skip_serializing_if = "crate::compact::is_false")]
+    /// Its declaration up to the body changed (name aside for a rename).
     pub signature_changed: bool,
+}
+
+impl Serialize for SymbolChange {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        WireSymbol {
+            change: (self.change != SymbolStatus::Modified).then_some(self.change),
+            kind: (self.kind != Kind::Fn).then_some(self.kind),
+            name: &self.name,
+            from: self.from.as_deref(),
+            from_path: self.from_path.as_deref(),
+            added: self.added,
+            removed: self.removed,
+            old_lines: self.old_lines.filter(|_| self.old_lines != self.new_lines),
+            new_lines: self.new_lines,
+            signature_changed: self.signature_changed,
+        }
+        .serialize(serializer)
+    }
+}
+
+/// [`SymbolChange`] as its JSON has it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct WireSymbol<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    change: Option<SymbolStatus>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kind: Option<Kind>,
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    from: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    from_path: Option<&'a str>,
+    #[serde(skip_serializing_if = "crate::compact::is_zero_u64")]
+    added: u64,
+    #[serde(skip_serializing_if = "crate::compact::is_zero_u64")]
+    removed: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    old_lines: Option<[u32; 2]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    new_lines: Option<[u32; 2]>,
+    #[serde(skip_serializing_if = "crate::compact::is_false")]
+    signature_changed: bool,
 }
 
 /// What happened to a symbol.
@@ -326,12 +467,43 @@ impl Engine {
         max_tokens: usize,
         measure: &mut Measure<'_, Report>,
     ) -> Result<Budgeted<Report>> {
-        let full = read(&repo.git, options, &self.semantic, &repo.interrupt)?;
+        let full = self.semantic_report(repo, options)?;
         fit(&full, max_tokens, measure)
     }
 
-    /// `diff.semanticFallbacks`: the files of the same selection that `diff.semantic` leaves to the
-    /// text diff.
+    /// The whole report of a selection, kept in the engine's answer cache until the next file-system event in the
+    /// repository (any event, as the selection may name refs, the index or the work tree). A report with a file
+    /// cut short by the time budget is not kept: the next call may have the time.
+    fn semantic_report(&self, repo: &Repo, options: &Options) -> Result<Arc<Report>> {
+        /// A report computed but not to be kept, carried past the cache as its error.
+        enum NotKept {
+            Report(Report),
+            Error(Error),
+        }
+        let variant = format!(
+            "diff.semantic\0{:?}\0{:?}\0{}\0{:?}\0{}",
+            options.base,
+            options.head,
+            options.staged,
+            options.path,
+            options.time_budget.as_millis()
+        );
+        let weight = |report: &Arc<Report>| weight(report);
+        let kept = self.answer(repo, &variant, None, weight, || {
+            let report = read(&repo.git, options, &self.semantic, &repo.interrupt).map_err(NotKept::Error)?;
+            let timed_out = report.files.iter().any(|file| {
+                file.fallback.as_ref().is_some_and(|fallback| fallback.reason == FallbackReason::TimeBudget)
+            });
+            if timed_out { Err(NotKept::Report(report)) } else { Ok(Arc::new(report)) }
+        });
+        match kept {
+            Ok(report) => Ok(report),
+            Err(NotKept::Report(report)) => Ok(Arc::new(report)),
+            Err(NotKept::Error(error)) => Err(error),
+        }
+    }
+
+    /// `diff.semanticFallbacks`: the files of the same selection that `diff.semantic` leaves to the text diff.
     ///
     /// # Errors
     /// As [`Engine::diff_semantic`].
@@ -342,7 +514,7 @@ impl Engine {
         max_tokens: usize,
         measure: &mut Measure<'_, FallbackReport>,
     ) -> Result<Budgeted<FallbackReport>> {
-        let full = read(&repo.git, options, &self.semantic, &repo.interrupt)?;
+        let full = self.semantic_report(repo, options)?;
         let fallbacks: Vec<FallbackFile> = full
             .files
             .iter()
@@ -371,9 +543,15 @@ impl Engine {
     }
 }
 
-/// Keeps the files with the largest changes that fit `max_tokens`, shown in path order. A file that
-/// does not fit even alone is never kept, so it does not hide the smaller ones behind it (a branch
-/// with one huge file still shows its other files' symbols).
+/// The bytes a kept report holds, roughly.
+fn weight(report: &Report) -> usize {
+    let symbol = |symbol: &SymbolChange| 96 + symbol.name.len() + symbol.from.as_ref().map_or(0, String::len);
+    report.files.iter().map(|file| 160 + file.path.len() + file.symbols.iter().map(symbol).sum::<usize>()).sum()
+}
+
+/// Keeps the files with the largest changes that fit `max_tokens`, shown in path order. A file that does not fit
+/// even alone is never kept, so it does not hide the smaller ones behind it (a branch with one huge file still shows
+/// its other files' symbols).
 ///
 /// # Errors
 /// [`crate::InvalidReason::BudgetBelowFloor`] when even no file exceeds `max_tokens`.
@@ -390,6 +568,7 @@ pub fn fit(full: &Report, max_tokens: usize, measure: &mut Measure<'_, Report>) 
             path: full.path.clone(),
             changed_files: full.changed_files,
             fallback_files: full.fallback_files,
+            cut: true,
             files: vec![file.clone()],
         };
         let omitted = crate::budget::Omitted::from_counts(&["files"], &[total], &[1]);
@@ -406,7 +585,11 @@ pub fn fit(full: &Report, max_tokens: usize, measure: &mut Measure<'_, Report>) 
     let cut = |full: &Report, shown: &[usize]| {
         let mut kept: Vec<usize> = by_size[..shown[0]].to_vec();
         kept.sort_unstable();
-        Report { files: kept.into_iter().map(|file_idx| full.files[file_idx].clone()).collect(), ..full.clone() }
+        Report {
+            cut: kept.len() < total,
+            files: kept.into_iter().map(|file_idx| full.files[file_idx].clone()).collect(),
+            ..full.clone()
+        }
     };
     crate::budget::fit_sections(full, &["files"], &[full.files.len()], max_tokens, &cut, measure)
 }
@@ -461,12 +644,15 @@ pub(crate) fn read(repo: &gix::Repository, options: &Options, cache: &Cache, int
     let mut files: Vec<FileChange> = match_symbols(&mut works, &parses, algorithm);
     files.sort_by(|a, b| a.path.cmp(&b.path));
     let fallback_files = files.iter().filter(|file| file.fallback.is_some()).count();
+    // Abbreviated as the other tools name commits (`commit.details`, `repo.history`).
+    let abbrev = crate::abbrev::Abbrev::new(repo);
     Ok(Report {
-        base: selection.base,
-        head: selection.head,
+        base: selection.base.map(|base| abbrev.hex(&base)),
+        head: abbrev.hex(&selection.head),
         path: options.path.clone(),
         changed_files: files.len(),
         fallback_files,
+        cut: false,
         files,
     })
 }

@@ -199,10 +199,9 @@ fn selection_properties() -> Map<String, Value> {
             objects the other local tools read, so its line counts agree with diff.text's, and it needs no \
             gateway and no network round trip. The gateway is asked only when no changed file has a grammar in \
             this build, and its checked answer then comes with `source: fluxgit-gateway`." },
-        "base": defaulted(json!({ "type": "string", "description": "Full sha or INDEX." }), "null (an unborn HEAD)"),
-        "head": defaulted(json!({ "type": "string", "description": "Full sha, INDEX or WORKTREE." }), "WORKTREE"),
+        "base": defaulted(json!({ "type": "string", "description": "Abbreviated sha or INDEX." }), "null (an unborn HEAD)"),
+        "head": defaulted(json!({ "type": "string", "description": "Abbreviated sha, INDEX or WORKTREE." }), "WORKTREE"),
         "path": defaulted(json!({ "type": "string" }), "null (no path filter)"),
-        "changedFiles": count(),
     }) else {
         unreachable!("an object literal")
     };
@@ -212,37 +211,51 @@ fn selection_properties() -> Map<String, Value> {
 /// `diff.semantic`.
 pub fn semantic() -> FnTool {
     let lines = json!({ "type": "object", "properties": { "added": count(), "removed": count() } });
-    let range = json!({ "type": "array", "items": { "type": "integer", "minimum": 1 }, "minItems": 2, "maxItems": 2 });
-    let symbol = json!({ "type": "object", "required": ["change", "kind", "name"], "properties": {
-        "change": { "enum": ["added", "removed", "modified", "renamed", "moved"] },
-        "kind": { "enum": ["fn", "struct", "enum", "union", "class", "interface", "trait", "impl", "mod",
-            "namespace", "const", "type", "macro"] },
+    let range = json!({ "type": "array", "items": { "type": "integer", "minimum": 1 }, "minItems": 2, "maxItems": 2,
+        "description": "First and last line, 1-based." });
+    let symbol = json!({ "type": "object", "required": ["name"], "properties": {
+        "change": defaulted(json!({ "enum": ["added", "removed", "modified", "renamed", "moved"] }), "modified"),
+        "kind": defaulted(json!({ "enum": ["fn", "struct", "enum", "union", "class", "interface", "trait", "impl",
+            "mod", "namespace", "const", "type", "macro"] }), "fn"),
         "name": { "type": "string", "description": "Qualified name (`Flags::new`, `Client.get`)." },
         "from": defaulted(json!({ "type": "string", "description": "Old name (renamed, moved)." }), "null"),
         "fromPath": defaulted(json!({ "type": "string", "description": "File it moved from." }), "null"),
         "added": defaulted(count(), "0"),
         "removed": defaulted(count(), "0"),
-        "oldLines": defaulted(range.clone(), "null (added)"),
-        "newLines": defaulted(range, "null (removed)"),
+        "newLines": defaulted(range.clone(), "null (removed)"),
+        "oldLines": defaulted(range, "newLines; null when added"),
         "signatureChanged": defaulted(json!({ "type": "boolean" }), "false") } });
     // Only `path` is required: a configured gateway's answer (`source: "fluxgit-gateway"`) carries its own
-    // per-file fields (`fallbackToText`, `hunks`) and no `status`.
+    // per-file fields (`fallbackToText`, `hunks`).
     let file = json!({ "type": "object", "required": ["path"], "properties": {
         "path": { "type": "string" },
         "from": defaulted(json!({ "type": "string" }), "null"),
-        "status": { "enum": ["added", "modified", "deleted", "renamed", "copied", "type-change", "unmerged"],
-            "description": "Always set in a local answer; absent from a gateway's." },
+        "status": defaulted(json!({ "enum": ["added", "modified", "deleted", "renamed", "copied", "type-change",
+            "unmerged"] }), "modified"),
         "language": defaulted(json!({ "enum": ["rust", "python", "javascript", "typescript", "tsx", "go", "java",
-            "c", "cpp"] }), "null"),
-        "additions": defaulted(count(), "0"),
-        "deletions": defaulted(count(), "0"),
-        "fallback": defaulted(fallback_schema(), "null (parsed)"),
+            "c", "cpp"] }), "the extension's (set by .gitattributes)"),
+        "additions": defaulted(count(), "the sum over symbols and topLevel; 0 for a fallback"),
+        "deletions": defaulted(count(), "as additions"),
+        "fallback": defaulted(json!({ "enum": ["unsupported_language", "parse_errors", "too_large", "binary",
+            "time_budget", "submodule", "unmerged", "unreadable"], "description": "Why it was left to diff.text." }),
+            "null (parsed)"),
+        "errorRatio": defaulted(json!({ "type": "number", "minimum": 0, "maximum": 1,
+            "description": "Share of error nodes (parse_errors)." }), "null"),
         "topLevel": defaulted(lines, "null (none)"),
         "symbols": opt_list(symbol) } });
     let mut properties = selection_properties();
-    properties.insert("fallbackFiles".to_owned(), defaulted(count(), "0"));
+    properties.insert("changedFiles".to_owned(), defaulted(count(), "the length of files and noGrammar (uncut)"));
+    properties.insert("fallbackFiles".to_owned(), defaulted(count(), "as changedFiles, the files with fallback"));
     properties.insert("files".to_owned(), opt_list(file));
-    let data = json!({ "type": "object", "required": ["supported", "changedFiles"], "properties": properties });
+    properties.insert(
+        "noGrammar".to_owned(),
+        defaulted(
+            json!({ "type": "array", "items": { "type": "string" }, "description": "Modified files in a language \
+            without a grammar, as `path +added -removed`: unsupported_language fallbacks." }),
+            "empty",
+        ),
+    );
+    let data = json!({ "type": "object", "required": ["supported"], "properties": properties });
     FnTool {
         handler: call_semantic,
         cache: Cache::until_any_change(),
@@ -267,6 +280,7 @@ pub fn semantic_fallbacks() -> FnTool {
     record["properties"]["additions"] = defaulted(count(), "0");
     record["properties"]["deletions"] = defaulted(count(), "0");
     let mut properties = selection_properties();
+    properties.insert("changedFiles".to_owned(), count());
     properties.insert("fallbacks".to_owned(), opt_list(record));
     let data = json!({ "type": "object", "required": ["supported", "changedFiles"], "properties": properties });
     FnTool {
