@@ -107,7 +107,8 @@ pub fn commit_details(result: &Budgeted<Details>, options: &Options) -> String {
 }
 
 /// `worktree.changes`: porcelain-like lines with counts: `UU path`, `X  path +a -d` (staged), ` Y path +a -d`
-/// (unstaged), `?? path`, each list with its cut notice; `clean` when there is nothing.
+/// (unstaged), `?? path`, each list with its cut notice; `clean` when there is nothing; then one `unreadable
+/// path: reason` line per item it could not read.
 pub fn worktree_changes(result: &Budgeted<ChangesReport>, options: &Options) -> String {
     let report = &result.data;
     let quote = |path: &str| options.status_path(path);
@@ -136,6 +137,7 @@ pub fn worktree_changes(result: &Budgeted<ChangesReport>, options: &Options) -> 
         out.line(format!("?? {}", quote(path)));
     }
     out.more(omitted, "untracked", "untracked");
+    super::unreadable_lines(&mut out, options, &report.unreadable);
     out.finish()
 }
 
