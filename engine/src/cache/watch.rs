@@ -272,6 +272,10 @@ fn add_tree(
                 Err(error) if error.kind() == io::ErrorKind::NotFound => continue,
                 Err(error) if error.raw_os_error() == Some(28) => return Err(WatchError::Limit),
                 Err(error) if error.raw_os_error() == Some(20) => continue, // ENOTDIR: replaced by a file.
+                // A path the system cannot name (longer than PATH_MAX: a work tree thousands of directories deep)
+                // holds nothing git can track or a status walk lists (the walk stops above it and names it as
+                // unreadable); its parent's watch sees it created or removed.
+                Err(error) if error.raw_os_error() == Some(libc::ENAMETOOLONG) => continue,
                 Err(error) => return Err(WatchError::Other(format!("{}: {error}", dir.display()))),
             };
             table.added += 1;

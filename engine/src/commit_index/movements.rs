@@ -263,9 +263,11 @@ fn refresh(repo: &gix::Repository, known: &Movements) -> Result<Movements> {
 /// read before.
 fn read_log(name: &str, path: &Path, known: Option<&Log>) -> Result<Log> {
     let empty = Log { name: name.to_owned(), lines: Vec::new(), taken: 0, inode: 0, last: Vec::new() };
-    let mut file = match std::fs::File::open(path) {
-        Ok(file) => file,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound || path.is_dir() => return Ok(empty),
+    // Opened without blocking and checked on the open file: a FIFO or a device in a reflog's place is read as no
+    // reflog, never waited on or read without end.
+    let mut file = match crate::regular_file::open(path, true) {
+        Ok(crate::regular_file::Opened::File(file, _)) => file,
+        Ok(_) => return Ok(empty),
         Err(err) => return Err(Error::git_text("reflog", format!("{}: {err}", path.display()))),
     };
     let failed = |err: std::io::Error| Error::git_text("reflog", format!("{}: {err}", path.display()));

@@ -442,8 +442,10 @@ fn work_tree_file(workdir: Option<&Path>, path: &BString, marker_size: usize, ca
     }
     let spans = scanner.finish();
     out.region_count = spans.len();
-    out.regions = match std::fs::File::open(&file) {
-        Ok(handle) => region_texts(std::io::BufReader::with_capacity(64 * 1024, handle), spans, cap),
+    // The second pass reads the same open file again, never the path: what is there now may be another file.
+    let mut handle = reader.into_inner();
+    out.regions = match std::io::Seek::rewind(&mut handle) {
+        Ok(()) => region_texts(std::io::BufReader::with_capacity(64 * 1024, handle), spans, cap),
         Err(_) => spans.into_iter().map(Region::empty).collect(),
     };
     out

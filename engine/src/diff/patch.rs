@@ -298,11 +298,23 @@ impl<'repo> Renderer<'repo> {
         if let (true, Some(root)) = (from_worktree, &self.new_root) {
             let relative = gix::path::from_bstr(entry.path.as_bstr()).map_err(|err| Error::git(WHAT, err))?;
             let path = root.join(relative);
-            let size = std::fs::metadata(&path).map_err(|err| Error::git(WHAT, err))?.len();
-            if size > MAX_BINARY_BYTES {
-                return Ok(None);
-            }
-            return std::fs::read(&path).map(Some).map_err(|err| Error::git(WHAT, err));
+            // Opened without blocking and not through a link, then read up to the cap from the open file.
+            use crate::regular_file::Opened;
+            return match crate::regular_file::read(&path, false, MAX_BINARY_BYTES)
+                .map_err(|err| Error::git(WHAT, err))?
+            {
+                Ok(bytes) => Ok(Some(bytes)),
+                Err(Opened::File(..)) => Ok(None),
+                Err(Opened::Missing) => {
+                    Err(Error::git_text(WHAT, format!("{} is gone from the work tree", path.display())))
+                }
+                Err(Opened::Symlink) => std::fs::read_link(&path)
+                    .map(|target| Some(target.into_os_string().into_encoded_bytes()))
+                    .map_err(|err| Error::git(WHAT, err)),
+                Err(Opened::NotRegular(kind)) => {
+                    Err(Error::git_text(WHAT, format!("{} is a {kind}, not a regular file: not read", path.display())))
+                }
+            };
         }
         let header = gix::objs::FindHeader::try_header(&self.objects, &entry.id)
             .map_err(|err| Error::git(WHAT, err))?

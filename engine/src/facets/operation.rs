@@ -54,7 +54,9 @@ pub fn read(repo: &gix::Repository) -> Option<Operation> {
 /// detached during a rebase, so this is the only place the branch shows.
 pub fn rebasing_branch(repo: &gix::Repository) -> Option<String> {
     ["rebase-merge", "rebase-apply"].iter().find_map(|dir| {
-        let name = std::fs::read_to_string(repo.git_dir().join(dir).join("head-name")).ok()?;
-        name.trim().strip_prefix("refs/heads/").map(str::to_owned)
+        let path = repo.git_dir().join(dir).join("head-name");
+        let cap = crate::guard::CONTROL_FILE_CAP;
+        let name = crate::guard::read_capped(&path, crate::guard::Symlinks::Follow, cap, "a head-name file").ok()??;
+        String::from_utf8_lossy(&name).trim().strip_prefix("refs/heads/").map(str::to_owned)
     })
 }

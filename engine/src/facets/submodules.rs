@@ -229,9 +229,12 @@ fn collect(
 /// that is gone, says so with the gitdir it names; else `err` as is.
 pub(crate) fn gitdir_error(repo: &gix::Repository, path: &str, err: impl std::error::Error) -> ItemError {
     let dot_git = repo.workdir().map(|workdir| workdir.join(path).join(".git"));
+    let read = |dot_git: std::path::PathBuf| {
+        crate::guard::read_capped(&dot_git, crate::guard::Symlinks::Follow, 4096, "a .git file").ok().flatten()
+    };
     let named = dot_git
-        .filter(|dot_git| std::fs::metadata(dot_git).is_ok_and(|meta| meta.is_file() && meta.len() < 4096))
-        .and_then(|dot_git| std::fs::read_to_string(dot_git).ok())
+        .and_then(read)
+        .and_then(|bytes| String::from_utf8(bytes).ok())
         .and_then(|text| text.trim().strip_prefix("gitdir:").map(|gitdir| gitdir.trim().to_owned()));
     match named {
         Some(gitdir) => {

@@ -150,7 +150,9 @@ pub(crate) fn commit(repo: &gix::Repository, head: ObjectId, path: &str) -> Resu
 /// The commits of `MERGE_HEAD` (a merge in progress), which git adds as parents of the work tree's
 /// commit.
 fn merge_heads(repo: &gix::Repository) -> Vec<ObjectId> {
-    let Ok(text) = std::fs::read(repo.git_dir().join("MERGE_HEAD")) else {
+    let path = repo.git_dir().join("MERGE_HEAD");
+    let cap = crate::guard::CONTROL_FILE_CAP;
+    let Ok(Some(text)) = crate::guard::read_capped(&path, crate::guard::Symlinks::Follow, cap, "MERGE_HEAD") else {
         return Vec::new();
     };
     text.lines()

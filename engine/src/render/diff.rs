@@ -107,9 +107,9 @@ pub fn commit_details(result: &Budgeted<Details>, options: &Options) -> String {
     out.finish()
 }
 
-/// `worktree.changes`: porcelain-like lines with counts: `UU path`, `X  path +a -d` (staged),
-/// ` Y path +a -d` (unstaged), `?? path`, each list with its cut notice; `clean` when there is
-/// nothing.
+/// `worktree.changes`: porcelain-like lines with counts: `UU path`, `X  path +a -d` (staged), ` Y path +a -d`
+/// (unstaged), `?? path`, each list with its cut notice; `clean` when there is nothing; then one `unreadable
+/// path: reason` line per item it could not read.
 pub fn worktree_changes(result: &Budgeted<ChangesReport>, options: &Options) -> String {
     let report = &result.data;
     let quote = |path: &str| options.status_path(path);
@@ -138,6 +138,7 @@ pub fn worktree_changes(result: &Budgeted<ChangesReport>, options: &Options) -> 
         out.line(format!("?? {}", quote(path)));
     }
     out.more(omitted, "untracked", "untracked");
+    super::unreadable_lines(&mut out, options, &report.unreadable);
     out.finish()
 }
 

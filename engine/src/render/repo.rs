@@ -1,7 +1,8 @@
 //! Text renderings of `repo.brief`, `repo.status` and `repo.refs`.
 
 use super::{
-    BranchLine, Lines, Options, Tracking, change_letter, change_lists, change_path, esc, short, upstream_marks,
+    BranchLine, Lines, Options, Tracking, change_letter, change_lists, change_path, esc, short, unreadable_lines,
+    upstream_marks,
 };
 use std::borrow::Cow;
 
@@ -206,9 +207,9 @@ fn counts_line(counts: &Counts) -> String {
         .join(", ")
 }
 
-/// `repo.status`: the `##` branch line and `HEAD <sha>`, the operation, then porcelain-like lines:
-/// `UU path` (conflicted), `X  path` (staged), ` Y path` (unstaged), `?? path` (untracked), or
-/// `clean`.
+/// `repo.status`: the `##` branch line and `HEAD <sha>`, the operation, then porcelain-like lines: `UU path`
+/// (conflicted), `X  path` (staged), ` Y path` (unstaged), `?? path` (untracked), or `clean`, then one
+/// `unreadable path: reason` line per item it could not read.
 pub fn status(result: &Budgeted<status::Report>, options: &Options) -> String {
     let report = &result.data;
     let head = &report.head;
@@ -233,6 +234,7 @@ pub fn status(result: &Budgeted<status::Report>, options: &Options) -> String {
         out.line(counts_line(&report.counts));
     }
     change_lists(&mut out, options, &result.omitted, &report.lists);
+    unreadable_lines(&mut out, options, &report.unreadable);
     out.finish()
 }
 

@@ -366,18 +366,21 @@ fn files_named_by_config_are_checked_before_they_are_read() {
         assert!(err.to_string().contains(&target), "{target}: {err}");
     }
     // The work tree's .git-blame-ignore-revs and .mailmap as links to a device: not read, the blame answers.
-    let layout = Layout::new();
-    std::os::unix::fs::symlink("/dev/zero", layout.repo.join(".git-blame-ignore-revs")).expect("symlink");
-    std::os::unix::fs::symlink("/dev/zero", layout.repo.join(".mailmap")).expect("symlink");
-    let engine = layout.engine();
-    let path = layout.repo_path().to_owned();
-    within_limit("conventional files", move || {
-        let repo = engine.resolve(&path).expect("resolves");
-        let _ = engine.blame_files_key(&repo);
-        for rev in [None, Some("HEAD")] {
-            engine.file_blame(&repo, &blame_options(rev), 1_000_000, &mut |_| 0).expect("blame answers");
-        }
-    });
+    // /dev/stdin may be a terminal or a pipe nobody writes, where a read would block.
+    for device in ["/dev/zero", "/dev/stdin"] {
+        let layout = Layout::new();
+        std::os::unix::fs::symlink(device, layout.repo.join(".git-blame-ignore-revs")).expect("symlink");
+        std::os::unix::fs::symlink(device, layout.repo.join(".mailmap")).expect("symlink");
+        let engine = layout.engine();
+        let path = layout.repo_path().to_owned();
+        within_limit(device, move || {
+            let repo = engine.resolve(&path).expect("resolves");
+            let _ = engine.blame_files_key(&repo);
+            for rev in [None, Some("HEAD")] {
+                engine.file_blame(&repo, &blame_options(rev), 1_000_000, &mut |_| 0).expect("blame answers");
+            }
+        });
+    }
     // A mailmap.file the repository's own config names outside the roots is not read: its mapping never shows.
     let layout = Layout::new();
     let mailmap = layout.outside.join("mailmap");
@@ -583,4 +586,32 @@ fn a_fifo_reflog_refuses_only_the_reads_of_that_reflog() {
         let err = at_one.expect_err("a revision reading the reflogs is refused");
         assert!(err.to_string().contains(named), "{case}: {err}");
     }
+}
+
+#[test]
+fn loose_objects_vetted_once_are_vetted_again_when_their_folder_changes() {
+    let layout = Layout::new();
+    let sha = loose_blob(&layout, &layout.repo, "a loose blob\n");
+    let fan_out = layout.repo.join(".git/objects").join(&sha[..2]);
+    // Folders changed within the last second are listed again at every call; these are remembered once older.
+    std::thread::sleep(Duration::from_millis(2100));
+    status_within(&layout, "the first vetting").expect("answers");
+    status_within(&layout, "a remembered vetting").expect("answers");
+    // A FIFO renamed over the object: its folder changed, so it is listed again and the FIFO refused.
+    let fifo = layout.repo.join("swap.fifo");
+    mkfifo(&fifo);
+    std::fs::rename(&fifo, fan_out.join(&sha[2..])).expect("renames");
+    let err = status_within(&layout, "a swapped object").expect_err("refused");
+    assert!(err.to_string().contains(&sha[2..]) && err.to_string().contains("FIFO"), "{err}");
+    // Setting the folder's modification time back does not hide the change: its change time moved.
+    std::fs::remove_file(fan_out.join(&sha[2..])).expect("removes");
+    assert_eq!(loose_blob(&layout, &layout.repo, "a loose blob\n"), sha);
+    std::thread::sleep(Duration::from_millis(2100));
+    status_within(&layout, "remembered again").expect("answers");
+    let other = layout.repo.join(".git/objects").join(&sha[..2]).join("0".repeat(38));
+    mkfifo(&other);
+    let status = Command::new("touch").args(["-m", "-d", "@1700000000"]).arg(&fan_out).status().expect("touch runs");
+    assert!(status.success());
+    let err = status_within(&layout, "a FIFO behind an old time").expect_err("refused");
+    assert!(err.to_string().contains("FIFO"), "{err}");
 }

@@ -256,7 +256,11 @@ fn is_own_line(tool: &str, line: &str) -> bool {
                 || count_line(line)
                 || starts(&["staged ", "unstaged ", "untracked ", "conflicted "])
         }
-        "repo.status" => starts(&["## ", "HEAD ", "merge in progress", "clean"]) || porcelain(line) || count_line(line),
+        "repo.status" => {
+            starts(&["## ", "HEAD ", "merge in progress", "clean", "unreadable "])
+                || porcelain(line)
+                || count_line(line)
+        }
         "repo.scope" => {
             starts(&["# ", "clean", "churn ", "all time: ", "owners: ", "tracked files ", "  ", "CODEOWNERS errors "])
                 || porcelain(line)
@@ -280,7 +284,7 @@ fn is_own_line(tool: &str, line: &str) -> bool {
                 || line.as_bytes().get(1) == Some(&b' ') && b"AMDRCTU".contains(&line.as_bytes()[0])
                 || count_line(line)
         }
-        "worktree.changes" => starts(&["clean", "bare"]) || porcelain(line) || count_line(line),
+        "worktree.changes" => starts(&["clean", "bare", "unreadable "]) || porcelain(line) || count_line(line),
         "diff.text" => {
             starts(&["# "])
                 || line.as_bytes().get(1) == Some(&b' ') && b"AMDRCTU".contains(&line.as_bytes()[0])
