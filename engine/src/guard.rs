@@ -1,15 +1,17 @@
 //! Checks made before the engine reads a repository's files: what kind of file each is, where a
 //! symbolic link leads, how large it is, and whether it lies under the allowed roots.
 //!
-//! A FIFO, a device or a socket is never opened for reading: a FIFO blocks a read for as long as nobody writes into
-//! it, `/dev/zero` never ends. Files the engine reads itself ([`read_capped`]) are checked with `lstat`, opened
-//! without blocking and checked again on the opened descriptor, then read up to a cap that fits their purpose.
-//! Files gix opens itself (HEAD, config and the files it includes, packed-refs, the index, loose refs, reflogs,
-//! loose objects, alternates, `shallow`, `info/exclude`...) cannot be opened another way, so [`vet_git_dir`] checks
-//! them with `lstat` before the repository is handed to gix. What remains is a race: a file swapped for a FIFO
-//! between that check and gix's open still blocks the read; only someone who can write into the git dir while the
-//! read runs can start it. The walk of the git dir's folders remembers each folder it found clean ([`Clean`]), so a
-//! store of many loose objects that did not change costs one `lstat` per folder, not one listing.
+//! A FIFO, a device or a socket is never opened for reading: a FIFO blocks a read for as long as
+//! nobody writes into it, `/dev/zero` never ends. Files the engine reads itself ([`read_capped`])
+//! are checked with `lstat`, opened without blocking and checked again on the opened descriptor,
+//! then read up to a cap that fits their purpose. Files gix opens itself (HEAD, config and the
+//! files it includes, packed-refs, the index, loose refs, reflogs, loose objects, alternates,
+//! `shallow`, `info/exclude`...) cannot be opened another way, so [`vet_git_dir`] checks them with
+//! `lstat` before the repository is handed to gix. What remains is a race: a file swapped for a
+//! FIFO between that check and gix's open still blocks the read; only someone who can write into
+//! the git dir while the read runs can start it. The walk of the git dir's folders remembers each
+//! folder it found clean ([`Clean`]), so a store of many loose objects that did not change costs
+//! one `lstat` per folder, not one listing.
 //!
 //! The same vetting keeps reads inside the allowed roots: a git dir, a common dir, a symbolic link
 //! in the git dir, an alternate object store, a configuration file the repository's config includes
@@ -30,10 +32,10 @@ pub(crate) const CONTROL_FILE_CAP: u64 = 64 * 1024;
 /// MiB).
 pub(crate) const LIST_FILE_CAP: u64 = 8 * 1024 * 1024;
 
-/// Entries of a git dir's `refs/`, `logs/` and other walked folders looked at per vetting, at most, and as many
-/// again of its `objects/` (loose objects, packs, `info/`). A folder remembered clean ([`Clean`]) costs one entry.
-/// A git dir with more loose refs or loose objects than that to list is vetted up to there; the rest is read by
-/// gix unchecked.
+/// Entries of a git dir's `refs/`, `logs/` and other walked folders looked at per vetting, at most,
+/// and as many again of its `objects/` (loose objects, packs, `info/`). A folder remembered clean
+/// ([`Clean`]) costs one entry. A git dir with more loose refs or loose objects than that to list
+/// is vetted up to there; the rest is read by gix unchecked.
 const WALK_BUDGET: usize = 20_000;
 
 /// Files of a git dir (or common dir) that gix may open while the engine reads, relative to it.
@@ -272,11 +274,12 @@ pub(crate) fn vet_git_dir(git_dir: &Path, roots: Option<&[PathBuf]>) -> Result<V
     Ok(Vetted { git_dir, common_dir })
 }
 
-/// Checks the configuration files gix reads beside the repository's own (the installation's, the system's,
-/// `$XDG_CONFIG_HOME/git/config` and `~/.gitconfig`, or what `GIT_CONFIG_SYSTEM` and `GIT_CONFIG_GLOBAL` name)
-/// and every file they include, as [`vet_includes`] checks the repository's: each is a regular file of at most
-/// [`CONFIG_FILE_CAP`] bytes. They are the user's, so they may lie anywhere. git itself blocks on a FIFO there and
-/// stops with "bad config line 1" on `/dev/zero`; the engine refuses the read at once, naming the file.
+/// Checks the configuration files gix reads beside the repository's own (the installation's, the
+/// system's, `$XDG_CONFIG_HOME/git/config` and `~/.gitconfig`, or what `GIT_CONFIG_SYSTEM` and
+/// `GIT_CONFIG_GLOBAL` name) and every file they include, as [`vet_includes`] checks the
+/// repository's: each is a regular file of at most [`CONFIG_FILE_CAP`] bytes. They are the user's,
+/// so they may lie anywhere. git itself blocks on a FIFO there and stops with "bad config line 1"
+/// on `/dev/zero`; the engine refuses the read at once, naming the file.
 ///
 /// # Errors
 /// [`Refusal::Unreadable`], saying which file.
@@ -294,18 +297,21 @@ fn vet_user_config() -> Result<(), Refusal> {
     Ok(())
 }
 
-/// Bytes read at most from a configuration file the repository holds or includes (8 MiB), to find its includes.
+/// Bytes read at most from a configuration file the repository holds or includes (8 MiB), to find
+/// its includes.
 const CONFIG_FILE_CAP: u64 = 8 * 1024 * 1024;
 
 /// Files of one include chain followed at most, as git and gix follow at most 10 nested includes.
 const MAX_INCLUDE_DEPTH: usize = 10;
 
-/// Follows the `include.path` and `includeIf.<condition>.path` entries of the repository's configuration file
-/// `config` (and of every file they include, [`MAX_INCLUDE_DEPTH`] deep) before gix follows them, whatever their
-/// condition: each included file must lie under `roots` (when given) and be a regular file (a symbolic link is
-/// followed, as git follows it). Paths are resolved as gix resolves them: `~/` against the home directory,
-/// `%(prefix)/` against the program's folder, a relative path against the including file's folder. An include that
-/// names nothing is skipped, as git skips it. [`vet_user_config`] checks the user's own files with no roots.
+/// Follows the `include.path` and `includeIf.<condition>.path` entries of the repository's
+/// configuration file `config` (and of every file they include, [`MAX_INCLUDE_DEPTH`] deep) before
+/// gix follows them, whatever their condition: each included file must lie under `roots` (when
+/// given) and be a regular file (a symbolic link is followed, as git follows it). Paths are
+/// resolved as gix resolves them: `~/` against the home directory, `%(prefix)/` against the
+/// program's folder, a relative path against the including file's folder. An include that names
+/// nothing is skipped, as git skips it. [`vet_user_config`] checks the user's own files with no
+/// roots.
 ///
 /// # Errors
 /// [`Refusal::Outside`] for an included file outside the roots; [`Refusal::Unreadable`] for one
@@ -397,10 +403,11 @@ fn vet_entry(path: &Path, roots: Option<&[PathBuf]>) -> Result<(), Refusal> {
     examine(path, Symlinks::Follow).map(|_| ()).map_err(Refusal::Unreadable)
 }
 
-/// Walks `dir` (when it is a directory, not through a link) checking each entry with [`vet_entry`], within
-/// `budget` entries and [`WALK_DEPTH`] levels. A directory found clean before and unchanged since ([`Clean`]) is
-/// not listed again: only its subdirectories are walked, so a call costs one `lstat` per directory of a store
-/// that did not change, whatever the number of loose objects in it.
+/// Walks `dir` (when it is a directory, not through a link) checking each entry with [`vet_entry`],
+/// within `budget` entries and [`WALK_DEPTH`] levels. A directory found clean before and unchanged
+/// since ([`Clean`]) is not listed again: only its subdirectories are walked, so a call costs one
+/// `lstat` per directory of a store that did not change, whatever the number of loose objects in
+/// it.
 fn walk(dir: &Path, roots: Option<&[PathBuf]>, depth: usize, budget: &mut usize) -> Result<(), Refusal> {
     if depth > WALK_DEPTH || *budget == 0 {
         return Ok(());
@@ -454,9 +461,10 @@ fn walk(dir: &Path, roots: Option<&[PathBuf]>, depth: usize, budget: &mut usize)
     Ok(())
 }
 
-/// What identifies one state of a directory's list of entries: its device and inode, and its modification and
-/// change times, to the nanosecond. Adding, removing or renaming an entry changes both times; setting the
-/// modification time back (`touch -d`) still changes the change time, which no one can set.
+/// What identifies one state of a directory's list of entries: its device and inode, and its
+/// modification and change times, to the nanosecond. Adding, removing or renaming an entry changes
+/// both times; setting the modification time back (`touch -d`) still changes the change time, which
+/// no one can set.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Stamp {
     device: u64,
@@ -482,9 +490,10 @@ impl Stamp {
         None
     }
 
-    /// Whether both times lie a whole second before `listed_at`, when the directory began to be listed: a change
-    /// made while it was listed, within the file system's timestamp granularity, could otherwise keep the times
-    /// it found, and a directory changed that recently is listed again next time.
+    /// Whether both times lie a whole second before `listed_at`, when the directory began to be
+    /// listed: a change made while it was listed, within the file system's timestamp granularity,
+    /// could otherwise keep the times it found, and a directory changed that recently is listed
+    /// again next time.
     fn settled_before(&self, listed_at: std::time::SystemTime) -> bool {
         let Ok(now) = listed_at.duration_since(std::time::UNIX_EPOCH) else { return false };
         let limit = i64::try_from(now.as_secs()).unwrap_or(i64::MAX).saturating_sub(1);
@@ -492,22 +501,25 @@ impl Stamp {
     }
 }
 
-/// Directories of git dirs found clean (no FIFO, device, socket or symbolic link in them) by a walk that listed
-/// them whole, with the [`Stamp`] they had and the roots they were vetted against, for the life of the process.
+/// Directories of git dirs found clean (no FIFO, device, socket or symbolic link in them) by a walk
+/// that listed them whole, with the [`Stamp`] they had and the roots they were vetted against, for
+/// the life of the process.
 struct Clean {
     stamp: Stamp,
     roots: Option<Vec<PathBuf>>,
     subdirs: Vec<std::ffi::OsString>,
 }
 
-/// Directories [`Clean`] remembers at most; it forgets them all when it is full (about 100 bytes each).
+/// Directories [`Clean`] remembers at most; it forgets them all when it is full (about 100 bytes
+/// each).
 const CLEAN_DIRS: usize = 65_536;
 
 static CLEAN: std::sync::LazyLock<std::sync::Mutex<std::collections::HashMap<PathBuf, Clean>>> =
     std::sync::LazyLock::new(Default::default);
 
 impl Clean {
-    /// The subdirectories of `dir` when it was found clean against `roots` with the stamp it has now.
+    /// The subdirectories of `dir` when it was found clean against `roots` with the stamp it has
+    /// now.
     fn subdirs(dir: &Path, stamp: &Stamp, roots: Option<&[PathBuf]>) -> Option<Vec<std::ffi::OsString>> {
         let known = CLEAN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let clean = known.get(dir)?;
@@ -523,10 +535,11 @@ impl Clean {
     }
 }
 
-/// Vets the reflog of the ref `name` (in the git dir, and in the common dir of a linked worktree) where gix would
-/// read it: not a FIFO, a device or a socket, and not a symbolic link leading outside the roots the repository
-/// was opened under ([`roots_of`]). Reflogs are left out of [`vet_git_dir`]'s walk (but for the stash's), so that
-/// one bad reflog refuses only the reads of that ref's reflog.
+/// Vets the reflog of the ref `name` (in the git dir, and in the common dir of a linked worktree)
+/// where gix would read it: not a FIFO, a device or a socket, and not a symbolic link leading
+/// outside the roots the repository was opened under ([`roots_of`]). Reflogs are left out of
+/// [`vet_git_dir`]'s walk (but for the stash's), so that one bad reflog refuses only the reads of
+/// that ref's reflog.
 ///
 /// # Errors
 /// [`Refusal::Outside`] or [`Refusal::Unreadable`], naming the file.

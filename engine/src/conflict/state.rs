@@ -294,8 +294,9 @@ fn read_sha(repo: &gix::Repository, file: &str) -> Option<ObjectId> {
     ObjectId::from_hex(text.lines().next()?.trim().as_bytes()).ok()
 }
 
-/// A state file of the git dir as text, read without blocking and up to [`crate::guard::LIST_FILE_CAP`] bytes; `None`
-/// when it is missing, no regular file, larger or not UTF-8.
+/// A state file of the git dir as text, read without blocking and up to
+/// [`crate::guard::LIST_FILE_CAP`] bytes; `None` when it is missing, no regular file, larger or not
+/// UTF-8.
 fn read_file(repo: &gix::Repository, file: &str) -> Option<String> {
     let path = repo.git_dir().join(file);
     let bytes = crate::guard::read_capped(&path, crate::guard::Symlinks::Follow, crate::guard::LIST_FILE_CAP, file);

@@ -28,10 +28,10 @@
 //!
 //! # Cost
 //!
-//! Parses are kept in the engine by blob id and language (a blob never changes), so a second call parses
-//! nothing, and the whole report is kept in the engine's answer cache until the repository's next file-system
-//! event; the parses of one call run on up to two threads. The budget keeps the files with the largest
-//! changes and counts the others in `omitted.files`.
+//! Parses are kept in the engine by blob id and language (a blob never changes), so a second call
+//! parses nothing, and the whole report is kept in the engine's answer cache until the repository's
+//! next file-system event; the parses of one call run on up to two threads. The budget keeps the
+//! files with the largest changes and counts the others in `omitted.files`.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -85,26 +85,30 @@ impl Default for Options {
 
 /// The semantic diff of a selection.
 ///
-/// Its JSON is compact (design.md §4.2) and leaves out what the rest already says: see [`FileChange`] and
-/// [`SymbolChange`] for their defaults. Changed files in a language without a grammar that were only modified
-/// (no rename, no mode change) are listed apart as `noGrammar` strings, `path +added -removed`, since their path
-/// and counts are all there is to say; every other file is an object of `files`.
+/// Its JSON is compact (design.md §4.2) and leaves out what the rest already says: see
+/// [`FileChange`] and [`SymbolChange`] for their defaults. Changed files in a language without a
+/// grammar that were only modified (no rename, no mode change) are listed apart as `noGrammar`
+/// strings, `path +added -removed`, since their path and counts are all there is to say; every
+/// other file is an object of `files`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Report {
-    /// The old side: an abbreviated sha (as `git rev-parse --short`) or `INDEX`; `None` for an unborn `HEAD`.
+    /// The old side: an abbreviated sha (as `git rev-parse --short`) or `INDEX`; `None` for an
+    /// unborn `HEAD`.
     pub base: Option<String>,
-    /// The new side: an abbreviated sha, `INDEX` or `WORKTREE` (left out of the JSON for `WORKTREE`).
+    /// The new side: an abbreviated sha, `INDEX` or `WORKTREE` (left out of the JSON for
+    /// `WORKTREE`).
     pub head: String,
     /// The path filter, when given.
     pub path: Option<String>,
     /// Changed files, counted whether shown or not; in the JSON only when the budget cut `files`.
     pub changed_files: usize,
-    /// Files that fell back to the text diff, counted whether shown or not; in the JSON only when the budget cut
-    /// `files` (and not 0).
+    /// Files that fell back to the text diff, counted whether shown or not; in the JSON only when
+    /// the budget cut `files` (and not 0).
     pub fallback_files: usize,
     /// The budget cut `files` (`omitted.files`), so the counts above are stated.
     pub cut: bool,
-    /// The changed files in path order (the budget keeps those with the largest changes: `omitted.files`).
+    /// The changed files in path order (the budget keeps those with the largest changes:
+    /// `omitted.files`).
     pub files: Vec<FileChange>,
 }
 
@@ -154,9 +158,9 @@ fn is_worktree(head: &str) -> bool {
 
 /// One changed file.
 ///
-/// In the JSON, `status` is left out when `modified`, `language` when the extension gives it, and `additions`
-/// and `deletions` when they are the sums over `symbols` and `topLevel`; `fallback` is the reason alone, with
-/// `errorRatio` beside it for `parse_errors`.
+/// In the JSON, `status` is left out when `modified`, `language` when the extension gives it, and
+/// `additions` and `deletions` when they are the sums over `symbols` and `topLevel`; `fallback` is
+/// the reason alone, with `errorRatio` beside it for `parse_errors`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FileChange {
     /// Repository-relative path (the new one for a renamed file).
@@ -173,7 +177,8 @@ pub struct FileChange {
     pub deletions: u64,
     /// Why the file was left to the text diff (then it has no symbols).
     pub fallback: Option<Fallback>,
-    /// Changed lines outside every symbol (imports, attributes, file-level statements); absent when none.
+    /// Changed lines outside every symbol (imports, attributes, file-level statements); absent when
+    /// none.
     pub top_level: Option<Lines>,
     /// The changed symbols in the order of the new side (removed ones where they stood).
     pub symbols: Vec<SymbolChange>,
@@ -187,7 +192,8 @@ impl FileChange {
             && self.fallback.as_ref().is_some_and(|fallback| fallback.reason == FallbackReason::UnsupportedLanguage)
     }
 
-    /// The file's counts are the sums over its symbols and its top level, so the JSON leaves them out.
+    /// The file's counts are the sums over its symbols and its top level, so the JSON leaves them
+    /// out.
     fn counts_implied(&self) -> bool {
         let top = self.top_level.unwrap_or_default();
         let added: u64 = self.symbols.iter().map(|symbol| symbol.added).sum::<u64>() + top.added;
@@ -316,8 +322,8 @@ impl FallbackReason {
 
 /// One changed symbol.
 ///
-/// In the JSON, `change` is left out when `modified`, `kind` when `fn`, and `oldLines` when it equals
-/// `newLines`.
+/// In the JSON, `change` is left out when `modified`, `kind` when `fn`, and `oldLines` when it
+/// equals `newLines`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SymbolChange {
     /// What happened to it.
@@ -334,7 +340,8 @@ pub struct SymbolChange {
     pub added: u64,
     /// Lines removed inside it.
     pub removed: u64,
-    /// Its first and last line on the old side (in `fromPath` for a move), 1-based; `None` when added.
+    /// Its first and last line on the old side (in `fromPath` for a move), 1-based; `None` when
+    /// added.
     pub old_lines: Option<[u32; 2]>,
     /// Its first and last line on the new side, 1-based; `None` when removed.
     pub new_lines: Option<[u32; 2]>,
@@ -471,9 +478,10 @@ impl Engine {
         fit(&full, max_tokens, measure)
     }
 
-    /// The whole report of a selection, kept in the engine's answer cache until the next file-system event in the
-    /// repository (any event, as the selection may name refs, the index or the work tree). A report with a file
-    /// cut short by the time budget is not kept: the next call may have the time.
+    /// The whole report of a selection, kept in the engine's answer cache until the next
+    /// file-system event in the repository (any event, as the selection may name refs, the index or
+    /// the work tree). A report with a file cut short by the time budget is not kept: the next call
+    /// may have the time.
     fn semantic_report(&self, repo: &Repo, options: &Options) -> Result<Arc<Report>> {
         /// A report computed but not to be kept, carried past the cache as its error.
         enum NotKept {
@@ -503,7 +511,8 @@ impl Engine {
         }
     }
 
-    /// `diff.semanticFallbacks`: the files of the same selection that `diff.semantic` leaves to the text diff.
+    /// `diff.semanticFallbacks`: the files of the same selection that `diff.semantic` leaves to the
+    /// text diff.
     ///
     /// # Errors
     /// As [`Engine::diff_semantic`].
@@ -549,9 +558,9 @@ fn weight(report: &Report) -> usize {
     report.files.iter().map(|file| 160 + file.path.len() + file.symbols.iter().map(symbol).sum::<usize>()).sum()
 }
 
-/// Keeps the files with the largest changes that fit `max_tokens`, shown in path order. A file that does not fit
-/// even alone is never kept, so it does not hide the smaller ones behind it (a branch with one huge file still shows
-/// its other files' symbols).
+/// Keeps the files with the largest changes that fit `max_tokens`, shown in path order. A file that
+/// does not fit even alone is never kept, so it does not hide the smaller ones behind it (a branch
+/// with one huge file still shows its other files' symbols).
 ///
 /// # Errors
 /// [`crate::InvalidReason::BudgetBelowFloor`] when even no file exceeds `max_tokens`.

@@ -107,9 +107,9 @@ pub fn commit_details(result: &Budgeted<Details>, options: &Options) -> String {
     out.finish()
 }
 
-/// `worktree.changes`: porcelain-like lines with counts: `UU path`, `X  path +a -d` (staged), ` Y path +a -d`
-/// (unstaged), `?? path`, each list with its cut notice; `clean` when there is nothing; then one `unreadable
-/// path: reason` line per item it could not read.
+/// `worktree.changes`: porcelain-like lines with counts: `UU path`, `X  path +a -d` (staged),
+/// ` Y path +a -d` (unstaged), `?? path`, each list with its cut notice; `clean` when there is
+/// nothing; then one `unreadable path: reason` line per item it could not read.
 pub fn worktree_changes(result: &Budgeted<ChangesReport>, options: &Options) -> String {
     let report = &result.data;
     let quote = |path: &str| options.status_path(path);

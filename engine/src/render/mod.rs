@@ -152,15 +152,16 @@ fn change_lists(out: &mut Lines, options: &Options, omitted: &Omitted, lists: &P
     out.more(omitted, "untracked", "untracked");
 }
 
-/// One `unreadable <path>: <reason>` line per item a status could not read (a submodule outside the roots, a
-/// directory too deep to open), the path quoted as `git status --short` quotes it.
+/// One `unreadable <path>: <reason>` line per item a status could not read (a submodule outside the
+/// roots, a directory too deep to open), the path quoted as `git status --short` quotes it.
 fn unreadable_lines(out: &mut Lines, options: &Options, items: &[crate::Unreadable]) {
     for item in items {
         out.line(format!("unreadable {}: {}", options.status_path(&item.path), esc(&item.error.reason)));
     }
 }
 
-/// An upstream as `git branch -vv` brackets it: `[origin/x: ahead 1, behind 2]`, `[origin/x: gone]`, `[origin/x]`.
+/// An upstream as `git branch -vv` brackets it: `[origin/x: ahead 1, behind 2]`,
+/// `[origin/x: gone]`, `[origin/x]`.
 pub(super) fn upstream_marks(upstream: &crate::facets::refs::Upstream) -> String {
     let marks = tracking_marks(upstream.gone, upstream.ahead, upstream.behind);
     match marks.is_empty() {

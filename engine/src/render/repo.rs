@@ -207,9 +207,9 @@ fn counts_line(counts: &Counts) -> String {
         .join(", ")
 }
 
-/// `repo.status`: the `##` branch line and `HEAD <sha>`, the operation, then porcelain-like lines: `UU path`
-/// (conflicted), `X  path` (staged), ` Y path` (unstaged), `?? path` (untracked), or `clean`, then one
-/// `unreadable path: reason` line per item it could not read.
+/// `repo.status`: the `##` branch line and `HEAD <sha>`, the operation, then porcelain-like lines:
+/// `UU path` (conflicted), `X  path` (staged), ` Y path` (unstaged), `?? path` (untracked), or
+/// `clean`, then one `unreadable path: reason` line per item it could not read.
 pub fn status(result: &Budgeted<status::Report>, options: &Options) -> String {
     let report = &result.data;
     let head = &report.head;
