@@ -39,6 +39,8 @@ fi
 
 # No import circle between the files of engine/ or mcp/ (ARCHITECTURE.md).
 python3 scripts/import_graph.py --check
+# Every doc line of engine/src within 100 columns (CONTRIBUTING.md).
+python3 scripts/wrap_docs.py --check
 
 cargo build --workspace --all-targets
 cargo test --workspace

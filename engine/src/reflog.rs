@@ -171,6 +171,14 @@ fn read(repo: &gix::Repository, name: &str, limit: usize, proposals: Option<crat
     Ok(Report { ref_name, total, entries })
 }
 
+/// `recover/<12 hex digits of tip>`: the branch a recovery creates at a lost tip (`repo.reflog`'s
+/// recovery, and `repo.brief`'s lost commits).
+pub(crate) fn recovery_branch(tip: ObjectId) -> String {
+    let mut short = tip.to_string();
+    short.truncate(SHORT_SHA_LEN);
+    format!("recover/{short}")
+}
+
 /// Which commits the refs reach (`--all`: every ref and `HEAD`, reflogs excluded), computed on
 /// first need.
 struct Reachable<'r> {
@@ -219,9 +227,7 @@ impl<'r> Reachable<'r> {
                 }
             }
         }
-        let mut short = old.to_string();
-        short.truncate(SHORT_SHA_LEN);
-        let branch = format!("recover/{short}");
+        let branch = recovery_branch(old);
         Ok(Some(Recovery {
             lost_tip: abbreviate(gix::prelude::ObjectIdExt::attach(old, repo)),
             lost_commits: lost,

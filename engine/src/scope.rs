@@ -733,28 +733,11 @@ fn tally(repo: &gix::Repository, raw: Vec<(RawAuthor, usize)>) -> Tally {
 /// The changed paths of `changes` grouped by their owners under `rules`, most paths first (then by
 /// owners).
 fn changed_owners(rules: &codeowners::CodeOwners, changes: &Changes) -> Vec<ChangedGroup> {
-    let mut paths: Vec<&str> = Vec::new();
-    paths.extend(changes.conflicted.iter().map(String::as_str));
-    paths.extend(changes.staged.iter().map(|change| change.path.as_str()));
-    paths.extend(changes.unstaged.iter().map(|change| change.path.as_str()));
-    paths.extend(changes.untracked.iter().map(String::as_str));
-    let mut seen = std::collections::HashSet::new();
-    let mut groups: BTreeMap<Vec<String>, Vec<String>> = BTreeMap::new();
-    for path in paths {
-        if !seen.insert(path) {
-            continue;
-        }
-        let rule = match path.strip_suffix('/') {
-            Some(directory) => rules.for_directory(directory),
-            None => rules.for_file(path),
-        };
-        let owners = rule.map(|rule| rule.owners.clone()).unwrap_or_default();
-        groups.entry(owners).or_default().push(path.to_owned());
-    }
-    let mut groups: Vec<ChangedGroup> =
-        groups.into_iter().map(|(owners, files)| ChangedGroup { owners, files }).collect();
-    groups.sort_by_key(|group| std::cmp::Reverse(group.files.len()));
-    groups
+    let paths = (changes.conflicted.iter().map(String::as_str))
+        .chain(changes.staged.iter().map(|change| change.path.as_str()))
+        .chain(changes.unstaged.iter().map(|change| change.path.as_str()))
+        .chain(changes.untracked.iter().map(String::as_str));
+    rules.group(paths).into_iter().map(|(owners, files)| ChangedGroup { owners, files }).collect()
 }
 
 /// The owners of `path` (a `kind`) under the CODEOWNERS file `loaded`; a directory's files are

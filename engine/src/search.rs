@@ -150,7 +150,7 @@ impl Engine {
         let ((total, ids), walked) = match &options.start {
             Some(start) => {
                 let tip = crate::revision::resolve_commit(&repo.git, start)?;
-                let reason = "an explicit ref is searched by walking its history".to_owned();
+                let reason = "an explicit ref".to_owned();
                 let mailmap = crate::guard::open_mailmap(&repo.git);
                 (walk(&repo.git, &[tip], &filters, &mailmap, limit, &repo.interrupt)?, Some(reason))
             }

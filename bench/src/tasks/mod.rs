@@ -148,14 +148,14 @@ pub(crate) const TASKS: [TaskDef; 7] = [
         source: Source::Ripgrep,
         situation: "A rebase of `topic` onto `main` stopped on conflicts in two files with one more commit to replay: \
                     what conflicts, in which commit, how many are left, how to go on or back out.",
-        extra_why: "none: the brief's first hint (the conflict) is the task",
+        extra_why: "none: the brief (or its first hint, when the brief had to cut the conflict) is the task",
         build: rebase_conflict,
     },
     TaskDef {
         name: "lost-commits",
         source: Source::Tokio,
         situation: "`git reset --hard HEAD~3` threw away three fresh commits: their shas and subjects, to get them back.",
-        extra_why: "`repo_reflog`: where lost commits are found (left out when the first hint already made that call)",
+        extra_why: "`repo_reflog`: where lost commits are found (left out when the brief or its first hint answered)",
         build: lost_commits,
     },
     TaskDef {
@@ -163,7 +163,7 @@ pub(crate) const TASKS: [TaskDef; 7] = [
         source: Source::Ripgrep,
         situation: "`child` was branched from `parent`, then `parent` was rebased on `main`: the old base, the child's \
                     own commits, the `git rebase --onto` that moves them.",
-        extra_why: "`repo_branchStack` of `child`: the stack tool (left out when the first hint already made that call)",
+        extra_why: "`repo_branchStack` of `child`: the stack tool (left out when the brief or its first hint answered)",
         build: stack_rebased,
     },
     TaskDef {
@@ -185,9 +185,11 @@ pub(crate) const TASKS: [TaskDef; 7] = [
     TaskDef {
         name: "fleet-attention",
         source: Source::Ripgrep,
-        situation: "Twelve checkouts of ripgrep (two dirty, one behind its upstream, one detached, one mid-rebase, one \
-                    with stashes, six clean), registered in the fleet: which need attention, and why.",
-        extra_why: "`fleet_radar` without paths: the registry's repositories, ranked by attention",
+        situation: "Twelve checkouts of ripgrep in one folder (two dirty, one behind its upstream, one detached, one \
+                    mid-rebase, one with stashes, six clean), registered in the fleet; the agent starts in that \
+                    folder, which is no work tree: which checkouts need attention, and why.",
+        extra_why: "`fleet_radar` without paths: the registry's repositories, ranked by attention (left out when the \
+                    brief on the folder answered)",
         build: fleet_attention,
     },
     TaskDef {
@@ -607,7 +609,7 @@ fn fleet_attention(scene: &Scene, pinned: &Pinned) -> anyhow::Result<Prepared> {
     }
     let now = scene.later();
     Ok(Prepared {
-        repo: paths[0].clone(),
+        repo: scene.dir.clone(),
         cwd: scene.dir.clone(),
         facts,
         expert: vec![
@@ -826,8 +828,9 @@ fn fleet_add(sidecar: &Path, env: &[(&str, OsString)], paths: &[PathBuf]) -> any
 }
 
 /// The scripted path: `repo_brief` in text, the first hint the text shows (its tool, its arguments from the same
-/// answer's `structuredContent`), then the task-specific call unless the hint already named that tool. Every
-/// answer is asked in text where the tool takes `format`.
+/// answer's `structuredContent`), then the task-specific call unless the hint already made it or what was read
+/// already holds every fact the task needs (an agent with its answer stops). Every answer is asked in text where
+/// the tool takes `format`.
 fn ours(sidecar: &Path, env: &[(&str, OsString)], prepared: &Prepared) -> anyhow::Result<Vec<CallRecord>> {
     let mut session = Session::start(sidecar, env)?;
     let repo = prepared.repo.to_str().context("UTF-8 paths")?.to_owned();
@@ -849,8 +852,14 @@ fn ours(sidecar: &Path, env: &[(&str, OsString)], prepared: &Prepared) -> anyhow
                 .and_then(|extra| extra.arguments.as_object())
                 .is_some_and(|wanted| wanted.iter().all(|(key, value)| arguments.get(key) == Some(value)))
     };
+    // ... and when what the agent read already answers the task: it stops there.
+    let answered = || {
+        let read: Vec<&str> = calls.iter().map(|call| call.text.as_str()).collect();
+        prepared.facts.iter().all(|fact| fact.found_in(&read))
+    };
     if let Some(extra) = &prepared.extra
         && !hint.as_ref().is_some_and(made)
+        && !answered()
     {
         let mut arguments = extra.arguments.clone();
         if extra.with_repo {

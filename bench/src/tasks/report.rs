@@ -82,7 +82,8 @@ pub(crate) fn section(runs: &[TaskRun], meta: &Value, table: &str) -> String {
         "Issue 35: seven everyday tasks re-created on clones of real repositories at pinned commits, each scenario \
          made by deterministic git commands (fixed identities and dates) on a fresh copy. Ours is the scripted path: \
          `repo_brief` (text), the first hint the text shows, called with its arguments, then at most one \
-         task-specific call (below, with why). Git is the expert's commands, one terminal call each. Tokens are \
+         task-specific call (below, with why), made only when what was read still misses a fact (an agent with \
+         its answer stops). Git is the expert's commands, one terminal call each. Tokens are \
          o200k_base of every text read (answers' `content[0].text`; commands' stdout and stderr). A fact is found \
          when its oracle value (from the git CLI) appears in what the side read, whitespace normalised (a command \
          git never prints, `git rebase --onto`, counts as known to the expert); `bench/results/tasks/tasks.json` \

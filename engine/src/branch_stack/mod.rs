@@ -345,6 +345,21 @@ fn parent_moved(
     let Some(found) = lineage::moved_parent(git, tips, branch, tip, base)? else {
         return Ok(None);
     };
+    replayed(git, found, branch, tip).map(Some)
+}
+
+/// The lineage's rewritten parent `found` of `branch` (at `tip`) with the `git rebase --onto` that
+/// moves the branch and its replay predicted in memory (`repo.branchStack`'s `parentMoved`, and
+/// `repo.brief`'s).
+///
+/// # Errors
+/// [`Error::GitRead`] when a commit cannot be read or the replay fails.
+pub(crate) fn replayed(
+    git: &gix::Repository,
+    found: crate::facets::lineage::ParentMoved,
+    branch: &str,
+    tip: ObjectId,
+) -> Result<ParentMoved> {
     let id = |hex: &str| ObjectId::from_hex(hex.as_bytes()).map_err(|err| Error::git("reflog entry", err));
     let (old_tip, new_tip) = (id(&found.old_tip)?, id(&found.new_tip)?);
     let prediction = crate::conflict::preflight::predict_onto(git, tip, old_tip, new_tip, MAX_PARENT_REPLAY)?;
@@ -366,7 +381,7 @@ fn parent_moved(
         moved.more_conflicts = stop.conflicts.len().saturating_sub(MAX_PARENT_CONFLICTS);
         moved.conflicts = stop.conflicts.into_iter().take(MAX_PARENT_CONFLICTS).map(|conflict| conflict.path).collect();
     }
-    Ok(Some(moved))
+    Ok(moved)
 }
 
 /// A related branch before it is listed.

@@ -1,11 +1,14 @@
 //! `repo.brief` (design.md §5): situational awareness in one call, replacing 6-10 raw git calls.
 
+pub mod answers;
+pub mod folder;
 mod hints;
 
 use std::sync::Arc;
 
 use serde::Serialize;
 
+pub use crate::brief::answers::{Lost, Owned};
 pub use crate::brief::hints::Hint;
 use crate::budget::{Budgeted, Measure, first, fit_sections};
 use crate::cache::{Diagnostics, Reader};
@@ -72,6 +75,25 @@ pub struct Brief {
     /// Detected conventions; default: none detected.
     #[serde(skip_serializing_if = "Conventions::is_empty")]
     pub conventions: Conventions,
+    /// The conflict that stopped an operation, as `conflict.read` reads it ([`answers::conflict`]):
+    /// progress, how to conclude and abort, the commit being replayed and each file's marker
+    /// regions (the budget's `conflictRegions`; with none shown, or none to show, the conflict is
+    /// left out); default `null` (no unmerged path).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conflict: Option<crate::conflict::read::ConflictRead>,
+    /// Recent movements of local branches that left commits no branch holds, with the command that
+    /// recovers them ([`answers::lost`]); default empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lost: Vec<Lost>,
+    /// The parent branch rebased under the current one, as `repo.branchStack` gives it: its old and
+    /// new tips, the `git rebase --onto` that moves the branch and whether its replay stops;
+    /// default `null`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_moved: Option<crate::branch_stack::ParentMoved>,
+    /// The changed paths grouped by their CODEOWNERS owners ([`answers::owners`]), during no
+    /// operation; default empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub owners: Vec<Owned>,
     /// At most 3 ranked next steps ([`crate::brief::hints`]), each `{tool, arguments, why}`;
     /// default empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -263,6 +285,10 @@ pub(crate) fn read_from(facets: &Reader<'_>, options: &Options) -> Result<Brief>
         submodules: (*submodules).clone(),
         recent_commits: history,
         conventions: (*conventions).clone(),
+        conflict: answers::conflict(facets.git(), &status.conflicted)?,
+        lost: Vec::new(),
+        parent_moved: None,
+        owners: Vec::new(),
         hints: Vec::new(),
         diagnostics: None,
     };
@@ -276,16 +302,51 @@ pub(crate) fn read_from(facets: &Reader<'_>, options: &Options) -> Result<Brief>
         .chain(status.untracked.iter().cloned())
         .chain(status.conflicted.iter().cloned())
         .collect();
+    let changed: Vec<String> = changed.into_iter().collect();
+    let git = facets.git();
+    let operation_or_conflict = brief.operation_in_progress.is_some() || !status.conflicted.is_empty();
+    let brief = Brief {
+        lost: answers::lost(git, &lineage, options.now)?,
+        parent_moved: answers::parent_moved(git, &lineage, head.branch.as_deref(), head.sha.as_deref())?,
+        owners: if operation_or_conflict { Vec::new() } else { answers::owners(git, &lineage, &changed)? },
+        ..brief
+    };
     let facts = crate::brief::hints::Facts {
         brief: &brief,
         conflicted: &status.conflicted,
-        changed: &changed.into_iter().collect::<Vec<_>>(),
+        changed: &changed,
         lineage: &lineage,
         proposals: options.proposals,
         tool_names: options.tool_names,
         now: options.now,
     };
-    Ok(Brief { hints: crate::brief::hints::rank(&facts), ..brief })
+    let mut hints = crate::brief::hints::rank(&facts);
+    for hint in &mut hints {
+        hint.stated_by = hint.stated_by.or_else(|| stated_by(&brief, hint));
+    }
+    Ok(Brief { hints, ..brief })
+}
+
+/// The brief's section that already answers what `hint`'s call would (the text then leaves the hint
+/// out while that section is shown uncut): the conflict read whole, the lost commits of the hinted
+/// branch, the rebased parent, the owners of every changed path, or the few changes listed beside
+/// the hint to review them.
+fn stated_by(brief: &Brief, hint: &Hint) -> Option<&'static str> {
+    let hinted_branch = hint.arguments.get("refName").and_then(serde_json::Value::as_str);
+    match hint.kind {
+        "conflicts" => {
+            brief.conflict.as_ref().filter(|read| answers::conflict_complete(read)).map(|_| "conflictRegions")
+        }
+        "dropped" => brief
+            .lost
+            .iter()
+            .any(|lost| Some(lost.branch.as_str()) == hinted_branch && lost.more == 0)
+            .then_some("lost"),
+        "parentMoved" => brief.parent_moved.as_ref().map(|_| "parentMoved"),
+        "owners" => (!brief.owners.is_empty() && brief.owners.iter().all(|group| group.more == 0)).then_some("owners"),
+        "uncommittedOnDefault" if !hint.tool.contains("preview") => brief.changes.as_ref().map(|_| "changes"),
+        _ => None,
+    }
 }
 
 /// The characters of a subject that a brief's commit line keeps (see [`shortened_subject`]).
@@ -303,16 +364,24 @@ pub fn shortened_subject(subject: &str) -> String {
     }
 }
 
-/// Cuts `full` to `max_tokens`: required fields always; then hints, submodule attention, recent
-/// commits, branch prefixes and the cache diagnostics (present only when the repository is not
-/// watched), in that priority. A cut attention list sets `attentionTruncated`.
+/// Cuts `full` to `max_tokens`: required fields always; then hints, the conflict's regions, lost
+/// commits, the rebased parent, owner groups, submodule attention, recent commits, branch prefixes
+/// and the cache diagnostics (present only when the repository is not watched), in that priority. A
+/// cut attention list sets `attentionTruncated`.
 ///
 /// # Errors
 /// [`crate::Error::Invalid`] (`budget_below_floor`) when the required fields alone exceed
 /// `max_tokens`.
 pub fn fit(full: Brief, max_tokens: usize, measure: &mut Measure<'_, Brief>) -> Result<Budgeted<Brief>> {
+    let regions = |brief: &Brief| {
+        brief.conflict.as_ref().map_or(0, |read| read.files.iter().map(|f| f.work_tree.regions.len()).sum())
+    };
     let totals = [
         full.hints.len(),
+        regions(&full),
+        full.lost.len(),
+        usize::from(full.parent_moved.is_some()),
+        full.owners.len(),
         full.submodules.attention.len(),
         full.recent_commits.len(),
         full.conventions.branch_prefixes.len(),
@@ -321,14 +390,32 @@ pub fn fit(full: Brief, max_tokens: usize, measure: &mut Measure<'_, Brief>) -> 
     let cut = |full: &Brief, shown: &[usize]| {
         let mut brief = full.clone();
         brief.hints = first(&full.hints, shown[0]);
-        brief.submodules.attention = first(&full.submodules.attention, shown[1]);
-        brief.submodules.attention_truncated |= shown[1] < full.submodules.attention.len();
-        brief.recent_commits = first(&full.recent_commits, shown[2]);
-        brief.conventions.branch_prefixes = first(&full.conventions.branch_prefixes, shown[3]);
-        brief.diagnostics = full.diagnostics.clone().filter(|_| shown[4] > 0);
+        // Without a region shown the conflict is left out whole: the hint to `conflict.read` then stands for it.
+        brief.conflict = full.conflict.as_ref().filter(|_| shown[1] > 0).map(|read| {
+            let files = read.files.len();
+            crate::conflict::read::cut(read, &[files, shown[1], usize::MAX])
+        });
+        brief.lost = first(&full.lost, shown[2]);
+        brief.parent_moved = full.parent_moved.clone().filter(|_| shown[3] > 0);
+        brief.owners = first(&full.owners, shown[4]);
+        brief.submodules.attention = first(&full.submodules.attention, shown[5]);
+        brief.submodules.attention_truncated |= shown[5] < full.submodules.attention.len();
+        brief.recent_commits = first(&full.recent_commits, shown[6]);
+        brief.conventions.branch_prefixes = first(&full.conventions.branch_prefixes, shown[7]);
+        brief.diagnostics = full.diagnostics.clone().filter(|_| shown[8] > 0);
         brief
     };
-    let names = ["hints", "submoduleAttention", "recentCommits", "branchPrefixes", "diagnostics"];
+    let names = [
+        "hints",
+        "conflictRegions",
+        "lost",
+        "parentMoved",
+        "owners",
+        "submoduleAttention",
+        "recentCommits",
+        "branchPrefixes",
+        "diagnostics",
+    ];
     fit_sections(&full, &names, &totals, max_tokens, &cut, measure)
 }
 

@@ -168,6 +168,29 @@ impl CodeOwners {
         components.push(Component::Any);
         self.rules.iter().rev().find(|rule| rule.matcher.matches(&child) && rule.matcher.matches(&components))
     }
+
+    /// `paths` grouped by their owners, as `(owners, paths)` with the most paths first (ties in
+    /// owner order), each path once and in the given order. A path ending in `/` (an untracked
+    /// directory) is owned as a directory, and an unowned path (no rule, or a rule without owners)
+    /// has empty owners.
+    pub fn group<'a>(&self, paths: impl IntoIterator<Item = &'a str>) -> Vec<(Vec<String>, Vec<String>)> {
+        let mut seen = std::collections::HashSet::new();
+        let mut groups: std::collections::BTreeMap<Vec<String>, Vec<String>> = std::collections::BTreeMap::new();
+        for path in paths {
+            if !seen.insert(path) {
+                continue;
+            }
+            let rule = match path.strip_suffix('/') {
+                Some(directory) => self.for_directory(directory),
+                None => self.for_file(path),
+            };
+            let owners = rule.map(|rule| rule.owners.clone()).unwrap_or_default();
+            groups.entry(owners).or_default().push(path.to_owned());
+        }
+        let mut groups: Vec<(Vec<String>, Vec<String>)> = groups.into_iter().collect();
+        groups.sort_by_key(|(_, files)| std::cmp::Reverse(files.len()));
+        groups
+    }
 }
 
 /// Reads the CODEOWNERS file GitHub would use from `commit`'s tree; `None` when none of

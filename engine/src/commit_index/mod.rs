@@ -91,18 +91,15 @@ impl std::fmt::Debug for Status {
 }
 
 impl Status {
-    /// Why a caller answers from git instead (`None` when ready), in words for the answer's
-    /// `reason`.
+    /// Why a caller answers from git instead (`None` when ready), in few words for the answer's
+    /// `reason`, which every answer of a search repeats until the index is ready:
+    /// `commit index being built`.
     pub fn reason(&self) -> Option<String> {
         match self {
             Self::Ready(_) => None,
-            Self::Building => Some("the commit index is being built; this answer walked the history".to_owned()),
-            Self::Busy => {
-                Some("another process is updating the commit index; this answer walked the history".to_owned())
-            }
-            Self::Unavailable(why) => {
-                Some(format!("the commit index is unavailable ({why}); this answer walked the history"))
-            }
+            Self::Building => Some("commit index being built".to_owned()),
+            Self::Busy => Some("commit index busy in another process".to_owned()),
+            Self::Unavailable(why) => Some(format!("commit index unavailable: {why}")),
         }
     }
 }

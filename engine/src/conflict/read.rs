@@ -336,7 +336,7 @@ pub fn fit(
 }
 
 /// `full` with its first `shown[0]` files, `shown[1]` marker regions and `shown[2]` side contents.
-fn cut(full: &ConflictRead, shown: &[usize]) -> ConflictRead {
+pub(crate) fn cut(full: &ConflictRead, shown: &[usize]) -> ConflictRead {
     let mut out = ConflictRead { files: full.files[..shown[0]].to_vec(), ..full.clone() };
     let (mut regions_left, mut contents_left) = (shown[1], shown[2]);
     for file in &mut out.files {

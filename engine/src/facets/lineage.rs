@@ -64,7 +64,10 @@ pub struct Lineage {
 pub struct Movement {
     /// The branch's short name.
     pub branch: String,
-    /// The dropped commits, full hex shas (at most [`MAX_WALK`]).
+    /// The tip the movement left, full hex: `git branch <name> <tip>` brings the dropped commits
+    /// back.
+    pub tip: String,
+    /// The dropped commits, full hex shas (at most [`MAX_WALK`]), newest first.
     pub commits: Vec<String>,
     /// The action as the reflog records it (`reset`, `commit (amend)`, ...).
     pub action: String,
@@ -363,7 +366,7 @@ fn movements(repo: &gix::Repository, tips: &[(String, ObjectId)], head_id: Optio
             if !commits.is_empty() {
                 let message = crate::facets::utf8(&line.message);
                 let action = message.split_once(": ").map_or(message.as_str(), |(action, _)| action).to_owned();
-                found.push(Movement { branch: name.clone(), commits, action, time });
+                found.push(Movement { branch: name.clone(), tip: old.to_string(), commits, action, time });
             }
         }
     }

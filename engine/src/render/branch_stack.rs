@@ -1,7 +1,7 @@
 //! Text rendering of `repo.branchStack`.
 
 use super::{BranchLine, Lines, Options, Tracking, esc, short, tracking_marks, upstream_marks};
-use crate::branch_stack::{Relation, Report};
+use crate::branch_stack::{ParentMoved, Relation, Report};
 use crate::budget::Budgeted;
 use crate::conflict::preflight::RebaseStatus;
 
@@ -48,26 +48,7 @@ pub fn branch_stack(result: &Budgeted<Report>, _options: &Options) -> String {
         None => out.line("no base"),
     }
     if let Some(moved) = &report.parent_moved {
-        out.line(format!(
-            "parent {} rebased: old tip {} ({} commit{} on it), now {}",
-            esc(&moved.parent),
-            short(&moved.old_tip),
-            moved.commits,
-            if moved.commits == 1 { "" } else { "s" },
-            short(&moved.new_tip)
-        ));
-        let outcome = match (&moved.stops_at, moved.replay) {
-            (Some(stop), _) => {
-                let mut paths = moved.conflicts.iter().map(|path| esc(path)).collect::<Vec<_>>().join(", ");
-                if moved.more_conflicts > 0 {
-                    paths.push_str(&format!(" +{} more", moved.more_conflicts));
-                }
-                format!("stops at {}: conflicts {paths}", esc(stop))
-            }
-            (None, RebaseStatus::TooManyCommits) => "too many commits to predict".to_owned(),
-            (None, _) => "clean".to_owned(),
-        };
-        out.line(format!("{}: {outcome}", esc(&moved.command)));
+        parent_moved(&mut out, moved);
     }
     for related in &report.related {
         let relation = match related.relation {
@@ -93,4 +74,31 @@ pub fn branch_stack(result: &Budgeted<Report>, _options: &Options) -> String {
 fn counts(ahead: usize, behind: usize) -> String {
     let marks = tracking_marks(false, ahead, behind);
     if marks.is_empty() { String::new() } else { format!(": {marks}") }
+}
+
+/// A rewritten parent in two lines:
+/// `parent feature rebased: old tip 1a2b3c4 (2 commits on it), now 5d6e7f8`, then
+/// `git rebase --onto ...: clean` (or `: stops at <sha> <subject>: conflicts <paths>`, or
+/// `: too many commits to predict`). `repo.brief` shows the same lines.
+pub(super) fn parent_moved(out: &mut Lines, moved: &ParentMoved) {
+    out.line(format!(
+        "parent {} rebased: old tip {} ({} commit{} on it), now {}",
+        esc(&moved.parent),
+        short(&moved.old_tip),
+        moved.commits,
+        if moved.commits == 1 { "" } else { "s" },
+        short(&moved.new_tip)
+    ));
+    let outcome = match (&moved.stops_at, moved.replay) {
+        (Some(stop), _) => {
+            let mut paths = moved.conflicts.iter().map(|path| esc(path)).collect::<Vec<_>>().join(", ");
+            if moved.more_conflicts > 0 {
+                paths.push_str(&format!(" +{} more", moved.more_conflicts));
+            }
+            format!("stops at {}: conflicts {paths}", esc(stop))
+        }
+        (None, RebaseStatus::TooManyCommits) => "too many commits to predict".to_owned(),
+        (None, _) => "clean".to_owned(),
+    };
+    out.line(format!("{}: {outcome}", esc(&moved.command)));
 }

@@ -18,7 +18,7 @@ fn porcelain(status: FileStatus) -> &'static str {
     }
 }
 
-fn activity_name(activity: Activity) -> &'static str {
+pub(super) fn activity_name(activity: Activity) -> &'static str {
     match activity {
         Activity::Merge => "merge",
         Activity::Rebase => "rebase",
@@ -44,19 +44,7 @@ pub fn conflict_read(result: &Budgeted<ConflictRead>, options: &Options) -> Stri
         if let Some(evidence) = &read.evidence {
             line.push_str(&format!(" ({})", esc(evidence)));
         }
-        if let Some(progress) = &read.progress {
-            match (progress.done, progress.remaining) {
-                (Some(done), Some(remaining)) => {
-                    line.push_str(&format!(
-                        ", {} done, {}",
-                        plural(done, "command"),
-                        plural(remaining, "remaining command")
-                    ));
-                }
-                (None, Some(remaining)) => line.push_str(&format!(", {remaining} remaining")),
-                _ => {}
-            }
-        }
+        line.push_str(&progress(read));
         out.line(line);
         if let Some(conclude) = read.conclude {
             out.line(format!("conclude: {conclude}"));
@@ -94,10 +82,53 @@ pub fn conflict_read(result: &Budgeted<ConflictRead>, options: &Options) -> Stri
         }
         out.line(line);
     }
+    upcoming(&mut out, read, options);
+    regions(&mut out, read, options);
+    for file in &read.files {
+        for (name, side) in [("ours", &file.ours), ("theirs", &file.theirs), ("base", &file.base)] {
+            if let Some(side) = side
+                && (side.content.is_some() || side.content_omitted)
+            {
+                out.line(side_header(name, &options.path(&file.path), side));
+                if let Some(content) = &side.content {
+                    out.0.push_str(content);
+                    if !content.ends_with('\n') {
+                        out.0.push('\n');
+                    }
+                }
+            }
+        }
+    }
+    out.more(omitted, "files", "files");
+    out.more(omitted, "markerRegions", "marker regions");
+    out.more(omitted, "contents", "side contents");
+    out.finish()
+}
+
+/// `, 2 commands done, 1 remaining command` as `git status` counts a rebase's commands,
+/// `, 2 remaining` for a sequence that records no done count, or nothing.
+pub(super) fn progress(read: &ConflictRead) -> String {
+    match read.progress.map(|progress| (progress.done, progress.remaining)) {
+        Some((Some(done), Some(remaining))) => {
+            format!(", {} done, {}", plural(done, "command"), plural(remaining, "remaining command"))
+        }
+        Some((None, Some(remaining))) => format!(", {remaining} remaining"),
+        _ => String::new(),
+    }
+}
+
+/// `to replay <sha> <subject> touches <paths>` per commit still to replay that changes a conflicted
+/// path.
+pub(super) fn upcoming(out: &mut Lines, read: &ConflictRead, options: &Options) {
     for commit in &read.upcoming {
         let paths: Vec<String> = commit.paths.iter().map(|path| options.path(path)).collect();
         out.line(format!("to replay {} {} touches {}", short(&commit.sha), esc(&commit.subject), paths.join(" ")));
     }
+}
+
+/// Each marker region under an `@@ path start-end @@` line, as the work-tree file shows it:
+/// context, markers with their labels, the sides.
+pub(super) fn regions(out: &mut Lines, read: &ConflictRead, options: &Options) {
     for file in &read.files {
         let size = file.work_tree.marker_size;
         for region in &file.work_tree.regions {
@@ -119,25 +150,6 @@ pub fn conflict_read(result: &Budgeted<ConflictRead>, options: &Options) -> Stri
             }
         }
     }
-    for file in &read.files {
-        for (name, side) in [("ours", &file.ours), ("theirs", &file.theirs), ("base", &file.base)] {
-            if let Some(side) = side
-                && (side.content.is_some() || side.content_omitted)
-            {
-                out.line(side_header(name, &options.path(&file.path), side));
-                if let Some(content) = &side.content {
-                    out.0.push_str(content);
-                    if !content.ends_with('\n') {
-                        out.0.push('\n');
-                    }
-                }
-            }
-        }
-    }
-    out.more(omitted, "files", "files");
-    out.more(omitted, "markerRegions", "marker regions");
-    out.more(omitted, "contents", "side contents");
-    out.finish()
 }
 
 /// A marker line as git writes it: `size` times `kind`, then a space and the label if any.

@@ -61,6 +61,7 @@ pub fn file_blame(result: &Budgeted<BlameReport>, options: &Options) -> String {
     let report = &result.data;
     let mut out = Lines::default();
     let shown = match (report.start_line, report.end_line) {
+        (Some(start), Some(end)) if start == end => format!(", line {start} of {}", report.total_lines),
         (Some(start), Some(end)) => format!(", lines {start}-{end} of {}", report.total_lines),
         _ => format!(", {} lines", report.total_lines),
     };

@@ -42,7 +42,7 @@ pub use diff::{commit_details, diff_text, worktree_changes};
 pub use file::{file_blame, file_read};
 pub use fleet::{fleet_digest, fleet_radar};
 pub use history::{history, reflog};
-pub use repo::{brief, refs, status};
+pub use repo::{brief, folder_brief, refs, status};
 pub use scope::scope;
 pub use search::search;
 pub use semantic::{diff_semantic, diff_semantic_fallbacks};

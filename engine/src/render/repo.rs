@@ -41,8 +41,16 @@ pub fn brief(result: &Budgeted<Brief>, options: &Options) -> String {
         (true, true) => out.line("## HEAD (no branch)"),
         _ => out.line(branch_line.render()),
     }
-    if let Some(operation) = brief.operation_in_progress {
-        out.line(operation_line(operation.name(), head.rebasing.as_deref().map(esc).as_deref()));
+    // A stopped operation's progress, as `conflict.read` counts it, ends its line.
+    let progress = brief.conflict.as_ref().map(super::conflict::progress).unwrap_or_default();
+    match (brief.operation_in_progress, brief.conflict.as_ref().and_then(|read| read.operation)) {
+        (Some(operation), _) => {
+            out.line(operation_line(operation.name(), head.rebasing.as_deref().map(esc).as_deref()) + &progress);
+        }
+        (None, Some(activity)) => {
+            out.line(format!("{} in progress{progress}", super::conflict::activity_name(activity)));
+        }
+        (None, None) => {}
     }
     // A drifted submodule the short status lists says so there, in git's words (`git status`: `(new commits)`).
     let drifted: Vec<&str> =
@@ -71,6 +79,7 @@ pub fn brief(result: &Budgeted<Brief>, options: &Options) -> String {
         out.line(esc(&commit.oneline()));
     }
     out.more(&result.omitted, "recentCommits", "commits");
+    answers(&mut out, result, options);
     // A hint whose whole content a section shown uncut already states is left to the JSON.
     let stated = |section: Option<&str>| section.is_some_and(|section| super::cut(&result.omitted, section) == 0);
     for hint in brief.hints.iter().filter(|hint| !stated(hint.stated_by)) {
@@ -89,6 +98,68 @@ pub fn brief(result: &Budgeted<Brief>, options: &Options) -> String {
     }
     out.more(&result.omitted, "hints", "hints");
     out.finish()
+}
+
+/// What the brief answers itself (`crate::brief::answers`): the conflict (how to conclude and
+/// abort, the commit that produced the other side, the commits still to replay that touch it, its
+/// regions), the lost commits with their recovery, the rebased parent with its `git rebase --onto`,
+/// and the owners of the changed paths, each followed by its cut notice.
+fn answers(out: &mut Lines, result: &Budgeted<Brief>, options: &Options) {
+    let brief = &result.data;
+    if let Some(read) = &brief.conflict {
+        if let Some(conclude) = read.conclude {
+            out.line(format!("conclude: {conclude}"));
+        }
+        if let Some(abort) = read.abort {
+            out.line(format!("abort: {abort}"));
+        }
+        if let Some(theirs) = &read.theirs {
+            out.line(format!("theirs {} {} ({})", short(&theirs.sha), esc(&theirs.subject), esc(&theirs.role)));
+        }
+        super::conflict::upcoming(out, read, options);
+        super::conflict::regions(out, read, options);
+    }
+    out.more(&result.omitted, "conflictRegions", "marker regions");
+    for lost in &brief.lost {
+        let count = lost.commits.len() + lost.more;
+        out.line(format!(
+            "{} lost {count} commit{} ({}) no branch holds: {}",
+            esc(&lost.branch),
+            if count == 1 { "" } else { "s" },
+            esc(&lost.action),
+            esc(&lost.command)
+        ));
+        for commit in &lost.commits {
+            out.line(format!("  {}", esc(commit)));
+        }
+        if lost.more > 0 {
+            out.line(format!("  ... {} more", lost.more));
+        }
+    }
+    out.more(&result.omitted, "lost", "movements that lost commits");
+    if let Some(moved) = &brief.parent_moved {
+        super::branch_stack::parent_moved(out, moved);
+    }
+    for group in &brief.owners {
+        let who = if group.owners.is_empty() {
+            "unowned".to_owned()
+        } else {
+            format!("owners {}", esc(&group.owners.join(" ")))
+        };
+        let mut line =
+            format!("{who}: {}", group.files.iter().map(|file| options.path(file)).collect::<Vec<_>>().join(" "));
+        if group.more > 0 {
+            line.push_str(&format!(" +{} more", group.more));
+        }
+        out.line(line);
+    }
+    out.more(&result.omitted, "owners", "owner groups");
+}
+
+/// `repo.brief` on a folder of checkouts (`crate::brief::folder`): the radar's text for the folder.
+pub fn folder_brief(result: &Budgeted<crate::brief::folder::FolderBrief>, options: &Options) -> String {
+    let radar = Budgeted { data: result.data.fleet.clone(), omitted: result.omitted.clone() };
+    super::fleet_radar(&radar, options)
 }
 
 /// The few entries of a work tree as `git status --short` lists them (`UU path`, `X  path`,

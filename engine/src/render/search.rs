@@ -4,16 +4,16 @@ use super::{Lines, Options, cut, esc};
 use crate::budget::Budgeted;
 use crate::search::Report;
 
-/// `repo.search`: a count line (`# 12 matching commits`, with the reason when the history was
-/// walked), one line per match, `sha date author: subject`, most relevant first, then
-/// `... N more commits (budget)` for those the budget cut and
-/// `... N more matching commits beyond the limit`.
+/// `repo.search`: a count line (`# 12 matching commits`, with `(walked: <why>)` when the history
+/// was walked, e.g. `(walked: commit index being built)`), one line per match,
+/// `sha date author: subject`, most relevant first, then `... N more commits (budget)` for those
+/// the budget cut and `... N more matching commits beyond the limit`.
 pub fn search(result: &Budgeted<Report>, _options: &Options) -> String {
     let report = &result.data;
     let mut out = Lines::default();
     let mut head = format!("# {} matching commits", report.total);
     if let Some(walked) = &report.walked {
-        head.push_str(&format!(" ({})", esc(walked)));
+        head.push_str(&format!(" (walked: {})", esc(walked)));
     }
     out.line(head);
     for commit in &report.commits {

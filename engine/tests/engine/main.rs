@@ -13,6 +13,7 @@ mod common;
 mod agents;
 mod ahead_behind;
 mod blame;
+mod brief_answers;
 mod degraded;
 mod diffs;
 mod file;

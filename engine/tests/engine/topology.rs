@@ -513,7 +513,7 @@ fn branch_stack_places_every_branch_as_git_does_with_skewed_clocks() {
 /// The stack-after-parent-rebase recipe: on `main`, `parent` gets two commits, `child` two on top of `parent`;
 /// `main` gets one more (`main-file`, changing `shared.txt` when `conflicting`), `git rebase main` on `parent`,
 /// then `child` is checked out. With `conflicting`, child's first commit changes `shared.txt` too.
-fn parent_rebased_under_child(conflicting: bool) -> Fixture {
+pub(crate) fn parent_rebased_under_child(conflicting: bool) -> Fixture {
     let fixture = fluxgit_fixtures::build(Scenario::Clean);
     let write = |file: &str, text: &str, message: &str| {
         std::fs::write(fixture.path().join(file), text).expect("write");

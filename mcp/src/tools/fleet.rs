@@ -66,8 +66,9 @@ fn targets(repo_paths: Option<Vec<String>>, repositories: Option<Vec<Labelled>>)
     }
 }
 
-/// Runs a fleet read with a measure over this tool's envelope (no `repoPath`) and maps errors.
-fn run<T: serde::Serialize>(
+/// Runs a fleet read with a measure over this tool's envelope (no `repoPath`) and maps errors; `repo.brief` on a
+/// folder of checkouts runs through it too.
+pub(crate) fn run<T: serde::Serialize>(
     tool: &'static str,
     format: Format,
     render: fn(&Budgeted<T>, &fluxgit_engine::render::Options) -> String,

@@ -43,18 +43,17 @@ pub fn brief() -> FnTool {
             --abort`." }), "empty") } });
     let data = json!({
         "type": "object",
-        "required": ["head", "workingTree"],
         "properties": {
-            "head": { "type": "object",
+            "head": defaulted(json!({ "type": "object",
                 "properties": { "branch": defaulted(json!({ "type": "string" }), "null (detached)"),
                     "detached": opt_flag(), "unborn": opt_flag(),
                     "sha": defaulted(json!({ "type": "string" }), "null (unborn)"),
                     "upstream": defaulted(json!({ "type": "string" }), "null (no upstream)"),
                     "ahead": opt_count(), "behind": opt_count(), "upstreamGone": opt_flag(),
                     "rebasing": defaulted(json!({ "type": "string", "description": "The branch being rebased." }), "null"),
-                    "shallow": schema::shallow("recent commits and ahead/behind") } },
+                    "shallow": schema::shallow("recent commits and ahead/behind") } }), "none on a folder of checkouts"),
             "operationInProgress": schema::operation(),
-            "workingTree": schema::counts(),
+            "workingTree": defaulted(schema::counts(), "none on a folder of checkouts"),
             "stashes": opt_count(),
             "submodules": defaulted(json!({ "type": "object",
                 "properties": { "total": opt_count(), "clean": opt_count(), "drifted": opt_count(),
@@ -68,14 +67,21 @@ pub fn brief() -> FnTool {
                 "properties": { "conventionalCommitRatio": defaulted(json!({ "type": "number", "minimum": 0, "maximum": 1 }), "null (no commits)"),
                     "defaultBranch": opt_string(),
                     "branchPrefixes": opt_list(json!({ "type": "string" })) } }), "nothing detected"),
+            "conflict": defaulted(json!({ "type": "object", "description": "With unmerged paths: conflict_read's answer." }), "null"),
+            "lost": defaulted(json!({ "type": "array", "items": { "type": "object" }, "description": "Recent branch movements that \
+                left commits no branch holds: branch, action, commits (`sha subject`), more, command (recovers \
+                them)." }), "empty"),
+            "parentMoved": defaulted(json!({ "type": "object", "description": "repo_branchStack's parentMoved for HEAD's branch." }), "null"),
+            "owners": defaulted(json!({ "type": "array", "items": { "type": "object" }, "description": "Changed paths by \
+                CODEOWNERS owners: owners, files, more." }), "empty"),
+            "fleet": defaulted(json!({ "type": "object", "description": "Only for a folder holding checkouts, not a work tree: \
+                fleet_radar's answer for it, and no other field." }), "null (a repository)"),
             "hints": defaulted(json!({ "type": "array", "maxItems": 3, "items": hint }), "empty"),
             "diagnostics": { "type": "object", "required": ["cache"],
-                "description": "How the engine's cache serves this repository when it is not watched. Absent \
-                (the default): watched, answers come from memory invalidated by filesystem events and are never \
-                older than the last change made before the call. `stat-validated` (watching disabled with \
-                FLUXGIT_ENGINE_WATCH_DISABLED, or no watch could be added): git-dir facets are checked against file \
-                metadata and the work-tree status is read on every call; `reason` says why. The budget's last \
-                priority: a cut is counted in `omitted.diagnostics`.",
+                "description": "Only when the repository is not watched (absent: watched, answers never older than \
+                the last change before the call): `stat-validated` (FLUXGIT_ENGINE_WATCH_DISABLED, or no watch \
+                could be added: git-dir facets checked against file metadata, the work tree read every call) or \
+                `off`; `reason` says why. The budget's last priority.",
                 "properties": { "cache": { "enum": ["watched", "stat-validated", "off"] },
                     "reason": { "type": "string" } } }
         }
@@ -87,8 +93,9 @@ pub fn brief() -> FnTool {
             name: "repo.brief",
             title: "Repository brief",
             description: "Start here: the repository's situation in one call (HEAD, upstream ahead/behind, operation in \
-                progress, work-tree counts, stashes, submodules, recent commits, conventions) and up to 3 hints, \
-                each the tool to call next with its arguments.",
+                progress with its conflict, work-tree counts, stashes, submodules, recent commits, lost commits, \
+                owners of changes) and up to 3 hints, each the tool to call next with its arguments. On a folder of \
+                checkouts: which need attention.",
             input_schema: schema::input(
                 json!({
                     "repoPath": schema::repo_path(),
@@ -113,6 +120,14 @@ fn call_brief(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<T
         now: crate::config::now_epoch_secs(),
     };
     let max_tokens = args.max_tokens.unwrap_or(BRIEF_DEFAULT_TOKENS as usize);
+    // A folder that is no work tree: the radar of the checkouts below it.
+    if let Err(fluxgit_engine::Error::Invalid { reason: fluxgit_engine::InvalidReason::NotARepository, .. }) =
+        ctx.resolve(&args.repo_path)
+    {
+        return crate::tools::fleet::run("repo.brief", args.format, render::folder_brief, |measure| {
+            ctx.engine.folder_brief(&args.repo_path, options.now, max_tokens, measure)
+        });
+    }
     run_formatted(ctx, "repo.brief", &args.repo_path, args.format, render::brief, |repo, measure| {
         ctx.engine.brief(repo, &options, max_tokens, measure)
     })

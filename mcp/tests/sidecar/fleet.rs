@@ -171,26 +171,42 @@ fn fleet_tools_in_text_carry_the_json_facts_within_budget() {
     assert_eq!(text_radar["result"]["structuredContent"]["data"], data, "structuredContent stays JSON");
     let text = text_of(&text_radar);
     let first = text.lines().next().expect("count line");
-    assert!(first.starts_with(&format!("{} repositories: ", data["repositories"])), "{first}");
+    assert!(first.starts_with(&format!("{} repositories", data["repositories"])), "{first}");
     for (state, count) in data["counts"].as_object().expect("counts") {
         assert!(first.contains(&format!("{count} {state}")), "{state} {count} in {first}");
     }
+    // Every repository lies in the fleet's folder: the count line names it, each line the path below it.
+    let base = first.split_once(" under ").and_then(|(_, rest)| rest.split_once(": ")).map(|(base, _)| base);
+    let base = base.expect("the common folder is named");
     let queue = data["queue"].as_array().expect("queue");
-    assert_eq!(text.lines().count(), 1 + queue.len(), "{text}");
-    for (entry, line) in queue.iter().zip(text.lines().skip(1)) {
-        let expected = format!(
-            "{} {}: {}",
-            entry["state"].as_str().expect("state"),
-            entry["repoPath"].as_str().expect("path"),
-            entry["reason"].as_str().expect("reason")
-        );
-        assert_eq!(line, expected);
+    let mut clean_reasons = std::collections::BTreeSet::new();
+    for entry in queue {
+        let (state, reason) = (entry["state"].as_str().expect("state"), entry["reason"].as_str().expect("reason"));
+        let path = entry["repoPath"].as_str().expect("path");
+        let name = path.strip_prefix(base).and_then(|rest| rest.strip_prefix('/')).expect("below the folder");
+        if state != "clean" {
+            let expected = format!("{state} {name}: {reason}");
+            assert!(text.lines().any(|line| line == expected), "{expected} in {text}");
+            continue;
+        }
+        // The clean ones share a line per reason, a stash note after the name.
+        let (shared, named) = match reason.rsplit_once(", ") {
+            Some((shared, note)) if note.ends_with("stash") || note.ends_with("stashes") => {
+                (shared, format!("{name} ({note})"))
+            }
+            _ => (reason, name.to_owned()),
+        };
+        clean_reasons.insert(shared);
+        let line = text.lines().find(|line| line.starts_with(&format!("{shared}: "))).expect("a clean line");
+        assert!(line[shared.len() + 2..].split(", ").any(|item| item == named), "{named} in {line}");
     }
+    let others = queue.iter().filter(|entry| entry["state"] != "clean").count();
+    assert_eq!(text.lines().count(), 1 + others + clean_reasons.len(), "{text}");
     let cut =
         server.request(&tool_call(3, "fleet_radar", json!({"repoPaths": paths, "format": "text", "maxTokens": 200})));
     let cut_text = text_of(&cut);
     assert!(tokens(&cut) <= 200, "{cut_text}");
-    let shown = cut_text.lines().count() - 1 - usize::from(cut_text.contains("more repositories"));
+    let shown = cut["result"]["structuredContent"]["data"]["queue"].as_array().expect("queue").len();
     if shown < queue.len() {
         assert!(cut_text.ends_with(&format!("... {} more repositories\n", queue.len() - shown)), "{cut_text}");
     }

@@ -314,3 +314,20 @@ pub(crate) fn run(args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> (i32, Stri
         String::from_utf8_lossy(&output.stderr).into_owned(),
     )
 }
+
+/// Issue 35: whether a text brief shows itself what a hint to `tool` would answer, so the text leaves the hint to
+/// the JSON: a conflict's regions with how to end it, lost commits with their recovery, the rebased parent's
+/// `git rebase --onto`, the owners of the changes, or the few changes listed (no counts line).
+pub(crate) fn answered_in_text(tool: &str, text: &str) -> bool {
+    let line_starts = |prefix: &str| text.lines().any(|line| line.starts_with(prefix));
+    match tool {
+        "conflict_read" | "conflict.read" => line_starts("conclude: ") && line_starts("@@ "),
+        "repo_reflog" | "repo.reflog" => text.contains(" no branch holds: git branch recover/"),
+        "repo_branchStack" | "repo.branchStack" => line_starts("git rebase --onto "),
+        "repo_scope" | "repo.scope" => line_starts("owners ") || line_starts("unowned: "),
+        "worktree_changes" | "worktree.changes" => {
+            !["staged ", "unstaged ", "untracked ", "clean"].iter().any(|prefix| line_starts(prefix))
+        }
+        _ => false,
+    }
+}
