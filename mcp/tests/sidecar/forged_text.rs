@@ -255,6 +255,10 @@ fn is_own_line(tool: &str, line: &str) -> bool {
                 || sha_line(line)
                 || count_line(line)
                 || starts(&["staged ", "unstaged ", "untracked ", "conflicted "])
+                // The conflict the brief answers itself, in conflict.read's own lines.
+                || starts(&["conclude: ", "abort: ", "theirs ", "to replay ", "@@ ", "(region text truncated)"])
+                || content(line)
+                || starts(&["<<<<<<<", ">>>>>>>", "======="])
         }
         "repo.status" => {
             starts(&["## ", "HEAD ", "merge in progress", "clean", "unreadable "])
