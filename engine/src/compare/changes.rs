@@ -66,62 +66,148 @@ impl Attributes {
     }
 }
 
-/// gix's blob-diff platform for `repo` (filters as `Mode::ToGit`), with `.gitattributes` read from
-/// `attributes` on a repository with a work tree; a bare repository reads them from HEAD's tree (as
-/// git does since 2.42).
+/// The `.gitattributes` files one diff reads, found once and shared by all of its attribute
+/// lookups: rename detection, the binary and driver attributes of each file, its language.
 ///
-/// # Errors
-/// [`Error::GitRead`] when the diff configuration, the index or the attribute files cannot be read.
-pub(crate) fn resource_cache(
-    repo: &gix::Repository,
-    roots: gix::diff::blob::pipeline::WorktreeRoots,
-    attributes: Attributes,
-) -> Result<gix::diff::blob::Platform> {
-    let mode = gix::diff::blob::pipeline::Mode::ToGit;
-    let to_err = |err| Error::git("diff configuration", err);
-    if repo.workdir().is_none() {
-        return repo.diff_resource_cache(mode, roots).map_err(to_err);
-    }
-    let source = gix::worktree::stack::state::attributes::Source::WorktreeThenIdMapping;
-    let stack = match attributes {
-        Attributes::Worktree => {
-            repo.attributes_only(&gix::index::State::new(repo.object_hash()), source).map_err(to_err)?.detach()
-        }
-        Attributes::WorktreeThenIndex => {
-            let index = repo.index_or_load_from_head_or_empty().map_err(to_err)?;
-            repo.attributes_only(&attribute_files(&index), source).map_err(to_err)?.detach()
-        }
-    };
-    gix::diff::resource_cache(repo, mode, stack, roots).map_err(to_err)
+/// A repository with a work tree reads the work tree's files, and for
+/// [`Attributes::WorktreeThenIndex`] the index's copy where the work tree has none. A bare
+/// repository reads its index when it has one, else HEAD's tree (as git does since 2.42); from the
+/// tree, only the `.gitattributes` of the directories that hold a compared path are read, since a
+/// lookup reads no other directory's, so a small diff of a large tree reads a few trees, not all.
+#[derive(Clone)]
+pub(crate) struct AttributeFiles {
+    stack: gix::worktree::Stack,
 }
 
-/// An attribute stack for `names` (and an outcome to match them into), with `.gitattributes` from
-/// `attributes` on a repository with a work tree, and from the index (or HEAD's tree) of a bare
-/// one. Shared by the diff's language detection and its function context.
-///
-/// # Errors
-/// [`Error::GitRead`] when the index or the attribute files cannot be read.
-pub(crate) fn attribute_stack<'repo>(
-    repo: &'repo gix::Repository,
-    attributes: Attributes,
-    names: &[&str],
-) -> Result<(gix::AttributeStack<'repo>, gix::attrs::search::Outcome)> {
-    let to_err = |err| Error::git("attributes", err);
-    use gix::worktree::stack::state::attributes::Source;
-    let (index, source) = match (repo.workdir(), attributes) {
-        (Some(_), Attributes::Worktree) => (gix::index::State::new(repo.object_hash()), Source::WorktreeThenIdMapping),
-        (Some(_), Attributes::WorktreeThenIndex) => {
-            let index = repo.index_or_load_from_head_or_empty().map_err(to_err)?;
-            (attribute_files(&index), Source::WorktreeThenIdMapping)
+impl AttributeFiles {
+    /// The files for a diff whose sides hold `paths` (all of their paths, changed or not: rename
+    /// detection may look at any of them), with `.gitattributes` from `attributes`.
+    ///
+    /// # Errors
+    /// [`Error::GitRead`] when the index, HEAD's trees or the attribute files cannot be read.
+    pub(crate) fn new<'a>(
+        repo: &gix::Repository,
+        attributes: Attributes,
+        paths: impl IntoIterator<Item = &'a gix::bstr::BStr>,
+    ) -> Result<Self> {
+        use gix::worktree::stack::state::attributes::Source;
+        let to_err = |err| Error::git("attributes", err);
+        let (files, source) = match (repo.workdir(), attributes) {
+            (Some(_), Attributes::Worktree) => {
+                (gix::index::State::new(repo.object_hash()), Source::WorktreeThenIdMapping)
+            }
+            (Some(_), Attributes::WorktreeThenIndex) => {
+                let index = repo.index_or_load_from_head_or_empty().map_err(to_err)?;
+                (attribute_files(&index), Source::WorktreeThenIdMapping)
+            }
+            (None, _) => match repo.try_index().map_err(to_err)? {
+                Some(index) => (attribute_files(&index), Source::IdMapping),
+                None => (head_attribute_files(repo, paths)?, Source::IdMapping),
+            },
+        };
+        Self::of(repo, &files, source)
+    }
+
+    /// Files for lookups that never happen (a tree diff without rename detection): only the
+    /// global ones (`core.attributesFile`, `info/attributes`), none of a tree or the index.
+    ///
+    /// # Errors
+    /// [`Error::GitRead`] when a global attribute file cannot be read.
+    pub(crate) fn none(repo: &gix::Repository) -> Result<Self> {
+        use gix::worktree::stack::state::attributes::Source;
+        let source = if repo.workdir().is_some() { Source::WorktreeThenIdMapping } else { Source::IdMapping };
+        Self::of(repo, &gix::index::State::new(repo.object_hash()), source)
+    }
+
+    fn of(
+        repo: &gix::Repository,
+        files: &gix::index::State,
+        source: gix::worktree::stack::state::attributes::Source,
+    ) -> Result<Self> {
+        let stack = repo.attributes_only(files, source).map_err(|err| Error::git("attributes", err))?.detach();
+        Ok(Self { stack })
+    }
+
+    /// gix's blob-diff platform for `repo` (filters as `Mode::ToGit`) with these attributes.
+    ///
+    /// # Errors
+    /// [`Error::GitRead`] when the diff configuration cannot be read.
+    pub(crate) fn resource_cache(
+        &self,
+        repo: &gix::Repository,
+        roots: gix::diff::blob::pipeline::WorktreeRoots,
+    ) -> Result<gix::diff::blob::Platform> {
+        let mode = gix::diff::blob::pipeline::Mode::ToGit;
+        gix::diff::resource_cache(repo, mode, self.stack.clone(), roots)
+            .map_err(|err| Error::git("diff configuration", err))
+    }
+
+    /// An attribute stack for `names`, and an outcome to match them into.
+    pub(crate) fn stack<'repo>(
+        &self,
+        repo: &'repo gix::Repository,
+        names: &[&str],
+    ) -> (gix::AttributeStack<'repo>, gix::attrs::search::Outcome) {
+        let stack = gix::AttributeStack::new(self.stack.clone(), repo);
+        let outcome = stack.selected_attribute_matches(names.iter().copied());
+        (stack, outcome)
+    }
+}
+
+/// The `.gitattributes` files (in any letter case, as [`attribute_files`]) of HEAD's tree in the
+/// directories that hold `paths` and their parents, as an index state; empty for an unborn HEAD.
+fn head_attribute_files<'a>(
+    repo: &gix::Repository,
+    paths: impl IntoIterator<Item = &'a gix::bstr::BStr>,
+) -> Result<gix::index::State> {
+    use gix::bstr::ByteSlice as _;
+    let to_err = |err| Error::git("HEAD's tree", err);
+    let mut files = gix::index::State::new(repo.object_hash());
+    let root = repo.head_tree_id_or_empty().map_err(|err| Error::git("HEAD", err))?.detach();
+    if root.is_empty_tree() {
+        return Ok(files);
+    }
+    // Every directory of every path, with its parents ("" is the root): a directory is added with
+    // all of its parents, so the walk up stops at the first one already there.
+    let mut dirs = std::collections::BTreeSet::from([BString::default()]);
+    for path in paths {
+        let mut dir = path.as_bytes();
+        while let Some(slash) = dir.rfind_byte(b'/') {
+            dir = &dir[..slash];
+            if !dirs.insert(dir.into()) {
+                break;
+            }
         }
-        (None, _) => {
-            let index = repo.index_or_load_from_head_or_empty().map_err(to_err)?;
-            (attribute_files(&index), Source::IdMapping)
+    }
+    // In path order a directory comes after its parent, whose tree named its id.
+    let mut trees = std::collections::HashMap::from([(BString::default(), root)]);
+    for dir in &dirs {
+        let Some(id) = trees.get(dir).copied() else { continue };
+        let tree = repo.find_tree(id).map_err(to_err)?;
+        for entry in tree.iter() {
+            let entry = entry.map_err(to_err)?;
+            let mut path = dir.clone();
+            if !path.is_empty() {
+                path.push(b'/');
+            }
+            path.extend_from_slice(entry.filename());
+            if entry.mode().is_tree() {
+                if dirs.contains(&path) {
+                    trees.insert(path, entry.oid().to_owned());
+                }
+            } else if entry.mode().is_blob() && entry.filename().eq_ignore_ascii_case(b".gitattributes") {
+                files.dangerously_push_entry(
+                    gix::index::entry::Stat::default(),
+                    entry.oid().to_owned(),
+                    gix::index::entry::Flags::empty(),
+                    Mode::FILE,
+                    path.as_ref(),
+                );
+            }
         }
-    };
-    let stack = repo.attributes_only(&index, source).map_err(to_err)?;
-    let outcome = stack.selected_attribute_matches(names.iter().copied());
-    Ok((stack, outcome))
+    }
+    files.sort_entries();
+    Ok(files)
 }
 
 /// The entries of `index` named `.gitattributes` (in any letter case), the only ones gix's
@@ -143,8 +229,8 @@ pub(crate) fn attribute_files(index: &gix::index::State) -> gix::index::State {
 
 /// Compares `old` with `new` (index states), detecting renames (and copies) as `rewrites` says, and
 /// returns the changes sorted by path. `new_root` is the work tree when `new` is the work tree:
-/// rename similarity then reads the new side's files from disk; `attributes` says where
-/// `.gitattributes` come from.
+/// rename similarity then reads the new side's files from disk; `attribute_files` are the
+/// `.gitattributes` it reads.
 ///
 /// # Errors
 /// [`Error::GitRead`] when an object cannot be read.
@@ -153,14 +239,14 @@ pub(crate) fn compare(
     old: &gix::index::State,
     new: &gix::index::State,
     new_root: Option<std::path::PathBuf>,
-    attributes: Attributes,
+    attribute_files: &AttributeFiles,
     rewrites: Option<gix::diff::Rewrites>,
 ) -> Result<Vec<Change>> {
     let to_err = |err| Error::git("a diff", err);
     let pre_images =
         PreImages::of(repo, old, new, new_root.is_some() && rewrites.as_ref().is_some_and(|r| r.copies.is_some()));
     let roots = gix::diff::blob::pipeline::WorktreeRoots { old_root: None, new_root };
-    let mut cache = resource_cache(repo, roots, attributes)?;
+    let mut cache = attribute_files.resource_cache(repo, roots)?;
     let empty = gix::index::State::new(repo.object_hash());
     let (mut search, _) = repo
         .pathspec(true, None::<&str>, false, &empty, gix::worktree::stack::state::attributes::Source::IdMapping)

@@ -66,11 +66,8 @@ pub(crate) fn trees(
     let (old_tree, new_tree) = (tree(old)?, tree(new)?);
     // What `Repository::diff_tree_to_tree` does, with a blob-diff platform that does not load the index for its
     // attributes (unused without rename tracking, and a third of a `commit.details` on a 100,000-entry index).
-    let mut resource_cache = super::changes::resource_cache(
-        repo,
-        gix::diff::blob::pipeline::WorktreeRoots::default(),
-        super::changes::Attributes::Worktree,
-    )?;
+    let mut resource_cache = super::changes::AttributeFiles::none(repo)?
+        .resource_cache(repo, gix::diff::blob::pipeline::WorktreeRoots::default())?;
     let kind = repo.object_hash();
     let mut changes = Vec::new();
     gix::diff::tree_with_rewrites(

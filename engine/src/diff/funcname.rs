@@ -39,7 +39,7 @@ use fancy_regex::Regex;
 use gix::bstr::{BStr, BString, ByteSlice};
 use gix::index::entry::Mode;
 
-use crate::compare::changes::Attributes;
+use crate::compare::changes::AttributeFiles;
 use crate::compare::side::Entry;
 use crate::error::{Error, Result};
 
@@ -330,7 +330,7 @@ impl<'a> Finder<'a> {
 /// ones.
 pub(crate) struct Drivers<'repo> {
     repo: &'repo gix::Repository,
-    attributes: Attributes,
+    attribute_files: AttributeFiles,
     /// The `diff` attribute stack, made at the first lookup.
     stack: Option<(gix::AttributeStack<'repo>, gix::attrs::search::Outcome)>,
     /// Per configured driver name: its configured pattern and whether it is extended, if one is
@@ -350,8 +350,8 @@ enum Driver {
 }
 
 impl<'repo> Drivers<'repo> {
-    /// The drivers of `repo`, with `.gitattributes` read from `attributes`.
-    pub(crate) fn new(repo: &'repo gix::Repository, attributes: Attributes) -> Self {
+    /// The drivers of `repo`, with the `.gitattributes` of `attribute_files`.
+    pub(crate) fn new(repo: &'repo gix::Repository, attribute_files: &AttributeFiles) -> Self {
         let mut configured: HashMap<BString, Option<(BString, bool)>> = HashMap::new();
         let config = repo.config_snapshot();
         for section in config.plumbing().sections_by_name("diff").into_iter().flatten() {
@@ -373,7 +373,7 @@ impl<'repo> Drivers<'repo> {
                 *nth += 1;
             }
         }
-        Self { repo, attributes, stack: None, configured, compiled: HashMap::new() }
+        Self { repo, attribute_files: attribute_files.clone(), stack: None, configured, compiled: HashMap::new() }
     }
 
     /// The rule for a change from `old` to `new` (either may be absent).
@@ -398,7 +398,7 @@ impl<'repo> Drivers<'repo> {
         };
         let (stack, outcome) = match &mut self.stack {
             Some(stack) => stack,
-            None => self.stack.insert(crate::compare::changes::attribute_stack(self.repo, self.attributes, &["diff"])?),
+            None => self.stack.insert(self.attribute_files.stack(self.repo, &["diff"])),
         };
         outcome.reset();
         let platform = stack.at_entry(entry.path.as_bstr(), None).map_err(|err| Error::git("attributes", err))?;

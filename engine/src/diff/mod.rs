@@ -174,8 +174,8 @@ struct Diffed {
     unmerged: BTreeMap<BString, Stages>,
     /// The work tree, when it is the new side (its content is read from disk).
     new_root: Option<std::path::PathBuf>,
-    /// Where `.gitattributes` come from for these two sides.
-    attributes: changes::Attributes,
+    /// The `.gitattributes` files for these two sides.
+    attribute_files: changes::AttributeFiles,
 }
 
 /// Compares `old` with `new` within `filter`.
@@ -223,14 +223,19 @@ fn diff_sides(
     let new_root = (new == Side::Worktree).then(|| repo.workdir().map(ToOwned::to_owned)).flatten();
     interrupt.check()?;
     let attributes = changes::Attributes::for_sides(old, new);
+    let paths = [&old_snapshot.state, &new_snapshot.state]
+        .into_iter()
+        .flat_map(|state| state.entries().iter().map(move |entry| entry.path(state)));
+    let attribute_files = changes::AttributeFiles::new(repo, attributes, paths)?;
     let changes =
-        changes::compare(repo, &old_snapshot.state, &new_snapshot.state, new_root.clone(), attributes, rewrites)?;
-    Ok(Diffed { changes, unmerged, new_root, attributes })
+        changes::compare(repo, &old_snapshot.state, &new_snapshot.state, new_root.clone(), &attribute_files, rewrites)?;
+    Ok(Diffed { changes, unmerged, new_root, attribute_files })
 }
 
 /// The listing of every change (no patch), with unmerged paths in path order.
 fn stats(repo: &gix::Repository, diffed: &Diffed, interrupt: &Interrupt) -> Result<Vec<FileStat>> {
-    let mut renderer = patch::Renderer::new(repo, diffed.new_root.clone(), diffed.attributes, patch::Output::Listing)?;
+    let mut renderer =
+        patch::Renderer::new(repo, diffed.new_root.clone(), &diffed.attribute_files, patch::Output::Listing)?;
     let mut out = Vec::with_capacity(diffed.changes.len() + diffed.unmerged.len());
     for change in &diffed.changes {
         interrupt.check()?;

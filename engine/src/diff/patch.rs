@@ -15,7 +15,7 @@ use gix::index::entry::Mode;
 use super::funcname::{self, Finder};
 use super::section::{Section, quote};
 use super::{FileStat, Status, binary, combined};
-use crate::compare::changes::{Attributes, Change, Kind};
+use crate::compare::changes::{AttributeFiles, Change, Kind};
 use crate::compare::side::Entry;
 use crate::error::{Error, Result};
 use crate::quote;
@@ -71,25 +71,25 @@ enum Content {
 }
 
 impl<'repo> Renderer<'repo> {
-    /// A renderer whose new side is read from `new_root` (the work tree) when given, with
-    /// `.gitattributes` from `attributes`.
+    /// A renderer whose new side is read from `new_root` (the work tree) when given, with the
+    /// `.gitattributes` of `attribute_files`.
     ///
     /// # Errors
     /// [`Error::GitRead`] when the diff configuration or attributes cannot be read.
     pub(crate) fn new(
         repo: &'repo gix::Repository,
         new_root: Option<std::path::PathBuf>,
-        attributes: Attributes,
+        attribute_files: &AttributeFiles,
         output: Output,
     ) -> Result<Self> {
         let roots = gix::diff::blob::pipeline::WorktreeRoots { old_root: None, new_root: new_root.clone() };
-        let cache = crate::compare::changes::resource_cache(repo, roots, attributes)?;
+        let cache = attribute_files.resource_cache(repo, roots)?;
         let algorithm = cache.options.algorithm.unwrap_or(Algorithm::Myers);
         let with_patch = output != Output::Listing;
         let objects = crate::objects::DirectHeaders::new(repo);
         let binary_content = output == Output::PatchWithBinary;
         let quoting = quote::Style { non_ascii: quote::quote_path_config(repo), space: false };
-        let funcname = funcname::Drivers::new(repo, attributes);
+        let funcname = funcname::Drivers::new(repo, attribute_files);
         Ok(Self { repo, objects, cache, algorithm, with_patch, binary_content, new_root, quoting, funcname })
     }
 

@@ -178,7 +178,7 @@ pub fn read(repo: &gix::Repository, options: &Options, interrupt: &Interrupt) ->
         select_and_diff(repo, sides, options.path.as_deref(), interrupt)?;
     let against_worktree = old == Side::Index && new == Side::Worktree;
     let output = if options.binary { Output::PatchWithBinary } else { Output::Patch };
-    let mut renderer = Renderer::new(repo, diffed.new_root.clone(), diffed.attributes, output)?;
+    let mut renderer = Renderer::new(repo, diffed.new_root.clone(), &diffed.attribute_files, output)?;
     let mut files = Vec::with_capacity(diffed.changes.len() + diffed.unmerged.len());
     for change in &diffed.changes {
         interrupt.check()?;

@@ -680,25 +680,25 @@ pub(crate) fn staged_by_cache_tree(
     let path =
         |entry: &Option<crate::compare::side::Entry>| entry.as_ref().map(|entry| crate::facets::utf8(&entry.path));
     let kind_of = |mode: gix::index::entry::Mode| mode.to_tree_entry_mode().map(|mode| mode.kind());
-    let staged =
-        changes::compare(repo, &tree_side, &index_side, None, changes::Attributes::WorktreeThenIndex, rewrites)?
-            .into_iter()
-            .map(|change| {
-                let status = match change.kind {
-                    changes::Kind::Added | changes::Kind::Copied => ChangeKind::Added,
-                    changes::Kind::Deleted => ChangeKind::Deleted,
-                    changes::Kind::Renamed => ChangeKind::Renamed,
-                    changes::Kind::Modified => {
-                        let old = change.old.as_ref().map(|entry| kind_of(entry.mode));
-                        let new = change.new.as_ref().map(|entry| kind_of(entry.mode));
-                        if old == new { ChangeKind::Modified } else { ChangeKind::TypeChange }
-                    }
-                };
-                let from = matches!(change.kind, changes::Kind::Renamed | changes::Kind::Copied)
-                    .then(|| path(&change.old))
-                    .flatten();
-                Staged { path: crate::facets::utf8(change.path()), status, from }
-            })
-            .collect();
+    let attribute_files = changes::AttributeFiles::new(repo, changes::Attributes::WorktreeThenIndex, [])?;
+    let staged = changes::compare(repo, &tree_side, &index_side, None, &attribute_files, rewrites)?
+        .into_iter()
+        .map(|change| {
+            let status = match change.kind {
+                changes::Kind::Added | changes::Kind::Copied => ChangeKind::Added,
+                changes::Kind::Deleted => ChangeKind::Deleted,
+                changes::Kind::Renamed => ChangeKind::Renamed,
+                changes::Kind::Modified => {
+                    let old = change.old.as_ref().map(|entry| kind_of(entry.mode));
+                    let new = change.new.as_ref().map(|entry| kind_of(entry.mode));
+                    if old == new { ChangeKind::Modified } else { ChangeKind::TypeChange }
+                }
+            };
+            let from = matches!(change.kind, changes::Kind::Renamed | changes::Kind::Copied)
+                .then(|| path(&change.old))
+                .flatten();
+            Staged { path: crate::facets::utf8(change.path()), status, from }
+        })
+        .collect();
     Ok(Some(staged))
 }
