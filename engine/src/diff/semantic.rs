@@ -30,8 +30,9 @@
 //!
 //! Parses are kept in the engine by blob id and language (a blob never changes), so a second call
 //! parses nothing, and the whole report is kept in the engine's answer cache until the repository's
-//! next file-system event; the parses of one call run on up to two threads. The budget keeps the
-//! files with the largest changes and counts the others in `omitted.files`.
+//! next file-system event. The parses of one call run on up to two threads, and a file's new side
+//! is parsed as an edit of its old side's tree (tree-sitter's incremental parsing). The budget
+//! keeps the files with the largest changes and counts the others in `omitted.files`.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -48,7 +49,7 @@ use super::parses::Cache;
 use super::patch::{Output, Renderer};
 use super::text::{Sides, WORKTREE, select_and_diff};
 use crate::budget::{Budgeted, Measure};
-use crate::compare::changes::{self, Attributes, Change};
+use crate::compare::changes::{AttributeFiles, Change};
 use crate::engine::{Engine, Repo};
 use crate::error::{Error, Result};
 use crate::interrupt::Interrupt;
@@ -98,6 +99,11 @@ pub struct Report {
     /// The new side: an abbreviated sha, `INDEX` or `WORKTREE` (left out of the JSON for
     /// `WORKTREE`).
     pub head: String,
+    /// The caller named the old side by its sha (or a prefix of it): the JSON leaves `base` out,
+    /// as it would only repeat the caller's own argument.
+    pub base_given: bool,
+    /// The caller named the new side by its sha: the JSON leaves `head` out.
+    pub head_given: bool,
     /// The path filter, when given.
     pub path: Option<String>,
     /// Changed files, counted whether shown or not; in the JSON only when the budget cut `files`.
@@ -117,8 +123,8 @@ impl Serialize for Report {
         let (no_grammar, files): (Vec<&FileChange>, Vec<&FileChange>) =
             self.files.iter().partition(|file| file.is_no_grammar());
         let wire = WireReport {
-            base: self.base.as_deref(),
-            head: (!is_worktree(&self.head)).then_some(self.head.as_str()),
+            base: self.base.as_deref().filter(|_| !self.base_given),
+            head: (!is_worktree(&self.head) && !self.head_given).then_some(self.head.as_str()),
             path: self.path.as_deref(),
             changed_files: self.cut.then_some(self.changed_files),
             fallback_files: (self.cut && self.fallback_files > 0).then_some(self.fallback_files),
@@ -574,6 +580,8 @@ pub fn fit(full: &Report, max_tokens: usize, measure: &mut Measure<'_, Report>) 
         let alone = |file: &FileChange| Report {
             base: full.base.clone(),
             head: full.head.clone(),
+            base_given: full.base_given,
+            head_given: full.head_given,
             path: full.path.clone(),
             changed_files: full.changed_files,
             fallback_files: full.fallback_files,
@@ -626,8 +634,8 @@ pub(crate) fn read(repo: &gix::Repository, options: &Options, cache: &Cache, int
     let deadline = Instant::now() + options.time_budget;
     let sides = Sides { base: options.base.as_deref(), head: options.head.as_deref(), staged: options.staged };
     let (selection, diffed) = select_and_diff(repo, sides, options.path.as_deref(), interrupt)?;
-    let mut renderer = Renderer::new(repo, diffed.new_root.clone(), diffed.attributes, Output::Listing)?;
-    let mut attributes = Languages::new(repo, diffed.attributes)?;
+    let mut renderer = Renderer::new(repo, diffed.new_root.clone(), &diffed.attribute_files, Output::Listing)?;
+    let mut attributes = Languages::new(repo, &diffed.attribute_files);
     let mut works = Vec::with_capacity(diffed.changes.len() + diffed.unmerged.len());
     for change in &diffed.changes {
         interrupt.check()?;
@@ -656,6 +664,8 @@ pub(crate) fn read(repo: &gix::Repository, options: &Options, cache: &Cache, int
     // Abbreviated as the other tools name commits (`commit.details`, `repo.history`).
     let abbrev = crate::abbrev::Abbrev::new(repo);
     Ok(Report {
+        base_given: names_sha(options.base.as_deref(), selection.base.as_deref()),
+        head_given: names_sha(options.head.as_deref(), Some(&selection.head)),
         base: selection.base.map(|base| abbrev.hex(&base)),
         head: abbrev.hex(&selection.head),
         path: options.path.clone(),
@@ -664,6 +674,16 @@ pub(crate) fn read(repo: &gix::Repository, options: &Options, cache: &Cache, int
         cut: false,
         files,
     })
+}
+
+/// Whether the revision the caller gave, `given`, is the resolved sha `resolved` or a prefix of it
+/// (at least 4 hex digits, as git takes them).
+fn names_sha(given: Option<&str>, resolved: Option<&str>) -> bool {
+    let (Some(given), Some(resolved)) = (given, resolved) else { return false };
+    given.len() >= 4
+        && given.bytes().all(|byte| byte.is_ascii_hexdigit())
+        && resolved.len() >= given.len()
+        && resolved[..given.len()].eq_ignore_ascii_case(given)
 }
 
 /// Reads one change's sides and decides whether it can be parsed.
@@ -716,43 +736,76 @@ fn prepare(renderer: &mut Renderer<'_>, languages: &mut Languages<'_>, change: &
 /// The parses of one call, by blob id and language.
 type Parses = HashMap<(ObjectId, Language), Arc<Parsed>>;
 
-/// Parses every side not in `cache` yet, on up to two threads, keeps the new parses in `cache` and
+/// Parses every side not in `cache` yet, on up to two threads (both sides of a file on one, the new
+/// side as an edit of the old: [`semantic::parse_pair`]), keeps the new parses in `cache` and
 /// returns all the parses the call needs.
 fn parse_all(works: &[Work], cache: &Cache, deadline: Instant) -> Parses {
+    /// One blob to parse.
+    type Blob<'a> = (ObjectId, &'a [u8]);
+    /// A parse to do: one side, or both sides of a file (the new one as an edit of the old).
+    enum Job<'a> {
+        Side(Language, Blob<'a>),
+        Pair(Language, Blob<'a>, Blob<'a>),
+    }
     let mut parses = Parses::new();
-    let mut wanted: Vec<(ObjectId, Language, &[u8])> = Vec::new();
+    let mut jobs: Vec<Job<'_>> = Vec::new();
+    let mut wanted: std::collections::HashSet<(ObjectId, Language)> = std::collections::HashSet::new();
     for work in works {
         let Some(language) = work.language else { continue };
+        let mut sides = Vec::with_capacity(2);
         for side in [&work.old, &work.new].into_iter().flatten() {
             let key = (side.id, language);
-            if parses.contains_key(&key) || wanted.iter().any(|(id, lang, _)| (*id, *lang) == key) {
+            if parses.contains_key(&key) || wanted.contains(&key) {
                 continue;
             }
             match cache.parses.get(&key) {
                 Some(parsed) => {
                     parses.insert(key, parsed);
                 }
-                None => wanted.push((side.id, language, side.text.as_slice())),
+                None => {
+                    wanted.insert(key);
+                    sides.push((side.id, side.text.as_slice()));
+                }
             }
         }
+        match sides[..] {
+            [old, new] => jobs.push(Job::Pair(language, old, new)),
+            [side] => jobs.push(Job::Side(language, side)),
+            _ => {}
+        }
     }
-    let parse = |(id, language, text): &(ObjectId, Language, &[u8])| {
-        let parsed =
-            if Instant::now() > deadline { Parsed::TimeBudget } else { semantic::parse(*language, text, deadline) };
-        ((*id, *language), Arc::new(parsed))
+    let parse = |job: &Job<'_>| -> Vec<((ObjectId, Language), Arc<Parsed>)> {
+        if Instant::now() > deadline {
+            return match job {
+                Job::Side(language, (id, _)) => vec![((*id, *language), Arc::new(Parsed::TimeBudget))],
+                Job::Pair(language, (old, _), (new, _)) => vec![
+                    ((*old, *language), Arc::new(Parsed::TimeBudget)),
+                    ((*new, *language), Arc::new(Parsed::TimeBudget)),
+                ],
+            };
+        }
+        match job {
+            Job::Side(language, (id, text)) => {
+                vec![((*id, *language), Arc::new(semantic::parse(*language, text, deadline)))]
+            }
+            Job::Pair(language, (old_id, old), (new_id, new)) => {
+                let (old, new) = semantic::parse_pair(*language, old, new, deadline);
+                vec![((*old_id, *language), Arc::new(old)), ((*new_id, *language), Arc::new(new))]
+            }
+        }
     };
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(2).min(wanted.len());
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(2).min(jobs.len());
     let parsed: Vec<((ObjectId, Language), Arc<Parsed>)> = if workers <= 1 {
-        wanted.iter().map(parse).collect()
+        jobs.iter().flat_map(parse).collect()
     } else {
         let next = std::sync::atomic::AtomicUsize::new(0);
         let results = std::sync::Mutex::new(Vec::with_capacity(wanted.len()));
         std::thread::scope(|scope| {
             for _ in 0..workers {
                 scope.spawn(|| {
-                    while let Some(job) = wanted.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
+                    while let Some(job) = jobs.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
                         let result = parse(job);
-                        results.lock().expect("a parse thread never panics holding the lock").push(result);
+                        results.lock().expect("a parse thread never panics holding the lock").extend(result);
                     }
                 });
             }
@@ -1123,9 +1176,9 @@ struct Languages<'repo> {
 }
 
 impl<'repo> Languages<'repo> {
-    fn new(repo: &'repo gix::Repository, attributes: Attributes) -> Result<Self> {
-        let (stack, outcome) = changes::attribute_stack(repo, attributes, &["linguist-language", "diff"])?;
-        Ok(Self { stack, outcome })
+    fn new(repo: &'repo gix::Repository, files: &AttributeFiles) -> Self {
+        let (stack, outcome) = files.stack(repo, &["linguist-language", "diff"]);
+        Self { stack, outcome }
     }
 
     fn of(&mut self, path: &gix::bstr::BStr) -> Result<Option<Language>> {

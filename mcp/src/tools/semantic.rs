@@ -199,8 +199,8 @@ fn selection_properties() -> Map<String, Value> {
             objects the other local tools read, so its line counts agree with diff.text's, and it needs no \
             gateway and no network round trip. The gateway is asked only when no changed file has a grammar in \
             this build, and its checked answer then comes with `source: fluxgit-gateway`." },
-        "base": defaulted(json!({ "type": "string", "description": "Abbreviated sha or INDEX." }), "null (an unborn HEAD)"),
-        "head": defaulted(json!({ "type": "string", "description": "Abbreviated sha, INDEX or WORKTREE." }), "WORKTREE"),
+        "base": defaulted(json!({ "type": "string", "description": "Abbreviated sha or INDEX; absent if given as a sha." }), "null (an unborn HEAD)"),
+        "head": defaulted(json!({ "type": "string", "description": "Abbreviated sha, INDEX or WORKTREE; absent if given as a sha." }), "WORKTREE"),
         "path": defaulted(json!({ "type": "string" }), "null (no path filter)"),
     }) else {
         unreachable!("an object literal")
