@@ -45,7 +45,7 @@ use gix::index::entry::Mode;
 use serde::Serialize;
 
 use super::Status;
-use super::parses::Cache;
+use super::parses::{Cache, FileSides, Parses, parse_all};
 use super::patch::{Output, Renderer};
 use super::text::{Sides, WORKTREE, select_and_diff};
 use crate::budget::{Budgeted, Measure};
@@ -618,6 +618,12 @@ struct SideText {
     text: Vec<u8>,
 }
 
+impl SideText {
+    fn blob(&self) -> super::parses::Blob<'_> {
+        (self.id, &self.text)
+    }
+}
+
 /// A changed file on its way through the diff.
 struct Work {
     entry: FileChange,
@@ -655,7 +661,18 @@ pub(crate) fn read(repo: &gix::Repository, options: &Options, cache: &Cache, int
         };
         works.push(Work { entry, language: None, old: None, new: None });
     }
-    let parses = parse_all(&works, cache, deadline);
+    let sides: Vec<FileSides<'_>> = works
+        .iter()
+        .filter_map(|work| {
+            let language = work.language?;
+            Some(FileSides {
+                language,
+                old: work.old.as_ref().map(SideText::blob),
+                new: work.new.as_ref().map(SideText::blob),
+            })
+        })
+        .collect();
+    let parses = parse_all(&sides, cache, deadline);
     interrupt.check()?;
     let algorithm = renderer.algorithm();
     let mut files: Vec<FileChange> = match_symbols(&mut works, &parses, algorithm);
@@ -731,95 +748,6 @@ fn prepare(renderer: &mut Renderer<'_>, languages: &mut Languages<'_>, change: &
         return fall_back(entry, FallbackReason::Binary);
     };
     Ok(Work { entry, language: Some(language), old, new })
-}
-
-/// The parses of one call, by blob id and language.
-type Parses = HashMap<(ObjectId, Language), Arc<Parsed>>;
-
-/// Parses every side not in `cache` yet, on up to two threads (both sides of a file on one, the new
-/// side as an edit of the old: [`semantic::parse_pair`]), keeps the new parses in `cache` and
-/// returns all the parses the call needs.
-fn parse_all(works: &[Work], cache: &Cache, deadline: Instant) -> Parses {
-    /// One blob to parse.
-    type Blob<'a> = (ObjectId, &'a [u8]);
-    /// A parse to do: one side, or both sides of a file (the new one as an edit of the old).
-    enum Job<'a> {
-        Side(Language, Blob<'a>),
-        Pair(Language, Blob<'a>, Blob<'a>),
-    }
-    let mut parses = Parses::new();
-    let mut jobs: Vec<Job<'_>> = Vec::new();
-    let mut wanted: std::collections::HashSet<(ObjectId, Language)> = std::collections::HashSet::new();
-    for work in works {
-        let Some(language) = work.language else { continue };
-        let mut sides = Vec::with_capacity(2);
-        for side in [&work.old, &work.new].into_iter().flatten() {
-            let key = (side.id, language);
-            if parses.contains_key(&key) || wanted.contains(&key) {
-                continue;
-            }
-            match cache.parses.get(&key) {
-                Some(parsed) => {
-                    parses.insert(key, parsed);
-                }
-                None => {
-                    wanted.insert(key);
-                    sides.push((side.id, side.text.as_slice()));
-                }
-            }
-        }
-        match sides[..] {
-            [old, new] => jobs.push(Job::Pair(language, old, new)),
-            [side] => jobs.push(Job::Side(language, side)),
-            _ => {}
-        }
-    }
-    let parse = |job: &Job<'_>| -> Vec<((ObjectId, Language), Arc<Parsed>)> {
-        if Instant::now() > deadline {
-            return match job {
-                Job::Side(language, (id, _)) => vec![((*id, *language), Arc::new(Parsed::TimeBudget))],
-                Job::Pair(language, (old, _), (new, _)) => vec![
-                    ((*old, *language), Arc::new(Parsed::TimeBudget)),
-                    ((*new, *language), Arc::new(Parsed::TimeBudget)),
-                ],
-            };
-        }
-        match job {
-            Job::Side(language, (id, text)) => {
-                vec![((*id, *language), Arc::new(semantic::parse(*language, text, deadline)))]
-            }
-            Job::Pair(language, (old_id, old), (new_id, new)) => {
-                let (old, new) = semantic::parse_pair(*language, old, new, deadline);
-                vec![((*old_id, *language), Arc::new(old)), ((*new_id, *language), Arc::new(new))]
-            }
-        }
-    };
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(2).min(jobs.len());
-    let parsed: Vec<((ObjectId, Language), Arc<Parsed>)> = if workers <= 1 {
-        jobs.iter().flat_map(parse).collect()
-    } else {
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let results = std::sync::Mutex::new(Vec::with_capacity(wanted.len()));
-        std::thread::scope(|scope| {
-            for _ in 0..workers {
-                scope.spawn(|| {
-                    while let Some(job) = jobs.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
-                        let result = parse(job);
-                        results.lock().expect("a parse thread never panics holding the lock").extend(result);
-                    }
-                });
-            }
-        });
-        results.into_inner().expect("the parse threads ended")
-    };
-    for (key, parsed) in parsed {
-        // A parse cut short by the deadline is not kept: the next call may have the time.
-        if !matches!(*parsed, Parsed::TimeBudget) {
-            cache.parses.insert(key, Arc::clone(&parsed));
-        }
-        parses.insert(key, parsed);
-    }
-    parses
 }
 
 /// A side's symbols with the changed lines given to them.
