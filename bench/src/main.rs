@@ -80,6 +80,20 @@ enum Mode {
         #[arg(long)]
         path: String,
     },
+    /// Cold `diff.semantic` calls of one commit against its first parent, each on a new engine: for profiling
+    /// (`valgrind --tool=callgrind`) one commit of the semantic benchmark.
+    #[command(hide = true)]
+    SemanticProbe {
+        /// The repository.
+        #[arg(long, value_name = "DIR")]
+        repo: PathBuf,
+        /// The commit.
+        #[arg(long)]
+        commit: String,
+        /// How many cold calls.
+        #[arg(long, default_value_t = 1)]
+        runs: usize,
+    },
 }
 
 #[derive(Debug, clap::Args)]
@@ -200,6 +214,9 @@ struct SemanticArgs {
     /// Where the mirrored repositories are (`<owner>+<name>/repo`); those absent are skipped.
     #[arg(long, value_name = "DIR", default_value = "/work/.mirror")]
     mirrors: PathBuf,
+    /// Only the repositories whose name contains this (case-insensitive), e.g. `got`; repeatable. Default: all.
+    #[arg(long, value_name = "NAME")]
+    only: Vec<String>,
     /// The Markdown report whose `## Semantic diff` section is replaced. Default: BENCHMARK.md in this workspace.
     #[arg(long, value_name = "FILE")]
     markdown: Option<PathBuf>,
@@ -362,6 +379,8 @@ fn main() -> ExitCode {
         Mode::BlameProbe { repo, path } => {
             blame::probe(&repo, &path).map(|lines| println!("{lines} lines blamed in {}", repo.display()))
         }
+        Mode::SemanticProbe { repo, commit, runs } => semantic::probe(&repo, &commit, runs)
+            .map(|ms| println!("median cold diff.semantic of {commit}: {ms:.2} ms over {runs} runs")),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -698,6 +717,10 @@ fn semantic_bench(args: &SemanticArgs) -> anyhow::Result<()> {
     let results_dir = args.results_dir.clone().unwrap_or_else(|| workspace_root().join("bench/results/semantic"));
     let mut runs = Vec::new();
     for (name, repo) in semantic::repositories(&workspace_root(), &args.mirrors) {
+        let lower = name.to_lowercase();
+        if !args.only.is_empty() && !args.only.iter().any(|only| lower.contains(&only.to_lowercase())) {
+            continue;
+        }
         eprintln!("fluxgit-bench: semantic diff of {name} ...");
         let run = semantic::measure(&name, &repo, args.commits)?;
         let words: Vec<String> = name

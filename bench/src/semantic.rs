@@ -82,6 +82,38 @@ fn git(repo: &Path, args: &[&str]) -> anyhow::Result<String> {
     Ok(String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
+/// The engine's allowed roots for `repo`: the repository and, for a linked work tree, the main
+/// checkout whose git dir holds its own.
+fn allowed_roots(repo: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let common = git(repo, &["rev-parse", "--path-format=absolute", "--git-common-dir"])?;
+    let mut allowed_roots = vec![repo.to_path_buf()];
+    allowed_roots.extend(Path::new(common.trim()).parent().and_then(|parent| parent.canonicalize().ok()));
+    Ok(allowed_roots)
+}
+
+/// `runs` cold `diff.semantic` calls of `commit` against its first parent in `repo`, each on a new
+/// engine with its watches in place; returns their median in milliseconds.
+pub(crate) fn probe(repo: &Path, commit: &str, runs: usize) -> anyhow::Result<f64> {
+    let repo = repo.canonicalize().context("the repository exists")?;
+    let repo_path = repo.to_str().context("a UTF-8 path")?;
+    let options = semantic::Options {
+        base: Some(format!("{commit}^")),
+        head: Some(commit.to_owned()),
+        ..semantic::Options::default()
+    };
+    let allowed_roots = allowed_roots(&repo)?;
+    let mut times = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let engine = Engine::new(Options { allowed_roots: allowed_roots.clone() });
+        let resolved = engine.resolve(repo_path)?;
+        engine.cache_diagnostics(&resolved);
+        let started = Instant::now();
+        engine.diff_semantic(&resolved, &options, UNLIMITED, &mut tokens)?;
+        times.push(started.elapsed().as_secs_f64() * 1e3);
+    }
+    Ok(median(&mut times))
+}
+
 /// Measures the last `commits` non-merge commits of `repo` (first-parent from HEAD).
 pub(crate) fn measure(name: &str, repo: &Path, commits: usize) -> anyhow::Result<RepoRun> {
     let repo = repo.canonicalize().context("the repository exists")?;
@@ -92,10 +124,7 @@ pub(crate) fn measure(name: &str, repo: &Path, commits: usize) -> anyhow::Result
     let mut samples = Vec::new();
     let load_before = crate::latency::load_average().unwrap_or(f64::NAN);
     let repo_path = repo.to_str().context("a UTF-8 path")?;
-    // A linked work tree's git dir lies under the main checkout's: both are allowed.
-    let common = git(&repo, &["rev-parse", "--path-format=absolute", "--git-common-dir"])?;
-    let mut allowed_roots = vec![repo.clone()];
-    allowed_roots.extend(Path::new(common.trim()).parent().and_then(|parent| parent.canonicalize().ok()));
+    let allowed_roots = allowed_roots(&repo)?;
     for commit in list.lines() {
         let Ok(parent) = git(&repo, &["rev-parse", "--verify", "-q", &format!("{commit}^")]) else { continue };
         let parent = parent.trim().to_owned();

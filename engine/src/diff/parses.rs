@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use gix::ObjectId;
+use gix::diff::blob::Hunk;
 
 use crate::semantic::{self, Language, Parsed};
 
@@ -38,7 +39,9 @@ fn weight(parsed: &Parsed) -> u32 {
     let bytes = match parsed {
         Parsed::Symbols(symbols) => symbols
             .iter()
-            .map(|symbol| 96 + symbol.name.len() + symbol.leaf.len() + 8 * symbol.tokens.len())
+            .map(|symbol| {
+                112 + symbol.name.len() + symbol.leaf.len() + symbol.signature.as_ref().map_or(0, String::len)
+            })
             .sum::<usize>(),
         _ => 0,
     };
@@ -57,26 +60,46 @@ pub(super) struct FileSides<'a> {
     pub(super) language: Language,
     pub(super) old: Option<Blob<'a>>,
     pub(super) new: Option<Blob<'a>>,
+    /// The line diff of the two sides.
+    pub(super) hunks: &'a [Hunk],
 }
 
 /// A parse to do: one side, or both sides of a file (the new one as an edit of the old).
 enum Job<'a> {
     Side(Language, Blob<'a>),
-    Pair(Language, Blob<'a>, Blob<'a>),
+    Pair(Language, Blob<'a>, Blob<'a>, &'a [Hunk]),
 }
 
 impl Job<'_> {
-    /// Parses what the job names, or marks it [`Parsed::TimeBudget`] when `deadline` has passed.
-    fn run(&self, deadline: Instant) -> Vec<((ObjectId, Language), Arc<Parsed>)> {
-        let late = Instant::now() > deadline;
-        let parse = |language, text| if late { Parsed::TimeBudget } else { semantic::parse(language, text, deadline) };
+    /// The bytes it parses from scratch, roughly what it costs: its larger side.
+    fn bytes(&self) -> usize {
         match *self {
-            Job::Side(language, (id, text)) => vec![((id, language), Arc::new(parse(language, text)))],
-            Job::Pair(language, (old_id, old), (new_id, new)) => {
-                let (old, new) = if late {
-                    (Parsed::TimeBudget, Parsed::TimeBudget)
-                } else {
-                    semantic::parse_pair(language, old, new, deadline)
+            Job::Side(_, (_, text)) => text.len(),
+            Job::Pair(_, (_, old), (_, new), _) => old.len().max(new.len()),
+        }
+    }
+
+    /// Parses what the job names, or marks it [`Parsed::TimeBudget`] when `deadline` has passed;
+    /// `split`: each side as two halves on two threads ([`semantic::parse_split`]).
+    fn run(&self, deadline: Instant, split: bool) -> Vec<((ObjectId, Language), Arc<Parsed>)> {
+        let late = Instant::now() > deadline;
+        match *self {
+            Job::Side(language, (id, text)) => {
+                let parsed = match late {
+                    true => Parsed::TimeBudget,
+                    false if split => semantic::parse_split(language, text, None, deadline).0,
+                    false => semantic::parse(language, text, deadline),
+                };
+                vec![((id, language), Arc::new(parsed))]
+            }
+            Job::Pair(language, (old_id, old), (new_id, new), hunks) => {
+                let (old, new) = match late {
+                    true => (Parsed::TimeBudget, Parsed::TimeBudget),
+                    false if split => match semantic::parse_split(language, old, Some((new, hunks)), deadline) {
+                        (old, Some(new)) => (old, new),
+                        (old, None) => (old, Parsed::TimeBudget),
+                    },
+                    false => semantic::parse_pair(language, old, new, hunks, deadline),
                 };
                 vec![((old_id, language), Arc::new(old)), ((new_id, language), Arc::new(new))]
             }
@@ -85,8 +108,9 @@ impl Job<'_> {
 }
 
 /// Parses every side of `files` not in `cache` yet, on up to two threads (both sides of a file on
-/// one, the new side as an edit of the old: [`semantic::parse_pair`]), keeps the new parses in
-/// `cache` and returns all the parses the call needs.
+/// one, the new side as an edit of the old: [`semantic::parse_pair`]; a file larger than the rest
+/// together in halves on both: [`semantic::parse_split`]), keeps the new parses in `cache` and
+/// returns all the parses the call needs.
 pub(super) fn parse_all(files: &[FileSides<'_>], cache: &Cache, deadline: Instant) -> Parses {
     let mut parses = Parses::new();
     let mut jobs: Vec<Job<'_>> = Vec::new();
@@ -109,14 +133,21 @@ pub(super) fn parse_all(files: &[FileSides<'_>], cache: &Cache, deadline: Instan
             }
         }
         match sides[..] {
-            [old, new] => jobs.push(Job::Pair(file.language, old, new)),
+            [old, new] => jobs.push(Job::Pair(file.language, old, new, file.hunks)),
             [side] => jobs.push(Job::Side(file.language, side)),
             _ => {}
         }
     }
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(2).min(jobs.len());
+    // The largest first, each to the next free thread; one that is more than its share of the work (of
+    // all the call's, shared by the cores) is parsed in halves on two threads, so that one large file
+    // does not keep a core waiting.
+    jobs.sort_by_key(|job| std::cmp::Reverse(job.bytes()));
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()).min(2);
+    let total: usize = jobs.iter().map(Job::bytes).sum();
+    let split = |job: &Job<'_>| cores > 1 && job.bytes() >= semantic::MIN_SPLIT_BYTES && job.bytes() * cores > total;
+    let workers = cores.min(jobs.len());
     let parsed: Vec<((ObjectId, Language), Arc<Parsed>)> = if workers <= 1 {
-        jobs.iter().flat_map(|job| job.run(deadline)).collect()
+        jobs.iter().flat_map(|job| job.run(deadline, split(job))).collect()
     } else {
         let next = std::sync::atomic::AtomicUsize::new(0);
         let results = std::sync::Mutex::new(Vec::with_capacity(wanted.len()));
@@ -124,7 +155,7 @@ pub(super) fn parse_all(files: &[FileSides<'_>], cache: &Cache, deadline: Instan
             for _ in 0..workers {
                 scope.spawn(|| {
                     while let Some(job) = jobs.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
-                        let result = job.run(deadline);
+                        let result = job.run(deadline, split(job));
                         results.lock().expect("a parse thread never panics holding the lock").extend(result);
                     }
                 });

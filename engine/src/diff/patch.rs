@@ -9,7 +9,7 @@
 use gix::ObjectId;
 use gix::bstr::{BStr, ByteSlice};
 use gix::diff::blob::unified_diff::{ConsumeHunk, ContextSize, DiffLineKind, HunkHeader};
-use gix::diff::blob::{Algorithm, Diff, InternedInput, ResourceKind, UnifiedDiff, platform::resource::Data};
+use gix::diff::blob::{Algorithm, Diff, Hunk, InternedInput, ResourceKind, UnifiedDiff, platform::resource::Data};
 use gix::index::entry::Mode;
 
 use super::funcname::{self, Finder};
@@ -33,6 +33,20 @@ const MAX_BINARY_BYTES: u64 = 1024 * 1024;
 pub(crate) struct Rendered {
     pub(crate) stat: FileStat,
     pub(crate) sections: Vec<Section>,
+    /// Both sides' text and their line diff, kept for [`Output::ListingWithTexts`] when the file is
+    /// text on both sides and of one type.
+    pub(crate) texts: Option<Texts>,
+}
+
+/// The two sides of a changed text file as git diffs them (empty for an absent side) and the hunks
+/// of their line diff, in order: what `diff.semantic` parses and gives to symbols, read and diffed
+/// once.
+#[derive(Debug, Clone)]
+pub(crate) struct Texts {
+    pub(crate) old: Vec<u8>,
+    pub(crate) new: Vec<u8>,
+    /// Each hunk's removed lines of `old` and added lines of `new` (0-based line ranges).
+    pub(crate) hunks: Vec<Hunk>,
 }
 
 /// Renders changes; owns the resource cache that reads their content.
@@ -43,6 +57,9 @@ pub(crate) struct Renderer<'repo> {
     cache: gix::diff::blob::Platform,
     algorithm: Algorithm,
     with_patch: bool,
+    with_texts: bool,
+    /// The texts of the last pair rendered, when `with_texts`.
+    kept: Option<Texts>,
     binary_content: bool,
     /// The work tree when it is the new side.
     new_root: Option<std::path::PathBuf>,
@@ -57,6 +74,8 @@ pub(crate) struct Renderer<'repo> {
 pub(crate) enum Output {
     /// Only the listing (status and counts).
     Listing,
+    /// The listing, and each text file's sides with their line diff ([`Rendered::texts`]).
+    ListingWithTexts,
     /// The listing and the patch; binary files as `Binary files ... differ` (like `git diff`).
     Patch,
     /// The listing and the patch with binary content (like `git diff --binary`).
@@ -85,12 +104,25 @@ impl<'repo> Renderer<'repo> {
         let roots = gix::diff::blob::pipeline::WorktreeRoots { old_root: None, new_root: new_root.clone() };
         let cache = attribute_files.resource_cache(repo, roots)?;
         let algorithm = cache.options.algorithm.unwrap_or(Algorithm::Myers);
-        let with_patch = output != Output::Listing;
+        let with_patch = matches!(output, Output::Patch | Output::PatchWithBinary);
+        let with_texts = output == Output::ListingWithTexts;
         let objects = crate::objects::DirectHeaders::new(repo);
         let binary_content = output == Output::PatchWithBinary;
         let quoting = quote::Style { non_ascii: quote::quote_path_config(repo), space: false };
         let funcname = funcname::Drivers::new(repo, attribute_files);
-        Ok(Self { repo, objects, cache, algorithm, with_patch, binary_content, new_root, quoting, funcname })
+        Ok(Self {
+            repo,
+            objects,
+            cache,
+            algorithm,
+            with_patch,
+            with_texts,
+            kept: None,
+            binary_content,
+            new_root,
+            quoting,
+            funcname,
+        })
     }
 
     /// Renders one change.
@@ -118,6 +150,7 @@ impl<'repo> Renderer<'repo> {
         }
         let pairs = if type_change { vec![(old, None), (None, new)] } else { vec![(old, new)] };
         let mut sections = Vec::new();
+        self.kept = None;
         for (old, new) in pairs {
             let section = self.pair(change.kind, old, new, &mut stat);
             self.cache.clear_resource_cache_keep_allocation();
@@ -129,11 +162,13 @@ impl<'repo> Renderer<'repo> {
                     stat.deletions = None;
                     stat.error = Some(crate::ItemError::from_error(err));
                     sections.clear();
+                    self.kept = None;
                     break;
                 }
             }
         }
-        Ok(Rendered { stat, sections })
+        let texts = self.kept.take().filter(|_| !type_change);
+        Ok(Rendered { stat, sections, texts })
     }
 
     /// Renders an unmerged path of a diff of the index against the work tree as `git diff` does:
@@ -164,7 +199,7 @@ impl<'repo> Renderer<'repo> {
         };
         stat.status = Status::Unmerged;
         if !self.with_patch || stat.error.is_some() {
-            return Ok(Rendered { stat, sections: Vec::new() });
+            return Ok(Rendered { stat, sections: Vec::new(), texts: None });
         }
         let sections = match (stages[1], stages[2]) {
             (Some(ours), Some(theirs)) => match self.combined(path, [ours, theirs], worktree) {
@@ -176,7 +211,7 @@ impl<'repo> Renderer<'repo> {
             },
             _ => std::iter::once(unmerged_line(path, self.quoting)).chain(sections).collect(),
         };
-        Ok(Rendered { stat, sections })
+        Ok(Rendered { stat, sections, texts: None })
     }
 
     /// The `diff --cc` section of `path`: the work-tree file `worktree` against ours and theirs.
@@ -239,6 +274,10 @@ impl<'repo> Renderer<'repo> {
                 diff.postprocess_lines(&input);
                 add(&mut stat.additions, u64::from(diff.count_additions()));
                 add(&mut stat.deletions, u64::from(diff.count_removals()));
+                if self.with_texts {
+                    let hunks = diff.hunks().collect();
+                    self.kept = Some(Texts { old: old_bytes.to_vec(), new: new_bytes.to_vec(), hunks });
+                }
                 if rewrite {
                     stat.similarity = Some(similarity(old_bytes, new_bytes, &diff, &input));
                 }
@@ -267,27 +306,6 @@ impl<'repo> Renderer<'repo> {
             }
         }
         Ok(section)
-    }
-
-    /// One side's content as git diffs it (empty when the side is absent), or `None` when git
-    /// considers it binary; for `diff.semantic`, which parses it.
-    ///
-    /// # Errors
-    /// [`Error::GitRead`] when the content cannot be read.
-    pub(crate) fn text(&mut self, entry: Option<&Entry>, old_side: bool) -> Result<Option<Vec<u8>>> {
-        let kind = if old_side { ResourceKind::OldOrSource } else { ResourceKind::NewOrDestination };
-        let content = self.load(entry, kind);
-        self.cache.clear_resource_cache_keep_allocation();
-        Ok(match content? {
-            Content::Missing => Some(Vec::new()),
-            Content::Text(bytes) => Some(bytes),
-            Content::Binary => None,
-        })
-    }
-
-    /// The line diff algorithm the repository configures (`diff.algorithm`; git's default Myers).
-    pub(crate) fn algorithm(&self) -> Algorithm {
-        self.algorithm
     }
 
     /// The raw bytes of one side of a binary file (empty when absent), or `None` when larger than

@@ -40,7 +40,7 @@ use std::time::{Duration, Instant};
 
 use gix::ObjectId;
 use gix::bstr::ByteSlice as _;
-use gix::diff::blob::{Diff, InternedInput};
+use gix::diff::blob::Hunk;
 use gix::index::entry::Mode;
 use serde::Serialize;
 
@@ -630,6 +630,8 @@ struct Work {
     language: Option<Language>,
     old: Option<SideText>,
     new: Option<SideText>,
+    /// The line diff of the two sides' texts (an absent side is empty).
+    hunks: Vec<Hunk>,
 }
 
 /// Reads the selection and lists its changed symbols, every file shown.
@@ -640,7 +642,7 @@ pub(crate) fn read(repo: &gix::Repository, options: &Options, cache: &Cache, int
     let deadline = Instant::now() + options.time_budget;
     let sides = Sides { base: options.base.as_deref(), head: options.head.as_deref(), staged: options.staged };
     let (selection, diffed) = select_and_diff(repo, sides, options.path.as_deref(), interrupt)?;
-    let mut renderer = Renderer::new(repo, diffed.new_root.clone(), &diffed.attribute_files, Output::Listing)?;
+    let mut renderer = Renderer::new(repo, diffed.new_root.clone(), &diffed.attribute_files, Output::ListingWithTexts)?;
     let mut attributes = Languages::new(repo, &diffed.attribute_files);
     let mut works = Vec::with_capacity(diffed.changes.len() + diffed.unmerged.len());
     for change in &diffed.changes {
@@ -659,7 +661,7 @@ pub(crate) fn read(repo: &gix::Repository, options: &Options, cache: &Cache, int
             top_level: None,
             symbols: Vec::new(),
         };
-        works.push(Work { entry, language: None, old: None, new: None });
+        works.push(Work { entry, language: None, old: None, new: None, hunks: Vec::new() });
     }
     let sides: Vec<FileSides<'_>> = works
         .iter()
@@ -669,13 +671,13 @@ pub(crate) fn read(repo: &gix::Repository, options: &Options, cache: &Cache, int
                 language,
                 old: work.old.as_ref().map(SideText::blob),
                 new: work.new.as_ref().map(SideText::blob),
+                hunks: &work.hunks,
             })
         })
         .collect();
     let parses = parse_all(&sides, cache, deadline);
     interrupt.check()?;
-    let algorithm = renderer.algorithm();
-    let mut files: Vec<FileChange> = match_symbols(&mut works, &parses, algorithm);
+    let mut files: Vec<FileChange> = match_symbols(&mut works, &parses);
     files.sort_by(|a, b| a.path.cmp(&b.path));
     let fallback_files = files.iter().filter(|file| file.fallback.is_some()).count();
     // Abbreviated as the other tools name commits (`commit.details`, `repo.history`).
@@ -703,9 +705,10 @@ fn names_sha(given: Option<&str>, resolved: Option<&str>) -> bool {
         && resolved[..given.len()].eq_ignore_ascii_case(given)
 }
 
-/// Reads one change's sides and decides whether it can be parsed.
+/// Reads one change's sides and their line diff, and decides whether it can be parsed.
 fn prepare(renderer: &mut Renderer<'_>, languages: &mut Languages<'_>, change: &Change) -> Result<Work> {
-    let listed = renderer.render(change)?.stat;
+    let rendered = renderer.render(change)?;
+    let listed = rendered.stat;
     let mut entry = FileChange {
         path: listed.path.clone(),
         from: listed.from.clone(),
@@ -719,7 +722,7 @@ fn prepare(renderer: &mut Renderer<'_>, languages: &mut Languages<'_>, change: &
     };
     let fall_back = |mut entry: FileChange, reason| {
         entry.fallback = Some(Fallback { reason, error_ratio: None });
-        Ok(Work { entry, language: None, old: None, new: None })
+        Ok(Work { entry, language: None, old: None, new: None, hunks: Vec::new() })
     };
     let sides = [change.old.as_ref(), change.new.as_ref()];
     if sides.iter().flatten().any(|side| side.mode == Mode::COMMIT) {
@@ -738,21 +741,20 @@ fn prepare(renderer: &mut Renderer<'_>, languages: &mut Languages<'_>, change: &
     let language = languages.of(change.path().as_ref())?;
     let Some(language) = language else { return fall_back(entry, FallbackReason::UnsupportedLanguage) };
     entry.language = Some(language);
-    let mut read = |side: Option<&crate::compare::side::Entry>, old_side: bool| -> Result<Option<Option<SideText>>> {
-        let Some(side) = side else { return Ok(Some(None)) };
-        Ok(renderer
-            .text(Some(side), old_side)?
-            .map(|text| Some(SideText { id: side.id, path: crate::facets::utf8(&side.path), text })))
+    // A text file of one type on both sides always comes with its texts; anything else is not parsed.
+    let Some(texts) = rendered.texts else { return fall_back(entry, FallbackReason::Binary) };
+    let side = |side: Option<&crate::compare::side::Entry>, text: Vec<u8>| {
+        side.map(|side| SideText { id: side.id, path: crate::facets::utf8(&side.path), text })
     };
-    let (Some(old), Some(new)) = (read(change.old.as_ref(), true)?, read(change.new.as_ref(), false)?) else {
-        return fall_back(entry, FallbackReason::Binary);
-    };
-    Ok(Work { entry, language: Some(language), old, new })
+    let (old, new) = (side(change.old.as_ref(), texts.old), side(change.new.as_ref(), texts.new));
+    Ok(Work { entry, language: Some(language), old, new, hunks: texts.hunks })
 }
 
 /// A side's symbols with the changed lines given to them.
 struct SideSymbols {
     symbols: Arc<Parsed>,
+    /// The text they were parsed from (empty for an absent side).
+    text: Vec<u8>,
     /// Changed lines per symbol.
     lines: Vec<u64>,
 }
@@ -782,7 +784,7 @@ enum Fate {
 }
 
 /// Gives the changed lines to symbols, matches the symbols and builds each file's entry.
-fn match_symbols(works: &mut [Work], parses: &Parses, algorithm: gix::diff::blob::Algorithm) -> Vec<FileChange> {
+fn match_symbols(works: &mut [Work], parses: &Parses) -> Vec<FileChange> {
     let mut attributed: Vec<Attributed> = Vec::new();
     for (work_idx, work) in works.iter_mut().enumerate() {
         let Some(language) = work.language.filter(|_| work.entry.fallback.is_none()) else { continue };
@@ -803,19 +805,12 @@ fn match_symbols(works: &mut [Work], parses: &Parses, algorithm: gix::diff::blob
             work.entry.fallback = Some(failure);
             continue;
         }
-        let empty = Vec::new();
-        let old_text = work.old.as_ref().map_or(&empty, |side| &side.text);
-        let new_text = work.new.as_ref().map_or(&empty, |side| &side.text);
-        let input = InternedInput::new(
-            gix::diff::blob::sources::byte_lines(old_text),
-            gix::diff::blob::sources::byte_lines(new_text),
-        );
-        let mut diff = Diff::compute(algorithm, &input);
-        diff.postprocess_lines(&input);
-        let mut old = SideSymbols { symbols: old, lines: Vec::new() };
-        let mut new = SideSymbols { symbols: new, lines: Vec::new() };
-        let removed = attribute(&mut old, input.before.len(), |line| diff.is_removed(line));
-        let added = attribute(&mut new, input.after.len(), |line| diff.is_added(line));
+        let text =
+            |side: &mut Option<SideText>| side.as_mut().map(|side| std::mem::take(&mut side.text)).unwrap_or_default();
+        let mut old = SideSymbols { symbols: old, text: text(&mut work.old), lines: Vec::new() };
+        let mut new = SideSymbols { symbols: new, text: text(&mut work.new), lines: Vec::new() };
+        let removed = attribute(&mut old, work.hunks.iter().map(|hunk| hunk.before.clone()));
+        let added = attribute(&mut new, work.hunks.iter().map(|hunk| hunk.after.clone()));
         attributed.push(Attributed { work_idx, old, new, top_level: Lines { added, removed } });
     }
     let (old_fates, new_fates) = pair(&attributed);
@@ -829,10 +824,11 @@ fn match_symbols(works: &mut [Work], parses: &Parses, algorithm: gix::diff::blob
     works.iter().map(|work| work.entry.clone()).collect()
 }
 
-/// Counts the changed lines of a side (`changed(line)`, 0-based, of `lines` lines) per innermost
+/// Counts the changed lines of a side (`changed`, 0-based line ranges in order) per innermost
 /// symbol; returns the changed lines outside every symbol.
-fn attribute(side: &mut SideSymbols, lines: usize, changed: impl Fn(u32) -> bool) -> u64 {
+fn attribute(side: &mut SideSymbols, changed: impl Iterator<Item = std::ops::Range<u32>> + Clone) -> u64 {
     let symbols = side.list();
+    let lines = changed.clone().last().map_or(0, |range| range.end as usize);
     let mut owner: Vec<Option<usize>> = vec![None; lines];
     // Members come after their container: the later symbol holding a line is the innermost.
     for (symbol_idx, symbol) in symbols.iter().enumerate() {
@@ -844,17 +840,38 @@ fn attribute(side: &mut SideSymbols, lines: usize, changed: impl Fn(u32) -> bool
     }
     let mut counts = vec![0u64; symbols.len()];
     let mut outside = 0;
-    for (line, slot) in owner.iter().enumerate() {
-        if !changed(line as u32) {
-            continue;
-        }
-        match slot {
-            Some(symbol_idx) => counts[*symbol_idx] += 1,
+    for line in changed.flatten() {
+        match owner[line as usize] {
+            Some(symbol_idx) => counts[symbol_idx] += 1,
             None => outside += 1,
         }
     }
     side.lines = counts;
     outside
+}
+
+/// The token bags of the symbols compared so far ([`semantic::tokens`]), per file and symbol of
+/// each side, each made when first needed.
+struct Bags {
+    old: Vec<Vec<Option<Vec<u64>>>>,
+    new: Vec<Vec<Option<Vec<u64>>>>,
+}
+
+impl Bags {
+    fn new(files: &[Attributed]) -> Self {
+        Self {
+            old: files.iter().map(|file| vec![None; file.old.list().len()]).collect(),
+            new: files.iter().map(|file| vec![None; file.new.list().len()]).collect(),
+        }
+    }
+
+    /// How alike the old symbol `old` and the new symbol `new` are (file and symbol indexes).
+    fn similarity(&mut self, files: &[Attributed], old: (usize, usize), new: (usize, usize)) -> f64 {
+        let bag = |side: &SideSymbols, symbol_idx: usize| semantic::tokens(&side.list()[symbol_idx], &side.text);
+        let old_bag = self.old[old.0][old.1].get_or_insert_with(|| bag(&files[old.0].old, old.1));
+        let new_bag = self.new[new.0][new.1].get_or_insert_with(|| bag(&files[new.0].new, new.1));
+        semantic::similarity(old_bag, new_bag)
+    }
 }
 
 /// Pairs old and new symbols: by kind and qualified name within a file, then renames within a file
@@ -889,6 +906,7 @@ fn pair(files: &[Attributed]) -> (Vec<Vec<Fate>>, Vec<Vec<Fate>>) {
             }
         }
     }
+    let mut bags = Bags::new(files);
     // Renames within a file: the most similar pairs of the same kind first.
     for (file_idx, file) in files.iter().enumerate() {
         let mut candidates = Vec::new();
@@ -900,7 +918,7 @@ fn pair(files: &[Attributed]) -> (Vec<Vec<Fate>>, Vec<Vec<Fate>>) {
                 if new_fates[file_idx][new_idx] != Fate::Unmatched || new.kind != old.kind {
                     continue;
                 }
-                let score = semantic::similarity(old, new);
+                let score = bags.similarity(files, (file_idx, old_idx), (file_idx, new_idx));
                 if score >= RENAME_SIMILARITY {
                     candidates.push((score, old_idx, new_idx));
                 }
@@ -932,7 +950,7 @@ fn pair(files: &[Attributed]) -> (Vec<Vec<Fate>>, Vec<Vec<Fate>>) {
                 if new_file == old_file {
                     continue;
                 }
-                let score = semantic::similarity(old, &files[new_file].new.list()[new_idx]);
+                let score = bags.similarity(files, (old_file, old_idx), (new_file, new_idx));
                 if score >= RENAME_SIMILARITY {
                     candidates.push((score, old_file, old_idx, new_file, new_idx));
                 }

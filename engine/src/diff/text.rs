@@ -194,6 +194,7 @@ pub fn read(repo: &gix::Repository, options: &Options, interrupt: &Interrupt) ->
             _ => Rendered {
                 stat: FileStat::unmerged(path),
                 sections: vec![unmerged_line(path.as_ref(), renderer.quoting)],
+                texts: None,
             },
         };
         files.push(rendered);

@@ -197,7 +197,6 @@ impl<'src> Walk<'src> {
         let end = outer.end_byte().max(declared.node.end_byte());
         let signature = declared.body.map(|body| collapse(&self.slice(declared.node.start_byte(), body.start_byte())));
         let leaf = name.rsplit(self.language.separator()).next().unwrap_or(&name).to_owned();
-        let tokens = tokens(&self.text[start..end], &leaf);
         let index = self.out.len();
         self.out.push(Symbol {
             kind: declared.kind,
@@ -206,7 +205,7 @@ impl<'src> Walk<'src> {
             start_line: line_of(outer.start_position().min(declared.node.start_position())),
             end_line: end_line(outer.end_position().max(declared.node.end_position())),
             signature,
-            tokens,
+            bytes: start..end,
             parent: scope.parent,
         });
         if let Some((members, prefix)) = declared.members {
@@ -578,9 +577,11 @@ fn end_line(point: tree_sitter::Point) -> u32 {
     u32::try_from(row + 1).unwrap_or(u32::MAX)
 }
 
-/// The sorted hashes of the tokens of `text` (runs of letters, digits and `_`, or single other
-/// characters; whitespace left out), without `name`.
-fn tokens(text: &[u8], name: &str) -> Vec<u64> {
+/// The sorted hashes of the tokens of `symbol` in `text`, the text it was parsed from (runs of
+/// letters, digits and `_`, or single other characters; whitespace left out), without its own name.
+pub(crate) fn tokens(symbol: &Symbol, text: &[u8]) -> Vec<u64> {
+    let text = text.get(symbol.bytes.clone()).unwrap_or_default();
+    let name = symbol.leaf.as_str();
     let mut out = Vec::new();
     let mut start = None;
     let hash = |token: &[u8]| {

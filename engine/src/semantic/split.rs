@@ -1,0 +1,356 @@
+//! One file parsed as two halves at once, on two threads: how a call with a single file to parse
+//! uses a second core.
+//!
+//! # Where a file is cut
+//!
+//! At a line that starts an item, after a blank line, unchanged by the diff, chosen so that the
+//! halves are of about the same size ([`Cut`]):
+//! - between two top-level items (the line starts in the first column): the halves are the lines
+//!   before and the lines from there;
+//! - between two members of a top-level item (a class, an impl, a namespace, a function's body: a
+//!   line in the first column that opens a body, indented lines, then a closing line in the first
+//!   column or, in Python, the next top-level line). The second half is the item's header, the
+//!   members from the cut and the closing line; the first half is all the rest.
+//!
+//! Each half is parsed with tree-sitter's included ranges, so its nodes keep their places in the
+//! whole file: the old side from scratch, then the new side as an edit of it. The second half's
+//! symbols from the cut on go between the first half's, inside the first half's container (whose
+//! extent is the larger of the two).
+//!
+//! # Why the result is the whole parse's
+//!
+//! A cut between two items leaves an LR parser where it would be anyway: every item before it is
+//! complete, and no token spans the blank line. A cut anywhere else (inside a string or a comment
+//! that spans lines, an unclosed bracket, an `#if`, a member nested deeper) leaves one half with
+//! something unclosed or out of place: an error in its tree. So the halves are kept only when
+//! neither tree has an error node; otherwise that side is parsed whole, after the halves' wasted
+//! work (half a parse, on both cores). A file with errors of its own always ends up parsed whole.
+//! Tested against the whole parse on this repository's sources, and in a long run on public ones.
+
+use std::ops::Range;
+use std::time::Instant;
+
+use gix::diff::blob::Hunk;
+
+use super::{Language, Lines, Parsed, Symbol, discard, edits, languages, parse, parse_pair, parser};
+
+/// Files with both sides smaller than this are parsed whole (8 KiB: about 1 ms of parsing, where a
+/// second thread costs some 50 µs).
+pub(crate) const MIN_SPLIT_BYTES: usize = 8 * 1024;
+
+/// Largest share of a file's bytes that the larger half may parse (0.7); a file with no better cut
+/// is parsed whole.
+const MAX_HALF_SHARE: f64 = 0.7;
+
+/// Lines a header may span, from its first line to the one that opens its body.
+const MAX_HEADER_LINES: u32 = 8;
+
+/// Where a file is cut, in 0-based line numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Cut {
+    /// Between two top-level items: the second half is the lines from `at`.
+    TopLevel { at: u32 },
+    /// Between two members of the top-level item whose header runs from line `header` to line
+    /// `open` and whose body ends before line `end`: the second half is the header, the lines
+    /// `at..end` and, when `closed`, the closing line `end`. `end` is the number of lines when
+    /// the item runs to the end of the file (Python).
+    Inside { header: u32, open: u32, at: u32, end: u32, closed: bool },
+}
+
+impl Cut {
+    /// The first line that only the second half parses.
+    fn at(self) -> u32 {
+        match self {
+            Cut::TopLevel { at } | Cut::Inside { at, .. } => at,
+        }
+    }
+
+    /// The line ranges of each half, of a text of `lines` lines.
+    fn halves(self, lines: u32) -> [Vec<Range<u32>>; 2] {
+        match self {
+            Cut::TopLevel { at } => [std::iter::once(0..at).collect(), std::iter::once(at..lines).collect()],
+            Cut::Inside { header, open, at, end, closed } => {
+                let tail = if closed { end + 1 } else { end };
+                [vec![0..at, end..lines], vec![header..open + 1, at..tail]]
+            }
+        }
+    }
+
+    /// The same cut in the new side, whose lines the diff's `hunks` moved; `None` when a hunk
+    /// touches a line the cut stands on.
+    fn moved(self, hunks: &[Hunk], old_lines: u32, new_lines: u32) -> Option<Cut> {
+        let map = |line: u32| moved_line(hunks, line);
+        Some(match self {
+            Cut::TopLevel { at } => Cut::TopLevel { at: map(at)? },
+            Cut::Inside { header, open, at, end, closed } => Cut::Inside {
+                header: map(header)?,
+                open: map(open)?,
+                at: map(at)?,
+                end: if end == old_lines { new_lines } else { map(end)? },
+                closed,
+            },
+        })
+    }
+}
+
+/// Where the old line `line` is in the new side, or `None` when a hunk removes or replaces it.
+fn moved_line(hunks: &[Hunk], line: u32) -> Option<u32> {
+    let mut moved = line;
+    for hunk in hunks {
+        if hunk.before.start > line {
+            break;
+        }
+        if hunk.before.end > line {
+            return None;
+        }
+        moved = line - hunk.before.end + hunk.after.end;
+    }
+    Some(moved)
+}
+
+/// Parses `old` and, when given, `new` (with the hunks of their line diff) as [`parse`] and
+/// [`parse_pair`] do, each side cut in two halves parsed on two threads.
+///
+/// Returns the old side's parse and the new side's (`None` when `new` is not given). The result is
+/// what a whole parse gives: a side whose halves show an error is parsed whole (module docs).
+pub(crate) fn parse_split(
+    language: Language,
+    old: &[u8],
+    new: Option<(&[u8], &[Hunk])>,
+    deadline: Instant,
+) -> (Parsed, Option<Parsed>) {
+    let whole = || match new {
+        Some((new, hunks)) => {
+            let (old, new) = parse_pair(language, old, new, hunks, deadline);
+            (old, Some(new))
+        }
+        None => (parse(language, old, deadline), None),
+    };
+    if old.len() > super::MAX_FILE_BYTES || new.is_some_and(|(new, _)| new.len() > super::MAX_FILE_BYTES) {
+        return whole();
+    }
+    let old_lines = Lines::of(old);
+    let hunks = new.map_or(&[][..], |(_, hunks)| hunks);
+    let Some(old_cut) = cut(language, old, &old_lines, hunks) else { return whole() };
+    let new_side = match new {
+        Some((text, hunks)) => {
+            let lines = Lines::of(text);
+            match old_cut.moved(hunks, old_lines.count(), lines.count()) {
+                Some(cut) => Some(Side { text, lines, cut, hunks }),
+                None => return whole(),
+            }
+        }
+        None => None,
+    };
+    let old_side = Side { text: old, lines: old_lines, cut: old_cut, hunks };
+    let (first, second) = std::thread::scope(|scope| {
+        let second = scope.spawn(|| half(language, &old_side, new_side.as_ref(), 1, deadline));
+        let first = half(language, &old_side, new_side.as_ref(), 0, deadline);
+        // A parse never panics (tree-sitter's errors are values); were it to, its side is parsed whole.
+        (first, second.join().unwrap_or_default())
+    });
+    let joined = |first: Option<Vec<Symbol>>, second: Option<Vec<Symbol>>, side: &Side<'_>| {
+        join(first?, second?, side.lines.offset(side.cut.at()))
+    };
+    let Some(old_symbols) = joined(first.old, second.old, &old_side) else { return whole() };
+    let new_parsed = new_side.as_ref().map(|side| match joined(first.new, second.new, side) {
+        Some(symbols) => Parsed::Symbols(symbols),
+        None => parse(language, side.text, deadline),
+    });
+    (Parsed::Symbols(old_symbols), new_parsed)
+}
+
+/// One side of a file and where it is cut.
+struct Side<'a> {
+    text: &'a [u8],
+    lines: Lines,
+    cut: Cut,
+    /// The line diff from the old side (unused on the old side itself).
+    hunks: &'a [Hunk],
+}
+
+impl Side<'_> {
+    /// tree-sitter's ranges of half `which` (0 or 1), empty ranges left out.
+    fn ranges(&self, which: usize) -> Vec<tree_sitter::Range> {
+        self.cut.halves(self.lines.count())[which]
+            .iter()
+            .filter(|lines| lines.start < lines.end)
+            .map(|lines| tree_sitter::Range {
+                start_byte: self.lines.offset(lines.start),
+                end_byte: self.lines.offset(lines.end),
+                start_point: self.lines.point(lines.start),
+                end_point: self.lines.point(lines.end),
+            })
+            .collect()
+    }
+}
+
+impl Side<'_> {
+    /// Whether half `which`'s tree, under `root`, has the item it was cut in where the cut says:
+    /// the node that holds the item's first line ends on its closing line in both halves (in
+    /// Python, before the cut in the first half and after it in the second, as its last node).
+    /// Without this, a text whose braces do not pair as its indentation says could close the item
+    /// early in one half and still parse without an error (C takes many statements for
+    /// declarations).
+    fn encloses(&self, root: tree_sitter::Node<'_>, which: usize) -> bool {
+        let Cut::Inside { header, at, end, closed, .. } = self.cut else { return true };
+        let start = self.lines.offset(header);
+        let mut cursor = root.walk();
+        let mut children = root.children(&mut cursor).skip_while(|child| child.end_byte() <= start);
+        let Some(item) = children.next() else { return false };
+        let item_end = item.end_byte();
+        match (closed, which) {
+            (true, _) => self.lines.offset(end) < item_end && item_end <= self.lines.offset(end + 1),
+            (false, 0) => item_end <= self.lines.offset(at),
+            (false, _) => self.lines.offset(at) < item_end && children.next().is_none(),
+        }
+    }
+}
+
+/// The symbols of one half of each side, each `None` when its tree has an error (or was not made).
+#[derive(Default)]
+struct Half {
+    old: Option<Vec<Symbol>>,
+    new: Option<Vec<Symbol>>,
+}
+
+/// Parses half `which` of `old` from scratch, then of `new` as an edit of it.
+fn half(language: Language, old: &Side<'_>, new: Option<&Side<'_>>, which: usize, deadline: Instant) -> Half {
+    let Some(mut parser) = parser(language) else { return Half::default() };
+    let clean = |tree: &tree_sitter::Tree, side: &Side<'_>| {
+        let root = tree.root_node();
+        (!root.has_error() && side.encloses(root, which)).then(|| languages::symbols(language, root, side.text))
+    };
+    let mut parse = |side: &Side<'_>, previous: Option<&tree_sitter::Tree>| {
+        parser.set_included_ranges(&side.ranges(which)).ok()?;
+        super::parse_until(&mut parser, side.text, previous, deadline, true)
+    };
+    let Some(mut old_tree) = parse(old, None) else { return Half::default() };
+    let mut half = Half { old: clean(&old_tree, old), new: None };
+    if let (Some(_), Some(new)) = (&half.old, new) {
+        for edit in edits(old.text, new.text, new.hunks) {
+            old_tree.edit(&edit);
+        }
+        if let Some(new_tree) = parse(new, Some(&old_tree)) {
+            half.new = clean(&new_tree, new);
+            discard(new_tree);
+        }
+    }
+    discard(old_tree);
+    half
+}
+
+/// Where to cut `text` (module docs), its lines unchanged by `hunks`; `None` when no cut leaves
+/// both halves under [`MAX_HALF_SHARE`] of the bytes.
+pub(super) fn cut(language: Language, text: &[u8], lines: &Lines, hunks: &[Hunk]) -> Option<Cut> {
+    let count = lines.count();
+    let line = |index: u32| &text[lines.offset(index)..lines.offset(index + 1)];
+    // Each line's indentation and whether it is blank, read once.
+    let indents: Vec<usize> =
+        (0..count).map(|index| line(index).iter().take_while(|&&byte| byte == b' ' || byte == b'\t').count()).collect();
+    let blanks: Vec<bool> = (0..count).map(|index| line(index).iter().all(u8::is_ascii_whitespace)).collect();
+    let indent = |index: u32| indents[index as usize];
+    let blank = |index: u32| blanks[index as usize];
+    let top = |index: u32| !blank(index) && indent(index) == 0;
+    let first_byte = |index: u32| line(index).get(indent(index)).copied();
+    let starts_item = |index: u32| first_byte(index).is_some_and(|byte| byte.is_ascii_alphabetic() || byte == b'_');
+    let opens = |index: u32| {
+        let trimmed = line(index).trim_ascii_end();
+        trimmed.ends_with(if language == Language::Python { b":" } else { b"{" })
+    };
+    let untouched = |from: u32, to: u32| hunks.iter().all(|hunk| hunk.before.end < from || hunk.before.start > to);
+    let bytes = |ranges: &[Range<u32>]| {
+        ranges.iter().map(|range| lines.offset(range.end) - lines.offset(range.start)).sum::<usize>()
+    };
+    // The nearest top-level line (non-blank, in the first column) before each line, and at or after it.
+    let mut top_above = Vec::with_capacity(count as usize);
+    let mut last_top = None;
+    for index in 0..count {
+        top_above.push(last_top);
+        if top(index) {
+            last_top = Some(index);
+        }
+    }
+    let mut top_from = vec![None; count as usize + 1];
+    for index in (0..count).rev() {
+        top_from[index as usize] = if top(index) { Some(index) } else { top_from[index as usize + 1] };
+    }
+    let mut best: Option<(usize, Cut)> = None;
+    for at in 1..count {
+        if !blank(at - 1) || !starts_item(at) || !untouched(at - 1, at) {
+            continue;
+        }
+        let cut = if indent(at) == 0 {
+            Cut::TopLevel { at }
+        } else {
+            let Some(header) = top_above[at as usize] else { continue };
+            if !starts_item(header) {
+                continue;
+            }
+            let Some(open) = (header..at.min(header + MAX_HEADER_LINES)).find(|&index| opens(index)) else { continue };
+            // The cut is at the level of the body's first line: a member, not a line nested deeper.
+            let Some(first) = (open + 1..at + 1).find(|&index| !blank(index)) else { continue };
+            if indent(first) != indent(at) || !untouched(header, open) {
+                continue;
+            }
+            let end = top_from[at as usize + 1];
+            let (end, closed) = match (language, end) {
+                (Language::Python, None) => (count, false),
+                (Language::Python, Some(end)) if starts_item(end) || first_byte(end) == Some(b'@') => (end, false),
+                (_, Some(end)) if first_byte(end) == Some(b'}') => (end, true),
+                _ => continue,
+            };
+            if end < count && !untouched(end, end) {
+                continue;
+            }
+            Cut::Inside { header, open, at, end, closed }
+        };
+        let [first, second] = cut.halves(count);
+        let larger = bytes(&first).max(bytes(&second));
+        if best.is_none_or(|(smallest, _)| larger < smallest) {
+            best = Some((larger, cut));
+        }
+    }
+    let (larger, cut) = best?;
+    (larger as f64 <= MAX_HALF_SHARE * text.len() as f64).then_some(cut)
+}
+
+/// The symbols of a whole file from those of its halves: the second half's symbols from byte
+/// `at` on go between the first half's, their containers in the second half (its copy of the
+/// item it was cut in) replaced by the first half's, whose extent is the larger of the two. `None`
+/// when a container of the second half has no counterpart in the first.
+fn join(first: Vec<Symbol>, second: Vec<Symbol>, at: usize) -> Option<Vec<Symbol>> {
+    let mut first = first;
+    let place = first.iter().position(|symbol| symbol.bytes.start >= at).unwrap_or(first.len());
+    // Where each symbol of the second half goes: its own symbols after the first half's before the cut,
+    // its copies of containers onto their counterparts in the first half.
+    let mut target: Vec<usize> = Vec::with_capacity(second.len());
+    let mut own = 0;
+    for symbol in &second {
+        if symbol.bytes.start >= at {
+            target.push(place + own);
+            own += 1;
+            continue;
+        }
+        let counterpart = first[..place].iter().rposition(|candidate| {
+            candidate.kind == symbol.kind && candidate.name == symbol.name && candidate.start_line <= symbol.start_line
+        })?;
+        let kept = &mut first[counterpart];
+        kept.end_line = kept.end_line.max(symbol.end_line);
+        kept.bytes.end = kept.bytes.end.max(symbol.bytes.end);
+        target.push(counterpart);
+    }
+    let mut joined: Vec<Symbol> = Vec::with_capacity(first.len() + own);
+    let shift = |parent: Option<usize>| parent.map(|parent| if parent >= place { parent + own } else { parent });
+    let mut rest = first.split_off(place);
+    joined.extend(first);
+    joined.extend(second.into_iter().filter(|symbol| symbol.bytes.start >= at).map(|mut symbol| {
+        symbol.parent = symbol.parent.map(|parent| target[parent]);
+        symbol
+    }));
+    for symbol in &mut rest {
+        symbol.parent = shift(symbol.parent);
+    }
+    joined.extend(rest);
+    Some(joined)
+}
