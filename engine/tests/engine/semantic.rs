@@ -688,7 +688,7 @@ fn consistent_with_git_on_this_repository() {
 }
 
 /// The documented long run: the last 200 commits of each mirrored public repository (ripgrep, tokio, requests,
-/// got, git). Run with `cargo test -p fluxgit-engine --release --test semantic -- --ignored`; repositories absent
+/// got, git). Run with `cargo test -p fluxgit-engine --release --test engine semantic -- --ignored`; repositories absent
 /// from `/work/.mirror` (or `FLUXGIT_MIRRORS`) are skipped with a note.
 #[test]
 #[ignore = "long run over mirrored public repositories (minutes); see the doc comment"]
