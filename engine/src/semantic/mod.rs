@@ -553,6 +553,33 @@ mod tests {
         assert!(files > 100 && cut * 3 > files, "{cut} of {files} sources were cut");
     }
 
+    /// A Python class whose method `a` holds, after a blank line, a nested function at the
+    /// indentation of a comment that opens the class body: the line looks like a member's start,
+    /// and each half parses without an error. Then the same class with `a` moved left by a diff,
+    /// so that the old side's member line is nested in the new side.
+    #[test]
+    fn a_nested_function_is_never_a_cut() {
+        let body: String = (0..200).map(|n| format!("        x{n} = {n}\n")).collect();
+        let text = format!(
+            "class A:\n        # note\n    def a(self):\n{body}\n        def inner():\n            return x0\n{body}        \
+             return inner\n\n\ndef top():\n    pass\n"
+        );
+        assert!(!check_split(Language::Python, text.as_bytes()), "the nested function's line is no cut");
+        let old =
+            format!("class A:\n        def a(self):\n{body}\n        def b(self):\n{body}\ndef top():\n    pass\n");
+        let old_lines = super::Lines::of(old.as_bytes());
+        assert!(super::split::cut(Language::Python, old.as_bytes(), &old_lines, &[]).is_some(), "b is a cut");
+        let new = old.replacen("        def a(self):", "  def a(self):", 1);
+        let deadline = Instant::now() + Duration::from_secs(600);
+        let hunks = hunks(old.as_bytes(), new.as_bytes());
+        let (old_parsed, new_parsed) =
+            super::parse_split(Language::Python, old.as_bytes(), Some((new.as_bytes(), &hunks)), deadline);
+        assert!(old_parsed == parse(Language::Python, old.as_bytes(), deadline), "the old side");
+        let whole = parse(Language::Python, new.as_bytes(), deadline);
+        let new_parsed = new_parsed.expect("a new side");
+        assert!(new_parsed == whole, "the new side: {}", first_difference(&new_parsed, &whole));
+    }
+
     /// The long run: every source under `FLUXGIT_SPLIT_CORPUS` (e.g. checkouts of ripgrep, got,
     /// requests and git), parsed in halves and whole. `cargo test -p fluxgit-engine --lib --release
     /// -- --ignored halves_on_a_corpus`.

@@ -193,18 +193,52 @@ impl Side<'_> {
     /// early in one half and still parse without an error (C takes many statements for
     /// declarations).
     fn encloses(&self, root: tree_sitter::Node<'_>, which: usize) -> bool {
-        let Cut::Inside { header, at, end, closed, .. } = self.cut else { return true };
+        let Cut::Inside { header, open, at, end, closed } = self.cut else { return true };
         let start = self.lines.offset(header);
         let mut cursor = root.walk();
         let mut children = root.children(&mut cursor).skip_while(|child| child.end_byte() <= start);
         let Some(item) = children.next() else { return false };
         let item_end = item.end_byte();
-        match (closed, which) {
+        let ends = match (closed, which) {
             (true, _) => self.lines.offset(end) < item_end && item_end <= self.lines.offset(end + 1),
             (false, 0) => item_end <= self.lines.offset(at),
             (false, _) => self.lines.offset(at) < item_end && children.next().is_none(),
+        };
+        // The cut line starts where the item's first member does: in Python a deeper line (a nested
+        // function) parses without an error in both halves, but is not a member.
+        let cut_line = &self.text[self.lines.offset(at)..];
+        let column = cut_line.iter().take_while(|&&byte| byte == b' ' || byte == b'\t').count();
+        ends && first_member(item, open as usize).is_some_and(|member| member.start_position().column == column)
+    }
+}
+
+/// The first node under `node` that starts after row `open` (the header's last) and is not a
+/// comment, nor a node whose first child is one (a body that starts with a comment): the item's
+/// first member.
+fn first_member(node: tree_sitter::Node<'_>, open: usize) -> Option<tree_sitter::Node<'_>> {
+    let is_comment = |node: tree_sitter::Node<'_>| node.kind().contains("comment");
+    let mut cursor = node.walk();
+    let children: Vec<tree_sitter::Node<'_>> = node.children(&mut cursor).collect();
+    for child in children {
+        if child.start_position().row > open {
+            if !child.is_named() || is_comment(child) {
+                continue;
+            }
+            if child.child(0).is_some_and(is_comment) {
+                if let Some(member) = first_member(child, open) {
+                    return Some(member);
+                }
+                continue;
+            }
+            return Some(child);
+        }
+        if child.end_position().row > open
+            && let Some(member) = first_member(child, open)
+        {
+            return Some(member);
         }
     }
+    None
 }
 
 /// The symbols of one half of each side, each `None` when its tree has an error (or was not made).
@@ -275,12 +309,42 @@ pub(super) fn cut(language: Language, text: &[u8], lines: &Lines, hunks: &[Hunk]
     for index in (0..count).rev() {
         top_from[index as usize] = if top(index) { Some(index) } else { top_from[index as usize + 1] };
     }
+    // How many blocks are open before each line at the top level: braces opened and closed in the first
+    // column (`namespace x {`, `extern "C" {`, a function) and, in C and C++, `#if` ... `#endif`. A
+    // top-level cut inside one would leave both halves with an error at their ends: half a parse wasted.
+    let preprocessor = matches!(language, Language::C | Language::Cpp);
+    let mut open_blocks = Vec::with_capacity(count as usize);
+    let mut depth = 0usize;
+    for index in 0..count {
+        open_blocks.push(depth);
+        let text = line(index).trim_ascii();
+        if top(index) && text.starts_with(b"}") {
+            depth = depth.saturating_sub(1);
+        }
+        if top(index) && text.ends_with(b"{") {
+            depth += 1;
+        }
+        if preprocessor && text.starts_with(b"#") {
+            let directive = text[1..].trim_ascii_start();
+            if directive.starts_with(b"if") {
+                depth += 1;
+            } else if directive.starts_with(b"endif") {
+                depth = depth.saturating_sub(1);
+            }
+        }
+    }
+    let comment = |index: u32| matches!(first_byte(index), Some(b'#' | b'/' | b'*'));
+    // Python measures a tab as up to 8 columns where tree-sitter counts a byte: no cut among tabs.
+    let tabbed = |index: u32| language == Language::Python && line(index)[..indent(index)].contains(&b'\t');
     let mut best: Option<(usize, Cut)> = None;
     for at in 1..count {
         if !blank(at - 1) || !starts_item(at) || !untouched(at - 1, at) {
             continue;
         }
         let cut = if indent(at) == 0 {
+            if open_blocks[at as usize] > 0 {
+                continue;
+            }
             Cut::TopLevel { at }
         } else {
             let Some(header) = top_above[at as usize] else { continue };
@@ -288,9 +352,10 @@ pub(super) fn cut(language: Language, text: &[u8], lines: &Lines, hunks: &[Hunk]
                 continue;
             }
             let Some(open) = (header..at.min(header + MAX_HEADER_LINES)).find(|&index| opens(index)) else { continue };
-            // The cut is at the level of the body's first line: a member, not a line nested deeper.
-            let Some(first) = (open + 1..at + 1).find(|&index| !blank(index)) else { continue };
-            if indent(first) != indent(at) || !untouched(header, open) {
+            // The cut is at the level of the body's first line that is not a comment: a member, not a
+            // line nested deeper (the trees check this again, on both sides: `Side::encloses`).
+            let Some(first) = (open + 1..at + 1).find(|&index| !blank(index) && !comment(index)) else { continue };
+            if indent(first) != indent(at) || tabbed(first) || tabbed(at) || !untouched(header, open) {
                 continue;
             }
             let end = top_from[at as usize + 1];
