@@ -86,8 +86,10 @@ const TIPS: FacetSet = FacetSet::of(&[Facet::Head, Facet::Branches]);
 pub(crate) struct Watcher {
     shared: Arc<Shared>,
     watches: Watches,
-    /// Wakes the thread's poll (to stop it).
-    waker: mio::Waker,
+    /// Wakes the thread's poll (to stop it). The thread holds it too: closing its eventfd as the
+    /// watcher drops would take the wake-up back out of the poll before the thread saw it, and the
+    /// thread (with its inotify instance) would wait forever.
+    waker: Arc<mio::Waker>,
 }
 
 /// The poll tokens of the watcher thread: the inotify instance has events, or the thread is asked
@@ -138,7 +140,11 @@ impl Watcher {
     pub(crate) fn start(limit: Option<usize>, counters: Arc<Counters>, on_tips: Option<TipsHook>) -> io::Result<Self> {
         let (watcher, poll) = Self::open(limit, counters, on_tips)?;
         let shared = Arc::clone(&watcher.shared);
-        std::thread::Builder::new().name("fluxgit-watch".to_owned()).spawn(move || run(poll, &shared))?;
+        let waker = Arc::clone(&watcher.waker);
+        std::thread::Builder::new().name("fluxgit-watch".to_owned()).spawn(move || {
+            run(poll, &shared);
+            drop(waker);
+        })?;
         Ok(watcher)
     }
 
@@ -147,7 +153,7 @@ impl Watcher {
         let inotify = Inotify::init()?;
         let poll = mio::Poll::new()?;
         poll.registry().register(&mut mio::unix::SourceFd(&inotify.as_raw_fd()), EVENTS, mio::Interest::READABLE)?;
-        let waker = mio::Waker::new(poll.registry(), WAKE)?;
+        let waker = Arc::new(mio::Waker::new(poll.registry(), WAKE)?);
         let watches = inotify.watches();
         let shared = Arc::new(Shared {
             table: Mutex::new(Table::default()),
@@ -477,5 +483,25 @@ mod tests {
         assert!(watcher.barrier(Duration::from_secs(1)), "applied by the barrier itself");
         assert!(counters.events.load(Ordering::Relaxed) >= files, "every creation applied");
         assert_ne!(repo.tag(status), before, "the work-tree status moved");
+    }
+
+    /// A dropped watcher's thread ends, and with it the inotify instance (a process has 128): the
+    /// wake-up that stops it was once lost when the watcher closed its eventfd at once, so each
+    /// engine dropped left both behind.
+    #[test]
+    fn a_dropped_watcher_stops_its_thread() {
+        for _ in 0..5 {
+            let watcher = Watcher::start(None, Arc::new(Counters::default()), None).expect("inotify");
+            let shared = Arc::clone(&watcher.shared);
+            // The thread waits in its poll by now.
+            std::thread::sleep(Duration::from_millis(20));
+            drop(watcher);
+            // The thread holds the other reference to `shared` until it ends.
+            let deadline = std::time::Instant::now() + Duration::from_secs(10);
+            while Arc::strong_count(&shared) > 1 && std::time::Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            assert_eq!(Arc::strong_count(&shared), 1, "the watcher thread ended");
+        }
     }
 }
