@@ -136,13 +136,14 @@ pub(crate) fn parse_split(
         Some((text, hunks)) => {
             let lines = Lines::of(text);
             match old_cut.moved(hunks, old_lines.count(), lines.count()) {
-                Some(cut) => Some(Side { text, lines, cut, hunks }),
+                // The edits are the whole file's: both halves apply all of them to their trees.
+                Some(cut) => Some(Side { edits: edits(&old_lines, text, &lines, hunks), text, lines, cut }),
                 None => return whole(),
             }
         }
         None => None,
     };
-    let old_side = Side { text: old, lines: old_lines, cut: old_cut, hunks };
+    let old_side = Side { text: old, lines: old_lines, cut: old_cut, edits: Vec::new() };
     let (first, second) = std::thread::scope(|scope| {
         let second = scope.spawn(|| half(language, &old_side, new_side.as_ref(), 1, deadline));
         let first = half(language, &old_side, new_side.as_ref(), 0, deadline);
@@ -165,8 +166,8 @@ struct Side<'a> {
     text: &'a [u8],
     lines: Lines,
     cut: Cut,
-    /// The line diff from the old side (unused on the old side itself).
-    hunks: &'a [Hunk],
+    /// The edits of the old side's tree that make it this side's (none on the old side itself).
+    edits: Vec<tree_sitter::InputEdit>,
 }
 
 impl Side<'_> {
@@ -262,8 +263,8 @@ fn half(language: Language, old: &Side<'_>, new: Option<&Side<'_>>, which: usize
     let Some(mut old_tree) = parse(old, None) else { return Half::default() };
     let mut half = Half { old: clean(&old_tree, old), new: None };
     if let (Some(_), Some(new)) = (&half.old, new) {
-        for edit in edits(old.text, new.text, new.hunks) {
-            old_tree.edit(&edit);
+        for edit in &new.edits {
+            old_tree.edit(edit);
         }
         if let Some(new_tree) = parse(new, Some(&old_tree)) {
             half.new = clean(&new_tree, new);
