@@ -13,11 +13,35 @@ use crate::semantic::{self, Language, Parsed};
 /// Bytes of parses the engine keeps (32 MiB).
 const CACHE_BYTES: u64 = 32 * 1024 * 1024;
 
-/// The parses the engine keeps, by blob id and language.
-pub(crate) struct Cache {
-    pub(super) parses: moka::sync::Cache<(ObjectId, Language), Arc<Parsed>>,
+/// Which parse of a blob: the whole blob's, or that of the parts of it that its diff with another
+/// blob touches ([`semantic::parse_parts`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) struct Key {
+    pub(super) id: ObjectId,
+    pub(super) language: Language,
+    /// For the parse of parts: the other side's blob id, and whether this blob is the new side.
+    pub(super) against: Option<(ObjectId, bool)>,
 }
 
+impl Key {
+    /// The key of `id`'s whole parse.
+    pub(super) fn whole(id: ObjectId, language: Language) -> Self {
+        Self { id, language, against: None }
+    }
+
+    /// The keys of the parts of `old` and of `new` that their diff touches.
+    pub(super) fn parts(old: ObjectId, new: ObjectId, language: Language) -> [Self; 2] {
+        [
+            Self { id: old, language, against: Some((new, false)) },
+            Self { id: new, language, against: Some((old, true)) },
+        ]
+    }
+}
+
+/// The parses the engine keeps, by [`Key`].
+pub(crate) struct Cache {
+    pub(super) parses: moka::sync::Cache<Key, Arc<Parsed>>,
+}
 impl Default for Cache {
     fn default() -> Self {
         let parses = moka::sync::Cache::builder()
@@ -48,8 +72,8 @@ fn weight(parsed: &Parsed) -> u32 {
     u32::try_from(bytes + 64).unwrap_or(u32::MAX)
 }
 
-/// The parses of one call, by blob id and language.
-pub(super) type Parses = HashMap<(ObjectId, Language), Arc<Parsed>>;
+/// The parses of one call, by [`Key`].
+pub(super) type Parses = HashMap<Key, Arc<Parsed>>;
 
 /// One blob to parse: its id and its text.
 pub(super) type Blob<'a> = (ObjectId, &'a [u8]);
@@ -64,79 +88,155 @@ pub(super) struct FileSides<'a> {
     pub(super) hunks: &'a [Hunk],
 }
 
-/// A parse to do: one side, or both sides of a file (the new one as an edit of the old).
+/// A parse to do: one side, both sides of a file (the new one as an edit of the old), or the parts
+/// of both sides that their diff touches.
 enum Job<'a> {
     Side(Language, Blob<'a>),
     Pair(Language, Blob<'a>, Blob<'a>, &'a [Hunk]),
+    /// The parts of a file that `plan` names; when they fail their checks, the sides `whole` names
+    /// are parsed whole.
+    Parts {
+        language: Language,
+        old: Blob<'a>,
+        new: Blob<'a>,
+        hunks: &'a [Hunk],
+        plan: semantic::Plan,
+        whole: Option<Box<Job<'a>>>,
+    },
 }
 
+/// The parses a job made, by key.
+type Made = Vec<(Key, Arc<Parsed>)>;
+
 impl Job<'_> {
-    /// The bytes it parses from scratch, roughly what it costs: its larger side.
+    /// The bytes it parses from scratch, roughly what it costs: its larger side, or its parts.
     fn bytes(&self) -> usize {
-        match *self {
+        match self {
             Job::Side(_, (_, text)) => text.len(),
             Job::Pair(_, (_, old), (_, new), _) => old.len().max(new.len()),
+            Job::Parts { plan, .. } => plan.bytes,
         }
     }
 
-    /// Parses what the job names, or marks it [`Parsed::TimeBudget`] when `deadline` has passed;
-    /// `split`: each side as two halves on two threads ([`semantic::parse_split`]).
-    fn run(&self, deadline: Instant, split: bool) -> Vec<((ObjectId, Language), Arc<Parsed>)> {
+    /// Parses what the job names, or marks it [`Parsed::TimeBudget`] when `deadline` has passed; a
+    /// job for which `split` says so parses each side as two halves on two threads
+    /// ([`semantic::parse_split`]).
+    fn run(&self, deadline: Instant, split: &dyn Fn(&Job<'_>) -> bool) -> Made {
         let late = Instant::now() > deadline;
-        match *self {
-            Job::Side(language, (id, text)) => {
+        match self {
+            &Job::Side(language, (id, text)) => {
                 let parsed = match late {
                     true => Parsed::TimeBudget,
-                    false if split => semantic::parse_split(language, text, None, deadline).0,
+                    false if split(self) => semantic::parse_split(language, text, None, deadline).0,
                     false => semantic::parse(language, text, deadline),
                 };
-                vec![((id, language), Arc::new(parsed))]
+                vec![(Key::whole(id, language), Arc::new(parsed))]
             }
-            Job::Pair(language, (old_id, old), (new_id, new), hunks) => {
+            &Job::Pair(language, (old_id, old), (new_id, new), hunks) => {
                 let (old, new) = match late {
                     true => (Parsed::TimeBudget, Parsed::TimeBudget),
-                    false if split => match semantic::parse_split(language, old, Some((new, hunks)), deadline) {
+                    false if split(self) => match semantic::parse_split(language, old, Some((new, hunks)), deadline) {
                         (old, Some(new)) => (old, new),
                         (old, None) => (old, Parsed::TimeBudget),
                     },
                     false => semantic::parse_pair(language, old, new, hunks, deadline),
                 };
-                vec![((old_id, language), Arc::new(old)), ((new_id, language), Arc::new(new))]
+                vec![(Key::whole(old_id, language), Arc::new(old)), (Key::whole(new_id, language), Arc::new(new))]
+            }
+            Job::Parts { language, old, new, hunks, plan, whole } => {
+                let parts = match late {
+                    true => None,
+                    false => semantic::parse_parts(*language, plan, old.1, new.1, hunks, deadline),
+                };
+                match parts {
+                    Some((old_symbols, new_symbols)) => {
+                        let [old_key, new_key] = Key::parts(old.0, new.0, *language);
+                        let symbols = |symbols| Arc::new(Parsed::Symbols(symbols));
+                        vec![(old_key, symbols(old_symbols)), (new_key, symbols(new_symbols))]
+                    }
+                    None => whole.as_ref().map_or_else(Vec::new, |whole| whole.run(deadline, split)),
+                }
             }
         }
     }
 }
 
-/// Parses every side of `files` not in `cache` yet, on up to two threads (both sides of a file on
-/// one, the new side as an edit of the old: [`semantic::parse_pair`]; a file larger than the rest
-/// together in halves on both: [`semantic::parse_split`]), keeps the new parses in `cache` and
-/// returns all the parses the call needs.
-pub(super) fn parse_all(files: &[FileSides<'_>], cache: &Cache, deadline: Instant) -> Parses {
+/// The job that parses whole the sides of `file` that neither `parses` nor `cache` has, nor
+/// another job of `wanted` makes; each side it parses joins `wanted`.
+fn whole_job<'a>(
+    file: &FileSides<'a>,
+    parses: &mut Parses,
+    cache: &Cache,
+    wanted: &mut HashSet<Key>,
+) -> Option<Job<'a>> {
+    let mut sides = Vec::with_capacity(2);
+    for (id, text) in [file.old, file.new].into_iter().flatten() {
+        let key = Key::whole(id, file.language);
+        if parses.contains_key(&key) || wanted.contains(&key) {
+            continue;
+        }
+        match cache.parses.get(&key) {
+            Some(parsed) => {
+                parses.insert(key, parsed);
+            }
+            None => {
+                wanted.insert(key);
+                sides.push((id, text));
+            }
+        }
+    }
+    match sides[..] {
+        [old, new] => Some(Job::Pair(file.language, old, new, file.hunks)),
+        [side] => Some(Job::Side(file.language, side)),
+        _ => None,
+    }
+}
+
+/// Whether `parses` has, or `cache` keeps (then `parses` gets them), the parses of both sides of
+/// the file whose sides are `old` and `new`: their whole parses, or their parts'.
+fn at_hand(old: ObjectId, new: ObjectId, language: Language, parses: &mut Parses, cache: &Cache) -> bool {
+    let wholes = [Key::whole(old, language), Key::whole(new, language)];
+    for keys in [wholes, Key::parts(old, new, language)] {
+        if keys.iter().all(|key| parses.contains_key(key)) {
+            return true;
+        }
+        let kept: Vec<Arc<Parsed>> = keys.iter().map_while(|key| cache.parses.get(key)).collect();
+        if let [old_parsed, new_parsed] = &kept[..] {
+            parses.insert(keys[0], Arc::clone(old_parsed));
+            parses.insert(keys[1], Arc::clone(new_parsed));
+            return true;
+        }
+    }
+    false
+}
+
+/// Parses every side of `files` not in `cache` yet, on up to two threads, and keeps the new parses
+/// in `cache`; returns all the parses the call needs. A large file with a small change has only
+/// the parts its diff touches parsed ([`semantic::parse_parts`]); otherwise both sides of a file
+/// are parsed on one thread, the new side as an edit of the old ([`semantic::parse_pair`]), and a
+/// file larger than the rest together in halves on both threads ([`semantic::parse_split`]).
+/// The caller looks a side up by its parts' key first, then by its whole key. Without `parts`,
+/// every file is parsed whole.
+pub(super) fn parse_all(files: &[FileSides<'_>], cache: &Cache, deadline: Instant, parts: bool) -> Parses {
     let mut parses = Parses::new();
     let mut jobs: Vec<Job<'_>> = Vec::new();
-    let mut wanted: HashSet<(ObjectId, Language)> = HashSet::new();
+    let mut wanted: HashSet<Key> = HashSet::new();
     for file in files {
-        let mut sides = Vec::with_capacity(2);
-        for (id, text) in [file.old, file.new].into_iter().flatten() {
-            let key = (id, file.language);
-            if parses.contains_key(&key) || wanted.contains(&key) {
+        if let (true, Some(old), Some(new)) = (parts, file.old, file.new) {
+            let parts = Key::parts(old.0, new.0, file.language);
+            if parts.iter().all(|key| wanted.contains(key)) || at_hand(old.0, new.0, file.language, &mut parses, cache)
+            {
                 continue;
             }
-            match cache.parses.get(&key) {
-                Some(parsed) => {
-                    parses.insert(key, parsed);
-                }
-                None => {
-                    wanted.insert(key);
-                    sides.push((id, text));
-                }
+            if let Some(plan) = semantic::plan(file.language, old.1, file.hunks) {
+                // The whole sides are parsed only when the parts fail, so they do not join `wanted`.
+                let whole = whole_job(file, &mut parses, cache, &mut wanted.clone()).map(Box::new);
+                wanted.extend(parts);
+                jobs.push(Job::Parts { language: file.language, old, new, hunks: file.hunks, plan, whole });
+                continue;
             }
         }
-        match sides[..] {
-            [old, new] => jobs.push(Job::Pair(file.language, old, new, file.hunks)),
-            [side] => jobs.push(Job::Side(file.language, side)),
-            _ => {}
-        }
+        jobs.extend(whole_job(file, &mut parses, cache, &mut wanted));
     }
     // The largest first, each to the next free thread; one that is more than its share of the work (of
     // all the call's, shared by the cores) is parsed in halves on two threads, so that one large file
@@ -146,8 +246,8 @@ pub(super) fn parse_all(files: &[FileSides<'_>], cache: &Cache, deadline: Instan
     let total: usize = jobs.iter().map(Job::bytes).sum();
     let split = |job: &Job<'_>| cores > 1 && job.bytes() >= semantic::MIN_SPLIT_BYTES && job.bytes() * cores > total;
     let workers = cores.min(jobs.len());
-    let parsed: Vec<((ObjectId, Language), Arc<Parsed>)> = if workers <= 1 {
-        jobs.iter().flat_map(|job| job.run(deadline, split(job))).collect()
+    let parsed: Made = if workers <= 1 {
+        jobs.iter().flat_map(|job| job.run(deadline, &split)).collect()
     } else {
         let next = std::sync::atomic::AtomicUsize::new(0);
         let results = std::sync::Mutex::new(Vec::with_capacity(wanted.len()));
@@ -155,7 +255,7 @@ pub(super) fn parse_all(files: &[FileSides<'_>], cache: &Cache, deadline: Instan
             for _ in 0..workers {
                 scope.spawn(|| {
                     while let Some(job) = jobs.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
-                        let result = job.run(deadline, split(job));
+                        let result = job.run(deadline, &split);
                         results.lock().expect("a parse thread never panics holding the lock").extend(result);
                     }
                 });

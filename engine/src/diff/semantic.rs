@@ -31,8 +31,10 @@
 //! Parses are kept in the engine by blob id and language (a blob never changes), so a second call
 //! parses nothing, and the whole report is kept in the engine's answer cache until the repository's
 //! next file-system event. The parses of one call run on up to two threads, and a file's new side
-//! is parsed as an edit of its old side's tree (tree-sitter's incremental parsing). The budget
-//! keeps the files with the largest changes and counts the others in `omitted.files`.
+//! is parsed as an edit of its old side's tree (tree-sitter's incremental parsing). A large file
+//! with a small change has only the parts its diff touches parsed, kept by the ids of both sides
+//! (`semantic/parts.rs`). The budget keeps the files with the largest changes and counts the others
+//! in `omitted.files`.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -45,7 +47,7 @@ use gix::index::entry::Mode;
 use serde::Serialize;
 
 use super::Status;
-use super::parses::{Cache, FileSides, Parses, parse_all};
+use super::parses::{Cache, FileSides, Key, Parses, parse_all};
 use super::patch::{Output, Renderer};
 use super::text::{Sides, WORKTREE, select_and_diff};
 use crate::budget::{Budgeted, Measure};
@@ -504,7 +506,7 @@ impl Engine {
         );
         let weight = |report: &Arc<Report>| weight(report);
         let kept = self.answer(repo, &variant, None, weight, || {
-            let report = read(&repo.git, options, &self.semantic, &repo.interrupt).map_err(NotKept::Error)?;
+            let report = read(&repo.git, options, &self.semantic, &repo.interrupt, true).map_err(NotKept::Error)?;
             let timed_out = report.files.iter().any(|file| {
                 file.fallback.as_ref().is_some_and(|fallback| fallback.reason == FallbackReason::TimeBudget)
             });
@@ -634,11 +636,19 @@ struct Work {
     hunks: Vec<Hunk>,
 }
 
-/// Reads the selection and lists its changed symbols, every file shown.
+/// Reads the selection and lists its changed symbols, every file shown. With `parts`, a large file
+/// with a small change has only the parts its diff touches parsed ([`parse_all`]); without, every
+/// file is parsed whole, to the same answer (tested).
 ///
 /// # Errors
 /// As [`Engine::diff_semantic`].
-pub(crate) fn read(repo: &gix::Repository, options: &Options, cache: &Cache, interrupt: &Interrupt) -> Result<Report> {
+pub(crate) fn read(
+    repo: &gix::Repository,
+    options: &Options,
+    cache: &Cache,
+    interrupt: &Interrupt,
+    parts: bool,
+) -> Result<Report> {
     let deadline = Instant::now() + options.time_budget;
     let sides = Sides { base: options.base.as_deref(), head: options.head.as_deref(), staged: options.staged };
     let (selection, diffed) = select_and_diff(repo, sides, options.path.as_deref(), interrupt)?;
@@ -675,7 +685,7 @@ pub(crate) fn read(repo: &gix::Repository, options: &Options, cache: &Cache, int
             })
         })
         .collect();
-    let parses = parse_all(&sides, cache, deadline);
+    let parses = parse_all(&sides, cache, deadline, parts);
     interrupt.check()?;
     let mut files: Vec<FileChange> = match_symbols(&mut works, &parses);
     files.sort_by(|a, b| a.path.cmp(&b.path));
@@ -788,11 +798,21 @@ fn match_symbols(works: &mut [Work], parses: &Parses) -> Vec<FileChange> {
     let mut attributed: Vec<Attributed> = Vec::new();
     for (work_idx, work) in works.iter_mut().enumerate() {
         let Some(language) = work.language.filter(|_| work.entry.fallback.is_none()) else { continue };
-        let parsed = |side: &Option<SideText>| match side {
-            Some(side) => parses.get(&(side.id, language)).cloned().unwrap_or_else(|| Arc::new(Parsed::TimeBudget)),
+        // The parse of the parts that the diff touches when there is one, else the whole side's.
+        let parts = match (&work.old, &work.new) {
+            (Some(old), Some(new)) => Key::parts(old.id, new.id, language).map(|key| parses.get(&key)),
+            _ => [None, None],
+        };
+        let whole = |side: &Option<SideText>| match side {
+            Some(side) => {
+                parses.get(&Key::whole(side.id, language)).cloned().unwrap_or_else(|| Arc::new(Parsed::TimeBudget))
+            }
             None => Arc::new(Parsed::Symbols(Vec::new())),
         };
-        let (old, new) = (parsed(&work.old), parsed(&work.new));
+        let (old, new) = match parts {
+            [Some(old), Some(new)] => (Arc::clone(old), Arc::clone(new)),
+            _ => (whole(&work.old), whole(&work.new)),
+        };
         let failure = [&*old, &*new].into_iter().find_map(|parsed| match parsed {
             Parsed::Symbols(_) => None,
             Parsed::ParseErrors(ratio) => {
@@ -1143,5 +1163,116 @@ impl<'repo> Languages<'repo> {
         }
         let path = path.to_str_lossy();
         Ok(Language::detect(&path, linguist.or(driver).as_deref()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use super::{Cache, Options, read};
+
+    /// The last `count` commits of the repository at `root` that have a parent, each with its first
+    /// parent.
+    fn last_commits(root: &Path, count: usize) -> Vec<(String, String)> {
+        let output = std::process::Command::new("git")
+            .arg("-C")
+            .arg(root)
+            .args(["log", "--first-parent", "--format=%H %P", "-n", &count.to_string()])
+            .output()
+            .expect("git runs");
+        String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .filter_map(|line| {
+                let mut ids = line.split(' ');
+                let commit = ids.next()?.to_owned();
+                let parent = ids.next().filter(|parent| !parent.is_empty())?.to_owned();
+                Some((parent, commit))
+            })
+            .collect()
+    }
+
+    /// Whether the file `path` at revision `rev` parses with an error node.
+    fn has_errors(repo: &gix::Repository, rev: &str, path: &str, language: crate::semantic::Language) -> bool {
+        let blob = repo.rev_parse_single(format!("{rev}:{path}").as_str()).expect("a blob").object().expect("a blob");
+        crate::semantic::has_errors(language, &blob.data)
+    }
+
+    /// Compares, on each of the last `count` commits of the repository at `root`, the answer made
+    /// from the parts of files with the answer made from whole files; returns the commits compared
+    /// and the files whose parts alone were parsed. A file whose sides parse with errors may
+    /// differ: error recovery can lose symbols far from an error that the parts still see.
+    fn parts_answer_as_whole(root: &Path, count: usize) -> (usize, usize) {
+        let repo = gix::open(root).expect("a repository");
+        let commits = last_commits(root, count);
+        let mut parted = 0;
+        for (parent, commit) in &commits {
+            let options = Options { base: Some(parent.clone()), head: Some(commit.clone()), ..Options::default() };
+            let interrupt = crate::Interrupt::new();
+            let cache = Cache::default();
+            let mut with_parts = read(&repo, &options, &cache, &interrupt, true).expect("a report");
+            let mut whole = read(&repo, &options, &Cache::default(), &interrupt, false).expect("a report");
+            assert_eq!(with_parts.files.len(), whole.files.len(), "{}: commit {commit}", root.display());
+            for (part_file, whole_file) in with_parts.files.iter().zip(&whole.files) {
+                if part_file == whole_file {
+                    continue;
+                }
+                let language = whole_file.language.expect("a parsed file");
+                let old_path = whole_file.from.as_deref().unwrap_or(&whole_file.path);
+                let erring = has_errors(&repo, parent, old_path, language)
+                    || has_errors(&repo, commit, &whole_file.path, language);
+                assert!(erring, "{}: commit {commit}: {part_file:#?}\nagainst\n{whole_file:#?}", root.display());
+            }
+            with_parts.files.clear();
+            whole.files.clear();
+            with_parts.fallback_files = whole.fallback_files;
+            assert!(with_parts == whole, "{}: commit {commit}", root.display());
+            parted += cache.parses.iter().filter(|(key, _)| key.against.is_some_and(|(_, new)| new)).count();
+        }
+        (commits.len(), parted)
+    }
+
+    /// The work tree of this repository, or `None` (with a note) outside a git checkout.
+    fn this_repository() -> Option<PathBuf> {
+        let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let output =
+            std::process::Command::new("git").arg("-C").arg(&workspace).args(["rev-parse", "--show-toplevel"]).output();
+        let root = output
+            .ok()
+            .filter(|output| output.status.success())
+            .map(|output| PathBuf::from(String::from_utf8_lossy(&output.stdout).trim().to_owned()));
+        if root.is_none() {
+            eprintln!("skipped: {} is not a git work tree", workspace.display());
+        }
+        root
+    }
+
+    /// This repository's last 60 commits: the answer from files' parts is the answer from whole
+    /// files.
+    #[test]
+    fn the_parts_of_files_answer_as_the_whole_files_do() {
+        let Some(root) = this_repository() else { return };
+        let (commits, parted) = parts_answer_as_whole(&root, 60);
+        eprintln!("{commits} commits, {parted} files parsed in parts");
+        // A shallow clone has fewer commits; a full one has had files parsed in parts.
+        assert!(commits < 30 || parted > 0, "{parted} files of {commits} commits were parsed in parts");
+    }
+
+    /// The long run: the last 200 commits of each mirrored public repository (ripgrep, tokio,
+    /// requests, got, git) under `/work/.mirror` or `FLUXGIT_MIRRORS`. `cargo test -p
+    /// fluxgit-engine --lib --release -- --ignored parts_on_public_repositories`.
+    #[test]
+    #[ignore = "a long run over mirrored public repositories"]
+    fn parts_on_public_repositories() {
+        let mirrors = std::env::var_os("FLUXGIT_MIRRORS").map_or_else(|| PathBuf::from("/work/.mirror"), Into::into);
+        for name in ["BurntSushi+ripgrep", "tokio-rs+tokio", "psf+requests", "sindresorhus+got", "git+git"] {
+            let repo = mirrors.join(name).join("repo");
+            if !repo.exists() {
+                eprintln!("skipped: {} is absent", repo.display());
+                continue;
+            }
+            let (commits, parted) = parts_answer_as_whole(&repo, 200);
+            eprintln!("{name}: {commits} commits, {parted} files parsed in parts");
+        }
     }
 }

@@ -25,10 +25,13 @@
 //! [`parse`] refuses text over [`MAX_FILE_BYTES`] and stops at a deadline through tree-sitter's
 //! progress callback, and reports a tree whose error nodes exceed [`MAX_ERROR_RATIO`] of its nodes;
 //! the caller falls back to the text diff for such a file and says why. The result depends only on
-//! the bytes and the language, so callers cache it by blob id. Each language is a cargo feature of
-//! the engine (`lang-rust`, `lang-python`, ...); without it its files are `unsupported_language`.
+//! the bytes and the language, so callers cache it by blob id. [`parse_parts`] parses only the
+//! parts of a file that its diff touches, on both sides, so its result depends on both. Each
+//! language is a cargo feature of the engine (`lang-rust`, `lang-python`, ...); without it its
+//! files are `unsupported_language`.
 
 mod languages;
+mod parts;
 mod split;
 
 use std::time::Instant;
@@ -36,6 +39,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 pub(crate) use languages::Language;
+pub(crate) use parts::{Plan, parse_parts, plan};
 pub(crate) use split::{MIN_SPLIT_BYTES, parse_split};
 
 /// Largest side of a file that is parsed, in bytes (1 MiB); a larger one falls back to the text
@@ -191,6 +195,15 @@ pub(crate) fn parse_pair(
     };
     discard(old_tree);
     (old_parsed, new_parsed)
+}
+
+/// Whether the whole parse of `text` has an error node (tests compare parts with whole parses only
+/// where it has none: module docs of `parts`).
+#[cfg(test)]
+pub(crate) fn has_errors(language: Language, text: &[u8]) -> bool {
+    let mut parser = parser(language).expect("a grammar");
+    tree(&mut parser, text, None, Instant::now() + std::time::Duration::from_secs(600))
+        .is_none_or(|tree| tree.root_node().has_error())
 }
 
 /// Frees `tree` on a thread of its own, off the call's path: freeing a tree's nodes costs about 4%
@@ -417,7 +430,7 @@ mod tests {
     /// function inserted in the middle and at the start, the middle third replaced, the last line
     /// without its line break and a line added after it without one, and nothing left. None needs
     /// to be valid code: the incremental parse must equal the full one whatever the text.
-    fn versions(text: &str, function: &str) -> Vec<String> {
+    pub(super) fn versions(text: &str, function: &str) -> Vec<String> {
         let lines: Vec<&str> = text.split_inclusive('\n').collect();
         let n = lines.len();
         let join = |parts: &[&str]| parts.concat();
@@ -447,7 +460,7 @@ mod tests {
     }
 
     /// The line diff of `old` and `new`, as diff.semantic computes it.
-    fn hunks(old: &[u8], new: &[u8]) -> Vec<gix::diff::blob::Hunk> {
+    pub(super) fn hunks(old: &[u8], new: &[u8]) -> Vec<gix::diff::blob::Hunk> {
         use gix::diff::blob::{Algorithm, Diff, InternedInput, sources::byte_lines};
         let input = InternedInput::new(byte_lines(old), byte_lines(new));
         let mut diff = Diff::compute(Algorithm::Myers, &input);
@@ -483,7 +496,7 @@ mod tests {
 
     /// The sources of a parsed language under `root`, by extension (build output and installed
     /// packages left out).
-    fn sources(root: &std::path::Path) -> Vec<(std::path::PathBuf, Language)> {
+    pub(super) fn sources(root: &std::path::Path) -> Vec<(std::path::PathBuf, Language)> {
         let mut found = Vec::new();
         let mut pending = vec![root.to_path_buf()];
         while let Some(dir) = pending.pop() {
@@ -585,13 +598,13 @@ mod tests {
         assert!(new_parsed == whole, "the new side: {}", first_difference(&new_parsed, &whole));
     }
 
-    /// The long run: every source under `FLUXGIT_SPLIT_CORPUS` (e.g. checkouts of ripgrep, got,
+    /// The long run: every source under `FLUXGIT_CORPUS` (e.g. checkouts of ripgrep, got,
     /// requests and git), parsed in halves and whole. `cargo test -p fluxgit-engine --lib --release
     /// -- --ignored halves_on_a_corpus`.
     #[test]
-    #[ignore = "a long run over a corpus named by FLUXGIT_SPLIT_CORPUS"]
+    #[ignore = "a long run over a corpus named by FLUXGIT_CORPUS"]
     fn halves_on_a_corpus() {
-        let root = std::env::var_os("FLUXGIT_SPLIT_CORPUS").expect("FLUXGIT_SPLIT_CORPUS names a directory");
+        let root = std::env::var_os("FLUXGIT_CORPUS").expect("FLUXGIT_CORPUS names a directory");
         let (mut files, mut cut) = (0, 0);
         for (path, language) in sources(std::path::Path::new(&root)) {
             let text = std::fs::read(&path).expect("a source file");

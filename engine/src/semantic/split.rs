@@ -94,7 +94,7 @@ impl Cut {
 }
 
 /// Where the old line `line` is in the new side, or `None` when a hunk removes or replaces it.
-fn moved_line(hunks: &[Hunk], line: u32) -> Option<u32> {
+pub(super) fn moved_line(hunks: &[Hunk], line: u32) -> Option<u32> {
     let mut moved = line;
     for hunk in hunks {
         if hunk.before.start > line {
@@ -216,7 +216,7 @@ impl Side<'_> {
 /// The first node under `node` that starts after row `open` (the header's last) and is not a
 /// comment, nor a node whose first child is one (a body that starts with a comment): the item's
 /// first member.
-fn first_member(node: tree_sitter::Node<'_>, open: usize) -> Option<tree_sitter::Node<'_>> {
+pub(super) fn first_member(node: tree_sitter::Node<'_>, open: usize) -> Option<tree_sitter::Node<'_>> {
     let is_comment = |node: tree_sitter::Node<'_>| node.kind().contains("comment");
     let mut cursor = node.walk();
     let children: Vec<tree_sitter::Node<'_>> = node.children(&mut cursor).collect();
@@ -279,6 +279,25 @@ fn half(language: Language, old: &Side<'_>, new: Option<&Side<'_>>, which: usize
 /// both halves under [`MAX_HALF_SHARE`] of the bytes.
 pub(super) fn cut(language: Language, text: &[u8], lines: &Lines, hunks: &[Hunk]) -> Option<Cut> {
     let count = lines.count();
+    let bytes = |ranges: &[Range<u32>]| {
+        ranges.iter().map(|range| lines.offset(range.end) - lines.offset(range.start)).sum::<usize>()
+    };
+    let mut best: Option<(usize, Cut)> = None;
+    for cut in cuts(language, text, lines, hunks) {
+        let [first, second] = cut.halves(count);
+        let larger = bytes(&first).max(bytes(&second));
+        if best.is_none_or(|(smallest, _)| larger < smallest) {
+            best = Some((larger, cut));
+        }
+    }
+    let (larger, cut) = best?;
+    (larger as f64 <= MAX_HALF_SHARE * text.len() as f64).then_some(cut)
+}
+
+/// Every line of `text` where it could be cut (module docs), in order, none of them or their
+/// items' headers and closing lines changed by `hunks`.
+pub(super) fn cuts(language: Language, text: &[u8], lines: &Lines, hunks: &[Hunk]) -> Vec<Cut> {
+    let count = lines.count();
     let line = |index: u32| &text[lines.offset(index)..lines.offset(index + 1)];
     // Each line's indentation and whether it is blank, read once.
     let indents: Vec<usize> =
@@ -294,9 +313,6 @@ pub(super) fn cut(language: Language, text: &[u8], lines: &Lines, hunks: &[Hunk]
         trimmed.ends_with(if language == Language::Python { b":" } else { b"{" })
     };
     let untouched = |from: u32, to: u32| hunks.iter().all(|hunk| hunk.before.end < from || hunk.before.start > to);
-    let bytes = |ranges: &[Range<u32>]| {
-        ranges.iter().map(|range| lines.offset(range.end) - lines.offset(range.start)).sum::<usize>()
-    };
     // The nearest top-level line (non-blank, in the first column) before each line, and at or after it.
     let mut top_above = Vec::with_capacity(count as usize);
     let mut last_top = None;
@@ -337,7 +353,7 @@ pub(super) fn cut(language: Language, text: &[u8], lines: &Lines, hunks: &[Hunk]
     let comment = |index: u32| matches!(first_byte(index), Some(b'#' | b'/' | b'*'));
     // Python measures a tab as up to 8 columns where tree-sitter counts a byte: no cut among tabs.
     let tabbed = |index: u32| language == Language::Python && line(index)[..indent(index)].contains(&b'\t');
-    let mut best: Option<(usize, Cut)> = None;
+    let mut found = Vec::new();
     for at in 1..count {
         if !blank(at - 1) || !starts_item(at) || !untouched(at - 1, at) {
             continue;
@@ -371,14 +387,9 @@ pub(super) fn cut(language: Language, text: &[u8], lines: &Lines, hunks: &[Hunk]
             }
             Cut::Inside { header, open, at, end, closed }
         };
-        let [first, second] = cut.halves(count);
-        let larger = bytes(&first).max(bytes(&second));
-        if best.is_none_or(|(smallest, _)| larger < smallest) {
-            best = Some((larger, cut));
-        }
+        found.push(cut);
     }
-    let (larger, cut) = best?;
-    (larger as f64 <= MAX_HALF_SHARE * text.len() as f64).then_some(cut)
+    found
 }
 
 /// The symbols of a whole file from those of its halves: the second half's symbols from byte
