@@ -97,15 +97,19 @@ pub(crate) enum Refusal {
     /// It cannot be read safely or at all: not a regular file, too large, missing parts; the text
     /// says which.
     Unreadable(String),
+    /// A file of the user's configuration (`~/.gitconfig`, the system's, or one they include)
+    /// cannot be read safely; the text says which.
+    UserConfig(String),
 }
 
 impl Refusal {
     /// The error of a call refused as a whole: `outside_allowed_roots`, or a Git read error
-    /// (10010).
+    /// (10010) of the repository or of the user's configuration.
     pub(crate) fn into_error(self) -> Error {
         match self {
             Self::Outside(message) => Error::invalid(InvalidReason::OutsideAllowedRoots, message),
-            Self::Unreadable(message) => Error::git_text("the git dir", message),
+            Self::Unreadable(message) => Error::git_text("the repository", message),
+            Self::UserConfig(message) => Error::git_text("the user's configuration", message),
         }
     }
 
@@ -117,6 +121,7 @@ impl Refusal {
                 ItemError::new(format!("{}: {message}", InvalidReason::OutsideAllowedRoots.as_str()))
             }
             Self::Unreadable(message) => ItemError::new(message),
+            Self::UserConfig(message) => ItemError::new(format!("the user's configuration: {message}")),
         }
     }
 }
@@ -282,15 +287,15 @@ pub(crate) fn vet_git_dir(git_dir: &Path, roots: Option<&[PathBuf]>) -> Result<V
 /// on `/dev/zero`; the engine refuses the read at once, naming the file.
 ///
 /// # Errors
-/// [`Refusal::Unreadable`], saying which file.
+/// [`Refusal::UserConfig`], saying which file.
 fn vet_user_config() -> Result<(), Refusal> {
     use gix::config::Source;
     let mut env = |name: &str| std::env::var_os(name);
     for source in [Source::GitInstallation, Source::System, Source::Git, Source::User] {
         let Some(file) = source.storage_location(&mut env) else { continue };
         vet_includes(&file, None).map_err(|refusal| match refusal {
-            Refusal::Unreadable(message) | Refusal::Outside(message) => {
-                Refusal::Unreadable(format!("the user's configuration: {message}"))
+            Refusal::Unreadable(message) | Refusal::Outside(message) | Refusal::UserConfig(message) => {
+                Refusal::UserConfig(message)
             }
         })?;
     }

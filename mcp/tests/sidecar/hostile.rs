@@ -408,7 +408,9 @@ fn user_config_includes_of_fifos_and_devices_are_refused_at_once() {
         let answer = answer_within(&mut server, &tool_call(id, "repo.status", json!({"repoPath": repo})));
         assert_eq!(answer["result"]["isError"], true, "{answer}");
         let text = answer.to_string();
-        assert!(text.contains(named) && text.contains("the user's configuration"), "{named}: {answer}");
+        // Named as what it is: the user's configuration, not the repository's git dir.
+        assert!(text.contains(named) && text.contains("reading the user's configuration"), "{named}: {answer}");
+        assert!(!text.contains("git dir"), "{named}: {answer}");
     }
     // ~/.gitconfig itself a FIFO.
     std::fs::remove_file(&gitconfig).expect("removes");
