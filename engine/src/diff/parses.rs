@@ -19,8 +19,17 @@ const CACHE_BYTES: u64 = 32 * 1024 * 1024;
 pub(super) struct Key {
     pub(super) id: ObjectId,
     pub(super) language: Language,
-    /// For the parse of parts: the other side's blob id, and whether this blob is the new side.
-    pub(super) against: Option<(ObjectId, bool)>,
+    /// For the parse of parts: the diff they were chosen by.
+    pub(super) against: Option<Against>,
+}
+
+/// The diff a parse of parts was chosen by: the other side, which side this is, and the hunks (as
+/// a digest: another diff algorithm gives other hunks, and other parts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) struct Against {
+    pub(super) other: ObjectId,
+    pub(super) new: bool,
+    hunks: u64,
 }
 
 impl Key {
@@ -29,11 +38,17 @@ impl Key {
         Self { id, language, against: None }
     }
 
-    /// The keys of the parts of `old` and of `new` that their diff touches.
-    pub(super) fn parts(old: ObjectId, new: ObjectId, language: Language) -> [Self; 2] {
+    /// The keys of the parts of `old` and of `new` that their diff, `hunks`, touches.
+    pub(super) fn parts(old: ObjectId, new: ObjectId, language: Language, hunks: &[Hunk]) -> [Self; 2] {
+        use std::hash::{Hash as _, Hasher as _};
+        let mut hasher = rustc_hash::FxHasher::default();
+        for hunk in hunks {
+            (hunk.before.start, hunk.before.end, hunk.after.start, hunk.after.end).hash(&mut hasher);
+        }
+        let hunks = hasher.finish();
         [
-            Self { id: old, language, against: Some((new, false)) },
-            Self { id: new, language, against: Some((old, true)) },
+            Self { id: old, language, against: Some(Against { other: new, new: false, hunks }) },
+            Self { id: new, language, against: Some(Against { other: old, new: true, hunks }) },
         ]
     }
 }
@@ -150,7 +165,7 @@ impl Job<'_> {
                 };
                 match parts {
                     Some((old_symbols, new_symbols)) => {
-                        let [old_key, new_key] = Key::parts(old.0, new.0, *language);
+                        let [old_key, new_key] = Key::parts(old.0, new.0, *language, hunks);
                         let symbols = |symbols| Arc::new(Parsed::Symbols(symbols));
                         vec![(old_key, symbols(old_symbols)), (new_key, symbols(new_symbols))]
                     }
@@ -193,10 +208,10 @@ fn whole_job<'a>(
 }
 
 /// Whether `parses` has, or `cache` keeps (then `parses` gets them), the parses of both sides of
-/// the file whose sides are `old` and `new`: their whole parses, or their parts'.
-fn at_hand(old: ObjectId, new: ObjectId, language: Language, parses: &mut Parses, cache: &Cache) -> bool {
-    let wholes = [Key::whole(old, language), Key::whole(new, language)];
-    for keys in [wholes, Key::parts(old, new, language)] {
+/// `file`, whose blob ids are `old` and `new`: their whole parses, or their parts'.
+fn at_hand(file: &FileSides<'_>, old: ObjectId, new: ObjectId, parses: &mut Parses, cache: &Cache) -> bool {
+    let wholes = [Key::whole(old, file.language), Key::whole(new, file.language)];
+    for keys in [wholes, Key::parts(old, new, file.language, file.hunks)] {
         if keys.iter().all(|key| parses.contains_key(key)) {
             return true;
         }
@@ -223,9 +238,8 @@ pub(super) fn parse_all(files: &[FileSides<'_>], cache: &Cache, deadline: Instan
     let mut wanted: HashSet<Key> = HashSet::new();
     for file in files {
         if let (true, Some(old), Some(new)) = (parts, file.old, file.new) {
-            let parts = Key::parts(old.0, new.0, file.language);
-            if parts.iter().all(|key| wanted.contains(key)) || at_hand(old.0, new.0, file.language, &mut parses, cache)
-            {
+            let parts = Key::parts(old.0, new.0, file.language, file.hunks);
+            if parts.iter().all(|key| wanted.contains(key)) || at_hand(file, old.0, new.0, &mut parses, cache) {
                 continue;
             }
             if let Some(plan) = semantic::plan(file.language, old.1, file.hunks) {

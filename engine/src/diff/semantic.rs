@@ -800,7 +800,7 @@ fn match_symbols(works: &mut [Work], parses: &Parses) -> Vec<FileChange> {
         let Some(language) = work.language.filter(|_| work.entry.fallback.is_none()) else { continue };
         // The parse of the parts that the diff touches when there is one, else the whole side's.
         let parts = match (&work.old, &work.new) {
-            (Some(old), Some(new)) => Key::parts(old.id, new.id, language).map(|key| parses.get(&key)),
+            (Some(old), Some(new)) => Key::parts(old.id, new.id, language, &work.hunks).map(|key| parses.get(&key)),
             _ => [None, None],
         };
         let whole = |side: &Option<SideText>| match side {
@@ -1227,7 +1227,7 @@ mod tests {
             whole.files.clear();
             with_parts.fallback_files = whole.fallback_files;
             assert!(with_parts == whole, "{}: commit {commit}", root.display());
-            parted += cache.parses.iter().filter(|(key, _)| key.against.is_some_and(|(_, new)| new)).count();
+            parted += cache.parses.iter().filter(|(key, _)| key.against.is_some_and(|against| against.new)).count();
         }
         (commits.len(), parted)
     }
@@ -1274,5 +1274,135 @@ mod tests {
             let (commits, parted) = parts_answer_as_whole(&repo, 200);
             eprintln!("{name}: {commits} commits, {parted} files parsed in parts");
         }
+    }
+}
+
+#[cfg(test)]
+mod parts_regressions {
+    //! Files made to catch a part whose cut lies in a comment, a string or an item that goes on
+    //! past a blank line (found in review): the answer from parts must be the whole files'.
+
+    use super::{Cache, Options, read};
+
+    fn git(dir: &std::path::Path, args: &[&str]) {
+        let output = std::process::Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
+            .args(args)
+            .output()
+            .expect("git runs");
+        assert!(output.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    }
+
+    /// Commits `old` then `new` at `path` in a new repository and asserts that the answer made from
+    /// the parts is the whole files'; returns whether the parts were parsed.
+    fn parts_as_whole(path: &str, old: &str, new: &str) -> bool {
+        let temp = tempfile::tempdir().expect("a temp dir");
+        let dir = temp.path();
+        git(dir, &["init", "-q"]);
+        for (text, message) in [(old, "old"), (new, "new")] {
+            std::fs::write(dir.join(path), text).expect("a file");
+            git(dir, &["add", "."]);
+            git(dir, &["commit", "-q", "-m", message]);
+        }
+        let repo = gix::open(dir).expect("a repository");
+        let options = Options { base: Some("HEAD~1".into()), head: Some("HEAD".into()), ..Options::default() };
+        let interrupt = crate::Interrupt::new();
+        let cache = Cache::default();
+        let parts = read(&repo, &options, &cache, &interrupt, true).expect("a report");
+        let whole = read(&repo, &options, &Cache::default(), &interrupt, false).expect("a report");
+        assert_eq!(parts.files, whole.files, "parts against whole");
+        cache.parses.iter().any(|(key, _)| key.against.is_some())
+    }
+
+    /// [`parts_as_whole`], the parts parsed.
+    fn assert_parts_as_whole(path: &str, old: &str, new: &str) {
+        assert!(parts_as_whole(path, old, new), "the parts were not parsed");
+    }
+
+    /// 100 copies of `filler` (`N` numbered), `middle` with `{}` replaced by `body`, 100 more
+    /// copies: a file over 4 KiB whose parts are small.
+    fn file(filler: &str, middle: &str, body: &str) -> String {
+        let copies = |side: &str| (0..100).map(|i| filler.replace('N', &format!("{side}{i}"))).collect::<String>();
+        format!("{}{}{}", copies("a"), middle.replace("{}", body), copies("b"))
+    }
+
+    fn versions(path: &str, filler: &str, middle: &str) {
+        assert_parts_as_whole(path, &file(filler, middle, "1"), &file(filler, middle, "2"));
+    }
+
+    /// Code in a block comment, between two cuts: the whole file has the change in a comment.
+    #[test]
+    fn code_in_a_block_comment() {
+        versions(
+            "a.c",
+            "int fN(void) {\n  return 0;\n}\n\n",
+            "/* old\n\nint foo(void) {\n  return {};\n}\n\nint bar(void) { return 0; } */\n\n",
+        );
+    }
+
+    /// Code in a template literal: the whole file has the change in the constant `s`.
+    #[test]
+    fn code_in_a_template_literal() {
+        versions(
+            "a.js",
+            "function fN() {\n  return 0;\n}\n\n",
+            "const s = `\n\nfunction foo() {\n  return {}\n}\n\nend`;\n\n",
+        );
+    }
+
+    /// Code in a docstring: the whole file has the change at the top level.
+    #[test]
+    fn code_in_a_docstring() {
+        versions(
+            "a.py",
+            "def fN():\n    return 0\n\n\n",
+            "\"\"\"Example:\n\ndef foo():\n    x = {}\n    return x\n\nbar = 2\n\"\"\"\n\n",
+        );
+    }
+
+    /// A decorator, a blank line, then the function: the whole file has `foo` from the decorator.
+    #[test]
+    fn a_decorator_before_a_blank_line() {
+        versions("a.py", "def fN():\n    return 0\n\n\n", "@cache\n\ndef foo():\n    x = {}\n    return x\n\n\n");
+    }
+
+    /// The same in a Java class (annotation) and a TypeScript class declaration (decorator).
+    #[test]
+    fn an_annotation_before_a_blank_line() {
+        let filler = "    int fN() {\n        return 0;\n    }\n\n";
+        let middle = "    @Override\n\n    public int foo() {\n        int x = {};\n        return x;\n    }\n\n";
+        let class = |body: &str| format!("class A {{\n{}}}\n", file(filler, middle, body));
+        assert_parts_as_whole("A.java", &class("1"), &class("2"));
+        versions(
+            "a.ts",
+            "function fN() {\n  return 0;\n}\n\n",
+            "@Component({})\n\nexport class Foo {\n  x = {};\n}\n\n",
+        );
+    }
+
+    /// A declaration whose value starts after a blank line: the whole file has the function
+    /// `handler`.
+    #[test]
+    fn a_value_after_a_blank_line() {
+        versions(
+            "a.js",
+            "function fN() {\n  return 0;\n}\n\n",
+            "const handler =\n\nfunction foo() {\n  return {}\n}\n\n",
+        );
+    }
+
+    /// A C++ anonymous namespace added while another is left out: its name, `(anonymous)`, is no
+    /// word of the text, so the other one cannot be looked for in the text left out (the whole
+    /// answer pairs the two); the file is parsed whole.
+    #[test]
+    fn a_second_anonymous_namespace() {
+        let filler = "int fN(int a) {\n  return a;\n}\n\n";
+        let far = "namespace {\nint far() {\n  return 1;\n}\n}\n";
+        let old = file(filler, "", "") + far;
+        let new = file(filler, "namespace {\nint helper() {\n  return 2;\n}\n}\n\n", "") + far;
+        // `(anonymous)` is no word of the text: the far namespace cannot be looked for, so no parts.
+        assert!(!parts_as_whole("a.cpp", &old, &new), "the parts were parsed");
     }
 }

@@ -31,6 +31,7 @@
 //! files are `unsupported_language`.
 
 mod languages;
+mod lex;
 mod parts;
 mod split;
 

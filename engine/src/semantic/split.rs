@@ -3,8 +3,9 @@
 //!
 //! # Where a file is cut
 //!
-//! At a line that starts an item, after a blank line, unchanged by the diff, chosen so that the
-//! halves are of about the same size ([`Cut`]):
+//! At a line that starts an item, after a blank line, unchanged by the diff, in code (outside
+//! every comment and string, at its item's level of brackets: `lex.rs`), after a line that does
+//! not go on past it ([`cuts`]), chosen so that the halves are of about the same size ([`Cut`]):
 //! - between two top-level items (the line starts in the first column): the halves are the lines
 //!   before and the lines from there;
 //! - between two members of a top-level item (a class, an impl, a namespace, a function's body: a
@@ -41,6 +42,23 @@ pub(crate) const MIN_SPLIT_BYTES: usize = 8 * 1024;
 /// Largest share of a file's bytes that the larger half may parse (0.7); a file with no better cut
 /// is parsed whole.
 const MAX_HALF_SHARE: f64 = 0.7;
+
+/// Words that go on the item before them when they start a line (`satisfies`, `else`, `where`):
+/// such a line is no cut.
+const CONTINUATIONS: &[&[u8]] = &[
+    b"satisfies",
+    b"instanceof",
+    b"in",
+    b"as",
+    b"extends",
+    b"implements",
+    b"where",
+    b"else",
+    b"elif",
+    b"except",
+    b"finally",
+    b"catch",
+];
 
 /// Lines a header may span, from its first line to the one that opens its body.
 const MAX_HEADER_LINES: u32 = 8;
@@ -354,12 +372,40 @@ pub(super) fn cuts(language: Language, text: &[u8], lines: &Lines, hunks: &[Hunk
     // Python measures a tab as up to 8 columns where tree-sitter counts a byte: no cut among tabs.
     let tabbed = |index: u32| language == Language::Python && line(index)[..indent(index)].contains(&b'\t');
     let mut found = Vec::new();
+    // Where each line starts: in code at a depth of brackets, or in a comment or a string.
+    let starts = super::lex::line_starts(language, text, lines);
+    let in_code = |index: u32, depth: u32| starts.get(index as usize).copied().flatten() == Some(depth);
+    // Whether the item before a cut at line `at` (of bracket depth `depth`) ends before the blank line:
+    // the last line before it does not go on past its end (`=`, `,`, an operator, `\`), and the line
+    // that starts that item is not a decorator, an attribute or a template head, which belong to the item
+    // after the blank line.
+    let ends_before = |at: u32, depth: u32| {
+        let Some(last) = (0..at).rev().find(|&index| !blank(index)) else { return true };
+        let trimmed = line(last).trim_ascii();
+        let remark = trimmed.starts_with(b"//")
+            || trimmed.starts_with(b"/*")
+            || trimmed.starts_with(b"*")
+            || (language == Language::Python && trimmed.starts_with(b"#"));
+        let goes_on = trimmed.last().is_some_and(|byte| b"=,([{\\+-*/%&|^<>!?:.".contains(byte));
+        if goes_on && !remark {
+            return false;
+        }
+        let head = (0..=last).rev().find(|&index| in_code(index, depth)).unwrap_or(0);
+        let head = line(head).trim_ascii_start();
+        !(head.starts_with(b"@") || head.starts_with(b"#[") || head.starts_with(b"template"))
+    };
+    // A line that goes on the item before it, whatever stands between them.
+    let continues = |index: u32| {
+        let text = line(index).trim_ascii_start();
+        let word: &[u8] = &text[..text.iter().take_while(|&&byte| byte.is_ascii_alphanumeric()).count()];
+        CONTINUATIONS.contains(&word)
+    };
     for at in 1..count {
-        if !blank(at - 1) || !starts_item(at) || !untouched(at - 1, at) {
+        if !blank(at - 1) || !starts_item(at) || !untouched(at - 1, at) || continues(at) {
             continue;
         }
         let cut = if indent(at) == 0 {
-            if open_blocks[at as usize] > 0 {
+            if open_blocks[at as usize] > 0 || !in_code(at, 0) || !ends_before(at, 0) {
                 continue;
             }
             Cut::TopLevel { at }
@@ -383,6 +429,12 @@ pub(super) fn cuts(language: Language, text: &[u8], lines: &Lines, hunks: &[Hunk
                 _ => continue,
             };
             if end < count && !untouched(end, end) {
+                continue;
+            }
+            // The body's members lie one bracket deep (in Python, none), its closing line too.
+            let body = u32::from(language != Language::Python);
+            let closes = !closed || in_code(end, body);
+            if !in_code(header, 0) || !in_code(at, body) || !closes || !ends_before(at, body) {
                 continue;
             }
             Cut::Inside { header, open, at, end, closed }
