@@ -1405,4 +1405,229 @@ mod parts_regressions {
         // `(anonymous)` is no word of the text: the far namespace cannot be looked for, so no parts.
         assert!(!parts_as_whole("a.cpp", &old, &new), "the parts were parsed");
     }
+    // The second review's inputs: each file parses without errors on both sides.
+
+    /// Asserts neither side has an error of its own, then compares parts with whole (panics on a
+    /// difference); prints whether the parts were used.
+    fn attack(name: &str, path: &str, old: &str, new: &str) {
+        let language = crate::semantic::Language::detect(path, None).expect("a language");
+        for text in [old, new] {
+            assert!(!crate::semantic::has_errors(language, text.as_bytes()), "{name}: the whole file has errors");
+        }
+        let used = parts_as_whole(path, old, new);
+        eprintln!("{name}: equal, parts used: {used}");
+    }
+
+    fn attack_versions(name: &str, path: &str, filler: &str, middle: &str) {
+        attack(name, path, &file(filler, middle, "1"), &file(filler, middle, "2"));
+    }
+
+    const JS_FN: &str = "function fN() {\n  return 0;\n}\n\n";
+
+    #[test]
+    fn second_review_tsx_template() {
+        attack_versions("tsx_template", "a.tsx", JS_FN, "const s = `\n\nfunction foo() {\n  return {}\n}\n\nend`;\n\n");
+    }
+
+    #[test]
+    fn second_review_js_nested_template() {
+        attack_versions(
+            "js_nested_template",
+            "a.js",
+            JS_FN,
+            "const s = `<ul>${items.map((i) => `\n\nfunction foo() {\n  return {};\n}\n\nend`)}</ul>`;\n\n",
+        );
+    }
+
+    #[test]
+    fn second_review_js_regex_backtick() {
+        attack_versions(
+            "js_regex_backtick",
+            "a.js",
+            JS_FN,
+            "const re = /`/g;\n\nconst s = `\n\nfunction foo() {\n  return {};\n}\n\nend`;\n\n",
+        );
+    }
+
+    #[test]
+    fn second_review_js_regex_quote() {
+        attack_versions(
+            "js_regex_quote",
+            "a.js",
+            JS_FN,
+            "const s = t.replace(/'/g, `\n\nfunction foo() {\n  return {};\n}\n\nend`);\n\n",
+        );
+    }
+
+    #[test]
+    fn second_review_jsx_apostrophe() {
+        attack_versions(
+            "jsx_apostrophe",
+            "a.jsx",
+            JS_FN,
+            "const A = () => <div>Don't {`\n\nfunction foo() {\n  return {};\n}\n\nend`}</div>;\n\n",
+        );
+    }
+
+    #[test]
+    fn second_review_js_value_comment() {
+        attack_versions(
+            "js_value_comment",
+            "a.js",
+            JS_FN,
+            "const handler = // the handler\n\nfunction foo() {\n  return {}\n}\n\n",
+        );
+    }
+
+    #[test]
+    fn second_review_js_export_alone() {
+        attack_versions("js_export_alone", "a.js", JS_FN, "export\n\nfunction foo() {\n  return {};\n}\n\n");
+    }
+
+    #[test]
+    fn second_review_ts_export_default_comment() {
+        attack_versions(
+            "ts_export_default_comment",
+            "a.ts",
+            JS_FN,
+            "export default // the app\n\nclass Foo {\n  x = {};\n}\n\n",
+        );
+    }
+
+    #[test]
+    fn second_review_py_decorator_comment() {
+        attack_versions(
+            "py_decorator_comment",
+            "a.py",
+            "def fN():\n    return 0\n\n\n",
+            "@cache\n# note\n\ndef foo():\n    x = {}\n    return x\n\n\n",
+        );
+    }
+
+    #[test]
+    fn second_review_ts_decorator_comment() {
+        attack_versions(
+            "ts_decorator_comment",
+            "a.ts",
+            JS_FN,
+            "@Component({})\n// note\n\nexport class Foo {\n  x = {};\n}\n\n",
+        );
+    }
+
+    #[test]
+    fn second_review_java_annotation_comment() {
+        let filler = "    int fN() {\n        return 0;\n    }\n\n";
+        let middle =
+            "    @Override\n    // note\n\n    public int foo() {\n        int x = {};\n        return x;\n    }\n\n";
+        let class = |body: &str| format!("class A {{\n{}}}\n", file(filler, middle, body));
+        attack("java_annotation_comment", "A.java", &class("1"), &class("2"));
+    }
+
+    #[test]
+    fn second_review_rust_pub_alone() {
+        attack_versions(
+            "rust_pub_alone",
+            "a.rs",
+            "fn fN() -> i32 {\n    0\n}\n\n",
+            "pub\n\nfn foo() -> i32 {\n    {}\n}\n\n",
+        );
+    }
+
+    #[test]
+    fn second_review_cpp_attribute() {
+        attack_versions(
+            "cpp_attribute",
+            "a.cpp",
+            "int fN() {\n  return 0;\n}\n\n",
+            "[[nodiscard]]\n\nint foo() {\n  return {};\n}\n\n",
+        );
+    }
+
+    #[test]
+    fn second_review_cpp_template_comment() {
+        attack_versions(
+            "cpp_template_comment",
+            "a.cpp",
+            "int fN() {\n  return 0;\n}\n\n",
+            "template <typename T>\n// note\n\nT foo(T a) {\n  return a + {};\n}\n\n",
+        );
+    }
+
+    #[test]
+    fn second_review_cpp_u8_char() {
+        attack_versions(
+            "cpp_u8_char",
+            "a.cpp",
+            "int fN() {\n  return 0;\n}\n\n",
+            "char c = u8'a'; /* old\n\nint foo() {\n  return {};\n}\n\nend */\n\n",
+        );
+    }
+
+    #[test]
+    fn second_review_py_crlf_continued_string() {
+        attack_versions(
+            "py_crlf_continued_string",
+            "a.py",
+            "def fN():\n    return 0\n\n\n",
+            "x = 'abc\\\r\ndef' + \"\"\"\n\ndef foo():\n    return {}\n\nend\"\"\"\n\n",
+        );
+    }
+
+    #[test]
+    fn second_review_py_crlf_continued_string2() {
+        attack_versions(
+            "py_crlf_continued_string2",
+            "a.py",
+            "def fN():\n    return 0\n\n\n",
+            "x = 'abc\\\r\ndef' + \"\"\"\n\ndef foo():\n    x = {}\n    return x\n\nend\"\"\"\n# \"\"\"\n\n",
+        );
+    }
+
+    #[test]
+    fn second_review_js_regex_quote2() {
+        attack_versions(
+            "js_regex_quote2",
+            "a.js",
+            JS_FN,
+            "const s = /'/.source + `\n\nfunction foo() {\n  return {};\n}\n\nend`;\n\n",
+        );
+    }
+
+    #[test]
+    fn second_review_java_annotation_javadoc() {
+        let filler = "    int fN() {\n        return 0;\n    }\n\n";
+        let middle = "    @Deprecated\n    /**\n     * Old.\n     */\n\n    public int foo() {\n        int x = {};\n        return x;\n    }\n\n";
+        let class = |body: &str| format!("class A {{\n{}}}\n", file(filler, middle, body));
+        attack("java_annotation_javadoc", "A.java", &class("1"), &class("2"));
+    }
+
+    #[test]
+    fn second_review_js_module_exports_comment() {
+        attack_versions(
+            "js_module_exports_comment",
+            "a.js",
+            JS_FN,
+            "module.exports = // the store\n\nclass Store {\n  get() {\n    return {};\n  }\n}\n\n",
+        );
+    }
+
+    #[test]
+    fn second_review_go_raw_and_rune() {
+        attack_versions(
+            "go_raw_and_rune",
+            "a.go",
+            "func fN() int {\n\treturn 0\n}\n\n",
+            "var r = '`'\n\nvar s = `\n\nfunc foo() int {\n\treturn {}\n}\n\nend`\n\n",
+        );
+    }
+
+    #[test]
+    fn second_review_rust_chars() {
+        attack_versions(
+            "rust_chars",
+            "a.rs",
+            "fn fN() -> i32 {\n    0\n}\n\n",
+            "fn q<'a>(x: &'a str) -> char { let _ = (b'\"', '\\u{1F600}', '\\'', 'é'); 'outer: loop { break 'outer; } '\"' }\n\nconst S: &str = r##\"\n\nfn foo() -> i32 {\n    {}\n}\n\nend\"##;\n\n",
+        );
+    }
 }

@@ -29,37 +29,70 @@ enum State {
     RawCpp(Vec<u8>),
 }
 
-/// For each line of `text` (as `lines` splits it), the depth of brackets open where it starts, or
-/// `None` when it starts inside a comment or a string or past a place the scan could not follow.
-pub(super) fn line_starts(language: Language, text: &[u8], lines: &Lines) -> Vec<Option<u32>> {
+/// What the scan says of one line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Line {
+    /// The depth of brackets open where the line starts, or `None` when it starts inside a comment
+    /// or a string, or past a place the scan could not follow.
+    pub(super) start: Option<u32>,
+    /// The byte of the line's last code (outside comments; a string's quotes count), or `None` for
+    /// a line without code.
+    pub(super) last: Option<usize>,
+}
+
+/// What the scan says of each line of `text` (as `lines` splits it).
+pub(super) fn scan(language: Language, text: &[u8], lines: &Lines) -> Vec<Line> {
     let count = lines.count() as usize;
-    let mut starts = Vec::with_capacity(count);
+    let mut out: Vec<Line> = Vec::with_capacity(count);
     let mut state = State::Code;
     let mut depth: u32 = 0;
+    // The depths at which each `${` of a template literal opened code (JavaScript, TypeScript).
+    let mut templates: Vec<u32> = Vec::new();
     let python = language == Language::Python;
     let c_like = matches!(language, Language::C | Language::Cpp);
+    let script = matches!(language, Language::JavaScript | Language::TypeScript | Language::Tsx);
     let at = |index: usize| text.get(index).copied().unwrap_or(0);
-    let word = |byte: u8| byte.is_ascii_alphanumeric() || byte == b'_';
     let mut index = 0;
     let mut line = 0;
     while line < count {
         let end = lines.offset(line as u32 + 1);
-        starts.push((state == State::Code).then_some(depth));
+        out.push(Line { start: (state == State::Code).then_some(depth), last: None });
+        let mut last = None;
+        // The last code byte before this one on the line, for telling a regex from a division.
+        let mut before: Option<usize> = None;
         while index < end {
             let byte = text[index];
+            let was_code = state == State::Code;
+            let in_block = matches!(state, State::Block(_));
+            let mut remark = false;
             match &mut state {
                 State::Code => match byte {
                     b'(' | b'[' | b'{' => depth += 1,
-                    b')' | b']' | b'}' => match depth.checked_sub(1) {
-                        Some(less) => depth = less,
-                        None => return lost(starts, count),
-                    },
-                    b'#' if python => index = end - 1,
-                    b'/' if !python && at(index + 1) == b'/' => index = end - 1,
+                    b')' | b']' | b'}' => {
+                        let Some(less) = depth.checked_sub(1) else { return lost(out, count) };
+                        depth = less;
+                        if byte == b'}' && templates.last() == Some(&depth) {
+                            templates.pop();
+                            state = State::Quoted { quote: b'`', lines: true };
+                        }
+                    }
+                    b'#' if python => {
+                        remark = true;
+                        index = end - 1;
+                    }
+                    b'/' if !python && at(index + 1) == b'/' => {
+                        remark = true;
+                        index = end - 1;
+                    }
                     b'/' if !python && at(index + 1) == b'*' => {
+                        remark = true;
                         state = State::Block(1);
                         index += 1;
                     }
+                    b'/' if script && starts_regex(text, before) => match regex_end(text, index, end) {
+                        Some(close) => index = close,
+                        None => return lost(out, count),
+                    },
                     b'"' | b'\'' if python && at(index + 1) == byte && at(index + 2) == byte => {
                         state = State::Triple(byte);
                         index += 2;
@@ -73,15 +106,15 @@ pub(super) fn line_starts(language: Language, text: &[u8], lines: &Lines) -> Vec
                     }
                     b'"' if language == Language::Cpp && index > 0 && text[index - 1] == b'R' => {
                         let delimiter: Vec<u8> =
-                            text[index + 1..end].iter().take_while(|&&b| b != b'(').copied().collect();
+                            text[index + 1..end].iter().take_while(|&&byte| byte != b'(').copied().collect();
                         if delimiter.len() > 16 || index + 1 + delimiter.len() >= end {
-                            return lost(starts, count);
+                            return lost(out, count);
                         }
                         index += delimiter.len() + 1;
                         state = State::RawCpp(delimiter);
                     }
                     b'"' => state = State::Quoted { quote: b'"', lines: language == Language::Rust },
-                    b'`' if matches!(language, Language::JavaScript | Language::TypeScript | Language::Go) => {
+                    b'`' if script || language == Language::Go => {
                         state = State::Quoted { quote: b'`', lines: true };
                     }
                     b'\'' if language == Language::Rust => {
@@ -90,10 +123,8 @@ pub(super) fn line_starts(language: Language, text: &[u8], lines: &Lines) -> Vec
                             index = close;
                         }
                     }
-                    b'\'' if !(c_like && index > 0 && text[index - 1].is_ascii_hexdigit() && word(at(index + 1))) => {
-                        // (Not a C++ digit separator, 1'000.)
-                        state = State::Quoted { quote: b'\'', lines: false };
-                    }
+                    b'\'' if c_like && digit_separator(text, index) => {}
+                    b'\'' => state = State::Quoted { quote: b'\'', lines: false },
                     _ => {}
                 },
                 State::Block(nesting) => {
@@ -111,18 +142,24 @@ pub(super) fn line_starts(language: Language, text: &[u8], lines: &Lines) -> Vec
                 State::Quoted { quote, lines } => {
                     let (quote, lines) = (*quote, *lines);
                     if byte == b'\\' && !(quote == b'`' && language == Language::Go) {
-                        index += 1;
+                        index += escaped(text, index);
                     } else if byte == quote {
                         state = State::Code;
-                    } else if byte == b'\n' && !lines {
-                        // An unclosed one-line string: the parser sees an error; the scan goes on in code.
+                    } else if quote == b'`' && script && byte == b'$' && at(index + 1) == b'{' {
+                        templates.push(depth);
+                        depth += 1;
+                        index += 1;
                         state = State::Code;
+                    } else if byte == b'\n' && !lines {
+                        // A one-line string open at the line's end: the parser would see an error, so the
+                        // scan misread the line (a regex, an apostrophe in JSX text).
+                        return lost(out, count);
                     }
                 }
                 State::Triple(quote) => {
                     let quote = *quote;
                     if byte == b'\\' {
-                        index += 1;
+                        index += escaped(text, index);
                     } else if byte == quote && at(index + 1) == quote && at(index + 2) == quote {
                         index += 2;
                         state = State::Code;
@@ -145,17 +182,80 @@ pub(super) fn line_starts(language: Language, text: &[u8], lines: &Lines) -> Vec
                     }
                 }
             }
+            // Code is what was read in code, and the quote that closes a string; comments are not.
+            if !byte.is_ascii_whitespace() && !remark && !in_block && (was_code || state == State::Code) {
+                last = Some(index.min(end - 1));
+                if state == State::Code {
+                    before = last;
+                }
+            }
             index += 1;
+        }
+        if let Some(current) = out.last_mut() {
+            current.last = last;
         }
         line += 1;
     }
-    starts
+    out
 }
 
-/// `starts` with every line after the ones it has marked as not in code: the scan lost its way.
-fn lost(mut starts: Vec<Option<u32>>, count: usize) -> Vec<Option<u32>> {
-    starts.resize(count, None);
-    starts
+/// The depth of brackets where each line of `text` starts, or `None` ([`Line::start`]).
+#[cfg(test)]
+pub(super) fn line_starts(language: Language, text: &[u8], lines: &Lines) -> Vec<Option<u32>> {
+    scan(language, text, lines).into_iter().map(|line| line.start).collect()
+}
+
+/// How many bytes past the `\` at `at` its escape runs: one, or two for a line break `\r\n`.
+fn escaped(text: &[u8], at: usize) -> usize {
+    if text.get(at + 1) == Some(&b'\r') && text.get(at + 2) == Some(&b'\n') { 2 } else { 1 }
+}
+
+/// Whether a `'` at `at` in C or C++ separates digits (`1'000`, `0xFF'FF`): the word before it
+/// is a number.
+fn digit_separator(text: &[u8], at: usize) -> bool {
+    let word_start = text[..at].iter().rposition(|&byte| !is_word(byte)).map_or(0, |index| index + 1);
+    at > word_start && text[word_start].is_ascii_digit() && text.get(at + 1).is_some_and(|&byte| is_word(byte))
+}
+
+/// Whether a `/` in JavaScript or TypeScript code, after the code byte at `before` on its line
+/// (`None`: the first on the line), starts a regex literal rather than a division.
+fn starts_regex(text: &[u8], before: Option<usize>) -> bool {
+    let Some(before) = before else { return true };
+    let byte = text[before];
+    if b"(,=:[!&|?{};+-*%<>~^".contains(&byte) {
+        return true;
+    }
+    // After a keyword that an expression follows.
+    let start = text[..=before].iter().rposition(|&byte| !is_word(byte)).map_or(0, |index| index + 1);
+    matches!(&text[start..=before], b"return" | b"typeof" | b"case" | b"in" | b"of" | b"void" | b"yield" | b"await")
+}
+
+/// The `/` that closes the regex literal opened at `open`, on its line (before `end`), or `None`.
+fn regex_end(text: &[u8], open: usize, end: usize) -> Option<usize> {
+    let mut index = open + 1;
+    let mut class = false;
+    while index < end {
+        match text[index] {
+            b'\\' => index += 1,
+            b'[' => class = true,
+            b']' => class = false,
+            b'/' if !class => return Some(index),
+            b'\n' => return None,
+            _ => {}
+        }
+        index += 1;
+    }
+    None
+}
+
+/// `lines` with every line after the ones it has marked as not in code, and without code: the
+/// scan lost its way.
+fn lost(mut lines: Vec<Line>, count: usize) -> Vec<Line> {
+    if let Some(line) = lines.last_mut() {
+        line.last = None;
+    }
+    lines.resize(count, Line { start: None, last: None });
+    lines
 }
 
 /// The `#`s of the Rust raw string whose `"` is at `quote` (`r"`, `r#"`, `br##"`), or `None`
@@ -218,6 +318,32 @@ mod tests {
         assert_eq!(starts(Language::Rust, nested), [Some(0), None, None, Some(0)]);
         let cpp = "auto s = R\"x(\n)\"\n)x\";\nint n = 1'000;\nint f() {\n}\n";
         assert_eq!(starts(Language::Cpp, cpp), [Some(0), None, None, Some(0), Some(0), Some(1)]);
+    }
+
+    #[test]
+    fn templates_regexes_and_separators_are_followed() {
+        let nested = "const s = `a ${f(`\n\nx`)} b\n\n`;\nfunction g() {\n}\n";
+        assert_eq!(starts(Language::JavaScript, nested), [Some(0), None, None, None, None, Some(0), Some(1)]);
+        let regex = "const re = /`/g;\nconst d = a / b / c;\nfunction g() {\n}\n";
+        assert_eq!(starts(Language::TypeScript, regex), [Some(0), Some(0), Some(0), Some(1)]);
+        let cpp = "char c = u8'a'; /* x\n*/\nint n = 1'000;\nint f();\n";
+        assert_eq!(starts(Language::Cpp, cpp), [Some(0), None, Some(0), Some(0)]);
+        let crlf = "x = 'a\\\r\nb' + 1\r\ny = 2\r\n";
+        assert_eq!(starts(Language::Python, crlf), [Some(0), None, Some(0)]);
+    }
+
+    #[test]
+    fn a_one_line_string_open_at_its_line_end_stops_the_scan() {
+        let jsx = "const A = () => <p>Don't</p>;\nfunction g() {\n}\n";
+        assert_eq!(starts(Language::JavaScript, jsx), [Some(0), None, None]);
+    }
+
+    #[test]
+    fn the_last_code_of_a_line_leaves_comments_out() {
+        let text = "const x = 1; // note\n/* only */\nfoo(\"a\") /* b */\n";
+        let scanned = super::scan(Language::JavaScript, text.as_bytes(), &Lines::of(text.as_bytes()));
+        let last: Vec<Option<u8>> = scanned.iter().map(|line| line.last.map(|at| text.as_bytes()[at])).collect();
+        assert_eq!(last, [Some(b';'), None, Some(b')')]);
     }
 
     #[test]

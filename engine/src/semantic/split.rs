@@ -58,7 +58,53 @@ const CONTINUATIONS: &[&[u8]] = &[
     b"except",
     b"finally",
     b"catch",
+    b"for",
+    b"throws",
+    b"requires",
 ];
+
+/// Words that need more after them when they end a line (`export`, `pub`, `static`): the item
+/// goes on past a blank line after one.
+const MODIFIERS: &[&[u8]] = &[
+    b"export",
+    b"default",
+    b"async",
+    b"static",
+    b"declare",
+    b"abstract",
+    b"public",
+    b"private",
+    b"protected",
+    b"readonly",
+    b"override",
+    b"pub",
+    b"unsafe",
+    b"extern",
+    b"inline",
+    b"virtual",
+    b"final",
+    b"const",
+    b"let",
+    b"var",
+    b"function",
+    b"class",
+    b"new",
+    b"typeof",
+    b"await",
+    b"yield",
+    b"type",
+    b"interface",
+    b"enum",
+    b"namespace",
+    b"module",
+    b"struct",
+    b"fn",
+    b"def",
+];
+
+/// How the first line of a decorator, an attribute or a template head starts: such an item belongs
+/// to the item after it, even past a blank line.
+const HEADS: &[&[u8]] = &[b"@", b"#[", b"[[", b"template", b"__attribute__", b"__declspec"];
 
 /// Lines a header may span, from its first line to the one that opens its body.
 const MAX_HEADER_LINES: u32 = 8;
@@ -372,27 +418,41 @@ pub(super) fn cuts(language: Language, text: &[u8], lines: &Lines, hunks: &[Hunk
     // Python measures a tab as up to 8 columns where tree-sitter counts a byte: no cut among tabs.
     let tabbed = |index: u32| language == Language::Python && line(index)[..indent(index)].contains(&b'\t');
     let mut found = Vec::new();
-    // Where each line starts: in code at a depth of brackets, or in a comment or a string.
-    let starts = super::lex::line_starts(language, text, lines);
-    let in_code = |index: u32, depth: u32| starts.get(index as usize).copied().flatten() == Some(depth);
-    // Whether the item before a cut at line `at` (of bracket depth `depth`) ends before the blank line:
-    // the last line before it does not go on past its end (`=`, `,`, an operator, `\`), and the line
-    // that starts that item is not a decorator, an attribute or a template head, which belong to the item
-    // after the blank line.
+    // Where each line starts (in code at a depth of brackets, or in a comment or a string) and where
+    // its code ends.
+    let scanned = super::lex::scan(language, text, lines);
+    let in_code = |index: u32, depth: u32| scanned.get(index as usize).and_then(|line| line.start) == Some(depth);
+    let is_word = |byte: &u8| byte.is_ascii_alphanumeric() || *byte == b'_';
+    // Whether the item before a cut at line `at` (of bracket depth `depth`) ends before the blank line.
+    // The last line of code before it (comments left out) does not go on past its end (`=`, `,`, an
+    // operator, `\`, a modifier such as `export`); in Rust, C, C++ and Java it ends an item (`}`, `;`, a
+    // preprocessor line). And the line that starts that item is not a decorator, an attribute or a
+    // template head, which belong to the item after the blank line.
     let ends_before = |at: u32, depth: u32| {
-        let Some(last) = (0..at).rev().find(|&index| !blank(index)) else { return true };
-        let trimmed = line(last).trim_ascii();
-        let remark = trimmed.starts_with(b"//")
-            || trimmed.starts_with(b"/*")
-            || trimmed.starts_with(b"*")
-            || (language == Language::Python && trimmed.starts_with(b"#"));
-        let goes_on = trimmed.last().is_some_and(|byte| b"=,([{\\+-*/%&|^<>!?:.".contains(byte));
-        if goes_on && !remark {
+        let Some((last, end)) = (0..at).rev().find_map(|index| scanned[index as usize].last.map(|end| (index, end)))
+        else {
+            return true;
+        };
+        let byte = text[end];
+        if b"=,([{\\+-*/%&|^<>!?:.".contains(&byte) {
             return false;
         }
-        let head = (0..=last).rev().find(|&index| in_code(index, depth)).unwrap_or(0);
+        let braced = matches!(language, Language::Rust | Language::C | Language::Cpp | Language::Java);
+        let preprocessor =
+            matches!(language, Language::C | Language::Cpp) && line(last).trim_ascii_start().starts_with(b"#");
+        if braced && !matches!(byte, b'}' | b';') && !preprocessor {
+            return false;
+        }
+        let word_start = text[..=end].iter().rposition(|byte| !is_word(byte)).map_or(0, |index| index + 1);
+        if MODIFIERS.contains(&&text[word_start..=end]) {
+            return false;
+        }
+        let head = (0..=last)
+            .rev()
+            .find(|&index| in_code(index, depth) && scanned[index as usize].last.is_some())
+            .unwrap_or(0);
         let head = line(head).trim_ascii_start();
-        !(head.starts_with(b"@") || head.starts_with(b"#[") || head.starts_with(b"template"))
+        !HEADS.iter().any(|prefix| head.starts_with(prefix))
     };
     // A line that goes on the item before it, whatever stands between them.
     let continues = |index: u32| {
