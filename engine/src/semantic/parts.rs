@@ -20,11 +20,13 @@
 //! A split parse learns from its first half that the text before the cut ends where an item does;
 //! the text before a part is never parsed, so the cut itself must show it. A cut line starts in
 //! code, outside every comment and string and at its level of brackets (`lex.rs` scans the whole
-//! text for that, about a hundred times cheaper than a parse); the line before the blank line does
-//! not go on (`=`, `,`, an operator, `\`); the item that line ends is no decorator, attribute or
-//! template head, which belong to the item after the blank line; and the cut line does not start
-//! with a word that goes on an item (`else`, `where`, `satisfies`). Each part's symbols are then
-//! those the whole parse has there. The parts are kept only when, on both sides:
+//! text for that, about a hundred times cheaper than a parse); the last code before the blank line
+//! (comments left out) ends an item: not `=`, `,`, an operator, `\` or a modifier (`export`,
+//! `pub`), and in Rust, C, C++ and Java a `}`, a `;` or a preprocessor line; the item it ends is no
+//! decorator, attribute or template head, which belong to the item after the blank line; and the
+//! cut line does not start with a word that goes on an item (`else`, `where`, `satisfies`). Each
+//! part's symbols are then those the whole parse has there. The parts are kept only when, on both
+//! sides:
 //! - the tree has no error node;
 //! - each top-level piece's first line starts a top-level node;
 //! - each item parsed in part closes on its closing line (in Python, in its last member piece),
