@@ -1172,26 +1172,6 @@ mod tests {
 
     use super::{Cache, Options, read};
 
-    /// The last `count` commits of the repository at `root` that have a parent, each with its first
-    /// parent.
-    fn last_commits(root: &Path, count: usize) -> Vec<(String, String)> {
-        let output = std::process::Command::new("git")
-            .arg("-C")
-            .arg(root)
-            .args(["log", "--first-parent", "--format=%H %P", "-n", &count.to_string()])
-            .output()
-            .expect("git runs");
-        String::from_utf8_lossy(&output.stdout)
-            .lines()
-            .filter_map(|line| {
-                let mut ids = line.split(' ');
-                let commit = ids.next()?.to_owned();
-                let parent = ids.next().filter(|parent| !parent.is_empty())?.to_owned();
-                Some((parent, commit))
-            })
-            .collect()
-    }
-
     /// Whether the file `path` at revision `rev` parses with an error node.
     fn has_errors(repo: &gix::Repository, rev: &str, path: &str, language: crate::semantic::Language) -> bool {
         let blob = repo.rev_parse_single(format!("{rev}:{path}").as_str()).expect("a blob").object().expect("a blob");
@@ -1204,7 +1184,7 @@ mod tests {
     /// differ: error recovery can lose symbols far from an error that the parts still see.
     fn parts_answer_as_whole(root: &Path, count: usize) -> (usize, usize) {
         let repo = gix::open(root).expect("a repository");
-        let commits = last_commits(root, count);
+        let commits = fluxgit_fixtures::last_commits(root, count);
         let mut parted = 0;
         for (parent, commit) in &commits {
             let options = Options { base: Some(parent.clone()), head: Some(commit.clone()), ..Options::default() };

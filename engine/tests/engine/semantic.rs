@@ -627,25 +627,6 @@ fn slidable(text: &[Vec<u8>], lines: &[u32]) -> bool {
     false
 }
 
-/// The last `count` non-merge first-parent commits of `repo` that have a parent, as (parent, commit).
-fn last_commits(repo: &Path, count: usize) -> Vec<(String, String)> {
-    let output = std::process::Command::new("git")
-        .arg("-C")
-        .arg(repo)
-        .args(["log", "--first-parent", "--no-merges", "--format=%H %P", "-n", &count.to_string(), "HEAD"])
-        .output()
-        .expect("git runs");
-    String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .filter_map(|line| {
-            let mut ids = line.split(' ');
-            let commit = ids.next()?.to_owned();
-            let parent = ids.next().filter(|parent| !parent.is_empty())?.to_owned();
-            Some((parent, commit))
-        })
-        .collect()
-}
-
 /// This repository's own last 40 commits (bounded for CI); skipped with a note outside a git checkout or in a
 /// shallow clone without them.
 #[test]
@@ -661,7 +642,7 @@ fn consistent_with_git_on_this_repository() {
         eprintln!("skipped: {} is not a git work tree", workspace.display());
         return;
     };
-    let commits = last_commits(&root, 40);
+    let commits = fluxgit_fixtures::last_commits(&root, 40);
     if commits.len() < 2 {
         eprintln!("skipped: {} has fewer than 2 commits with a parent (a shallow clone?)", root.display());
         return;
@@ -704,7 +685,7 @@ fn consistent_with_git_on_public_repositories() {
         }
         let repo = repo.canonicalize().expect("exists");
         let engine = fluxgit_engine::Engine::new(fluxgit_engine::Options { allowed_roots: vec![repo.clone()] });
-        let commits = last_commits(&repo, 200);
+        let commits = fluxgit_fixtures::last_commits(&repo, 200);
         let (mut checked, mut fallen_back) = (0, 0);
         for (parent, commit) in &commits {
             let (files, fallbacks) = consistent_with_git(&engine, &repo, parent, commit);
