@@ -1610,4 +1610,42 @@ mod parts_regressions {
             "fn q<'a>(x: &'a str) -> char { let _ = (b'\"', '\\u{1F600}', '\\'', 'é'); 'outer: loop { break 'outer; } '\"' }\n\nconst S: &str = r##\"\n\nfn foo() -> i32 {\n    {}\n}\n\nend\"##;\n\n",
         );
     }
+
+    // The third review's inputs: each file parses without errors on both sides.
+    const C_FN: &str = "int fN(void) {\n  return 0;\n}\n\n";
+    const PY_FN: &str = "def fN():\n    return 0\n\n\n";
+
+    #[test]
+    fn third_review_js_statement_heads() {
+        for (name, middle) in [
+            ("js_void", "void\n\nfunction foo() {\n  return {};\n}\n\n"),
+            ("js_tilde", "~\n\nfunction foo() {\n  return {};\n}\n\n"),
+            ("js_if_paren", "if (x)\n\nfunction foo() {\n  return {};\n}\n\n"),
+            ("js_while_paren", "while (x)\n\nfunction foo() {\n  return {};\n}\n\n"),
+            ("js_for_of", "for (const x of y)\n\nfunction foo() {\n  return {};\n}\n\n"),
+            ("js_else_word", "if (x) {\n  y();\n} else\n\nfunction foo() {\n  return {};\n}\n\n"),
+            ("js_do", "do\n\nfunction foo() {\n  return {};\n}\nwhile (0);\n\n"),
+        ] {
+            attack_versions(name, "a.js", JS_FN, middle);
+        }
+        attack_versions("ts_if_class", "a.ts", JS_FN, "if (x)\n\nclass Foo {\n  x = {};\n}\n\n");
+    }
+
+    #[test]
+    fn third_review_c_type_body_then_function() {
+        attack_versions("c_struct", "a.c", C_FN, "struct S {\n  int a;\n}\n\nfoo(void) {\n  return {};\n}\n\n");
+        attack_versions("c_enum", "a.c", C_FN, "enum E {\n  A,\n}\n\nfoo(void) {\n  return {};\n}\n\n");
+        attack_versions("cpp_struct", "a.cpp", C_FN, "struct S {\n  int a;\n}\n\nfoo() {\n  return {};\n}\n\n");
+        attack_versions("cpp_class", "a.cpp", C_FN, "class A {\n  int a;\n}\n\nfoo() {\n  return {};\n}\n\n");
+    }
+
+    #[test]
+    fn third_review_continued_decorators() {
+        attack_versions("py_backslash", "a.py", PY_FN, "@a \\\n    .b\n\ndef foo():\n    x = {}\n    return x\n\n\n");
+        let filler = "    def mN(self):\n        return 0\n\n";
+        let middle = "    @a \\\n        .b\n\n    def foo(self):\n        x = {}\n        return x\n\n";
+        let class = |body: &str| format!("class A:\n{}", file(filler, middle, body));
+        attack("py_backslash_class", "a.py", &class("1"), &class("2"));
+        attack_versions("ts_member", "a.ts", JS_FN, "@a\n  .b\n\nexport class Foo {\n  x = {};\n}\n\n");
+    }
 }

@@ -140,9 +140,9 @@ pub(crate) fn plan(language: Language, old: &[u8], hunks: &[Hunk]) -> Option<Pla
             (start..stop).contains(header)
                 && spans.iter().all(|span| span.start > members.open && span.end <= members.end)
         });
-        match inside {
-            Some((header, members)) => plan_members(&mut plan, start, *header, members, &spans),
-            None => plan.ranges.push(start..stop),
+        let parted = inside.is_some_and(|(header, members)| plan_members(&mut plan, start, *header, members, &spans));
+        if !parted {
+            plan.ranges.push(start..stop);
         }
     }
     // Adjacent ranges become one.
@@ -154,17 +154,22 @@ pub(crate) fn plan(language: Language, old: &[u8], hunks: &[Hunk]) -> Option<Pla
         }
     }
     plan.ranges = merged;
-    plan.bytes = plan.ranges.iter().map(|range| lines.offset(range.end) - lines.offset(range.start)).sum();
+    plan.bytes =
+        plan.ranges.iter().map(|range| lines.offset(range.end).saturating_sub(lines.offset(range.start))).sum();
     (plan.bytes as f64 <= MAX_PARTS_SHARE * old.len() as f64).then_some(plan)
 }
 
 /// Adds to `plan` the parts of the top-level piece from line `start` that hold the `spans` (line
-/// ranges of hunks), all in the members of the item at `header`.
-fn plan_members(plan: &mut Plan, start: u32, header: u32, members: &Members, spans: &[Range<u32>]) {
+/// ranges of hunks), all in the members of the item at `header`; `false` (and nothing added) when
+/// the item's lines are out of order (a column-0 line in a Python body taken for its end).
+fn plan_members(plan: &mut Plan, start: u32, header: u32, members: &Members, spans: &[Range<u32>]) -> bool {
     // The member pieces: from the line after the header's last to the first cut, between cuts, and
     // from the last cut to the closing line.
     let bounds: Vec<u32> =
         std::iter::once(members.open + 1).chain(members.cuts.iter().copied()).chain([members.end]).collect();
+    if start > members.open || bounds.windows(2).any(|pair| pair[0] >= pair[1]) {
+        return false;
+    }
     let mut wanted = vec![false; bounds.len() - 1];
     for span in spans {
         let piece = bounds.partition_point(|&bound| bound <= span.start).saturating_sub(1).min(wanted.len() - 1);
@@ -188,6 +193,7 @@ fn plan_members(plan: &mut Plan, start: u32, header: u32, members: &Members, spa
         plan.ranges.push(members.end..members.end + 1);
     }
     plan.items.push(item);
+    true
 }
 
 /// The same plan in the new side of the diff with `hunks`, whose texts have `old_count` and

@@ -100,6 +100,10 @@ const MODIFIERS: &[&[u8]] = &[
     b"struct",
     b"fn",
     b"def",
+    b"else",
+    b"do",
+    b"void",
+    b"delete",
 ];
 
 /// How the first line of a decorator, an attribute or a template head starts: such an item belongs
@@ -434,7 +438,13 @@ pub(super) fn cuts(language: Language, text: &[u8], lines: &Lines, hunks: &[Hunk
             return true;
         };
         let byte = text[end];
-        if b"=,([{\\+-*/%&|^<>!?:.".contains(&byte) {
+        if b"=,([{\\+-*/%&|^<>!?:.~".contains(&byte) {
+            return false;
+        }
+        // In JavaScript and TypeScript a `)` may close the head of an `if`, `for` or `while` whose body
+        // is the item after the blank line.
+        let script = matches!(language, Language::JavaScript | Language::TypeScript | Language::Tsx);
+        if script && byte == b')' {
             return false;
         }
         let braced = matches!(language, Language::Rust | Language::C | Language::Cpp | Language::Java);
@@ -447,12 +457,29 @@ pub(super) fn cuts(language: Language, text: &[u8], lines: &Lines, hunks: &[Hunk
         if MODIFIERS.contains(&&text[word_start..=end]) {
             return false;
         }
-        let head = (0..=last)
+        let mut head = (0..=last)
             .rev()
             .find(|&index| in_code(index, depth) && scanned[index as usize].last.is_some())
             .unwrap_or(0);
+        // A line that goes on the one before it (`\` there; `.b` or `(x)` here) is not a head.
+        while head > 0 {
+            let here = line(head).trim_ascii_start();
+            let goes_on = line(head - 1).trim_ascii_end().ends_with(b"\\")
+                || here.starts_with(b".")
+                || here.starts_with(b"?.")
+                || here.starts_with(b"(");
+            if !goes_on {
+                break;
+            }
+            head -= 1;
+        }
         let head = line(head).trim_ascii_start();
-        !HEADS.iter().any(|prefix| head.starts_with(prefix))
+        // In C and C++ a `}` ends a function, but not a struct, union, enum or class body, which a
+        // declarator (or a function's name) may follow.
+        let type_body = byte == b'}'
+            && matches!(language, Language::C | Language::Cpp)
+            && head.split(|byte| !is_word(byte)).any(|word| matches!(word, b"struct" | b"union" | b"enum" | b"class"));
+        !type_body && !HEADS.iter().any(|prefix| head.starts_with(prefix))
     };
     // A line that goes on the item before it, whatever stands between them.
     let continues = |index: u32| {
