@@ -21,12 +21,14 @@
 //! the text before a part is never parsed, so the cut itself must show it. A cut line starts in
 //! code, outside every comment and string and at its level of brackets (`lex.rs` scans the whole
 //! text for that, about a hundred times cheaper than a parse); the last code before the blank line
-//! (comments left out) ends an item: not `=`, `,`, an operator, `\` or a modifier (`export`,
-//! `pub`), and in Rust, C, C++ and Java a `}`, a `;` or a preprocessor line; the item it ends is no
-//! decorator, attribute or template head, which belong to the item after the blank line; and the
-//! cut line does not start with a word that goes on an item (`else`, `where`, `satisfies`). Each
-//! part's symbols are then those the whole parse has there. The parts are kept only when, on both
-//! sides:
+//! (comments left out) ends an item: not `=`, `,`, an operator, `\` or a word that needs more
+//! (`export`, `pub`, `else`), in JavaScript and TypeScript not a `)` (the head of an `if`), and in
+//! Rust, C, C++ and Java a `}`, a `;` or a preprocessor line (in C and C++ not the `}` of a struct,
+//! union, enum or class, which a declarator may follow); the item it ends is no decorator,
+//! attribute or template head (nor a line that continues one), which belong to the item after the
+//! blank line; and the cut line does not start with a word that goes on an item (`else`, `where`,
+//! `satisfies`). Each part's symbols are then those the whole parse has there. The parts are kept
+//! only when, on both sides:
 //! - the tree has no error node;
 //! - each top-level piece's first line starts a top-level node;
 //! - each item parsed in part closes on its closing line (in Python, in its last member piece),
@@ -39,8 +41,8 @@
 //! used when a word of such a name appears anywhere in the text left out, nor when such a name is
 //! made up where the text has none (`(anonymous)` for a C++ `namespace {`). Otherwise the file is
 //! parsed whole (or split). Tested against the whole parse, symbol by symbol and answer by answer,
-//! on this repository's sources, on files made to break each rule, and in a long run on public
-//! ones.
+//! on this repository's sources, on files made to break each rule (three reviews' worth), and in a
+//! long run on public ones.
 //!
 //! A file with errors of its own, in the text left out, is the exception: tree-sitter's error
 //! recovery can swallow symbols far from an error (in C, a function after an `#else` branch that
