@@ -475,9 +475,11 @@ pub(super) fn cuts(language: Language, text: &[u8], lines: &Lines, hunks: &[Hunk
         }
         let head = line(head).trim_ascii_start();
         // In C and C++ a `}` ends a function, but not a struct, union, enum or class body, which a
-        // declarator (or a function's name) may follow.
+        // declarator (or a function's name) may follow. A function's head has a `(`; such a body's
+        // head names its kind and has none.
         let type_body = byte == b'}'
             && matches!(language, Language::C | Language::Cpp)
+            && !head.contains(&b'(')
             && head.split(|byte| !is_word(byte)).any(|word| matches!(word, b"struct" | b"union" | b"enum" | b"class"));
         !type_body && !HEADS.iter().any(|prefix| head.starts_with(prefix))
     };
