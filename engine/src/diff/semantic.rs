@@ -1184,7 +1184,8 @@ mod tests {
     /// differ: error recovery can lose symbols far from an error that the parts still see.
     fn parts_answer_as_whole(root: &Path, count: usize) -> (usize, usize) {
         let repo = gix::open(root).expect("a repository");
-        let commits = fluxgit_fixtures::last_commits(root, count);
+        // Merges too: git's first-parent history is mostly merges, each a whole topic's change.
+        let commits = fluxgit_fixtures::last_commits(root, count, true);
         let mut parted = 0;
         for (parent, commit) in &commits {
             let options = Options { base: Some(parent.clone()), head: Some(commit.clone()), ..Options::default() };

@@ -642,7 +642,7 @@ fn consistent_with_git_on_this_repository() {
         eprintln!("skipped: {} is not a git work tree", workspace.display());
         return;
     };
-    let commits = fluxgit_fixtures::last_commits(&root, 40);
+    let commits = fluxgit_fixtures::last_commits(&root, 40, false);
     if commits.len() < 2 {
         eprintln!("skipped: {} has fewer than 2 commits with a parent (a shallow clone?)", root.display());
         return;
@@ -685,7 +685,7 @@ fn consistent_with_git_on_public_repositories() {
         }
         let repo = repo.canonicalize().expect("exists");
         let engine = fluxgit_engine::Engine::new(fluxgit_engine::Options { allowed_roots: vec![repo.clone()] });
-        let commits = fluxgit_fixtures::last_commits(&repo, 200);
+        let commits = fluxgit_fixtures::last_commits(&repo, 200, false);
         let (mut checked, mut fallen_back) = (0, 0);
         for (parent, commit) in &commits {
             let (files, fallbacks) = consistent_with_git(&engine, &repo, parent, commit);
