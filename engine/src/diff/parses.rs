@@ -177,14 +177,16 @@ impl Job<'_> {
 }
 
 /// The job that parses whole the sides of `file` that neither `parses` nor `cache` has, nor
-/// another job of `wanted` makes; each side it parses joins `wanted`.
+/// another job of `wanted` makes, with the keys of the sides it parses (the caller adds them to
+/// `wanted` when the job will surely run).
 fn whole_job<'a>(
     file: &FileSides<'a>,
     parses: &mut Parses,
     cache: &Cache,
-    wanted: &mut HashSet<Key>,
-) -> Option<Job<'a>> {
+    wanted: &HashSet<Key>,
+) -> (Option<Job<'a>>, Vec<Key>) {
     let mut sides = Vec::with_capacity(2);
+    let mut keys = Vec::with_capacity(2);
     for (id, text) in [file.old, file.new].into_iter().flatten() {
         let key = Key::whole(id, file.language);
         if parses.contains_key(&key) || wanted.contains(&key) {
@@ -195,16 +197,17 @@ fn whole_job<'a>(
                 parses.insert(key, parsed);
             }
             None => {
-                wanted.insert(key);
+                keys.push(key);
                 sides.push((id, text));
             }
         }
     }
-    match sides[..] {
+    let job = match sides[..] {
         [old, new] => Some(Job::Pair(file.language, old, new, file.hunks)),
         [side] => Some(Job::Side(file.language, side)),
         _ => None,
-    }
+    };
+    (job, keys)
 }
 
 /// Whether `parses` has, or `cache` keeps (then `parses` gets them), the parses of both sides of
@@ -244,13 +247,15 @@ pub(super) fn parse_all(files: &[FileSides<'_>], cache: &Cache, deadline: Instan
             }
             if let Some(plan) = semantic::plan(file.language, old.1, file.hunks) {
                 // The whole sides are parsed only when the parts fail, so they do not join `wanted`.
-                let whole = whole_job(file, &mut parses, cache, &mut wanted.clone()).map(Box::new);
+                let whole = whole_job(file, &mut parses, cache, &wanted).0.map(Box::new);
                 wanted.extend(parts);
                 jobs.push(Job::Parts { language: file.language, old, new, hunks: file.hunks, plan, whole });
                 continue;
             }
         }
-        jobs.extend(whole_job(file, &mut parses, cache, &mut wanted));
+        let (job, keys) = whole_job(file, &mut parses, cache, &wanted);
+        wanted.extend(keys);
+        jobs.extend(job);
     }
     // The largest first, each to the next free thread; one that is more than its share of the work (of
     // all the call's, shared by the cores) is parsed in halves on two threads, so that one large file
