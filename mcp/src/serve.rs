@@ -50,6 +50,10 @@ const FRAME_QUEUE: usize = 64;
 /// deadline but still blocked); once that many are stuck, new calls wait for a thread.
 pub const ABANDONED_THREADS: usize = 64;
 
+/// Stack of each call thread, in bytes (8 MiB, as a main thread has): known rather than the runtime's default. No
+/// walk the engine makes recurses as deep as a file nests (issue 47), so this is headroom, not a bound a file sets.
+const CALL_STACK_BYTES: usize = 8 << 20;
+
 /// How often a running call's task looks at its interrupt and deadline.
 const WATCH_INTERVAL: Duration = Duration::from_millis(20);
 
@@ -113,6 +117,7 @@ where
         .enable_time()
         .max_blocking_threads(options.parallelism.get() + ABANDONED_THREADS)
         .thread_name("mcp-call")
+        .thread_stack_size(CALL_STACK_BYTES)
         .build()?;
     let read = runtime.block_on(dispatch(Arc::clone(&server), frames_rx, replies_tx, options.clone()));
     // Abandoned calls (interrupted after the drain time) may still run on the blocking pool: they are not waited

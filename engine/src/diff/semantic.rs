@@ -303,6 +303,8 @@ pub enum FallbackReason {
     Binary,
     /// The call's parse time ran out before it.
     TimeBudget,
+    /// A side nests containers (modules, namespaces, classes, `#if` blocks) over 128 levels deep.
+    TooDeep,
     /// A submodule (its commit moved).
     Submodule,
     /// Unmerged in the index (a stopped merge): `diff.text` shows its combined diff.
@@ -321,6 +323,7 @@ impl FallbackReason {
             FallbackReason::TooLarge => "too_large",
             FallbackReason::Binary => "binary",
             FallbackReason::TimeBudget => "time_budget",
+            FallbackReason::TooDeep => "too_deep",
             FallbackReason::Submodule => "submodule",
             FallbackReason::Unmerged => "unmerged",
             FallbackReason::Unreadable => "unreadable",
@@ -739,7 +742,9 @@ fn prepare(renderer: &mut Renderer<'_>, languages: &mut Languages<'_>, change: &
         return fall_back(entry, FallbackReason::Submodule);
     }
     if listed.binary {
-        return fall_back(entry, FallbackReason::Binary);
+        // A side over the renderer's read cap is listed as binary without being read: it is too large.
+        let reason = if renderer.over_text_cap(change) { FallbackReason::TooLarge } else { FallbackReason::Binary };
+        return fall_back(entry, reason);
     }
     if listed.error.is_some() {
         // One unreadable file never sinks the answer: it is named, and diff.text says why.
@@ -820,6 +825,7 @@ fn match_symbols(works: &mut [Work], parses: &Parses) -> Vec<FileChange> {
             }
             Parsed::TooLarge => Some(Fallback { reason: FallbackReason::TooLarge, error_ratio: None }),
             Parsed::TimeBudget => Some(Fallback { reason: FallbackReason::TimeBudget, error_ratio: None }),
+            Parsed::TooDeep => Some(Fallback { reason: FallbackReason::TooDeep, error_ratio: None }),
         });
         if let Some(failure) = failure {
             work.entry.fallback = Some(failure);
@@ -1062,7 +1068,7 @@ fn list(
             Fate::Unmatched => SymbolChange {
                 change: SymbolStatus::Added,
                 kind: symbol.kind,
-                name: symbol.name.clone(),
+                name: listed_name(&symbol.name),
                 from: None,
                 from_path: None,
                 added,
@@ -1090,8 +1096,8 @@ fn list(
                 SymbolChange {
                     change: how,
                     kind: symbol.kind,
-                    name: symbol.name.clone(),
-                    from: (old.name != symbol.name).then(|| old.name.clone()),
+                    name: listed_name(&symbol.name),
+                    from: (old.name != symbol.name).then(|| listed_name(&old.name)),
                     from_path,
                     added,
                     removed,
@@ -1113,7 +1119,7 @@ fn list(
         let change = SymbolChange {
             change: SymbolStatus::Removed,
             kind: symbol.kind,
-            name: symbol.name.clone(),
+            name: listed_name(&symbol.name),
             from: None,
             from_path: None,
             added: 0,
@@ -1127,6 +1133,13 @@ fn list(
     }
     out.sort_by_key(|(line, change)| (*line, change.change == SymbolStatus::Removed));
     out.into_iter().map(|(_, change)| change).collect()
+}
+
+/// A symbol's qualified name as the answer lists it: clipped to
+/// [`crate::facets::MAX_SUBJECT_CHARS`] characters, so that one 300 KB identifier cannot fill a
+/// budget.
+fn listed_name(name: &str) -> String {
+    crate::facets::clipped(name, crate::facets::MAX_SUBJECT_CHARS)
 }
 
 /// `signature` with the word `name` taken out (how a rename's signature is compared).

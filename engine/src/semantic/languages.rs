@@ -138,10 +138,12 @@ struct Declared<'tree> {
 }
 
 /// The walk over one tree.
-struct Walk<'src> {
+struct Walk<'src, 'tree> {
     language: Language,
     text: &'src [u8],
     out: Vec<Symbol>,
+    /// What is left to do, the next task last.
+    stack: Vec<Task<'tree>>,
 }
 
 /// The container a walk is in.
@@ -149,45 +151,95 @@ struct Walk<'src> {
 struct Scope {
     prefix: Option<String>,
     parent: Option<usize>,
+    /// How many containers and transparent wrappers hold it.
+    depth: usize,
 }
+
+impl Scope {
+    /// The same scope one transparent wrapper deeper.
+    fn deeper(&self) -> Self {
+        Self { depth: self.depth + 1, ..self.clone() }
+    }
+}
+
+/// Deepest nesting of containers and transparent wrappers (`mod` in `mod`, `#if` in `#if`) the walk
+/// follows: 128 levels, far beyond real code. A deeper file falls back to the text diff
+/// ([`TooDeep`]): its qualified names alone would cost quadratic memory.
+pub(crate) const MAX_DEPTH: usize = 128;
+
+/// A file nests containers deeper than [`MAX_DEPTH`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TooDeep;
 
 /// Lists the symbols under `root` (see the module docs of `semantic`).
-pub(super) fn symbols(language: Language, root: Node<'_>, text: &[u8]) -> Vec<Symbol> {
-    let mut walk = Walk { language, text, out: Vec::new() };
-    walk.children(root, &Scope { prefix: None, parent: None });
-    walk.out
+///
+/// The walk keeps its own stack of work, so a file's nesting never nests calls: 2,000 nested
+/// `mod`s overflowed the stack of the thread that walked them when each level was a call.
+///
+/// # Errors
+/// [`TooDeep`] when containers nest deeper than [`MAX_DEPTH`].
+pub(super) fn symbols(language: Language, root: Node<'_>, text: &[u8]) -> Result<Vec<Symbol>, TooDeep> {
+    let mut walk = Walk { language, text, out: Vec::new(), stack: Vec::new() };
+    walk.children(root, &Scope { prefix: None, parent: None, depth: 0 })?;
+    while let Some(task) = walk.stack.pop() {
+        match task {
+            Task::Visit { node, outer, scope } => walk.visit(node, outer, &scope)?,
+            Task::Push { declared, outer, scope } => walk.push(declared, outer, &scope)?,
+        }
+    }
+    Ok(walk.out)
 }
 
-impl<'src> Walk<'src> {
-    fn children(&mut self, node: Node<'_>, scope: &Scope) {
-        let mut cursor = node.walk();
-        let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
-        for child in children {
-            self.visit(child, child, scope);
+/// What is left to do of a walk, in the order a recursive walk would do it (the stack's top first).
+enum Task<'tree> {
+    /// [`Walk::visit`] a node whose lines start where `outer` starts.
+    Visit { node: Node<'tree>, outer: Node<'tree>, scope: Scope },
+    /// [`Walk::push`] a declaration.
+    Push { declared: Declared<'tree>, outer: Node<'tree>, scope: Scope },
+}
+
+impl<'src, 't> Walk<'src, 't> {
+    /// Schedules the named children of `node`, in order, in `scope`.
+    fn children(&mut self, node: Node<'t>, scope: &Scope) -> Result<(), TooDeep> {
+        if scope.depth > MAX_DEPTH {
+            return Err(TooDeep);
         }
+        let mut cursor = node.walk();
+        let children: Vec<Node<'t>> = node.named_children(&mut cursor).collect();
+        self.stack.extend(children.into_iter().rev().map(|child| Task::Visit {
+            node: child,
+            outer: child,
+            scope: scope.clone(),
+        }));
+        Ok(())
     }
 
     /// Visits `node`, whose lines start where `outer` (a wrapper, or `node` itself) starts.
-    fn visit(&mut self, node: Node<'_>, outer: Node<'_>, scope: &Scope) {
+    fn visit(&mut self, node: Node<'t>, outer: Node<'t>, scope: &Scope) -> Result<(), TooDeep> {
         match self.rule(node, scope) {
             Rule::Skip => {}
-            Rule::Transparent => self.children(node, scope),
-            Rule::Wrapper(inner) => self.visit(inner, outer, scope),
-            Rule::Symbol(declared) => self.push(declared, outer, scope),
+            Rule::Transparent => self.children(node, &scope.deeper())?,
+            Rule::Wrapper(inner) => self.stack.push(Task::Visit { node: inner, outer, scope: scope.clone() }),
+            Rule::Symbol(declared) => self.push(declared, outer, scope)?,
             Rule::Each(declared) => {
                 let alone = declared.len() == 1;
-                for one in declared {
-                    let lines = if alone { outer } else { one.node };
-                    self.push(one, lines, scope);
-                }
+                let tasks: Vec<Task<'t>> = declared
+                    .into_iter()
+                    .map(|one| {
+                        let lines = if alone { outer } else { one.node };
+                        Task::Push { declared: one, outer: lines, scope: scope.clone() }
+                    })
+                    .collect();
+                self.stack.extend(tasks.into_iter().rev());
             }
         }
+        Ok(())
     }
 
-    fn push(&mut self, declared: Declared<'_>, outer: Node<'_>, scope: &Scope) {
+    fn push(&mut self, declared: Declared<'t>, outer: Node<'t>, scope: &Scope) -> Result<(), TooDeep> {
         let name = collapse(&declared.name);
         if name.is_empty() {
-            return;
+            return Ok(());
         }
         let qualified = match &scope.prefix {
             Some(prefix) => format!("{prefix}{}{name}", self.language.separator()),
@@ -213,8 +265,9 @@ impl<'src> Walk<'src> {
                 Some(outer_prefix) => format!("{outer_prefix}{}{}", self.language.separator(), collapse(&prefix)),
                 None => collapse(&prefix),
             };
-            self.children(members, &Scope { prefix: Some(prefix), parent: Some(index) });
+            self.children(members, &Scope { prefix: Some(prefix), parent: Some(index), depth: scope.depth + 1 })?;
         }
+        Ok(())
     }
 
     fn slice(&self, start: usize, end: usize) -> String {
@@ -538,7 +591,7 @@ impl<'src> Walk<'src> {
 
 /// The name a C or C++ declarator declares: through pointers, references, parentheses and function
 /// declarators down to the identifier (qualified as written, e.g. `Foo::bar`).
-fn declarator_name(walk: &Walk<'_>, mut declarator: Option<Node<'_>>) -> String {
+fn declarator_name(walk: &Walk<'_, '_>, mut declarator: Option<Node<'_>>) -> String {
     while let Some(node) = declarator {
         match node.kind() {
             "identifier"

@@ -136,6 +136,8 @@ pub(crate) enum Parsed {
     TooLarge,
     /// The deadline passed before the tree was complete.
     TimeBudget,
+    /// Containers nest deeper than [`languages::MAX_DEPTH`].
+    TooDeep,
 }
 
 /// Parses `text` as `language` and lists its symbols, giving up at `deadline`.
@@ -272,7 +274,10 @@ fn symbols_of(language: Language, tree: &tree_sitter::Tree, text: &[u8]) -> Pars
             return Parsed::ParseErrors(ratio);
         }
     }
-    Parsed::Symbols(languages::symbols(language, root, text))
+    match languages::symbols(language, root, text) {
+        Ok(symbols) => Parsed::Symbols(symbols),
+        Err(languages::TooDeep) => Parsed::TooDeep,
+    }
 }
 
 /// The edits that turn the text of `old_lines` into `new` (whose lines are `new_lines`), one per
@@ -627,5 +632,123 @@ mod tests {
         check(Language::Rust, include_str!("../diff/semantic.rs"), "fn inserted(x: u32) -> u32 {\n    x + 1\n}\n");
         check(Language::Python, PYTHON, "def inserted(x):\n    return x\n");
         check(Language::TypeScript, TYPESCRIPT, "function inserted(x: number) {\n  return x;\n}\n");
+    }
+}
+
+/// Hostile shapes in every grammar (issue 47): nesting far past [`languages::MAX_DEPTH`], one
+/// identifier, string or comment hundreds of kilobytes long, and files at the size cap, through
+/// the whole parse, the split parse, the parse of parts and the token counter. Each case runs on a
+/// thread with a 256 KiB stack, so a walk that recursed once per level would overflow it (and
+/// abort the test binary), and must end well within its deadline.
+#[cfg(test)]
+mod hostile {
+    use std::time::{Duration, Instant};
+
+    use proptest::prelude::*;
+
+    use super::{Language, Parsed, parse, parse_pair, parse_parts, parse_split, plan, tests::hunks};
+
+    const LANGUAGES: [Language; 9] = [
+        Language::Rust,
+        Language::Python,
+        Language::JavaScript,
+        Language::TypeScript,
+        Language::Tsx,
+        Language::Go,
+        Language::Java,
+        Language::C,
+        Language::Cpp,
+    ];
+
+    /// A text of `language` in `shape` at `size` (a depth, or a length in bytes).
+    fn hostile_text(language: Language, shape: usize, size: usize) -> String {
+        let nest = |open: &str, close: &str| format!("{}x{}", open.repeat(size), close.repeat(size));
+        match shape {
+            // Containers the walk descends into.
+            0 => match language {
+                Language::Rust => nest("mod a {\n", "}\n"),
+                Language::Python => {
+                    (0..size.min(1200)).map(|level| format!("{}class C:\n", " ".repeat(level))).collect()
+                }
+                Language::JavaScript | Language::TypeScript | Language::Tsx => nest("namespace a {\n", "}\n"),
+                Language::Go => nest("func f() {\n", "}\n"),
+                Language::Java => nest("class A {\n", "}\n"),
+                Language::C => nest("#if X\n", "#endif\n"),
+                Language::Cpp => nest("namespace a {\n", "}\n"),
+            },
+            // Brackets: expressions, blocks, templates.
+            1 => nest("(", ")"),
+            2 => nest("{", "}"),
+            3 => nest("std::vector<", ">"),
+            // One long identifier, string and comment.
+            4 => format!("x{} = 1\n", "a".repeat(size * 100)),
+            5 => format!("s = \"{}\"\n", "ab".repeat(size * 50)),
+            _ => format!("/* {} */\n", "z".repeat(size * 100)),
+        }
+    }
+
+    /// Runs `check` on a thread with a small stack and fails if it overflows or takes too long.
+    fn on_small_stack(check: impl FnOnce() + Send + 'static) {
+        let started = Instant::now();
+        std::thread::Builder::new().stack_size(256 << 10).spawn(check).expect("a thread").join().expect("no panic");
+        assert!(started.elapsed() < Duration::from_secs(20), "{:?}", started.elapsed());
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, ..ProptestConfig::default() })]
+
+        #[test]
+        fn hostile_shapes_in_every_grammar_parse_within_bounds(
+            language in 0..LANGUAGES.len(),
+            shape in 0..7usize,
+            size in prop_oneof![0..200usize, 1_000..3_000usize],
+        ) {
+            let language = LANGUAGES[language];
+            on_small_stack(move || {
+                let deadline = Instant::now() + Duration::from_secs(10);
+                let old = hostile_text(language, shape, size);
+                let new = format!("{old}y = 2\n");
+                let diff = hunks(old.as_bytes(), new.as_bytes());
+                for parsed in [parse(language, old.as_bytes(), deadline)]
+                    .into_iter()
+                    .chain([parse_pair(language, old.as_bytes(), new.as_bytes(), &diff, deadline).1])
+                    .chain(parse_split(language, old.as_bytes(), Some((new.as_bytes(), &diff)), deadline).1)
+                {
+                    if let Parsed::Symbols(symbols) = &parsed {
+                        // Nothing deeper than the bound is listed.
+                        for symbol in symbols {
+                            let mut depth = 0;
+                            let mut parent = symbol.parent;
+                            while let Some(index) = parent {
+                                depth += 1;
+                                parent = symbols[index].parent;
+                            }
+                            assert!(depth <= super::languages::MAX_DEPTH, "{language:?} depth {depth}");
+                        }
+                    }
+                }
+                if let Some(plan) = plan(language, old.as_bytes(), &diff) {
+                    let _ = parse_parts(language, &plan, old.as_bytes(), new.as_bytes(), &diff, deadline);
+                }
+                let tokens = crate::o200k::count(&old);
+                assert!(tokens <= old.len().max(1), "{tokens} tokens of {} bytes", old.len());
+            });
+        }
+    }
+
+    /// 2,000 nested Rust modules fall back as too deep; 100 are listed with their qualified names.
+    #[test]
+    fn containers_past_the_bound_are_too_deep_and_within_it_are_listed() {
+        on_small_stack(|| {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            let deep = hostile_text(Language::Rust, 0, 2_000);
+            assert_eq!(parse(Language::Rust, deep.as_bytes(), deadline), Parsed::TooDeep);
+            let shallow = format!("{}fn f() {{}}\n{}", "mod a {\n".repeat(100), "}\n".repeat(100));
+            let Parsed::Symbols(symbols) = parse(Language::Rust, shallow.as_bytes(), deadline) else {
+                panic!("100 levels are parsed")
+            };
+            assert_eq!(symbols.len(), 101);
+            assert_eq!(symbols[100].name, format!("{}f", "a::".repeat(100)));
+        });
     }
 }

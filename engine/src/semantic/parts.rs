@@ -346,7 +346,7 @@ pub(crate) fn parse_parts(
     let mut old_tree = parse_until(&mut parser, old.text, None, deadline, true)?;
     let clean = |tree: &tree_sitter::Tree, side: &Side<'_>| {
         let root = tree.root_node();
-        (!root.has_error() && side.checks(root)).then(|| languages::symbols(language, root, side.text))
+        (!root.has_error() && side.checks(root)).then(|| languages::symbols(language, root, side.text).ok()).flatten()
     };
     let Some(old_symbols) = clean(&old_tree, &old) else {
         discard(old_tree);

@@ -283,28 +283,32 @@ impl Side<'_> {
 
 /// The first node under `node` that starts after row `open` (the header's last) and is not a
 /// comment, nor a node whose first child is one (a body that starts with a comment): the item's
-/// first member.
+/// first member. A depth-first search in source order with a stack of its own, so a file's
+/// nesting never nests calls.
 pub(super) fn first_member(node: tree_sitter::Node<'_>, open: usize) -> Option<tree_sitter::Node<'_>> {
     let is_comment = |node: tree_sitter::Node<'_>| node.kind().contains("comment");
     let mut cursor = node.walk();
-    let children: Vec<tree_sitter::Node<'_>> = node.children(&mut cursor).collect();
-    for child in children {
+    // The nodes left to look at, the next one last.
+    let mut stack: Vec<tree_sitter::Node<'_>> = node.children(&mut cursor).collect();
+    stack.reverse();
+    fn descend<'tree>(stack: &mut Vec<tree_sitter::Node<'tree>>, child: tree_sitter::Node<'tree>) {
+        let at = stack.len();
+        stack.extend(child.children(&mut child.walk()));
+        stack[at..].reverse();
+    }
+    while let Some(child) = stack.pop() {
         if child.start_position().row > open {
             if !child.is_named() || is_comment(child) {
                 continue;
             }
             if child.child(0).is_some_and(is_comment) {
-                if let Some(member) = first_member(child, open) {
-                    return Some(member);
-                }
+                descend(&mut stack, child);
                 continue;
             }
             return Some(child);
         }
-        if child.end_position().row > open
-            && let Some(member) = first_member(child, open)
-        {
-            return Some(member);
+        if child.end_position().row > open {
+            descend(&mut stack, child);
         }
     }
     None
@@ -322,7 +326,9 @@ fn half(language: Language, old: &Side<'_>, new: Option<&Side<'_>>, which: usize
     let Some(mut parser) = parser(language) else { return Half::default() };
     let clean = |tree: &tree_sitter::Tree, side: &Side<'_>| {
         let root = tree.root_node();
-        (!root.has_error() && side.encloses(root, which)).then(|| languages::symbols(language, root, side.text))
+        (!root.has_error() && side.encloses(root, which))
+            .then(|| languages::symbols(language, root, side.text).ok())
+            .flatten()
     };
     let mut parse = |side: &Side<'_>, previous: Option<&tree_sitter::Tree>| {
         parser.set_included_ranges(&side.ranges(which)).ok()?;

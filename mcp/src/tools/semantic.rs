@@ -56,7 +56,7 @@ fn run_local<T: Clone + serde::Serialize>(
     ctx: &CallContext<'_>,
     tool: &'static str,
     args: &Args,
-    render: fn(&Budgeted<T>) -> String,
+    render: fn(&Budgeted<T>, &fluxgit_engine::render::Options) -> String,
     read: impl FnOnce(
         &fluxgit_engine::Repo,
         &mut Measure<'_, Supported<T>>,
@@ -70,8 +70,9 @@ fn run_local<T: Clone + serde::Serialize>(
     };
     let mut frame = Frame::local(tool, &repo.location);
     frame.source = SOURCE_TREE_SITTER;
+    let options = repo.text_options();
     let text = |result: &Budgeted<Supported<T>>| {
-        render(&Budgeted { data: result.data.report.clone(), omitted: result.omitted.clone() })
+        render(&Budgeted { data: result.data.report.clone(), omitted: result.omitted.clone() }, &options)
     };
     let result = match args.format {
         Format::Json => read(&repo, &mut |candidate| frame.measure(candidate)),
@@ -186,7 +187,7 @@ fn inputs() -> Value {
 
 fn fallback_schema() -> Value {
     json!({ "type": "object", "required": ["reason"], "properties": {
-        "reason": { "enum": ["unsupported_language", "parse_errors", "too_large", "binary", "time_budget",
+        "reason": { "enum": ["unsupported_language", "parse_errors", "too_large", "binary", "time_budget", "too_deep",
             "submodule", "unmerged", "unreadable"] },
         "errorRatio": defaulted(json!({ "type": "number", "minimum": 0, "maximum": 1,
             "description": "Share of error nodes in the syntax tree (parse_errors)." }), "null") } })
@@ -237,7 +238,7 @@ pub fn semantic() -> FnTool {
         "additions": defaulted(count(), "the sum over symbols and topLevel; 0 for a fallback"),
         "deletions": defaulted(count(), "as additions"),
         "fallback": defaulted(json!({ "enum": ["unsupported_language", "parse_errors", "too_large", "binary",
-            "time_budget", "submodule", "unmerged", "unreadable"], "description": "Why it was left to diff.text." }),
+            "time_budget", "too_deep", "submodule", "unmerged", "unreadable"], "description": "Why it was left to diff.text." }),
             "null (parsed)"),
         "errorRatio": defaulted(json!({ "type": "number", "minimum": 0, "maximum": 1,
             "description": "Share of error nodes (parse_errors)." }), "null"),
