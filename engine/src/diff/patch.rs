@@ -27,6 +27,12 @@ const CONTEXT_LINES: u32 = 3;
 /// (`maxBytes`).
 const MAX_BINARY_BYTES: u64 = 1024 * 1024;
 
+/// Largest side of a file whose text [`Output::ListingWithTexts`] reads, in bytes (32 MiB): a larger
+/// side is listed as git lists a file over `core.bigFileThreshold` (binary, without counts) and
+/// never read, so that a 500 MB file costs no memory ([`Renderer::over_text_cap`] tells it apart
+/// from a binary file). Reading and diffing a side costs about 3.4 times its size.
+pub(crate) const MAX_TEXT_BYTES: u64 = 32 << 20;
+
 /// One changed file: its listing and (when asked for) its patch, in one section or, for a type
 /// change, two (a deletion and an addition, as git prints it).
 #[derive(Debug, Clone)]
@@ -102,7 +108,12 @@ impl<'repo> Renderer<'repo> {
         output: Output,
     ) -> Result<Self> {
         let roots = gix::diff::blob::pipeline::WorktreeRoots { old_root: None, new_root: new_root.clone() };
-        let cache = attribute_files.resource_cache(repo, roots)?;
+        let mut cache = attribute_files.resource_cache(repo, roots)?;
+        if output == Output::ListingWithTexts {
+            // Texts are read to be parsed, and no larger one is parsed: a larger side is not read at all.
+            let threshold = &mut cache.filter.options.large_file_threshold_bytes;
+            *threshold = if *threshold == 0 { MAX_TEXT_BYTES } else { (*threshold).min(MAX_TEXT_BYTES) };
+        }
         let algorithm = cache.options.algorithm.unwrap_or(Algorithm::Myers);
         let with_patch = matches!(output, Output::Patch | Output::PatchWithBinary);
         let with_texts = output == Output::ListingWithTexts;
@@ -169,6 +180,25 @@ impl<'repo> Renderer<'repo> {
         }
         let texts = self.kept.take().filter(|_| !type_change);
         Ok(Rendered { stat, sections, texts })
+    }
+
+    /// Whether a side of `change` is larger than [`MAX_TEXT_BYTES`], by its object's header or its
+    /// work-tree file's size (nothing is read). A side whose size cannot be had counts as within.
+    pub(crate) fn over_text_cap(&self, change: &Change) -> bool {
+        let size = |entry: &Entry, from_worktree: bool| -> Option<u64> {
+            match (from_worktree, &self.new_root) {
+                (true, Some(root)) => {
+                    let relative = gix::path::from_bstr(entry.path.as_bstr()).ok()?;
+                    std::fs::symlink_metadata(root.join(relative)).ok().map(|metadata| metadata.len())
+                }
+                _ => {
+                    gix::objs::FindHeader::try_header(&self.objects, &entry.id).ok().flatten().map(|header| header.size)
+                }
+            }
+        };
+        let old = change.old.as_ref().and_then(|entry| size(entry, false));
+        let new = change.new.as_ref().and_then(|entry| size(entry, true));
+        old.into_iter().chain(new).any(|size| size > MAX_TEXT_BYTES)
     }
 
     /// Renders an unmerged path of a diff of the index against the work tree as `git diff` does:

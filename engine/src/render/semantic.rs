@@ -7,25 +7,26 @@
 //! make a `T path top-level (+2 -0)` line, and a file left to the text diff an
 //! `F path reason (+a -d)` line.
 
-use super::Lines;
+use super::{Lines, Options};
 use crate::budget::Budgeted;
 use crate::diff::semantic::{FallbackReport, FileChange, Report, SymbolStatus};
 
 /// `diff.semantic`: a `base..head` line, then the symbol lines of each file (see the module docs).
-pub fn diff_semantic(result: &Budgeted<Report>) -> String {
+/// Paths are quoted as git's name lists quote them (`options`).
+pub fn diff_semantic(result: &Budgeted<Report>, options: &Options) -> String {
     let report = &result.data;
     let mut out = Lines::default();
     out.line(selection_line(report.base.as_deref(), &report.head, report.path.as_deref(), report.changed_files));
     for file in &report.files {
-        file_lines(&mut out, file);
+        file_lines(&mut out, file, options);
     }
     out.more(&result.omitted, "files", "files");
     out.finish()
 }
 
 /// `diff.semanticFallbacks`: the selection line, then `F path reason (+a -d)` per file that fell
-/// back.
-pub fn diff_semantic_fallbacks(result: &Budgeted<FallbackReport>) -> String {
+/// back, paths quoted as in [`diff_semantic`].
+pub fn diff_semantic_fallbacks(result: &Budgeted<FallbackReport>, options: &Options) -> String {
     let report = &result.data;
     let mut out = Lines::default();
     out.line(selection_line(report.base.as_deref(), &report.head, report.path.as_deref(), report.changed_files));
@@ -33,7 +34,7 @@ pub fn diff_semantic_fallbacks(result: &Budgeted<FallbackReport>) -> String {
         let ratio = file.fallback.error_ratio.map(|ratio| format!(" {ratio:.3}")).unwrap_or_default();
         out.line(format!(
             "F {} {}{ratio} (+{} -{})",
-            file.path,
+            options.path(&file.path),
             file.fallback.reason.as_str(),
             file.additions,
             file.deletions
@@ -51,10 +52,11 @@ fn selection_line(base: Option<&str>, head: &str, path: Option<&str>, changed: u
     format!("{base}..{head}{path} {changed} files changed")
 }
 
-fn file_lines(out: &mut Lines, file: &FileChange) {
+fn file_lines(out: &mut Lines, file: &FileChange, options: &Options) {
+    let quoted = options.path(&file.path);
     let path = match &file.from {
-        Some(from) => format!("{from} -> {}", file.path),
-        None => file.path.clone(),
+        Some(from) => format!("{} -> {quoted}", options.path(from)),
+        None => quoted.clone(),
     };
     if let Some(fallback) = &file.fallback {
         let ratio = fallback.error_ratio.map(|ratio| format!(" {ratio:.3}")).unwrap_or_default();
@@ -65,15 +67,17 @@ fn file_lines(out: &mut Lines, file: &FileChange) {
         let mut line = format!(
             "{} {} {} {} (+{} -{})",
             symbol.change.letter(),
-            file.path,
+            quoted,
             symbol.kind.label(),
             symbol.name,
             symbol.added,
             symbol.removed
         );
         match (symbol.change, &symbol.from, &symbol.from_path) {
-            (SymbolStatus::Moved, Some(from), Some(from_path)) => line.push_str(&format!(" <- {from_path} {from}")),
-            (SymbolStatus::Moved, None, Some(from_path)) => line.push_str(&format!(" <- {from_path}")),
+            (SymbolStatus::Moved, Some(from), Some(from_path)) => {
+                line.push_str(&format!(" <- {} {from}", options.path(from_path)));
+            }
+            (SymbolStatus::Moved, None, Some(from_path)) => line.push_str(&format!(" <- {}", options.path(from_path))),
             (_, Some(from), _) => line.push_str(&format!(" <- {from}")),
             _ => {}
         }

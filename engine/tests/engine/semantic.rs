@@ -45,7 +45,11 @@ fn semantic(fixture: &Fixture, options: &Options) -> Budgeted<Report> {
 
 /// The rendering's lines after the selection line.
 fn lines(result: &Budgeted<Report>) -> Vec<String> {
-    fluxgit_engine::render::diff_semantic(result).lines().skip(1).map(str::to_owned).collect()
+    fluxgit_engine::render::diff_semantic(result, &fluxgit_engine::render::Options::default())
+        .lines()
+        .skip(1)
+        .map(str::to_owned)
+        .collect()
 }
 
 /// Commits `before` then `after` in a fresh repository and checks the semantic diff between them.
