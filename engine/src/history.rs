@@ -17,7 +17,7 @@ use crate::budget::{Budgeted, Measure, fit_sections};
 use crate::engine::{Engine, Repo};
 use crate::error::{Error, InvalidReason, Result};
 use crate::facets::commits::Abbrev;
-use crate::facets::{iso_time, subject, utf8};
+use crate::facets::{iso_time, subject};
 use crate::hex_digest::hex_digest;
 use crate::walks::Walk;
 
@@ -101,10 +101,10 @@ impl Person {
     pub(crate) fn mapped(mailmap: &gix::mailmap::Snapshot, signature: gix::actor::SignatureRef<'_>) -> Person {
         match mailmap.try_resolve_ref(signature) {
             Some(resolved) => Person {
-                name: utf8(resolved.name.unwrap_or(signature.name)),
-                email: utf8(resolved.email.unwrap_or(signature.email)),
+                name: crate::facets::name(resolved.name.unwrap_or(signature.name)),
+                email: crate::facets::name(resolved.email.unwrap_or(signature.email)),
             },
-            None => Person { name: utf8(signature.name), email: utf8(signature.email) },
+            None => Person { name: crate::facets::name(signature.name), email: crate::facets::name(signature.email) },
         }
     }
 }

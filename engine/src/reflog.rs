@@ -136,21 +136,31 @@ fn read(repo: &gix::Repository, name: &str, limit: usize, proposals: Option<crat
         .ok_or_else(unknown)?;
     let ref_name = reference.name().as_bstr().to_string();
     crate::guard::vet_reflog(repo, reference.name()).map_err(crate::guard::Refusal::into_error)?;
+    // Read forward, in one read of the file, keeping the newest `limit` lines: gix's reverse reader
+    // slides a 4 KiB window and fails on a longer line ("buffer too small"), where git reads a
+    // 300 KB line as any other.
     let mut platform = reference.log_iter();
-    let Some(lines) = platform.rev().map_err(|err| Error::git("reflog", err))? else {
+    let Some(lines) = platform.all().map_err(|err| Error::git("reflog", err))? else {
         return Ok(Report { ref_name, total: 0, entries: vec![] });
     };
-    let mut entries = Vec::new();
+    let mut newest: std::collections::VecDeque<gix::refs::log::Line> = std::collections::VecDeque::new();
     let mut total = 0;
-    let mut reachable = Reachable::new(repo);
-    let abbrev = Abbrev::new(repo);
     for line in lines {
         let line = line.map_err(|err| Error::git("reflog", err))?;
         total += 1;
-        if entries.len() == limit {
+        if limit == 0 {
             continue;
         }
-        let text = utf8(&line.message);
+        if newest.len() == limit {
+            newest.pop_front();
+        }
+        newest.push_back(line.to_owned());
+    }
+    let mut entries = Vec::with_capacity(newest.len());
+    let mut reachable = Reachable::new(repo);
+    let abbrev = Abbrev::new(repo);
+    for line in newest.into_iter().rev() {
+        let text = crate::facets::clipped(&utf8(&line.message), crate::facets::MAX_SUBJECT_CHARS);
         let (action, message) = match text.split_once(": ") {
             Some((action, message)) => (action.to_owned(), message.to_owned()),
             None => (text.clone(), String::new()),
@@ -164,7 +174,10 @@ fn read(repo: &gix::Repository, name: &str, limit: usize, proposals: Option<crat
             action,
             message,
             time: iso_time(line.signature.time),
-            identity: Person { name: utf8(&line.signature.name), email: utf8(&line.signature.email) },
+            identity: Person {
+                name: crate::facets::name(&line.signature.name),
+                email: crate::facets::name(&line.signature.email),
+            },
             recovery,
         });
     }

@@ -45,12 +45,20 @@ impl Engine {
         };
         let read = self.radar(&targets, &options, max_tokens, &mut wrapped)?;
         if read.data.scanned.iter().all(|scanned| scanned.found == 0) {
+            // A scan its own bound stopped says so: checkouts may lie below the directories it looked at.
+            let how_far = if read.data.scanned.iter().any(|scanned| scanned.stopped) {
+                format!(
+                    "in the first {} directories it looked at, {} levels down (the scan stops there: name a folder \
+                     nearer the checkouts)",
+                    radar::MAX_SCANNED_DIRECTORIES,
+                    radar::SCAN_DEPTH
+                )
+            } else {
+                format!("{} levels down", radar::SCAN_DEPTH)
+            };
             return Err(Error::invalid(
                 InvalidReason::NotARepository,
-                format!(
-                    "{folder} is not inside a Git work tree or git dir, and holds no checkout {} levels down",
-                    radar::SCAN_DEPTH
-                ),
+                format!("{folder} is not inside a Git work tree or git dir, and holds no checkout {how_far}"),
             ));
         }
         Ok(Budgeted { data: FolderBrief { fleet: read.data }, omitted: read.omitted })

@@ -317,8 +317,12 @@ fn take_in(log: &mut Log, bytes: &[u8]) -> Result<()> {
             new: parsed.new_oid,
             seconds: parsed.signature.time.seconds,
             at: iso_time(parsed.signature.time),
-            identity: format!("{} <{}>", utf8(&parsed.signature.name), utf8(&parsed.signature.email)),
-            message: utf8(&parsed.message),
+            identity: format!(
+                "{} <{}>",
+                crate::facets::name(&parsed.signature.name),
+                crate::facets::name(&parsed.signature.email)
+            ),
+            message: crate::facets::clipped(&utf8(&parsed.message), crate::facets::MAX_SUBJECT_CHARS),
             ancestor: None,
             paired: false,
         });

@@ -127,7 +127,11 @@ pub fn read(repo: &gix::Repository, spec: &str, interrupt: &Interrupt) -> Result
     let parents = shallow.parents(&commit);
     let signature = |sig: gix::actor::SignatureRef<'_>| -> Result<Signature> {
         let time = sig.time().map_err(|err| Error::git("a commit signature", err))?;
-        Ok(Signature { name: utf8(sig.name), email: utf8(sig.email), time: iso_time(time) })
+        Ok(Signature {
+            name: crate::facets::name(sig.name),
+            email: crate::facets::name(sig.email),
+            time: iso_time(time),
+        })
     };
     let author = signature(decoded.author().map_err(to_err)?)?;
     let committer = signature(decoded.committer().map_err(to_err)?)?;

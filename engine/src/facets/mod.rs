@@ -80,10 +80,32 @@ pub(crate) fn utf8(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// The first line of a commit message, trimmed.
+/// Most characters of a subject that an answer lists (1,000, about 250 tokens on prose): far more
+/// than any subject a person writes, and what keeps a commit whose "subject" is a 300 KB paste from
+/// pushing every other commit out of a budget.
+pub const MAX_SUBJECT_CHARS: usize = 1_000;
+
+/// Most characters of a name or an e-mail address that an answer lists (256).
+pub const MAX_NAME_CHARS: usize = 256;
+
+/// The first line of a commit message, trimmed, clipped to [`MAX_SUBJECT_CHARS`] ([`clipped`]).
 pub(crate) fn subject(message: &[u8]) -> String {
-    let text = utf8(message);
-    text.lines().next().unwrap_or_default().trim().to_owned()
+    let line = message.split(|&byte| byte == b'\n').next().unwrap_or_default();
+    clipped(utf8(line).trim(), MAX_SUBJECT_CHARS)
+}
+
+/// A name or an e-mail address from a signature, clipped to [`MAX_NAME_CHARS`] ([`clipped`]).
+pub(crate) fn name(bytes: &[u8]) -> String {
+    clipped(&utf8(bytes), MAX_NAME_CHARS)
+}
+
+/// `text` whole when it has at most `max_chars` characters, else its first `max_chars` characters
+/// and `… (+N bytes)`, N the bytes left out. Characters, not bytes, so a cut never splits one.
+pub(crate) fn clipped(text: &str, max_chars: usize) -> String {
+    match text.char_indices().nth(max_chars) {
+        Some((end, _)) => format!("{}… (+{} bytes)", &text[..end], text.len() - end),
+        None => text.to_owned(),
+    }
 }
 
 /// `time` as git's `iso-strict` date (`git log --format=%aI`): RFC 3339 with the recorded offset,
