@@ -25,7 +25,7 @@ fn mkfifo(path: &Path) {
 }
 
 /// Sends `call` and returns its answer, killing the server if none comes within [`WITHIN`].
-fn answer_within(server: &mut Running, call: &Value) -> Value {
+pub(crate) fn answer_within(server: &mut Running, call: &Value) -> Value {
     let answered = Arc::new(AtomicBool::new(false));
     let pid = server.pid().to_string();
     let watchdog = {
@@ -49,12 +49,12 @@ fn answer_within(server: &mut Running, call: &Value) -> Value {
 }
 
 /// The answer's envelope data, asserting the call succeeded.
-fn data(answer: &Value) -> &Value {
+pub(crate) fn data(answer: &Value) -> &Value {
     assert_eq!(answer["result"]["isError"], false, "{answer}");
     &answer["result"]["structuredContent"]["data"]
 }
 
-fn started(fixture: &Fixture, home: &Path) -> Running {
+pub(crate) fn started(fixture: &Fixture, home: &Path) -> Running {
     let root = fixture.root().canonicalize().expect("root");
     let mut server = Running::start(sidecar(&root, home, &[]));
     server.request(&initialize("hostile-test", "1"));
@@ -333,7 +333,7 @@ fn diff_text_from_a_revision_to_the_work_tree_finds_copies_as_git_does() {
 }
 
 /// The server of [`started`] under a 2 GB address-space limit (`ulimit -v 2000000`), as the probe ran it.
-fn started_limited(fixture: &Fixture, home: &Path) -> Running {
+pub(crate) fn started_limited(fixture: &Fixture, home: &Path) -> Running {
     let root = fixture.root().canonicalize().expect("root");
     let inner = sidecar(&root, home, &[]);
     let mut command = Command::new("sh");

@@ -28,6 +28,7 @@ mod generations;
 mod hints;
 mod history;
 mod hostile;
+mod hostile_content;
 mod install;
 mod listing;
 mod presence;
