@@ -192,21 +192,39 @@ fn install(
     if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
         return fail(format!("--name {name:?}: use letters, digits, '-' and '_' only"));
     }
+    // The roots go into a UTF-8 file: a name that is not UTF-8 would be written as U+FFFD and name nothing.
     let mut canonical_roots = Vec::new();
+    let mut warnings = String::new();
     for root in roots {
         let absolute = std::path::absolute(root).unwrap_or_else(|_| root.clone());
-        match absolute.canonicalize() {
-            Ok(canonical) if canonical.is_dir() => canonical_roots.push(canonical),
+        let resolved = match absolute.canonicalize() {
+            Ok(canonical) if canonical.is_dir() => canonical,
             Ok(canonical) => return fail(format!("--roots {}: not a directory", canonical.display())),
+            Err(error) if dry_run && error.kind() == io::ErrorKind::NotFound => {
+                warnings.push_str(&format!(
+                    "  warning: --roots {}: does not exist (yet); install without --dry-run refuses it\n",
+                    absolute.display()
+                ));
+                absolute
+            }
             Err(error) => return fail(format!("--roots {}: {error}", absolute.display())),
+        };
+        if resolved.to_str().is_none() {
+            return fail(format!(
+                "--roots {}: the path is not valid UTF-8 (shown with U+FFFD in its place); host configuration files \
+                 hold UTF-8 text only, so it cannot be written: rename the directory or allow a parent",
+                resolved.display()
+            ));
         }
+        canonical_roots.push(resolved);
     }
     let mut env = Vec::new();
     if !canonical_roots.is_empty() {
         let Ok(joined) = std::env::join_paths(&canonical_roots) else {
             return fail("a --roots directory holds the path-list separator ':'".to_owned());
         };
-        env.push((config::ALLOWED_ROOTS_VAR.to_owned(), joined.to_string_lossy().into_owned()));
+        let joined = joined.into_string().expect("every root was checked to be UTF-8");
+        env.push((config::ALLOWED_ROOTS_VAR.to_owned(), joined));
     }
     if let Some(address) = gateway {
         if let Err(why) = fluxgit_mcp_sidecar::bridge::address::parse(address) {
@@ -219,25 +237,35 @@ fn install(
     let Some(dirs) = Dirs::from_env() else {
         return fail("HOME is not set to an absolute path: cannot find the host's configuration".to_owned());
     };
-    let plan = match install::plan(host, &dirs, &entry) {
-        Ok(plan) => plan,
-        Err(error) => return fail(error.to_string()),
+    let cli = (host == Host::ClaudeCode).then(install::claude_cli).flatten();
+    // Only a dry run and the `claude` CLI plan without the lock; otherwise the merge is made under it.
+    let outcome = if dry_run || cli.is_some() {
+        install::plan(host, &dirs, &entry).map(|plan| (plan, None))
+    } else {
+        install::apply(host, &dirs, &entry).map(|applied| (applied.plan, applied.backup))
     };
     let mut out = String::new();
-    out.push_str(&format!("{} ({}): {}\n", host.title(), host.name(), plan.file.display()));
+    out.push_str(&format!("{} ({}): {}\n", host.title(), host.name(), host.config_file(&dirs).display()));
     out.push_str(&format!("  server {:?}: {}\n", entry.name, entry.command.display()));
     for (variable, value) in &entry.env {
         out.push_str(&format!("  {variable}={value}\n"));
     }
+    out.push_str(&warnings);
     if canonical_roots.is_empty() {
         out.push_str("  no --roots: the server allows repositories under the home directory (its default)\n");
     }
+    let (plan, backup) = match outcome {
+        Ok(outcome) => outcome,
+        Err(error) => {
+            io::stdout().write_all(out.as_bytes())?;
+            return fail(error.to_string());
+        }
+    };
     if plan.changes.is_empty() {
         out.push_str("already configured: nothing changed\n");
         io::stdout().write_all(out.as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
-    let cli = (host == Host::ClaudeCode).then(install::claude_cli).flatten();
     if let Some(claude) = cli {
         let exists = plan.changes.iter().any(|change| !change.starts_with("added "));
         let commands = install::claude_commands(&entry, exists);
@@ -273,20 +301,12 @@ fn install(
         io::stdout().write_all(out.as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
-    match install::write(&plan) {
-        Ok(backup) => {
-            if let Some(backup) = backup {
-                out.push_str(&format!("  previous file saved as {}\n", backup.display()));
-            }
-            out.push_str(&format!("written: restart {} to load it\n", host.title()));
-            io::stdout().write_all(out.as_bytes())?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(error) => {
-            io::stdout().write_all(out.as_bytes())?;
-            fail(error.to_string())
-        }
+    if let Some(backup) = backup {
+        out.push_str(&format!("  previous file saved as {}\n", backup.display()));
     }
+    out.push_str(&format!("written: restart {} to load it\n", host.title()));
+    io::stdout().write_all(out.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// A command line as a person would type it: arguments with spaces or quotes in single quotes.

@@ -17,16 +17,26 @@
 //! # What is kept
 //!
 //! Everything outside the entry's `command`, `args`, `env` (and `type` where the host has it) stays byte for
-//! byte: other servers, other keys, their order, indentation, comments and line endings ([`json`] splices text,
-//! TOML goes through `toml_edit`). Keys the user added to the entry itself are kept too. The previous file is
-//! copied to `<file>.fluxgit-backup`, and the new one replaces it atomically (a temporary file in the same
-//! directory, then a rename; a symlinked file is written through to its target). A file that does not parse is
-//! never written. Running the same command twice changes nothing the second time. Through the `claude` CLI,
-//! an entry of the same name that differs is removed and added again whole (the CLI has no update).
+//! byte: other servers, other keys, their order, indentation, comments, a UTF-8 byte order mark and line
+//! endings ([`json`] splices text; TOML goes through `toml_edit`, and the lines it did not change get their
+//! `\r\n` or `\n` back, new ones the file's usual one). Keys the user added to the entry itself are kept too.
+//! A file that does not parse is never written. Running the same command twice changes nothing the second
+//! time. Through the `claude` CLI, an entry of the same name that differs is removed and added again whole
+//! (the CLI has no update).
+//!
+//! # How it is written
+//!
+//! [`apply`] locks the file's directory, reads the file, merges and writes it, so installs running at once
+//! each merge into what the previous one wrote. The previous file is copied to `<file>.fluxgit-backup` and the
+//! new one replaces the file, both by a rename of a synced temporary file, so a killed run leaves the old file
+//! or the new one, never a mix, and the next run removes its temporary files. A symbolic link to a file inside
+//! HOME (a dotfiles checkout) is written through; a link that leads outside HOME (or outside the directory
+//! `XDG_CONFIG_HOME`, `CODEX_HOME` or `CLAUDE_CONFIG_DIR` names for the host) is refused, and so are a FIFO, a
+//! device, a file over 4 MiB and a read-only file. The `file` module has the details.
 
+mod file;
 pub mod json;
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
@@ -110,6 +120,52 @@ pub enum Error {
         /// The file.
         file: PathBuf,
     },
+    /// The file, or a directory on its way, is a symbolic link that leads outside HOME (and outside the host's
+    /// own directory variable): install writes nothing there.
+    #[error("{}: leads outside HOME, to {}; install does not write there (point the link inside HOME, or add the entry by hand)", file.display(), target.display())]
+    Outside {
+        /// The file as the host names it.
+        file: PathBuf,
+        /// Where its links lead.
+        target: PathBuf,
+    },
+    /// Something other than a regular file is in the file's place: nothing is read or written.
+    #[error("{}: a {kind}, not a regular file; the file was left as it was (move it away and run install again)", file.display())]
+    NotRegular {
+        /// The file.
+        file: PathBuf,
+        /// What is there instead: `FIFO`, `device`, `socket`, `directory`, `symbolic link`.
+        kind: &'static str,
+    },
+    /// The file is larger than any host writes.
+    #[error("{}: larger than {} MiB; the file was left as it was", file.display(), cap >> 20)]
+    TooLarge {
+        /// The file.
+        file: PathBuf,
+        /// The cap, in bytes.
+        cap: u64,
+    },
+    /// The file is read-only: install does not replace a file someone protected.
+    #[error("{}: read-only; the file was left as it was (make it writable, e.g. `chmod u+w`, and run install again, or add the entry by hand)", file.display())]
+    ReadOnly {
+        /// The file.
+        file: PathBuf,
+    },
+    /// Another install kept the directory locked for 30 s.
+    #[error("{}: another install has been writing here for 30 s; nothing was written, run install again", dir.display())]
+    Busy {
+        /// The locked directory.
+        dir: PathBuf,
+    },
+}
+
+/// What [`apply`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Applied {
+    /// The merge it wrote, made under the lock from the file as it was then (no changes: nothing was written).
+    pub plan: Plan,
+    /// Where the previous file was saved, when there was one and the file was written.
+    pub backup: Option<PathBuf>,
 }
 
 impl Host {
@@ -159,6 +215,18 @@ impl Host {
         }
     }
 
+    /// The directories the file may lie in once its links are followed: HOME, and the directory the host's own
+    /// variable names when it is set.
+    fn allowed_dirs(self, dirs: &Dirs) -> Vec<PathBuf> {
+        let own = match self {
+            Host::ClaudeCode => dirs.claude_config_dir.as_ref(),
+            Host::ClaudeDesktop | Host::VsCode => dirs.xdg_config_home.as_ref(),
+            Host::Codex => dirs.codex_home.as_ref(),
+            Host::Cursor | Host::Gemini => None,
+        };
+        std::iter::once(&dirs.home).chain(own).cloned().collect()
+    }
+
     /// The JSON object that maps server names to entries (`None` for Codex's TOML).
     fn container(self) -> Option<&'static str> {
         match self {
@@ -201,67 +269,111 @@ impl Dirs {
     }
 }
 
-/// Reads the host's file and merges `entry` into it, without writing anything.
+/// Reads the host's file and merges `entry` into it, without writing anything (`--dry-run`).
 ///
 /// # Errors
 /// [`Error::Unparsable`] when the file is not JSON (or TOML for Codex) as the host reads it, or a value on the
-/// way to the entry is of another type; [`Error::Io`] when it cannot be read.
+/// way to the entry is of another type; [`Error::Outside`], [`Error::NotRegular`] and [`Error::TooLarge`] for a
+/// file install would not write; [`Error::Io`] when it cannot be read.
 pub fn plan(host: Host, dirs: &Dirs, entry: &Entry) -> Result<Plan, Error> {
-    let file = host.config_file(dirs);
-    let before = match std::fs::read_to_string(&file) {
-        Ok(text) => Some(text),
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
-        Err(source) => return Err(Error::Io { path: file, source }),
-    };
-    let text = before.as_deref().unwrap_or_default();
-    let merged = match host.container() {
-        Some(container) => merge_json(text, host.dialect(), container, &entry.name, &host.json_entry(entry)),
-        None => merge_toml(text, entry),
-    };
-    let (after, changes) = merged.map_err(|message| Error::Unparsable { file: file.clone(), message })?;
-    Ok(Plan { file, before, after, changes })
+    let located = file::locate(&host.config_file(dirs), &host.allowed_dirs(dirs))?;
+    let current = file::read(&located)?;
+    merge(host, &located, current.map(|current| current.text), entry)
 }
 
-/// Writes a plan that has changes: copies the previous file to `<file>.fluxgit-backup`, then replaces the file
-/// atomically (its permissions kept; a new file is created with mode 0600, and its directory as needed). Returns
-/// the backup's path when there was a previous file.
+/// Merges `entry` into the host's file and writes it: under a lock on the file's directory, it reads the file,
+/// merges, copies the previous file to `<file>.fluxgit-backup` and replaces the file (each through a synced
+/// temporary file and a rename; permissions kept, a new file gets mode 0600 and its directory 0700). Nothing
+/// is written when the file already holds the entry.
 ///
 /// # Errors
-/// [`Error::Changed`] when the file no longer holds [`Plan::before`]; [`Error::Io`] when writing fails.
-pub fn write(plan: &Plan) -> Result<Option<PathBuf>, Error> {
-    let io = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| Error::Io { path, source }
+/// As [`plan`], and [`Error::ReadOnly`] for a read-only file, [`Error::Busy`] when another install holds the
+/// lock for 30 s, [`Error::Changed`] when something else rewrote the file meanwhile, [`Error::Io`] when writing
+/// fails. The file is then as it was.
+pub fn apply(host: Host, dirs: &Dirs, entry: &Entry) -> Result<Applied, Error> {
+    let located = file::locate(&host.config_file(dirs), &host.allowed_dirs(dirs))?;
+    file::create_dir(&located)?;
+    let _lock = file::lock(&located)?;
+    file::clean_stale(&located)?;
+    let current = file::read(&located)?;
+    let before = current.as_ref().map(|current| current.text.clone());
+    let plan = merge(host, &located, before.clone(), entry)?;
+    if plan.changes.is_empty() {
+        return Ok(Applied { plan, backup: None });
+    }
+    // The host itself does not take the lock: check before each rename that it has not rewritten the file.
+    let unchanged = || {
+        let now = file::read(&located)?.map(|current| current.text);
+        if now == before { Ok(()) } else { Err(Error::Changed { file: located.file.clone() }) }
     };
-    // Write through a symlink (a dotfiles checkout) instead of replacing the link with a file.
-    let target = if plan.before.is_some() {
-        std::fs::canonicalize(&plan.file).map_err(io(&plan.file))?
-    } else {
-        plan.file.clone()
-    };
-    let dir = target.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
-    std::fs::create_dir_all(&dir).map_err(io(&dir))?;
-    let mut temporary = tempfile::NamedTempFile::new_in(&dir).map_err(io(&dir))?;
-    temporary.write_all(plan.after.as_bytes()).map_err(io(temporary.path()))?;
-    let backup = match &plan.before {
-        Some(before) => {
-            let now = std::fs::read_to_string(&target).map_err(io(&target))?;
-            if now != *before {
-                return Err(Error::Changed { file: plan.file.clone() });
-            }
-            let metadata = std::fs::metadata(&target).map_err(io(&target))?;
-            temporary.as_file().set_permissions(metadata.permissions()).map_err(io(temporary.path()))?;
-            let mut backup_name = target.file_name().unwrap_or_default().to_os_string();
-            backup_name.push(".fluxgit-backup");
-            let backup = target.with_file_name(backup_name);
-            std::fs::copy(&target, &backup).map_err(io(&backup))?;
-            Some(backup)
+    let mut backup = None;
+    let mut permissions = None;
+    if let Some(current) = &current {
+        if file::is_read_only(&located, current) {
+            return Err(Error::ReadOnly { file: located.file.clone() });
         }
-        None => None,
+        let mut name = located.target.file_name().unwrap_or_default().to_os_string();
+        name.push(".fluxgit-backup");
+        let path = located.target.with_file_name(name);
+        file::replace(&located, &path, "backup-", current.text.as_bytes(), Some(&current.permissions), unchanged)?;
+        backup = Some(path);
+        permissions = Some(&current.permissions);
+    }
+    file::replace(&located, &located.target, "", plan.after.as_bytes(), permissions, unchanged)?;
+    Ok(Applied { plan, backup })
+}
+
+/// Merges the entry into the file's text (`None`: no file), keeping its byte order mark and line endings.
+fn merge(host: Host, located: &file::Located, before: Option<String>, entry: &Entry) -> Result<Plan, Error> {
+    let text = before.as_deref().unwrap_or_default();
+    let (bom, body) = match text.strip_prefix('\u{feff}') {
+        Some(body) => ("\u{feff}", body),
+        None => ("", text),
     };
-    temporary.as_file().sync_all().map_err(io(temporary.path()))?;
-    temporary.persist(&target).map_err(|error| Error::Io { path: target.clone(), source: error.error })?;
-    Ok(backup)
+    let merged = match host.container() {
+        Some(container) => merge_json(body, host.dialect(), container, &entry.name, &host.json_entry(entry)),
+        None => merge_toml(&body.replace("\r\n", "\n"), entry)
+            .map(|(after, changes)| (restore_line_endings(body, &after), changes)),
+    };
+    let (after, changes) = merged.map_err(|message| Error::Unparsable { file: located.file.clone(), message })?;
+    let after = if changes.is_empty() { text.to_owned() } else { format!("{bom}{after}") };
+    Ok(Plan { file: located.file.clone(), before, after, changes })
+}
+
+/// `edited` (which ends its lines with `\n`) with the line endings of `original` put back: the lines at the
+/// start and at the end that are the same in both get their own ending back, the lines between get the ending
+/// most of `original`'s lines have.
+fn restore_line_endings(original: &str, edited: &str) -> String {
+    fn lines(text: &str) -> Vec<(&str, &str)> {
+        text.split_inclusive('\n')
+            .map(|line| match line.strip_suffix("\r\n") {
+                Some(content) => (content, "\r\n"),
+                None => line.strip_suffix('\n').map_or((line, ""), |content| (content, "\n")),
+            })
+            .collect()
+    }
+    let (old, new) = (lines(original), lines(edited));
+    let crlf = old.iter().filter(|(_, ending)| *ending == "\r\n").count();
+    let lf = old.iter().filter(|(_, ending)| *ending == "\n").count();
+    let newline = if crlf > lf { "\r\n" } else { "\n" };
+    let same = |(a, b): (&(&str, &str), &(&str, &str))| a.0 == b.0 && a.1.is_empty() == b.1.is_empty();
+    let prefix = old.iter().zip(&new).take_while(|pair| same(*pair)).count();
+    let room = old.len().min(new.len()) - prefix;
+    let suffix = old.iter().rev().zip(new.iter().rev()).take(room).take_while(|pair| same(*pair)).count();
+    let mut out = String::with_capacity(edited.len() + crlf);
+    for (content, ending) in &old[..prefix] {
+        out.push_str(content);
+        out.push_str(ending);
+    }
+    for (content, ending) in &new[prefix..new.len() - suffix] {
+        out.push_str(content);
+        out.push_str(if ending.is_empty() { "" } else { newline });
+    }
+    for (content, ending) in &old[old.len() - suffix..] {
+        out.push_str(content);
+        out.push_str(ending);
+    }
+    out
 }
 
 /// Merges the entry into a JSON document: a new entry is inserted whole; in an existing one, each of our keys is
@@ -411,6 +523,18 @@ mod tests {
         assert_eq!(changes, vec!["set mcp_servers.fluxgit.command"]);
         assert!(merge_toml("mcp_servers = 3\n", &entry()).is_err());
         assert!(merge_toml("[a\n", &entry()).expect_err("refused").starts_with("not valid TOML"));
+    }
+
+    #[test]
+    fn restored_line_endings_keep_each_old_line_and_give_new_ones_the_usual_ending() {
+        // Mixed endings: every line install did not touch keeps its own, the new lines get the majority's.
+        let original = "a = 1\r\nb = 2\n\r\n[t]\r\nc = 3";
+        let edited = "a = 1\nb = 2\n\n[t]\nnew = 0\nc = 3";
+        assert_eq!(restore_line_endings(original, edited), "a = 1\r\nb = 2\n\r\n[t]\r\nnew = 0\r\nc = 3");
+        assert_eq!(restore_line_endings("x\ny\n", "x\nz\ny\n"), "x\nz\ny\n");
+        assert_eq!(restore_line_endings("", "[t]\nk = 1\n"), "[t]\nk = 1\n");
+        let (after, _) = merge_toml("k = 1\n", &entry()).expect("merges");
+        assert!(restore_line_endings("k = 1\r\n", &after).split_inclusive('\n').all(|line| line.ends_with("\r\n")));
     }
 
     #[test]

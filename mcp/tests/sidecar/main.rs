@@ -4,7 +4,7 @@
 //! (`gateway_reads`), the audit of every call (`audit`), `verify-audit` (`verify_audit`) and the presence file
 //! (`presence`), the engine cache's freshness and diagnostics over stdio (`cache`), `agents_presence` with
 //! previews' `otherAgents` (`agents`), the fleet tools and `fleet` subcommands (`fleet`), and calls served
-//! concurrently and cancelled (`concurrency`), `install HOST` on a temporary HOME (`install`), and the messages
+//! concurrently and cancelled (`concurrency`), `install HOST` on a temporary HOME (`install`) and a hostile one (`install_hostile`), and the messages
 //! a newcomer meets first: refusals outside the roots, unknown tools, the terminal notice (`first_use`).
 
 mod agents;
@@ -30,6 +30,7 @@ mod history;
 mod hostile;
 mod hostile_content;
 mod install;
+mod install_hostile;
 mod listing;
 mod presence;
 mod protocol;
