@@ -41,6 +41,8 @@ fi
 python3 scripts/import_graph.py --check
 # Every doc line of engine/src within 100 columns (CONTRIBUTING.md).
 python3 scripts/wrap_docs.py --check
+# Every relative link of every Markdown file resolves, headings included.
+python3 scripts/check_links.py
 
 cargo build --workspace --all-targets
 cargo test --workspace
