@@ -7,13 +7,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Fail before the long cargo run if Node is missing (CI has Node 20).
-for tool in node npm; do
-  if ! command -v "$tool" >/dev/null; then
-    echo "scripts/test.sh: '$tool' not found: install Node.js >= 20 with npm (needed by mcp/tests/e2e-ts)" >&2
-    exit 1
-  fi
-done
+# Fail before the long cargo run, naming every missing tool at once and where to get it (CI has all of them).
+missing=()
+need() { command -v "$1" >/dev/null || missing+=("$1: $2"); }
+need cargo "Rust 1.89 or newer, from https://rustup.rs"
+need git "Debian's git package"
+need python3 "Python 3.10 or newer with venv (Debian's python3 and python3-venv)"
+need node "Node.js 20 or newer (the MCP TypeScript client and Inspector tests, the approval page)"
+need npm "npm, which comes with Node.js"
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "scripts/test.sh: missing tools:" >&2
+  printf '  %s\n' "${missing[@]}" >&2
+  exit 1
+fi
 
 # The approval page's tests run Debian's Chromium (/usr/bin/chromium), never a browser build of Playwright's.
 if [ ! -x /usr/bin/chromium ]; then
@@ -44,22 +50,35 @@ python3 scripts/wrap_docs.py --check
 # Every relative link of every Markdown file resolves, headings included.
 python3 scripts/check_links.py
 
+# Each suite's output is kept in $logs as well as shown, for the summary line at the end.
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+
 cargo build --workspace --all-targets
-cargo test --workspace
+cargo test --workspace 2>&1 | tee "$logs/rust"
 
 # The binary cargo just built, wherever the target dir is (CARGO_TARGET_DIR is honoured).
 target_dir=$(cargo metadata --format-version 1 --no-deps | .venv/bin/python -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
 # The gateway end-to-end tests (test_gateway.py, test_gateway_page.py, which approves in the page through
 # gateway/tests/browser/approve-in-page.mjs) write only to throwaway repositories they make themselves.
 FLUXGIT_SIDECAR_BIN="$target_dir/debug/fluxgit-mcp-sidecar" FLUXGIT_GATEWAY_BIN="$target_dir/debug/fluxgit-gateway" \
-  FLUXGIT_E2E_REPO="$PWD" .venv/bin/python -m pytest mcp/tests/e2e -q
+  FLUXGIT_E2E_REPO="$PWD" .venv/bin/python -m pytest mcp/tests/e2e -q 2>&1 | tee "$logs/python"
 
 # `npm install --no-save` installs the locked tree without rewriting the lock; `npm ci` refuses this lock because vite
 # 8.4.0 (pulled in by the Inspector) names an optional dependency missing from the registry (napi-windows-process-start-time).
 e2e_ts=mcp/tests/e2e-ts
 npm_install_locked "$e2e_ts"
 export FLUXGIT_SIDECAR_BIN="$target_dir/debug/fluxgit-mcp-sidecar" FLUXGIT_E2E_REPO="$PWD"
-(cd "$e2e_ts" && node --test --test-reporter=spec)
+(cd "$e2e_ts" && node --test --test-reporter=spec) 2>&1 | tee "$logs/typescript"
 
 # The approval page in headless Chromium against the gateway binary cargo just built.
-FLUXGIT_GATEWAY_BIN="$target_dir/debug/fluxgit-gateway" node --test --test-reporter=spec "$browser"/page.test.mjs
+FLUXGIT_GATEWAY_BIN="$target_dir/debug/fluxgit-gateway" node --test --test-reporter=spec "$browser"/page.test.mjs 2>&1 \
+  | tee "$logs/browser"
+
+# One line: each suite and its counts (every suite passed, or `set -o pipefail` stopped the script above).
+rust=$(awk '/^test result:/ { passed += $4; ignored += $8 } END { printf "%d passed, %d ignored", passed, ignored }' "$logs/rust")
+python=$(grep -Eo '[0-9]+ passed[^=]*' "$logs/python" | tail -n 1 | sed 's/ in .*//')
+node_passed() { awk '$(NF-1) == "pass" && $NF ~ /^[0-9]+$/ { n = $NF } END { printf "%d passed", n }' "$1"; }
+typescript=$(node_passed "$logs/typescript")
+browser=$(node_passed "$logs/browser")
+echo "scripts/test.sh: all green: Rust $rust; Python clients $python; TypeScript client and Inspector $typescript; approval page $browser"

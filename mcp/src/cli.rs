@@ -505,13 +505,16 @@ const INDEX_BUILD_WAIT: std::time::Duration = std::time::Duration::from_secs(600
 /// `call TOOL ARGS`: one `tools/call` at the newest protocol version through [`Server::handle`]; an index build
 /// the call started in the background is finished before the process exits (at most [`INDEX_BUILD_WAIT`]).
 fn call(tool: &str, arguments: &str) -> anyhow::Result<ExitCode> {
-    let arguments: Value = match serde_json::from_str(arguments) {
+    let mut arguments: Value = match serde_json::from_str(arguments) {
         Ok(arguments) => arguments,
         Err(error) => {
             eprintln!("fluxgit-mcp-sidecar call: arguments are not valid JSON: {error}");
             return Ok(ExitCode::from(2));
         }
     };
+    if let Ok(cwd) = std::env::current_dir() {
+        absolute_repo_paths(&mut arguments, &cwd);
+    }
     let config = Config::validate(RawConfig::from_env()).context("invalid configuration")?;
     let mut server = build_server(&config)?;
     attach_audit(&config, &mut server, &ExitGuard::default())?;
@@ -554,6 +557,26 @@ fn call(tool: &str, arguments: &str) -> anyhow::Result<ExitCode> {
         eprintln!("fluxgit-mcp-sidecar call: finished building the commit index for later searches");
     }
     Ok(if result["isError"].as_bool().unwrap_or(false) { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+/// Makes a relative `repoPath` (or entry of `repoPaths`) absolute against `cwd`, as a person at a shell means
+/// `"repoPath": "."`. Only `call` does this: over MCP a host shares no current directory with the server, so paths
+/// stay absolute there.
+fn absolute_repo_paths(arguments: &mut Value, cwd: &std::path::Path) {
+    let absolute = |path: &mut Value| {
+        if let Some(text) = path.as_str().filter(|text| !text.is_empty() && !std::path::Path::new(text).is_absolute()) {
+            let joined = cwd.join(text);
+            // `.` and `..` are resolved by the path itself when it exists; a path that does not is refused later.
+            let resolved = joined.canonicalize().unwrap_or(joined);
+            *path = Value::String(resolved.to_string_lossy().into_owned());
+        }
+    };
+    if let Some(path) = arguments.get_mut("repoPath") {
+        absolute(path);
+    }
+    if let Some(Value::Array(paths)) = arguments.get_mut("repoPaths") {
+        paths.iter_mut().for_each(absolute);
+    }
 }
 
 /// `schema TOOL`: the tool's title, description and inputSchema; exit 1 for an unknown tool.

@@ -163,3 +163,34 @@ fn on_a_terminal_the_server_says_what_it_is_then_serves() {
     assert!(piped.status.success());
     assert!(!stderr(&piped).contains("serving MCP"), "{}", stderr(&piped));
 }
+
+/// `call` at a shell takes `"repoPath": "."` (and a relative path below it) as the current directory, answering
+/// exactly what the absolute path answers; over MCP the same relative path stays refused (a host shares no current
+/// directory with the server).
+#[test]
+fn call_reads_a_relative_repo_path_against_the_current_directory() {
+    let fixture = fluxgit_fixtures::build(fluxgit_fixtures::Scenario::Clean);
+    let home = tempfile::tempdir().expect("tempdir");
+    let root = fixture.root().canonicalize().expect("root");
+    let answer = |dir: &Path, repo_path: &str| {
+        let output = sidecar(&root, home.path(), &["call", "repo_status", &json!({"repoPath": repo_path}).to_string()])
+            .current_dir(dir)
+            .output()
+            .expect("call runs");
+        assert!(output.status.success(), "{repo_path}: {}", stderr(&output));
+        let answer: Value = serde_json::from_slice(&output.stdout).expect("JSON");
+        answer["data"].clone()
+    };
+    let absolute = answer(&root, &canonical(fixture.path()));
+    assert_eq!(answer(fixture.path(), "."), absolute);
+    assert_eq!(answer(&root, "repo"), absolute);
+    // An empty directory: git lists no untracked entry for it, so the status stays the same.
+    let empty = fixture.path().join("empty");
+    std::fs::create_dir(&empty).expect("creatable");
+    assert_eq!(answer(&empty, ".."), absolute);
+    let refused = exchange(
+        sidecar(&root, home.path(), &[]),
+        frames(&[initialize(), call(1, "repo.status", json!({"repoPath": "."}))]),
+    );
+    assert!(refused[1].get("error").is_some(), "{}", refused[1]);
+}
