@@ -194,3 +194,24 @@ fn call_reads_a_relative_repo_path_against_the_current_directory() {
     );
     assert!(refused[1].get("error").is_some(), "{}", refused[1]);
 }
+
+/// README.md's "An answer" is what the server prints: `readme_example.sh` builds the checkout it describes, and the
+/// block after "## An answer" must equal `repo_brief`'s text there, line for line.
+#[test]
+fn readme_example_is_what_the_server_prints() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/sidecar/readme_example.sh");
+    let built = Command::new("bash").arg(script).arg(dir.path()).output().expect("bash runs");
+    assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+    let home = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().canonicalize().expect("canonical");
+    let repo = root.join("repo");
+    let arguments = json!({"repoPath": repo.to_str().expect("utf-8"), "format": "text"}).to_string();
+    let output = sidecar(&root, home.path(), &["call", "repo_brief", &arguments]).output().expect("call runs");
+    assert!(output.status.success(), "{}", stderr(&output));
+    let printed = String::from_utf8(output.stdout).expect("UTF-8");
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).expect("README.md");
+    let section = readme.split("\n## An answer\n").nth(1).expect("README has '## An answer'");
+    let block = section.split("```text\n").nth(1).and_then(|rest| rest.split("```").next()).expect("a text block");
+    assert_eq!(block, printed, "README.md's block differs from the server's answer");
+}
