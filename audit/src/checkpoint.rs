@@ -63,8 +63,15 @@ pub(crate) fn write(
         let path = path.to_path_buf();
         move |source| AppendError::Io { path, source }
     };
+    // A leftover of an interrupted write, or anything planted there, is removed: the temporary file is always
+    // created anew (`O_EXCL` neither follows a symbolic link nor opens a FIFO).
+    match std::fs::remove_file(&temporary) {
+        Ok(()) => {}
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+        Err(error) => return Err(io(&temporary)(error)),
+    }
     let mut options = OpenOptions::new();
-    options.write(true).create(true).truncate(true);
+    options.write(true).create_new(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
     let mut file = options.open(&temporary).map_err(io(&temporary))?;
@@ -78,9 +85,9 @@ pub(crate) fn write(
 /// Reads the checkpoint object at `path`, if there is one (at most [`MAX_LINE_BYTES`]).
 ///
 /// # Errors
-/// A reason when the file exists but cannot be read or is not one JSON object.
+/// A reason when the file exists but is not a regular file, cannot be read or is not one JSON object.
 pub(crate) fn read(path: &Path) -> Result<Option<Map<String, Value>>, String> {
-    let file = match std::fs::File::open(path) {
+    let file = match files::open_regular(path) {
         Ok(file) => file,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(error) => return Err(format!("cannot open the checkpoint: {error}")),

@@ -4,6 +4,10 @@
 //! `auditSchemaVersion` 1, `auditChainVersion` 1, `sequence`, `segmentId`, `previousHash` (`genesis` for the first
 //! entry), `entryHash` (`sha256:` of the canonical JSON without `entryHash` and `signature`) and, when signing,
 //! `signatureKeyId`, `signatureVersion` 3 and `signature`. The line is the canonical JSON of the whole entry.
+//!
+//! The writer seals one record of its own: a tail repair ([`seal_tail_repair`]), written when it cut a torn last
+//! line. It is chained, hashed and signed like any entry, with `event_type` `tail_repair`, a `summary`, and
+//! `tornBytes` and `tornSha256` (the length and `sha256:` of the bytes cut) in place of a call's fields.
 
 use serde_json::{Map, Value};
 
@@ -27,6 +31,11 @@ pub(crate) const PREVIOUS_HASH: &str = "previousHash";
 pub(crate) const ENTRY_HASH: &str = "entryHash";
 pub(crate) const CHAIN_VERSION: &str = "auditChainVersion";
 pub(crate) const SCHEMA_VERSION: &str = "auditSchemaVersion";
+pub(crate) const EVENT_TYPE: &str = "event_type";
+/// `event_type` of the writer's record of a torn tail it cut.
+pub(crate) const TAIL_REPAIR: &str = "tail_repair";
+pub(crate) const TORN_BYTES: &str = "tornBytes";
+pub(crate) const TORN_SHA256: &str = "tornSha256";
 
 /// One thing to record. Callers never put raw paths or identifiers here: use [`crate::fingerprint`] and
 /// [`crate::repo_scope`].
@@ -185,7 +194,7 @@ pub(crate) fn seal(
     put(SEGMENT_ID, position.segment_id.as_str().into());
     put(PREVIOUS_HASH, position.previous_hash.as_str().into());
     put("tool", event.tool.as_str().into());
-    put("event_type", event.event_type.as_str().into());
+    put(EVENT_TYPE, event.event_type.as_str().into());
     put("repo_scope", event.repo_scope.as_str().into());
     put("args_fingerprint", event.args_fingerprint.as_str().into());
     put("risk", event.risk.as_str().into());
@@ -196,6 +205,46 @@ pub(crate) fn seal(
     put("summary", summary.into());
     put("readOnly", event.read_only.into());
     put("sidecarReadOnly", event.sidecar_read_only.into());
+    let entry_hash = seal_object(&mut entry, key);
+    let mut line = canonical_json(&Value::Object(entry));
+    line.push('\n');
+    Sealed { line, entry_hash }
+}
+
+/// A torn last line the writer cut: how many bytes, and their `sha256:` digest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Torn {
+    pub(crate) bytes: u64,
+    pub(crate) sha256: String,
+}
+
+/// Seals the record of a cut torn tail at `position`.
+pub(crate) fn seal_tail_repair(
+    torn: &Torn,
+    position: &Position,
+    id: &str,
+    timestamp_ms: u64,
+    key: Option<&SigningKey>,
+) -> Sealed {
+    let mut entry = Map::new();
+    let mut put = |name: &str, value: Value| {
+        entry.insert(name.to_owned(), value);
+    };
+    put("id", id.into());
+    put("timestamp", timestamp_ms.into());
+    put(SCHEMA_VERSION, AUDIT_SCHEMA_VERSION.into());
+    put(CHAIN_VERSION, AUDIT_CHAIN_VERSION.into());
+    put(SEQUENCE, position.sequence.into());
+    put(SEGMENT_ID, position.segment_id.as_str().into());
+    put(PREVIOUS_HASH, position.previous_hash.as_str().into());
+    put(EVENT_TYPE, TAIL_REPAIR.into());
+    let summary = format!(
+        "a torn last line of {} bytes was cut: an append had failed part-way (a full disk or a crash)",
+        torn.bytes
+    );
+    put("summary", summary.into());
+    put(TORN_BYTES, torn.bytes.into());
+    put(TORN_SHA256, torn.sha256.as_str().into());
     let entry_hash = seal_object(&mut entry, key);
     let mut line = canonical_json(&Value::Object(entry));
     line.push('\n');

@@ -6,15 +6,25 @@
 //! [`Limits::rotate_bytes`], appends the line with one write and `fsync`s it, and finally prunes segments beyond
 //! [`Limits::keep_segments`], writing and syncing the checkpoint before each removal. No chain state is kept in
 //! memory, so any number of processes (sidecars, gateway) can append to one ledger.
+//!
+//! # Torn tails
+//! An append that fails part-way (a full disk writes part of the line and fails with ENOSPC; a crash or a kill
+//! stops the write) leaves a torn last line: bytes with no newline, or a last line that is not a JSON object. The
+//! next append, and [`Ledger::open`], replace the torn bytes with a `tail_repair` record, chained, hashed and signed
+//! like an entry, naming the length and `sha256:` of the bytes cut; the append's entry follows it in the same write
+//! and the chain goes on. Nothing is cut unless the chain can be continued from the line before the torn one. The
+//! record is written over the torn bytes and the rest is cut only after it, so a repair that fails too (the disk
+//! still full) leaves a torn tail again, never a file cut back with no record of the cut. The record written once
+//! there is room names the bytes it replaced, which may be an earlier record's torn start.
 
 use std::fs::File;
-use std::io::{self, Write as _};
+use std::io::{self, Read as _, Seek as _, SeekFrom, Write as _};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
 use crate::checkpoint;
-use crate::entry::{self, ENTRY_HASH, Event, GENESIS, Position, SEGMENT_ID, SEQUENCE, Sealed};
+use crate::entry::{self, ENTRY_HASH, Event, GENESIS, Position, SEGMENT_ID, SEQUENCE, Sealed, Torn};
 use crate::files::{self, MAX_LINE_BYTES, Tail};
 use crate::key::SigningKey;
 
@@ -26,7 +36,8 @@ pub const KEEP_SEGMENTS: usize = 4;
 /// Rotation and retention limits. [`Limits::STANDARD`] is what design.md §7 prescribes; tests use smaller ones.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
-    /// The active file never grows past this many bytes (unless a single entry is larger).
+    /// The active file never grows past this many bytes, unless a single entry is larger or an append repaired a
+    /// torn tail (a repair is not rotated: the next append is).
     pub rotate_bytes: u64,
     /// Rotated segments kept.
     pub keep_segments: usize,
@@ -44,6 +55,7 @@ pub struct Ledger {
     key: Option<SigningKey>,
     limits: Limits,
     lock: File,
+    disk: Box<dyn Disk>,
 }
 
 /// What one append did.
@@ -57,6 +69,9 @@ pub struct Appended {
     pub rotated: bool,
     /// Segments pruned after the append.
     pub pruned: usize,
+    /// Bytes of a torn last line cut before the entry (recorded by a `tail_repair` record just before it), if
+    /// there was one.
+    pub torn_bytes_cut: Option<u64>,
 }
 
 /// Why the ledger could not be opened.
@@ -65,7 +80,7 @@ pub enum OpenError {
     /// The path has no file name or is a directory.
     #[error("audit ledger path {0:?} does not name a file")]
     NotAFile(PathBuf),
-    /// The directory or the lock file could not be created.
+    /// The directory or the lock file could not be created, or the lock file is not a regular file.
     #[error("audit ledger {path:?}: {source}")]
     Io {
         /// The path that failed.
@@ -75,10 +90,12 @@ pub enum OpenError {
     },
 }
 
-/// Why an append failed. Nothing was written (the ledger is as before), except that a rotation may have happened.
+/// Why an append failed. The chain is as before: a rotation may have happened, and a write that failed part-way
+/// leaves a torn tail that the next append cuts and records.
 #[derive(Debug, thiserror::Error)]
 pub enum AppendError {
-    /// Reading, writing, renaming or syncing failed (e.g. disk full).
+    /// Reading, writing, renaming or syncing failed (e.g. disk full), or a ledger file is not a regular file (a
+    /// FIFO, a device, a symbolic link).
     #[error("audit ledger {path:?}: {source}")]
     Io {
         /// The file that failed.
@@ -86,8 +103,9 @@ pub enum AppendError {
         /// The I/O error.
         source: io::Error,
     },
-    /// The chain's last line is not a whole chained entry: the file was cut or edited. Appending would extend a
-    /// broken chain, so the ledger refuses until a person checks it (`verify-audit`) and moves it aside.
+    /// The chain's last whole line is not a chained entry: the file was edited, or its last line is over the line
+    /// limit. Appending would extend a broken chain, so the ledger refuses until a person checks it
+    /// (`verify-audit`) and moves it aside. A torn last line is not this: it is cut and recorded.
     #[error("audit ledger {path:?}: cannot continue the chain: {reason}; check it with verify-audit")]
     BrokenTail {
         /// The file whose tail is broken.
@@ -100,12 +118,34 @@ pub enum AppendError {
     LineTooLong(usize),
 }
 
+/// How the ledger's text reaches the active file: one write of the whole text at the file's position (its end,
+/// for a file opened to append), as `write_all` does it. Tests put a disk that fills up in its place, which writes
+/// a part of the text and fails with ENOSPC as a full disk does.
+pub(crate) trait Disk: std::fmt::Debug + Send + Sync {
+    /// Writes `bytes` to `file` at its position.
+    fn write(&self, file: &mut File, bytes: &[u8]) -> io::Result<()>;
+}
+
+/// The file system itself.
+#[derive(Debug)]
+struct FileSystem;
+
+impl Disk for FileSystem {
+    fn write(&self, file: &mut File, bytes: &[u8]) -> io::Result<()> {
+        file.write_all(bytes)
+    }
+}
+
 impl Ledger {
     /// Opens the ledger at `path` with the standard limits: creates its directory (0700) and lock file (0600) if
     /// needed. `key` signs every entry and checkpoint when given.
     ///
+    /// A torn last line in the active file (an append that failed part-way) is cut and recorded now, as the next
+    /// append would; when that fails (the disk is still full) it is logged and left to the next append.
+    ///
     /// # Errors
-    /// [`OpenError`] if the path names no file or the directory or lock file cannot be created.
+    /// [`OpenError`] if the path names no file, the directory or lock file cannot be created, or the lock file is
+    /// not a regular file.
     pub fn open(path: &Path, key: Option<SigningKey>) -> Result<Ledger, OpenError> {
         Ledger::open_with_limits(path, key, Limits::STANDARD)
     }
@@ -115,6 +155,16 @@ impl Ledger {
     /// # Errors
     /// As [`Ledger::open`].
     pub fn open_with_limits(path: &Path, key: Option<SigningKey>, limits: Limits) -> Result<Ledger, OpenError> {
+        Ledger::open_on(path, key, limits, Box::new(FileSystem))
+    }
+
+    /// [`Ledger::open_with_limits`] writing through `disk`.
+    pub(crate) fn open_on(
+        path: &Path,
+        key: Option<SigningKey>,
+        limits: Limits,
+        disk: Box<dyn Disk>,
+    ) -> Result<Ledger, OpenError> {
         if path.file_name().is_none() || path.is_dir() {
             return Err(OpenError::NotAFile(path.to_path_buf()));
         }
@@ -124,7 +174,11 @@ impl Ledger {
         let lock_path = files::lock_path(path);
         let lock =
             files::open_private_append(&lock_path).map_err(|source| OpenError::Io { path: lock_path, source })?;
-        Ok(Ledger { path: path.to_path_buf(), key, limits, lock })
+        let ledger = Ledger { path: path.to_path_buf(), key, limits, lock, disk };
+        if let Err(error) = ledger.locked(|ledger| ledger.repair_locked()) {
+            tracing::warn!(%error, "audit ledger: a torn last line was not repaired at open; the next append tries");
+        }
+        Ok(ledger)
     }
 
     /// The active file's path.
@@ -139,14 +193,27 @@ impl Ledger {
 
     /// Appends `event` as the next entry of the chain, durably (the line is synced before this returns).
     ///
+    /// A torn last line left by an append that failed part-way is replaced by a `tail_repair` record that names
+    /// it, written with the entry in the same write over the torn bytes ([`Appended::torn_bytes_cut`]).
+    ///
     /// Cost: one lock, a read of the tail (a few KiB), one write and one `fsync`; plus a rename and directory sync
-    /// when rotating.
+    /// when rotating, and a read of the torn bytes and a truncation after a torn tail.
     ///
     /// # Errors
     /// [`AppendError`]; the caller records the failure as degraded and goes on (design.md §7).
     pub fn append(&self, event: &Event) -> Result<Appended, AppendError> {
+        self.locked(|ledger| {
+            let mut active = files::open_private_append(&ledger.path).map_err(ledger.io())?;
+            let size = active.metadata().map_err(ledger.io())?.len();
+            let end = read_end(&ledger.path, &mut active, size)?;
+            ledger.write_records(active, size, end, Some(event))
+        })
+    }
+
+    /// Runs `work` holding the cross-process lock.
+    fn locked<T>(&self, work: impl FnOnce(&Self) -> Result<T, AppendError>) -> Result<T, AppendError> {
         self.lock.lock().map_err(|source| AppendError::Io { path: files::lock_path(&self.path), source })?;
-        let result = self.append_locked(event);
+        let result = work(self);
         if let Err(error) = self.lock.unlock() {
             // Closing the file (when the ledger is dropped or the process exits) releases the lock anyway.
             tracing::warn!(%error, "audit ledger: unlocking failed");
@@ -154,40 +221,93 @@ impl Ledger {
         result
     }
 
-    fn append_locked(&self, event: &Event) -> Result<Appended, AppendError> {
-        let io = |path: &Path| {
-            let path = path.to_path_buf();
-            move |source| AppendError::Io { path, source }
-        };
-        let mut active = files::open_private_append(&self.path).map_err(io(&self.path))?;
-        let size = active.metadata().map_err(io(&self.path))?.len();
-        let mut position = match files::last_line(&mut active, size).map_err(io(&self.path))? {
-            Tail::Empty => self.position_after_segments()?,
-            tail => {
-                let previous = chain_link(&self.path, tail)?;
-                Position {
-                    sequence: next_sequence(&self.path, previous.sequence)?,
-                    segment_id: previous.segment_id,
-                    previous_hash: previous.entry_hash,
-                }
-            }
-        };
-        let id = uuid::Uuid::new_v4().to_string();
-        let timestamp_ms = crate::now_ms();
-        let mut sealed = entry::seal(event, &position, &id, timestamp_ms, self.key.as_ref());
-        if sealed.line.len() > MAX_LINE_BYTES {
-            return Err(AppendError::LineTooLong(sealed.line.len()));
+    /// Cuts and records a torn last line of the active file, if there is one; nothing else is written.
+    fn repair_locked(&self) -> Result<Option<Appended>, AppendError> {
+        let Some(mut active) = files::open_existing_append(&self.path).map_err(self.io())? else { return Ok(None) };
+        let size = active.metadata().map_err(self.io())?.len();
+        let end = read_end(&self.path, &mut active, size)?;
+        if end.torn.is_none() {
+            return Ok(None);
         }
-        let rotated = size > 0 && size + sealed.line.len() as u64 > self.limits.rotate_bytes;
+        self.write_records(active, size, end, None).map(Some)
+    }
+
+    /// Writes, after the active file's `end` (`active`, open to append, of `size` bytes), the record of its torn
+    /// tail if it has one and then `event` if given: the whole write of design.md §7.
+    fn write_records(
+        &self,
+        mut active: File,
+        size: u64,
+        end: End,
+        event: Option<&Event>,
+    ) -> Result<Appended, AppendError> {
+        let mut position = match end.link {
+            None => self.position_after_segments()?,
+            Some(previous) => Position {
+                sequence: next_sequence(&self.path, previous.sequence)?,
+                segment_id: previous.segment_id,
+                previous_hash: previous.entry_hash,
+            },
+        };
+        let records =
+            Records { path: &self.path, torn: end.torn.as_ref().map(|(_, torn)| torn), event, key: self.key.as_ref() };
+        let mut sealed = records.seal(&position, crate::now_ms())?;
+        let length: u64 = sealed.iter().map(|sealed| sealed.line.len() as u64).sum();
+        // A repair is never rotated: the torn bytes must leave the file before it becomes a segment, and they are
+        // overwritten by the records below. The next append rotates.
+        let rotated = end.torn.is_none() && size > 0 && size + length > self.limits.rotate_bytes;
         if rotated {
             self.rotate(position.sequence - 1, &position.segment_id)?;
-            active = files::open_private_append(&self.path).map_err(io(&self.path))?;
+            active = files::open_private_append(&self.path).map_err(self.io())?;
             position.segment_id = new_segment_id();
-            sealed = entry::seal(event, &position, &id, timestamp_ms, self.key.as_ref());
+            sealed = records.seal(&position, crate::now_ms())?;
         }
-        self.write(&mut active, &sealed, size == 0 || rotated)?;
+        let text: String = sealed.iter().map(|sealed| sealed.line.as_str()).collect();
+        match &end.torn {
+            None => self.write(&mut active, &text, size == 0 || rotated)?,
+            Some((start, torn)) => {
+                drop(active);
+                self.write_over(*start, size, &text)?;
+                tracing::warn!(
+                    bytes = torn.bytes,
+                    "audit ledger: a torn last line left by an append that failed part-way was cut and recorded"
+                );
+            }
+        }
         let pruned = if rotated { self.prune() } else { 0 };
-        Ok(Appended { sequence: position.sequence, entry_hash: sealed.entry_hash, rotated, pruned })
+        let written = sealed.len() as u64;
+        let last = sealed.pop().expect("a torn tail or an event is always sealed");
+        Ok(Appended {
+            sequence: position.sequence + written - 1,
+            entry_hash: last.entry_hash,
+            rotated,
+            pruned,
+            torn_bytes_cut: end.torn.map(|(_, torn)| torn.bytes),
+        })
+    }
+
+    /// Writes `text` over the torn bytes from `start` to `size`, then cuts what is left of them and syncs.
+    ///
+    /// Overwriting needs no new space for the first bytes: a write that fails part-way (the disk still full)
+    /// leaves a torn tail again, never a file cut back with the cut unrecorded.
+    fn write_over(&self, start: u64, size: u64, text: &str) -> Result<(), AppendError> {
+        let mut file = files::open_to_overwrite(&self.path).map_err(self.io())?;
+        file.seek(SeekFrom::Start(start)).map_err(self.io())?;
+        self.disk.write(&mut file, text.as_bytes()).map_err(self.io())?;
+        let end = start + text.len() as u64;
+        if end < size {
+            file.set_len(end).map_err(self.io())?;
+        }
+        file.sync_data().map_err(self.io())?;
+        if start == 0 {
+            self.sync_dir()?;
+        }
+        Ok(())
+    }
+
+    /// An I/O error on the active file.
+    fn io(&self) -> impl FnOnce(io::Error) -> AppendError + '_ {
+        move |source| AppendError::Io { path: self.path.clone(), source }
     }
 
     /// Where the chain continues when the active file is empty: after the newest segment, else after the
@@ -198,11 +318,10 @@ impl Ledger {
             source,
         })?;
         let previous = if let Some(newest) = listing.segments.last() {
-            let mut file =
-                File::open(&newest.path).map_err(|source| AppendError::Io { path: newest.path.clone(), source })?;
-            let size = file.metadata().map_err(|source| AppendError::Io { path: newest.path.clone(), source })?.len();
-            let tail = files::last_line(&mut file, size)
-                .map_err(|source| AppendError::Io { path: newest.path.clone(), source })?;
+            let io = |source| AppendError::Io { path: newest.path.clone(), source };
+            let mut file = files::open_regular(&newest.path).map_err(io)?;
+            let size = file.metadata().map_err(io)?.len();
+            let tail = files::last_line(&mut file, size).map_err(io)?;
             let link = chain_link(&newest.path, tail)?;
             Some((link.sequence, link.entry_hash))
         } else {
@@ -233,10 +352,10 @@ impl Ledger {
         self.sync_dir()
     }
 
-    /// Writes the line with one `write`, syncs it, and syncs the directory when the file is new.
-    fn write(&self, active: &mut File, sealed: &Sealed, new_file: bool) -> Result<(), AppendError> {
+    /// Writes the text with one write through the disk, syncs it, and syncs the directory when the file is new.
+    fn write(&self, active: &mut File, text: &str, new_file: bool) -> Result<(), AppendError> {
         let io = |source| AppendError::Io { path: self.path.clone(), source };
-        active.write_all(sealed.line.as_bytes()).map_err(io)?;
+        self.disk.write(active, text.as_bytes()).map_err(io)?;
         active.sync_data().map_err(io)?;
         if new_file {
             self.sync_dir()?;
@@ -268,7 +387,7 @@ impl Ledger {
 
     fn prune_one(&self, segment: &files::Segment) -> Result<(), AppendError> {
         let io = |source| AppendError::Io { path: segment.path.clone(), source };
-        let mut file = File::open(&segment.path).map_err(io)?;
+        let mut file = files::open_regular(&segment.path).map_err(io)?;
         let size = file.metadata().map_err(io)?.len();
         let link = chain_link(&segment.path, files::last_line(&mut file, size).map_err(io)?)?;
         let checkpoint = checkpoint::Checkpoint {
@@ -287,6 +406,39 @@ impl Ledger {
     }
 }
 
+/// What one write puts in the active file: the record of a cut torn tail, the event, or both in that order.
+struct Records<'a> {
+    /// The active file, named by an exhausted sequence.
+    path: &'a Path,
+    torn: Option<&'a Torn>,
+    event: Option<&'a Event>,
+    key: Option<&'a SigningKey>,
+}
+
+impl Records<'_> {
+    /// Seals the records from `position` on, each with a new id.
+    fn seal(&self, position: &Position, timestamp_ms: u64) -> Result<Vec<Sealed>, AppendError> {
+        let mut sealed = Vec::with_capacity(2);
+        let mut position = position.clone();
+        if let Some(torn) = self.torn {
+            let repair = entry::seal_tail_repair(torn, &position, &new_id(), timestamp_ms, self.key);
+            position = Position {
+                sequence: next_sequence(self.path, position.sequence)?,
+                segment_id: position.segment_id,
+                previous_hash: repair.entry_hash.clone(),
+            };
+            sealed.push(repair);
+        }
+        if let Some(event) = self.event {
+            sealed.push(entry::seal(event, &position, &new_id(), timestamp_ms, self.key));
+        }
+        if let Some(long) = sealed.iter().find(|sealed| sealed.line.len() > MAX_LINE_BYTES) {
+            return Err(AppendError::LineTooLong(long.line.len()));
+        }
+        Ok(sealed)
+    }
+}
+
 /// The chain fields of an entry line.
 struct Link {
     sequence: u64,
@@ -294,31 +446,84 @@ struct Link {
     segment_id: String,
 }
 
+/// The end of the active file: the chain link of its last whole entry (`None` when it has none) and, when its
+/// last line is torn, where the torn bytes start and what they are.
+struct End {
+    link: Option<Link>,
+    torn: Option<(u64, Torn)>,
+}
+
+/// Reads the end of the active file at `path` (open as `file`, of `size` bytes). A last line with no newline, or
+/// one that is not a JSON object, is torn; the line before it must then be a chained entry (or nothing).
+fn read_end(path: &Path, file: &mut File, size: u64) -> Result<End, AppendError> {
+    let io = |source| AppendError::Io { path: path.to_path_buf(), source };
+    let tail = files::last_line(file, size).map_err(io)?;
+    let start = match &tail {
+        Tail::Empty => return Ok(End { link: None, torn: None }),
+        Tail::Line { line, start } => match serde_json::from_slice::<Map<String, Value>>(line) {
+            Ok(entry) => return Ok(End { link: Some(link_of(path, &entry)?), torn: None }),
+            Err(_) => *start,
+        },
+        Tail::Torn { start } => *start,
+        Tail::TooLong => return Err(broken(path, "the last line is over the line limit")),
+    };
+    let torn = torn_bytes(file, start, size).map_err(io)?;
+    let link = match files::last_line(file, start).map_err(io)? {
+        Tail::Empty => None,
+        before => Some(chain_link(path, before).map_err(|error| match error {
+            AppendError::BrokenTail { path, reason } => {
+                AppendError::BrokenTail { path, reason: format!("before a torn last line, {reason}") }
+            }
+            other => other,
+        })?),
+    };
+    Ok(End { link, torn: Some((start, torn)) })
+}
+
+/// The length and digest of the bytes from `start` to `size` (at most [`MAX_LINE_BYTES`]).
+fn torn_bytes(file: &mut File, start: u64, size: u64) -> io::Result<Torn> {
+    let mut bytes = Vec::new();
+    file.seek(SeekFrom::Start(start))?;
+    file.take(size - start).read_to_end(&mut bytes)?;
+    Ok(Torn { bytes: bytes.len() as u64, sha256: crate::sha256_digest(&bytes) })
+}
+
+fn broken(path: &Path, reason: &str) -> AppendError {
+    AppendError::BrokenTail { path: path.to_path_buf(), reason: reason.to_owned() }
+}
+
 /// Reads the chain fields of the last line of `path`.
 fn chain_link(path: &Path, tail: Tail) -> Result<Link, AppendError> {
-    let broken = |reason: &str| AppendError::BrokenTail { path: path.to_path_buf(), reason: reason.to_owned() };
     let line = match tail {
-        Tail::Line(line) => line,
-        Tail::Empty => return Err(broken("the file is empty")),
-        Tail::Incomplete => return Err(broken("the last line is incomplete (no newline)")),
-        Tail::TooLong => return Err(broken("the last line is over the line limit")),
+        Tail::Line { line, .. } => line,
+        Tail::Empty => return Err(broken(path, "the file is empty")),
+        Tail::Torn { .. } => return Err(broken(path, "the last line is incomplete (no newline)")),
+        Tail::TooLong => return Err(broken(path, "the last line is over the line limit")),
     };
     let entry: Map<String, Value> =
-        serde_json::from_slice(&line).map_err(|_| broken("the last line is not a JSON object"))?;
+        serde_json::from_slice(&line).map_err(|_| broken(path, "the last line is not a JSON object"))?;
+    link_of(path, &entry)
+}
+
+fn link_of(path: &Path, entry: &Map<String, Value>) -> Result<Link, AppendError> {
     let field = |name| entry.get(name).and_then(Value::as_str).map(str::to_owned);
     match (entry.get(SEQUENCE).and_then(Value::as_u64), field(ENTRY_HASH), field(SEGMENT_ID)) {
         (Some(sequence), Some(entry_hash), Some(segment_id)) => Ok(Link { sequence, entry_hash, segment_id }),
-        _ => Err(broken("the last line is not a chained entry")),
+        _ => Err(broken(path, "the last line is not a chained entry")),
     }
 }
 
 fn next_sequence(path: &Path, sequence: u64) -> Result<u64, AppendError> {
-    sequence.checked_add(1).ok_or_else(|| AppendError::BrokenTail {
-        path: path.to_path_buf(),
-        reason: "the sequence number is exhausted".to_owned(),
-    })
+    sequence.checked_add(1).ok_or_else(|| broken(path, "the sequence number is exhausted"))
 }
 
 fn new_segment_id() -> String {
     uuid::Uuid::new_v4().to_string()
 }
+
+fn new_id() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+#[cfg(all(test, unix))]
+mod tests;

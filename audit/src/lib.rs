@@ -9,8 +9,11 @@
 //!   tail, rotation, the append and its `fsync`. The active file rotates at 4 MiB into segments named
 //!   `<ledger>.segment-<first>-<last>-<segmentId>`; at most 4 rotated segments are kept, and before the oldest is
 //!   removed a checkpoint (`<ledger>.checkpoint`, signed when signing) naming its last entry is synced. Lines are at
-//!   most 256 KiB.
-//! - [`verify_audit_ledger`] verifies the whole retained ledger with bounded memory; [`verify_audit_event_signature`]
+//!   most 256 KiB. A torn last line left by an append that failed part-way (a full disk, a crash) is cut by the
+//!   next append (or [`Ledger::open`]) and recorded by a chained `tail_repair` record, so the chain goes on.
+//!   Every ledger file is opened as a regular file only: a FIFO, device or symbolic link in its place is refused.
+//! - [`verify_audit_ledger`] verifies the whole retained ledger with bounded memory, reporting a torn last line
+//!   ([`Report::torn_tail`]) and the `tail_repair` records apart from tampering; [`verify_audit_event_signature`]
 //!   checks one entry's signature.
 //! - [`SigningKey::load`] loads the signing key fail-closed (empty path, missing, group/world-accessible, oversized
 //!   or not an Ed25519 PKCS#8 PEM key: an error, never unsigned output); [`generate_key_pair`] makes one.
@@ -79,4 +82,4 @@ pub use key::{
 pub use ledger::{AppendError, Appended, KEEP_SEGMENTS, Ledger, Limits, OpenError, ROTATE_BYTES};
 pub use operations::{OPERATIONS, STEP_TYPES, is_operation_list};
 pub use signature::{SIGNATURE_VERSION, SignatureError, Signed, verify_audit_event_signature};
-pub use verify::{Report, VerifyError, VerifyOptions, verify_audit_ledger};
+pub use verify::{Report, TailRepair, TornTail, VerifyError, VerifyOptions, verify_audit_ledger};

@@ -11,6 +11,17 @@
 //! Legacy (unchained, per-entry) records may only precede the chain; they are counted as `legacy`, never as
 //! chained, and their signatures are checked as legacy signatures.
 //!
+//! # Torn tails
+//! An append that failed part-way (a full disk, a crash) leaves the active file's last line torn: no newline, or
+//! not a JSON object. That is not tampering with an entry, and everything before it is verified as usual: the
+//! report names it ([`Report::torn_tail`]) instead of failing. The writer's next append cuts it and writes a
+//! `tail_repair` record, chained and signed like an entry, with the length and digest of the bytes cut; the
+//! verifier checks its fields and counts it ([`Report::tail_repairs`]). A torn line anywhere else (inside the
+//! active file, in a segment) is an integrity failure.
+//!
+//! Every file is opened as a regular file only: a FIFO, device or symbolic link in a ledger file's place is an
+//! integrity failure, never a wait.
+//!
 //! # What a local chain cannot prove
 //! Removing the newest lines cleanly (whole lines, from the end) leaves a shorter chain that verifies: only an
 //! external anchor (e.g. the last `entryHash` and `sequence` recorded elsewhere) can show that entries are missing
@@ -23,10 +34,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+use crate::canonical::SHA256_PREFIX;
 use crate::checkpoint::{self, Checkpoint};
 use crate::entry::{
-    self, AUDIT_CHAIN_VERSION, AUDIT_SCHEMA_VERSION, CHAIN_VERSION, ENTRY_HASH, GENESIS, PREVIOUS_HASH, SCHEMA_VERSION,
-    SEGMENT_ID, SEQUENCE,
+    self, AUDIT_CHAIN_VERSION, AUDIT_SCHEMA_VERSION, CHAIN_VERSION, ENTRY_HASH, EVENT_TYPE, GENESIS, PREVIOUS_HASH,
+    SCHEMA_VERSION, SEGMENT_ID, SEQUENCE, TAIL_REPAIR, TORN_BYTES, TORN_SHA256,
 };
 use crate::files::{self, Line, LineReader, Segment};
 use crate::key::PublicKey;
@@ -66,6 +78,31 @@ pub struct Report {
     pub checkpoint_signed: Option<bool>,
     /// Whether signatures were checked (public keys given).
     pub signatures_checked: bool,
+    /// `tail_repair` records in the chain: torn last lines the writer cut and recorded.
+    pub tail_repairs: u64,
+    /// The newest `tail_repair` record, if any.
+    pub last_tail_repair: Option<TailRepair>,
+    /// The active file's last line is torn (an append that failed part-way, not yet cut by a later append).
+    /// Everything before it verified; `verify-audit` exits 4 for it.
+    pub torn_tail: Option<TornTail>,
+}
+
+/// A `tail_repair` record: where it is in the chain and how many bytes it says were cut.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TailRepair {
+    /// Its sequence.
+    pub sequence: u64,
+    /// The bytes of the torn line that were cut (`tornBytes`).
+    pub torn_bytes: u64,
+}
+
+/// A torn last line of the active file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TornTail {
+    /// Its 1-based line number in the active file.
+    pub line: u64,
+    /// Its length in bytes, newline included when it has one.
+    pub bytes: u64,
 }
 
 /// Why a ledger does not verify.
@@ -113,13 +150,12 @@ pub fn verify_audit_ledger(path: &Path, options: &VerifyOptions<'_>) -> Result<R
     let checkpoint_path = files::checkpoint_path(path);
     let checkpoint_object =
         checkpoint::read(&checkpoint_path).map_err(|reason| integrity(&checkpoint_path, None, reason))?;
-    let active_exists = match std::fs::metadata(path) {
-        Ok(metadata) if metadata.is_file() => true,
-        Ok(_) => return Err(integrity(path, None, "not a regular file")),
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => false,
-        Err(source) => return Err(VerifyError::Io { path: path.to_path_buf(), source }),
+    let active = match files::open_regular(path) {
+        Ok(file) => Some(file),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
+        Err(error) => return Err(open_failure(path, error)),
     };
-    if !active_exists && listing.segments.is_empty() && checkpoint_object.is_none() {
+    if active.is_none() && listing.segments.is_empty() && checkpoint_object.is_none() {
         return Err(VerifyError::NotFound(path.to_path_buf()));
     }
 
@@ -132,17 +168,27 @@ pub fn verify_audit_ledger(path: &Path, options: &VerifyOptions<'_>) -> Result<R
     }
     let mut previous_segment_id: Option<String> = None;
     for segment in &listing.segments {
-        verifier.verify_file(&segment.path, Some(segment), previous_segment_id.as_deref())?;
+        let file = files::open_regular(&segment.path).map_err(|error| open_failure(&segment.path, error))?;
+        verifier.verify_file(file, &segment.path, Some(segment), previous_segment_id.as_deref())?;
         previous_segment_id = Some(segment.segment_id.clone());
     }
-    if active_exists {
-        verifier.verify_file(path, None, previous_segment_id.as_deref())?;
+    if let Some(file) = active {
+        verifier.verify_file(file, path, None, previous_segment_id.as_deref())?;
     }
     verifier.finish(path)
 }
 
 fn integrity(path: &Path, line: Option<u64>, reason: impl Into<String>) -> VerifyError {
     VerifyError::Integrity { path: path.to_path_buf(), line, reason: reason.into() }
+}
+
+/// A ledger file that cannot be opened: something other than a regular file in its place is an integrity failure,
+/// any other error an I/O one.
+fn open_failure(path: &Path, error: std::io::Error) -> VerifyError {
+    match files::not_regular(&error) {
+        Some(not_regular) => integrity(path, None, not_regular.to_string()),
+        None => VerifyError::Io { path: path.to_path_buf(), source: error },
+    }
 }
 
 /// What the next chained entry must be.
@@ -168,14 +214,15 @@ impl<'a> Verifier<'a> {
         Self { options, report, checkpoint: None, expected: Expected::Start, pending: None }
     }
 
-    /// Verifies one file; `segment` is its parsed name for a rotated segment, `None` for the active file.
+    /// Verifies one file, open as `file`; `segment` is its parsed name for a rotated segment, `None` for the active
+    /// file.
     fn verify_file(
         &mut self,
+        file: File,
         path: &Path,
         segment: Option<&Segment>,
         previous_segment_id: Option<&str>,
     ) -> Result<(), VerifyError> {
-        let file = File::open(path).map_err(|source| VerifyError::Io { path: path.to_path_buf(), source })?;
         self.report.segments += 1;
         let mut reader = LineReader::new(file);
         let mut line = Vec::new();
@@ -187,13 +234,28 @@ impl<'a> Verifier<'a> {
         {
             number += 1;
             let fail = |reason: String| integrity(path, Some(number), reason);
+            let torn = |bytes: usize| TornTail { line: number, bytes: bytes as u64 };
             match kind {
                 Line::Complete => {}
+                Line::Incomplete if segment.is_none() => {
+                    self.report.torn_tail = Some(torn(line.len()));
+                    break;
+                }
                 Line::Incomplete => return Err(fail("the line is incomplete (the file was cut)".into())),
                 Line::TooLong => return Err(fail(format!("a line over {} bytes", files::MAX_LINE_BYTES))),
             }
-            let entry: Map<String, Value> =
-                serde_json::from_slice(&line).map_err(|_| fail("not a JSON object".into()))?;
+            let entry: Map<String, Value> = match serde_json::from_slice(&line) {
+                Ok(entry) => entry,
+                Err(_) => {
+                    let last =
+                        reader.at_end().map_err(|source| VerifyError::Io { path: path.to_path_buf(), source })?;
+                    if segment.is_none() && last {
+                        self.report.torn_tail = Some(torn(line.len() + 1));
+                        break;
+                    }
+                    return Err(fail("not a JSON object".into()));
+                }
+            };
             if !is_chained(&entry) {
                 if !matches!(self.expected, Expected::Start) {
                     return Err(fail("an unchained (legacy) record inside the chain".into()));
@@ -258,6 +320,7 @@ impl<'a> Verifier<'a> {
         if entry::entry_hash(entry) != recorded_hash {
             return Err(format!("sequence {sequence}: entryHash does not match the entry (it was edited)"));
         }
+        let repair = tail_repair(entry, sequence)?;
         match &self.expected {
             Expected::Next { sequence: expected, previous_hash: expected_hash } => {
                 if sequence != *expected {
@@ -283,6 +346,10 @@ impl<'a> Verifier<'a> {
         };
         self.report.chained += 1;
         self.report.entries += 1;
+        if let Some(repair) = repair {
+            self.report.tail_repairs += 1;
+            self.report.last_tail_repair = Some(repair);
+        }
         self.report.first_sequence.get_or_insert(sequence);
         self.report.last_sequence = Some(sequence);
         Ok(sequence)
@@ -370,6 +437,27 @@ impl<'a> Verifier<'a> {
             ));
         }
         Ok(self.report)
+    }
+}
+
+/// The `tail_repair` record that `entry` (of `sequence`) is, if it is one.
+///
+/// # Errors
+/// A `tail_repair` record whose `tornBytes` is not 1 to [`files::MAX_LINE_BYTES`] or whose `tornSha256` is not a
+/// `sha256:` digest.
+fn tail_repair(entry: &Map<String, Value>, sequence: u64) -> Result<Option<TailRepair>, String> {
+    if entry.get(EVENT_TYPE).and_then(Value::as_str) != Some(TAIL_REPAIR) {
+        return Ok(None);
+    }
+    let torn_bytes = entry
+        .get(TORN_BYTES)
+        .and_then(Value::as_u64)
+        .filter(|bytes| (1..=files::MAX_LINE_BYTES as u64).contains(bytes));
+    let digest = entry.get(TORN_SHA256).and_then(Value::as_str).and_then(|text| text.strip_prefix(SHA256_PREFIX));
+    let digest_ok = digest.is_some_and(|hex| hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()));
+    match torn_bytes {
+        Some(torn_bytes) if digest_ok => Ok(Some(TailRepair { sequence, torn_bytes })),
+        _ => Err(format!("sequence {sequence}: a tail_repair record without a valid tornBytes and tornSha256")),
     }
 }
 

@@ -10,7 +10,9 @@
 //! `sidecarReadOnly: true`.
 //!
 //! An append that fails later (disk full, a broken ledger) is logged on stderr and counted as degraded; the tool's
-//! response is never changed or delayed beyond the attempt.
+//! response is never changed or delayed beyond the attempt. An append that failed part-way leaves a torn last
+//! line, which the ledger cuts and records at the next append (or when the next server opens it), so the audit
+//! goes on once the disk has room again.
 
 use fluxgit_audit::{Approval, Event, EventType, KeyError, Ledger, OpenError, Outcome, Risk, SigningKey};
 use serde_json::Value;

@@ -4,7 +4,8 @@
 //! Exit codes: 0 success; 1 a JSON-RPC error or `isError: true` result from `call`, or a configuration error
 //! (including an unusable audit signing key: start-up fails closed); 2 usage (clap's own, `call` arguments that
 //! are not JSON, `verify-audit` without a ledger or with a bad public key); 3 `verify-audit` found an integrity
-//! failure (or an unsigned entry under `--require-signed`).
+//! failure (or an unsigned entry under `--require-signed`); 4 `verify-audit` found the ledger sound up to a torn
+//! last line (an append that failed part-way, which the next append cuts and records).
 
 use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
@@ -23,6 +24,8 @@ use serde_json::{Value, json};
 
 /// `verify-audit` exit status for an integrity failure.
 const EXIT_INTEGRITY: u8 = 3;
+/// `verify-audit` exit status for a ledger sound up to a torn last line.
+const EXIT_TORN_TAIL: u8 = 4;
 /// Exit status for usage errors (as clap's own).
 const EXIT_USAGE: u8 = 2;
 
@@ -70,8 +73,10 @@ enum Command {
     },
     /// Verify an audit ledger: its active file, retained segments and checkpoint, streamed with bounded memory.
     ///
-    /// Prints counters (entries, chained, legacy, signed, unsigned, segments, sequence range). Exits 0 when the
-    /// ledger verifies, 3 on an integrity failure (or an unsigned entry with --require-signed), 2 on usage errors.
+    /// Prints counters (entries, chained, legacy, signed, unsigned, segments, sequence range, torn tails cut and
+    /// recorded). Exits 0 when the ledger verifies, 3 on an integrity failure (or an unsigned entry with
+    /// --require-signed), 4 when it verifies up to a torn last line (an append that failed part-way, e.g. on a full
+    /// disk; the next append cuts it and records the cut), 2 on usage errors.
     /// A clean cut of the newest lines cannot be detected without an external anchor (see the fluxgit-audit docs).
     VerifyAudit {
         /// The ledger's active file, e.g. ~/.local/share/FluxGit/run/audit/mcp.jsonl.
@@ -876,8 +881,32 @@ fn verify_audit(file: &Path, pubkeys: &[PathBuf], require_signed: bool) -> ExitC
     println!("sequence:   {sequence}");
     println!("checkpoint: {checkpoint}");
     println!("signatures: {signatures}");
+    println!("repairs:    {}", repairs_text(&report));
+    if let Some(torn) = report.torn_tail {
+        println!("torn tail:  line {} ({} bytes)", torn.line, torn.bytes);
+        eprintln!(
+            "verify-audit: the last line of {} is torn: an append failed part-way (a full disk or a crash). Every \
+             entry before it verifies; the next append cuts it and records the cut.",
+            file.display()
+        );
+        return ExitCode::from(EXIT_TORN_TAIL);
+    }
     println!("ok");
     ExitCode::SUCCESS
+}
+
+/// The `repairs:` line: how many torn tails the writer cut and recorded, and the newest.
+fn repairs_text(report: &fluxgit_audit::Report) -> String {
+    match report.last_tail_repair {
+        None => "none".to_owned(),
+        Some(last) => format!(
+            "{} torn tail{} cut and recorded (the newest at sequence {}, {} bytes cut)",
+            report.tail_repairs,
+            if report.tail_repairs == 1 { "" } else { "s" },
+            last.sequence,
+            last.torn_bytes
+        ),
+    }
 }
 
 fn signed_text(signed: bool) -> &'static str {

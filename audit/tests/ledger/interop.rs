@@ -30,6 +30,9 @@ const PEER_COUNTERS: Report = Report {
     pruned_through: None,
     checkpoint_signed: None,
     signatures_checked: true,
+    tail_repairs: 0,
+    last_tail_repair: None,
+    torn_tail: None,
 };
 
 #[test]

@@ -15,9 +15,10 @@
 //! git meanwhile ([`Status::Building`]).
 //!
 //! Failure never fails a call: an index that is missing, of another version, unreadable, corrupt
-//! (checksums are validated on open) or failing a search is deleted and rebuilt, and the caller
-//! answers from git meanwhile. Another process holding the writer lock makes this call answer from
-//! git ([`Status::Busy`]).
+//! (checksums are validated on open), holding something other than a regular file where tantivy
+//! reads one, listing a segment twice in its `meta.json`, or failing a search is deleted and
+//! rebuilt, and the caller answers from git meanwhile (`directory.rs` checks the files).
+//! Another process holding the writer lock makes this call answer from git ([`Status::Busy`]).
 //!
 //! Speed: the writer is kept open between updates of a repository and commits never wait for
 //! tantivy's segment merges (they run on tantivy's merge thread), so taking in a few new commits
@@ -31,6 +32,7 @@
 //! payload.
 
 mod build;
+mod directory;
 mod feed;
 pub mod movements;
 pub(crate) mod schema;
@@ -385,7 +387,8 @@ enum Failure {
 
 /// Opens an existing index, checking its version, payload and checksums.
 fn open(dir: &Path, common_dir: &Path) -> Result<Opened, String> {
-    let mut index = Index::open_in_dir(dir).map_err(|err| err.to_string())?;
+    let mut index =
+        Index::open(directory::Guarded::open(dir).map_err(|err| err.to_string())?).map_err(|err| err.to_string())?;
     register(&mut index);
     let (_, fields) = schema::schema();
     if index.schema() != schema::schema().0 {
@@ -415,7 +418,9 @@ fn open(dir: &Path, common_dir: &Path) -> Result<Opened, String> {
 fn create(dir: &Path) -> Result<Opened, String> {
     std::fs::create_dir_all(dir).map_err(|err| format!("{}: {err}", dir.display()))?;
     let (schema, fields) = schema::schema();
-    let mut index = Index::create_in_dir(dir, schema).map_err(|err| err.to_string())?;
+    let directory = directory::Guarded::open(dir).map_err(|err| err.to_string())?;
+    let mut index =
+        Index::create(directory, schema, tantivy::IndexSettings::default()).map_err(|err| err.to_string())?;
     register(&mut index);
     let reader = reader(&index)?;
     Ok(Opened { index, reader, fields, tips: Tips::new(), writer: None, written: std::time::Instant::now() })
@@ -454,7 +459,9 @@ fn apply(
     if opened.writer.is_none() {
         let writer = match opened.index.writer_with_num_threads(1, WRITER_BYTES) {
             Ok(writer) => writer,
-            Err(tantivy::TantivyError::LockFailure(..)) => return Err(Failure::Busy),
+            Err(tantivy::TantivyError::LockFailure(tantivy::directory::error::LockError::LockBusy, _)) => {
+                return Err(Failure::Busy);
+            }
             Err(err) => return Err(Failure::Other(err.to_string())),
         };
         opened.writer = Some(writer);

@@ -36,6 +36,9 @@ use crate::facets::{iso_time, utf8};
 
 /// The version of the files kept on disk: a file of another version is read again from the reflogs.
 pub const VERSION: u32 = 1;
+/// The largest kept movements file read, in bytes (256 MiB: about a million reflog lines); a
+/// larger one is ignored and the reflogs are read again.
+pub const MAX_KEPT_BYTES: u64 = 256 * 1024 * 1024;
 
 /// One reflog line, parsed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -215,8 +218,10 @@ impl Store {
         Ok(current)
     }
 
+    /// The movements kept for `git_dir`, read as a regular file only (a FIFO or a link to a device
+    /// there is ignored, as a file that does not parse is) and up to [`MAX_KEPT_BYTES`].
     fn load(&self, git_dir: &Path) -> Option<Movements> {
-        let text = std::fs::read(self.file(git_dir)?).ok()?;
+        let text = crate::regular_file::read(&self.file(git_dir)?, false, MAX_KEPT_BYTES).ok()?.ok()?;
         let kept: Kept = serde_json::from_slice(&text).ok()?;
         (kept.version == VERSION && kept.git_dir == git_dir.display().to_string()).then_some(kept.movements)
     }
@@ -230,7 +235,15 @@ impl Store {
             return;
         }
         let temporary = file.with_extension(format!("json.{}.tmp", std::process::id()));
-        if std::fs::write(&temporary, text).is_ok() && std::fs::rename(&temporary, &file).is_err() {
+        // Created anew: `O_EXCL` neither follows a symbolic link nor opens a FIFO planted under the
+        // temporary name (a leftover is removed first).
+        let _ = std::fs::remove_file(&temporary);
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temporary)
+            .and_then(|mut handle| std::io::Write::write_all(&mut handle, &text));
+        if written.is_err() || std::fs::rename(&temporary, &file).is_err() {
             let _ = std::fs::remove_file(&temporary);
         }
     }

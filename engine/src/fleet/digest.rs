@@ -119,7 +119,8 @@ impl Engine {
         max_tokens: usize,
         measure: &mut Measure<'_, Digest>,
     ) -> Result<Budgeted<Digest>> {
-        let listed = self.fleet_targets(targets);
+        // An unreadable registry leaves the digest with no repository; the radar's hint says why.
+        let (listed, _) = self.fleet_targets(targets);
         let since_ms = options.since_ms;
         let read = self.fleet_each(
             listed,

@@ -76,22 +76,28 @@ pub(crate) type Outcome<T> = (Target, String, std::result::Result<T, Failure>);
 
 impl Engine {
     /// The targets of a fleet call: the given list, or the registry's entries inside the allowed
-    /// roots (none without a registry file or when it cannot be read).
-    pub(crate) fn fleet_targets(&self, targets: &Targets) -> Vec<Target> {
+    /// roots (none without a registry file). When the registry file cannot be read (not a regular
+    /// file, too large, not a registry), there are none and the second value says why, for the
+    /// answer's hint.
+    pub(crate) fn fleet_targets(&self, targets: &Targets) -> (Vec<Target>, Option<String>) {
         match targets {
-            Targets::Given(list) => list.iter().take(registry::MAX_REPOSITORIES).cloned().collect(),
+            Targets::Given(list) => (list.iter().take(registry::MAX_REPOSITORIES).cloned().collect(), None),
             Targets::Registry => {
                 // Repositories this process saw are in the file once their queued writes are done.
                 self.flush_registry();
-                let Some(file) = self.registry_file() else { return Vec::new() };
-                let Ok(loaded) = registry::Registry::load(file) else { return Vec::new() };
-                loaded
+                let Some(file) = self.registry_file() else { return (Vec::new(), None) };
+                let loaded = match registry::Registry::load(file) {
+                    Ok(loaded) => loaded,
+                    Err(error) => return (Vec::new(), Some(format!("the fleet registry cannot be read: {error}"))),
+                };
+                let listed = loaded
                     .repositories
                     .into_iter()
                     .filter(|entry| self.allowed_roots().iter().any(|root| entry.path.starts_with(root)))
                     .take(registry::MAX_REPOSITORIES)
                     .map(|entry| Target { path: entry.path.display().to_string(), label: entry.label })
-                    .collect()
+                    .collect();
+                (listed, None)
             }
         }
     }

@@ -345,7 +345,8 @@ impl Engine {
         max_tokens: usize,
         measure: &mut Measure<'_, Radar>,
     ) -> Result<Budgeted<Radar>> {
-        let (listed, scanned, empty_folders) = self.expand_folders(self.fleet_targets(targets));
+        let (listed, registry_problem) = self.fleet_targets(targets);
+        let (listed, scanned, empty_folders) = self.expand_folders(listed);
         let read = self.fleet_each(
             listed,
             |location, call| self.cached_answer::<Facts>(location, call, FACTS_VARIANT).map(Ok),
@@ -381,10 +382,16 @@ impl Engine {
             })
             .collect();
         queue.sort_by(|one, two| (one.state, &one.repo_path).cmp(&(two.state, &two.repo_path)));
-        let hint = queue.is_empty().then(|| match targets {
-            Targets::Registry => EMPTY_REGISTRY_HINT.to_owned(),
-            Targets::Given(_) => "no repositories given: pass repoPaths or repositories, or leave both out to read \
-                the registry"
+        let hint = queue.is_empty().then(|| match (targets, registry_problem) {
+            (Targets::Registry, Some(problem)) => {
+                format!(
+                    "{problem}; move it aside (`fluxgit-mcp-sidecar fleet add` then starts a new one), or pass \
+                     repoPaths"
+                )
+            }
+            (Targets::Registry, None) => EMPTY_REGISTRY_HINT.to_owned(),
+            (Targets::Given(_), _) => "no repositories given: pass repoPaths or repositories, or leave both out to \
+                read the registry"
                 .to_owned(),
         });
         let full = Radar {

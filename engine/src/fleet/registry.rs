@@ -2,7 +2,9 @@
 //! at when a call names none. It holds repositories registered with `fluxgit-mcp-sidecar fleet add`
 //! and repositories seen in tool calls, stored as one JSON file in the run dir
 //! (`<run dir>/fleet/registry.json`), replaced atomically (written to a temporary file in the same
-//! directory, synced, renamed over the old one).
+//! directory, synced, renamed over the old one). It is read as a regular file only, up to
+//! [`MAX_FILE_BYTES`]: a FIFO, a device or a symbolic link in its place is refused, never waited on
+//! or read without end, and never replaced.
 //!
 //! Only repositories inside the allowed roots are added; entries whose path later falls outside the
 //! roots in force are kept in the file but never read (the fleet tools skip them, `fleet list`
@@ -15,8 +17,12 @@ use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
 use serde::{Deserialize, Serialize};
 
+use crate::regular_file::Opened;
+
 /// The registry file's format version.
 pub const VERSION: u32 = 1;
+/// The largest registry file read, in bytes (16 MiB: some 40,000 entries of long paths).
+pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
 /// Repositories a fleet call reads at most (design.md §5).
 pub const MAX_REPOSITORIES: usize = 500;
 /// How deep `fleet add --scan` looks below its directory by default (the directory itself is depth
@@ -81,23 +87,43 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+    /// Something other than a regular file is in the registry's place.
+    #[error("{path} is a {kind}, not a regular file: not read")]
+    NotRegular {
+        /// The file.
+        path: PathBuf,
+        /// What is there: `FIFO`, `device`, `socket`, `directory` or `symbolic link`.
+        kind: &'static str,
+    },
+    /// The file is larger than [`MAX_FILE_BYTES`].
+    #[error("{path} has {bytes} bytes, over the registry's limit of {MAX_FILE_BYTES}: not read")]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// Its size in bytes.
+        bytes: u64,
+    },
 }
 
 impl Registry {
-    /// Reads the registry at `file`; a missing file is an empty registry.
+    /// Reads the registry at `file`; a missing file is an empty registry. The file is opened
+    /// without blocking and without following a symbolic link, and read up to [`MAX_FILE_BYTES`].
     ///
     /// # Errors
-    /// [`Error::Io`] when the file cannot be read, [`Error::Format`] when it does not parse or has
-    /// another version.
+    /// [`Error::Io`] when the file cannot be read, [`Error::NotRegular`] for a FIFO, device,
+    /// socket, directory or symbolic link in its place, [`Error::TooLarge`] over
+    /// [`MAX_FILE_BYTES`], [`Error::Format`] when it does not parse or has another version.
     pub fn load(file: &Path) -> Result<Self, Error> {
-        let text = match std::fs::read_to_string(file) {
-            Ok(text) => text,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                return Ok(Self { version: VERSION, repositories: Vec::new() });
-            }
-            Err(source) => return Err(Error::Io { path: file.to_path_buf(), source }),
+        let path = || file.to_path_buf();
+        let bytes = match crate::regular_file::read(file, false, MAX_FILE_BYTES) {
+            Ok(Ok(bytes)) => bytes,
+            Ok(Err(Opened::Missing)) => return Ok(Self { version: VERSION, repositories: Vec::new() }),
+            Ok(Err(Opened::Symlink)) => return Err(Error::NotRegular { path: path(), kind: "symbolic link" }),
+            Ok(Err(Opened::NotRegular(kind))) => return Err(Error::NotRegular { path: path(), kind }),
+            Ok(Err(Opened::File(_, bytes))) => return Err(Error::TooLarge { path: path(), bytes }),
+            Err(source) => return Err(Error::Io { path: path(), source }),
         };
-        let registry: Self = serde_json::from_str(&text)
+        let registry: Self = serde_json::from_slice(&bytes)
             .map_err(|error| Error::Format { path: file.to_path_buf(), message: error.to_string() })?;
         if registry.version != VERSION {
             return Err(Error::Format { path: file.to_path_buf(), message: format!("version {}", registry.version) });
@@ -119,8 +145,14 @@ impl Registry {
         let temporary = dir.join(format!(".registry.{}.tmp", std::process::id()));
         let text = serde_json::to_string_pretty(self).expect("the registry serialises: strings and numbers");
         let written = (|| {
+            // Created anew: `O_EXCL` neither follows a symbolic link nor opens a FIFO planted under the
+            // temporary name (a leftover is removed first).
+            match std::fs::remove_file(&temporary) {
+                Err(error) if error.kind() != std::io::ErrorKind::NotFound => return Err(error),
+                _ => {}
+            }
             let mut options = std::fs::OpenOptions::new();
-            options.write(true).create(true).truncate(true);
+            options.write(true).create_new(true);
             #[cfg(unix)]
             std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
             let mut handle = options.open(&temporary)?;
@@ -419,6 +451,83 @@ mod tests {
         assert!(loaded.remove(Path::new("/a")) && !loaded.remove(Path::new("/a")));
         std::fs::write(&file, "{\"version\": 9, \"repositories\": []}").expect("write");
         assert!(matches!(Registry::load(&file), Err(Error::Format { .. })));
+    }
+
+    /// Runs `work` on a thread of its own, failing the test when it takes 5 s or more.
+    #[cfg(unix)]
+    fn within_5_s<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> T {
+        let (sender, receiver) = std::sync::mpsc::channel();
+        std::thread::spawn(move || sender.send(work()));
+        receiver.recv_timeout(std::time::Duration::from_secs(5)).expect("answered within 5 s")
+    }
+
+    #[cfg(unix)]
+    fn mkfifo(path: &Path) {
+        let status = std::process::Command::new("mkfifo").arg(path).status().expect("mkfifo runs");
+        assert!(status.success(), "mkfifo {}", path.display());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_registry_is_refused_at_once_and_left_in_place() {
+        use std::os::unix::fs::FileTypeExt as _;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = dir.path().join("fleet/registry.json");
+        std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
+        mkfifo(&file);
+        let loading = file.clone();
+        let loaded = within_5_s(move || Registry::load(&loading));
+        assert!(matches!(loaded, Err(Error::NotRegular { kind: "FIFO", .. })), "{loaded:?}");
+        let message = loaded.expect_err("refused").to_string();
+        assert!(message.ends_with("registry.json is a FIFO, not a regular file: not read"), "{message}");
+        // The seen writer neither waits on it nor replaces it.
+        let writing = file.clone();
+        within_5_s(move || {
+            let writer = SeenWriter::new(writing);
+            writer.record(Path::new("/a"), 1);
+            writer.flush();
+        });
+        assert!(std::fs::symlink_metadata(&file).expect("still there").file_type().is_fifo());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_registry_linked_to_dev_zero_or_too_large_is_refused_unread() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = dir.path().join("registry.json");
+        std::os::unix::fs::symlink("/dev/zero", &file).expect("symlink");
+        let loading = file.clone();
+        let loaded = within_5_s(move || Registry::load(&loading));
+        assert!(matches!(loaded, Err(Error::NotRegular { kind: "symbolic link", .. })), "{loaded:?}");
+        // A regular file over the limit is refused by its size, before a byte is read: a sparse file of 1 GiB
+        // would otherwise be read whole.
+        std::fs::remove_file(&file).expect("remove");
+        std::fs::File::create(&file).expect("create").set_len(1 << 30).expect("sparse");
+        let loading = file.clone();
+        let loaded = within_5_s(move || Registry::load(&loading));
+        assert!(matches!(loaded, Err(Error::TooLarge { bytes: 1_073_741_824, .. })), "{loaded:?}");
+        std::fs::remove_file(&file).expect("remove");
+        std::os::unix::fs::symlink(dir.path(), &file).expect("symlink");
+        assert!(matches!(Registry::load(&file), Err(Error::NotRegular { kind: "symbolic link", .. })));
+        std::fs::remove_file(&file).expect("remove");
+        std::fs::create_dir(&file).expect("mkdir");
+        assert!(matches!(Registry::load(&file), Err(Error::NotRegular { kind: "directory", .. })));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_planted_at_the_temporary_name_does_not_stop_a_save() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = dir.path().join("registry.json");
+        mkfifo(&dir.path().join(format!(".registry.{}.tmp", std::process::id())));
+        let saving = file.clone();
+        let saved = within_5_s(move || {
+            let mut registry = Registry::load(&saving).expect("missing is empty");
+            registry.insert(Path::new("/a"), None, Origin::Added, 1);
+            registry.save(&saving)
+        });
+        saved.expect("saved");
+        assert_eq!(Registry::load(&file).expect("loads").repositories.len(), 1);
     }
 
     #[test]

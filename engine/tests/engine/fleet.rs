@@ -2,7 +2,8 @@
 //! stopped rebase, detached, behind, dirty, ahead, stale by dates, clean, no remote, a deleted directory, a
 //! non-repository): states and counts vs `git status --porcelain=v2 --branch`, state files and `git log -g`; the
 //! digest vs the reflog files after commits, resets, rebases, amends and forced branch moves; fresh answers right
-//! after a change; the registry; budgets.
+//! after a change; the registry (a FIFO or a `/dev/zero` link in its place refused at once, the radar saying why);
+//! budgets.
 
 use crate::common;
 
@@ -697,5 +698,36 @@ fn stash_entries_are_named_in_the_reason() {
                 assert_eq!(listed, if words.contains('1') { 1 } else { 2 }, "git counts the same entries");
             }
         }
+    }
+}
+
+/// A registry file that is a FIFO (which a plain read would wait on for ever) or a link to `/dev/zero` (which a
+/// plain read would read without end): the radar answers within 5 s, with no repository and a hint naming what is
+/// in the registry's place, and the digest answers empty.
+#[test]
+fn a_registry_that_is_a_fifo_or_a_link_to_dev_zero_is_refused_and_the_radar_says_why() {
+    let run = tempfile::tempdir().expect("temp dir");
+    let file = run.path().join("fleet/registry.json");
+    std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
+    let status = std::process::Command::new("mkfifo").arg(&file).status().expect("mkfifo runs");
+    assert!(status.success());
+    for expected in ["is a FIFO, not a regular file", "is a symbolic link, not a regular file"] {
+        let engine = Engine::new(Options { allowed_roots: vec![run.path().to_path_buf()] }).with_registry(file.clone());
+        let (sender, receiver) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let radar = radar_of(&engine, &Targets::Registry, FLEET_NOW as i64, UNLIMITED).data;
+            let options = digest::Options { since_ms: 0, max_events: 100 };
+            let digest = engine.digest(&Targets::Registry, &options, UNLIMITED, &mut measure).expect("digest").data;
+            let _ = sender.send((radar, digest));
+        });
+        let (radar, digest) =
+            receiver.recv_timeout(std::time::Duration::from_secs(5)).expect("the fleet calls answer within 5 s");
+        assert_eq!(radar.repositories, 0);
+        let hint = radar.hint.expect("a hint");
+        assert!(hint.starts_with("the fleet registry cannot be read: ") && hint.contains(expected), "{hint}");
+        assert!(hint.ends_with("or pass repoPaths"), "{hint}");
+        assert_eq!((digest.repositories, digest.total), (0, 0));
+        std::fs::remove_file(&file).expect("remove");
+        std::os::unix::fs::symlink("/dev/zero", &file).expect("symlink");
     }
 }

@@ -1,7 +1,9 @@
 //! `repo.search` and the commit index against the git CLI: the same commits as `git log --all-match -i -F
 //! --grep=<word>... [--author] [--since] [--until] --branches HEAD [-- path]` for each filter on several fixtures,
 //! from the index and from the history walk; the index kept equal to `git rev-list --branches HEAD` after commits,
-//! resets, amends, rebases, forced and deleted branches; a truncated segment file rebuilt; bad input refused.
+//! resets, amends, rebases, forced and deleted branches; a truncated segment file rebuilt; a `meta.json` listing its
+//! segments three times and FIFOs in place of the index's files rebuilt, each commit answered once and every call
+//! within 5 s; bad input refused.
 
 use crate::common;
 
@@ -403,6 +405,111 @@ fn a_truncated_segment_is_rebuilt_and_the_call_answers() {
     assert_eq!(shas(&settled), expected);
     let repo = engine.resolve(repo_path(&fixture)).expect("resolves");
     assert_eq!(engine.index_stats(&repo).expect("stats").commits, reachable(&fixture));
+}
+
+/// The index directory of `fixture`'s repository after a settled search by an engine that is then dropped (its
+/// writer closed), and what `git log` finds for `options`.
+fn built_index(fixture: &Fixture, index_dir: &Path, options: &SearchOptions) -> (std::path::PathBuf, BTreeSet<String>) {
+    let expected = git_log(fixture, options);
+    let engine = engine(fixture, Some(index_dir));
+    assert_eq!(shas(&search(&engine, fixture, options, true).expect("searches")), expected);
+    let repo = engine.resolve(repo_path(fixture)).expect("resolves");
+    (engine.index_dir(&repo).expect("an index dir"), expected)
+}
+
+/// Asserts that `report` lists each of `expected` exactly once and counts them once.
+fn each_once(report: &Report, expected: &BTreeSet<String>, step: &str) {
+    let listed = listed(report);
+    assert_eq!(listed.len(), listed.iter().collect::<BTreeSet<_>>().len(), "{step}: a commit repeated: {listed:?}");
+    assert_eq!(listed.into_iter().collect::<BTreeSet<_>>(), *expected, "{step}");
+    assert_eq!(report.total, expected.len(), "{step}: total");
+}
+
+#[test]
+fn a_meta_json_listing_its_segments_three_times_answers_each_commit_once() {
+    let fixture = fluxgit_fixtures::build(Scenario::ManyBranches);
+    let index_dir = tempfile::tempdir().expect("temp dir");
+    let options = query("feat");
+    let (dir, expected) = built_index(&fixture, index_dir.path(), &options);
+    let meta_path = dir.join("meta.json");
+    let mut meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&meta_path).expect("meta.json")).expect("JSON");
+    let segments = meta["segments"].as_array().expect("segments").clone();
+    assert!(!segments.is_empty(), "{meta}");
+    meta["segments"] = segments.iter().chain(&segments).chain(&segments).cloned().collect();
+    std::fs::write(&meta_path, serde_json::to_vec(&meta).expect("serialises")).expect("write");
+
+    let engine = engine(&fixture, Some(index_dir.path()));
+    let report = search(&engine, &fixture, &options, false).expect("answers");
+    each_once(&report, &expected, "first call");
+    let settled = search(&engine, &fixture, &options, true).expect("searches");
+    assert_eq!(settled.walked, None, "answered by the rebuilt index");
+    each_once(&settled, &expected, "rebuilt");
+    let meta: serde_json::Value = serde_json::from_slice(&std::fs::read(&meta_path).expect("meta.json")).expect("JSON");
+    let ids: Vec<&str> = meta["segments"]
+        .as_array()
+        .expect("segments")
+        .iter()
+        .map(|segment| segment["segment_id"].as_str().expect("an id"))
+        .collect();
+    assert_eq!(ids.len(), ids.iter().collect::<BTreeSet<_>>().len(), "the rebuilt meta.json lists each once: {ids:?}");
+    let repo = engine.resolve(repo_path(&fixture)).expect("resolves");
+    assert_eq!(engine.index_stats(&repo).expect("stats").commits, reachable(&fixture));
+}
+
+/// A search by `engine` on a thread of its own, failing the test when it does not answer within 5 s.
+fn search_within_5_s(engine: &std::sync::Arc<Engine>, fixture: &Fixture, options: &SearchOptions) -> Report {
+    let engine = std::sync::Arc::clone(engine);
+    let (path, options) = (repo_path(fixture).to_owned(), options.clone());
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let repo = engine.resolve(&path).expect("resolves");
+        let _ = sender.send(engine.search(&repo, &options, UNLIMITED, &mut measure).map(|budgeted| budgeted.data));
+    });
+    receiver.recv_timeout(Duration::from_secs(5)).expect("the search answers within 5 s").expect("answers")
+}
+
+fn mkfifo(path: &Path) {
+    let _ = std::fs::remove_file(path);
+    let status = std::process::Command::new("mkfifo").arg(path).status().expect("mkfifo runs");
+    assert!(status.success(), "mkfifo {}", path.display());
+}
+
+#[test]
+fn fifos_in_place_of_the_index_files_are_rebuilt_and_never_wait() {
+    let fixture = fluxgit_fixtures::build(Scenario::ManyBranches);
+    let options = query("feat");
+    // meta.json and .managed.json are read whole at open, a segment file is opened to be mapped, and the writer's
+    // lock file is opened when new commits are taken in.
+    let segment_file = |dir: &Path| {
+        std::fs::read_dir(dir)
+            .expect("index dir")
+            .map(|entry| entry.expect("entry").path())
+            .find(|path| path.extension().is_some_and(|ext| ext == "idx"))
+            .expect("a segment file")
+    };
+    for target in ["meta.json", ".managed.json", "segment", ".tantivy-writer.lock"] {
+        let index_dir = tempfile::tempdir().expect("temp dir");
+        let (dir, _) = built_index(&fixture, index_dir.path(), &options);
+        let file = if target == "segment" { segment_file(&dir) } else { dir.join(target) };
+        mkfifo(&file);
+        if target == ".tantivy-writer.lock" {
+            commit(&fixture, "fifo-lock.txt", &format!("feat: a commit to take in past a FIFO lock {target}"));
+        }
+        let expected = git_log(&fixture, &options);
+        // A new process meets the index: its first call answers at once, and the index is rebuilt (for the lock,
+        // by this engine's next use: the failed write marked it broken).
+        let engine = std::sync::Arc::new(engine(&fixture, Some(index_dir.path())));
+        let report = search_within_5_s(&engine, &fixture, &options);
+        each_once(&report, &expected, target);
+        let settled = search(&engine, &fixture, &options, true).expect("searches");
+        assert_eq!(settled.walked, None, "{target}: rebuilt");
+        each_once(&settled, &expected, target);
+        assert!(
+            std::fs::symlink_metadata(&file).map_or(true, |metadata| metadata.is_file()),
+            "{target}: the FIFO is gone with the old index"
+        );
+    }
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! The audit of every `tools/call` through the real binary (design.md §7): entries with fingerprints only, responses
-//! unchanged by the audit (even when an append fails), start-up failing closed on a bad signing key, and two
-//! processes appending to one ledger.
+//! unchanged by the audit (even when an append fails), a torn last line cut and recorded by the next call,
+//! start-up failing closed on a bad signing key, and two processes appending to one ledger.
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
@@ -109,9 +109,10 @@ fn a_failing_append_is_degraded_and_the_response_unchanged() {
     let root = fixture.root().canonicalize().expect("root");
     let home = tempfile::tempdir().expect("tempdir");
     let repo = fixture.path().to_str().expect("utf-8").to_owned();
-    // A ledger whose last line was cut: the chain cannot be continued, so every append fails.
+    // A ledger whose last line is a JSON object but no chained entry: the chain cannot be continued, so every
+    // append fails.
     let ledger = home.path().join("mcp.jsonl");
-    std::fs::write(&ledger, b"{\"sequence\":1,\"entryHash\":\"sha256:").expect("write");
+    std::fs::write(&ledger, b"{\"sequence\":1,\"note\":\"edited by hand\"}\n").expect("write");
     let before = std::fs::read(&ledger).expect("read");
     let messages = [initialize("degraded", "1"), tool_call(1, "repo.status", json!({"repoPath": repo}))];
     let plain = exchange(sidecar(&root, home.path(), &[]), input(&messages));
@@ -133,8 +134,40 @@ fn a_failing_append_is_degraded_and_the_response_unchanged() {
         String::from_utf8_lossy(&output.stdout).lines().map(|line| serde_json::from_str(line).expect("json")).collect();
     assert_eq!(responses, plain);
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("degraded") && stderr.contains("the last line is incomplete"), "{stderr}");
+    assert!(stderr.contains("degraded") && stderr.contains("the last line is not a chained entry"), "{stderr}");
     assert_eq!(std::fs::read(&ledger).expect("read"), before, "nothing appended after a broken tail");
+}
+
+#[test]
+fn a_torn_last_line_is_cut_and_recorded_and_the_next_calls_are_audited() {
+    let fixture = fluxgit_fixtures::build(fluxgit_fixtures::Scenario::Clean);
+    let root = fixture.root().canonicalize().expect("root");
+    let home = tempfile::tempdir().expect("tempdir");
+    let repo = fixture.path().to_str().expect("utf-8").to_owned();
+    let ledger = home.path().join("audit").join("mcp.jsonl");
+    let messages = [initialize("torn", "1"), tool_call(1, "repo.status", json!({"repoPath": repo}))];
+    exchange(audited(&root, home.path(), &ledger, None), input(&messages));
+    // The disk filled up during the next append: its line is cut part-way.
+    let whole = std::fs::read(&ledger).expect("read");
+    let mut torn = whole.clone();
+    torn.extend_from_slice(br#"{"approval":"none","args_fingerprint":"sha256:5e"#);
+    std::fs::write(&ledger, &torn).expect("write");
+    let (code, stdout, _) = run(&["verify-audit", ledger.to_str().expect("utf-8")], &[]);
+    assert_eq!(code, 4, "a torn tail: {stdout}");
+
+    let plain = exchange(sidecar(&root, home.path(), &[]), input(&messages));
+    let responses = exchange(audited(&root, home.path(), &ledger, None), input(&messages));
+    assert_eq!(responses, plain);
+    let entries = ledger_entries(&ledger);
+    let kinds: Vec<(&str, u64)> = entries
+        .iter()
+        .map(|entry| (entry["event_type"].as_str().unwrap_or(""), entry["sequence"].as_u64().unwrap_or(0)))
+        .collect();
+    assert_eq!(kinds, [("tool_call", 1), ("tail_repair", 2), ("tool_call", 3)]);
+    assert_eq!(entries[1]["tornBytes"], torn.len() - whole.len());
+    let (code, stdout, stderr) = run(&["verify-audit", ledger.to_str().expect("utf-8")], &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("repairs:    1 torn tail cut and recorded (the newest at sequence 2"), "{stdout}");
 }
 
 /// A P-256 private key in PKCS#8 PEM: a valid key, but not Ed25519.

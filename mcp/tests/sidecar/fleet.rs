@@ -236,3 +236,42 @@ fn fleet_tools_in_text_carry_the_json_facts_within_budget() {
     let (status, stderr) = server.finish();
     assert!(status.success(), "{stderr}");
 }
+
+/// A FIFO in place of the registry file: `fleet list` and `fleet add` refuse it by name within 5 s (a plain read
+/// would wait for a writer for ever), and leave it in place.
+#[test]
+fn fleet_subcommands_refuse_a_fifo_registry_at_once() {
+    use std::os::unix::fs::FileTypeExt as _;
+    use std::time::{Duration, Instant};
+    let fleet = fleet::build_fleet();
+    let home = tempfile::tempdir().expect("temp dir");
+    let file = home.path().join("run/fleet/registry.json");
+    std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
+    let status = std::process::Command::new("mkfifo").arg(&file).status().expect("mkfifo runs");
+    assert!(status.success());
+    let clean = fleet.member(Kind::Clean).display().to_string();
+    for args in [vec!["fleet", "list"], vec!["fleet", "add", clean.as_str()]] {
+        let mut child = sidecar(fleet.root(), home.path(), &args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("runs");
+        let started = Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("wait") {
+                break status;
+            }
+            if started.elapsed() >= Duration::from_secs(5) {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("{args:?} did not answer within 5 s");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr"), &mut stderr).expect("stderr");
+        assert_eq!(status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains("registry.json is a FIFO, not a regular file: not read"), "{args:?}: {stderr}");
+    }
+    assert!(std::fs::symlink_metadata(&file).expect("still there").file_type().is_fifo());
+}

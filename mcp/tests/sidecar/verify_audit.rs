@@ -1,12 +1,15 @@
-//! `verify-audit` through the real binary: exit 0 for a sound ledger, 3 for each kind of tampering, 2 for usage
-//! errors (design.md §7). Ledgers are written with `fluxgit-audit`, the writer the sidecar uses.
+//! `verify-audit` through the real binary: exit 0 for a sound ledger, 3 for each kind of tampering, 4 for a torn
+//! last line, 2 for usage errors (design.md §7). Ledgers are written with `fluxgit-audit`, the writer the sidecar
+//! uses.
 
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use fluxgit_audit::{Approval, Event, EventType, Ledger, Limits, Outcome, Risk, SigningKey};
 use serde_json::{Map, Value};
 
-use crate::support::run;
+use crate::support::{BIN, run};
 
 const SECRET: [u8; 32] = [11; 32];
 const FORGER: [u8; 32] = [12; 32];
@@ -141,13 +144,107 @@ fn two_swapped_lines_fail() {
 }
 
 #[test]
-fn a_file_cut_inside_a_line_fails() {
+fn a_file_cut_inside_its_last_line_is_a_torn_tail_not_a_failure() {
     let fixture = Fixture::signed(10);
     let lines = fixture.lines();
     let cut: usize = lines[..6].iter().map(|line| line.len() + 1).sum::<usize>() + lines[6].len() / 2;
     let bytes = std::fs::read(&fixture.ledger).expect("read");
     std::fs::write(&fixture.ledger, &bytes[..cut]).expect("write");
-    assert_fails(fixture.verify(&[]), "line 7: the line is incomplete (the file was cut)");
+    let (code, stdout, stderr) = fixture.verify(&["--require-signed"]);
+    assert_eq!(code, 4, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(stdout.contains("entries:    6\n") && stdout.contains("sequence:   1..6\n"), "{stdout}");
+    assert!(stdout.contains(&format!("torn tail:  line 7 ({} bytes)\n", lines[6].len() / 2)), "{stdout}");
+    assert!(!stdout.contains("\nok\n") && !stderr.contains("FAILED"), "{stdout}{stderr}");
+    assert!(stderr.contains("is torn: an append failed part-way") && stderr.contains("the next append cuts it"));
+}
+
+#[test]
+fn a_line_cut_inside_the_file_fails() {
+    let fixture = Fixture::signed(10);
+    let mut lines = fixture.lines();
+    // Line 7 cut half-way and the lines after it kept: the cut line runs into line 8.
+    let half = lines[6].len() / 2;
+    lines[6] = format!("{}{}", &lines[6][..half], lines[7]);
+    lines.remove(7);
+    fixture.write_lines(&lines);
+    assert_fails(fixture.verify(&[]), "line 7: not a JSON object");
+}
+
+#[test]
+fn a_torn_tail_cut_by_the_next_append_verifies_and_is_reported() {
+    let fixture = Fixture::signed(10);
+    let torn = b"{\"approval\":\"none\",\"args_fingerprint\":\"sha256:ab";
+    let mut bytes = std::fs::read(&fixture.ledger).expect("read");
+    bytes.extend_from_slice(torn);
+    std::fs::write(&fixture.ledger, bytes).expect("write");
+    let signed = Ledger::open(&fixture.ledger, Some(SigningKey::from_bytes(&SECRET))).expect("open");
+    let appended = signed.append(&event(10)).expect("append");
+    assert_eq!((appended.sequence, appended.torn_bytes_cut), (12, None), "cut and recorded at open");
+    let (code, stdout, stderr) = fixture.verify(&["--require-signed"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("entries:    12\n") && stdout.contains("signed:     12\n"), "{stdout}");
+    let repairs =
+        format!("repairs:    1 torn tail cut and recorded (the newest at sequence 11, {} bytes cut)\n", torn.len());
+    assert!(stdout.contains(&repairs) && stdout.ends_with("ok\n"), "{stdout}");
+}
+
+/// `verify-audit LEDGER` run with a watchdog: its exit code and stderr, failing the test when it takes 5 s.
+fn verify_within_5_s(ledger: &Path) -> (i32, String) {
+    let mut child = Command::new(BIN)
+        .args(["verify-audit", path_str(ledger)])
+        .env_clear()
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run the sidecar");
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if started.elapsed() >= Duration::from_secs(5) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("verify-audit did not answer within 5 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr"), &mut stderr).expect("stderr");
+    (status.code().unwrap_or(-1), stderr)
+}
+
+#[test]
+fn fifos_and_dev_zero_in_place_of_ledger_files_fail_at_once() {
+    let mkfifo = |path: &Path| {
+        let status = Command::new("mkfifo").arg(path).status().expect("mkfifo runs");
+        assert!(status.success(), "mkfifo {}", path.display());
+    };
+    let fixture = Fixture::new(60, 0, Limits { rotate_bytes: 4096, keep_segments: 100 });
+    let mut segments: Vec<PathBuf> = std::fs::read_dir(fixture.dir.path())
+        .expect("dir")
+        .map(|entry| entry.expect("entry").path())
+        .filter(|path| path_str(path).contains("mcp.jsonl.segment-"))
+        .collect();
+    segments.sort();
+    std::fs::remove_file(&segments[1]).expect("remove");
+    mkfifo(&segments[1]);
+    let (code, stderr) = verify_within_5_s(&fixture.ledger);
+    assert_eq!(code, 3, "{stderr}");
+    assert!(stderr.contains("FAILED") && stderr.contains("a FIFO, not a regular file"), "{stderr}");
+    std::fs::remove_file(&segments[1]).expect("remove");
+    std::os::unix::fs::symlink("/dev/zero", &segments[1]).expect("symlink");
+    let (code, stderr) = verify_within_5_s(&fixture.ledger);
+    assert_eq!(code, 3, "{stderr}");
+    assert!(stderr.contains("a symbolic link, not a regular file"), "{stderr}");
+
+    let fixture = Fixture::signed(2);
+    std::fs::remove_file(&fixture.ledger).expect("remove");
+    mkfifo(&fixture.ledger);
+    let (code, stderr) = verify_within_5_s(&fixture.ledger);
+    assert_eq!(code, 3, "{stderr}");
+    assert!(stderr.contains("a FIFO, not a regular file"), "{stderr}");
 }
 
 #[test]
