@@ -660,6 +660,12 @@ pub(crate) fn read(
     let mut works = Vec::with_capacity(diffed.changes.len() + diffed.unmerged.len());
     for change in &diffed.changes {
         interrupt.check()?;
+        // Reading and diffing count against the call's time too: past its deadline the rest are not read, so
+        // that 100 changed files of 800 KB are answered in seconds, each unread one a time_budget fallback.
+        if Instant::now() > deadline {
+            works.push(unread(change, FallbackReason::TimeBudget));
+            continue;
+        }
         works.push(prepare(&mut renderer, &mut attributes, change)?);
     }
     for path in diffed.unmerged.keys() {
@@ -716,6 +722,34 @@ fn names_sha(given: Option<&str>, resolved: Option<&str>) -> bool {
         && given.bytes().all(|byte| byte.is_ascii_hexdigit())
         && resolved.len() >= given.len()
         && resolved[..given.len()].eq_ignore_ascii_case(given)
+}
+
+/// A change listed without reading it, as a fallback for `reason`: its path and status, no counts
+/// (they would need its diff).
+fn unread(change: &Change, reason: FallbackReason) -> Work {
+    use crate::compare::changes::Kind as Changed;
+    let status = match change.kind {
+        Changed::Added => Status::Added,
+        Changed::Deleted => Status::Deleted,
+        Changed::Modified => Status::Modified,
+        Changed::Renamed => Status::Renamed,
+        Changed::Copied => Status::Copied,
+    };
+    let from = matches!(change.kind, Changed::Renamed | Changed::Copied)
+        .then(|| change.old.as_ref().map(|old| crate::facets::utf8(old.path.as_ref())))
+        .flatten();
+    let entry = FileChange {
+        path: crate::facets::utf8(change.path().as_ref()),
+        from,
+        status,
+        language: None,
+        additions: 0,
+        deletions: 0,
+        fallback: Some(Fallback { reason, error_ratio: None }),
+        top_level: None,
+        symbols: Vec::new(),
+    };
+    Work { entry, language: None, old: None, new: None, hunks: Vec::new() }
 }
 
 /// Reads one change's sides and their line diff, and decides whether it can be parsed.

@@ -5,7 +5,7 @@
 //! `M crates/core/flags/parse.rs fn parse_low (+3 -1)`; a rename or a move ends with `<- old name`
 //! or `<- old/path.rs`, a changed signature with `sig`. A file's changed lines outside every symbol
 //! make a `T path top-level (+2 -0)` line, and a file left to the text diff an
-//! `F path reason (+a -d)` line.
+//! `F path reason (+a -d)` line (without the counts when the file was not diffed).
 
 use super::{Lines, Options};
 use crate::budget::Budgeted;
@@ -33,15 +33,20 @@ pub fn diff_semantic_fallbacks(result: &Budgeted<FallbackReport>, options: &Opti
     for file in &report.fallbacks {
         let ratio = file.fallback.error_ratio.map(|ratio| format!(" {ratio:.3}")).unwrap_or_default();
         out.line(format!(
-            "F {} {}{ratio} (+{} -{})",
+            "F {} {}{ratio}{}",
             options.path(&file.path),
             file.fallback.reason.as_str(),
-            file.additions,
-            file.deletions
+            counts(file.additions, file.deletions)
         ));
     }
     out.more(&result.omitted, "fallbacks", "fallbacks");
     out.finish()
+}
+
+/// ` (+a -d)` for a fallback's counts, or nothing when both are 0: a file left unread (binary, too
+/// large, past the time budget) has no counts, and `+0 -0` would claim it unchanged.
+fn counts(additions: u64, deletions: u64) -> String {
+    if additions == 0 && deletions == 0 { String::new() } else { format!(" (+{additions} -{deletions})") }
 }
 
 /// `base..head [path] N files changed`.
@@ -60,7 +65,7 @@ fn file_lines(out: &mut Lines, file: &FileChange, options: &Options) {
     };
     if let Some(fallback) = &file.fallback {
         let ratio = fallback.error_ratio.map(|ratio| format!(" {ratio:.3}")).unwrap_or_default();
-        out.line(format!("F {path} {}{ratio} (+{} -{})", fallback.reason.as_str(), file.additions, file.deletions));
+        out.line(format!("F {path} {}{ratio}{}", fallback.reason.as_str(), counts(file.additions, file.deletions)));
         return;
     }
     for symbol in &file.symbols {
