@@ -159,10 +159,10 @@ fn merged_tokens_long(piece: &[u8]) -> usize {
         _ => Rank::MAX,
     };
     let mut heap = std::collections::BinaryHeap::with_capacity(end);
-    for start in 0..end {
-        ranks[start] = pair_rank(&next, start);
-        if ranks[start] != Rank::MAX {
-            heap.push(Reverse((ranks[start], start)));
+    for (start, rank) in ranks.iter_mut().enumerate() {
+        *rank = pair_rank(&next, start);
+        if *rank != Rank::MAX {
+            heap.push(Reverse((*rank, start)));
         }
     }
     let mut parts = end;
