@@ -16,7 +16,7 @@ use anyhow::Context as _;
 use fluxgit_audit::{PublicKey, SigningKey, VerifyError, VerifyOptions};
 use fluxgit_mcp_sidecar::audit::{self, AuditRecorder};
 use fluxgit_mcp_sidecar::bridge::Bridge;
-use fluxgit_mcp_sidecar::config::{self, Config, RawConfig, RootsSource};
+use fluxgit_mcp_sidecar::config::{self, Audience, Config, RawConfig, RootsSource};
 use fluxgit_mcp_sidecar::presence::{self, Presence};
 use fluxgit_mcp_sidecar::protocol::{self, Server, ServerInfo, Version};
 use fluxgit_mcp_sidecar::shutdown::{self, ExitGuard};
@@ -354,7 +354,7 @@ fn fleet(command: FleetCommand) -> anyhow::Result<ExitCode> {
                         eprintln!(
                             "fluxgit-mcp-sidecar fleet add: {} is outside the allowed roots. {}",
                             canonical.display(),
-                            config.roots_in_force().explain()
+                            config.roots_in_force().for_audience(Audience::Shell).explain()
                         );
                         return Ok(ExitCode::FAILURE);
                     }
@@ -431,7 +431,8 @@ fn fleet(command: FleetCommand) -> anyhow::Result<ExitCode> {
     Ok(if refused { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
 
-fn build_server(config: &Config) -> anyhow::Result<Server> {
+/// The server for `config`; its refusals outside the roots say where to set them for `audience`.
+fn build_server(config: &Config, audience: Audience) -> anyhow::Result<Server> {
     let engine = fluxgit_engine::Engine::with_cache(config.engine_options(), config.cache_options())
         .with_registry(config.registry_file())
         .with_index(config.index_dir())
@@ -440,7 +441,7 @@ fn build_server(config: &Config) -> anyhow::Result<Server> {
     let mut registry = fluxgit_mcp_sidecar::tools::registry().context("building the tool registry")?;
     let bridge = Bridge::from_config(config);
     registry.restrict(config.listing.clone(), bridge.is_configured());
-    Ok(Server::new(registry, engine).with_bridge(bridge).with_roots(config.roots_in_force()))
+    Ok(Server::new(registry, engine).with_bridge(bridge).with_roots(config.roots_in_force().for_audience(audience)))
 }
 
 /// Adds the audit recorder when the audit is on. Fails closed on a bad key or an unusable ledger directory.
@@ -462,7 +463,7 @@ fn serve_stdio() -> anyhow::Result<ExitCode> {
         eprintln!("{TERMINAL_NOTICE}");
     }
     let config = Config::validate(RawConfig::from_env()).context("invalid configuration")?;
-    let mut server = build_server(&config)?;
+    let mut server = build_server(&config, Audience::Host)?;
     let guard = ExitGuard::default();
     attach_audit(&config, &mut server, &guard)?;
     let presence_path = if config.presence_disabled {
@@ -521,7 +522,8 @@ fn call(tool: &str, arguments: &str) -> anyhow::Result<ExitCode> {
         absolute_repo_paths(&mut arguments, &cwd);
     }
     let config = Config::validate(RawConfig::from_env()).context("invalid configuration")?;
-    let mut server = build_server(&config)?;
+    // A person at a shell reads the refusals of `call`: the roots are set in the command's environment.
+    let mut server = build_server(&config, Audience::Shell)?;
     attach_audit(&config, &mut server, &ExitGuard::default())?;
     let request = json!({
         "jsonrpc": "2.0",
