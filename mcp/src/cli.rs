@@ -16,7 +16,7 @@ use anyhow::Context as _;
 use fluxgit_audit::{PublicKey, SigningKey, VerifyError, VerifyOptions};
 use fluxgit_mcp_sidecar::audit::{self, AuditRecorder};
 use fluxgit_mcp_sidecar::bridge::Bridge;
-use fluxgit_mcp_sidecar::config::{self, Config, RawConfig, RootsSource};
+use fluxgit_mcp_sidecar::config::{self, Audience, Config, RawConfig, RootsSource};
 use fluxgit_mcp_sidecar::presence::{self, Presence};
 use fluxgit_mcp_sidecar::protocol::{self, Server, ServerInfo, Version};
 use fluxgit_mcp_sidecar::shutdown::{self, ExitGuard};
@@ -104,6 +104,9 @@ enum Command {
     /// FLUXGIT_MCP_HANDSHAKE_ADDR to --gateway). Everything else in the file is kept as it was; the previous file is
     /// saved as FILE.fluxgit-backup and the new one replaces it atomically. Running it again changes nothing. For
     /// claude-code, the `claude` CLI does the write when it is on the PATH.
+    ///
+    /// With --remove, takes the entry out again the same way: every other byte is kept, and a file without the
+    /// entry is left alone.
     Install {
         /// The host: claude-code, claude-desktop, cursor, vscode, codex, gemini.
         #[arg(value_parser = clap::builder::PossibleValuesParser::new(
@@ -113,7 +116,8 @@ enum Command {
         /// it the server's default applies: the home directory.
         #[arg(long, value_name = "DIR", num_args = 1..)]
         roots: Vec<PathBuf>,
-        /// The approval gateway's loopback address (HOST:PORT), for write proposals.
+        /// The approval gateway's loopback address (HOST:PORT), for write proposals. An existing entry's gateway
+        /// address is dropped without it (install says so).
         #[arg(long, value_name = "ADDR")]
         gateway: Option<String>,
         /// The name the host shows the server under.
@@ -122,6 +126,9 @@ enum Command {
         /// Print what would change and the resulting file; write nothing.
         #[arg(long)]
         dry_run: bool,
+        /// Remove the entry named --name instead of adding it.
+        #[arg(long, conflicts_with_all = ["roots", "gateway"])]
+        remove: bool,
     },
     /// Generate an Ed25519 audit signing key: PATH (PKCS#8 PEM, mode 0600) and PATH.pub.pem.
     ///
@@ -174,7 +181,8 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Some(Command::AuditKeygen { path }) => audit_keygen(&path),
         Some(Command::Fleet { command }) => fleet(command),
-        Some(Command::Install { host, roots, gateway, name, dry_run }) => {
+        Some(Command::Install { host, name, dry_run, remove: true, .. }) => install_remove(&host, &name, dry_run),
+        Some(Command::Install { host, roots, gateway, name, dry_run, remove: false }) => {
             install(&host, &roots, gateway.as_deref(), &name, dry_run)
         }
     }
@@ -266,6 +274,14 @@ fn install(
             return fail(error.to_string());
         }
     };
+    // A dry run shows the notes in its summary; a real install says them on stderr.
+    for note in dropped_variables(&plan.previous_env, &entry.env) {
+        if dry_run {
+            out.push_str(&format!("  {note}\n"));
+        } else {
+            eprintln!("fluxgit-mcp-sidecar install: {note}");
+        }
+    }
     if plan.changes.is_empty() {
         out.push_str("already configured: nothing changed\n");
         io::stdout().write_all(out.as_bytes())?;
@@ -314,6 +330,97 @@ fn install(
     Ok(ExitCode::SUCCESS)
 }
 
+/// `install HOST --remove`: takes the entry `name` out of the host's user configuration (see the `install` module).
+fn install_remove(host: &str, name: &str, dry_run: bool) -> anyhow::Result<ExitCode> {
+    use fluxgit_mcp_sidecar::install::{self, Dirs, Host};
+    let host = Host::from_name(host).context("unknown host")?;
+    let fail = |message: String| {
+        eprintln!("fluxgit-mcp-sidecar install --remove: {message}");
+        Ok(ExitCode::FAILURE)
+    };
+    let Some(dirs) = Dirs::from_env() else {
+        return fail("HOME is not set to an absolute path: cannot find the host's configuration".to_owned());
+    };
+    let cli = (host == Host::ClaudeCode).then(install::claude_cli).flatten();
+    // As for install: only a dry run and the `claude` CLI plan without the lock.
+    let outcome = if dry_run || cli.is_some() {
+        install::plan_removal(host, &dirs, name).map(|plan| (plan, None))
+    } else {
+        install::apply_removal(host, &dirs, name).map(|applied| (applied.plan, applied.backup))
+    };
+    let mut out = format!("{} ({}): {}\n", host.title(), host.name(), host.config_file(&dirs).display());
+    let (plan, backup) = match outcome {
+        Ok(outcome) => outcome,
+        Err(error) => {
+            io::stdout().write_all(out.as_bytes())?;
+            return fail(error.to_string());
+        }
+    };
+    if plan.changes.is_empty() {
+        let why = if plan.before.is_none() { "the file does not exist" } else { "the file has no such entry" };
+        out.push_str(&format!("no server {name:?} to remove ({why}): nothing changed\n"));
+        io::stdout().write_all(out.as_bytes())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(claude) = cli {
+        let arguments = install::claude_remove_command(name);
+        let verb = if dry_run { "would run:" } else { "running:" };
+        out.push_str(&format!("{verb} {}\n", shell_words(&claude, &arguments)));
+        io::stdout().write_all(out.as_bytes())?;
+        if dry_run {
+            return Ok(ExitCode::SUCCESS);
+        }
+        let status = std::process::Command::new(&claude).args(&arguments).status().context("running claude")?;
+        if !status.success() {
+            return fail(format!("`claude mcp remove` failed ({status})"));
+        }
+        println!("done: restart {} to unload it", host.title());
+        return Ok(ExitCode::SUCCESS);
+    }
+    for change in &plan.changes {
+        out.push_str(&format!("  {change}\n"));
+    }
+    if dry_run {
+        out.push_str("dry run: nothing written; the file would read:\n");
+        out.push_str(&plan.after);
+        if !plan.after.ends_with('\n') {
+            out.push('\n');
+        }
+        io::stdout().write_all(out.as_bytes())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(backup) = backup {
+        out.push_str(&format!("  previous file saved as {}\n", backup.display()));
+    }
+    out.push_str(&format!("written: restart {} to unload it\n", host.title()));
+    io::stdout().write_all(out.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One note per variable of the existing entry's env that the new entry lacks (install writes `env` whole), e.g.
+/// `note: drops FLUXGIT_MCP_HANDSHAKE_ADDR=127.0.0.1:7420 from the existing entry (pass --gateway to keep it)`.
+fn dropped_variables(previous: &[(String, String)], new: &[(String, String)]) -> Vec<String> {
+    let gateway_given = new.iter().any(|(variable, _)| variable == config::GATEWAY_ADDR_VARS[0]);
+    previous
+        .iter()
+        .filter(|(variable, _)| !new.iter().any(|(kept, _)| kept == variable))
+        .map(|(variable, value)| {
+            let hint = if config::GATEWAY_ADDR_VARS.contains(&variable.as_str()) {
+                if gateway_given {
+                    format!("--gateway sets {} instead", config::GATEWAY_ADDR_VARS[0])
+                } else {
+                    "pass --gateway to keep it".to_owned()
+                }
+            } else if variable == config::ALLOWED_ROOTS_VAR {
+                "pass --roots to keep it".to_owned()
+            } else {
+                "install writes the entry's env whole: add it again by hand".to_owned()
+            };
+            format!("note: drops {variable}={value} from the existing entry ({hint})")
+        })
+        .collect()
+}
+
 /// A command line as a person would type it: arguments with spaces or quotes in single quotes.
 fn shell_words(program: &Path, arguments: &[String]) -> String {
     let quote = |word: &str| {
@@ -354,7 +461,7 @@ fn fleet(command: FleetCommand) -> anyhow::Result<ExitCode> {
                         eprintln!(
                             "fluxgit-mcp-sidecar fleet add: {} is outside the allowed roots. {}",
                             canonical.display(),
-                            config.roots_in_force().explain()
+                            config.roots_in_force().for_audience(Audience::Shell).explain()
                         );
                         return Ok(ExitCode::FAILURE);
                     }
@@ -431,7 +538,8 @@ fn fleet(command: FleetCommand) -> anyhow::Result<ExitCode> {
     Ok(if refused { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
 
-fn build_server(config: &Config) -> anyhow::Result<Server> {
+/// The server for `config`; its refusals outside the roots say where to set them for `audience`.
+fn build_server(config: &Config, audience: Audience) -> anyhow::Result<Server> {
     let engine = fluxgit_engine::Engine::with_cache(config.engine_options(), config.cache_options())
         .with_registry(config.registry_file())
         .with_index(config.index_dir())
@@ -440,7 +548,7 @@ fn build_server(config: &Config) -> anyhow::Result<Server> {
     let mut registry = fluxgit_mcp_sidecar::tools::registry().context("building the tool registry")?;
     let bridge = Bridge::from_config(config);
     registry.restrict(config.listing.clone(), bridge.is_configured());
-    Ok(Server::new(registry, engine).with_bridge(bridge).with_roots(config.roots_in_force()))
+    Ok(Server::new(registry, engine).with_bridge(bridge).with_roots(config.roots_in_force().for_audience(audience)))
 }
 
 /// Adds the audit recorder when the audit is on. Fails closed on a bad key or an unusable ledger directory.
@@ -462,7 +570,7 @@ fn serve_stdio() -> anyhow::Result<ExitCode> {
         eprintln!("{TERMINAL_NOTICE}");
     }
     let config = Config::validate(RawConfig::from_env()).context("invalid configuration")?;
-    let mut server = build_server(&config)?;
+    let mut server = build_server(&config, Audience::Host)?;
     let guard = ExitGuard::default();
     attach_audit(&config, &mut server, &guard)?;
     let presence_path = if config.presence_disabled {
@@ -521,7 +629,8 @@ fn call(tool: &str, arguments: &str) -> anyhow::Result<ExitCode> {
         absolute_repo_paths(&mut arguments, &cwd);
     }
     let config = Config::validate(RawConfig::from_env()).context("invalid configuration")?;
-    let mut server = build_server(&config)?;
+    // A person at a shell reads the refusals of `call`: the roots are set in the command's environment.
+    let mut server = build_server(&config, Audience::Shell)?;
     attach_audit(&config, &mut server, &ExitGuard::default())?;
     let request = json!({
         "jsonrpc": "2.0",

@@ -151,6 +151,17 @@ pub struct RootsInForce {
     pub variable_set: bool,
     /// Configured roots that are not in force, with the reason.
     pub dropped: Vec<DroppedRoot>,
+    /// Who reads a refusal, which decides where it says to set the roots.
+    pub audience: Audience,
+}
+
+/// Who reads a refusal of a path outside the roots, and so where the roots are changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Audience {
+    /// An MCP host runs the server: the roots are set in the server's entry of the host's configuration.
+    Host,
+    /// A person runs a subcommand such as `call` at a shell: the roots are set in the command's environment.
+    Shell,
 }
 
 /// A configured root that is not in force.
@@ -321,6 +332,7 @@ impl Config {
             source: self.roots_source,
             variable_set: self.vars.contains_key(ALLOWED_ROOTS_VAR),
             dropped: self.dropped_roots.clone(),
+            audience: Audience::Host,
         }
     }
 
@@ -364,8 +376,14 @@ impl RootsInForce {
         }
     }
 
+    /// The same roots, explained to `audience`.
+    pub fn for_audience(self, audience: Audience) -> RootsInForce {
+        RootsInForce { audience, ..self }
+    }
+
     /// The sentences a refusal of a path outside the roots ends with: the roots in force and where they came
-    /// from, each dropped root with its reason, and how to change them.
+    /// from, each dropped root with its reason, and how to change them (in the host's configuration or the
+    /// command's environment, after [`RootsInForce::audience`]).
     pub fn explain(&self) -> String {
         let separator = if cfg!(windows) { ';' } else { ':' };
         let roots: Vec<String> = self.roots.iter().map(|root| root.display().to_string()).collect();
@@ -384,11 +402,18 @@ impl RootsInForce {
                 self.dropped.iter().map(|root| format!("{} ({})", root.path.display(), root.reason)).collect();
             words.push_str(&format!(" Dropped from {ALLOWED_ROOTS_VAR}: {}.", dropped.join(", ")));
         }
-        words.push_str(&format!(
-            " To allow a repository, set {ALLOWED_ROOTS_VAR} in this server's entry of the MCP host's configuration \
-             to absolute directories separated by '{separator}'; `fluxgit-mcp-sidecar doctor` shows the roots in \
-             force."
-        ));
+        words.push_str(&match self.audience {
+            Audience::Host => format!(
+                " To allow a repository, set {ALLOWED_ROOTS_VAR} in this server's entry of the MCP host's \
+                 configuration to absolute directories separated by '{separator}'; `fluxgit-mcp-sidecar doctor` \
+                 shows the roots in force."
+            ),
+            Audience::Shell => format!(
+                " To allow a repository, set {ALLOWED_ROOTS_VAR} in the environment of the command to absolute \
+                 directories separated by '{separator}', e.g. `{ALLOWED_ROOTS_VAR}=/path/to/repos \
+                 fluxgit-mcp-sidecar call ...`; `fluxgit-mcp-sidecar doctor` shows the roots in force."
+            ),
+        });
         words
     }
 
@@ -564,6 +589,10 @@ mod tests {
         assert_eq!(data["rootsFrom"], ALLOWED_ROOTS_VAR);
         assert_eq!(data["droppedRoots"][0], serde_json::json!({"path": ".", "reason": "not an absolute path"}));
         assert!(explained.message.ends_with(data["detail"].as_str().expect("detail")));
+
+        let shell = config.roots_in_force().for_audience(Audience::Shell).explain();
+        assert!(shell.contains(" set FLUXGIT_MCP_ALLOWED_ROOTS in the environment of the command to "), "{shell}");
+        assert!(!shell.contains("host's configuration"), "{shell}");
 
         let defaulted = Config::validate(raw(&[], home.path())).expect("valid").roots_in_force();
         assert!(defaulted.explain().starts_with("FLUXGIT_MCP_ALLOWED_ROOTS is not set, so the home directory"));

@@ -113,6 +113,107 @@ pub fn set(text: &str, dialect: Dialect, path: &[&str], value: &Value) -> Result
     Ok(Some(format!("{}{}{}", &text[..root.start], render(value, "", &unit, newline), &text[root.end..])))
 }
 
+/// Removes the member at `path` (object keys from the top level) and returns the new text, or `None` when there
+/// is no such member. The member goes with its comma and the line it had to itself, so removing the member
+/// [`set`] appended last gives back the text as it was before. An object left with no member becomes `{}` when
+/// nothing else (a comment) is inside it.
+///
+/// # Errors
+/// [`Error::Syntax`] when `text` does not parse, [`Error::NotAnObject`] when a value on the path is not an object.
+pub fn remove(text: &str, dialect: Dialect, path: &[&str]) -> Result<Option<String>, Error> {
+    let Some((key, parents)) = path.split_last() else {
+        return Err(Error::NotAnObject { path: path_text(path) });
+    };
+    let Some(root) = parse_node(text, dialect)? else { return Ok(None) };
+    let mut node = &root;
+    for (depth, parent) in parents.iter().enumerate() {
+        let Kind::Object(members) = &node.kind else {
+            return Err(Error::NotAnObject { path: path_text(&path[..depth]) });
+        };
+        let Some(member) = members.iter().find(|member| member.key == *parent) else { return Ok(None) };
+        node = &member.value;
+    }
+    let Kind::Object(members) = &node.kind else {
+        return Err(Error::NotAnObject { path: path_text(parents) });
+    };
+    // A duplicated key is removed where the host reads it: its last occurrence.
+    let Some(index) = members.iter().rposition(|member| member.key == *key) else { return Ok(None) };
+    let member = &members[index];
+    let bytes = text.as_bytes();
+    // The comma after the member's value, if any, and where the blank after it ends.
+    let comma = {
+        let mut at = blank_end(text, member.value.end);
+        (bytes.get(at) == Some(&b',')).then(|| {
+            at += 1;
+            at
+        })
+    };
+    let own_line = starts_its_line(text, member.key_start);
+    let line_start = text[..member.key_start].rfind('\n').map_or(0, |newline| newline + 1);
+    if let Some(next) = members.get(index + 1) {
+        // Not the last member: it goes with its own comma, and with its line when nothing else is on it.
+        let after_comma = comma.unwrap_or(next.key_start);
+        let mut end = after_comma + spaces(&text[after_comma..]);
+        let start = if own_line && text[end..].starts_with(['\r', '\n']) {
+            end += if text[end..].starts_with("\r\n") { 2 } else { 1 };
+            line_start
+        } else {
+            member.key_start
+        };
+        return Ok(Some(format!("{}{}", &text[..start], &text[end..])));
+    }
+    let inner_start = node.start + 1;
+    let inner_end = node.end - 1;
+    let Some(previous) = index.checked_sub(1).map(|previous| &members[previous]) else {
+        // The only member: an object with nothing else inside becomes `{}`.
+        let end = comma.unwrap_or(member.value.end);
+        let rest_blank =
+            text[inner_start..member.key_start].trim().is_empty() && text[end..inner_end].trim().is_empty();
+        if rest_blank {
+            return Ok(Some(format!("{}{}", &text[..inner_start], &text[inner_end..])));
+        }
+        let start = if own_line { newline_before(text, line_start) } else { member.key_start };
+        return Ok(Some(format!("{}{}", &text[..start], &text[end..])));
+    };
+    // The last member: the comma before it goes, and the member from the end of the line before it. In JSONC its
+    // own trailing comma stays, as the previous member's.
+    let end = member.value.end;
+    let start = if own_line { newline_before(text, line_start) } else { member.key_start };
+    let previous_comma = blank_end(text, previous.value.end);
+    if bytes.get(previous_comma) != Some(&b',') || previous_comma >= start {
+        return Ok(Some(format!("{}{}", &text[..start], &text[end..])));
+    }
+    Ok(Some(if text[previous_comma + 1..start].trim().is_empty() {
+        format!("{}{}", &text[..previous_comma], &text[end..])
+    } else {
+        // A comment between the comma and the member stays.
+        format!("{}{}{}", &text[..previous_comma], &text[previous_comma + 1..start], &text[end..])
+    }))
+}
+
+/// Where the blank (whitespace and, in JSONC, comments) from byte `at` ends.
+fn blank_end(text: &str, at: usize) -> usize {
+    let mut parser = Parser { text, bytes: text.as_bytes(), at, dialect: Dialect::Jsonc };
+    match parser.skip_blank() {
+        Ok(()) => parser.at,
+        Err(_) => at,
+    }
+}
+
+/// How many spaces and tabs start `text`.
+fn spaces(text: &str) -> usize {
+    text.bytes().take_while(|byte| *byte == b' ' || *byte == b'\t').count()
+}
+
+/// Where the line ending before the line that starts at `line_start` begins (`line_start` on the first line).
+fn newline_before(text: &str, line_start: usize) -> usize {
+    match line_start.checked_sub(1) {
+        Some(newline) if newline > 0 && text.as_bytes()[newline - 1] == b'\r' => newline - 1,
+        Some(newline) => newline,
+        None => 0,
+    }
+}
+
 /// `value` wrapped in one object per key of `path`, outermost first.
 fn nest(path: &[&str], value: &Value) -> Value {
     path.iter().rev().fold(value.clone(), |inner, key| Value::Object(Map::from_iter([((*key).to_owned(), inner)])))
@@ -443,6 +544,60 @@ mod tests {
         let edited = set(text, Dialect::Jsonc, &["servers", "b"], &json!(1)).expect("edits").expect("changed");
         // The last member does not start its line (a comment does): the new one joins it on that line.
         assert_eq!(edited, "// user MCP servers\n{\n  \"servers\": {\n    /* mine */ \"a\": {}, \"b\": 1,\n  },\n}\n");
+    }
+
+    /// `set` then `remove` of the same member.
+    fn round_trip(text: &str, dialect: Dialect, path: &[&str]) -> String {
+        let added = set(text, dialect, path, &json!({"command": "/bin/f", "args": []})).expect("edits").expect("set");
+        remove(&added, dialect, path).expect("edits").expect("removed")
+    }
+
+    #[test]
+    fn removing_what_set_appended_gives_back_every_byte() {
+        let texts = [
+            "{\n    \"theme\": \"dark\",\n    \"mcpServers\": {\n        \"other\": {\"command\": \"x\"}\n    }\n}\n",
+            "{\r\n  \"mcpServers\": {\r\n    \"other\": {}\r\n  }\r\n}\r\n",
+            "{\"mcpServers\": {\"other\": 1}}",
+            "{\"mcpServers\": {}}\n",
+            "{\n\t\"mcpServers\": {\n\t\t\"other\": 1\n\t}\n}",
+        ];
+        for text in texts {
+            assert_eq!(round_trip(text, Dialect::Strict, &["mcpServers", "fluxgit"]), text);
+        }
+        let jsonc = "// mine\n{\n  \"servers\": {\n    \"a\": {}, // the first\n    /* b */ \"b\": 1,\n  },\n}\n";
+        assert_eq!(round_trip(jsonc, Dialect::Jsonc, &["servers", "fluxgit"]), jsonc);
+    }
+
+    #[test]
+    fn removes_a_member_anywhere_with_its_comma_and_line() {
+        let text = "{\n  \"s\": {\n    \"a\": 1,\n    \"f\": {\"x\": [1]},\n    \"b\": 2\n  }\n}\n";
+        let removed = remove(text, Dialect::Strict, &["s", "f"]).expect("edits").expect("removed");
+        assert_eq!(removed, "{\n  \"s\": {\n    \"a\": 1,\n    \"b\": 2\n  }\n}\n");
+        let first = remove(text, Dialect::Strict, &["s", "a"]).expect("edits").expect("removed");
+        assert_eq!(first, "{\n  \"s\": {\n    \"f\": {\"x\": [1]},\n    \"b\": 2\n  }\n}\n");
+        assert_eq!(remove("{\"f\": 1, \"b\": 2}", Dialect::Strict, &["f"]), Ok(Some("{\"b\": 2}".to_owned())));
+        assert_eq!(remove("{\"b\": 2, \"f\": 1}", Dialect::Strict, &["f"]), Ok(Some("{\"b\": 2}".to_owned())));
+        // Comments around the member stay, and the result still parses.
+        let jsonc = "{\n  \"a\": 1, // keep me\n  \"f\": 2 // and me\n}";
+        let removed = remove(jsonc, Dialect::Jsonc, &["f"]).expect("edits").expect("removed");
+        assert_eq!(removed, "{\n  \"a\": 1 // keep me // and me\n}");
+        assert!(parse(&removed, Dialect::Jsonc).is_ok());
+        let only = "{\"s\": { /* mine */ \"f\": 1 }}";
+        let removed = remove(only, Dialect::Jsonc, &["s", "f"]).expect("edits").expect("removed");
+        assert_eq!(parse(&removed, Dialect::Jsonc), Ok(Some(json!({"s": {}}))), "{removed}");
+        assert!(removed.contains("/* mine */"), "{removed}");
+    }
+
+    #[test]
+    fn removing_what_is_not_there_changes_nothing() {
+        assert_eq!(remove("{\"s\": {\"a\": 1}}", Dialect::Strict, &["s", "f"]), Ok(None));
+        assert_eq!(remove("{\"t\": 1}", Dialect::Strict, &["s", "f"]), Ok(None));
+        assert_eq!(remove(" \n", Dialect::Strict, &["s", "f"]), Ok(None));
+        assert_eq!(
+            remove("{\"s\": [1]}", Dialect::Strict, &["s", "f"]),
+            Err(Error::NotAnObject { path: "s".to_owned() })
+        );
+        assert!(matches!(remove("{\"s\": ", Dialect::Strict, &["s", "f"]), Err(Error::Syntax { .. })));
     }
 
     #[test]

@@ -24,6 +24,13 @@
 //! time. Through the `claude` CLI, an entry of the same name that differs is removed and added again whole
 //! (the CLI has no update).
 //!
+//! # Removal
+//!
+//! `install HOST --remove` ([`apply_removal`]) takes the entry out again with its comma and its lines, written
+//! the same way and kept to the same bytes, so an install followed by a removal gives back the file as it was
+//! (the object holding the servers stays, `{}` when it is left empty). A file without the entry is not touched.
+//! Through the `claude` CLI, the removal is `claude mcp remove --scope user NAME`.
+//!
 //! # How it is written
 //!
 //! [`apply`] locks the file's directory, reads the file, merges and writes it, so installs running at once
@@ -82,7 +89,8 @@ pub struct Entry {
     pub env: Vec<(String, String)>,
 }
 
-/// What `install` would do to a host's file: its text before and after, and the changes in words.
+/// What `install` (or `install --remove`) would do to a host's file: its text before and after, and the changes in
+/// words.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plan {
     /// The configuration file.
@@ -91,8 +99,12 @@ pub struct Plan {
     pub before: Option<String>,
     /// Its text with the entry merged in.
     pub after: String,
-    /// One line per change, e.g. `added mcpServers.fluxgit`; empty when the file already holds the entry.
+    /// One line per change, e.g. `added mcpServers.fluxgit`; empty when the file already holds the entry (or,
+    /// for a removal, holds no entry of that name).
     pub changes: Vec<String>,
+    /// The `env` of the entry of that name the file held before, in its order; empty when there was none. An
+    /// install writes `env` whole, so a variable here that the new entry lacks is dropped.
+    pub previous_env: Vec<(String, String)>,
 }
 
 /// Why a host's file could not be planned or written.
@@ -269,6 +281,15 @@ impl Dirs {
     }
 }
 
+/// What to do to the host's file.
+#[derive(Debug, Clone, Copy)]
+enum Edit<'a> {
+    /// Merge this entry in.
+    Install(&'a Entry),
+    /// Remove the entry of this name.
+    Remove(&'a str),
+}
+
 /// Reads the host's file and merges `entry` into it, without writing anything (`--dry-run`).
 ///
 /// # Errors
@@ -276,9 +297,22 @@ impl Dirs {
 /// way to the entry is of another type; [`Error::Outside`], [`Error::NotRegular`] and [`Error::TooLarge`] for a
 /// file install would not write; [`Error::Io`] when it cannot be read.
 pub fn plan(host: Host, dirs: &Dirs, entry: &Entry) -> Result<Plan, Error> {
+    plan_edit(host, dirs, Edit::Install(entry))
+}
+
+/// Reads the host's file and removes the entry named `name` from it, without writing anything
+/// (`install --remove --dry-run`). The plan has no changes when the file, or the entry, is not there.
+///
+/// # Errors
+/// As [`plan`].
+pub fn plan_removal(host: Host, dirs: &Dirs, name: &str) -> Result<Plan, Error> {
+    plan_edit(host, dirs, Edit::Remove(name))
+}
+
+fn plan_edit(host: Host, dirs: &Dirs, edit: Edit<'_>) -> Result<Plan, Error> {
     let located = file::locate(&host.config_file(dirs), &host.allowed_dirs(dirs))?;
     let current = file::read(&located)?;
-    merge(host, &located, current.map(|current| current.text), entry)
+    merge(host, &located, current.map(|current| current.text), edit)
 }
 
 /// Merges `entry` into the host's file and writes it: under a lock on the file's directory, it reads the file,
@@ -291,13 +325,32 @@ pub fn plan(host: Host, dirs: &Dirs, entry: &Entry) -> Result<Plan, Error> {
 /// lock for 30 s, [`Error::Changed`] when something else rewrote the file meanwhile, [`Error::Io`] when writing
 /// fails. The file is then as it was.
 pub fn apply(host: Host, dirs: &Dirs, entry: &Entry) -> Result<Applied, Error> {
+    apply_edit(host, dirs, Edit::Install(entry))
+}
+
+/// Removes the entry named `name` from the host's file and writes it, the way [`apply`] writes: under the lock,
+/// with the previous file saved as `<file>.fluxgit-backup`, through a temporary file and a rename. Every byte
+/// outside the entry stays; the `mcpServers` (or `servers`, `[mcp_servers]`) object stays too, empty or not.
+/// Nothing is written, and no directory is made, when the file holds no entry of that name.
+///
+/// # Errors
+/// As [`apply`].
+pub fn apply_removal(host: Host, dirs: &Dirs, name: &str) -> Result<Applied, Error> {
+    apply_edit(host, dirs, Edit::Remove(name))
+}
+
+fn apply_edit(host: Host, dirs: &Dirs, edit: Edit<'_>) -> Result<Applied, Error> {
     let located = file::locate(&host.config_file(dirs), &host.allowed_dirs(dirs))?;
+    if matches!(edit, Edit::Remove(_)) && std::fs::symlink_metadata(located.dir()).is_err() {
+        // No directory, so no file and no entry: a removal makes nothing, not even the directory.
+        return Ok(Applied { plan: merge(host, &located, None, edit)?, backup: None });
+    }
     file::create_dir(&located)?;
     let _lock = file::lock(&located)?;
     file::clean_stale(&located)?;
     let current = file::read(&located)?;
     let before = current.as_ref().map(|current| current.text.clone());
-    let plan = merge(host, &located, before.clone(), entry)?;
+    let plan = merge(host, &located, before.clone(), edit)?;
     if plan.changes.is_empty() {
         return Ok(Applied { plan, backup: None });
     }
@@ -323,21 +376,99 @@ pub fn apply(host: Host, dirs: &Dirs, entry: &Entry) -> Result<Applied, Error> {
     Ok(Applied { plan, backup })
 }
 
-/// Merges the entry into the file's text (`None`: no file), keeping its byte order mark and line endings.
-fn merge(host: Host, located: &file::Located, before: Option<String>, entry: &Entry) -> Result<Plan, Error> {
+/// Makes the edit to the file's text (`None`: no file), keeping its byte order mark and line endings.
+fn merge(host: Host, located: &file::Located, before: Option<String>, edit: Edit<'_>) -> Result<Plan, Error> {
     let text = before.as_deref().unwrap_or_default();
     let (bom, body) = match text.strip_prefix('\u{feff}') {
         Some(body) => ("\u{feff}", body),
         None => ("", text),
     };
-    let merged = match host.container() {
-        Some(container) => merge_json(body, host.dialect(), container, &entry.name, &host.json_entry(entry)),
-        None => merge_toml(&body.replace("\r\n", "\n"), entry)
-            .map(|(after, changes)| (restore_line_endings(body, &after), changes)),
+    let name = match edit {
+        Edit::Install(entry) => entry.name.as_str(),
+        Edit::Remove(name) => name,
+    };
+    let (merged, previous_env) = match host.container() {
+        Some(container) => {
+            let merged = match edit {
+                Edit::Install(entry) => merge_json(body, host.dialect(), container, name, &host.json_entry(entry)),
+                Edit::Remove(name) => remove_json(body, host.dialect(), container, name),
+            };
+            (merged, json_env(body, host.dialect(), container, name))
+        }
+        None => {
+            // The edit is made on `\n` lines; each line then gets its own ending back.
+            let lines = body.replace("\r\n", "\n");
+            let merged = match edit {
+                Edit::Install(entry) => merge_toml(&lines, entry),
+                Edit::Remove(name) => remove_toml(&lines, name),
+            };
+            (merged.map(|(after, changes)| (restore_line_endings(body, &after), changes)), toml_env(&lines, name))
+        }
     };
     let (after, changes) = merged.map_err(|message| Error::Unparsable { file: located.file.clone(), message })?;
     let after = if changes.is_empty() { text.to_owned() } else { format!("{bom}{after}") };
-    Ok(Plan { file: located.file.clone(), before, after, changes })
+    Ok(Plan { file: located.file.clone(), before, after, changes, previous_env })
+}
+
+/// The `env` of the JSON entry `container.name`, values that are not strings as JSON; empty when there is none
+/// or the text does not parse (the edit reports that).
+fn json_env(text: &str, dialect: json::Dialect, container: &str, name: &str) -> Vec<(String, String)> {
+    let Ok(Some(document)) = json::parse(text, dialect) else { return Vec::new() };
+    let Some(Value::Object(env)) =
+        document.get(container).and_then(|servers| servers.get(name)).and_then(|entry| entry.get("env"))
+    else {
+        return Vec::new();
+    };
+    env.iter()
+        .map(|(variable, value)| (variable.clone(), value.as_str().map_or_else(|| value.to_string(), str::to_owned)))
+        .collect()
+}
+
+/// The `env` of Codex's `[mcp_servers.<name>]`, values that are not strings as TOML; empty when there is none.
+fn toml_env(text: &str, name: &str) -> Vec<(String, String)> {
+    let Ok(document) = text.parse::<toml_edit::DocumentMut>() else { return Vec::new() };
+    let env = document
+        .get("mcp_servers")
+        .and_then(|servers| servers.get(name))
+        .and_then(|entry| entry.get("env"))
+        .and_then(toml_edit::Item::as_table_like);
+    let Some(env) = env else { return Vec::new() };
+    env.iter()
+        .map(|(variable, value)| {
+            let value = value.as_str().map_or_else(|| value.to_string().trim().to_owned(), str::to_owned);
+            (variable.to_owned(), value)
+        })
+        .collect()
+}
+
+/// Removes `container.name` from a JSON document, keeping every other byte.
+fn remove_json(
+    text: &str,
+    dialect: json::Dialect,
+    container: &str,
+    name: &str,
+) -> Result<(String, Vec<String>), String> {
+    // A key written twice would leave the host reading the other one: every occurrence goes.
+    let mut edited = text.to_owned();
+    let mut changes = Vec::new();
+    while let Some(shorter) = json::remove(&edited, dialect, &[container, name]).map_err(|error| error.to_string())? {
+        edited = shorter;
+        changes = vec![format!("removed {container}.{name}")];
+    }
+    Ok((edited, changes))
+}
+
+/// Removes `[mcp_servers.<name>]` (however it is written) from Codex's TOML.
+fn remove_toml(text: &str, name: &str) -> Result<(String, Vec<String>), String> {
+    let mut document: toml_edit::DocumentMut = text.parse().map_err(|error: toml_edit::TomlError| {
+        format!("not valid TOML: {}", error.to_string().trim_end().replace('\n', " "))
+    })?;
+    let Some(servers) = document.get_mut("mcp_servers") else { return Ok((text.to_owned(), Vec::new())) };
+    let servers = servers.as_table_like_mut().ok_or("`mcp_servers` is not a table")?;
+    if servers.remove(name).is_none() {
+        return Ok((text.to_owned(), Vec::new()));
+    }
+    Ok((document.to_string(), vec![format!("removed [mcp_servers.{name}]")]))
 }
 
 /// `edited` (which ends its lines with `\n`) with the line endings of `original` put back: the lines at the
@@ -489,10 +620,16 @@ pub fn claude_commands(entry: &Entry, exists: bool) -> Vec<Vec<String>> {
     let fields = Value::Object(Host::ClaudeCode.json_entry(entry)).to_string();
     let mut commands = Vec::new();
     if exists {
-        commands.push(vec!["mcp".into(), "remove".into(), "--scope".into(), "user".into(), entry.name.clone()]);
+        commands.push(claude_remove_command(&entry.name));
     }
     commands.push(vec!["mcp".into(), "add-json".into(), "--scope".into(), "user".into(), entry.name.clone(), fields]);
     commands
+}
+
+/// The `claude` command that removes the entry `name` from Claude Code's user scope:
+/// `mcp remove --scope user NAME`.
+pub fn claude_remove_command(name: &str) -> Vec<String> {
+    vec!["mcp".into(), "remove".into(), "--scope".into(), "user".into(), name.to_owned()]
 }
 
 #[cfg(test)]
@@ -523,6 +660,37 @@ mod tests {
         assert_eq!(changes, vec!["set mcp_servers.fluxgit.command"]);
         assert!(merge_toml("mcp_servers = 3\n", &entry()).is_err());
         assert!(merge_toml("[a\n", &entry()).expect_err("refused").starts_with("not valid TOML"));
+    }
+
+    #[test]
+    fn codex_removal_gives_back_the_file_install_started_from() {
+        let texts = [
+            "# my settings\nmodel = \"o3\"  # pinned\n\n[mcp_servers.other]\ncommand = \"x\"\n\n[profiles.a]\nk = 1\n",
+            "model = \"o3\"\n",
+            "",
+            "[mcp_servers]\n",
+        ];
+        for text in texts {
+            let (installed, _) = merge_toml(text, &entry()).expect("merges");
+            assert_eq!(toml_env(&installed, "fluxgit"), entry().env);
+            let (removed, changes) = remove_toml(&installed, "fluxgit").expect("removes");
+            assert_eq!(changes, vec!["removed [mcp_servers.fluxgit]"]);
+            assert_eq!(removed, text, "installed:\n{installed}");
+            let (again, changes) = remove_toml(&removed, "fluxgit").expect("removes");
+            assert!(changes.is_empty() && again == text, "{changes:?}");
+        }
+        let dotted = "mcp_servers.fluxgit.command = \"/x\"\nmcp_servers.other.command = \"/y\"\n";
+        let (removed, _) = remove_toml(dotted, "fluxgit").expect("removes");
+        assert_eq!(removed, "mcp_servers.other.command = \"/y\"\n");
+        assert!(remove_toml("mcp_servers = 3\n", "fluxgit").is_err());
+    }
+
+    #[test]
+    fn json_removal_takes_every_occurrence_of_a_repeated_name() {
+        let text = "{\"mcpServers\": {\"fluxgit\": 1, \"other\": 2, \"fluxgit\": 3}}";
+        let (removed, changes) = remove_json(text, json::Dialect::Strict, "mcpServers", "fluxgit").expect("removes");
+        assert_eq!(removed, "{\"mcpServers\": {\"other\": 2}}");
+        assert_eq!(changes, vec!["removed mcpServers.fluxgit"]);
     }
 
     #[test]

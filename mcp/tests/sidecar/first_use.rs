@@ -66,7 +66,7 @@ fn outside_the_roots_over_stdio_names_the_roots_in_force_and_the_dropped_ones() 
 }
 
 #[test]
-fn outside_the_default_root_through_call_says_the_variable_is_unset() {
+fn outside_the_default_root_through_call_says_the_variable_is_unset_and_speaks_to_a_shell() {
     let home = tempfile::tempdir().expect("home");
     let elsewhere = tempfile::tempdir().expect("outside");
     let mut command = sidecar(home.path(), home.path(), &[]);
@@ -85,6 +85,16 @@ fn outside_the_default_root_through_call_says_the_variable_is_unset() {
     );
     assert!(text.contains("`fluxgit-mcp-sidecar doctor` shows the roots in force"), "{text}");
     assert!(text.contains("\"rootsFrom\": \"home directory (default)\""), "data is shown too: {text}");
+    // A person at a shell ran it: the roots are set in the command's environment, not in a host's file.
+    assert!(
+        text.contains(
+            "To allow a repository, set FLUXGIT_MCP_ALLOWED_ROOTS in the environment of the command to absolute \
+             directories separated by ':', e.g. `FLUXGIT_MCP_ALLOWED_ROOTS=/path/to/repos fluxgit-mcp-sidecar call \
+             ...`;"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("host's configuration"), "{text}");
 }
 
 /// `.` and `_` read as the same character, so a check holds whichever spelling is listed.

@@ -4,8 +4,9 @@
 //! (`gateway_reads`), the audit of every call (`audit`), `verify-audit` (`verify_audit`) and the presence file
 //! (`presence`), the engine cache's freshness and diagnostics over stdio (`cache`), `agents_presence` with
 //! previews' `otherAgents` (`agents`), the fleet tools and `fleet` subcommands (`fleet`), and calls served
-//! concurrently and cancelled (`concurrency`), `install HOST` on a temporary HOME (`install`) and a hostile one (`install_hostile`), and the messages
-//! a newcomer meets first: refusals outside the roots, unknown tools, the terminal notice (`first_use`).
+//! concurrently and cancelled (`concurrency`), `install HOST` on a temporary HOME (`install`) and a hostile one
+//! (`install_hostile`), `install HOST --remove` (`install_remove`), and the messages a newcomer meets first:
+//! refusals outside the roots, unknown tools, the terminal notice (`first_use`).
 
 mod agents;
 mod audit;
@@ -31,6 +32,7 @@ mod hostile;
 mod hostile_content;
 mod install;
 mod install_hostile;
+mod install_remove;
 mod listing;
 mod presence;
 mod protocol;
