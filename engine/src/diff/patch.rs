@@ -27,10 +27,11 @@ const CONTEXT_LINES: u32 = 3;
 /// (`maxBytes`).
 const MAX_BINARY_BYTES: u64 = 1024 * 1024;
 
-/// Largest side of a file whose text [`Output::ListingWithTexts`] reads, in bytes (32 MiB): a larger
-/// side is listed as git lists a file over `core.bigFileThreshold` (binary, without counts) and
-/// never read, so that a 500 MB file costs no memory ([`Renderer::over_text_cap`] tells it apart
-/// from a binary file). Reading and diffing a side costs about 3.4 times its size.
+/// Largest side of a file whose text [`Output::ListingWithTexts`] reads, in bytes (32 MiB): a
+/// larger side is listed as git lists a file over `core.bigFileThreshold` (binary, without
+/// counts) and never read, so that a 500 MB file costs no memory
+/// ([`Renderer::over_text_cap`] tells it apart from a binary file). Reading and diffing a side
+/// costs about 3.4 times its size.
 pub(crate) const MAX_TEXT_BYTES: u64 = 32 << 20;
 
 /// One changed file: its listing and (when asked for) its patch, in one section or, for a type
