@@ -27,10 +27,12 @@ mod diff;
 mod file;
 mod fleet;
 mod history;
+mod preflight;
 mod repo;
 mod scope;
 mod search;
 mod semantic;
+mod topology;
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -42,10 +44,12 @@ pub use diff::{commit_details, diff_text, worktree_changes};
 pub use file::{file_blame, file_read};
 pub use fleet::{fleet_digest, fleet_radar};
 pub use history::{history, reflog};
+pub use preflight::conflict_preflight;
 pub use repo::{brief, folder_brief, refs, status};
 pub use scope::scope;
 pub use search::search;
 pub use semantic::{diff_semantic, diff_semantic_fallbacks};
+pub use topology::{submodule_status, worktree_list};
 
 use crate::budget::Omitted;
 use crate::facets::worktree::{Change, ChangeKind};

@@ -5,7 +5,7 @@ use fluxgit_engine::conflict::{preflight, read};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::tools::call::{Format, parse, run, run_formatted};
+use crate::tools::call::{Format, parse, run_formatted};
 use crate::tools::schema::{self, count, defaulted, opt_count, opt_flag, opt_list, opt_string};
 use crate::tools::{Cache, CallContext, FnTool, ProtocolError, ToolDefinition, ToolOutput};
 
@@ -171,6 +171,8 @@ struct PreflightArgs {
     target_ref: String,
     current_ref: Option<String>,
     max_paths: Option<usize>,
+    #[serde(default)]
+    format: Format,
 }
 
 /// `repo.conflictPreflight`.
@@ -233,6 +235,7 @@ pub fn preflight() -> FnTool {
                         "description": "The revision that receives the merge or is rebased." },
                     "maxPaths": schema::integer(1, 1000, 100,
                         "Most conflicting paths listed per prediction; counts stay exact."),
+                    "format": schema::format(),
                 }),
                 &["repoPath", "targetRef"],
             ),
@@ -246,7 +249,8 @@ fn call_preflight(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Resu
     let args: PreflightArgs = parse(arguments)?;
     let options = preflight::Options { max_paths: args.max_paths.unwrap_or(preflight::Options::default().max_paths) };
     let current = args.current_ref.unwrap_or_else(|| "HEAD".to_owned());
-    run(ctx, "repo.conflictPreflight", &args.repo_path, |repo, _measure| {
+    let render = fluxgit_engine::render::conflict_preflight;
+    run_formatted(ctx, "repo.conflictPreflight", &args.repo_path, args.format, render, |repo, _measure| {
         ctx.engine.conflict_preflight(repo, &args.target_ref, &current, &options)
     })
 }

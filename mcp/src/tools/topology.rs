@@ -5,7 +5,7 @@ use fluxgit_engine::{Budgeted, branch_stack};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::tools::call::{Format, parse, run, run_formatted};
+use crate::tools::call::{Format, parse, run_formatted};
 use crate::tools::schema::{self, defaulted, opt_count, opt_flag, opt_list, opt_string};
 use crate::tools::{Cache, FnTool};
 use crate::tools::{CallContext, ProtocolError, ToolDefinition, ToolOutput};
@@ -130,8 +130,10 @@ fn call_branch_stack(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> R
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct RepoArgs {
+struct WorktreeArgs {
     repo_path: String,
+    #[serde(default)]
+    format: Format,
 }
 
 /// `worktree.list`.
@@ -153,7 +155,10 @@ pub fn worktree_list() -> FnTool {
             name: "worktree.list",
             title: "Worktrees",
             description: "The main work tree and every linked worktree: path, branch or detached HEAD, locked, prunable.",
-            input_schema: schema::input(json!({ "repoPath": schema::repo_path() }), &["repoPath"]),
+            input_schema: schema::input(
+                json!({ "repoPath": schema::repo_path(), "format": schema::format() }),
+                &["repoPath"],
+            ),
             output_schema: schema::envelope(data),
             read_only: true,
         },
@@ -161,8 +166,11 @@ pub fn worktree_list() -> FnTool {
 }
 
 fn call_worktree_list(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
-    let args: RepoArgs = parse(arguments)?;
-    run(ctx, "worktree.list", &args.repo_path, |repo, _| ctx.engine.worktree_list(repo).map(whole))
+    let args: WorktreeArgs = parse(arguments)?;
+    let render = fluxgit_engine::render::worktree_list;
+    run_formatted(ctx, "worktree.list", &args.repo_path, args.format, render, |repo, _| {
+        ctx.engine.worktree_list(repo).map(whole)
+    })
 }
 
 #[derive(Deserialize)]
@@ -170,6 +178,8 @@ fn call_worktree_list(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> 
 struct SubmoduleArgs {
     repo_path: String,
     path: Option<String>,
+    #[serde(default)]
+    format: Format,
 }
 
 /// `submodule.status`.
@@ -198,6 +208,7 @@ pub fn submodule_status() -> FnTool {
                     "repoPath": schema::repo_path(),
                     "path": { "type": "string", "minLength": 1, "maxLength": 4096,
                         "description": "Repo-relative submodule path (no `..`): it and its nested submodules." },
+                    "format": schema::format(),
                 }),
                 &["repoPath"],
             ),
@@ -209,7 +220,8 @@ pub fn submodule_status() -> FnTool {
 
 fn call_submodule_status(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
     let args: SubmoduleArgs = parse(arguments)?;
-    run(ctx, "submodule.status", &args.repo_path, |repo, _| {
+    let render = fluxgit_engine::render::submodule_status;
+    run_formatted(ctx, "submodule.status", &args.repo_path, args.format, render, |repo, _| {
         ctx.engine.submodule_status(repo, args.path.as_deref()).map(whole)
     })
 }

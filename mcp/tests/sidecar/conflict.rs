@@ -5,7 +5,7 @@ use std::path::Path;
 
 use fluxgit_engine::budget::count_tokens;
 use fluxgit_engine::{Engine, Options};
-use fluxgit_fixtures::{Scenario, tree_digest};
+use fluxgit_fixtures::{Scenario, facts, tree_digest};
 use fluxgit_mcp_sidecar::tools::{CallContext, registry};
 use serde_json::{Value, json};
 
@@ -69,6 +69,11 @@ fn bad_input_gets_clear_errors_and_the_server_serves_on() {
         call(9, "conflict_read", json!({"repoPath": repo, "maxBytesPerSide": 1_048_576})),
         call(10, "repo_conflictPreflight", json!({"repoPath": repo, "targetRef": "topic", "currentRef": "main"})),
         json!({"jsonrpc": "2.0", "id": 11, "method": "tools/list"}),
+        call(
+            12,
+            "repo_conflictPreflight",
+            json!({"repoPath": repo, "targetRef": "topic", "currentRef": "main", "format": "text"}),
+        ),
     ];
     let responses = session(&root, &requests);
     check_output_schemas(&responses[10]["result"]["tools"], &requests, &responses);
@@ -104,6 +109,10 @@ fn bad_input_gets_clear_errors_and_the_server_serves_on() {
     let paths: Vec<&str> =
         prediction["merge"]["conflicts"].as_array().expect("list").iter().filter_map(|c| c["path"].as_str()).collect();
     assert_eq!(paths, ["docs/guide.md", "src/main.c", "src/util.c"], "what the stopped merge shows");
+    // Issue 55: in text too, the stopped merge is said first, in the JSON's words.
+    let text = responses[11]["result"]["content"][0]["text"].as_str().expect("text");
+    assert_eq!(text.lines().next(), prediction["inProgress"]["message"].as_str(), "said first: {text}");
+    assert!(text.contains("\nmerge topic into main: conflicts in 3 files\n"), "{text}");
     assert_eq!(tree_digest(&root), before, "the repository is byte-identical");
 }
 
@@ -225,4 +234,117 @@ fn conflict_read_fits_every_budget_and_counts_what_it_cut() {
     }
     assert!(cuts >= 5, "small budgets must cut something ({cuts})");
     assert!(grown_checks >= 3, "contents were cut with every file shown ({grown_checks})");
+}
+
+/// Issue 55: `repo_conflictPreflight` takes `format: "text"`. Over the real binary, on every branch pair of the
+/// Preflight fixture, the merge's verdict line counts and its `kind: path` lines name exactly the paths
+/// `git merge-tree --write-tree` leaves conflicted, in its order, with the kinds and marker ranges of the JSON; the
+/// rebase of HEAD onto `rebase-theirs` says where it stops; `structuredContent` stays the JSON answer.
+#[test]
+fn issue_55_preflight_text_names_the_paths_git_merge_tree_conflicts() {
+    let fixture = fluxgit_fixtures::build(Scenario::Preflight);
+    let root = fixture.root().canonicalize().expect("root");
+    let repo = fixture.path().to_str().expect("utf-8").to_owned();
+    let before = tree_digest(&root);
+    let mut requests = Vec::new();
+    for (idx, name) in facts::PREFLIGHT_PAIRS.iter().enumerate() {
+        let arguments = json!({"repoPath": repo, "targetRef": format!("{name}-theirs"),
+            "currentRef": format!("{name}-ours"), "format": "text"});
+        requests.push(call(idx as i64, "repo_conflictPreflight", arguments.clone()));
+        let mut as_json = arguments;
+        as_json.as_object_mut().expect("object").remove("format");
+        requests.push(call(100 + idx as i64, "repo_conflictPreflight", as_json));
+    }
+    requests.push(call(
+        200,
+        "repo_conflictPreflight",
+        json!({"repoPath": repo, "targetRef": "rebase-theirs",
+        "format": "text"}),
+    ));
+    let responses = session(&root, &requests);
+    // Before git itself runs below: `git merge-tree --write-tree` writes the merged objects.
+    assert_eq!(tree_digest(&root), before, "the repository is byte-identical");
+    let text_of = |response: &Value| -> String {
+        assert_eq!(response["result"]["isError"], false, "{response}");
+        response["result"]["content"][0]["text"].as_str().expect("text").to_owned()
+    };
+    let mut conflicting_pairs = 0;
+    for (idx, name) in facts::PREFLIGHT_PAIRS.iter().enumerate() {
+        let (ours, theirs) = (format!("{name}-ours"), format!("{name}-theirs"));
+        let (text_answer, json_answer) = (&responses[2 * idx], &responses[2 * idx + 1]);
+        let text = text_of(text_answer);
+        assert!(serde_json::from_str::<Value>(&text).is_err(), "{name}: the text is not JSON:\n{text}");
+        assert_eq!(text_answer["result"]["structuredContent"], json_answer["result"]["structuredContent"], "{name}");
+        let merge = &data(json_answer)["merge"];
+        let json_text = json_answer["result"]["content"][0]["text"].as_str().expect("the JSON text");
+        assert!(count_tokens(&text) < count_tokens(json_text), "{name}: the text is smaller than the JSON\n{text}");
+
+        let git =
+            fixture.git_raw(&["merge-tree", "--write-tree", "--name-only", "--no-messages", "-z", &ours, &theirs]);
+        let conflicted = git.status.code() == Some(1);
+        assert!(conflicted || git.status.success(), "{name}: merge-tree failed: {git:?}");
+        let git_paths: Vec<String> = git
+            .stdout
+            .split(|byte| *byte == 0)
+            .skip(1)
+            .filter(|path| !path.is_empty())
+            .map(|path| crate::formats::git_quoted(std::str::from_utf8(path).expect("utf-8 path"), true))
+            .collect();
+
+        let lines: Vec<&str> = text.lines().collect();
+        let verdict = format!("merge {theirs} into {ours}: ");
+        let merge_at = lines.iter().position(|line| line.starts_with(&verdict)).unwrap_or_else(|| panic!("{text}"));
+        let rebase_at = lines.iter().position(|line| line.starts_with("rebase ")).unwrap_or_else(|| panic!("{text}"));
+        let files = match git_paths.len() {
+            1 => "1 file".to_owned(),
+            count => format!("{count} files"),
+        };
+        let expected = if conflicted { format!("conflicts in {files}") } else { "clean".to_owned() };
+        assert_eq!(lines[merge_at], format!("{verdict}{expected}"), "{name}:\n{text}");
+        // `kind: path [from path] [markers a-b ...]`, paths quoted so that each is one word.
+        let listed = &lines[merge_at + 1..rebase_at];
+        let paths: Vec<&str> = listed
+            .iter()
+            .map(|line| line.split_once(": ").expect("kind: path").1.split(' ').next().expect("a path"))
+            .collect();
+        assert_eq!(paths, git_paths, "{name}: the paths git merge-tree leaves conflicted\n{text}");
+        conflicting_pairs += usize::from(conflicted);
+        for (line, conflict) in listed.iter().zip(merge["conflicts"].as_array().into_iter().flatten()) {
+            assert!(line.starts_with(&format!("{}: ", conflict["kind"].as_str().expect("kind"))), "{name}: {line}");
+            if let Some(from) = conflict["renamedFrom"].as_str() {
+                assert!(
+                    line.contains(&format!(" from {} ", crate::formats::git_quoted(from, true)))
+                        || line.ends_with(&format!(" from {}", crate::formats::git_quoted(from, true))),
+                    "{name}: {line}"
+                );
+            }
+            let ranges: Vec<String> = conflict["regions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|region| format!("{}-{}", region["start"], region["end"]))
+                .collect();
+            match ranges.is_empty() {
+                true => assert!(!line.contains(" markers "), "{name}: {line}"),
+                false => assert!(line.ends_with(&format!(" markers {}", ranges.join(" "))), "{name}: {line}"),
+            }
+        }
+    }
+    assert_eq!(conflicting_pairs, facts::PREFLIGHT_PAIRS.len() - 1, "every pair but `clean` conflicts");
+
+    // The rebase of the checked-out `rebase-ours` stops at its second commit on `src/main.c`.
+    let text = text_of(&responses[2 * facts::PREFLIGHT_PAIRS.len()]);
+    let lines: Vec<&str> = text.lines().collect();
+    let stop = lines.iter().position(|line| line.starts_with("rebase HEAD onto rebase-theirs: ")).expect("rebase");
+    let second = fixture.git(&["rev-parse", "rebase-ours~1"]);
+    assert_eq!(
+        lines[stop],
+        format!(
+            "rebase HEAD onto rebase-theirs: stops at 2/3 {} rebase: second, conflicting, conflicts in 1 file",
+            &second.trim()[..12]
+        ),
+        "{text}"
+    );
+    assert!(lines[stop + 1].starts_with("content: src/main.c markers "), "{text}");
+    assert!(lines.contains(&format!("HEAD {} rebase: third, clean", &facts::PREFLIGHT_HEAD[..12]).as_str()), "{text}");
 }

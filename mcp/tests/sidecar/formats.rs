@@ -117,7 +117,7 @@ fn submodule_marks(text: &str) -> (Vec<(char, String)>, Option<u64>) {
 
 /// `path` as git writes it under its default `core.quotePath=true`: in double quotes with C escapes and octal
 /// bytes from 0x80 when it needs them; with `space`, also when it holds a space (`git status --short`).
-fn git_quoted(path: &str, space: bool) -> String {
+pub(crate) fn git_quoted(path: &str, space: bool) -> String {
     let needs = |byte: u8| !(0x20..0x7f).contains(&byte) || byte == b'"' || byte == b'\\' || (space && byte == b' ');
     if !path.bytes().any(needs) {
         return path.to_owned();
@@ -746,6 +746,11 @@ fn default_calls(path: &str) -> Vec<(&'static str, Value)> {
     calls.push(("agents.presence", json!({"repoPath": path})));
     calls.push(("fleet.radar", json!({"repoPaths": [path]})));
     calls.push(("fleet.digest", json!({"repoPaths": [path], "sinceMs": 0})));
+    // Issue 55: the tools without a budget that take `format`; a fixture without `topic` answers no text.
+    calls.push(("worktree.list", json!({"repoPath": path})));
+    calls.push(("submodule.status", json!({"repoPath": path})));
+    calls.push(("repo.conflictPreflight", json!({"repoPath": path, "targetRef": "topic"})));
+    calls.push(("repo.conflictPreflight", json!({"repoPath": path, "targetRef": "HEAD~1"})));
     calls
 }
 
