@@ -66,6 +66,9 @@ FLUXGIT_SIDECAR_BIN="$target_dir/debug/fluxgit-mcp-sidecar" FLUXGIT_GATEWAY_BIN=
 
 # `npm install --no-save` installs the locked tree without rewriting the lock; `npm ci` refuses this lock because vite
 # 8.4.0 (pulled in by the Inspector) names an optional dependency missing from the registry (napi-windows-process-start-time).
+# On Node 20 npm warns EBADENGINE for the Inspector 2.12.0 (node >= 22.19) and its commander 15 and undici 8: every
+# Inspector that accepts Node 20 (0.15.0 and older) lacks the CLI these tests drive (`--tool-args-json`,
+# `--format json`, a config's `protocolEra`), and the suite passes on Node 20 as it is.
 e2e_ts=mcp/tests/e2e-ts
 npm_install_locked "$e2e_ts"
 export FLUXGIT_SIDECAR_BIN="$target_dir/debug/fluxgit-mcp-sidecar" FLUXGIT_E2E_REPO="$PWD"
