@@ -344,9 +344,16 @@ fn check_same_facts(tool: &str, label: &str, text: &str, json: &Value) {
                     // No gateway here: the git command a person runs, as the JSON gives it with its full sha
                     // written as the abbreviated lost tip.
                     let command = entry["recovery"]["command"].as_str().expect("a command");
-                    let (name, full) = command.rsplit_once(' ').expect("git branch NAME SHA");
-                    assert!(full.len() >= 40 && full.starts_with(tip), "{label}: {command}");
-                    assert!(text.contains(&format!("at {tip}: {name} {tip}\n")), "{label}: recovery");
+                    let (name, full) = command.rsplit_once(' ').expect("git ... SHA");
+                    if command.starts_with("git branch ") {
+                        assert!(full.len() >= 40 && full.starts_with(tip), "{label}: {command}");
+                        assert!(text.contains(&format!(": {name} {tip}\n")), "{label}: recovery");
+                    } else {
+                        // A put-back command is abbreviated already and shown as it is.
+                        assert!(text.contains(&format!(": {command}\n")), "{label}: recovery");
+                    }
+                    let named = entry["recovery"]["commits"].as_array().expect("the lost commits named");
+                    assert_eq!(named.first().and_then(Value::as_str), Some(tip), "{label}: newest first");
                 }
             }
         }
