@@ -230,8 +230,8 @@ impl<'r> Reachable<'r> {
     }
 
     /// A [`Recovery`] when the movement from `old` to `new` dropped `old`: `old` is not an ancestor
-    /// of `new` and is reachable from no ref ([`crate::reachable::tips`]). `None` otherwise, or when
-    /// `old` is null or its commit is gone.
+    /// of `new` and no ref reaches it ([`crate::reachable::tips`]). `None` otherwise, or when `old`
+    /// is null or its commit is gone.
     fn recovery(
         &mut self,
         old: ObjectId,
