@@ -61,6 +61,7 @@ mod o200k;
 mod objects;
 mod pack_index;
 mod quote;
+mod reachable;
 pub mod reflog;
 pub mod refs;
 mod regular_file;

@@ -2,9 +2,11 @@
 //! dropped work back.
 //!
 //! A movement "dropped" commits when its old tip is not an ancestor of its new tip and is reachable
-//! from no ref any more (`git rev-list <old> --not --all` is not empty): the reflog is then the
-//! only thing that still names them, until `git gc` expires unreachable entries
-//! (`gc.reflogExpireUnreachable`, 30 days by default). Such a movement carries a [`Recovery`].
+//! from no ref any more (`git rev-list <old> --not --all` is not empty, see [`crate::reachable`]):
+//! the reflog is then the only thing that still names them, until `git gc` expires unreachable
+//! entries (`gc.reflogExpireUnreachable`, 30 days by default). Such a movement carries a
+//! [`Recovery`]: the command that puts the commits back on the branch that dropped them when the
+//! movement was that branch's ([`crate::reachable::put_back`]), else a side branch at the lost tip.
 
 use std::collections::HashSet;
 
@@ -22,6 +24,8 @@ use crate::history::Person;
 /// Lost commits counted per movement at most; a larger count is reported as this number with
 /// `lostCommitsCapped`.
 pub const MAX_LOST_COUNT: usize = 1000;
+/// Lost commits a recovery names at most (`commits`); `lostCommits` counts them all.
+pub const LISTED_LOST: usize = 5;
 
 /// The reflog of one ref.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -73,6 +77,9 @@ pub struct Recovery {
     pub lost_tip: String,
     /// Commits reachable from `lostTip` and from no ref (at most [`MAX_LOST_COUNT`]).
     pub lost_commits: usize,
+    /// The first [`LISTED_LOST`] of those commits, newest first, abbreviated like `lostTip` (the
+    /// first is `lostTip`).
+    pub commits: Vec<String>,
     /// `true` when `lostCommits` stopped at [`MAX_LOST_COUNT`].
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub lost_commits_capped: bool,
@@ -85,8 +92,11 @@ pub struct Recovery {
     /// `tool`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub arguments: Option<serde_json::Value>,
-    /// Without a gateway: the git command a person runs to bring it back as a branch (`git branch
-    /// recover/<sha> <full sha>`); default `null` (a `tool` is named instead).
+    /// The git command a person runs. For a movement of a branch (its own log, or HEAD's while on
+    /// it), the one that puts the commits back on that branch: `git merge --ff-only <sha>` when the
+    /// branch has not moved on since, else `git cherry-pick <base>..<sha>`, after a
+    /// `git switch <branch> && ` when it is not checked out. Else, without a gateway, the side
+    /// branch `git branch recover/<sha> <full sha>`. Default `null` (a `tool` is named instead).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
 }
@@ -157,8 +167,8 @@ fn read(repo: &gix::Repository, name: &str, limit: usize, proposals: Option<crat
         newest.push_back(line.to_owned());
     }
     let mut entries = Vec::with_capacity(newest.len());
-    let mut reachable = Reachable::new(repo);
     let abbrev = Abbrev::new(repo);
+    let mut reachable = Reachable::new(repo, &ref_name, &abbrev);
     for line in newest.into_iter().rev() {
         let text = crate::facets::clipped(&utf8(&line.message), crate::facets::MAX_SUBJECT_CHARS);
         let (action, message) = match text.split_once(": ") {
@@ -192,22 +202,36 @@ pub(crate) fn recovery_branch(tip: ObjectId) -> String {
     format!("recover/{short}")
 }
 
-/// Which commits the refs reach (`--all`: every ref and `HEAD`, reflogs excluded), computed on
-/// first need.
+/// What `repo.reflog` needs to tell a movement that dropped commits: the tips `--all` starts from
+/// and the branch the log's movements belong to, read on first need.
 struct Reachable<'r> {
     repo: &'r gix::Repository,
-    tips: Option<HashSet<ObjectId>>,
-    commits: Option<HashSet<ObjectId>>,
+    abbrev: &'r Abbrev,
+    ref_name: &'r str,
+    tips: Option<Vec<ObjectId>>,
+    branch: Option<Option<Branch>>,
+}
+
+/// The local branch whose movements a log records, for [`crate::reachable::put_back`].
+struct Branch {
+    /// Its short name.
+    name: String,
+    /// It is HEAD's branch.
+    checked_out: bool,
+    /// For HEAD's log: the `(old, new)` pairs of the branch's own log, which tell a movement of the
+    /// branch (a commit, a reset) from one of HEAD alone (a checkout, a rebase's steps). `None` for
+    /// the branch's own log, where every movement is the branch's.
+    moves: Option<HashSet<(ObjectId, ObjectId)>>,
 }
 
 impl<'r> Reachable<'r> {
-    fn new(repo: &'r gix::Repository) -> Self {
-        Self { repo, tips: None, commits: None }
+    fn new(repo: &'r gix::Repository, ref_name: &'r str, abbrev: &'r Abbrev) -> Self {
+        Self { repo, abbrev, ref_name, tips: None, branch: None }
     }
 
     /// A [`Recovery`] when the movement from `old` to `new` dropped `old`: `old` is not an ancestor
-    /// of `new` and is reachable from no ref. `None` otherwise, or when `old` is null or its commit
-    /// is gone.
+    /// of `new` and no ref reaches it ([`crate::reachable::tips`]). `None` otherwise, or when `old`
+    /// is null or its commit is gone.
     fn recovery(
         &mut self,
         old: ObjectId,
@@ -215,70 +239,67 @@ impl<'r> Reachable<'r> {
         proposals: Option<crate::Spelling>,
     ) -> Result<Option<Recovery>> {
         // Cheapest first: most movements (commits, fast-forwards, pulls) keep the old tip in the new one's history,
-        // which a merge-base walk between the two settles without reading every ref; only the rest peel the refs
-        // and, when the old tip is none of them, walk everything the refs reach.
+        // which a merge-base walk between the two settles without reading every ref; only the rest read the refs
+        // and walk from the old tip to where the refs' history begins.
         if old.is_null()
             || self.repo.find_commit(old).is_err()
             || (!new.is_null() && crate::ancestry::merge_base(self.repo, old, new).ok().flatten() == Some(old))
-            || self.tips()?.contains(&old)
-            || self.commits()?.contains(&old)
         {
             return Ok(None);
         }
         let repo = self.repo;
-        let shallow = crate::ancestry::Shallow::read(repo)?;
-        let reachable = self.commits()?;
-        let (mut lost, mut stack, mut seen) = (0, vec![old], HashSet::from([old]));
-        while let Some(id) = stack.pop() {
-            lost += 1;
-            if lost == MAX_LOST_COUNT {
-                break;
-            }
-            for parent in shallow.parents_of(repo, id)? {
-                if !reachable.contains(&parent) && seen.insert(parent) {
-                    stack.push(parent);
-                }
-            }
+        if self.tips.is_none() {
+            self.tips = Some(crate::reachable::tips(repo)?);
         }
+        let tips = self.tips.as_deref().expect("just filled");
+        let lost = crate::ancestry::exclusive(repo, old, tips, MAX_LOST_COUNT)?;
+        if lost.is_empty() {
+            return Ok(None);
+        }
+        let put_back = match self.branch_of(old, new) {
+            Some((name, checked_out)) => crate::reachable::put_back(repo, &name, checked_out, old, self.abbrev)?,
+            None => None,
+        };
         let branch = recovery_branch(old);
         Ok(Some(Recovery {
             lost_tip: abbreviate(gix::prelude::ObjectIdExt::attach(old, repo)),
-            lost_commits: lost,
-            lost_commits_capped: lost == MAX_LOST_COUNT,
+            lost_commits: lost.len(),
+            lost_commits_capped: lost.len() == MAX_LOST_COUNT,
+            commits: lost.iter().take(LISTED_LOST).map(|id| self.abbrev.id(*id)).collect(),
             tool: proposals.map(|spelling| crate::ToolName::PREVIEW_BRANCH.spelled(spelling)),
-            command: proposals.is_none().then(|| format!("git branch {branch} {old}")),
             arguments: proposals.map(|_| json!({ "name": branch, "startPoint": old.to_string(), "checkout": false })),
+            command: put_back.or_else(|| proposals.is_none().then(|| format!("git branch {branch} {old}"))),
         }))
     }
 
-    fn tips(&mut self) -> Result<&HashSet<ObjectId>> {
-        if self.tips.is_none() {
-            let mut tips = HashSet::new();
-            if let Ok(head) = self.repo.head_id() {
-                tips.insert(head.detach());
-            }
-            let platform = self.repo.references().map_err(|err| Error::git("refs", err))?;
-            for reference in platform.all().map_err(|err| Error::git("refs", err))? {
-                let Ok(mut reference) = reference else { continue };
-                if let Some(id) = crate::facets::refs::peel_to_commit_id(&mut reference) {
-                    tips.insert(id);
-                }
-            }
-            self.tips = Some(tips);
+    /// The local branch the movement from `old` to `new` moved, and whether it is checked out: the
+    /// log's own branch, or for HEAD's log the branch HEAD is on when its log records the same
+    /// movement. `None` for other logs and for movements of HEAD alone.
+    fn branch_of(&mut self, old: ObjectId, new: ObjectId) -> Option<(String, bool)> {
+        if self.branch.is_none() {
+            self.branch = Some(self.read_branch());
         }
-        Ok(self.tips.as_ref().expect("just filled"))
+        let branch = self.branch.as_ref().expect("just filled").as_ref()?;
+        let moved = branch.moves.as_ref().is_none_or(|moves| moves.contains(&(old, new)));
+        moved.then(|| (branch.name.clone(), branch.checked_out))
     }
 
-    fn commits(&mut self) -> Result<&HashSet<ObjectId>> {
-        if self.commits.is_none() {
-            let tips: Vec<ObjectId> = self.tips()?.iter().copied().collect();
-            let walk = self.repo.rev_walk(tips).all().map_err(|err| Error::git("history", err))?;
-            let mut commits = HashSet::new();
-            for info in walk {
-                commits.insert(info.map_err(|err| Error::git("history", err))?.id);
-            }
-            self.commits = Some(commits);
+    fn read_branch(&self) -> Option<Branch> {
+        let current = self.repo.head_name().ok().flatten().map(|name| name.as_bstr().to_string());
+        let current = current.as_deref().and_then(|name| name.strip_prefix("refs/heads/"));
+        if let Some(name) = self.ref_name.strip_prefix("refs/heads/") {
+            return Some(Branch { name: name.to_owned(), checked_out: current == Some(name), moves: None });
         }
-        Ok(self.commits.as_ref().expect("just filled"))
+        if self.ref_name != "HEAD" {
+            return None;
+        }
+        let name = current?;
+        let full = format!("refs/heads/{name}");
+        let reference = self.repo.try_find_reference(full.as_str()).ok()??;
+        crate::guard::vet_reflog(self.repo, reference.name()).ok()?;
+        let mut platform = reference.log_iter();
+        let lines = platform.all().ok()??;
+        let moves = lines.flatten().map(|line| (line.previous_oid(), line.new_oid())).collect();
+        Some(Branch { name: name.to_owned(), checked_out: true, moves: Some(moves) })
     }
 }

@@ -10,9 +10,10 @@
 //!   wider window walks on from where the last one stopped), and `repo.history` of HEAD over the
 //!   same path shares the walk.
 //! - Who knows the path (`allTime`) counts the authors of every commit the same walk shows over
-//!   HEAD's whole history, through `.mailmap`, as `git shortlog -sne HEAD -- <path>` does: one
-//!   entry per mapped name and email. The kept walk keeps it: the first call walks the path's whole
-//!   history once, later calls read it from memory.
+//!   HEAD's whole history, through `.mailmap`, as `git shortlog -sn HEAD -- <path>` does: one
+//!   entry per mapped name, so one person under two addresses is one author, shown with the
+//!   address most of their commits carry. The kept walk keeps it: the first call walks the path's
+//!   whole history once, later calls read it from memory.
 //! - Owners come from the CODEOWNERS file GitHub would use, read from HEAD's commit (see
 //!   [`crate::codeowners`]). For a file (or a path that does not exist) the rule matching it
 //!   decides; for a directory, the last rule matching everything it can hold (`/packages/web/`,
@@ -75,7 +76,7 @@ pub struct Scope {
     /// Commits and authors touching the path in the window.
     pub churn: Churn,
     /// Commits and authors touching the path over HEAD's whole history
-    /// (`git shortlog -sne HEAD -- <path>`).
+    /// (`git shortlog -sn HEAD -- <path>`).
     pub all_time: Tally,
     /// Code owners.
     pub code_owners: Owners,
@@ -163,13 +164,13 @@ pub struct Tally {
     /// Commits touching the path (for `allTime`, `git rev-list --count HEAD -- <path>`); default 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub commits: usize,
-    /// Distinct authors among them, as `.mailmap` maps them: by email in `churn`, by name and email
-    /// in `allTime` (the lines of `git shortlog -sne`); default 0.
+    /// Distinct authors among them, as `.mailmap` maps them: by email in `churn`, by name in
+    /// `allTime` (the lines of `git shortlog -sn`); default 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub author_count: usize,
     /// Those authors, most commits first. `churn` lists them all, then by email. `allTime` lists
-    /// the [`TOP_AUTHORS`] with the most commits, then by `Name <email>` byte order (as
-    /// `git shortlog -sne` orders them). Default empty.
+    /// the [`TOP_AUTHORS`] with the most commits, then by name in byte order (as
+    /// `git shortlog -sn` orders them). Default empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub authors: Vec<ChurnAuthor>,
 }
@@ -181,15 +182,18 @@ impl Tally {
     }
 }
 
-/// One author of the window.
+/// One author of `churn`'s window or of `allTime`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ChurnAuthor {
-    /// The email as `.mailmap` maps it, which identifies the author (as `git shortlog -se` groups).
+    /// The email as `.mailmap` maps it. In `churn` it identifies the author (as `git shortlog -se`
+    /// groups); in `allTime` it is the one on most of the author's commits (the first in byte
+    /// order among equals).
     pub email: String,
-    /// The name (mapped the same way) on the author's newest commit in the window.
+    /// The name mapped the same way. In `churn` the name on the author's newest commit in the
+    /// window; in `allTime` it identifies the author (as `git shortlog -sn` groups).
     pub name: String,
-    /// Commits in the window.
+    /// Commits counted.
     pub commits: usize,
 }
 
@@ -706,25 +710,34 @@ fn all_time_kept(repo: &gix::Repository, walk: &mut crate::walks::Kept, interrup
 /// An author's name and email as recorded.
 type RawAuthor = (Vec<u8>, Vec<u8>);
 
-/// Commits per raw (name, email) mapped through `.mailmap` and grouped as `git shortlog -sne`
-/// groups: by mapped name and email, most commits first, then by `Name <email>` in byte order; the
-/// first [`TOP_AUTHORS`] kept.
+/// Commits per raw (name, email) mapped through `.mailmap` and grouped as `git shortlog -sn`
+/// groups: by mapped name, each with the mapped email most of its commits carry (the first in
+/// byte order among equals), most commits first, then by name in byte order; the first
+/// [`TOP_AUTHORS`] kept.
 fn tally(repo: &gix::Repository, raw: Vec<(RawAuthor, usize)>) -> Tally {
     let mailmap = crate::guard::open_mailmap(repo);
-    let mut authors: BTreeMap<String, (usize, String, String)> = BTreeMap::new();
+    // Per mapped name: its commits, and its commits per mapped email.
+    let mut names: BTreeMap<String, (usize, BTreeMap<String, usize>)> = BTreeMap::new();
     let mut commits = 0;
     for ((name, email), count) in raw {
         commits += count;
         let signature =
             gix::actor::SignatureRef { name: name.as_slice().into(), email: email.as_slice().into(), time: "" };
         let person = crate::history::Person::mapped(&mailmap, signature);
-        let key = format!("{} <{}>", person.name, person.email);
-        authors.entry(key).or_insert_with(|| (0, person.name, person.email)).0 += count;
+        let (total, emails) = names.entry(person.name).or_default();
+        *total += count;
+        *emails.entry(person.email).or_default() += count;
     }
-    let author_count = authors.len();
-    // The map is in byte order of `Name <email>`; a stable sort by count keeps it among equals.
-    let mut authors: Vec<ChurnAuthor> =
-        authors.into_values().map(|(commits, name, email)| ChurnAuthor { email, name, commits }).collect();
+    let author_count = names.len();
+    let mut authors: Vec<ChurnAuthor> = names
+        .into_iter()
+        .map(|(name, (commits, emails))| {
+            // `max_by_key` keeps the last of equals: over the reversed map, the first email in byte order.
+            let email = emails.into_iter().rev().max_by_key(|(_, count)| *count).map(|(email, _)| email);
+            ChurnAuthor { email: email.unwrap_or_default(), name, commits }
+        })
+        .collect();
+    // The map is in byte order of names; a stable sort by count keeps it among equals.
     authors.sort_by_key(|author| std::cmp::Reverse(author.commits));
     authors.truncate(TOP_AUTHORS);
     Tally { commits, author_count, authors }

@@ -28,7 +28,8 @@ pub const LOST_COMMITS: usize = 5;
 /// Changed paths listed per owner group at most; the rest are counted.
 pub const OWNED_FILES: usize = 10;
 
-/// A recent movement of a local branch that left commits no local branch nor HEAD holds.
+/// A recent movement of a local branch that left commits no ref holds (`git rev-list --all` lists
+/// none of them).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Lost {
@@ -41,7 +42,10 @@ pub struct Lost {
     /// Lost commits not listed; default 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub more: usize,
-    /// The git command that brings them back: `git branch recover/<sha> <sha>`.
+    /// The git command that brings them back: the one that puts them back on the branch
+    /// ([`crate::reachable::put_back`]: `git merge --ff-only <sha>` when the branch has not moved
+    /// on, else `git cherry-pick <base>..<sha>`, after `git switch <branch> && ` when it is not
+    /// checked out), or where none fits the side branch `git branch recover/<sha> <sha>`.
     pub command: String,
 }
 
@@ -85,11 +89,12 @@ pub fn conflict_complete(read: &ConflictRead) -> bool {
 }
 
 /// The lineage's movements within [`RECENT_SECONDS`] before `now` that dropped commits, newest
-/// first, at most [`LOST_MOVEMENTS`], each commit listed once (under its newest movement).
+/// first, at most [`LOST_MOVEMENTS`], each commit listed once (under its newest movement);
+/// `current` is HEAD's branch, which needs no `git switch` to take its commits back.
 ///
 /// # Errors
 /// [`Error::GitRead`] when a lost commit cannot be read.
-pub fn lost(repo: &gix::Repository, lineage: &Lineage, now: i64) -> Result<Vec<Lost>> {
+pub fn lost(repo: &gix::Repository, lineage: &Lineage, now: i64, current: Option<&str>) -> Result<Vec<Lost>> {
     let abbrev = crate::abbrev::Abbrev::new(repo);
     let mut seen = std::collections::HashSet::new();
     let mut out = Vec::new();
@@ -109,12 +114,17 @@ pub fn lost(repo: &gix::Repository, lineage: &Lineage, now: i64) -> Result<Vec<L
             commits.push(format!("{} {subject}", abbrev.id(id)));
         }
         let tip = hex_id(&movement.tip)?;
+        let checked_out = current == Some(movement.branch.as_str());
+        let command = match crate::reachable::put_back(repo, &movement.branch, checked_out, tip, &abbrev)? {
+            Some(command) => command,
+            None => format!("git branch {} {}", crate::reflog::recovery_branch(tip), abbrev.id(tip)),
+        };
         out.push(Lost {
             branch: movement.branch.clone(),
             action: movement.action.clone(),
             more: fresh.len() - commits.len(),
             commits,
-            command: format!("git branch {} {}", crate::reflog::recovery_branch(tip), abbrev.id(tip)),
+            command,
         });
     }
     Ok(out)

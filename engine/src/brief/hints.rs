@@ -174,7 +174,7 @@ fn dropped(facts: &Facts<'_>) -> Option<Hint> {
         String::new()
     };
     let why = format!(
-        "{} dropped {} commit{} ({}) no branch holds{also}",
+        "{} dropped {} commit{} ({}) no ref holds{also}",
         newest.branch,
         newest.commits,
         plural(newest.commits),

@@ -81,7 +81,7 @@ pub struct Brief {
     /// left out); default `null` (no unmerged path).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub conflict: Option<crate::conflict::read::ConflictRead>,
-    /// Recent movements of local branches that left commits no branch holds, with the command that
+    /// Recent movements of local branches that left commits no ref holds, with the command that
     /// recovers them ([`answers::lost`]); default empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub lost: Vec<Lost>,
@@ -197,6 +197,11 @@ pub struct BriefHead {
     /// During a rebase (HEAD detached): the branch being rebased; left out of the JSON otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rebasing: Option<String>,
+    /// During a rebase: the commit the branch is replayed onto, abbreviated, followed by the short
+    /// name of a branch pointing there when one does (a local branch first, else a remote-tracking
+    /// one), e.g. `1568876 main`; `git status` says `onto 1568876`. Left out of the JSON otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub onto: Option<String>,
     /// The repository is a shallow clone: history, ahead/behind and merge bases stop at the commits
     /// listed in `.git/shallow`, whose parents git treats as absent; absent when `false`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -216,6 +221,17 @@ impl StashCount {
     pub fn is_zero(&self) -> bool {
         self.count == 0
     }
+}
+
+/// The brief's `onto`: the abbreviated commit a stopped rebase replays onto and the branch pointing
+/// there, if any; `None` without an `onto` file naming a commit.
+fn rebase_onto(repo: &gix::Repository) -> Option<String> {
+    let id = operation::rebase_onto(repo)?;
+    let sha = crate::abbrev::Abbrev::new(repo).id(id);
+    Some(match operation::branch_at(repo, id) {
+        Some(branch) => format!("{sha} {branch}"),
+        None => sha,
+    })
 }
 
 /// Reads every facet the brief needs, uncut.
@@ -276,6 +292,10 @@ pub(crate) fn read_from(facets: &Reader<'_>, options: &Options) -> Result<Brief>
             behind: upstream.as_ref().as_ref().map_or(0, |u| u.behind),
             upstream_gone: upstream.as_ref().as_ref().is_some_and(|u| u.gone),
             rebasing,
+            onto: match operation {
+                Some(Operation::Rebase) => rebase_onto(facets.git()),
+                _ => None,
+            },
             shallow: head.shallow,
         },
         operation_in_progress: operation,
@@ -306,7 +326,7 @@ pub(crate) fn read_from(facets: &Reader<'_>, options: &Options) -> Result<Brief>
     let git = facets.git();
     let operation_or_conflict = brief.operation_in_progress.is_some() || !status.conflicted.is_empty();
     let brief = Brief {
-        lost: answers::lost(git, &lineage, options.now)?,
+        lost: answers::lost(git, &lineage, options.now, head.branch.as_deref())?,
         parent_moved: answers::parent_moved(git, &lineage, head.branch.as_deref(), head.sha.as_deref())?,
         owners: if operation_or_conflict { Vec::new() } else { answers::owners(git, &lineage, &changed)? },
         ..brief

@@ -109,8 +109,10 @@ pub(crate) fn git_dir_event(relative: &Path) -> FacetSet {
         ]),
         ["refs", "heads", ..] => BRANCH_TIPS,
         ["refs", "remotes", ..] => REMOTE_TIPS,
-        ["refs", "tags", ..] => FacetSet::of(&[Facet::Tags]),
-        ["refs", "stash"] | ["logs", "refs", "stash"] => FacetSet::of(&[Facet::Stashes]),
+        // A tag or the stash can hold commits a branch dropped: they are then not lost (`git rev-list --all`).
+        ["refs", "tags", ..] => FacetSet::of(&[Facet::Tags, Facet::Lineage]),
+        ["refs", "stash"] => FacetSet::of(&[Facet::Stashes, Facet::Lineage]),
+        ["logs", "refs", "stash"] => FacetSet::of(&[Facet::Stashes]),
         ["refs", ..] => ALL_REFS,
         // A branch's reflog feeds the dropped commits of `repo.brief`'s hints (`git reflog expire` or `delete`
         // change it without moving the branch).
@@ -175,7 +177,7 @@ mod tests {
     fn each_git_file_invalidates_what_it_feeds() {
         assert!(git("HEAD").contains(Facet::Head) && !git("HEAD").contains(Facet::Tags));
         assert_eq!(git("index"), INDEX);
-        assert_eq!(git("refs/tags/v1"), FacetSet::of(&[Facet::Tags]));
+        assert_eq!(git("refs/tags/v1"), FacetSet::of(&[Facet::Tags, Facet::Lineage]));
         assert_eq!(git("logs/refs/stash"), FacetSet::of(&[Facet::Stashes]));
         assert_eq!(git("logs/HEAD"), FacetSet::ANY);
         assert_eq!(git("logs/refs/heads/main"), FacetSet::of(&[Facet::Lineage]));

@@ -1,8 +1,8 @@
 //! The lineage facet: what `repo.brief`'s hints read from refs, reflogs and HEAD's tree beyond the
-//! other facets (issue 22): commits a local branch dropped recently, the stack of local branches
-//! the current branch is built on and how far its base moved, the parent branch that was rewritten
-//! under it (issue 35), the size of the current branch's own change against its base, and the
-//! CODEOWNERS file at HEAD.
+//! other facets (issue 22): commits a local branch dropped recently that no ref reaches, the stack
+//! of local branches the current branch is built on and how far its base moved, the parent branch
+//! that was rewritten under it (issue 35), the size of the current branch's own change against its
+//! base, and the CODEOWNERS file at HEAD.
 //!
 //! Reflogs are read through the repository handle the engine opened, whose git dir was vetted first
 //! (`guard.rs`: no FIFO, device or link outside the roots among `logs/`), as every reflog read of
@@ -40,8 +40,8 @@ pub const MAX_COUNTED_FILES: usize = 200;
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Lineage {
-    /// Movements of local branches that dropped commits, within [`RECENT_SECONDS`] of their
-    /// reflog's newest entry, newest first.
+    /// Movements of local branches that dropped commits no ref reaches, within [`RECENT_SECONDS`]
+    /// of their reflog's newest entry, newest first.
     pub movements: Vec<Movement>,
     /// The stack under the current branch, when the current branch is built on other local branches
     /// and its base has commits it lacks.
@@ -56,9 +56,10 @@ pub struct Lineage {
     pub codeowners: Option<&'static str>,
 }
 
-/// A branch movement that dropped commits: reachable from its old tip, from no local branch nor
-/// HEAD, and not rewritten onto the branch (no commit on it now has the same author and author
-/// date, as a rebase, an amend or a cherry-pick keep them). Only the reflog still names them.
+/// A branch movement that dropped commits: reachable from its old tip, from no ref nor any
+/// worktree's HEAD (not listed by `git rev-list --all`, see [`crate::reachable`]), and not
+/// rewritten onto the branch (no commit on it now has the same author and author date, as a
+/// rebase, an amend or a cherry-pick keep them). Only the reflog still names them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Movement {
@@ -201,7 +202,7 @@ pub fn read(repo: &gix::Repository, head: &Head, default_branch: Option<&str>) -
         _ => None,
     };
     Ok(Lineage {
-        movements: movements(repo, &tips, head_id)?,
+        movements: movements(repo, &tips)?,
         stack: stack(repo, &tips, head, head_id, default_branch)?,
         parent_moved,
         ahead: ahead(repo, &tips, head, head_id, default_branch)?,
@@ -307,17 +308,10 @@ fn local_branch_tips(repo: &gix::Repository) -> Result<Vec<(String, ObjectId)>> 
     Ok(tips)
 }
 
-/// The author and author date of `id`, which a rebase, an amend or a cherry-pick keep.
-fn authorship(repo: &gix::Repository, id: ObjectId) -> Result<(Vec<u8>, i64)> {
-    let commit = repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
-    let author = commit.author().map_err(|err| Error::git("commit author", err))?;
-    let seconds = author.time().map_err(|err| Error::git("author date", err))?.seconds;
-    Ok((author.email.to_vec(), seconds))
-}
-
-fn movements(repo: &gix::Repository, tips: &[(String, ObjectId)], head_id: Option<ObjectId>) -> Result<Vec<Movement>> {
-    let mut hidden: Vec<ObjectId> = tips.iter().map(|(_, id)| *id).collect();
-    hidden.extend(head_id);
+fn movements(repo: &gix::Repository, tips: &[(String, ObjectId)]) -> Result<Vec<Movement>> {
+    use crate::reachable::authorship;
+    // What `--all` reaches, read when a movement first needs it: most briefs find no old tip off its branch.
+    let mut hidden: Option<Vec<ObjectId>> = None;
     let mut found = Vec::new();
     for (name, tip) in tips {
         let full = format!("refs/heads/{name}");
@@ -348,7 +342,10 @@ fn movements(repo: &gix::Repository, tips: &[(String, ObjectId)], head_id: Optio
             if on_branch.as_ref().is_some_and(|commits| commits.contains(&old)) || repo.find_commit(old).is_err() {
                 continue;
             }
-            let left = ancestry::exclusive(repo, old, &hidden, MAX_WALK)?;
+            if hidden.is_none() {
+                hidden = Some(crate::reachable::tips(repo)?);
+            }
+            let left = ancestry::exclusive(repo, old, hidden.as_deref().expect("just filled"), MAX_WALK)?;
             if left.is_empty() {
                 continue;
             }

@@ -60,3 +60,31 @@ pub fn rebasing_branch(repo: &gix::Repository) -> Option<String> {
         String::from_utf8_lossy(&name).trim().strip_prefix("refs/heads/").map(str::to_owned)
     })
 }
+
+/// The commit a stopped rebase replays onto (`rebase-merge/onto` or `rebase-apply/onto`), as
+/// `git status` reads it for `interactive rebase in progress; onto 1568876`; `None` when no rebase
+/// is in progress or the file names no commit.
+pub fn rebase_onto(repo: &gix::Repository) -> Option<gix::ObjectId> {
+    ["rebase-merge", "rebase-apply"].iter().find_map(|dir| {
+        let path = repo.git_dir().join(dir).join("onto");
+        let cap = crate::guard::CONTROL_FILE_CAP;
+        let text = crate::guard::read_capped(&path, crate::guard::Symlinks::Follow, cap, "an onto file").ok()??;
+        let id = gix::ObjectId::from_hex(String::from_utf8_lossy(&text).trim().as_bytes()).ok()?;
+        repo.find_commit(id).is_ok().then_some(id)
+    })
+}
+
+/// The short name of a branch whose tip is `id`: the first local branch in name order, else the
+/// first remote-tracking branch (`origin/main`; symbolic refs such as `origin/HEAD` left out);
+/// `None` when no branch points there or the refs cannot be listed.
+pub fn branch_at(repo: &gix::Repository, id: gix::ObjectId) -> Option<String> {
+    let platform = repo.references().ok()?;
+    let pointing = |iter: gix::reference::iter::Iter<'_, '_>| -> Option<String> {
+        iter.flatten()
+            .filter(|reference| matches!(reference.target(), gix::refs::TargetRef::Object(_)))
+            .filter(|reference| reference.target().try_id() == Some(id.as_ref()))
+            .map(|reference| reference.name().shorten().to_string())
+            .min()
+    };
+    pointing(platform.local_branches().ok()?).or_else(|| pointing(platform.remote_branches().ok()?))
+}

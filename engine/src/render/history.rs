@@ -39,8 +39,8 @@ pub fn history(result: &Budgeted<Page>, options: &Options) -> String {
 /// moved the ref and when in parentheses, said only where they change from the line above: the
 /// identity when it differs, the date (`2026-08-20 07:08Z`, minutes and the recorded offset) when
 /// the day or offset differs, else the time of day alone (`07:06`). Under a movement that dropped
-/// commits, `lost N commits at sha: <recovery>`, the recovery's full shas written as the
-/// abbreviated lost tip.
+/// commits, `lost N commits <sha> <sha> ... and M more: <recovery>`, the commits newest first (the
+/// lost tip first), the recovery's full shas written as the abbreviated lost tip.
 pub fn reflog(result: &Budgeted<Report>, _options: &Options) -> String {
     let report = &result.data;
     let mut out = Lines::default();
@@ -84,7 +84,17 @@ pub fn reflog(result: &Budgeted<Report>, _options: &Options) -> String {
                 (None, tool) => format!("{} {}", tool.unwrap_or_default(), arguments.join(" ")),
             };
             let next = esc(&abbreviate_full(&next, &recovery.lost_tip)).into_owned();
-            out.line(format!("  lost {}{capped} commits at {}: {next}", recovery.lost_commits, recovery.lost_tip));
+            let mut named = recovery.commits.iter().map(|sha| esc(sha).into_owned()).collect::<Vec<_>>().join(" ");
+            if named.is_empty() {
+                named = esc(&recovery.lost_tip).into_owned();
+            }
+            let more = recovery.lost_commits.saturating_sub(recovery.commits.len().max(1));
+            if more > 0 {
+                named.push_str(&format!(" and {more}{capped} more"));
+            }
+            let count = recovery.lost_commits;
+            let noun = if count == 1 { "commit" } else { "commits" };
+            out.line(format!("  lost {count}{capped} {noun} {named}: {next}"));
         }
     }
     out.more(&result.omitted, "entries", "movements");

@@ -13,7 +13,8 @@ use crate::{refs, status};
 
 /// `repo.brief`, as terse as the facts allow (an agent reads it beside
 /// `git status -sb; git log --oneline`): the `##` branch line (`## HEAD (no branch)` when detached,
-/// as `git status -sb`, the first commit line being HEAD), the operation, the work tree (`clean`, a
+/// as `git status -sb`, the first commit line being HEAD), the operation (a rebase with what it
+/// replays onto, and in its `theirs` line which side is ours), the work tree (`clean`, a
 /// few entries as `git status --short` lines, see [`FewChanges`], else counts), stashes, the
 /// submodules needing attention in `git submodule status` marks (`submodules_line`), `sha subject`
 /// lines, then one `-> tool arg=value: why` line per hint. Conventions, a hint's `run` (the git
@@ -45,7 +46,11 @@ pub fn brief(result: &Budgeted<Brief>, options: &Options) -> String {
     let progress = brief.conflict.as_ref().map(super::conflict::progress).unwrap_or_default();
     match (brief.operation_in_progress, brief.conflict.as_ref().and_then(|read| read.operation)) {
         (Some(operation), _) => {
-            out.line(operation_line(operation.name(), head.rebasing.as_deref().map(esc).as_deref()) + &progress);
+            let mut line = operation_line(operation.name(), head.rebasing.as_deref().map(esc).as_deref());
+            if let Some(onto) = &head.onto {
+                line.push_str(&format!(" onto {}", esc(onto)));
+            }
+            out.line(line + &progress);
         }
         (None, Some(activity)) => {
             out.line(format!("{} in progress{progress}", super::conflict::activity_name(activity)));
@@ -114,7 +119,14 @@ fn answers(out: &mut Lines, result: &Budgeted<Brief>, options: &Options) {
             out.line(format!("abort: {abort}"));
         }
         if let Some(theirs) = &read.theirs {
-            out.line(format!("theirs {} {} ({})", short(&theirs.sha), esc(&theirs.subject), esc(&theirs.role)));
+            let mut line = format!("theirs {} {} ({})", short(&theirs.sha), esc(&theirs.subject), esc(&theirs.role));
+            // A rebase turns the sides around: ours is the new base, theirs the branch's own commit.
+            if read.operation == Some(crate::conflict::state::Activity::Rebase)
+                && let Some(ours) = &read.ours
+            {
+                line.push_str(&format!("; ours {} ({})", short(&ours.sha), esc(&ours.role)));
+            }
+            out.line(line);
         }
         super::conflict::upcoming(out, read, options);
         super::conflict::regions(out, read, options);
@@ -123,7 +135,7 @@ fn answers(out: &mut Lines, result: &Budgeted<Brief>, options: &Options) {
     for lost in &brief.lost {
         let count = lost.commits.len() + lost.more;
         out.line(format!(
-            "{} lost {count} commit{} ({}) no branch holds: {}",
+            "{} lost {count} commit{} ({}) no ref holds: {}",
             esc(&lost.branch),
             if count == 1 { "" } else { "s" },
             esc(&lost.action),
@@ -248,7 +260,7 @@ fn submodules_line(
     (!marks.is_empty()).then(|| marks.join(" "))
 }
 
-/// `rebase in progress (rebasing feature/parser)`.
+/// `rebase in progress (rebasing feature/parser)`; the brief adds ` onto 1568876 main`.
 fn operation_line(name: &str, rebasing: Option<&str>) -> String {
     match rebasing {
         Some(branch) => format!("{name} in progress (rebasing {branch})"),

@@ -4,7 +4,8 @@ use super::{Lines, Options, change_lists, esc};
 use crate::budget::Budgeted;
 use crate::scope::{ChurnAuthor, PathKind, Scope};
 
-/// `repo.scope`: the path and its kind, porcelain-like change lines, `sha subject` lines, churn,
+/// `repo.scope`: the path and its kind, porcelain-like change lines, `sha subject` lines, churn
+/// (left out when the window has no commit),
 /// all-time authors and owners (with `changed OWNERS: paths` lines for a directory's changed
 /// paths).
 pub fn scope(result: &Budgeted<Scope>, options: &Options) -> String {
@@ -26,19 +27,22 @@ pub fn scope(result: &Budgeted<Scope>, options: &Options) -> String {
         out.line(esc(&commit.oneline()));
     }
     out.more(omitted, "recentCommits", "commits");
+    // A window without commits says nothing the all-time line does not: it is left to the JSON.
     let churn = &scope.churn;
-    let mut line = format!(
-        "churn {} days to {}: {} commits, {} authors",
-        churn.days,
-        churn.until.get(..10).unwrap_or(&churn.until),
-        churn.commits,
-        churn.author_count
-    );
-    let authors = author_list(&churn.authors);
-    if !authors.is_empty() {
-        line.push_str(&format!(": {}", authors.join(", ")));
+    if churn.commits > 0 {
+        let mut line = format!(
+            "churn {} days to {}: {} commits, {} authors",
+            churn.days,
+            churn.until.get(..10).unwrap_or(&churn.until),
+            churn.commits,
+            churn.author_count
+        );
+        let authors = author_list(&churn.authors);
+        if !authors.is_empty() {
+            line.push_str(&format!(": {}", authors.join(", ")));
+        }
+        out.line(line);
     }
-    out.line(line);
     out.more(omitted, "authors", "authors");
     let all = &scope.all_time;
     let mut line = format!("all time: {} commits, {} authors", all.commits, all.author_count);
@@ -95,7 +99,8 @@ pub fn scope(result: &Budgeted<Scope>, options: &Options) -> String {
 }
 
 /// Authors as `Name N`, with the email only where two listed authors share a name
-/// (`Name <email> N`): the JSON keeps every email, and a name alone tells most readers who it is.
+/// (`Name <email> N`, which only the churn's grouping by email can give): the JSON keeps every
+/// email, and a name alone tells most readers who it is.
 fn author_list(authors: &[ChurnAuthor]) -> Vec<String> {
     authors
         .iter()

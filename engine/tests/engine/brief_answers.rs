@@ -126,16 +126,14 @@ fn commits_lost_to_a_reset_are_named_with_their_recovery() {
     let expected = fixture.git(&["log", "--format=%h %s", old.trim(), "--not", "--all"]);
     assert_eq!(lost.commits, expected.lines().collect::<Vec<_>>());
     let text = text_of(&full);
-    assert!(text.contains("main lost 3 commits (reset) no branch holds: git branch recover/"), "{text}");
+    assert!(text.contains("main lost 3 commits (reset) no ref holds: git merge --ff-only "), "{text}");
     assert!(full.data.hints.iter().any(|hint| hint.kind == "dropped"), "the JSON keeps the hint");
     assert!(!text.contains("-> repo_reflog"), "{text}");
-    // The command, run by git, brings every lost commit back.
+    // The command, run by git, puts every lost commit back on main, which has not moved since.
     let words: Vec<&str> = lost.command.split_whitespace().collect();
-    assert_eq!(&words[..2], ["git", "branch"]);
+    assert_eq!(&words[..3], ["git", "merge", "--ff-only"]);
     fixture.git(&words[1..]);
-    let back = fixture.git(&["rev-list", "--count", old.trim(), "--not", "main"]);
-    assert_eq!(back.trim(), "3");
-    assert_eq!(fixture.git(&["rev-parse", words[2]]), old);
+    assert_eq!(fixture.git(&["rev-parse", "main"]), old);
     let after = brief_of(&engine, fixture.path(), clock(&fixture));
     assert!(after.data.lost.is_empty(), "a branch holds them now: {:?}", after.data.lost);
 }
@@ -240,4 +238,55 @@ fn a_folder_of_checkouts_is_answered_with_their_radar() {
     std::fs::create_dir_all(&empty).expect("folder");
     let error = engine.folder_brief(empty.to_str().expect("utf-8"), clock(&fixture), usize::MAX, &mut |_| 0);
     assert!(error.is_err_and(|error| error.to_string().contains("holds no checkout")));
+}
+
+/// Issue 52: a stopped rebase says what it replays onto, as `git status` does (`interactive rebase in progress;
+/// onto 1568876`), with the branch pointing there (a local one first, else a remote-tracking one), and its text
+/// says once which side is ours (the new base) and which theirs (the commit being replayed).
+#[test]
+fn a_stopped_rebase_says_what_it_replays_onto_and_which_side_is_ours() {
+    let fixture = fluxgit_fixtures::build(Scenario::RebaseStopped);
+    let engine = engine_for(&fixture);
+    let onto_of_git_status = |fixture: &Fixture| -> String {
+        let status = fixture.git(&["status"]);
+        let onto = status.lines().find_map(|line| line.split_once("; onto ")).map(|(_, sha)| sha.trim().to_owned());
+        onto.unwrap_or_else(|| panic!("git status names the onto commit: {status}"))
+    };
+    let onto = onto_of_git_status(&fixture);
+    assert_eq!(fixture.git(&["rev-parse", "--short", "main"]).trim(), onto, "the fixture rebases onto main");
+    let full = brief_of(&engine, fixture.path(), clock(&fixture));
+    assert_eq!(full.data.head.rebasing.as_deref(), Some("feature/parser"));
+    assert_eq!(full.data.head.onto, Some(format!("{onto} main")));
+    let text = text_of(&full);
+    let first = text.lines().find(|line| line.starts_with("rebase in progress")).expect("the operation line");
+    assert!(first.starts_with(&format!("rebase in progress (rebasing feature/parser) onto {onto} main")), "{text}");
+    let theirs = text.lines().find(|line| line.starts_with("theirs ")).expect("the theirs line");
+    let head = fixture.git(&["rev-parse", "--short=12", "HEAD"]);
+    assert!(theirs.contains("the commit being replayed"), "{theirs}");
+    assert!(theirs.contains(&format!("; ours {} (HEAD: the new base", head.trim())), "{theirs}");
+    assert_eq!(text.matches("ours ").count(), 1, "said once: {text}");
+    let json = serde_json::to_value(&full.data).expect("json");
+    assert_eq!(json["head"]["onto"], format!("{onto} main"));
+
+    // Onto a commit only a remote-tracking branch points at, then onto a commit no branch points at.
+    fixture.git(&["rebase", "--abort"]);
+    fixture.git(&["checkout", "-q", "main"]);
+    write_commit(&fixture, "later.txt", "later\n", "chore: main moves on");
+    fixture.git(&["checkout", "-q", "--detach", "main"]);
+    write_commit(&fixture, "loose.txt", "loose\n", "chore: on no branch");
+    let loose = fixture.git(&["rev-parse", "HEAD"]).trim().to_owned();
+    fixture.git(&["checkout", "-q", "feature/parser"]);
+    for (target, named) in [("origin/main", Some("origin/main")), (loose.as_str(), None)] {
+        let target_sha = fixture.git(&["rev-parse", target]).trim().to_owned();
+        assert!(!fixture.git_raw(&["rebase", &target_sha]).status.success(), "the rebase onto {target} stops");
+        let onto = onto_of_git_status(&fixture);
+        let expected = match named {
+            Some(branch) => format!("{onto} {branch}"),
+            None => onto.clone(),
+        };
+        let brief = brief_of(&engine, fixture.path(), clock(&fixture));
+        assert_eq!(brief.data.head.onto.as_deref(), Some(expected.as_str()), "{target}");
+        assert!(text_of(&brief).contains(&format!(" onto {expected},")), "{target}: {}", text_of(&brief));
+        fixture.git(&["rebase", "--abort"]);
+    }
 }

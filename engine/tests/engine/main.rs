@@ -21,6 +21,7 @@ mod fleet;
 mod history;
 mod index_feed;
 mod kept_walks;
+mod lost;
 mod oracle;
 mod properties;
 mod roots;

@@ -496,3 +496,61 @@ fn changed_files_of_a_directory_are_grouped_by_their_owners() {
     let file = read(&fixture, &options("packages/web/src/app.test.tsx", 90, 1, CLOCK_START as i64)).expect("scope");
     assert!(file.code_owners.changed.is_empty(), "a file's owners are its rule's");
 }
+
+/// Issue 52: one person under two addresses is one author of `allTime`, as `git shortlog -sn` counts (by name),
+/// shown with the address most of their commits carry; a `.mailmap` giving both addresses one makes the list
+/// `git shortlog -sne`'s. A churn window without commits says nothing in the text.
+#[test]
+fn all_time_authors_are_one_per_name_as_git_shortlog_sn() {
+    let fixture = fluxgit_fixtures::build(Scenario::Clean);
+    let start: i64 = fixture.git(&["log", "-1", "--format=%ct"]).trim().parse().expect("time");
+    let authors = [
+        "Alice Ryhl <alice@ryhl.io>",
+        "Alice Ryhl <aliceryhl@google.com>",
+        "Bob Lee <bob@example.com>",
+        "Alice Ryhl <alice@ryhl.io>",
+        "Alice Ryhl <aliceryhl@google.com>",
+        "Alice Ryhl <alice@ryhl.io>",
+    ];
+    for (step, author) in authors.iter().enumerate() {
+        commit_at(&fixture, start + (1 + step as i64) * DAY, author, &format!("rust/f{step}.rs"), "fn f() {}\n");
+    }
+    let now = start + 200 * DAY;
+    let shortlog_sn = |path: &str| -> Vec<(String, usize)> {
+        let lines = fixture.git(&["shortlog", "-sn", "HEAD", "--", path]);
+        let lines = lines.lines().map(|line| line.trim().split_once('\t').expect("count and name"));
+        lines.map(|(count, name)| (name.to_owned(), count.parse().expect("count"))).collect()
+    };
+    let all = read(&fixture, &options("rust", 90, 3, now)).expect("scope").all_time;
+    let shown: Vec<(String, usize)> = all.authors.iter().map(|author| (author.name.clone(), author.commits)).collect();
+    let expected = shortlog_sn("rust");
+    assert_eq!(expected, vec![("Alice Ryhl".to_owned(), 5), ("Bob Lee".to_owned(), 1)], "git counts one Alice");
+    assert_eq!(shown, expected, "the same authors, counts and order as git shortlog -sn");
+    assert_eq!(all.author_count, expected.len());
+    assert_eq!(all.authors[0].email, "alice@ryhl.io", "the address on three of her five commits");
+
+    // The text: no churn line for a window without commits, one author per person.
+    let root = fixture.root().canonicalize().expect("root");
+    let engine = Engine::new(Options { allowed_roots: vec![root] });
+    let repo = engine.resolve(fixture.path().to_str().expect("utf-8")).expect("resolves");
+    let text_at = |days: u32| {
+        let result = engine.scope(&repo, &options("rust", days, 3, now), UNLIMITED, &mut measure).expect("scope");
+        fluxgit_engine::render::scope(&result, &repo.text_options())
+    };
+    let quiet = text_at(90);
+    assert!(!quiet.contains("churn "), "nothing in 90 days: {quiet}");
+    assert!(quiet.contains("all time: 6 commits, 2 authors: Alice Ryhl 5, Bob Lee 1"), "{quiet}");
+    let busy = text_at(365);
+    assert!(busy.contains("churn 365 days to "), "a window with commits keeps its line: {busy}");
+
+    // A `.mailmap` that gives Alice one address: `git shortlog -sne` then lists what the tally shows.
+    let mailmap = "Alice Ryhl <alice@ryhl.io> <aliceryhl@google.com>\n";
+    std::fs::write(fixture.path().join(".mailmap"), mailmap).expect("mailmap");
+    fixture.git(&["add", ".mailmap"]);
+    fixture.git(&["commit", "-q", "-m", "chore: mailmap"]);
+    let all = read(&fixture, &options("rust", 90, 3, now)).expect("scope").all_time;
+    let shown: Vec<(String, usize)> =
+        all.authors.iter().map(|author| (format!("{} <{}>", author.name, author.email), author.commits)).collect();
+    assert_eq!(shown, shortlog(&fixture, "rust"), "as git shortlog -sne with the mailmap");
+    assert_eq!(shown[0], ("Alice Ryhl <alice@ryhl.io>".to_owned(), 5));
+}

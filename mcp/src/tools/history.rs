@@ -116,16 +116,18 @@ struct ReflogArgs {
 
 /// `repo.reflog`.
 pub fn reflog() -> FnTool {
-    let recovery = json!({ "type": "object", "required": ["lostTip", "lostCommits"],
+    let recovery = json!({ "type": "object", "required": ["lostTip", "lostCommits", "commits"],
         "properties": { "lostTip": { "type": "string" }, "lostCommits": count(),
             "lostCommitsCapped": opt_flag(),
+            "commits": { "type": "array", "items": { "type": "string" }, "description": "The first 5 lost, newest first." },
             "tool": defaulted(json!({ "type": "string", "description": "The proposal that brings it back as a \
                 branch (`operation.preview.branch`), named only when a gateway is configured." }),
                 "null (no gateway: `command` says what a person runs)"),
             "arguments": defaulted(json!({ "type": "object", "description": "Arguments for `tool`." }),
                 "null (no `tool`)"),
-            "command": defaulted(json!({ "type": "string", "description": "Without a gateway: the git command a \
-                person runs to bring it back as a branch (`git branch recover/<sha> <sha>`)." }),
+            "command": defaulted(json!({ "type": "string", "description": "The git command a person runs: for a \
+                branch's movement, one that puts them back on it (`git merge --ff-only <sha>` or `git cherry-pick \
+                <base>..<sha>`); else, without a gateway, `git branch recover/<sha> <sha>`." }),
                 "null (a `tool` is named instead)") } });
     let movement = json!({ "type": "object",
         "required": ["index", "action", "message", "time", "identity"],

@@ -43,7 +43,7 @@ const LONG_DOCS: &[(&str, &str)] = &[
          touching it (like `git log -n N -- path`), churn (commits and distinct author emails with a commit date \
          in the `churnDays` before now, 1-36,500, with per-author counts), `allTime`: who wrote it over HEAD's \
          whole history (commits, distinct authors and the top 10 with counts, through `.mailmap`, as \
-         `git shortlog -sne HEAD -- path`), and its code owners from the CODEOWNERS file \
+         `git shortlog -sn HEAD -- path`), and its code owners from the CODEOWNERS file \
          GitHub would use at HEAD (`.github/`, root, then `docs/`; last matching rule wins; a rule without owners \
          leaves it unowned). For a directory, `owners` come from the last rule covering everything in it and \
          `ownersByRule` groups its files by deciding rule; `changed` groups its changed paths by owners. CODEOWNERS lines GitHub would skip are listed in \

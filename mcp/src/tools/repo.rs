@@ -51,6 +51,7 @@ pub fn brief() -> FnTool {
                     "upstream": defaulted(json!({ "type": "string" }), "null (no upstream)"),
                     "ahead": opt_count(), "behind": opt_count(), "upstreamGone": opt_flag(),
                     "rebasing": defaulted(json!({ "type": "string", "description": "The branch being rebased." }), "null"),
+                    "onto": defaulted(json!({ "type": "string", "description": "Rebase onto: sha [branch]." }), "null"),
                     "shallow": schema::shallow("recent commits and ahead/behind") } }), "none on a folder of checkouts"),
             "operationInProgress": schema::operation(),
             "workingTree": defaulted(schema::counts(), "none on a folder of checkouts"),
@@ -69,8 +70,8 @@ pub fn brief() -> FnTool {
                     "branchPrefixes": opt_list(json!({ "type": "string" })) } }), "nothing detected"),
             "conflict": defaulted(json!({ "type": "object", "description": "With unmerged paths: conflict_read's answer." }), "null"),
             "lost": defaulted(json!({ "type": "array", "items": { "type": "object" }, "description": "Recent branch movements that \
-                left commits no branch holds: branch, action, commits (`sha subject`), more, command (recovers \
-                them)." }), "empty"),
+                left commits no ref holds: branch, action, commits (`sha subject`), more, command (puts them \
+                back)." }), "empty"),
             "parentMoved": defaulted(json!({ "type": "object", "description": "repo_branchStack's parentMoved for HEAD's branch." }), "null"),
             "owners": defaulted(json!({ "type": "array", "items": { "type": "object" }, "description": "Changed paths by \
                 CODEOWNERS owners: owners, files, more." }), "empty"),

@@ -123,7 +123,8 @@ fn commits_lost_to_a_hard_reset_lead_to_the_branch_reflog() {
     let recovery = &data(&answer)["entries"][0]["recovery"];
     assert_eq!(recovery["tool"], "operation_preview_branch", "{answer}");
     assert_eq!(recovery["arguments"]["startPoint"], lost_tip.as_str(), "{answer}");
-    assert!(recovery.get("command").is_none(), "{answer}");
+    // The put-back command stays beside the side-branch proposal: no tool moves a branch forward.
+    assert_eq!(recovery["command"].as_str(), Some(command.as_str()), "{answer}");
     proposing.finish();
 
     // Outside the recency window the hint is gone.
@@ -132,12 +133,11 @@ fn commits_lost_to_a_hard_reset_lead_to_the_branch_reflog() {
     let tools: Vec<&Value> = data(&brief)["hints"].as_array().map(|hints| hints.iter().collect()).unwrap_or_default();
     assert!(tools.iter().all(|hint| hint["tool"] != "repo_reflog"), "{brief}");
     later.finish();
-    // The command, run as given, brings the three commits back.
+    // The command, run as given, puts the three commits back on main, which has not moved since the reset.
     let words: Vec<&str> = command.split(' ').collect();
-    assert_eq!(words[..2], ["git", "branch"], "{command}");
+    assert_eq!(words[..3], ["git", "merge", "--ff-only"], "{command}");
     fixture.git(&words[1..]);
-    assert_eq!(fixture.git(&["rev-parse", words[2]]).trim(), lost_tip, "{command}");
-    assert_eq!(fixture.git(&["rev-list", "--count", &format!("main..{}", words[2])]).trim(), "3");
+    assert_eq!(fixture.git(&["rev-parse", "main"]).trim(), lost_tip, "{command}");
 }
 
 #[test]
@@ -461,7 +461,7 @@ fn issue_35_the_text_brief_answers_what_its_hint_would() {
     let brief = server.request(&tool_call(1, "repo_brief", json!({ "repoPath": repo, "format": "text" })));
     let text = brief["result"]["content"][0]["text"].as_str().expect("text");
     assert!(!text.contains("-> repo_reflog"), "{text}");
-    assert!(text.contains("main lost 2 commits (reset) no branch holds: git branch recover/"), "{text}");
+    assert!(text.contains("main lost 2 commits (reset) no ref holds: git merge --ff-only "), "{text}");
     let old = fixture.git(&["rev-parse", "main@{1}"]);
     for line in fixture.git(&["log", "--format=%h %s", old.trim(), "--not", "--all"]).lines() {
         assert!(text.contains(&format!("\n  {line}\n")), "{line}: {text}");

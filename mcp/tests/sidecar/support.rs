@@ -322,7 +322,7 @@ pub(crate) fn answered_in_text(tool: &str, text: &str) -> bool {
     let line_starts = |prefix: &str| text.lines().any(|line| line.starts_with(prefix));
     match tool {
         "conflict_read" | "conflict.read" => line_starts("conclude: ") && line_starts("@@ "),
-        "repo_reflog" | "repo.reflog" => text.contains(" no branch holds: git branch recover/"),
+        "repo_reflog" | "repo.reflog" => text.contains(" no ref holds: git "),
         "repo_branchStack" | "repo.branchStack" => line_starts("git rebase --onto "),
         "repo_scope" | "repo.scope" => line_starts("owners ") || line_starts("unowned: "),
         "worktree_changes" | "worktree.changes" => {
