@@ -10,7 +10,7 @@ use fluxgit_fixtures::{Fixture, Scenario};
 use serde_json::{Value, json};
 
 use crate::hostile::{answer_within, data, started_limited};
-use crate::support::{Running, tool_call};
+use crate::support::{BIN, Running, initialize, sidecar, tool_call};
 
 /// Peak resident memory a server may reach in these tests, in bytes.
 const MAX_RSS_BYTES: u64 = 500 << 20;
@@ -91,6 +91,31 @@ fn letters(length: usize, mut seed: u64) -> String {
         .collect()
 }
 
+/// [`started_limited`] with the audit ledger on, at `ledger`.
+fn started_audited(fixture: &Fixture, home: &Path, ledger: &Path) -> Running {
+    let root = fixture.root().canonicalize().expect("root");
+    let mut inner = sidecar(&root, home, &[]);
+    inner.env_remove("FLUXGIT_MCP_AUDIT_DISABLED").env("FLUXGIT_MCP_AUDIT_LOG", ledger);
+    let mut command = std::process::Command::new("sh");
+    command.arg("-c").arg("ulimit -v 2000000 && exec \"$0\"").arg(inner.get_program()).env_clear();
+    for (key, value) in inner.get_envs() {
+        if let Some(value) = value {
+            command.env(key, value);
+        }
+    }
+    let mut server = Running::start(command);
+    server.request(&initialize("hostile-test", "1"));
+    server
+}
+
+/// `verify-audit` on `ledger`: exit 0 and the number of entries it names.
+fn verified(ledger: &Path) -> String {
+    let output = std::process::Command::new(BIN).arg("verify-audit").arg(ledger).output().expect("verify-audit runs");
+    let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success(), "verify-audit: {text}");
+    text
+}
+
 #[test]
 fn declarations_nested_two_thousand_deep_in_every_grammar_never_abort_the_server() {
     let fixture = fluxgit_fixtures::build(Scenario::Clean);
@@ -101,7 +126,8 @@ fn declarations_nested_two_thousand_deep_in_every_grammar_never_abort_the_server
     write(&fixture, &deep);
     let head = commit(&fixture, "deep", "A U Thor <author@example.com>");
     let home = tempfile::tempdir().expect("tempdir");
-    let mut server = started_limited(&fixture, home.path());
+    let ledger = home.path().join("audit.jsonl");
+    let mut server = started_audited(&fixture, home.path(), &ledger);
     let repo = fixture.path().to_str().expect("utf-8");
     let range = json!({"repoPath": repo, "base": base, "head": head, "maxTokens": 100_000});
     let answer = answer_within(&mut server, &tool_call(1, "diff.semantic", range.clone()));
@@ -126,6 +152,33 @@ fn declarations_nested_two_thousand_deep_in_every_grammar_never_abort_the_server
     let text = json!({"repoPath": repo, "base": base, "head": head, "format": "text"});
     let answer = answer_within(&mut server, &tool_call(3, "diff.semantic", text));
     assert_eq!(answer["result"]["isError"], false, "{answer}");
+    still_serving(server, repo);
+    // Every call has its entry (the three above and the status of still_serving), and the chain verifies.
+    let entries = std::fs::read_to_string(&ledger).expect("a ledger").lines().count();
+    assert!(entries >= 4, "{entries} entries");
+    verified(&ledger);
+}
+
+#[test]
+fn control_bytes_in_file_names_are_quoted_in_the_semantic_text() {
+    let fixture = fluxgit_fixtures::build(Scenario::Clean);
+    let name = "line\nbreak\u{1b}[31m.rs";
+    write(&fixture, &[(name, "fn a() -> u32 { 1 }\n".to_owned())]);
+    let base = commit(&fixture, "base", "A U Thor <author@example.com>");
+    write(&fixture, &[(name, "fn a() -> u32 { 2 }\n".to_owned())]);
+    let head = commit(&fixture, "head", "A U Thor <author@example.com>");
+    let home = tempfile::tempdir().expect("tempdir");
+    let mut server = started_limited(&fixture, home.path());
+    let repo = fixture.path().to_str().expect("utf-8");
+    for (id, tool) in [(1, "diff.semantic"), (2, "diff.text")] {
+        let arguments = json!({"repoPath": repo, "base": base, "head": head, "format": "text"});
+        let answer = answer_within(&mut server, &tool_call(id, tool, arguments));
+        let text = answer["result"]["content"][0]["text"].as_str().expect("a text answer").to_owned();
+        assert!(!text.contains('\u{1b}'), "{tool}: a raw escape byte in {text:?}");
+        assert!(text.contains("line\\nbreak\\033[31m.rs\""), "{tool}: git's quoting in {text:?}");
+        // Every line starts as the rendering starts its lines: the name added none of its own.
+        assert!(text.lines().all(|line| !line.starts_with("break")), "{tool}: {text:?}");
+    }
     still_serving(server, repo);
 }
 
