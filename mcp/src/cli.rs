@@ -310,24 +310,7 @@ fn install(
         println!("done: restart {} to load it", host.title());
         return Ok(ExitCode::SUCCESS);
     }
-    for change in &plan.changes {
-        out.push_str(&format!("  {change}\n"));
-    }
-    if dry_run {
-        out.push_str("dry run: nothing written; the file would read:\n");
-        out.push_str(&plan.after);
-        if !plan.after.ends_with('\n') {
-            out.push('\n');
-        }
-        io::stdout().write_all(out.as_bytes())?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    if let Some(backup) = backup {
-        out.push_str(&format!("  previous file saved as {}\n", backup.display()));
-    }
-    out.push_str(&format!("written: restart {} to load it\n", host.title()));
-    io::stdout().write_all(out.as_bytes())?;
-    Ok(ExitCode::SUCCESS)
+    written(out, &plan, backup.as_deref(), dry_run, &format!("restart {} to load it", host.title()))
 }
 
 /// `install HOST --remove`: takes the entry `name` out of the host's user configuration (see the `install` module).
@@ -377,6 +360,18 @@ fn install_remove(host: &str, name: &str, dry_run: bool) -> anyhow::Result<ExitC
         println!("done: restart {} to unload it", host.title());
         return Ok(ExitCode::SUCCESS);
     }
+    written(out, &plan, backup.as_deref(), dry_run, &format!("restart {} to unload it", host.title()))
+}
+
+/// Prints `out`, then the changes of `plan` and, for a dry run, the file as it would read, else where the previous
+/// file was saved and `next` (what the person does now): the end of `install` and of `install --remove`.
+fn written(
+    mut out: String,
+    plan: &fluxgit_mcp_sidecar::install::Plan,
+    backup: Option<&std::path::Path>,
+    dry_run: bool,
+    next: &str,
+) -> anyhow::Result<ExitCode> {
     for change in &plan.changes {
         out.push_str(&format!("  {change}\n"));
     }
@@ -386,13 +381,12 @@ fn install_remove(host: &str, name: &str, dry_run: bool) -> anyhow::Result<ExitC
         if !plan.after.ends_with('\n') {
             out.push('\n');
         }
-        io::stdout().write_all(out.as_bytes())?;
-        return Ok(ExitCode::SUCCESS);
+    } else {
+        if let Some(backup) = backup {
+            out.push_str(&format!("  previous file saved as {}\n", backup.display()));
+        }
+        out.push_str(&format!("written: {next}\n"));
     }
-    if let Some(backup) = backup {
-        out.push_str(&format!("  previous file saved as {}\n", backup.display()));
-    }
-    out.push_str(&format!("written: restart {} to unload it\n", host.title()));
     io::stdout().write_all(out.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }

@@ -335,7 +335,11 @@ fn diff_text_from_a_revision_to_the_work_tree_finds_copies_as_git_does() {
 /// The server of [`started`] under a 2 GB address-space limit (`ulimit -v 2000000`), as the probe ran it.
 pub(crate) fn started_limited(fixture: &Fixture, home: &Path) -> Running {
     let root = fixture.root().canonicalize().expect("root");
-    let inner = sidecar(&root, home, &[]);
+    start_limited(&sidecar(&root, home, &[]))
+}
+
+/// Starts `inner` (a [`sidecar`] command) under a 2 GB address-space limit, and initializes it.
+pub(crate) fn start_limited(inner: &Command) -> Running {
     let mut command = Command::new("sh");
     command.arg("-c").arg("ulimit -v 2000000 && exec \"$0\"").arg(inner.get_program()).env_clear();
     for (key, value) in inner.get_envs() {

@@ -9,8 +9,8 @@ use std::path::Path;
 use fluxgit_fixtures::{Fixture, Scenario};
 use serde_json::{Value, json};
 
-use crate::hostile::{answer_within, data, started_limited};
-use crate::support::{BIN, Running, initialize, sidecar, tool_call};
+use crate::hostile::{answer_within, data, start_limited, started_limited};
+use crate::support::{BIN, Running, sidecar, tool_call};
 
 /// Peak resident memory a server may reach in these tests, in bytes.
 const MAX_RSS_BYTES: u64 = 500 << 20;
@@ -96,16 +96,7 @@ fn started_audited(fixture: &Fixture, home: &Path, ledger: &Path) -> Running {
     let root = fixture.root().canonicalize().expect("root");
     let mut inner = sidecar(&root, home, &[]);
     inner.env_remove("FLUXGIT_MCP_AUDIT_DISABLED").env("FLUXGIT_MCP_AUDIT_LOG", ledger);
-    let mut command = std::process::Command::new("sh");
-    command.arg("-c").arg("ulimit -v 2000000 && exec \"$0\"").arg(inner.get_program()).env_clear();
-    for (key, value) in inner.get_envs() {
-        if let Some(value) = value {
-            command.env(key, value);
-        }
-    }
-    let mut server = Running::start(command);
-    server.request(&initialize("hostile-test", "1"));
-    server
+    start_limited(&inner)
 }
 
 /// `verify-audit` on `ledger`: exit 0 and the number of entries it names.
