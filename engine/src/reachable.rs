@@ -33,6 +33,10 @@ use crate::error::{Error, Result};
 /// Lost commits [`put_back`] replays at most; more are left to a side branch.
 pub(crate) const MAX_PUT_BACK: usize = 100;
 
+/// Commits of the branch looked at for copies of the lost ones (a rebase or a cherry-pick made
+/// them), at most: 1,000, the bound the lineage facet walks with too.
+const MAX_COPIES_WALK: usize = 1000;
+
 /// The commits `git rev-list --all` starts from: every ref under `refs/` peeled to a commit, this
 /// worktree's HEAD, the main worktree's HEAD from a linked one, and each linked worktree's HEAD
 /// (read from `worktrees/<name>/HEAD` in the common dir, a folder the engine vetted before opening
@@ -120,7 +124,7 @@ pub(crate) fn put_back(
         return Ok(None);
     }
     let mut copies = HashSet::new();
-    for id in ancestry::exclusive(repo, tip, &[lost_tip], crate::facets::lineage::MAX_WALK)? {
+    for id in ancestry::exclusive(repo, tip, &[lost_tip], MAX_COPIES_WALK)? {
         copies.insert(authorship(repo, id)?);
     }
     for id in &missing {
