@@ -41,7 +41,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use gix::ObjectId;
-use gix::bstr::ByteSlice as _;
 use gix::diff::blob::Hunk;
 use gix::index::entry::Mode;
 use serde::Serialize;
@@ -51,12 +50,13 @@ use super::parses::{Cache, FileSides, Key, Parses, parse_all};
 use super::patch::{Output, Renderer};
 use super::text::{Sides, WORKTREE, select_and_diff};
 use crate::budget::{Budgeted, Measure};
-use crate::compare::changes::{AttributeFiles, Change};
+use crate::compare::changes::Change;
 use crate::engine::{Engine, Repo};
 use crate::error::{Error, Result};
 use crate::interrupt::Interrupt;
 use crate::semantic::{self, Kind, Language, Parsed, Symbol};
 pub use crate::semantic::{MAX_ERROR_RATIO, MAX_FILE_BYTES};
+use languages::Languages;
 
 /// Least body similarity for a rename or a move (0.5: half the tokens shared).
 pub const RENAME_SIMILARITY: f64 = 0.5;
@@ -1181,37 +1181,7 @@ fn without(signature: &str, name: &str) -> String {
     signature.replacen(name, "", 1)
 }
 
-/// The language of each path: `.gitattributes` (`linguist-language`, else `diff`) over the
-/// extension.
-struct Languages<'repo> {
-    stack: gix::AttributeStack<'repo>,
-    outcome: gix::attrs::search::Outcome,
-}
-
-impl<'repo> Languages<'repo> {
-    fn new(repo: &'repo gix::Repository, files: &AttributeFiles) -> Self {
-        let (stack, outcome) = files.stack(repo, &["linguist-language", "diff"]);
-        Self { stack, outcome }
-    }
-
-    fn of(&mut self, path: &gix::bstr::BStr) -> Result<Option<Language>> {
-        self.outcome.reset();
-        let platform = self.stack.at_entry(path, None).map_err(|err| Error::git("attributes", err))?;
-        platform.matching_attributes(&mut self.outcome);
-        let (mut linguist, mut driver) = (None, None);
-        for matched in self.outcome.iter_selected() {
-            if let gix::attrs::StateRef::Value(value) = matched.assignment.state {
-                let value = value.as_bstr().to_str_lossy().into_owned();
-                match matched.assignment.name.as_str() {
-                    "linguist-language" => linguist = Some(value),
-                    _ => driver = Some(value),
-                }
-            }
-        }
-        let path = path.to_str_lossy();
-        Ok(Language::detect(&path, linguist.or(driver).as_deref()))
-    }
-}
+mod languages;
 
 #[cfg(test)]
 mod tests;
