@@ -105,8 +105,9 @@ enum Command {
     /// saved as FILE.fluxgit-backup and the new one replaces it atomically. Running it again changes nothing. For
     /// claude-code, the `claude` CLI does the write when it is on the PATH.
     ///
-    /// With --remove, takes the entry out again the same way: every other byte is kept, and a file without the
-    /// entry is left alone.
+    /// With --remove, takes the entry out again the same way (the previous file saved as
+    /// FILE.fluxgit-remove-backup): every other byte is kept, a server list left empty goes, a file left holding
+    /// nothing is deleted, and a file without the entry is left alone.
     Install {
         /// The host: claude-code, claude-desktop, cursor, vscode, codex, gemini.
         #[arg(value_parser = clap::builder::PossibleValuesParser::new(
@@ -375,7 +376,9 @@ fn written(
     for change in &plan.changes {
         out.push_str(&format!("  {change}\n"));
     }
-    if dry_run {
+    if dry_run && plan.delete {
+        out.push_str("dry run: nothing written; the file would be deleted\n");
+    } else if dry_run {
         out.push_str("dry run: nothing written; the file would read:\n");
         out.push_str(&plan.after);
         if !plan.after.ends_with('\n') {

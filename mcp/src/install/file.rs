@@ -316,6 +316,18 @@ pub(crate) fn replace(
     Ok(())
 }
 
+/// Deletes the located file and syncs its directory. Call it under [`lock`], after saving a backup.
+///
+/// # Errors
+/// [`Error::Io`] when the file cannot be removed.
+pub(crate) fn delete(located: &Located) -> Result<(), Error> {
+    std::fs::remove_file(&located.target).map_err(|source| Error::Io { path: located.target.clone(), source })?;
+    if let Ok(handle) = File::open(located.dir()) {
+        let _ = handle.sync_all();
+    }
+    Ok(())
+}
+
 /// A test seam of debug builds: with `FLUXGIT_INSTALL_TEST_STALL` set to `stage` (`backup` or `config`), the
 /// process says so on stderr and waits forever with its temporary file written and not yet renamed, so a test
 /// can kill it there.

@@ -191,6 +191,36 @@ pub fn remove(text: &str, dialect: Dialect, path: &[&str]) -> Result<Option<Stri
     }))
 }
 
+/// Removes the member at `path` when its value is an object with nothing inside, not even a comment, and returns
+/// the new text; `None` when there is no such member or it holds something. `install --remove` uses it to drop the
+/// server object it emptied, which `install` adds when the file had none.
+///
+/// # Errors
+/// As [`remove`].
+pub fn remove_if_empty(text: &str, dialect: Dialect, path: &[&str]) -> Result<Option<String>, Error> {
+    let Some(root) = parse_node(text, dialect)? else { return Ok(None) };
+    let mut node = &root;
+    for key in path {
+        let Kind::Object(members) = &node.kind else { return Ok(None) };
+        let Some(member) = members.iter().rev().find(|member| member.key == *key) else { return Ok(None) };
+        node = &member.value;
+    }
+    let empty = matches!(&node.kind, Kind::Object(members) if members.is_empty())
+        && text[node.start + 1..node.end - 1].trim().is_empty();
+    if !empty {
+        return Ok(None);
+    }
+    remove(text, dialect, path)
+}
+
+/// Whether `text` is a document holding nothing: an empty object with only whitespace around and inside it (a
+/// byte order mark aside), or only whitespace.
+pub fn is_empty_document(text: &str) -> bool {
+    let body = text.strip_prefix('\u{feff}').unwrap_or(text).trim();
+    body.is_empty()
+        || body.strip_prefix('{').and_then(|rest| rest.strip_suffix('}')).is_some_and(|inner| inner.trim().is_empty())
+}
+
 /// Where the blank (whitespace and, in JSONC, comments) from byte `at` ends.
 fn blank_end(text: &str, at: usize) -> usize {
     let mut parser = Parser { text, bytes: text.as_bytes(), at, dialect: Dialect::Jsonc };

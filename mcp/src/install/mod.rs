@@ -27,9 +27,12 @@
 //! # Removal
 //!
 //! `install HOST --remove` ([`apply_removal`]) takes the entry out again with its comma and its lines, written
-//! the same way and kept to the same bytes, so an install followed by a removal gives back the file as it was
-//! (the object holding the servers stays, `{}` when it is left empty). A file without the entry is not touched.
-//! Through the `claude` CLI, the removal is `claude mcp remove --scope user NAME`.
+//! the same way and kept to the same bytes, so an install followed by a removal gives back the file as it was:
+//! the object holding the servers goes too when the removal leaves it empty with nothing inside (install adds
+//! it to a file that had none), and a file left holding nothing is deleted (install creates a missing file).
+//! The previous file is saved as `<file>.fluxgit-remove-backup`, beside install's `<file>.fluxgit-backup`, so
+//! neither backup replaces the other. A file without the entry is not touched. Through the `claude` CLI, the
+//! removal is `claude mcp remove --scope user NAME`.
 //!
 //! # How it is written
 //!
@@ -105,6 +108,10 @@ pub struct Plan {
     /// The `env` of the entry of that name the file held before, in its order; empty when there was none. An
     /// install writes `env` whole, so a variable here that the new entry lacks is dropped.
     pub previous_env: Vec<(String, String)>,
+    /// A removal left the file holding nothing (an empty object, or no TOML at all), so it is deleted rather
+    /// than written: an install into a missing file followed by a removal leaves no file. A file reached
+    /// through a symbolic link is written instead, so the link does not dangle.
+    pub delete: bool,
 }
 
 /// Why a host's file could not be planned or written.
@@ -329,9 +336,10 @@ pub fn apply(host: Host, dirs: &Dirs, entry: &Entry) -> Result<Applied, Error> {
 }
 
 /// Removes the entry named `name` from the host's file and writes it, the way [`apply`] writes: under the lock,
-/// with the previous file saved as `<file>.fluxgit-backup`, through a temporary file and a rename. Every byte
-/// outside the entry stays; the `mcpServers` (or `servers`, `[mcp_servers]`) object stays too, empty or not.
-/// Nothing is written, and no directory is made, when the file holds no entry of that name.
+/// with the previous file saved as `<file>.fluxgit-remove-backup`, through a temporary file and a rename. Every
+/// byte outside the entry stays, except that a server object left empty with nothing inside goes too, and a file
+/// left holding nothing is deleted ([`Plan::delete`]). Nothing is written, and no directory is made, when the
+/// file holds no entry of that name.
 ///
 /// # Errors
 /// As [`apply`].
@@ -366,13 +374,21 @@ fn apply_edit(host: Host, dirs: &Dirs, edit: Edit<'_>) -> Result<Applied, Error>
             return Err(Error::ReadOnly { file: located.file.clone() });
         }
         let mut name = located.target.file_name().unwrap_or_default().to_os_string();
-        name.push(".fluxgit-backup");
+        name.push(match edit {
+            Edit::Install(_) => ".fluxgit-backup",
+            Edit::Remove(_) => ".fluxgit-remove-backup",
+        });
         let path = located.target.with_file_name(name);
         file::replace(&located, &path, "backup-", current.text.as_bytes(), Some(&current.permissions), unchanged)?;
         backup = Some(path);
         permissions = Some(&current.permissions);
     }
-    file::replace(&located, &located.target, "", plan.after.as_bytes(), permissions, unchanged)?;
+    if plan.delete {
+        unchanged()?;
+        file::delete(&located)?;
+    } else {
+        file::replace(&located, &located.target, "", plan.after.as_bytes(), permissions, unchanged)?;
+    }
     Ok(Applied { plan, backup })
 }
 
@@ -405,9 +421,20 @@ fn merge(host: Host, located: &file::Located, before: Option<String>, edit: Edit
             (merged.map(|(after, changes)| (restore_line_endings(body, &after), changes)), toml_env(&lines, name))
         }
     };
-    let (after, changes) = merged.map_err(|message| Error::Unparsable { file: located.file.clone(), message })?;
+    let (after, mut changes) = merged.map_err(|message| Error::Unparsable { file: located.file.clone(), message })?;
     let after = if changes.is_empty() { text.to_owned() } else { format!("{bom}{after}") };
-    Ok(Plan { file: located.file.clone(), before, after, changes, previous_env })
+    let linked = std::fs::symlink_metadata(&located.file).is_ok_and(|metadata| metadata.is_symlink());
+    let delete = matches!(edit, Edit::Remove(_))
+        && !changes.is_empty()
+        && !linked
+        && match host.container() {
+            Some(_) => json::is_empty_document(&after),
+            None => after.trim().is_empty(),
+        };
+    if delete {
+        changes.push("deleted the file: nothing is left in it".to_owned());
+    }
+    Ok(Plan { file: located.file.clone(), before, after, changes, previous_env, delete })
 }
 
 /// The `env` of the JSON entry `container.name`, values that are not strings as JSON; empty when there is none
@@ -455,6 +482,14 @@ fn remove_json(
         edited = shorter;
         changes = vec![format!("removed {container}.{name}")];
     }
+    // The server object the removal emptied goes too: install adds it where the file had none.
+    if !changes.is_empty()
+        && let Some(shorter) =
+            json::remove_if_empty(&edited, dialect, &[container]).map_err(|error| error.to_string())?
+    {
+        edited = shorter;
+        changes.push(format!("removed {container}, now empty"));
+    }
     Ok((edited, changes))
 }
 
@@ -468,7 +503,17 @@ fn remove_toml(text: &str, name: &str) -> Result<(String, Vec<String>), String> 
     if servers.remove(name).is_none() {
         return Ok((text.to_owned(), Vec::new()));
     }
-    Ok((document.to_string(), vec![format!("removed [mcp_servers.{name}]")]))
+    let mut changes = vec![format!("removed [mcp_servers.{name}]")];
+    // A `mcp_servers` with no header of its own (install's) and nothing left in it goes too.
+    let emptied = document
+        .get("mcp_servers")
+        .and_then(toml_edit::Item::as_table)
+        .is_some_and(|servers| servers.is_implicit() && servers.is_empty());
+    if emptied {
+        document.remove("mcp_servers");
+        changes.push("removed [mcp_servers], now empty".to_owned());
+    }
+    Ok((document.to_string(), changes))
 }
 
 /// `edited` (which ends its lines with `\n`) with the line endings of `original` put back: the lines at the

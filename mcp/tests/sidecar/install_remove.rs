@@ -136,7 +136,8 @@ fn install_then_remove_gives_back_each_hosts_file_byte_for_byte() {
         succeeded(&removed, host);
         assert!(text(&removed).contains("written: restart"), "{host}: {}", text(&removed));
         assert_eq!(read(&file), user, "{host}: the file is back as it was, byte for byte");
-        assert_eq!(read(&backup_of(&file)), installed, "{host}: the installed file is the backup");
+        assert_eq!(read(&sibling(&file, ".fluxgit-remove-backup")), installed, "{host}: the installed file is saved");
+        assert_eq!(read(&backup_of(&file)), user, "{host}: install's backup, the original, is still there");
 
         // A second removal finds nothing, says so, and writes nothing (not even the backup).
         let again = home.install(&[host, "--remove"]);
@@ -144,8 +145,71 @@ fn install_then_remove_gives_back_each_hosts_file_byte_for_byte() {
         assert!(text(&again).contains("no server \"fluxgit\" to remove"), "{host}: {}", text(&again));
         assert!(text(&again).contains("nothing changed"), "{host}: {}", text(&again));
         assert_eq!(read(&file), user, "{host}");
-        assert_eq!(read(&backup_of(&file)), installed, "{host}: the backup was not rewritten");
+        assert_eq!(read(&sibling(&file, ".fluxgit-remove-backup")), installed, "{host}: the backup was not rewritten");
     }
+}
+
+fn sibling(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_os_string();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// A file of the user's own in the host's format with no server list at all: install adds one, and the removal
+/// must take it away again.
+fn without_servers(host: &str) -> &'static str {
+    match host {
+        "codex" => "# Codex settings\nmodel = \"o3\"\n",
+        "vscode" => "// mine\n{\n\t\"inputs\": [],\n}\n",
+        "cursor" => "{\r\n  \"theme\": \"dark\"\r\n}\r\n",
+        _ => "{\n  \"theme\": \"GitHub\",\n  \"numStartups\": 3\n}\n",
+    }
+}
+
+#[test]
+fn install_then_remove_takes_away_the_server_list_and_the_file_install_made() {
+    for (host, relative, _) in HOSTS {
+        // A file with no server list: the list install added goes with the entry.
+        let home = Home::new();
+        let file = home.home.join(relative);
+        let user = without_servers(host);
+        seed(&file, user);
+        succeeded(&home.install(&[host, "--roots", "src"]), host);
+        assert_ne!(read(&file), user, "{host}: installed");
+        let removed = home.install(&[host, "--remove"]);
+        succeeded(&removed, host);
+        assert!(text(&removed).contains(", now empty"), "{host}: {}", text(&removed));
+        assert_eq!(read(&file), user, "{host}: the file is back as it was, byte for byte");
+        assert_eq!(read(&backup_of(&file)), user, "{host}: install's backup is the original");
+
+        // No file at all: install creates it, the removal deletes it (and says so first in a dry run).
+        let home = Home::new();
+        let file = home.home.join(relative);
+        succeeded(&home.install(&[host, "--roots", "src"]), host);
+        let installed = read(&file);
+        let dry = home.install(&[host, "--remove", "--dry-run"]);
+        succeeded(&dry, host);
+        assert!(text(&dry).contains("the file would be deleted"), "{host}: {}", text(&dry));
+        assert_eq!(read(&file), installed, "{host}: --dry-run deleted");
+        let removed = home.install(&[host, "--remove"]);
+        succeeded(&removed, host);
+        assert!(text(&removed).contains("deleted the file: nothing is left in it"), "{host}: {}", text(&removed));
+        assert!(std::fs::symlink_metadata(&file).is_err(), "{host}: the file install created is gone");
+        assert_eq!(read(&sibling(&file, ".fluxgit-remove-backup")), installed, "{host}: and saved");
+    }
+}
+
+#[test]
+fn a_server_list_holding_a_comment_stays_after_the_removal() {
+    let home = Home::new();
+    let file = home.home.join(".config/Code/User/mcp.json");
+    seed(&file, "{\n  \"servers\": {\n    // mine later\n  }\n}\n");
+    succeeded(&home.install(&["vscode", "--roots", "src"]), "install");
+    let removed = home.install(&["vscode", "--remove"]);
+    succeeded(&removed, "remove");
+    assert!(!text(&removed).contains("now empty"), "{}", text(&removed));
+    let after = read(&file);
+    assert!(after.contains("\"servers\"") && after.contains("// mine later") && !after.contains("fluxgit"), "{after}");
 }
 
 /// The user's edits made after the install: a setting changed by hand and a server of their own appended after
@@ -357,4 +421,21 @@ fn a_reinstall_without_gateway_says_it_drops_the_gateway_address() {
             text(&bare)
         );
     }
+}
+
+#[test]
+fn a_file_reached_through_a_link_is_emptied_never_deleted() {
+    let home = Home::new();
+    let real = home.home.join("dotfiles/cursor-mcp.json");
+    seed(&real, "{}\n");
+    let file = home.home.join(".cursor/mcp.json");
+    std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
+    std::os::unix::fs::symlink(&real, &file).expect("link");
+    succeeded(&home.install(&["cursor", "--roots", "src"]), "install");
+    assert!(read(&real).contains("fluxgit"), "written through the link");
+    let removed = home.install(&["cursor", "--remove"]);
+    succeeded(&removed, "remove");
+    assert!(!text(&removed).contains("deleted the file"), "{}", text(&removed));
+    assert!(std::fs::symlink_metadata(&file).expect("link").file_type().is_symlink(), "the link stays");
+    assert_eq!(read(&real), "{}\n", "the dotfile is back as it was");
 }
