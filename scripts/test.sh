@@ -15,6 +15,15 @@ need git "Debian's git package"
 need python3 "Python 3.10 or newer with venv (Debian's python3 and python3-venv)"
 need node "Node.js 20 or newer (the MCP TypeScript client and Inspector tests, the approval page)"
 need npm "npm, which comes with Node.js"
+if command -v python3 >/dev/null && ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
+  missing+=("python3's venv module: Debian's python3-venv package")
+fi
+if command -v node >/dev/null && [ "$(node -p 'process.versions.node.split(".")[0]')" -lt 20 ]; then
+  missing+=("Node.js 20 or newer (this is $(node --version))")
+fi
+if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" -ne 0 ] && ! command -v sudo >/dev/null; then
+  missing+=("chromium: Debian's chromium package (apt-get install chromium as root; no sudo here to do it)")
+fi
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "scripts/test.sh: missing tools:" >&2
   printf '  %s\n' "${missing[@]}" >&2
