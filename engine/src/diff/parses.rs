@@ -240,7 +240,10 @@ pub(super) fn parse_all(files: &[FileSides<'_>], cache: &Cache, deadline: Instan
     let mut jobs: Vec<Job<'_>> = Vec::new();
     let mut wanted: HashSet<Key> = HashSet::new();
     for file in files {
-        if let (true, Some(old), Some(new)) = (parts, file.old, file.new) {
+        // Planning parts scans the whole old side, so past the deadline a file goes to a whole job,
+        // which answers `TimeBudget` at once.
+        let planning = parts && Instant::now() <= deadline;
+        if let (true, Some(old), Some(new)) = (planning, file.old, file.new) {
             let parts = Key::parts(old.0, new.0, file.language, file.hunks);
             if parts.iter().all(|key| wanted.contains(key)) || at_hand(file, old.0, new.0, &mut parses, cache) {
                 continue;

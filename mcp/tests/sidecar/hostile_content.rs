@@ -288,3 +288,62 @@ fn a_folder_scan_stopped_by_its_bound_says_so() {
     let repo = fixture.path().to_str().expect("utf-8");
     still_serving(server, repo);
 }
+
+/// Writes `count` C files of `bytes` bytes each under `fixture`, each different from the others (a first line of its
+/// own) and from its previous version (`version` in that line).
+fn write_many_large(fixture: &Fixture, count: usize, bytes: usize, version: u32) {
+    use std::io::Write as _;
+    for index in 0..count {
+        let path = fixture.path().join(format!("big{index:03}.c"));
+        let mut file = std::io::BufWriter::new(std::fs::File::create(&path).expect("creatable"));
+        writeln!(file, "int version_{index}_{version} = {version};").expect("writable");
+        let line = b"int f(int x) { return x + 1; }\n";
+        for _ in 0..bytes / line.len() {
+            file.write_all(line).expect("writable");
+        }
+        file.flush().expect("flushed");
+    }
+}
+
+#[test]
+fn a_hundred_changed_files_of_800_kb_are_diffed_within_5_s_and_status_answers_beside_them() {
+    let fixture = fluxgit_fixtures::build(Scenario::Clean);
+    write_many_large(&fixture, 100, 800 << 10, 1);
+    let base = commit(&fixture, "a hundred large files", "A U Thor <author@example.com>");
+    write_many_large(&fixture, 100, 800 << 10, 2);
+    let head = commit(&fixture, "each of them changed", "A U Thor <author@example.com>");
+    let home = tempfile::tempdir().expect("tempdir");
+    let repo = fixture.path().to_str().expect("utf-8");
+
+    // Alone, cold: the semantic diff of 100 changed files answers in time, with every file accounted for.
+    let mut server = started_limited(&fixture, home.path());
+    let range = json!({"repoPath": repo, "base": base, "head": head});
+    let answer = answer_within(&mut server, &tool_call(1, "diff.semantic", range));
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap_or_default().to_owned();
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    assert!(text.contains("big000.c") || text.contains("100 files"), "{text}");
+    still_serving(server, repo);
+
+    // Two cold semantic diffs at once (each way round), and a status sent right behind them: every call is
+    // answered, the status without waiting for the two.
+    let mut server = started_limited(&fixture, home.path());
+    let started = std::time::Instant::now();
+    server.send(&tool_call(1, "diff.semantic", json!({"repoPath": repo, "base": base, "head": head})));
+    server.send(&tool_call(2, "diff.semanticFallbacks", json!({"repoPath": repo, "base": head, "head": base})));
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let status_sent = std::time::Instant::now();
+    server.send(&tool_call(3, "repo.status", json!({"repoPath": repo})));
+    let mut status_after = None;
+    for _ in 0..3 {
+        let answer = server.receive().expect("an answer to each call");
+        assert_eq!(answer["result"]["isError"], false, "{answer}");
+        if answer["id"] == 3 {
+            status_after = Some(status_sent.elapsed());
+        }
+    }
+    let status_after = status_after.expect("the status was answered");
+    let all = started.elapsed();
+    assert!(all < std::time::Duration::from_secs(10), "the three calls took {all:?}");
+    assert!(status_after < std::time::Duration::from_secs(5), "the status waited {status_after:?}");
+    still_serving(server, repo);
+}
