@@ -19,6 +19,7 @@ mod diffs;
 mod file;
 mod fleet;
 mod history;
+mod hostile;
 mod index_feed;
 mod kept_walks;
 mod lost;
