@@ -109,25 +109,33 @@ impl Pattern {
         Ok(Pattern { segments, descendants })
     }
 
-    /// Whether the path made of `components` matches.
+    /// Whether the path made of `components` matches. The segments are matched left to right
+    /// over the set of component positions they can reach, so a pattern of many `**` costs
+    /// segments x components steps, never a backtracking search.
     pub(crate) fn matches(&self, components: &[Component<'_>]) -> bool {
-        self.match_at(0, components, 0)
-    }
-
-    fn match_at(&self, segment_idx: usize, components: &[Component<'_>], component_idx: usize) -> bool {
-        let Some(segment) = self.segments.get(segment_idx) else {
-            return component_idx == components.len() || (self.descendants && component_idx > 0);
-        };
-        match segment {
-            Segment::AnyDepth if segment_idx + 1 == self.segments.len() => component_idx < components.len(),
-            Segment::AnyDepth => {
-                (component_idx..=components.len()).any(|next| self.match_at(segment_idx + 1, components, next))
+        let count = components.len();
+        // `reach[at]`: the segments so far can end just before component `at`.
+        let mut reach = vec![false; count + 1];
+        reach[0] = true;
+        for (segment_idx, segment) in self.segments.iter().enumerate() {
+            let mut next = vec![false; count + 1];
+            match segment {
+                Segment::AnyDepth if segment_idx + 1 == self.segments.len() => {
+                    return reach[..count].iter().any(|&reached| reached);
+                }
+                Segment::AnyDepth => {
+                    let Some(first) = reach.iter().position(|&reached| reached) else { return false };
+                    next[first..].fill(true);
+                }
+                Segment::Glob(tokens) => {
+                    for (at, component) in components.iter().enumerate() {
+                        next[at + 1] = reach[at] && glob(tokens, *component);
+                    }
+                }
             }
-            Segment::Glob(tokens) => {
-                components.get(component_idx).is_some_and(|component| glob(tokens, *component))
-                    && self.match_at(segment_idx + 1, components, component_idx + 1)
-            }
+            reach = next;
         }
+        reach[count] || (self.descendants && reach[1..].iter().any(|&reached| reached))
     }
 }
 
@@ -174,6 +182,17 @@ mod tests {
     fn matches(pattern: &str, path: &str) -> bool {
         let components: Vec<Component<'_>> = path.split('/').map(Component::Name).collect();
         Pattern::parse(pattern).expect("valid pattern").matches(&components)
+    }
+
+    #[test]
+    fn many_any_depth_segments_match_in_linear_steps() {
+        // Forty `**` against a path of 200 components: a backtracking search would not end.
+        let pattern = format!("{}z", "**/a/".repeat(40));
+        let path = vec!["a"; 200].join("/");
+        let started = std::time::Instant::now();
+        assert!(!matches(&pattern, &path));
+        assert!(matches(&pattern, &format!("{path}/z")));
+        assert!(started.elapsed() < std::time::Duration::from_secs(5), "{:?}", started.elapsed());
     }
 
     #[test]
