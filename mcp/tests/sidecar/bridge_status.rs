@@ -316,3 +316,66 @@ fn a_reply_over_one_mebibyte_is_refused_and_one_at_the_limit_is_read() {
     let (code, data) = product_error(&status("p-over"));
     assert_eq!((code, data["reason"].as_str()), (10003, Some("malformed_reply")), "{data}");
 }
+
+/// A gateway whose proposals move on as a person would decide them: `w-rejected` is pending for three status
+/// requests then rejected with the person's words, `w-completed` pending twice, executing once, then completed;
+/// `w-pending` stays pending.
+fn deciding_gateway() -> impl FnMut(&Request) -> Reply + Send + 'static {
+    let mut asked: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    move |request| {
+        let id = request.path.rsplit('/').next().unwrap_or_default().to_owned();
+        let seen = asked.entry(id.clone()).or_default();
+        *seen += 1;
+        let (status, extra) = match (id.as_str(), *seen) {
+            ("w-rejected", 1..=3) | ("w-completed", 1..=2) | ("w-pending", _) => ("pending", json!({})),
+            ("w-rejected", _) => {
+                ("rejected", json!({"reason": "rejected_by_person", "message": "not before the release, please"}))
+            }
+            ("w-completed", 3) => ("executing", json!({})),
+            _ => ("completed", json!({"result": {"newSha": "2".repeat(40), "restorePointId": "rp-2"}})),
+        };
+        let mut body = json!({"previewId": id, "operationType": "merge", "status": status,
+            "expiresAt": "2026-01-01T00:05:00.000Z"});
+        body.as_object_mut().expect("object").extend(extra.as_object().cloned().unwrap_or_default());
+        Reply::json(200, body)
+    }
+}
+
+#[test]
+fn operation_status_with_wait_ms_answers_the_decision_in_one_call() {
+    let fixture = fluxgit_fixtures::build(Scenario::Clean);
+    let gateway = FakeGateway::start(deciding_gateway());
+    let status = |id: usize, preview: &str, wait: u64| {
+        call(id, "operation_status", json!({"previewId": preview, "waitMs": wait}))
+    };
+    let requests = [
+        status(1, "w-rejected", 10_000),
+        status(2, "w-completed", 10_000),
+        status(3, "w-pending", 700),
+        status(4, "w-pending", 0),
+    ];
+    let started = Instant::now();
+    let responses = session(fixture.root(), &[(HANDSHAKE, &gateway.address())], &requests);
+    let took = started.elapsed();
+
+    // The rejection reaches the agent with the person's words, after four requests to the gateway.
+    let (code, data) = product_error(&responses[0]);
+    assert_eq!((code, &data["status"]), (10004, &json!("rejected")), "{data}");
+    assert_eq!(data["message"], "not before the release, please");
+    // The completed proposal's result, after waiting through executing.
+    let (result, is_error) = envelope(&responses[1]);
+    assert!(!is_error, "{result}");
+    assert_eq!(result["data"]["status"], "completed");
+    assert_eq!(result["data"]["result"]["restorePointId"], "rp-2");
+    // Still pending when the wait ends, and at once without one.
+    for response in &responses[2..] {
+        let (result, is_error) = envelope(response);
+        assert!(!is_error && result["data"]["status"] == "pending", "{result}");
+    }
+    let asked = |id: &str| gateway.requests().iter().filter(|request| request.path.ends_with(id)).count();
+    assert_eq!((asked("w-rejected"), asked("w-completed")), (4, 4));
+    // 700 ms of waiting at one request per 200 ms, plus the one request of the call without a wait.
+    assert!((4..=7).contains(&asked("w-pending")), "{} requests for the pending proposal", asked("w-pending"));
+    assert!(took >= Duration::from_millis(700), "the wait ended early: {took:?}");
+    assert!(took < Duration::from_secs(20), "{took:?}");
+}

@@ -35,7 +35,10 @@ impl Tool for OperationTool {
         match self.action {
             Action::Preview(operation) => preview(ctx, operation, arguments),
             Action::Cancel => cancel(ctx, text("previewId"), arguments.get("reason")),
-            Action::Status => status(ctx, text("previewId")),
+            Action::Status => {
+                let wait = arguments.get("waitMs").and_then(Value::as_u64).unwrap_or(0).min(MAX_WAIT_MS);
+                status(ctx, text("previewId"), std::time::Duration::from_millis(wait))
+            }
         }
     }
 }
@@ -79,6 +82,14 @@ pub fn cancel_tool() -> OperationTool {
     }
 }
 
+/// The longest `waitMs` `operation.status` honours, in ms: within the tool-call timeouts of the hosts (60 s and
+/// more), so a wait ends with an answer, never with the host giving up on the call.
+pub const MAX_WAIT_MS: u64 = 30_000;
+
+/// How often a waiting `operation.status` asks the gateway again, in ms (a loopback request of a few hundred
+/// microseconds).
+const WAIT_POLL_MS: u64 = 200;
+
 /// `operation.status`.
 pub fn status_tool() -> OperationTool {
     let data = json!({
@@ -98,9 +109,14 @@ pub fn status_tool() -> OperationTool {
         definition: ToolDefinition {
             name: "operation.status",
             title: "Proposal status",
-            description: "The state of a proposal at the approval gateway; when completed, what Git did. Poll it with the \
-                previewId a proposal returned until it ends.",
-            input_schema: schema::input(json!({ "previewId": preview_id_schema() }), &["previewId"]),
+            description: "The state of a proposal at the approval gateway; when completed, what Git did. Pass waitMs to \
+                wait for the person's decision in one call.",
+            input_schema: schema::input(
+                json!({ "previewId": preview_id_schema(), "waitMs": { "type": "integer", "minimum": 0,
+                    "maximum": MAX_WAIT_MS, "description": "Wait up to this long (ms) while the proposal is \
+                    pending, approved or executing; default 0." } }),
+                &["previewId"],
+            ),
             output_schema: schema::envelope(data),
             read_only: true,
         },
@@ -218,9 +234,24 @@ fn preview(
     }
 }
 
-fn status(ctx: &CallContext<'_>, preview_id: &str) -> Result<ToolOutput, ProtocolError> {
+/// The proposal's state; with `wait`, asked again every [`WAIT_POLL_MS`] while it is still pending, approved
+/// or executing, until it ends, `wait` passes or the call is cancelled.
+fn status(ctx: &CallContext<'_>, preview_id: &str, wait: std::time::Duration) -> Result<ToolOutput, ProtocolError> {
     let frame = Frame::gateway("operation.status", true, None);
-    match ctx.bridge.status(preview_id) {
+    let until = std::time::Instant::now() + wait;
+    let mut answer = ctx.bridge.status(preview_id);
+    while let Ok(snapshot) = &answer
+        && matches!(snapshot.status, Lifecycle::Pending | Lifecycle::Approved | Lifecycle::Executing)
+        && !ctx.interrupt.is_triggered()
+    {
+        let left = until.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        std::thread::sleep(left.min(std::time::Duration::from_millis(WAIT_POLL_MS)));
+        answer = ctx.bridge.status(preview_id);
+    }
+    match answer {
         Ok(snapshot) => {
             let mut data = json!({ "previewId": snapshot.preview_id });
             copy_text(&snapshot, "operationType", &mut data);
