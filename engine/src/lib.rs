@@ -42,6 +42,7 @@ pub mod brief;
 pub mod budget;
 pub mod cache;
 mod codeowners;
+pub mod collision;
 pub mod commit_index;
 mod compact;
 mod compare;

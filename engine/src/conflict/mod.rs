@@ -3,7 +3,7 @@
 //! finds marker regions in text.
 
 pub mod markers;
-mod paths;
+pub(crate) mod paths;
 pub mod preflight;
 pub mod read;
 mod simplify;

@@ -38,7 +38,7 @@ pub struct PathConflict {
 
 /// The unmerged paths a stopped merge would leave, as the index would hold them, with kinds and
 /// marker regions.
-pub(super) fn path_conflicts(
+pub(crate) fn path_conflicts(
     repo: &gix::Repository,
     outcome: &mut gix::merge::tree::Outcome<'_>,
 ) -> Result<Vec<PathConflict>> {

@@ -330,7 +330,7 @@ fn finish_or_undo(operation: Activity) -> &'static str {
 
 /// A handle on `repo` whose object writes stay in memory and whose configuration has no merge
 /// drivers; returns it with the names of the drivers removed.
-fn scratch(repo: &gix::Repository) -> Result<(gix::Repository, Vec<String>)> {
+pub(crate) fn scratch(repo: &gix::Repository) -> Result<(gix::Repository, Vec<String>)> {
     let mut scratch = repo.clone().with_object_memory();
     crate::objects::read_packs_first(&mut scratch, 4 * 1024 * 1024);
     let drivers: Vec<BString> = scratch

@@ -22,6 +22,7 @@
 
 mod agents;
 mod branch_stack;
+mod collision;
 mod conflict;
 mod diff;
 mod file;
@@ -39,6 +40,7 @@ use std::fmt::Write as _;
 
 pub use agents::agents_presence;
 pub use branch_stack::branch_stack;
+pub use collision::collisions;
 pub use conflict::conflict_read;
 pub use diff::{commit_details, diff_text, worktree_changes};
 pub use file::{file_blame, file_read};

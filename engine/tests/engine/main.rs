@@ -14,6 +14,7 @@ mod agents;
 mod ahead_behind;
 mod blame;
 mod brief_answers;
+mod collisions;
 mod degraded;
 mod diffs;
 mod file;
