@@ -51,7 +51,7 @@ pub const TOOLSETS: &[Toolset] = &[
     Toolset {
         name: "conflicts",
         about: "conflicts in progress and predicted",
-        tools: &["conflict.read", "repo.conflictPreflight"],
+        tools: &["conflict.read", "repo.conflictPreflight", "repo.collisions"],
     },
     Toolset { name: "semantic", about: "symbol-level diffs", tools: &["diff.semantic", "diff.semanticFallbacks"] },
     Toolset { name: "files", about: "file content and blame at a revision", tools: &["file.read", "file.blame"] },

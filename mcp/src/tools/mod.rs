@@ -233,6 +233,7 @@ pub fn registry() -> Result<Registry, RegistryError> {
     registry.register(Box::new(semantic::semantic()))?;
     registry.register(Box::new(semantic::semantic_fallbacks()))?;
     registry.register(Box::new(conflict::preflight()))?;
+    registry.register(Box::new(topology::collisions()))?;
     for tool in gateway::tools() {
         registry.register(Box::new(tool))?;
     }

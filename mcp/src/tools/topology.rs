@@ -225,3 +225,60 @@ fn call_submodule_status(ctx: &CallContext<'_>, arguments: &Map<String, Value>) 
         ctx.engine.submodule_status(repo, args.path.as_deref()).map(whole)
     })
 }
+
+/// `repo.collisions`' default budget in tokens.
+pub const COLLISIONS_DEFAULT_TOKENS: u64 = 600;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CollisionsArgs {
+    repo_path: String,
+    max_tokens: Option<usize>,
+    max_files: Option<usize>,
+    #[serde(default)]
+    format: Format,
+}
+
+/// `repo.collisions`.
+pub fn collisions() -> FnTool {
+    let data = json!({ "type": "object", "required": ["prediction", "lines", "pairCount"],
+        "properties": { "prediction": { "type": "boolean" }, "defaultBranch": opt_string(),
+            "lines": { "type": "array", "items": { "type": "object" } }, "pairCount": opt_count(),
+            "conflicting": opt_count(), "overlapping": opt_count(),
+            "pairs": opt_list(json!({ "type": "object" })), "outsideRoots": opt_list(json!({ "type": "string" })),
+            "unreadable": opt_list(json!({ "type": "string" })) } });
+    FnTool {
+        handler: call_collisions,
+        cache: Cache::Never,
+        definition: ToolDefinition {
+            name: "repo.collisions",
+            title: "Collisions between parallel work",
+            description: "Where parallel worktrees, agent branches and the default branch collide: files, lines \
+                and symbols both changed, and whether merging them conflicts.",
+            input_schema: schema::input(
+                json!({
+                    "repoPath": schema::repo_path(),
+                    "maxFiles": schema::integer(1, 50, 5, "Files listed per pair."),
+                    "maxTokens": schema::max_tokens(200, 8000, COLLISIONS_DEFAULT_TOKENS),
+                    "format": schema::format(),
+                }),
+                &["repoPath"],
+            ),
+            output_schema: schema::envelope(data),
+            read_only: true,
+        },
+    }
+}
+
+fn call_collisions(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
+    let args: CollisionsArgs = parse(arguments)?;
+    let max_tokens = args.max_tokens.unwrap_or(COLLISIONS_DEFAULT_TOKENS as usize);
+    let options = fluxgit_engine::collision::Options {
+        max_files: args.max_files.unwrap_or(fluxgit_engine::collision::DEFAULT_MAX_FILES),
+        agents: crate::config::agent_detection(ctx.client_name),
+    };
+    let render = fluxgit_engine::render::collisions;
+    run_formatted(ctx, "repo.collisions", &args.repo_path, args.format, render, |repo, measure| {
+        ctx.engine.collisions(repo, &options, max_tokens, measure)
+    })
+}

@@ -44,7 +44,7 @@ const GATEWAY_ONLY: [&str; 5] = [
 #[test]
 fn without_a_gateway_only_what_can_answer_is_listed_with_model_safe_names() {
     let names = listed(&[]);
-    assert_eq!(names.len(), 22, "{names:?}");
+    assert_eq!(names.len(), 23, "{names:?}");
     assert_eq!(names[0], "repo_brief", "the brief comes first");
     for name in &names {
         let prefixed = format!("mcp__fluxgit__{name}");
@@ -64,7 +64,7 @@ fn without_a_gateway_only_what_can_answer_is_listed_with_model_safe_names() {
 #[test]
 fn with_a_gateway_every_tool_is_listed() {
     let names = listed(&[GATEWAY]);
-    assert_eq!(names.len(), 41, "{names:?}");
+    assert_eq!(names.len(), 42, "{names:?}");
     for shown in GATEWAY_ONLY.iter().chain(&["operation_status", "operation_cancel", "operation_preview_branchDelete"])
     {
         assert!(names.iter().any(|name| name == shown), "{shown} is not listed with a gateway");
@@ -75,7 +75,7 @@ fn with_a_gateway_every_tool_is_listed() {
 fn each_toolset_lists_its_tools_and_together_they_list_every_tool_once() {
     let sets = [
         ("core", 12),
-        ("conflicts", 2),
+        ("conflicts", 3),
         ("semantic", 2),
         ("files", 2),
         ("search", 1),
@@ -107,7 +107,7 @@ fn exact_tools_are_listed_in_either_spelling_beside_the_chosen_toolsets() {
 #[test]
 fn the_dotted_spelling_lists_and_answers_with_the_dotted_names() {
     let names = listed(&[("FLUXGIT_MCP_TOOL_NAMES", "dotted")]);
-    assert_eq!(names.len(), 22);
+    assert_eq!(names.len(), 23);
     assert!(names.iter().all(|name| name.contains('.') && !name.contains('_')), "{names:?}");
     assert_eq!(names[0], "repo.brief");
 
@@ -204,7 +204,7 @@ fn doctor_says_what_is_not_listed_and_how_to_list_it() {
     let home = tempfile::tempdir().expect("tempdir");
     let output = sidecar(home.path(), home.path(), &["doctor"]).output().expect("doctor");
     let text = String::from_utf8_lossy(&output.stdout);
-    assert!(text.contains("tools: 22 of 41 listed"), "{text}");
+    assert!(text.contains("tools: 23 of 42 listed"), "{text}");
     assert!(
         text.contains("operation_preview_merge (proposal, write): Propose a merge [not listed: needs a gateway]"),
         "{text}"
