@@ -38,7 +38,7 @@ pub(crate) struct Read {
     /// The commit holding the uncommitted changes on top of HEAD; `None` when there are none.
     pub(crate) commit: Option<ObjectId>,
     /// The objects written for it, in memory only.
-    pub(crate) objects: std::sync::Arc<Vec<(ObjectId, gix::objs::Kind, Vec<u8>)>>,
+    pub(crate) objects: std::sync::Arc<Vec<super::pair::Object>>,
 }
 
 impl Read {

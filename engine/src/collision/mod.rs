@@ -21,8 +21,8 @@
 //! # Cost
 //!
 //! Each worktree's line is kept in the engine's answer cache under that worktree's own watch, and
-//! each pair's prediction by the ids of its two tips (a commit id names its content), so a warm call
-//! reads no worktree the watcher says is unchanged and merges nothing again.
+//! each pair's prediction by the ids of its two tips (a commit id names its content), so a warm
+//! call reads no worktree the watcher says is unchanged and merges nothing again.
 
 mod line;
 mod pair;

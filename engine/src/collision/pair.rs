@@ -22,7 +22,7 @@ pub(crate) struct Tip {
     /// changes on top of it.
     pub(crate) commit: ObjectId,
     /// The in-memory objects of that commit, when it is one.
-    pub(crate) objects: Option<Arc<Vec<(ObjectId, gix::objs::Kind, Vec<u8>)>>>,
+    pub(crate) objects: Option<Arc<Vec<Object>>>,
 }
 
 /// git's merge of two lines.
@@ -60,6 +60,12 @@ impl Predicted {
     }
 }
 
+/// An object written only in memory: its id, kind and bytes.
+pub(crate) type Object = (ObjectId, gix::objs::Kind, Vec<u8>);
+
+/// The symbols changed in each file (path to qualified names).
+type SymbolsByFile = BTreeMap<String, BTreeSet<String>>;
+
 /// Predicts pairs on one in-memory store, made on the first prediction that is not kept.
 pub(crate) struct Predictor<'a> {
     engine: &'a Engine,
@@ -67,7 +73,7 @@ pub(crate) struct Predictor<'a> {
     scratch: Option<gix::Repository>,
     loaded: HashSet<ObjectId>,
     /// Symbols changed per file, by (base, tip).
-    symbols: HashMap<(ObjectId, ObjectId), Arc<BTreeMap<String, BTreeSet<String>>>>,
+    symbols: HashMap<(ObjectId, ObjectId), Arc<SymbolsByFile>>,
 }
 
 impl<'a> Predictor<'a> {
