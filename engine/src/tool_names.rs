@@ -45,11 +45,13 @@ impl ToolName {
     pub const DIFF_SEMANTIC: Self = Self::of("diff.semantic", "diff_semantic");
     /// `diff.text`.
     pub const DIFF_TEXT: Self = Self::of("diff.text", "diff_text");
+    /// `repo.collisions`.
+    pub const REPO_COLLISIONS: Self = Self::of("repo.collisions", "repo_collisions");
     /// `operation.preview.branch`, the write proposal of a new branch.
     pub const PREVIEW_BRANCH: Self = Self::of("operation.preview.branch", "operation_preview_branch");
 
     /// Every name the engine gives, for the tests that hold them to the registry.
-    pub const ALL: [Self; 11] = [
+    pub const ALL: [Self; 12] = [
         Self::CONFLICT_READ,
         Self::REPO_REFLOG,
         Self::REPO_CONFLICT_PREFLIGHT,
@@ -60,6 +62,7 @@ impl ToolName {
         Self::COMMIT_DETAILS,
         Self::DIFF_SEMANTIC,
         Self::DIFF_TEXT,
+        Self::REPO_COLLISIONS,
         Self::PREVIEW_BRANCH,
     ];
 

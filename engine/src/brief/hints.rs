@@ -86,6 +86,25 @@ pub(super) struct Facts<'a> {
     pub now: i64,
 }
 
+/// The hint to `repo.collisions` when parallel lines of work change a same file; the brief's
+/// `parallel` line already names the first pair, so the hint adds no `why`.
+pub(super) fn collisions(parallel: &crate::brief::Parallel, options: &crate::brief::Options) -> Option<Hint> {
+    if parallel.overlapping == 0 {
+        return None;
+    }
+    let tool = ToolName::REPO_COLLISIONS.spelled(options.tool_names);
+    Some(Hint { stated_by: None, ..hint("collisions", tool, json!({}), String::new(), "") })
+}
+
+/// Puts `hint` among `hints` by rank: after conflicts, an operation, dropped commits, a detached
+/// HEAD, an upstream ahead and a moved parent or base, before the rest; at most [`MAX_HINTS`] kept.
+pub(super) fn insert(hints: &mut Vec<Hint>, hint: Hint) {
+    const BELOW: [&str; 5] = ["largeChange", "submodules", "owners", "uncommittedOnDefault", "stashes"];
+    let at = hints.iter().position(|other| BELOW.contains(&other.kind)).unwrap_or(hints.len());
+    hints.insert(at, hint);
+    hints.truncate(MAX_HINTS);
+}
+
 /// Applies every rule in rank order and keeps the first [`MAX_HINTS`].
 pub(super) fn rank(facts: &Facts<'_>) -> Vec<Hint> {
     let rules: [fn(&Facts<'_>) -> Option<Hint>; 12] = [

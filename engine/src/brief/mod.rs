@@ -94,6 +94,10 @@ pub struct Brief {
     /// operation; default empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub owners: Vec<Owned>,
+    /// Parallel lines of work in linked worktrees and how they collide, as `repo.collisions`
+    /// counts them ([`Parallel`]); default `null` (no linked worktree).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parallel: Option<Parallel>,
     /// At most 3 ranked next steps ([`crate::brief::hints`]), each `{tool, arguments, why}`;
     /// default empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -108,6 +112,25 @@ pub struct Brief {
     /// (its counts say the same).
     #[serde(skip)]
     pub changes: Option<FewChanges>,
+}
+
+/// The brief's line on parallel work: a repository with linked worktrees, its lines of work (each
+/// worktree's branch with its uncommitted changes, the default branch) and the pairs that collide.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Parallel {
+    /// Lines of work compared.
+    pub lines: usize,
+    /// Pairs whose merge would stop with conflicts; default 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub conflicting: usize,
+    /// Pairs that changed a same file (the conflicting ones included); default 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub overlapping: usize,
+    /// The first colliding pair and its first file, e.g. `agent1 x agent2: src/lib.rs`; default
+    /// `null` (nothing collides).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first: Option<String>,
 }
 
 /// At most this many work-tree entries are listed by the text format instead of counted.
@@ -309,6 +332,7 @@ pub(crate) fn read_from(facets: &Reader<'_>, options: &Options) -> Result<Brief>
         lost: Vec::new(),
         parent_moved: None,
         owners: Vec::new(),
+        parallel: None,
         hints: Vec::new(),
         diagnostics: None,
     };
@@ -454,8 +478,42 @@ impl Engine {
         measure: &mut Measure<'_, Brief>,
     ) -> Result<Budgeted<Brief>> {
         let mut brief = read_from(&self.facets(repo), options)?;
+        brief.parallel = self.parallel(repo)?;
+        if let Some(hint) = brief.parallel.as_ref().and_then(|parallel| hints::collisions(parallel, options)) {
+            hints::insert(&mut brief.hints, hint);
+        }
         brief.diagnostics =
             Some(self.cache.diagnostics(&repo.call)).filter(|diagnostics| diagnostics.cache != "watched");
         fit(brief, max_tokens, measure)
+    }
+}
+
+impl Engine {
+    /// The brief's [`Parallel`] line: `None` without a linked worktree (no forecast is made);
+    /// otherwise the collision forecast's counts (cached as `repo.collisions` caches it). A forecast
+    /// that fails leaves the line out rather than the brief.
+    ///
+    /// # Errors
+    /// [`crate::Error::Cancelled`] when the call is cancelled.
+    fn parallel(&self, repo: &Repo) -> Result<Option<Parallel>> {
+        if repo.git.worktrees().map_or(true, |linked| linked.is_empty()) {
+            return Ok(None);
+        }
+        let options = crate::collision::Options { max_files: 1, agents: None };
+        let report = match self.collisions_full(repo, &options) {
+            Ok(report) => report,
+            Err(crate::Error::Cancelled) => return Err(crate::Error::Cancelled),
+            Err(_) => return Ok(None),
+        };
+        let first = report.pairs.first().map(|pair| match pair.files.first() {
+            Some(file) => format!("{} x {}: {}", pair.a, pair.b, file.path),
+            None => format!("{} x {}", pair.a, pair.b),
+        });
+        Ok(Some(Parallel {
+            lines: report.lines.len(),
+            conflicting: report.conflicting,
+            overlapping: report.overlapping,
+            first,
+        }))
     }
 }

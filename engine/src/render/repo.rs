@@ -70,6 +70,9 @@ pub fn brief(result: &Budgeted<Brief>, options: &Options) -> String {
     if brief.stashes.count > 0 {
         out.line(format!("stashes {}", brief.stashes.count));
     }
+    if let Some(parallel) = &brief.parallel {
+        out.line(parallel_line(parallel));
+    }
     if brief.submodules.total > 0 {
         if let Some(line) = submodules_line(&brief.submodules, &listed, options) {
             out.line(line);
@@ -103,6 +106,19 @@ pub fn brief(result: &Budgeted<Brief>, options: &Options) -> String {
     }
     out.more(&result.omitted, "hints", "hints");
     out.finish()
+}
+
+/// The brief's parallel-work line, e.g. `parallel 3 lines: 1 conflicting, 2 overlapping (agent1 x
+/// agent2: src/lib.rs)`, or `parallel 3 lines` when nothing collides.
+fn parallel_line(parallel: &crate::brief::Parallel) -> String {
+    let mut line = format!("parallel {} lines", parallel.lines);
+    if parallel.overlapping > 0 {
+        line.push_str(&format!(": {} conflicting, {} overlapping", parallel.conflicting, parallel.overlapping));
+    }
+    if let Some(first) = &parallel.first {
+        line.push_str(&format!(" ({})", esc(first)));
+    }
+    line
 }
 
 /// What the brief answers itself (`crate::brief::answers`): the conflict (how to conclude and

@@ -181,3 +181,39 @@ fn a_worktree_outside_the_allowed_roots_is_named_not_read() {
     assert_eq!(report.outside_roots, vec![dir.display().to_string()]);
     assert!(report.lines.iter().all(|line| line.name != "out"), "{report:#?}");
 }
+
+#[test]
+fn the_brief_of_parallel_work_says_so_and_hints_at_the_forecast_only_when_lines_collide() {
+    let fixture = fluxgit_fixtures::build(Scenario::Clean);
+    let engine = engine_for(&fixture);
+    let brief = |engine: &fluxgit_engine::Engine| {
+        let resolved = engine.resolve(fixture.path().to_str().expect("utf-8")).expect("resolves");
+        let options = fluxgit_engine::brief::Options::default();
+        engine.brief(&resolved, &options, 100_000, &mut crate::common::measure).expect("a brief").data
+    };
+    // No linked worktree: no line, no forecast.
+    assert_eq!(brief(&engine).parallel, None);
+
+    // Two worktrees editing different files: parallel, nothing collides, no hint.
+    let root = fixture.root().canonicalize().expect("root");
+    let (one, two) = (root.join("wt-one"), root.join("wt-two"));
+    for (dir, branch) in [(&one, "one"), (&two, "two")] {
+        fixture.git(&["worktree", "add", "-q", "-b", branch, dir.to_str().expect("utf-8")]);
+    }
+    write(&one, "one.txt", "mine\n");
+    write(&two, "two.txt", "mine\n");
+    let engine = engine_for(&fixture);
+    let parallel = brief(&engine).parallel.expect("a parallel line");
+    assert_eq!((parallel.lines, parallel.overlapping, parallel.first), (3, 0, None));
+    assert!(brief(&engine).hints.iter().all(|hint| hint.tool != "repo_collisions"));
+
+    // Both edit the same line of the same file: a conflict, named, and the hint.
+    write(&one, "shared.txt", "one's\n");
+    write(&two, "shared.txt", "two's\n");
+    let engine = engine_for(&fixture);
+    let brief = brief(&engine);
+    let parallel = brief.parallel.expect("a parallel line");
+    assert_eq!((parallel.conflicting, parallel.overlapping), (1, 1), "{parallel:?}");
+    assert_eq!(parallel.first.as_deref(), Some("one x two: shared.txt"));
+    assert!(brief.hints.iter().any(|hint| hint.tool == "repo_collisions"), "{:?}", brief.hints);
+}
