@@ -4,7 +4,8 @@
 //!
 //! Ranking, highest first: conflicts > operation in progress > commits dropped from a branch >
 //! detached HEAD > behind upstream > a parent branch rewritten under the current one > a stack
-//! whose base moved > a large change ahead of the base > submodules needing attention > CODEOWNERS
+//! whose base moved > parallel lines of work that collide ([`collisions`], added by
+//! `Engine::brief`) > a large change ahead of the base > submodules needing attention > CODEOWNERS
 //! with uncommitted changes > uncommitted changes on the default branch > stashes. At most
 //! [`MAX_HINTS`] are kept.
 //!
@@ -39,8 +40,8 @@ pub(super) const MAX_NAMED_CONFLICTS: usize = 3;
 #[serde(rename_all = "camelCase")]
 pub struct Hint {
     /// The rule that fired: `conflicts`, `operation`, `dropped`, `detached`, `behind`,
-    /// `parentMoved`, `stack`, `largeChange`, `submodules`, `owners`, `uncommittedOnDefault`,
-    /// `stashes`. Not serialised: `tool` and the brief's fields already say it (design.md §4.2).
+    /// `parentMoved`, `stack`, `collisions`, `largeChange`, `submodules`, `owners`,
+    /// `uncommittedOnDefault`, `stashes`. Not serialised: `tool` and the brief's fields already say it (design.md §4.2).
     #[serde(skip)]
     pub kind: &'static str,
     /// The tool to call next; always one that answers in the running configuration.
