@@ -41,7 +41,8 @@ pub(super) const MAX_NAMED_CONFLICTS: usize = 3;
 pub struct Hint {
     /// The rule that fired: `conflicts`, `operation`, `dropped`, `detached`, `behind`,
     /// `parentMoved`, `stack`, `collisions`, `largeChange`, `submodules`, `owners`,
-    /// `uncommittedOnDefault`, `stashes`. Not serialised: `tool` and the brief's fields already say it (design.md §4.2).
+    /// `uncommittedOnDefault`, `stashes`. Not serialised: `tool` and the brief's fields already say
+    /// it (design.md §4.2).
     #[serde(skip)]
     pub kind: &'static str,
     /// The tool to call next; always one that answers in the running configuration.

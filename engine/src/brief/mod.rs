@@ -490,8 +490,8 @@ impl Engine {
 
 impl Engine {
     /// The brief's [`Parallel`] line: `None` without a linked worktree (no forecast is made);
-    /// otherwise the collision forecast's counts (cached as `repo.collisions` caches it). A forecast
-    /// that fails leaves the line out rather than the brief.
+    /// otherwise the collision forecast's counts (cached as `repo.collisions` caches it). A
+    /// forecast that fails leaves the line out rather than the brief.
     ///
     /// # Errors
     /// [`crate::Error::Cancelled`] when the call is cancelled.
