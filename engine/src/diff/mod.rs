@@ -292,6 +292,22 @@ impl Engine {
         commit::fit(commit::read(&repo.git, commit, &repo.interrupt)?, max_tokens, measure)
     }
 
+    /// [`Engine::commit_details`] without the message body (the subject stays), for a caller that
+    /// wants the changed files: the budget then goes to them.
+    ///
+    /// # Errors
+    /// As [`Engine::commit_details`].
+    pub fn commit_details_without_body(
+        &self,
+        repo: &Repo,
+        commit: &str,
+        max_tokens: usize,
+        measure: &mut Measure<'_, commit::Details>,
+    ) -> Result<Budgeted<commit::Details>> {
+        let details = commit::read(&repo.git, commit, &repo.interrupt)?;
+        commit::fit(commit::Details { body: String::new(), ..details }, max_tokens, measure)
+    }
+
     /// `worktree.changes`: per-path line counts of staged and unstaged changes, kept apart, plus
     /// untracked and conflicted paths.
     ///

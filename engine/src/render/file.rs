@@ -51,12 +51,12 @@ pub fn file_read(result: &Budgeted<Report>, options: &Options) -> String {
 /// `file.blame`: a header line (`# blame path @ rev, lines a-b of n`), the ignore-revs files and
 /// skipped revisions, then one line per range as `git blame` prints a line, grouped:
 /// `<sha> (<author> <date> <line>[-<last>]) <subject>`, with `[from <path>:<line>]` when the lines
-/// had another path or number in that commit and a leading `*` for lines left on an ignored
-/// revision (git's `blame.markUnblamableLines`), else `^` for a boundary commit (as git marks it);
-/// under the first range of a commit that carries its message body (a small asked range), the
-/// body's lines indented by four spaces as `git log` indents them, then `    ...` when it was cut;
-/// the header says `work tree (on <HEAD>)` when the work-tree file was blamed; a cut ends with
-/// `... N more ranges (read on from line M)`.
+/// had another path in that commit, `[line <n> in that commit]` when only their number differed,
+/// and a leading `*` for lines left on an ignored revision (git's `blame.markUnblamableLines`),
+/// else `^` for a boundary commit (as git marks it); under the first range of a commit that carries
+/// its message body (a small asked range), the body's lines indented by four spaces as `git log`
+/// indents them, then `    ...` when it was cut; the header says `work tree (on <HEAD>)` when the
+/// work-tree file was blamed; a cut ends with `... N more ranges (read on from line M)`.
 pub fn file_blame(result: &Budgeted<BlameReport>, options: &Options) -> String {
     let report = &result.data;
     let mut out = Lines::default();
@@ -98,7 +98,7 @@ pub fn file_blame(result: &Budgeted<BlameReport>, options: &Options) -> String {
             (Some(path), line) => {
                 text.push_str(&format!(" [from {}:{}]", options.path(path), line.unwrap_or(range.line)));
             }
-            (None, Some(line)) => text.push_str(&format!(" [from line {line}]")),
+            (None, Some(line)) => text.push_str(&format!(" [line {line} in that commit]")),
             (None, None) => {}
         }
         out.line(text);

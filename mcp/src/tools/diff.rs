@@ -74,9 +74,16 @@ fn totals() -> Value {
 struct CommitArgs {
     repo_path: String,
     commit: String,
+    #[serde(default = "yes")]
+    body: bool,
     max_tokens: Option<usize>,
     #[serde(default)]
     format: Format,
+}
+
+/// `true`: a boolean argument's default where it is on unless turned off.
+fn yes() -> bool {
+    true
 }
 
 /// `commit.details`.
@@ -127,6 +134,8 @@ pub fn commit_details() -> FnTool {
                 json!({
                     "repoPath": schema::repo_path(),
                     "commit": revision("The commit: a sha (prefix), branch, tag, `HEAD~2`, ..."),
+                    "body": { "type": "boolean", "default": true,
+                        "description": "false: leave the message body out (the subject stays)." },
                     "maxTokens": schema::max_tokens(200, 32000, COMMIT_DEFAULT_TOKENS),
                     "format": schema::format(),
                 }),
@@ -147,7 +156,10 @@ fn call_commit_details(ctx: &CallContext<'_>, arguments: &Map<String, Value>) ->
         &args.repo_path,
         args.format,
         fluxgit_engine::render::commit_details,
-        |repo, measure| ctx.engine.commit_details(repo, &args.commit, max_tokens, measure),
+        |repo, measure| match args.body {
+            true => ctx.engine.commit_details(repo, &args.commit, max_tokens, measure),
+            false => ctx.engine.commit_details_without_body(repo, &args.commit, max_tokens, measure),
+        },
     )
 }
 

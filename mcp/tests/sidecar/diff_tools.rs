@@ -260,3 +260,30 @@ fn unmerged_paths_and_stashes_read_as_git_shows_them() {
         assert!(part.contains(&format!("M {path} +")), "{text}");
     }
 }
+
+/// `commit_details` with `body: false`: the subject and every file, no body, and fewer tokens than with it.
+#[test]
+fn commit_details_without_the_body_gives_the_budget_to_the_files() {
+    let registry = registry().expect("registry");
+    let fixture = fluxgit_fixtures::build(Scenario::Clean);
+    let body: String = (0..200).map(|line| format!("Line {line} of a long explanation nobody asked for.\n")).collect();
+    std::fs::write(fixture.path().join("notes.txt"), "changed\n").expect("writable");
+    fixture.git(&["add", "-A"]);
+    fixture.git(&["commit", "-qm", &format!("Change the notes\n\n{body}")]);
+    let engine = Engine::new(Options { allowed_roots: vec![fixture.root().canonicalize().expect("root")] });
+    let path = fixture.path().to_str().expect("utf-8");
+    let whole = checked(&registry, &engine, "commit_details", json!({"repoPath": path, "commit": "HEAD"}), 32_000);
+    let lean = checked(
+        &registry,
+        &engine,
+        "commit_details",
+        json!({"repoPath": path, "commit": "HEAD", "body": false}),
+        32_000,
+    );
+    assert!(whole["data"]["body"].as_str().is_some_and(|text| text.contains("Line 199")), "{whole}");
+    assert!(lean["data"].get("body").is_none(), "{lean}");
+    assert_eq!(lean["data"]["subject"], "Change the notes");
+    assert_eq!(lean["data"]["files"], whole["data"]["files"]);
+    let tokens = |value: &Value| count_tokens(&value.to_string());
+    assert!(tokens(&lean) * 5 < tokens(&whole), "{} vs {} tokens", tokens(&lean), tokens(&whole));
+}
