@@ -185,6 +185,10 @@ pub struct Entry {
     pub label: Option<String>,
     /// Its highest-ranked state.
     pub state: State,
+    /// Lower-ranked states that hold too and need acting on apart from it (behind, dirty,
+    /// unpushed), each also in `reason`; default empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub also: Vec<State>,
     /// One short line saying why, e.g. `3 behind origin/main`.
     pub reason: String,
     /// Why it could not be read; only with state `error`.
@@ -251,15 +255,57 @@ impl Facts {
         }
     }
 
-    /// The one-line reason for `state`, with the stash entries when there are any (`, 2 stashes`),
-    /// as `git status --show-stash` adds them.
+    /// The lower-ranked states that hold beside `state` and that a person acts on apart from it:
+    /// uncommitted changes and commits not pushed, behind its upstream (not during an operation,
+    /// whose line says where it stopped). A checkout stopped on a conflict with unpushed commits
+    /// says both.
+    fn also(&self, state: State) -> Vec<State> {
+        let ahead = self.upstream.as_ref().map_or(0, |upstream| upstream.ahead);
+        let behind = self.upstream.as_ref().map_or(0, |upstream| upstream.behind);
+        let dirty = self.staged + self.unstaged + self.untracked > 0 && self.conflicted.is_empty();
+        let mut also = Vec::new();
+        if behind > 0 && state < State::Behind && self.operation.is_none() {
+            also.push(State::Behind);
+        }
+        if dirty && state < State::Dirty {
+            also.push(State::Dirty);
+        }
+        // Behind's own line counts the commits ahead too.
+        if ahead > 0 && state < State::Unpushed && state != State::Behind && !also.contains(&State::Behind) {
+            also.push(State::Unpushed);
+        }
+        also
+    }
+
+    /// The one-line reason for `state`, then `; also` the short reasons of the states that hold
+    /// beside it ([`Facts::also`], e.g. `; also 3 ahead of origin/main`), then the stash entries when
+    /// there are any (`, 2 stashes`), as `git status --show-stash` adds them.
     fn reason(&self, state: State, now: i64) -> String {
-        let reason = self.state_reason(state, now);
+        let mut reason = self.state_reason(state, now);
+        let also: Vec<String> = self.also(state).into_iter().map(|other| self.short_reason(other)).collect();
+        if state != State::Error && !also.is_empty() {
+            reason.push_str(&format!("; also {}", also.join(", ")));
+        }
         match self.stashes {
             0 => reason,
             _ if state == State::Error => reason,
             1 => format!("{reason}, 1 stash"),
             count => format!("{reason}, {count} stashes"),
+        }
+    }
+
+    /// `state`'s reason without the branch it is on (the first reason names it), for [`Facts::also`].
+    fn short_reason(&self, state: State) -> String {
+        let upstream = self.upstream.as_ref();
+        let name = upstream.map_or("its upstream", |upstream| upstream.name.as_str());
+        match state {
+            State::Behind => {
+                let (ahead, behind) = upstream.map_or((0, 0), |upstream| (upstream.ahead, upstream.behind));
+                let ahead = if ahead > 0 { format!(", {ahead} ahead") } else { String::new() };
+                format!("{behind} behind {name}{ahead}")
+            }
+            State::Unpushed => format!("{} ahead of {name}", upstream.map_or(0, |upstream| upstream.ahead)),
+            _ => self.state_reason(state, 0).split(" on ").next().unwrap_or_default().to_owned(),
         }
     }
 
@@ -363,6 +409,7 @@ impl Engine {
                             repo_path: root,
                             label: target.label,
                             reason: facts.reason(state, options.now),
+                            also: facts.also(state),
                             state,
                             error: None,
                         }
@@ -565,7 +612,14 @@ fn not_a_repository(path: &str) -> String {
 }
 
 fn entry_error(repo_path: String, label: Option<String>, failure: &Failure) -> Entry {
-    Entry { repo_path, label, state: State::Error, reason: failure.message.clone(), error: Some(failure.item()) }
+    Entry {
+        repo_path,
+        label,
+        state: State::Error,
+        also: Vec::new(),
+        reason: failure.message.clone(),
+        error: Some(failure.item()),
+    }
 }
 
 /// `git status`'s first line for a detached HEAD, as its `wt_status_get_detached_from` finds it:

@@ -135,9 +135,14 @@ fn radar_states_and_counts_match_git() {
     assert!(
         radar.queue.windows(2).all(|pair| (pair[0].state, &pair[0].repo_path) <= (pair[1].state, &pair[1].repo_path))
     );
+    // The merge of origin/main stopped on a branch with a commit of its own (git: `# branch.ab +1 -1`, the one
+    // behind being what is merged): both are said.
+    let conflicted = fleet.member(Kind::Conflicted);
+    let status = fleet.git(conflicted, &["--no-optional-locks", "status", "--porcelain=v2", "--branch"]);
+    assert!(status.contains("# branch.ab +1 -1"), "{status}");
     assert_eq!(
-        by_path[fleet.member(Kind::Conflicted).to_str().expect("utf-8")].reason,
-        "1 conflicted: f.txt (merge stopped)"
+        by_path[conflicted.to_str().expect("utf-8")].reason,
+        "1 conflicted: f.txt (merge stopped); also 1 ahead of origin/main"
     );
     assert_eq!(by_path[fleet.member(Kind::Behind).to_str().expect("utf-8")].reason, "1 behind origin/main on main");
     assert_eq!(by_path[fleet.member(Kind::NoRemote).to_str().expect("utf-8")].reason, "clean on main, no upstream");
@@ -730,4 +735,37 @@ fn a_registry_that_is_a_fifo_or_a_link_to_dev_zero_is_refused_and_the_radar_says
         std::fs::remove_file(&file).expect("remove");
         std::os::unix::fs::symlink("/dev/zero", &file).expect("symlink");
     }
+}
+
+/// A checkout in one state that also holds another a person must act on says both: a merge stopped on a conflict
+/// with a commit not pushed, and uncommitted changes beside one; each count as `git status --porcelain=v2
+/// --branch` gives it.
+#[test]
+fn a_checkout_says_every_state_it_is_in_not_only_the_first() {
+    let fleet = fleet::build_fleet();
+    let root = fleet.root().to_path_buf();
+    let stopped = clone(&fleet, &root, "stopped-and-unpushed");
+    fleet.git(&stopped, &["checkout", "-q", "-b", "side", "HEAD~1"]);
+    std::fs::write(stopped.join("h.txt"), "theirs\n").expect("writable");
+    fleet.git(&stopped, &["add", "h.txt"]);
+    fleet.git(&stopped, &["commit", "-q", "-m", "side"]);
+    fleet.git(&stopped, &["checkout", "-q", "main"]);
+    let merged = std::process::Command::new("git").current_dir(&stopped).args(["merge", "-q", "side"]).output();
+    assert!(!merged.expect("git merge runs").status.success(), "the merge stops on the conflict");
+    let dirty = clone(&fleet, &root, "dirty-and-unpushed");
+    std::fs::write(dirty.join("new.txt"), "mine\n").expect("writable");
+    for path in [&stopped, &dirty] {
+        let status = fleet.git(path, &["status", "--porcelain=v2", "--branch"]);
+        assert!(status.contains("# branch.ab +1 -0"), "git counts one commit ahead: {status}");
+    }
+    let engine = engine(&fleet);
+    let radar = radar_of(&engine, &targets(&[&stopped, &dirty]), FLEET_NOW as i64, UNLIMITED).data;
+    let entry = radar_entry(&radar, &stopped);
+    assert_eq!((entry.state, entry.also.as_slice()), (State::Conflicts, &[State::Unpushed][..]), "{entry:?}");
+    assert_eq!(entry.reason, "1 conflicted: h.txt (merge stopped); also 1 ahead of origin/main");
+    let entry = radar_entry(&radar, &dirty);
+    assert_eq!((entry.state, entry.also.as_slice()), (State::Dirty, &[State::Unpushed][..]), "{entry:?}");
+    assert_eq!(entry.reason, "1 untracked on main; also 1 ahead of origin/main");
+    // Counted once each, by the first state.
+    assert_eq!((radar.counts.conflicts, radar.counts.dirty, radar.counts.unpushed), (1, 1, 0));
 }

@@ -96,6 +96,8 @@ fn radar_schema() -> Value {
         "repoPath": { "type": "string" },
         "label": { "type": "string", "description": "The caller's or the registry's label. Absent: none." },
         "state": { "enum": states },
+        "also": { "type": "array", "items": { "enum": states }, "description": "Lower-ranked states that hold too \
+            (behind, dirty, unpushed), also in reason. Absent: none." },
         "reason": { "type": "string", "description": "One short line saying why." },
         "error": { "type": "object", "required": ["reason"], "properties": { "reason": { "type": "string" } },
             "description": "Only with state `error`: why the repository could not be read (`not_found`, \
