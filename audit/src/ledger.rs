@@ -4,7 +4,9 @@
 //! reads the chain's tail (the last line of the active file, else of the newest segment, else the checkpoint, else
 //! `genesis`), seals the entry, rotates the active file into a segment if the entry would take it past
 //! [`Limits::rotate_bytes`], appends the line with one write and `fsync`s it, and finally prunes segments beyond
-//! [`Limits::keep_segments`], writing and syncing the checkpoint before each removal. No chain state is kept in
+//! [`Limits::keep_segments`], writing and syncing the checkpoint before each removal. A grouped append
+//! ([`Durability::Grouped`] with a group commit) skips the `fsync` and hands the file to the syncer; the active
+//! file is synced before every rotation, so a segment is always durable. No chain state is kept in
 //! memory, so any number of processes (sidecars, gateway) can append to one ledger.
 //!
 //! # Torn tails
@@ -26,6 +28,7 @@ use serde_json::{Map, Value};
 use crate::checkpoint;
 use crate::entry::{self, ENTRY_HASH, Event, GENESIS, Position, SEGMENT_ID, SEQUENCE, Sealed, Torn};
 use crate::files::{self, MAX_LINE_BYTES, Tail};
+use crate::group::{Durability, GroupCommit, SyncHandle, Syncer};
 use crate::key::SigningKey;
 
 /// Size at which the active file is rotated into a segment: 4 MiB (design.md §7).
@@ -56,6 +59,8 @@ pub struct Ledger {
     limits: Limits,
     lock: File,
     disk: Box<dyn Disk>,
+    /// The group commit's syncer, when grouped appends are synced in batches.
+    syncer: Option<Syncer>,
 }
 
 /// What one append did.
@@ -174,7 +179,7 @@ impl Ledger {
         let lock_path = files::lock_path(path);
         let lock =
             files::open_private_append(&lock_path).map_err(|source| OpenError::Io { path: lock_path, source })?;
-        let ledger = Ledger { path: path.to_path_buf(), key, limits, lock, disk };
+        let ledger = Ledger { path: path.to_path_buf(), key, limits, lock, disk, syncer: None };
         if let Err(error) = ledger.locked(|ledger| ledger.repair_locked()) {
             tracing::warn!(%error, "audit ledger: a torn last line was not repaired at open; the next append tries");
         }
@@ -191,6 +196,34 @@ impl Ledger {
         self.key.as_ref().map(SigningKey::key_id)
     }
 
+    /// Starts a group commit: from now on [`Durability::Grouped`] appends are synced in batches by one thread
+    /// (design.md §7), which makes them durable after at most `policy.interval` plus one `fdatasync`. Dropping the
+    /// ledger syncs what is pending.
+    ///
+    /// # Errors
+    /// The thread cannot be started.
+    pub fn with_group_commit(mut self, policy: GroupCommit) -> io::Result<Ledger> {
+        self.syncer = Some(Syncer::start(policy)?);
+        Ok(self)
+    }
+
+    /// A handle that syncs every grouped append written so far (for an exit that drops nothing); `None` without
+    /// a group commit, where every append is synced before it returns.
+    pub fn sync_handle(&self) -> Option<SyncHandle> {
+        self.syncer.as_ref().map(Syncer::handle)
+    }
+
+    /// Syncs every grouped append written so far.
+    ///
+    /// # Errors
+    /// [`AppendError::Io`] when a sync failed.
+    pub fn sync(&self) -> Result<(), AppendError> {
+        match &self.syncer {
+            None => Ok(()),
+            Some(syncer) => syncer.handle().sync().map_err(self.io()),
+        }
+    }
+
     /// Appends `event` as the next entry of the chain, durably (the line is synced before this returns).
     ///
     /// A torn last line left by an append that failed part-way is replaced by a `tail_repair` record that names
@@ -202,12 +235,30 @@ impl Ledger {
     /// # Errors
     /// [`AppendError`]; the caller records the failure as degraded and goes on (design.md §7).
     pub fn append(&self, event: &Event) -> Result<Appended, AppendError> {
-        self.locked(|ledger| {
+        self.append_with(event, Durability::Synced)
+    }
+
+    /// Appends `event` as [`Ledger::append`] does; with [`Durability::Grouped`] and a group commit
+    /// ([`Ledger::with_group_commit`]) the line is written before this returns and synced later by the syncer, so
+    /// the caller does not wait for the disk.
+    ///
+    /// # Errors
+    /// As [`Ledger::append`].
+    pub fn append_with(&self, event: &Event, durability: Durability) -> Result<Appended, AppendError> {
+        let grouped = match (&self.syncer, durability) {
+            (Some(syncer), Durability::Grouped) => Some(syncer),
+            _ => None,
+        };
+        let (appended, active) = self.locked(|ledger| {
             let mut active = files::open_private_append(&ledger.path).map_err(ledger.io())?;
             let size = active.metadata().map_err(ledger.io())?.len();
             let end = read_end(&ledger.path, &mut active, size)?;
-            ledger.write_records(active, size, end, Some(event))
-        })
+            ledger.write_records(active, size, end, Some(event), grouped.is_some())
+        })?;
+        if let (Some(syncer), Some(active)) = (grouped, active) {
+            syncer.pending(active);
+        }
+        Ok(appended)
     }
 
     /// Runs `work` holding the cross-process lock.
@@ -229,18 +280,20 @@ impl Ledger {
         if end.torn.is_none() {
             return Ok(None);
         }
-        self.write_records(active, size, end, None).map(Some)
+        self.write_records(active, size, end, None, false).map(|(appended, _)| Some(appended))
     }
 
     /// Writes, after the active file's `end` (`active`, open to append, of `size` bytes), the record of its torn
-    /// tail if it has one and then `event` if given: the whole write of design.md §7.
+    /// tail if it has one and then `event` if given: the whole write of design.md §7. With `defer_sync` the line
+    /// is not synced and the active file is returned for the syncer (a repair is always synced at once).
     fn write_records(
         &self,
         mut active: File,
         size: u64,
         end: End,
         event: Option<&Event>,
-    ) -> Result<Appended, AppendError> {
+        defer_sync: bool,
+    ) -> Result<(Appended, Option<File>), AppendError> {
         let mut position = match end.link {
             None => self.position_after_segments()?,
             Some(previous) => Position {
@@ -257,14 +310,20 @@ impl Ledger {
         // overwritten by the records below. The next append rotates.
         let rotated = end.torn.is_none() && size > 0 && size + length > self.limits.rotate_bytes;
         if rotated {
+            // Lines written by grouped appends (of any process) are synced before the file becomes a segment.
+            active.sync_data().map_err(self.io())?;
             self.rotate(position.sequence - 1, &position.segment_id)?;
             active = files::open_private_append(&self.path).map_err(self.io())?;
             position.segment_id = new_segment_id();
             sealed = records.seal(&position, crate::now_ms())?;
         }
         let text: String = sealed.iter().map(|sealed| sealed.line.as_str()).collect();
+        let mut deferred = None;
         match &end.torn {
-            None => self.write(&mut active, &text, size == 0 || rotated)?,
+            None => {
+                self.write(&mut active, &text, size == 0 || rotated, !defer_sync)?;
+                deferred = defer_sync.then_some(active);
+            }
             Some((start, torn)) => {
                 drop(active);
                 self.write_over(*start, size, &text)?;
@@ -277,13 +336,14 @@ impl Ledger {
         let pruned = if rotated { self.prune() } else { 0 };
         let written = sealed.len() as u64;
         let last = sealed.pop().expect("a torn tail or an event is always sealed");
-        Ok(Appended {
+        let appended = Appended {
             sequence: position.sequence + written - 1,
             entry_hash: last.entry_hash,
             rotated,
             pruned,
             torn_bytes_cut: end.torn.map(|(_, torn)| torn.bytes),
-        })
+        };
+        Ok((appended, deferred))
     }
 
     /// Writes `text` over the torn bytes from `start` to `size`, then cuts what is left of them and syncs.
@@ -352,11 +412,14 @@ impl Ledger {
         self.sync_dir()
     }
 
-    /// Writes the text with one write through the disk, syncs it, and syncs the directory when the file is new.
-    fn write(&self, active: &mut File, text: &str, new_file: bool) -> Result<(), AppendError> {
+    /// Writes the text with one write through the disk, syncs it when `sync`, and syncs the directory when the
+    /// file is new (always: a new file is rare, and a synced line in a file with no durable name is lost).
+    fn write(&self, active: &mut File, text: &str, new_file: bool, sync: bool) -> Result<(), AppendError> {
         let io = |source| AppendError::Io { path: self.path.clone(), source };
         self.disk.write(active, text.as_bytes()).map_err(io)?;
-        active.sync_data().map_err(io)?;
+        if sync {
+            active.sync_data().map_err(io)?;
+        }
         if new_file {
             self.sync_dir()?;
         }

@@ -12,6 +12,10 @@
 //!   most 256 KiB. A torn last line left by an append that failed part-way (a full disk, a crash) is cut by the
 //!   next append (or [`Ledger::open`]) and recorded by a chained `tail_repair` record, so the chain goes on.
 //!   Every ledger file is opened as a regular file only: a FIFO, device or symbolic link in its place is refused.
+//! - Group commit: [`Ledger::with_group_commit`] starts one syncer thread, and [`Ledger::append_with`] in
+//!   [`Durability::Grouped`] writes the entry under the lock but leaves its `fdatasync` to that thread, which
+//!   syncs a batch at a time ([`GroupCommit`]). [`Ledger::sync`], a [`SyncHandle`] and dropping the ledger sync
+//!   what is pending.
 //! - [`verify_audit_ledger`] verifies the whole retained ledger with bounded memory, reporting a torn last line
 //!   ([`Report::torn_tail`]) and the `tail_repair` records apart from tampering; [`verify_audit_event_signature`]
 //!   checks one entry's signature.
@@ -62,6 +66,7 @@ mod checkpoint;
 mod clock;
 mod entry;
 mod files;
+mod group;
 mod key;
 mod ledger;
 mod operations;
@@ -76,6 +81,7 @@ pub use entry::{
     repo_scope,
 };
 pub use files::MAX_LINE_BYTES;
+pub use group::{Durability, GroupCommit, SyncHandle};
 pub use key::{
     KEY_ID_HEX_CHARS, KeyError, MAX_KEY_FILE_BYTES, PublicKey, SigningKey, generate_key_pair, public_key_path,
 };

@@ -545,13 +545,18 @@ fn build_server(config: &Config, audience: Audience) -> anyhow::Result<Server> {
     Ok(Server::new(registry, engine).with_bridge(bridge).with_roots(config.roots_in_force().for_audience(audience)))
 }
 
-/// Adds the audit recorder when the audit is on. Fails closed on a bad key or an unusable ledger directory.
-fn attach_audit(config: &Config, server: &mut Server, guard: &ExitGuard) -> anyhow::Result<()> {
-    if let Some(ledger) = audit::open(config)? {
-        tracing::info!(ledger = %ledger.path().display(), signed = ledger.key_id().is_some(), "audit ledger on");
-        server.observe_calls(Box::new(AuditRecorder::new(ledger, guard.clone())));
-    }
-    Ok(())
+/// Adds the audit recorder when the audit is on; returns the handle that syncs its pending entries. Fails closed
+/// on a bad key or an unusable ledger directory.
+fn attach_audit(
+    config: &Config,
+    server: &mut Server,
+    guard: &ExitGuard,
+) -> anyhow::Result<Option<fluxgit_audit::SyncHandle>> {
+    let Some(ledger) = audit::open(config)? else { return Ok(None) };
+    tracing::info!(ledger = %ledger.path().display(), signed = ledger.key_id().is_some(), "audit ledger on");
+    let handle = ledger.sync_handle();
+    server.observe_calls(Box::new(AuditRecorder::new(ledger, guard.clone())));
+    Ok(handle)
 }
 
 /// The one line a person who starts the server on a terminal reads before it waits for JSON-RPC on stdin.
@@ -566,7 +571,7 @@ fn serve_stdio() -> anyhow::Result<ExitCode> {
     let config = Config::validate(RawConfig::from_env()).context("invalid configuration")?;
     let mut server = build_server(&config, Audience::Host)?;
     let guard = ExitGuard::default();
-    attach_audit(&config, &mut server, &guard)?;
+    let audit_sync = attach_audit(&config, &mut server, &guard)?;
     let presence_path = if config.presence_disabled {
         None
     } else {
@@ -581,9 +586,14 @@ fn serve_stdio() -> anyhow::Result<ExitCode> {
         Some(path)
     };
     let on_signal = presence_path.clone();
-    if let Err(error) =
-        shutdown::on_terminate(guard.clone(), move || on_signal.iter().for_each(|path| presence::remove_file(path)))
-    {
+    let on_terminate = move || {
+        // The grouped audit entries of the reads answered so far become durable before the exit.
+        if let Some(Err(error)) = audit_sync.as_ref().map(fluxgit_audit::SyncHandle::sync) {
+            tracing::error!(%error, "audit ledger: the sync at exit failed");
+        }
+        on_signal.iter().for_each(|path| presence::remove_file(path));
+    };
+    if let Err(error) = shutdown::on_terminate(guard.clone(), on_terminate) {
         tracing::warn!(%error, "signal handlers not installed: only end of input removes the presence file");
     }
     tracing::info!(
@@ -834,6 +844,9 @@ fn doctor(repos: &[String]) -> ExitCode {
     ));
     let mut healthy = true;
     out.push_str(&format!("audit log: {} ({})\n", config.audit_log.display(), audit_state(&config)));
+    if !config.audit_disabled {
+        out.push_str(&format!("audit durability: {}\n", audit::durability_text()));
+    }
     match &config.audit_sign_key {
         _ if config.audit_disabled => out.push_str("audit signing: not used (audit disabled)\n"),
         None => out.push_str("audit signing: off (entries are chained, not signed)\n"),

@@ -322,3 +322,16 @@ fn two_processes_append_ten_thousand_entries_each_into_one_chain() {
     assert_eq!(sessions, [10_000, 10_000]);
     eprintln!("two processes, 20,000 audited calls: {elapsed:?}");
 }
+
+#[test]
+fn doctor_states_what_a_power_loss_can_cost_in_one_line() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let home = tempfile::tempdir().expect("tempdir");
+    let ledger = home.path().join("audit").join("mcp.jsonl");
+    let output = audited(root.path(), home.path(), &ledger, None).arg("doctor").output().expect("doctor runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    let lines: Vec<&str> = stdout.lines().filter(|line| line.starts_with("audit durability: ")).collect();
+    assert_eq!(lines.len(), 1, "{stdout}");
+    assert!(lines[0].contains("the last 5 ms of reads") && lines[0].contains("write proposals are synced"), "{stdout}");
+}
