@@ -19,6 +19,8 @@
 //! - [`verify_audit_ledger`] verifies the whole retained ledger with bounded memory, reporting a torn last line
 //!   ([`Report::torn_tail`]) and the `tail_repair` records apart from tampering; [`verify_audit_event_signature`]
 //!   checks one entry's signature.
+//! - [`export_audit_ledger`] writes the retained ledger as CSV or JSON Lines, filtered, verifying the chain as it
+//!   reads (refusing, or with [`ExportOptions::mark_broken`] marking, the records after a break).
 //! - [`SigningKey::load`] loads the signing key fail-closed (empty path, missing, group/world-accessible, oversized
 //!   or not an Ed25519 PKCS#8 PEM key: an error, never unsigned output); [`generate_key_pair`] makes one.
 //!
@@ -65,6 +67,7 @@ mod canonical;
 mod checkpoint;
 mod clock;
 mod entry;
+mod export;
 mod files;
 mod group;
 mod key;
@@ -79,6 +82,9 @@ pub use clock::{now_ms, now_ms_i64, now_secs, unix_ms};
 pub use entry::{
     AUDIT_CHAIN_VERSION, AUDIT_SCHEMA_VERSION, Approval, Event, EventType, GENESIS, MAX_SUMMARY_CHARS, Outcome, Risk,
     repo_scope,
+};
+pub use export::{
+    CHAIN_VERIFIED, CSV_COLUMNS, ExportError, ExportOptions, Exported, Filter, Format, export_audit_ledger,
 };
 pub use files::MAX_LINE_BYTES;
 pub use group::{Durability, GroupCommit, SyncHandle};
