@@ -36,19 +36,79 @@ pub const ROTATE_BYTES: u64 = 4 * 1024 * 1024;
 /// Rotated segments kept; older ones are pruned behind a checkpoint (design.md §7).
 pub const KEEP_SEGMENTS: usize = 4;
 
+/// The retention by age, in whole days: rotated segments whose newest entry is older are pruned.
+pub const RETAIN_DAYS_VAR: &str = "FLUXGIT_MCP_AUDIT_RETAIN_DAYS";
+/// The retention by size, in bytes: the oldest rotated segments are pruned while all of them together are larger.
+pub const MAX_BYTES_VAR: &str = "FLUXGIT_MCP_AUDIT_MAX_BYTES";
+
 /// Rotation and retention limits. [`Limits::STANDARD`] is what design.md §7 prescribes; tests use smaller ones.
+///
+/// Retention is applied at each rotation, oldest segment first: a segment is pruned (behind a checkpoint) while
+/// more than `keep_segments` are kept, while the kept segments total more than `max_bytes`, or while its newest
+/// entry is older than `retain_ms`; the first segment none of these applies to stops the pruning.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// The active file never grows past this many bytes, unless a single entry is larger or an append repaired a
     /// torn tail (a repair is not rotated: the next append is).
     pub rotate_bytes: u64,
-    /// Rotated segments kept.
+    /// Rotated segments kept at most.
     pub keep_segments: usize,
+    /// Bytes of rotated segments kept at most (the active file adds up to `rotate_bytes`).
+    pub max_bytes: u64,
+    /// Milliseconds a rotated segment is kept after its newest entry; `None`: no limit by age.
+    pub retain_ms: Option<u64>,
+}
+
+/// Why [`Limits::with_retention`] refused a value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RetentionError {
+    /// Not a whole number of days from 1 to 36500.
+    #[error("{RETAIN_DAYS_VAR} must be a whole number of days from 1 to 36500, got {0:?}")]
+    Days(String),
+    /// Not a whole number of bytes of at least 1 MiB.
+    #[error("{MAX_BYTES_VAR} must be a whole number of bytes, at least 1048576 (1 MiB), got {0:?}")]
+    Bytes(String),
 }
 
 impl Limits {
-    /// 4 MiB segments, 4 kept.
-    pub const STANDARD: Limits = Limits { rotate_bytes: ROTATE_BYTES, keep_segments: KEEP_SEGMENTS };
+    /// 4 MiB segments, 4 kept (16 MiB), no limit by age.
+    pub const STANDARD: Limits = Limits {
+        rotate_bytes: ROTATE_BYTES,
+        keep_segments: KEEP_SEGMENTS,
+        max_bytes: ROTATE_BYTES * KEEP_SEGMENTS as u64,
+        retain_ms: None,
+    };
+
+    /// The standard limits with the retention a person set: `retain_days` ([`RETAIN_DAYS_VAR`]) and `max_bytes`
+    /// ([`MAX_BYTES_VAR`]), as their variables' values. A `max_bytes` replaces the bound of four segments; unset,
+    /// the standard 16 MiB in four segments stays.
+    ///
+    /// # Errors
+    /// [`RetentionError`] for a value that is not a whole number in range.
+    pub fn with_retention(
+        retain_days: Option<&std::ffi::OsStr>,
+        max_bytes: Option<&std::ffi::OsStr>,
+    ) -> Result<Limits, RetentionError> {
+        let mut limits = Limits::STANDARD;
+        if let Some(value) = retain_days {
+            let text = value.to_string_lossy();
+            match text.trim().parse::<u64>() {
+                Ok(days @ 1..=36500) => limits.retain_ms = Some(days * 86_400_000),
+                _ => return Err(RetentionError::Days(text.into_owned())),
+            }
+        }
+        if let Some(value) = max_bytes {
+            let text = value.to_string_lossy();
+            match text.trim().parse::<u64>() {
+                Ok(bytes @ 1_048_576..) => {
+                    limits.max_bytes = bytes;
+                    limits.keep_segments = usize::MAX;
+                }
+                _ => return Err(RetentionError::Bytes(text.into_owned())),
+            }
+        }
+        Ok(limits)
+    }
 }
 
 /// An open ledger: where it is, the signing key if any, and the lock file.
@@ -436,14 +496,30 @@ impl Ledger {
                 return 0;
             }
         };
-        let excess = listing.segments.len().saturating_sub(self.limits.keep_segments);
+        let sizes: Vec<u64> = listing
+            .segments
+            .iter()
+            .map(|segment| std::fs::symlink_metadata(&segment.path).map_or(0, |metadata| metadata.len()))
+            .collect();
+        let (mut kept, mut kept_bytes) = (listing.segments.len(), sizes.iter().sum::<u64>());
+        let now = crate::now_ms();
         let mut pruned = 0;
-        for segment in &listing.segments[..excess] {
+        for (segment, size) in listing.segments.iter().zip(sizes) {
+            let too_old = || {
+                self.limits.retain_ms.is_some_and(|retain| {
+                    newest_timestamp(segment).is_some_and(|newest| newest.saturating_add(retain) < now)
+                })
+            };
+            if kept <= self.limits.keep_segments && kept_bytes <= self.limits.max_bytes && !too_old() {
+                break;
+            }
             if let Err(error) = self.prune_one(segment) {
                 tracing::warn!(%error, segment = %segment.path.display(), "audit ledger: segment not pruned");
                 break;
             }
             pruned += 1;
+            kept -= 1;
+            kept_bytes -= size;
         }
         pruned
     }
@@ -467,6 +543,14 @@ impl Ledger {
         let dir = self.path.parent().unwrap_or(Path::new("."));
         files::sync_dir(dir).map_err(|source| AppendError::Io { path: dir.to_path_buf(), source })
     }
+}
+
+/// The `timestamp` of the last line of a segment, if it reads as one.
+fn newest_timestamp(segment: &files::Segment) -> Option<u64> {
+    let mut file = files::open_regular(&segment.path).ok()?;
+    let size = file.metadata().ok()?.len();
+    let Tail::Line { line, .. } = files::last_line(&mut file, size).ok()? else { return None };
+    serde_json::from_slice::<Map<String, Value>>(&line).ok()?.get("timestamp")?.as_u64()
 }
 
 /// What one write puts in the active file: the record of a cut torn tail, the event, or both in that order.

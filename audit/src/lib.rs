@@ -91,7 +91,10 @@ pub use group::{Durability, GroupCommit, SyncHandle};
 pub use key::{
     KEY_ID_HEX_CHARS, KeyError, MAX_KEY_FILE_BYTES, PublicKey, SigningKey, generate_key_pair, public_key_path,
 };
-pub use ledger::{AppendError, Appended, KEEP_SEGMENTS, Ledger, Limits, OpenError, ROTATE_BYTES};
+pub use ledger::{
+    AppendError, Appended, KEEP_SEGMENTS, Ledger, Limits, MAX_BYTES_VAR, OpenError, RETAIN_DAYS_VAR, ROTATE_BYTES,
+    RetentionError,
+};
 pub use operations::{OPERATIONS, STEP_TYPES, is_operation_list};
 pub use signature::{SIGNATURE_VERSION, SignatureError, Signed, verify_audit_event_signature};
 pub use verify::{Report, TailRepair, TornTail, VerifyError, VerifyOptions, verify_audit_ledger};

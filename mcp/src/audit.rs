@@ -74,7 +74,7 @@ pub fn open(config: &Config) -> Result<Option<Ledger>, StartupError> {
         return Ok(None);
     }
     let key = config.audit_sign_key.as_deref().map(SigningKey::load).transpose()?;
-    Ok(Some(Ledger::open(&config.audit_log, key)?.with_group_commit(GROUP_COMMIT)?))
+    Ok(Some(Ledger::open_with_limits(&config.audit_log, key, config.audit_limits)?.with_group_commit(GROUP_COMMIT)?))
 }
 
 /// Appends one ledger entry per `tools/call`: written before the reply; a read's synced by the group commit, any

@@ -9,7 +9,7 @@ use crate::support::{append_range, verify};
 fn handles_appending_concurrently_form_one_chain_across_rotations() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("mcp.jsonl");
-    let limits = Limits { rotate_bytes: 32 * 1024, keep_segments: 1000 };
+    let limits = Limits { rotate_bytes: 32 * 1024, keep_segments: 1000, ..Limits::STANDARD };
     let writers: Vec<_> = (0..3u64)
         .map(|writer| {
             let path = path.clone();
@@ -36,7 +36,7 @@ fn grouped_appends_from_several_handles_are_written_at_once_and_form_one_chain()
 
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("mcp.jsonl");
-    let limits = Limits { rotate_bytes: 32 * 1024, keep_segments: 1000 };
+    let limits = Limits { rotate_bytes: 32 * 1024, keep_segments: 1000, ..Limits::STANDARD };
     // An hour's interval and a huge batch: only rotations, the synced appends and the drop sync anything.
     let policy = GroupCommit { interval: std::time::Duration::from_secs(3600), batch: u64::MAX };
     let writers: Vec<_> = (0..3u64)

@@ -72,7 +72,8 @@ fn csv_export_reads_back_in_python_with_the_same_values() {
     let dir = tempfile::tempdir().expect("tempdir");
     let ledger = dir.path().join("mcp.jsonl");
     let writer =
-        Ledger::open_with_limits(&ledger, None, Limits { rotate_bytes: 4096, keep_segments: 1000 }).expect("open");
+        Ledger::open_with_limits(&ledger, None, Limits { rotate_bytes: 4096, keep_segments: 1000, ..Limits::STANDARD })
+            .expect("open");
     let hostile = [
         "plain",
         "a,b,c",
@@ -123,7 +124,8 @@ fn jsonl_export_is_in_chain_order_and_filtered_by_time_tool_risk_and_result() {
     let dir = tempfile::tempdir().expect("tempdir");
     let ledger = dir.path().join("mcp.jsonl");
     let writer =
-        Ledger::open_with_limits(&ledger, None, Limits { rotate_bytes: 2048, keep_segments: 1000 }).expect("open");
+        Ledger::open_with_limits(&ledger, None, Limits { rotate_bytes: 2048, keep_segments: 1000, ..Limits::STANDARD })
+            .expect("open");
     for batch in 0..3u64 {
         for index in batch * 10..batch * 10 + 10 {
             let (tool, risk) = if index % 2 == 0 {
@@ -222,8 +224,12 @@ fn exporting_a_100_mb_ledger_stays_under_64_mb_of_memory() {
     let shm = Path::new("/dev/shm");
     let dir = if shm.is_dir() { tempfile::tempdir_in(shm) } else { tempfile::tempdir() }.expect("tempdir");
     let ledger = dir.path().join("mcp.jsonl");
-    let writer =
-        Ledger::open_with_limits(&ledger, None, Limits { rotate_bytes: 4 << 20, keep_segments: 1000 }).expect("open");
+    let writer = Ledger::open_with_limits(
+        &ledger,
+        None,
+        Limits { rotate_bytes: 4 << 20, keep_segments: 1000, max_bytes: u64::MAX, retain_ms: None },
+    )
+    .expect("open");
     let session = "s".repeat(250 * 1024);
     for index in 0..400 {
         writer.append(&event(index, "repo.status", Risk::Read, Outcome::Success, &session, "ok")).expect("append");
