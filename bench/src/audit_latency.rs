@@ -126,14 +126,14 @@ pub(crate) fn run(
     }
     // The ledgers of the audited servers verify.
     drop(sessions);
-    for index in 1..SETTINGS.len() {
+    for (index, setting) in SETTINGS.iter().enumerate().skip(1) {
         let ledger = work_dir.join(format!("run-{index}")).join("audit").join("mcp.jsonl");
         let report = fluxgit_audit::verify_audit_ledger(
             &ledger,
             &fluxgit_audit::VerifyOptions { public_keys: &[], require_signed: false },
         )
-        .with_context(|| format!("the ledger of {} does not verify", SETTINGS[index]))?;
-        eprintln!("fluxgit-bench: {}: {} entries verified", SETTINGS[index], report.entries);
+        .with_context(|| format!("the ledger of {setting} does not verify"))?;
+        eprintln!("fluxgit-bench: {setting}: {} entries verified", report.entries);
     }
     Ok(Run { repo: repo.display().to_string(), calls, phases })
 }

@@ -48,7 +48,7 @@ fn grouped_appends_from_several_handles_are_written_at_once_and_form_one_chain()
                     .with_group_commit(policy)
                     .expect("syncer");
                 for index in writer * 1000..writer * 1000 + 200 {
-                    let durability = if index % 50 == 0 { Durability::Synced } else { Durability::Grouped };
+                    let durability = if index.is_multiple_of(50) { Durability::Synced } else { Durability::Grouped };
                     let appended = ledger.append_with(&crate::support::event(index), durability).expect("append");
                     let active = std::fs::read_to_string(&path).expect("read the active file");
                     if !appended.rotated {

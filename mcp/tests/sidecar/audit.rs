@@ -247,7 +247,7 @@ fn spawn_appender(root: &Path, home: &Path, ledger: &Path, name: &str, calls: us
     let mut messages = vec![initialize(name, "1")];
     // Cheap calls that are still audited: a repository that does not exist and a name that is no tool.
     for id in 1..=calls {
-        messages.push(if id % 2 == 0 {
+        messages.push(if id.is_multiple_of(2) {
             tool_call(id as i64, "repo.status", json!({"repoPath": format!("/nowhere/{name}/{id}")}))
         } else {
             tool_call(id as i64, "no.such.tool", json!({"i": id}))

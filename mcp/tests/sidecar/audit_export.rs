@@ -87,7 +87,7 @@ fn csv_export_reads_back_in_python_with_the_same_values() {
     ];
     for (index, text) in hostile.iter().cycle().take(40).enumerate() {
         let index = index as u64;
-        let result = if index % 3 == 0 { Outcome::Error } else { Outcome::Success };
+        let result = if index.is_multiple_of(3) { Outcome::Error } else { Outcome::Success };
         writer.append(&event(index, "repo.status", Risk::Read, result, text, text)).expect("append");
     }
     let expected = records(&ledger);
@@ -128,12 +128,12 @@ fn jsonl_export_is_in_chain_order_and_filtered_by_time_tool_risk_and_result() {
             .expect("open");
     for batch in 0..3u64 {
         for index in batch * 10..batch * 10 + 10 {
-            let (tool, risk) = if index % 2 == 0 {
+            let (tool, risk) = if index.is_multiple_of(2) {
                 ("repo.status", Risk::Read)
             } else {
                 ("operation.preview.commit", Risk::WriteProposal)
             };
-            let result = if index % 5 == 0 { Outcome::Error } else { Outcome::Success };
+            let result = if index.is_multiple_of(5) { Outcome::Error } else { Outcome::Success };
             writer.append(&event(index, tool, risk, result, "s", "x")).expect("append");
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -153,7 +153,7 @@ fn jsonl_export_is_in_chain_order_and_filtered_by_time_tool_risk_and_result() {
 
     let (code, stdout, _) = export(&ledger, &["--format", "jsonl", "--risk", "write-proposal", "--result", "success"]);
     assert_eq!(code, 0);
-    let wanted: Vec<u64> = (0..30u64).filter(|i| i % 2 == 1 && i % 5 != 0).map(|i| i + 1).collect();
+    let wanted: Vec<u64> = (0..30u64).filter(|i| i % 2 == 1 && !i.is_multiple_of(5)).map(|i| i + 1).collect();
     assert_eq!(sequences(&stdout), wanted);
     let (_, stdout, _) = export(&ledger, &["--format", "jsonl", "--tool", "repo.status"]);
     assert_eq!(sequences(&stdout).len(), 15);
