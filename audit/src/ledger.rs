@@ -4,7 +4,9 @@
 //! reads the chain's tail (the last line of the active file, else of the newest segment, else the checkpoint, else
 //! `genesis`), seals the entry, rotates the active file into a segment if the entry would take it past
 //! [`Limits::rotate_bytes`], appends the line with one write and `fsync`s it, and finally prunes segments beyond
-//! [`Limits::keep_segments`], writing and syncing the checkpoint before each removal. No chain state is kept in
+//! [`Limits::keep_segments`], writing and syncing the checkpoint before each removal. A grouped append
+//! ([`Durability::Grouped`] with a group commit) skips the `fsync` and hands the file to the syncer; the active
+//! file is synced before every rotation, so a segment is always durable. No chain state is kept in
 //! memory, so any number of processes (sidecars, gateway) can append to one ledger.
 //!
 //! # Torn tails
@@ -26,6 +28,7 @@ use serde_json::{Map, Value};
 use crate::checkpoint;
 use crate::entry::{self, ENTRY_HASH, Event, GENESIS, Position, SEGMENT_ID, SEQUENCE, Sealed, Torn};
 use crate::files::{self, MAX_LINE_BYTES, Tail};
+use crate::group::{Durability, GroupCommit, SyncHandle, Syncer};
 use crate::key::SigningKey;
 
 /// Size at which the active file is rotated into a segment: 4 MiB (design.md §7).
@@ -33,19 +36,79 @@ pub const ROTATE_BYTES: u64 = 4 * 1024 * 1024;
 /// Rotated segments kept; older ones are pruned behind a checkpoint (design.md §7).
 pub const KEEP_SEGMENTS: usize = 4;
 
+/// The retention by age, in whole days: rotated segments whose newest entry is older are pruned.
+pub const RETAIN_DAYS_VAR: &str = "FLUXGIT_MCP_AUDIT_RETAIN_DAYS";
+/// The retention by size, in bytes: the oldest rotated segments are pruned while all of them together are larger.
+pub const MAX_BYTES_VAR: &str = "FLUXGIT_MCP_AUDIT_MAX_BYTES";
+
 /// Rotation and retention limits. [`Limits::STANDARD`] is what design.md §7 prescribes; tests use smaller ones.
+///
+/// Retention is applied at each rotation, oldest segment first: a segment is pruned (behind a checkpoint) while
+/// more than `keep_segments` are kept, while the kept segments total more than `max_bytes`, or while its newest
+/// entry is older than `retain_ms`; the first segment none of these applies to stops the pruning.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// The active file never grows past this many bytes, unless a single entry is larger or an append repaired a
     /// torn tail (a repair is not rotated: the next append is).
     pub rotate_bytes: u64,
-    /// Rotated segments kept.
+    /// Rotated segments kept at most.
     pub keep_segments: usize,
+    /// Bytes of rotated segments kept at most (the active file adds up to `rotate_bytes`).
+    pub max_bytes: u64,
+    /// Milliseconds a rotated segment is kept after its newest entry; `None`: no limit by age.
+    pub retain_ms: Option<u64>,
+}
+
+/// Why [`Limits::with_retention`] refused a value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RetentionError {
+    /// Not a whole number of days from 1 to 36500.
+    #[error("{RETAIN_DAYS_VAR} must be a whole number of days from 1 to 36500, got {0:?}")]
+    Days(String),
+    /// Not a whole number of bytes of at least 1 MiB.
+    #[error("{MAX_BYTES_VAR} must be a whole number of bytes, at least 1048576 (1 MiB), got {0:?}")]
+    Bytes(String),
 }
 
 impl Limits {
-    /// 4 MiB segments, 4 kept.
-    pub const STANDARD: Limits = Limits { rotate_bytes: ROTATE_BYTES, keep_segments: KEEP_SEGMENTS };
+    /// 4 MiB segments, 4 kept (16 MiB), no limit by age.
+    pub const STANDARD: Limits = Limits {
+        rotate_bytes: ROTATE_BYTES,
+        keep_segments: KEEP_SEGMENTS,
+        max_bytes: ROTATE_BYTES * KEEP_SEGMENTS as u64,
+        retain_ms: None,
+    };
+
+    /// The standard limits with the retention a person set: `retain_days` ([`RETAIN_DAYS_VAR`]) and `max_bytes`
+    /// ([`MAX_BYTES_VAR`]), as their variables' values. A `max_bytes` replaces the bound of four segments; unset,
+    /// the standard 16 MiB in four segments stays.
+    ///
+    /// # Errors
+    /// [`RetentionError`] for a value that is not a whole number in range.
+    pub fn with_retention(
+        retain_days: Option<&std::ffi::OsStr>,
+        max_bytes: Option<&std::ffi::OsStr>,
+    ) -> Result<Limits, RetentionError> {
+        let mut limits = Limits::STANDARD;
+        if let Some(value) = retain_days {
+            let text = value.to_string_lossy();
+            match text.trim().parse::<u64>() {
+                Ok(days @ 1..=36500) => limits.retain_ms = Some(days * 86_400_000),
+                _ => return Err(RetentionError::Days(text.into_owned())),
+            }
+        }
+        if let Some(value) = max_bytes {
+            let text = value.to_string_lossy();
+            match text.trim().parse::<u64>() {
+                Ok(bytes @ 1_048_576..) => {
+                    limits.max_bytes = bytes;
+                    limits.keep_segments = usize::MAX;
+                }
+                _ => return Err(RetentionError::Bytes(text.into_owned())),
+            }
+        }
+        Ok(limits)
+    }
 }
 
 /// An open ledger: where it is, the signing key if any, and the lock file.
@@ -56,6 +119,8 @@ pub struct Ledger {
     limits: Limits,
     lock: File,
     disk: Box<dyn Disk>,
+    /// The group commit's syncer, when grouped appends are synced in batches.
+    syncer: Option<Syncer>,
 }
 
 /// What one append did.
@@ -174,7 +239,7 @@ impl Ledger {
         let lock_path = files::lock_path(path);
         let lock =
             files::open_private_append(&lock_path).map_err(|source| OpenError::Io { path: lock_path, source })?;
-        let ledger = Ledger { path: path.to_path_buf(), key, limits, lock, disk };
+        let ledger = Ledger { path: path.to_path_buf(), key, limits, lock, disk, syncer: None };
         if let Err(error) = ledger.locked(|ledger| ledger.repair_locked()) {
             tracing::warn!(%error, "audit ledger: a torn last line was not repaired at open; the next append tries");
         }
@@ -191,6 +256,34 @@ impl Ledger {
         self.key.as_ref().map(SigningKey::key_id)
     }
 
+    /// Starts a group commit: from now on [`Durability::Grouped`] appends are synced in batches by one thread
+    /// (design.md §7), which makes them durable after at most `policy.interval` plus one `fdatasync`. Dropping the
+    /// ledger syncs what is pending.
+    ///
+    /// # Errors
+    /// The thread cannot be started.
+    pub fn with_group_commit(mut self, policy: GroupCommit) -> io::Result<Ledger> {
+        self.syncer = Some(Syncer::start(policy)?);
+        Ok(self)
+    }
+
+    /// A handle that syncs every grouped append written so far (for an exit that drops nothing); `None` without
+    /// a group commit, where every append is synced before it returns.
+    pub fn sync_handle(&self) -> Option<SyncHandle> {
+        self.syncer.as_ref().map(Syncer::handle)
+    }
+
+    /// Syncs every grouped append written so far.
+    ///
+    /// # Errors
+    /// [`AppendError::Io`] when a sync failed.
+    pub fn sync(&self) -> Result<(), AppendError> {
+        match &self.syncer {
+            None => Ok(()),
+            Some(syncer) => syncer.handle().sync().map_err(self.io()),
+        }
+    }
+
     /// Appends `event` as the next entry of the chain, durably (the line is synced before this returns).
     ///
     /// A torn last line left by an append that failed part-way is replaced by a `tail_repair` record that names
@@ -202,12 +295,30 @@ impl Ledger {
     /// # Errors
     /// [`AppendError`]; the caller records the failure as degraded and goes on (design.md §7).
     pub fn append(&self, event: &Event) -> Result<Appended, AppendError> {
-        self.locked(|ledger| {
+        self.append_with(event, Durability::Synced)
+    }
+
+    /// Appends `event` as [`Ledger::append`] does; with [`Durability::Grouped`] and a group commit
+    /// ([`Ledger::with_group_commit`]) the line is written before this returns and synced later by the syncer, so
+    /// the caller does not wait for the disk.
+    ///
+    /// # Errors
+    /// As [`Ledger::append`].
+    pub fn append_with(&self, event: &Event, durability: Durability) -> Result<Appended, AppendError> {
+        let grouped = match (&self.syncer, durability) {
+            (Some(syncer), Durability::Grouped) => Some(syncer),
+            _ => None,
+        };
+        let (appended, active) = self.locked(|ledger| {
             let mut active = files::open_private_append(&ledger.path).map_err(ledger.io())?;
             let size = active.metadata().map_err(ledger.io())?.len();
             let end = read_end(&ledger.path, &mut active, size)?;
-            ledger.write_records(active, size, end, Some(event))
-        })
+            ledger.write_records(active, size, end, Some(event), grouped.is_some())
+        })?;
+        if let (Some(syncer), Some(active)) = (grouped, active) {
+            syncer.pending(active);
+        }
+        Ok(appended)
     }
 
     /// Runs `work` holding the cross-process lock.
@@ -229,18 +340,20 @@ impl Ledger {
         if end.torn.is_none() {
             return Ok(None);
         }
-        self.write_records(active, size, end, None).map(Some)
+        self.write_records(active, size, end, None, false).map(|(appended, _)| Some(appended))
     }
 
     /// Writes, after the active file's `end` (`active`, open to append, of `size` bytes), the record of its torn
-    /// tail if it has one and then `event` if given: the whole write of design.md §7.
+    /// tail if it has one and then `event` if given: the whole write of design.md §7. With `defer_sync` the line
+    /// is not synced and the active file is returned for the syncer (a repair is always synced at once).
     fn write_records(
         &self,
         mut active: File,
         size: u64,
         end: End,
         event: Option<&Event>,
-    ) -> Result<Appended, AppendError> {
+        defer_sync: bool,
+    ) -> Result<(Appended, Option<File>), AppendError> {
         let mut position = match end.link {
             None => self.position_after_segments()?,
             Some(previous) => Position {
@@ -257,14 +370,20 @@ impl Ledger {
         // overwritten by the records below. The next append rotates.
         let rotated = end.torn.is_none() && size > 0 && size + length > self.limits.rotate_bytes;
         if rotated {
+            // Lines written by grouped appends (of any process) are synced before the file becomes a segment.
+            active.sync_data().map_err(self.io())?;
             self.rotate(position.sequence - 1, &position.segment_id)?;
             active = files::open_private_append(&self.path).map_err(self.io())?;
             position.segment_id = new_segment_id();
             sealed = records.seal(&position, crate::now_ms())?;
         }
         let text: String = sealed.iter().map(|sealed| sealed.line.as_str()).collect();
+        let mut deferred = None;
         match &end.torn {
-            None => self.write(&mut active, &text, size == 0 || rotated)?,
+            None => {
+                self.write(&mut active, &text, size == 0 || rotated, !defer_sync)?;
+                deferred = defer_sync.then_some(active);
+            }
             Some((start, torn)) => {
                 drop(active);
                 self.write_over(*start, size, &text)?;
@@ -277,13 +396,14 @@ impl Ledger {
         let pruned = if rotated { self.prune() } else { 0 };
         let written = sealed.len() as u64;
         let last = sealed.pop().expect("a torn tail or an event is always sealed");
-        Ok(Appended {
+        let appended = Appended {
             sequence: position.sequence + written - 1,
             entry_hash: last.entry_hash,
             rotated,
             pruned,
             torn_bytes_cut: end.torn.map(|(_, torn)| torn.bytes),
-        })
+        };
+        Ok((appended, deferred))
     }
 
     /// Writes `text` over the torn bytes from `start` to `size`, then cuts what is left of them and syncs.
@@ -352,11 +472,14 @@ impl Ledger {
         self.sync_dir()
     }
 
-    /// Writes the text with one write through the disk, syncs it, and syncs the directory when the file is new.
-    fn write(&self, active: &mut File, text: &str, new_file: bool) -> Result<(), AppendError> {
+    /// Writes the text with one write through the disk, syncs it when `sync`, and syncs the directory when the
+    /// file is new (always: a new file is rare, and a synced line in a file with no durable name is lost).
+    fn write(&self, active: &mut File, text: &str, new_file: bool, sync: bool) -> Result<(), AppendError> {
         let io = |source| AppendError::Io { path: self.path.clone(), source };
         self.disk.write(active, text.as_bytes()).map_err(io)?;
-        active.sync_data().map_err(io)?;
+        if sync {
+            active.sync_data().map_err(io)?;
+        }
         if new_file {
             self.sync_dir()?;
         }
@@ -373,14 +496,30 @@ impl Ledger {
                 return 0;
             }
         };
-        let excess = listing.segments.len().saturating_sub(self.limits.keep_segments);
+        let sizes: Vec<u64> = listing
+            .segments
+            .iter()
+            .map(|segment| std::fs::symlink_metadata(&segment.path).map_or(0, |metadata| metadata.len()))
+            .collect();
+        let (mut kept, mut kept_bytes) = (listing.segments.len(), sizes.iter().sum::<u64>());
+        let now = crate::now_ms();
         let mut pruned = 0;
-        for segment in &listing.segments[..excess] {
+        for (segment, size) in listing.segments.iter().zip(sizes) {
+            let too_old = || {
+                self.limits.retain_ms.is_some_and(|retain| {
+                    newest_timestamp(segment).is_some_and(|newest| newest.saturating_add(retain) < now)
+                })
+            };
+            if kept <= self.limits.keep_segments && kept_bytes <= self.limits.max_bytes && !too_old() {
+                break;
+            }
             if let Err(error) = self.prune_one(segment) {
                 tracing::warn!(%error, segment = %segment.path.display(), "audit ledger: segment not pruned");
                 break;
             }
             pruned += 1;
+            kept -= 1;
+            kept_bytes -= size;
         }
         pruned
     }
@@ -404,6 +543,14 @@ impl Ledger {
         let dir = self.path.parent().unwrap_or(Path::new("."));
         files::sync_dir(dir).map_err(|source| AppendError::Io { path: dir.to_path_buf(), source })
     }
+}
+
+/// The `timestamp` of the last line of a segment, if it reads as one.
+fn newest_timestamp(segment: &files::Segment) -> Option<u64> {
+    let mut file = files::open_regular(&segment.path).ok()?;
+    let size = file.metadata().ok()?.len();
+    let Tail::Line { line, .. } = files::last_line(&mut file, size).ok()? else { return None };
+    serde_json::from_slice::<Map<String, Value>>(&line).ok()?.get("timestamp")?.as_u64()
 }
 
 /// What one write puts in the active file: the record of a cut torn tail, the event, or both in that order.

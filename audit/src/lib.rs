@@ -12,9 +12,15 @@
 //!   most 256 KiB. A torn last line left by an append that failed part-way (a full disk, a crash) is cut by the
 //!   next append (or [`Ledger::open`]) and recorded by a chained `tail_repair` record, so the chain goes on.
 //!   Every ledger file is opened as a regular file only: a FIFO, device or symbolic link in its place is refused.
+//! - Group commit: [`Ledger::with_group_commit`] starts one syncer thread, and [`Ledger::append_with`] in
+//!   [`Durability::Grouped`] writes the entry under the lock but leaves its `fdatasync` to that thread, which
+//!   syncs a batch at a time ([`GroupCommit`]). [`Ledger::sync`], a [`SyncHandle`] and dropping the ledger sync
+//!   what is pending.
 //! - [`verify_audit_ledger`] verifies the whole retained ledger with bounded memory, reporting a torn last line
 //!   ([`Report::torn_tail`]) and the `tail_repair` records apart from tampering; [`verify_audit_event_signature`]
 //!   checks one entry's signature.
+//! - [`export_audit_ledger`] writes the retained ledger as CSV or JSON Lines, filtered, verifying the chain as it
+//!   reads (refusing, or with [`ExportOptions::mark_broken`] marking, the records after a break).
 //! - [`SigningKey::load`] loads the signing key fail-closed (empty path, missing, group/world-accessible, oversized
 //!   or not an Ed25519 PKCS#8 PEM key: an error, never unsigned output); [`generate_key_pair`] makes one.
 //!
@@ -61,7 +67,9 @@ mod canonical;
 mod checkpoint;
 mod clock;
 mod entry;
+mod export;
 mod files;
+mod group;
 mod key;
 mod ledger;
 mod operations;
@@ -75,11 +83,18 @@ pub use entry::{
     AUDIT_CHAIN_VERSION, AUDIT_SCHEMA_VERSION, Approval, Event, EventType, GENESIS, MAX_SUMMARY_CHARS, Outcome, Risk,
     repo_scope,
 };
+pub use export::{
+    CHAIN_VERIFIED, CSV_COLUMNS, ExportError, ExportOptions, Exported, Filter, Format, export_audit_ledger,
+};
 pub use files::MAX_LINE_BYTES;
+pub use group::{Durability, GroupCommit, SyncHandle};
 pub use key::{
     KEY_ID_HEX_CHARS, KeyError, MAX_KEY_FILE_BYTES, PublicKey, SigningKey, generate_key_pair, public_key_path,
 };
-pub use ledger::{AppendError, Appended, KEEP_SEGMENTS, Ledger, Limits, OpenError, ROTATE_BYTES};
+pub use ledger::{
+    AppendError, Appended, KEEP_SEGMENTS, Ledger, Limits, MAX_BYTES_VAR, OpenError, RETAIN_DAYS_VAR, ROTATE_BYTES,
+    RetentionError,
+};
 pub use operations::{OPERATIONS, STEP_TYPES, is_operation_list};
 pub use signature::{SIGNATURE_VERSION, SignatureError, Signed, verify_audit_event_signature};
 pub use verify::{Report, TailRepair, TornTail, VerifyError, VerifyOptions, verify_audit_ledger};

@@ -139,6 +139,29 @@ pub enum VerifyError {
 /// # Errors
 /// [`VerifyError`]: nothing to verify, bad options, a read failure, or an integrity failure with its place.
 pub fn verify_audit_ledger(path: &Path, options: &VerifyOptions<'_>) -> Result<Report, VerifyError> {
+    walk(path, options, false, &mut |_, _| Ok(())).map(|(report, _)| report)
+}
+
+/// What [`walk`] hands its sink for every record it reads: the record, and whether the chain vouches for it
+/// (`false` for the broken record and every one after it, when walking tolerantly).
+pub(crate) type Sink<'s> = dyn FnMut(&Map<String, Value>, bool) -> Result<(), VerifyError> + 's;
+
+/// Verifies the retained ledger as [`verify_audit_ledger`] does, handing every record read to `sink` in chain order,
+/// as soon as it is checked.
+///
+/// With `tolerate`, the first failure of a line (an edited, missing or moved entry, a bad signature, a torn line
+/// inside the ledger) does not stop the walk: it is returned beside the report, and the records after it are
+/// handed to the sink unverified. Failures that leave nothing to walk (no ledger, a bad checkpoint, a file that
+/// cannot be opened) are errors either way.
+///
+/// # Errors
+/// As [`verify_audit_ledger`]; the sink's own errors are passed on.
+pub(crate) fn walk(
+    path: &Path,
+    options: &VerifyOptions<'_>,
+    tolerate: bool,
+    sink: &mut Sink<'_>,
+) -> Result<(Report, Option<VerifyError>), VerifyError> {
     if options.require_signed && options.public_keys.is_empty() {
         return Err(VerifyError::NoPublicKey);
     }
@@ -159,7 +182,7 @@ pub fn verify_audit_ledger(path: &Path, options: &VerifyOptions<'_>) -> Result<R
         return Err(VerifyError::NotFound(path.to_path_buf()));
     }
 
-    let mut verifier = Verifier::new(*options);
+    let mut verifier = Verifier::new(*options, tolerate);
     if let Some(object) = checkpoint_object {
         let checkpoint = checkpoint::parse(&object).map_err(|reason| integrity(&checkpoint_path, None, reason))?;
         verifier.check_signature(&object, false).map_err(|reason| integrity(&checkpoint_path, None, reason))?;
@@ -169,13 +192,18 @@ pub fn verify_audit_ledger(path: &Path, options: &VerifyOptions<'_>) -> Result<R
     let mut previous_segment_id: Option<String> = None;
     for segment in &listing.segments {
         let file = files::open_regular(&segment.path).map_err(|error| open_failure(&segment.path, error))?;
-        verifier.verify_file(file, &segment.path, Some(segment), previous_segment_id.as_deref())?;
+        verifier.verify_file(file, &segment.path, Some(segment), previous_segment_id.as_deref(), sink)?;
         previous_segment_id = Some(segment.segment_id.clone());
     }
     if let Some(file) = active {
-        verifier.verify_file(file, path, None, previous_segment_id.as_deref())?;
+        verifier.verify_file(file, path, None, previous_segment_id.as_deref(), sink)?;
     }
-    verifier.finish(path)
+    let broken = verifier.broken.take();
+    match verifier.finish(path) {
+        Ok(report) => Ok((report, broken)),
+        // A break explains a chain that ends wrong better than its end does.
+        Err(error) => Err(broken.unwrap_or(error)),
+    }
 }
 
 fn integrity(path: &Path, line: Option<u64>, reason: impl Into<String>) -> VerifyError {
@@ -206,22 +234,36 @@ struct Verifier<'a> {
     expected: Expected,
     /// An interrupted prune: the checkpoint names a retained entry, whose hash must match when it comes.
     pending: Option<(u64, String)>,
+    /// Go on after a failure (see [`walk`]).
+    tolerate: bool,
+    /// The first failure, when tolerating: every record after it is unverified.
+    broken: Option<VerifyError>,
 }
 
 impl<'a> Verifier<'a> {
-    fn new(options: VerifyOptions<'a>) -> Self {
+    fn new(options: VerifyOptions<'a>, tolerate: bool) -> Self {
         let report = Report { signatures_checked: !options.public_keys.is_empty(), ..Report::default() };
-        Self { options, report, checkpoint: None, expected: Expected::Start, pending: None }
+        Self { options, report, checkpoint: None, expected: Expected::Start, pending: None, tolerate, broken: None }
     }
 
-    /// Verifies one file, open as `file`; `segment` is its parsed name for a rotated segment, `None` for the active
-    /// file.
+    /// Records `error` as the break when tolerating; returns it otherwise.
+    fn fail(&mut self, error: VerifyError) -> Result<(), VerifyError> {
+        if !self.tolerate {
+            return Err(error);
+        }
+        self.broken.get_or_insert(error);
+        Ok(())
+    }
+
+    /// Verifies one file, open as `file`, handing each record to `sink`; `segment` is its parsed name for a rotated
+    /// segment, `None` for the active file.
     fn verify_file(
         &mut self,
         file: File,
         path: &Path,
         segment: Option<&Segment>,
         previous_segment_id: Option<&str>,
+        sink: &mut Sink<'_>,
     ) -> Result<(), VerifyError> {
         self.report.segments += 1;
         let mut reader = LineReader::new(file);
@@ -233,6 +275,16 @@ impl<'a> Verifier<'a> {
             reader.next_line(&mut line).map_err(|source| VerifyError::Io { path: path.to_path_buf(), source })?
         {
             number += 1;
+            if self.broken.is_some() {
+                // After a break the chain vouches for nothing: what parses is passed on, unverified.
+                if kind == Line::TooLong {
+                    break;
+                }
+                if let Ok(entry) = serde_json::from_slice::<Map<String, Value>>(&line) {
+                    sink(&entry, false)?;
+                }
+                continue;
+            }
             let fail = |reason: String| integrity(path, Some(number), reason);
             let torn = |bytes: usize| TornTail { line: number, bytes: bytes as u64 };
             match kind {
@@ -241,8 +293,14 @@ impl<'a> Verifier<'a> {
                     self.report.torn_tail = Some(torn(line.len()));
                     break;
                 }
-                Line::Incomplete => return Err(fail("the line is incomplete (the file was cut)".into())),
-                Line::TooLong => return Err(fail(format!("a line over {} bytes", files::MAX_LINE_BYTES))),
+                Line::Incomplete => {
+                    self.fail(fail("the line is incomplete (the file was cut)".into()))?;
+                    continue;
+                }
+                Line::TooLong => {
+                    self.fail(fail(format!("a line over {} bytes", files::MAX_LINE_BYTES)))?;
+                    break;
+                }
             }
             let entry: Map<String, Value> = match serde_json::from_slice(&line) {
                 Ok(entry) => entry,
@@ -253,33 +311,52 @@ impl<'a> Verifier<'a> {
                         self.report.torn_tail = Some(torn(line.len() + 1));
                         break;
                     }
-                    return Err(fail("not a JSON object".into()));
+                    self.fail(fail("not a JSON object".into()))?;
+                    continue;
                 }
             };
             if !is_chained(&entry) {
                 if !matches!(self.expected, Expected::Start) {
-                    return Err(fail("an unchained (legacy) record inside the chain".into()));
+                    self.fail(fail("an unchained (legacy) record inside the chain".into()))?;
+                    sink(&entry, false)?;
+                    continue;
                 }
-                self.check_signature(&entry, true).map_err(fail)?;
+                if let Err(reason) = self.check_signature(&entry, true) {
+                    self.fail(fail(reason))?;
+                    sink(&entry, false)?;
+                    continue;
+                }
                 self.report.legacy += 1;
                 self.report.entries += 1;
+                sink(&entry, true)?;
                 continue;
             }
-            let sequence = self.check_chained(&entry, file_segment_id.as_deref(), segment).map_err(fail)?;
+            let sequence = match self.check_chained(&entry, file_segment_id.as_deref(), segment) {
+                Ok(sequence) => sequence,
+                Err(reason) => {
+                    self.fail(fail(reason))?;
+                    sink(&entry, false)?;
+                    continue;
+                }
+            };
             if file_segment_id.is_none() {
                 let id = entry.get(SEGMENT_ID).and_then(Value::as_str).unwrap_or_default().to_owned();
                 if previous_segment_id == Some(id.as_str()) {
-                    return Err(fail("the active file reuses the previous segment's segmentId".into()));
+                    self.fail(fail("the active file reuses the previous segment's segmentId".into()))?;
+                    sink(&entry, false)?;
+                    continue;
                 }
                 file_segment_id = Some(id);
             }
             first.get_or_insert(sequence);
             last = Some(sequence);
+            sink(&entry, true)?;
         }
         if let Some(segment) = segment
+            && self.broken.is_none()
             && (first, last) != (Some(segment.first), Some(segment.last))
         {
-            return Err(integrity(
+            self.fail(integrity(
                 path,
                 None,
                 format!(
@@ -288,7 +365,7 @@ impl<'a> Verifier<'a> {
                     segment.last,
                     range_text(first, last)
                 ),
-            ));
+            ))?;
         }
         Ok(())
     }

@@ -6,6 +6,7 @@
 //! `o200k_base` and `cl100k_base`, and writes `bench/results/<scenario>/` (raw outputs, commands, `SHA256SUMS`)
 //! and `BENCHMARK.md`.
 
+mod audit_latency;
 mod blame;
 mod cli;
 mod definitions;
@@ -93,6 +94,12 @@ enum Mode {
         /// How many cold calls.
         #[arg(long, default_value_t = 1)]
         runs: usize,
+    },
+    /// Writes 1 MiB to FILE and `fdatasync`s it, forever: the busy neighbour of `latency --audit`.
+    #[command(hide = true)]
+    SyncWriter {
+        /// The file to write (created or truncated).
+        file: PathBuf,
     },
 }
 
@@ -322,6 +329,14 @@ struct LatencyArgs {
     /// warm calls start anyway (each warm sample records whether the watches were in place).
     #[arg(long, default_value_t = 60)]
     watch_wait_secs: u64,
+    /// Measure instead what the audit ledger costs a warm `repo.brief`: the audit off, on (unsigned) and on (signed),
+    /// quiet and beside a process that writes and syncs 1 MiB at a time; writes BENCHMARK.md's `## Audit latency`.
+    /// Uses the first scenario (default clean-small) or `--repo`.
+    #[arg(long)]
+    audit: bool,
+    /// Warm calls per server and phase with `--audit`.
+    #[arg(long, default_value_t = 200)]
+    audit_calls: usize,
 }
 
 #[derive(Debug, clap::Args)]
@@ -381,6 +396,7 @@ fn main() -> ExitCode {
         }
         Mode::SemanticProbe { repo, commit, runs } => semantic::probe(&repo, &commit, runs)
             .map(|ms| println!("median cold diff.semantic of {commit}: {ms:.2} ms over {runs} runs")),
+        Mode::SyncWriter { file } => audit_latency::sync_writer(&file),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -545,6 +561,9 @@ fn index_bench(args: &IndexArgs) -> anyhow::Result<()> {
 }
 
 fn latency(args: &LatencyArgs) -> anyhow::Result<()> {
+    if args.audit {
+        return audit_latency(args);
+    }
     let names: Vec<String> = if args.scenarios.is_empty() {
         vec!["clean-small".to_owned(), "big-history".to_owned()]
     } else {
@@ -615,6 +634,38 @@ fn latency(args: &LatencyArgs) -> anyhow::Result<()> {
     }
     write_section(&runs, &latency::Extras { many, sweeps: &sweeps, finished: true })?;
     eprintln!("fluxgit-bench: wrote {} and {}", markdown_path.display(), results_dir.display());
+    Ok(())
+}
+
+/// `latency --audit`: see [`audit_latency`].
+fn audit_latency(args: &LatencyArgs) -> anyhow::Result<()> {
+    let names: Vec<String> = match (args.scenarios.first(), args.repos.is_empty()) {
+        (Some(name), _) => vec![name.clone()],
+        (None, true) => vec!["clean-small".to_owned()],
+        (None, false) => Vec::new(),
+    };
+    let Targets { fixtures_dir, sidecar, targets, roots } =
+        targets(&args.fixtures_dir, &names, &args.repos, args.sidecar.as_ref())?;
+    let (label, repo) = targets.first().context("no repository to measure")?;
+    let allowed_roots = std::env::join_paths(&roots).context("allowed roots")?;
+    let run = audit_latency::run(&sidecar, repo, &allowed_roots, &fixtures_dir.join("audit"), args.audit_calls.max(1))?;
+    let results_dir = args.results_dir.clone().unwrap_or_else(|| workspace_root().join("bench/results/latency"));
+    latency::write_json(&results_dir, "audit.json", &run)?;
+    let profile = if sidecar.components().any(|part| part.as_os_str() == "release") { "release" } else { "debug" };
+    let mut invocation = format!("cargo run -q -p fluxgit-bench -- latency --audit --audit-calls {}", run.calls);
+    if args.sidecar.is_some() {
+        invocation.push_str(&format!(" --sidecar target/{profile}/fluxgit-mcp-sidecar"));
+    }
+    for name in &args.scenarios {
+        invocation.push_str(&format!(" --scenario {name}"));
+    }
+    let built = format!("a {profile} build of {}", built_from());
+    let section = audit_latency::render(&run, label, &invocation, &utc_now(), &built);
+    let markdown_path = args.markdown.clone().unwrap_or_else(|| workspace_root().join("BENCHMARK.md"));
+    let existing = std::fs::read_to_string(&markdown_path).unwrap_or_default();
+    std::fs::write(&markdown_path, latency::splice_named(&existing, audit_latency::SECTION, &section))
+        .with_context(|| format!("cannot write {}", markdown_path.display()))?;
+    print!("{section}");
     Ok(())
 }
 

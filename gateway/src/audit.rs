@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use fluxgit_audit::{Approval, Event, EventType, Ledger, Outcome, Risk, SigningKey};
+use fluxgit_audit::{Approval, Event, EventType, Ledger, Limits, Outcome, Risk, SigningKey};
 
 use crate::journal::Proposal;
 
@@ -32,9 +32,14 @@ impl Audit {
 
     /// Opens the ledger at `path` (signing with the key at `key`, loaded fail-closed), or disabled for `None`.
     pub fn open(path: Option<&Path>, key: Option<&Path>) -> Result<Self, Error> {
+        Self::open_with_limits(path, key, Limits::STANDARD)
+    }
+
+    /// [`Audit::open`] with the rotation and retention the sidecars use too.
+    pub fn open_with_limits(path: Option<&Path>, key: Option<&Path>, limits: Limits) -> Result<Self, Error> {
         let Some(path) = path else { return Ok(Self::DISABLED) };
         let key = key.map(SigningKey::load).transpose()?;
-        Ok(Self { ledger: Some(Ledger::open(path, key)?) })
+        Ok(Self { ledger: Some(Ledger::open_with_limits(path, key, limits)?) })
     }
 
     /// A person approved (`true`) or rejected (`false`) `proposal`.

@@ -50,6 +50,9 @@ pub struct Config {
     pub audit_log: Option<PathBuf>,
     /// The audit signing key path, if set.
     pub audit_sign_key: Option<PathBuf>,
+    /// The ledger's rotation and retention, shared with the sidecars (`FLUXGIT_MCP_AUDIT_RETAIN_DAYS`,
+    /// `FLUXGIT_MCP_AUDIT_MAX_BYTES`).
+    pub audit_limits: fluxgit_audit::Limits,
 }
 
 /// Why the configuration cannot be used: the gateway does not start.
@@ -64,12 +67,24 @@ pub enum Error {
     /// The policy file cannot be used.
     #[error("{POLICY_VAR}: {0}")]
     Policy(#[from] policy::Error),
+    /// `FLUXGIT_MCP_AUDIT_RETAIN_DAYS` or `FLUXGIT_MCP_AUDIT_MAX_BYTES` is out of range.
+    #[error(transparent)]
+    AuditRetention(#[from] fluxgit_audit::RetentionError),
 }
 
 impl RawConfig {
     /// Reads the process environment.
     pub fn from_env() -> Self {
-        let names = [RUN_DIR_VAR, ALLOWED_ROOTS_VAR, POLICY_VAR, AUDIT_LOG_VAR, AUDIT_DISABLED_VAR, AUDIT_SIGN_KEY_VAR];
+        let names = [
+            RUN_DIR_VAR,
+            ALLOWED_ROOTS_VAR,
+            POLICY_VAR,
+            AUDIT_LOG_VAR,
+            AUDIT_DISABLED_VAR,
+            AUDIT_SIGN_KEY_VAR,
+            fluxgit_audit::RETAIN_DAYS_VAR,
+            fluxgit_audit::MAX_BYTES_VAR,
+        ];
         let vars =
             names.iter().filter_map(|name| std::env::var_os(name).map(|value| ((*name).to_owned(), value))).collect();
         Self { vars, home_dir: dirs::home_dir(), data_local_dir: dirs::data_local_dir() }
@@ -101,7 +116,12 @@ impl RawConfig {
             Some(self.non_empty(AUDIT_LOG_VAR).unwrap_or_else(|| run_dir.join("audit").join("mcp.jsonl")))
         };
         let audit_sign_key = self.vars.get(AUDIT_SIGN_KEY_VAR).map(PathBuf::from);
-        Ok(Config { run_dir, allowed_roots, policy, audit_log, audit_sign_key })
+        // The sidecars and the gateway share the ledger: whichever rotates it prunes by the same policy.
+        let audit_limits = fluxgit_audit::Limits::with_retention(
+            self.vars.get(fluxgit_audit::RETAIN_DAYS_VAR).map(|value| value.as_os_str()),
+            self.vars.get(fluxgit_audit::MAX_BYTES_VAR).map(|value| value.as_os_str()),
+        )?;
+        Ok(Config { run_dir, allowed_roots, policy, audit_log, audit_sign_key, audit_limits })
     }
 }
 

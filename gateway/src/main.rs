@@ -110,7 +110,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         return serve::run(config, addr, !no_page);
     }
     let mut journal = Journal::open(&config.run_dir)?;
-    let audit = Audit::open(config.audit_log.as_deref(), config.audit_sign_key.as_deref())?;
+    let audit =
+        Audit::open_with_limits(config.audit_log.as_deref(), config.audit_sign_key.as_deref(), config.audit_limits)?;
     // A shortened previewId names the one proposal it starts; a restore point id is taken as given.
     let full = |journal: &Journal, id: String| approval::resolve_id(journal, &id);
     match command {

@@ -57,7 +57,11 @@ pub fn run(config: Config, addr: SocketAddr, page: bool) -> anyhow::Result<()> {
     if !addr.ip().is_loopback() {
         anyhow::bail!("the gateway binds loopback only: {addr} is not a loopback address");
     }
-    let audit = Arc::new(Audit::open(config.audit_log.as_deref(), config.audit_sign_key.as_deref())?);
+    let audit = Arc::new(Audit::open_with_limits(
+        config.audit_log.as_deref(),
+        config.audit_sign_key.as_deref(),
+        config.audit_limits,
+    )?);
     let mut journal = Journal::open(&config.run_dir)?;
     let _lock = take_serve_lock(&journal)?;
     let flagged = journal.flag_interrupted()?;

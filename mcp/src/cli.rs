@@ -1,5 +1,5 @@
 //! Command-line definition and the glue behind each mode: serve stdio (no subcommand), `call`, `doctor`,
-//! `verify-audit`, `audit-keygen`, `install`.
+//! `verify-audit`, `audit export`, `audit-keygen`, `install`.
 //!
 //! Exit codes: 0 success; 1 a JSON-RPC error or `isError: true` result from `call`, or a configuration error
 //! (including an unusable audit signing key: start-up fails closed); 2 usage (clap's own, `call` arguments that
@@ -89,6 +89,11 @@ enum Command {
         #[arg(long)]
         require_signed: bool,
     },
+    /// Work with the audit ledger: `audit export`.
+    Audit {
+        #[command(subcommand)]
+        command: AuditCommand,
+    },
     /// Manage the fleet registry: the repositories fleet.radar and fleet.digest read when a call names none.
     ///
     /// Stored in `<run dir>/fleet/registry.json`; only repositories inside the allowed roots are added. Tool calls
@@ -141,6 +146,49 @@ enum Command {
 }
 
 #[derive(Debug, clap::Subcommand)]
+enum AuditCommand {
+    /// Write the retained ledger (rotated segments oldest first, then the active file) as CSV or JSON Lines on
+    /// stdout, filtered, verifying the chain as it reads with bounded memory.
+    ///
+    /// At a break of the chain (an edited, missing or moved entry, a bad signature) the export stops: what was
+    /// written before it is verified, and the exit status is 3. With --mark-broken it goes on and every record gets
+    /// a `chainVerified` field (CSV column), false from the break on; the exit status is still 3. Exit 2 on usage
+    /// errors (no ledger, a bad time or key), 1 when stdout fails.
+    Export {
+        /// The ledger's active file, e.g. ~/.local/share/FluxGit/run/audit/mcp.jsonl.
+        file: PathBuf,
+        /// `csv` (a header, RFC 4180 quoting, CRLF) or `jsonl` (one JSON object per line, as stored).
+        #[arg(long, value_parser = ["csv", "jsonl"])]
+        format: String,
+        /// Only records at or after this time: RFC 3339 (2026-12-07T20:00:00Z), a date (2026-12-07, UTC midnight)
+        /// or Unix milliseconds.
+        #[arg(long, value_name = "TIME")]
+        since: Option<String>,
+        /// Only records before this time (same forms as --since).
+        #[arg(long, value_name = "TIME")]
+        until: Option<String>,
+        /// Only records of this tool, e.g. repo.status (as the ledger names it).
+        #[arg(long, value_name = "NAME")]
+        tool: Option<String>,
+        /// Only records of this risk: read, write-proposal, write or unknown.
+        #[arg(long, value_name = "RISK")]
+        risk: Option<String>,
+        /// Only records of this result: success or error.
+        #[arg(long, value_name = "RESULT")]
+        result: Option<String>,
+        /// Go on past a break of the chain, adding the `chainVerified` field (false from the break on).
+        #[arg(long)]
+        mark_broken: bool,
+        /// Public key (PEM) to check signatures with; repeatable. Without it signatures are not checked.
+        #[arg(long = "pubkey", value_name = "PEM")]
+        pubkeys: Vec<PathBuf>,
+        /// Fail on any unsigned entry or checkpoint (needs --pubkey).
+        #[arg(long)]
+        require_signed: bool,
+    },
+}
+
+#[derive(Debug, clap::Subcommand)]
 enum FleetCommand {
     /// Register repositories (a path inside a work tree registers its repository), or with --scan every work tree
     /// found below a directory. Exits 1 when a named path is refused (the others are still added).
@@ -181,6 +229,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(verify_audit(&file, &pubkeys, require_signed))
         }
         Some(Command::AuditKeygen { path }) => audit_keygen(&path),
+        Some(Command::Audit { command }) => Ok(audit_command(command)),
         Some(Command::Fleet { command }) => fleet(command),
         Some(Command::Install { host, name, dry_run, remove: true, .. }) => install_remove(&host, &name, dry_run),
         Some(Command::Install { host, roots, gateway, name, dry_run, remove: false }) => {
@@ -548,13 +597,18 @@ fn build_server(config: &Config, audience: Audience) -> anyhow::Result<Server> {
     Ok(Server::new(registry, engine).with_bridge(bridge).with_roots(config.roots_in_force().for_audience(audience)))
 }
 
-/// Adds the audit recorder when the audit is on. Fails closed on a bad key or an unusable ledger directory.
-fn attach_audit(config: &Config, server: &mut Server, guard: &ExitGuard) -> anyhow::Result<()> {
-    if let Some(ledger) = audit::open(config)? {
-        tracing::info!(ledger = %ledger.path().display(), signed = ledger.key_id().is_some(), "audit ledger on");
-        server.observe_calls(Box::new(AuditRecorder::new(ledger, guard.clone())));
-    }
-    Ok(())
+/// Adds the audit recorder when the audit is on; returns the handle that syncs its pending entries. Fails closed
+/// on a bad key or an unusable ledger directory.
+fn attach_audit(
+    config: &Config,
+    server: &mut Server,
+    guard: &ExitGuard,
+) -> anyhow::Result<Option<fluxgit_audit::SyncHandle>> {
+    let Some(ledger) = audit::open(config)? else { return Ok(None) };
+    tracing::info!(ledger = %ledger.path().display(), signed = ledger.key_id().is_some(), "audit ledger on");
+    let handle = ledger.sync_handle();
+    server.observe_calls(Box::new(AuditRecorder::new(ledger, guard.clone())));
+    Ok(handle)
 }
 
 /// The one line a person who starts the server on a terminal reads before it waits for JSON-RPC on stdin.
@@ -569,7 +623,7 @@ fn serve_stdio() -> anyhow::Result<ExitCode> {
     let config = Config::validate(RawConfig::from_env()).context("invalid configuration")?;
     let mut server = build_server(&config, Audience::Host)?;
     let guard = ExitGuard::default();
-    attach_audit(&config, &mut server, &guard)?;
+    let audit_sync = attach_audit(&config, &mut server, &guard)?;
     let presence_path = if config.presence_disabled {
         None
     } else {
@@ -584,9 +638,14 @@ fn serve_stdio() -> anyhow::Result<ExitCode> {
         Some(path)
     };
     let on_signal = presence_path.clone();
-    if let Err(error) =
-        shutdown::on_terminate(guard.clone(), move || on_signal.iter().for_each(|path| presence::remove_file(path)))
-    {
+    let on_terminate = move || {
+        // The grouped audit entries of the reads answered so far become durable before the exit.
+        if let Some(Err(error)) = audit_sync.as_ref().map(fluxgit_audit::SyncHandle::sync) {
+            tracing::error!(%error, "audit ledger: the sync at exit failed");
+        }
+        on_signal.iter().for_each(|path| presence::remove_file(path));
+    };
+    if let Err(error) = shutdown::on_terminate(guard.clone(), on_terminate) {
         tracing::warn!(%error, "signal handlers not installed: only end of input removes the presence file");
     }
     tracing::info!(
@@ -837,6 +896,9 @@ fn doctor(repos: &[String]) -> ExitCode {
     ));
     let mut healthy = true;
     out.push_str(&format!("audit log: {} ({})\n", config.audit_log.display(), audit_state(&config)));
+    if !config.audit_disabled {
+        out.push_str(&format!("audit durability: {}\n", audit::durability_text()));
+    }
     match &config.audit_sign_key {
         _ if config.audit_disabled => out.push_str("audit signing: not used (audit disabled)\n"),
         None => out.push_str("audit signing: off (entries are chained, not signed)\n"),
@@ -999,6 +1061,89 @@ fn verify_audit(file: &Path, pubkeys: &[PathBuf], require_signed: bool) -> ExitC
     }
     println!("ok");
     ExitCode::SUCCESS
+}
+
+/// `audit export FILE --format F [filters] [--mark-broken] [--pubkey PEM]... [--require-signed]`.
+fn audit_command(command: AuditCommand) -> ExitCode {
+    let AuditCommand::Export { file, format, since, until, tool, risk, result, mark_broken, pubkeys, require_signed } =
+        command;
+    let usage = |message: String| {
+        eprintln!("audit export: {message}");
+        ExitCode::from(EXIT_USAGE)
+    };
+    let mut keys = Vec::new();
+    for path in &pubkeys {
+        match PublicKey::load(path) {
+            Ok(key) => keys.push(key),
+            Err(error) => return usage(format!("--pubkey: {error}")),
+        }
+    }
+    let (since_ms, until_ms) =
+        match (since.as_deref().map(parse_time).transpose(), until.as_deref().map(parse_time).transpose()) {
+            (Ok(since), Ok(until)) => (since, until),
+            (Err(error), _) => return usage(format!("--since: {error}")),
+            (_, Err(error)) => return usage(format!("--until: {error}")),
+        };
+    let options = fluxgit_audit::ExportOptions {
+        format: if format == "csv" { fluxgit_audit::Format::Csv } else { fluxgit_audit::Format::Jsonl },
+        filter: fluxgit_audit::Filter { since_ms, until_ms, tool, risk, result },
+        mark_broken,
+        verify: VerifyOptions { public_keys: &keys, require_signed },
+    };
+    let stdout = io::stdout().lock();
+    let mut output = io::BufWriter::with_capacity(64 * 1024, stdout);
+    let exported = fluxgit_audit::export_audit_ledger(&file, &options, &mut output);
+    let flushed = output.flush();
+    match (exported, flushed) {
+        (Err(fluxgit_audit::ExportError::Write(error)), _) | (Ok(_), Err(error)) => {
+            // A reader that went away (`| head`) is no failure of the ledger.
+            if error.kind() == io::ErrorKind::BrokenPipe {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("audit export: writing stdout: {error}");
+            ExitCode::FAILURE
+        }
+        (Err(fluxgit_audit::ExportError::Verify(error)), _) => usage(error.to_string()),
+        (Err(error @ fluxgit_audit::ExportError::Broken { .. }), _) => {
+            eprintln!("audit export: REFUSED: {error}; --mark-broken exports the rest marked chainVerified=false");
+            ExitCode::from(EXIT_INTEGRITY)
+        }
+        (Ok(exported), Ok(())) => {
+            eprintln!(
+                "audit export: {} of {} records written, chain verified through sequence {}",
+                exported.written,
+                exported.read,
+                exported.report.last_sequence.map_or_else(|| "none".to_owned(), |last| last.to_string())
+            );
+            match exported.broken {
+                Some(error) => {
+                    eprintln!(
+                        "audit export: the chain breaks: {error}; the records from there on are marked chainVerified=false"
+                    );
+                    ExitCode::from(EXIT_INTEGRITY)
+                }
+                None => ExitCode::SUCCESS,
+            }
+        }
+    }
+}
+
+/// Parses `--since`/`--until`: RFC 3339, a date (UTC midnight) or Unix milliseconds.
+fn parse_time(text: &str) -> Result<u64, String> {
+    if !text.is_empty() && text.bytes().all(|byte| byte.is_ascii_digit()) {
+        return text.parse().map_err(|_| format!("{text:?} is out of range"));
+    }
+    let timestamp = text
+        .parse::<jiff::Timestamp>()
+        .or_else(|_| {
+            text.parse::<jiff::civil::Date>()
+                .and_then(|date| date.to_zoned(jiff::tz::TimeZone::UTC))
+                .map(|zoned| zoned.timestamp())
+        })
+        .map_err(|_| {
+            format!("{text:?} is not an RFC 3339 time (2026-12-07T20:00:00Z), a date (2026-12-07) or Unix milliseconds")
+        })?;
+    u64::try_from(timestamp.as_millisecond()).map_err(|_| format!("{text:?} is before 1970"))
 }
 
 /// The `repairs:` line: how many torn tails the writer cut and recorded, and the newest.

@@ -112,6 +112,8 @@ pub struct Config {
     pub audit_disabled: bool,
     /// `FLUXGIT_MCP_AUDIT_SIGN_KEY`, if set (checked when the ledger opens, not here).
     pub audit_sign_key: Option<PathBuf>,
+    /// Rotation and retention (`FLUXGIT_MCP_AUDIT_RETAIN_DAYS`, `FLUXGIT_MCP_AUDIT_MAX_BYTES`).
+    pub audit_limits: fluxgit_audit::Limits,
     /// The presence file directory, `<run_dir>/presence/mcp`.
     pub presence_dir: PathBuf,
     /// `FLUXGIT_MCP_PRESENCE_DISABLED` is set.
@@ -215,6 +217,9 @@ pub enum Error {
     /// `FLUXGIT_ENGINE_CACHE_MB` is not a whole number of MiB from 1 to 65536.
     #[error("{CACHE_MB_VAR} must be a whole number of MiB from 1 to 65536, got {0:?}")]
     CacheSize(String),
+    /// `FLUXGIT_MCP_AUDIT_RETAIN_DAYS` or `FLUXGIT_MCP_AUDIT_MAX_BYTES` is out of range.
+    #[error(transparent)]
+    AuditRetention(#[from] fluxgit_audit::RetentionError),
     /// A tool listing variable names an unknown spelling, toolset or tool.
     #[error(transparent)]
     Listing(#[from] crate::tools::listing::SelectionError),
@@ -299,6 +304,10 @@ impl Config {
                 }
             }
         };
+        let audit_limits = fluxgit_audit::Limits::with_retention(
+            raw.var(fluxgit_audit::RETAIN_DAYS_VAR).map(OsString::as_os_str),
+            raw.var(fluxgit_audit::MAX_BYTES_VAR).map(OsString::as_os_str),
+        )?;
         let text = |name: &str| raw.var(name).map(|value| value.to_string_lossy().into_owned());
         let listing = crate::tools::listing::Selection::parse(
             text(crate::tools::listing::TOOL_NAMES_VAR).as_deref(),
@@ -318,6 +327,7 @@ impl Config {
             audit_log,
             audit_disabled: raw.var(AUDIT_DISABLED_VAR).is_some(),
             audit_sign_key: raw.var(AUDIT_SIGN_KEY_VAR).map(PathBuf::from),
+            audit_limits,
             presence_disabled: raw.var(PRESENCE_DISABLED_VAR).is_some(),
             agent_detection_disabled: raw.var(AGENT_DETECTION_DISABLED_VAR).is_some(),
             gateway_addr,

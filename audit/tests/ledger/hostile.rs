@@ -43,8 +43,12 @@ fn verify_reason(path: &Path) -> String {
 /// A ledger with rotated segments under small limits; returns the active file.
 fn rotated_ledger(dir: &Path) -> PathBuf {
     let path = dir.join("mcp.jsonl");
-    let ledger =
-        Ledger::open_with_limits(&path, Some(key(1)), Limits { rotate_bytes: 4096, keep_segments: 100 }).expect("open");
+    let ledger = Ledger::open_with_limits(
+        &path,
+        Some(key(1)),
+        Limits { rotate_bytes: 4096, keep_segments: 100, ..Limits::STANDARD },
+    )
+    .expect("open");
     append_range(&ledger, 0, 20);
     assert!(segments(&path).len() >= 2);
     path
@@ -130,8 +134,12 @@ fn a_planted_fifo_at_the_checkpoints_temporary_name_does_not_stop_pruning() {
     mkfifo(&dir.path().join("mcp.jsonl.checkpoint.tmp"));
     let ledger_path = path.clone();
     let pruned = within_5_s("appends that prune", move || {
-        let ledger = Ledger::open_with_limits(&ledger_path, None, Limits { rotate_bytes: 4096, keep_segments: 1 })
-            .expect("open");
+        let ledger = Ledger::open_with_limits(
+            &ledger_path,
+            None,
+            Limits { rotate_bytes: 4096, keep_segments: 1, ..Limits::STANDARD },
+        )
+        .expect("open");
         (0..30).map(|index| ledger.append(&event(index)).map(|appended| appended.pruned)).sum::<Result<usize, _>>()
     });
     assert!(pruned.expect("appends") > 0, "segments were pruned behind a checkpoint");

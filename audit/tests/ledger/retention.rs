@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use crate::support::{append_range, integrity_reason, key, line_count, rehash, segments, sign_with, verify};
 
 /// Segments of about five entries, four kept.
-const SMALL: Limits = Limits { rotate_bytes: 4096, keep_segments: 4 };
+const SMALL: Limits = Limits { rotate_bytes: 4096, keep_segments: 4, ..Limits::STANDARD };
 
 /// A signed ledger with `entries` appended under [`SMALL`] limits.
 fn signed_ledger(dir: &Path, entries: u64) -> (PathBuf, Ledger) {
@@ -190,7 +190,8 @@ fn rotation_without_pruning_starts_at_genesis() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("mcp.jsonl");
     let ledger =
-        Ledger::open_with_limits(&path, None, Limits { rotate_bytes: 4096, keep_segments: 100 }).expect("open");
+        Ledger::open_with_limits(&path, None, Limits { rotate_bytes: 4096, keep_segments: 100, ..Limits::STANDARD })
+            .expect("open");
     append_range(&ledger, 0, 40);
     let report = verify(&path, &[], false).expect("verifies");
     assert_eq!((report.first_sequence, report.last_sequence, report.chained), (Some(1), Some(40), 40));
@@ -204,4 +205,73 @@ fn rotation_without_pruning_starts_at_genesis() {
     assert_ne!(renamed, first);
     std::fs::rename(&first, &renamed).expect("rename");
     assert!(integrity_reason(verify(&path, &[], false)).contains("the segment is named for sequences"));
+}
+
+/// The retention by size: after each rotation the oldest segments are pruned while the kept ones total more than
+/// `max_bytes`, so what is kept is exactly the newest segments that fit, and the rest still verifies.
+#[test]
+fn retention_by_size_keeps_exactly_the_newest_segments_that_fit() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("mcp.jsonl");
+    let limits = Limits { rotate_bytes: 4096, keep_segments: usize::MAX, max_bytes: 10_000, retain_ms: None };
+    let ledger = Ledger::open_with_limits(&path, Some(key(1)), limits).expect("open");
+    append_range(&ledger, 0, 200);
+    let kept = segments(&path);
+    let sizes: Vec<u64> = kept.iter().map(|segment| std::fs::metadata(segment).expect("segment").len()).collect();
+    let total: u64 = sizes.iter().sum();
+    assert!(total <= 10_000, "{sizes:?}");
+    // One more (older) segment of the same size would not have fitted: each is nearly 4096 bytes.
+    assert!(total + sizes.iter().min().expect("a segment") > 10_000, "{sizes:?}");
+    assert_eq!(kept.len(), 2, "{sizes:?}");
+    let report = verify(&path, &[key(1).public_key()], true).expect("the rest verifies");
+    assert_eq!(report.last_sequence, Some(200));
+    assert_eq!(report.pruned_through.map(|through| through + 1), report.first_sequence);
+    assert_eq!(report.checkpoint_signed, Some(true));
+}
+
+/// The retention by age: segments whose newest entry is older than `retain_ms` are pruned at the next rotation;
+/// newer ones stay, and the rest still verifies.
+#[test]
+fn retention_by_age_prunes_exactly_the_segments_older_than_the_limit() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("mcp.jsonl");
+    let limits = Limits { rotate_bytes: 4096, keep_segments: usize::MAX, max_bytes: u64::MAX, retain_ms: Some(1_000) };
+    let ledger = Ledger::open_with_limits(&path, Some(key(1)), limits).expect("open");
+    append_range(&ledger, 0, 40);
+    let old = segments(&path);
+    assert!(old.len() >= 5, "{old:?}");
+    let paused_at = fluxgit_audit::now_ms();
+    std::thread::sleep(std::time::Duration::from_millis(1_500));
+    // Two rotations after the pause: the first prunes every segment written before it; the second keeps the
+    // segment rotated first, whose newest entry came after the pause.
+    let (mut index, mut rotations) = (40, 0);
+    while rotations < 2 {
+        rotations += u32::from(ledger.append(&crate::support::event(index)).expect("append").rotated);
+        index += 1;
+    }
+    let kept = segments(&path);
+    assert!(kept.iter().all(|segment| !old.contains(segment)), "every segment of before the pause is pruned: {kept:?}");
+    assert!(!kept.is_empty(), "the segment written after the pause is kept");
+    for segment in &kept {
+        let text = std::fs::read_to_string(segment).expect("segment");
+        let last: Map<String, Value> = serde_json::from_str(text.lines().last().expect("a line")).expect("JSON");
+        assert!(last["timestamp"].as_u64().expect("timestamp") > paused_at, "{segment:?}");
+    }
+    let report = verify(&path, &[key(1).public_key()], true).expect("the rest verifies");
+    assert!(report.pruned_through.is_some(), "{report:?}");
+    assert_eq!(report.last_sequence, Some(index));
+}
+
+#[test]
+fn retention_variables_are_parsed_or_refused() {
+    use std::ffi::OsStr;
+    let limits = Limits::with_retention(Some(OsStr::new("30")), Some(OsStr::new("1073741824"))).expect("valid");
+    assert_eq!(limits.retain_ms, Some(30 * 86_400_000));
+    assert_eq!((limits.max_bytes, limits.keep_segments), (1 << 30, usize::MAX));
+    assert_eq!(Limits::with_retention(None, None).expect("defaults"), Limits::STANDARD);
+    assert_eq!(Limits::STANDARD.max_bytes, 4 * fluxgit_audit::ROTATE_BYTES);
+    for (days, bytes) in [("0", "1048576"), ("1", "1048575"), ("-1", "2000000"), ("1", "1e9"), ("x", "2000000")] {
+        let refused = Limits::with_retention(Some(OsStr::new(days)), Some(OsStr::new(bytes)));
+        assert!(refused.is_err(), "{days} {bytes}");
+    }
 }

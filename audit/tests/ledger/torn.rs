@@ -117,7 +117,7 @@ fn a_ledger_of_only_torn_bytes_starts_again_at_genesis() {
 fn a_torn_first_line_after_a_rotation_continues_after_the_newest_segment() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("mcp.jsonl");
-    let small = Limits { rotate_bytes: 4096, keep_segments: 100 };
+    let small = Limits { rotate_bytes: 4096, keep_segments: 100, ..Limits::STANDARD };
     let ledger = Ledger::open_with_limits(&path, Some(key(1)), small).expect("open");
     let mut index = 0;
     while segments(&path).is_empty() || line_count(&path) != 1 {

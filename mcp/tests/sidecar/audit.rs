@@ -1,6 +1,7 @@
 //! The audit of every `tools/call` through the real binary (design.md §7): entries with fingerprints only, responses
 //! unchanged by the audit (even when an append fails), a torn last line cut and recorded by the next call,
-//! start-up failing closed on a bad signing key, and two processes appending to one ledger.
+//! start-up failing closed on a bad signing key, two processes appending to one ledger, `kill -9` at random moments
+//! losing no entry of an answered call, and SIGTERM syncing what is pending.
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
@@ -246,7 +247,7 @@ fn spawn_appender(root: &Path, home: &Path, ledger: &Path, name: &str, calls: us
     let mut messages = vec![initialize(name, "1")];
     // Cheap calls that are still audited: a repository that does not exist and a name that is no tool.
     for id in 1..=calls {
-        messages.push(if id % 2 == 0 {
+        messages.push(if id.is_multiple_of(2) {
             tool_call(id as i64, "repo.status", json!({"repoPath": format!("/nowhere/{name}/{id}")}))
         } else {
             tool_call(id as i64, "no.such.tool", json!({"i": id}))
@@ -321,4 +322,149 @@ fn two_processes_append_ten_thousand_entries_each_into_one_chain() {
     }
     assert_eq!(sessions, [10_000, 10_000]);
     eprintln!("two processes, 20,000 audited calls: {elapsed:?}");
+}
+
+#[test]
+fn doctor_states_what_a_power_loss_can_cost_in_one_line() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let home = tempfile::tempdir().expect("tempdir");
+    let ledger = home.path().join("audit").join("mcp.jsonl");
+    let output = audited(root.path(), home.path(), &ledger, None).arg("doctor").output().expect("doctor runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    let lines: Vec<&str> = stdout.lines().filter(|line| line.starts_with("audit durability: ")).collect();
+    assert_eq!(lines.len(), 1, "{stdout}");
+    assert!(lines[0].contains("the last 5 ms of reads") && lines[0].contains("write proposals are synced"), "{stdout}");
+}
+
+/// A pseudo-random number below `bound`, different each call (no random crate in the tree).
+fn random_below(bound: u64) -> u64 {
+    use std::hash::{BuildHasher as _, Hasher as _};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
+    hasher.finish() % bound.max(1)
+}
+
+/// The `args_fingerprint` of every record in the ledger at `ledger` (active file and segments).
+fn fingerprints(ledger: &Path) -> std::collections::HashSet<String> {
+    let dir = ledger.parent().expect("dir");
+    let mut found = std::collections::HashSet::new();
+    for file in std::fs::read_dir(dir).expect("dir") {
+        let path = file.expect("entry").path();
+        let name = path.file_name().and_then(|name| name.to_str()).unwrap_or_default().to_owned();
+        if name == "mcp.jsonl" || name.starts_with("mcp.jsonl.segment-") {
+            for line in std::fs::read_to_string(&path).expect("read").lines() {
+                if let Ok(entry) = serde_json::from_str::<Value>(line)
+                    && let Some(fingerprint) = entry["args_fingerprint"].as_str()
+                {
+                    found.insert(fingerprint.to_owned());
+                }
+            }
+        }
+    }
+    found
+}
+
+/// Group commit under `kill -9`: 50 sidecars in turn, each sent 400 audited calls and killed at a random moment
+/// while answering them. After every kill `verify-audit` passes and every call whose reply the client read has its
+/// entry: an entry is written before its reply, only its `fdatasync` is grouped.
+#[test]
+fn kill_9_at_random_moments_loses_no_entry_of_an_answered_call() {
+    use std::io::BufRead as _;
+    const KILLS: usize = 50;
+    const CALLS: usize = 400;
+    let root = tempfile::tempdir().expect("tempdir");
+    let home = tempfile::tempdir().expect("tempdir");
+    let ledger = home.path().join("audit").join("mcp.jsonl");
+    let (mut answered_total, mut killed_early) = (0, 0);
+    for round in 0..KILLS {
+        let arguments = |id: usize| json!({"repoPath": format!("/nowhere/{round}/{id}")});
+        let mut messages = vec![initialize("crash", "1")];
+        messages.extend((1..=CALLS).map(|id| tool_call(id as i64, "repo.status", arguments(id))));
+        let mut child = audited(root.path(), home.path(), &ledger, None)
+            .env("RUST_LOG", "error")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn");
+        let mut stdin = child.stdin.take().expect("stdin");
+        let bytes = input(&messages);
+        std::thread::spawn(move || {
+            use std::io::Write as _;
+            // The write fails once the child is killed: that is the point.
+            let _ = stdin.write_all(&bytes);
+            // Keep stdin open so that the server does not reach the end of input before the kill.
+            std::thread::sleep(std::time::Duration::from_secs(30));
+        });
+        let stdout = child.stdout.take().expect("stdout");
+        let (seen_tx, seen_rx) = std::sync::mpsc::channel();
+        let reader = std::thread::spawn(move || {
+            let mut ids = Vec::new();
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if let Ok(reply) = serde_json::from_str::<Value>(&line)
+                    && let Some(id) = reply["id"].as_u64().filter(|id| *id > 0)
+                {
+                    ids.push(id as usize);
+                    let _ = seen_tx.send(ids.len());
+                }
+            }
+            ids
+        });
+        // The kill comes after a random number of replies, while the server answers the others.
+        let kill_after = 1 + random_below(CALLS as u64 - 1) as usize;
+        while seen_rx.recv().is_ok_and(|seen| seen < kill_after) {}
+        child.kill().expect("kill -9");
+        child.wait().expect("reap");
+        let answered = reader.join().expect("reader");
+        killed_early += usize::from(answered.len() < CALLS);
+        answered_total += answered.len();
+        let (code, stdout, stderr) = run(&["verify-audit", ledger.to_str().expect("utf-8")], &[]);
+        assert_eq!(code, 0, "round {round}: {stdout}{stderr}");
+        let recorded = fingerprints(&ledger);
+        for id in answered {
+            let fingerprint = fluxgit_audit::fingerprint(&arguments(id));
+            assert!(recorded.contains(&fingerprint), "round {round}: call {id} was answered but has no entry");
+        }
+    }
+    assert!(killed_early > KILLS / 2, "most kills came mid-stream: {killed_early} of {KILLS}");
+    eprintln!("{KILLS} kills, {answered_total} answered calls, each with its entry; {killed_early} kills mid-stream");
+}
+
+/// SIGTERM syncs the grouped entries and exits 0 at once, with every answered call's entry in the ledger.
+#[test]
+fn sigterm_after_answered_calls_exits_cleanly_with_every_entry() {
+    use std::io::{BufRead as _, Write as _};
+    let root = tempfile::tempdir().expect("tempdir");
+    let home = tempfile::tempdir().expect("tempdir");
+    let ledger = home.path().join("audit").join("mcp.jsonl");
+    let mut child = audited(root.path(), home.path(), &ledger, None)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut messages = vec![initialize("term", "1")];
+    messages.extend((1..=20).map(|id| tool_call(id, "repo.status", json!({"repoPath": format!("/nowhere/{id}")}))));
+    stdin.write_all(&input(&messages)).expect("write");
+    let mut lines = std::io::BufReader::new(child.stdout.take().expect("stdout")).lines();
+    for _ in 0..21 {
+        lines.next().expect("a reply").expect("read");
+    }
+    let started = std::time::Instant::now();
+    let status = Command::new("kill").arg("-TERM").arg(child.id().to_string()).status().expect("kill");
+    assert!(status.success());
+    let exit = child.wait().expect("wait");
+    assert_eq!(exit.code(), Some(0));
+    assert!(started.elapsed() < std::time::Duration::from_secs(5), "{:?}", started.elapsed());
+    drop(stdin);
+    let recorded = fingerprints(&ledger);
+    for id in 1..=20 {
+        assert!(recorded.contains(&fluxgit_audit::fingerprint(&json!({"repoPath": format!("/nowhere/{id}")}))));
+    }
+    let (code, stdout, stderr) = run(&["verify-audit", ledger.to_str().expect("utf-8")], &[]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains("entries:    20\n"), "{stdout}");
 }

@@ -10,6 +10,7 @@
 
 mod agents;
 mod audit;
+mod audit_export;
 mod bridge;
 mod bridge_status;
 

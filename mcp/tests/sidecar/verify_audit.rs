@@ -221,7 +221,7 @@ fn fifos_and_dev_zero_in_place_of_ledger_files_fail_at_once() {
         let status = Command::new("mkfifo").arg(path).status().expect("mkfifo runs");
         assert!(status.success(), "mkfifo {}", path.display());
     };
-    let fixture = Fixture::new(60, 0, Limits { rotate_bytes: 4096, keep_segments: 100 });
+    let fixture = Fixture::new(60, 0, Limits { rotate_bytes: 4096, keep_segments: 100, ..Limits::STANDARD });
     let mut segments: Vec<PathBuf> = std::fs::read_dir(fixture.dir.path())
         .expect("dir")
         .map(|entry| entry.expect("entry").path())
@@ -258,7 +258,7 @@ fn a_line_over_256_kib_fails_without_being_buffered_whole() {
 
 #[test]
 fn a_pruned_ledger_verifies_from_its_signed_checkpoint() {
-    let fixture = Fixture::new(120, 0, Limits { rotate_bytes: 4096, keep_segments: 4 });
+    let fixture = Fixture::new(120, 0, Limits { rotate_bytes: 4096, keep_segments: 4, ..Limits::STANDARD });
     let (code, stdout, stderr) = fixture.verify(&["--require-signed"]);
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("segments:   5\n") && stdout.contains("checkpoint: pruned through "), "{stdout}");
@@ -269,7 +269,7 @@ fn a_pruned_ledger_verifies_from_its_signed_checkpoint() {
 
 #[test]
 fn a_removed_middle_segment_fails() {
-    let fixture = Fixture::new(40, 0, Limits { rotate_bytes: 4096, keep_segments: 100 });
+    let fixture = Fixture::new(40, 0, Limits { rotate_bytes: 4096, keep_segments: 100, ..Limits::STANDARD });
     let mut segments: Vec<PathBuf> = std::fs::read_dir(fixture.dir.path())
         .expect("dir")
         .map(|entry| entry.expect("entry").path())
