@@ -278,8 +278,8 @@ impl Facts {
     }
 
     /// The one-line reason for `state`, then `; also` the short reasons of the states that hold
-    /// beside it ([`Facts::also`], e.g. `; also 3 ahead of origin/main`), then the stash entries when
-    /// there are any (`, 2 stashes`), as `git status --show-stash` adds them.
+    /// beside it ([`Facts::also`], e.g. `; also 3 ahead of origin/main`), then the stash entries
+    /// when there are any (`, 2 stashes`), as `git status --show-stash` adds them.
     fn reason(&self, state: State, now: i64) -> String {
         let mut reason = self.state_reason(state, now);
         let also: Vec<String> = self.also(state).into_iter().map(|other| self.short_reason(other)).collect();
@@ -294,7 +294,8 @@ impl Facts {
         }
     }
 
-    /// `state`'s reason without the branch it is on (the first reason names it), for [`Facts::also`].
+    /// `state`'s reason without the branch it is on (the first reason names it), for
+    /// [`Facts::also`].
     fn short_reason(&self, state: State) -> String {
         let upstream = self.upstream.as_ref();
         let name = upstream.map_or("its upstream", |upstream| upstream.name.as_str());
