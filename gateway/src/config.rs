@@ -6,6 +6,7 @@
 //! - `FLUXGIT_MCP_AGENT_POLICY`: the agent policy file ([`crate::policy`]); unset means permissive.
 //! - `FLUXGIT_MCP_AUDIT_LOG` / `FLUXGIT_MCP_AUDIT_DISABLED` / `FLUXGIT_MCP_AUDIT_SIGN_KEY`: the audit ledger shared
 //!   with the sidecar (design.md §7).
+//! - `FLUXGIT_GATEWAY_NOTIFY_DISABLED`: no desktop notification (nor bell) for new proposals ([`crate::notify`]).
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -25,6 +26,9 @@ pub const AUDIT_LOG_VAR: &str = "FLUXGIT_MCP_AUDIT_LOG";
 pub const AUDIT_DISABLED_VAR: &str = "FLUXGIT_MCP_AUDIT_DISABLED";
 /// Audit signing key variable.
 pub const AUDIT_SIGN_KEY_VAR: &str = "FLUXGIT_MCP_AUDIT_SIGN_KEY";
+
+/// Desktop notifications off (set with any value, empty included), as `serve --no-notify`.
+pub const NOTIFY_DISABLED_VAR: &str = "FLUXGIT_GATEWAY_NOTIFY_DISABLED";
 
 /// The environment as read, before any check.
 #[derive(Debug, Clone, Default)]
@@ -50,6 +54,8 @@ pub struct Config {
     pub audit_log: Option<PathBuf>,
     /// The audit signing key path, if set.
     pub audit_sign_key: Option<PathBuf>,
+    /// Whether the serving gateway notifies the desktop of new proposals (on unless [`NOTIFY_DISABLED_VAR`]).
+    pub notify: bool,
 }
 
 /// Why the configuration cannot be used: the gateway does not start.
@@ -69,7 +75,15 @@ pub enum Error {
 impl RawConfig {
     /// Reads the process environment.
     pub fn from_env() -> Self {
-        let names = [RUN_DIR_VAR, ALLOWED_ROOTS_VAR, POLICY_VAR, AUDIT_LOG_VAR, AUDIT_DISABLED_VAR, AUDIT_SIGN_KEY_VAR];
+        let names = [
+            RUN_DIR_VAR,
+            ALLOWED_ROOTS_VAR,
+            POLICY_VAR,
+            AUDIT_LOG_VAR,
+            AUDIT_DISABLED_VAR,
+            AUDIT_SIGN_KEY_VAR,
+            NOTIFY_DISABLED_VAR,
+        ];
         let vars =
             names.iter().filter_map(|name| std::env::var_os(name).map(|value| ((*name).to_owned(), value))).collect();
         Self { vars, home_dir: dirs::home_dir(), data_local_dir: dirs::data_local_dir() }
@@ -101,7 +115,8 @@ impl RawConfig {
             Some(self.non_empty(AUDIT_LOG_VAR).unwrap_or_else(|| run_dir.join("audit").join("mcp.jsonl")))
         };
         let audit_sign_key = self.vars.get(AUDIT_SIGN_KEY_VAR).map(PathBuf::from);
-        Ok(Config { run_dir, allowed_roots, policy, audit_log, audit_sign_key })
+        let notify = !self.vars.contains_key(NOTIFY_DISABLED_VAR);
+        Ok(Config { run_dir, allowed_roots, policy, audit_log, audit_sign_key, notify })
     }
 }
 
