@@ -1,12 +1,15 @@
 //! A person's day to day with the real binary: `open` reads the serving gateway's page address, the service
-//! files pass their managers' checks.
+//! files pass their managers' checks, and a completed proposal tells the git commands that undo it.
 
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::Sandbox;
+use serde_json::json;
+
+use crate::support::{Sandbox, body, code_of, git};
 
 fn page_file(sandbox: &Sandbox) -> std::path::PathBuf {
     sandbox.run_dir.join("gateway").join("page-address")
@@ -172,4 +175,47 @@ fn install_service_replaces_a_planted_symlink_and_refuses_a_newline_root() {
     assert!(!output.status.success() && stderr.contains("control character"), "{stderr}");
     let kept = std::fs::read_to_string(dir.join("fluxgit-gateway.service")).expect("unit");
     assert_eq!(kept, unit, "a refused install leaves the earlier unit as it was");
+}
+
+#[test]
+fn completed_proposal_result_lists_the_git_commands_that_undo_it() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("undone");
+    let refs_before = git(&repo, &["for-each-ref", "--format=%(objectname) %(refname)"]);
+    let head_before = git(&repo, &["symbolic-ref", "HEAD"]);
+    let gateway = sandbox.serve(&[]);
+    let (code, answer) = gateway.propose(&body(
+        "undo-branch",
+        "a",
+        "branch",
+        &repo,
+        json!({ "name": "feature/undo", "startPoint": "topic", "checkout": true }),
+    ));
+    assert_eq!(code, 202, "{answer}");
+    let (_, card, _) = sandbox.cli(&["show", "undo-branch"]);
+    let (ok, text) = sandbox.approve_on_pty("undo-branch", &[code_of(&card).as_str()]);
+    assert!(ok, "{text}");
+    let status = gateway.wait_terminal("undo-branch");
+    assert_eq!(status["status"], "completed", "{status}");
+    let topic = git(&repo, &["rev-parse", "topic"]).trim().to_owned();
+    let undo: Vec<String> =
+        serde_json::from_value(status["result"]["undo"].clone()).expect("undo is a list of strings");
+    assert_eq!(undo, ["git switch main".to_owned(), format!("git update-ref -d refs/heads/feature/undo {topic}")]);
+
+    // Run them as an agent or a person would: the refs and HEAD are as they were.
+    for command in &undo {
+        let output = Command::new("sh").arg("-c").arg(command).current_dir(&repo).output().expect("sh");
+        assert!(output.status.success(), "{command}: {}", String::from_utf8_lossy(&output.stderr));
+    }
+    let refs_after: BTreeMap<String, String> = git(&repo, &["for-each-ref", "--format=%(refname) %(objectname)"])
+        .lines()
+        .filter(|line| !line.starts_with("refs/fluxgit/"))
+        .filter_map(|line| line.split_once(' ').map(|(name, sha)| (name.to_owned(), sha.to_owned())))
+        .collect();
+    let refs_before: BTreeMap<String, String> = refs_before
+        .lines()
+        .filter_map(|line| line.split_once(' ').map(|(sha, name)| (name.to_owned(), sha.to_owned())))
+        .collect();
+    assert_eq!(refs_after, refs_before);
+    assert_eq!(git(&repo, &["symbolic-ref", "HEAD"]), head_before);
 }
