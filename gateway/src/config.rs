@@ -6,6 +6,7 @@
 //! - `FLUXGIT_MCP_AGENT_POLICY`: the agent policy file ([`crate::policy`]); unset means permissive.
 //! - `FLUXGIT_MCP_AUDIT_LOG` / `FLUXGIT_MCP_AUDIT_DISABLED` / `FLUXGIT_MCP_AUDIT_SIGN_KEY`: the audit ledger shared
 //!   with the sidecar (design.md §7).
+//! - `FLUXGIT_GATEWAY_NOTIFY_DISABLED`: no desktop notification (nor bell) for new proposals ([`crate::notify`]).
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -25,6 +26,9 @@ pub const AUDIT_LOG_VAR: &str = "FLUXGIT_MCP_AUDIT_LOG";
 pub const AUDIT_DISABLED_VAR: &str = "FLUXGIT_MCP_AUDIT_DISABLED";
 /// Audit signing key variable.
 pub const AUDIT_SIGN_KEY_VAR: &str = "FLUXGIT_MCP_AUDIT_SIGN_KEY";
+
+/// Desktop notifications off (set with any value, empty included), as `serve --no-notify`.
+pub const NOTIFY_DISABLED_VAR: &str = "FLUXGIT_GATEWAY_NOTIFY_DISABLED";
 
 /// The environment as read, before any check.
 #[derive(Debug, Clone, Default)]
@@ -53,6 +57,8 @@ pub struct Config {
     /// The ledger's rotation and retention, shared with the sidecars (`FLUXGIT_MCP_AUDIT_RETAIN_DAYS`,
     /// `FLUXGIT_MCP_AUDIT_MAX_BYTES`).
     pub audit_limits: fluxgit_audit::Limits,
+    /// Whether the serving gateway notifies the desktop of new proposals (on unless [`NOTIFY_DISABLED_VAR`]).
+    pub notify: bool,
 }
 
 /// Why the configuration cannot be used: the gateway does not start.
@@ -84,6 +90,7 @@ impl RawConfig {
             AUDIT_SIGN_KEY_VAR,
             fluxgit_audit::RETAIN_DAYS_VAR,
             fluxgit_audit::MAX_BYTES_VAR,
+            NOTIFY_DISABLED_VAR,
         ];
         let vars =
             names.iter().filter_map(|name| std::env::var_os(name).map(|value| ((*name).to_owned(), value))).collect();
@@ -121,7 +128,8 @@ impl RawConfig {
             self.vars.get(fluxgit_audit::RETAIN_DAYS_VAR).map(|value| value.as_os_str()),
             self.vars.get(fluxgit_audit::MAX_BYTES_VAR).map(|value| value.as_os_str()),
         )?;
-        Ok(Config { run_dir, allowed_roots, policy, audit_log, audit_sign_key, audit_limits })
+        let notify = !self.vars.contains_key(NOTIFY_DISABLED_VAR);
+        Ok(Config { run_dir, allowed_roots, policy, audit_log, audit_sign_key, audit_limits, notify })
     }
 }
 

@@ -4,7 +4,7 @@
 //! recorded at approval (any difference: `failed` with a `blocked_*` reason, git never runs), claim
 //! (`approved -> executing`, committed before anything else), take the restore point (journaled), run the
 //! operation, record the refs after it, and complete or fail with the result (`newSha`, `conflicts`,
-//! `restorePointId`). A merge or rebase that stops on conflicts is aborted (`git merge --abort`,
+//! `restorePointId` and, when completed, `undo`: the git commands that put the refs back). A merge or rebase that stops on conflicts is aborted (`git merge --abort`,
 //! `git rebase --abort`) and reported with its conflicting paths. branchDelete, worktree, push and submodulePointer
 //! follow design.md §6 (see their functions); what they must find unchanged was observed on receipt
 //! ([`proposal::OBSERVED`]). Hooks, signing and credential helpers apply; a
@@ -155,11 +155,18 @@ pub fn run_approved(
         result: json!({}),
     });
     fault("after_git");
-    if let Ok(refs_after) = git.refs() {
+    let refs_after = git.refs();
+    if let Ok(refs_after) = &refs_after {
         journal.set_refs_after(&point.id, &json!(refs_after))?;
     }
     if let Value::Object(result) = &mut outcome.result {
         result.insert("restorePointId".into(), json!(point.id));
+        if outcome.completed
+            && let (Ok(refs_after), Ok(head_ref_after)) = (&refs_after, git.head_symbolic())
+        {
+            let undo = restore::undo_commands(&point, refs_after, head_ref_after.as_deref());
+            result.insert("undo".into(), json!(undo));
+        }
     }
     let (to, detail) = if outcome.completed { (Status::Completed, "executed") } else { (Status::Failed, "git failed") };
     let change = Change {

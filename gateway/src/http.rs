@@ -41,6 +41,8 @@ pub struct AppState {
     pub journal: Arc<Mutex<Journal>>,
     /// The configuration.
     pub config: Arc<Config>,
+    /// Tells the person's desktop about each new proposal, without waiting.
+    pub notifier: crate::notify::Notifier,
 }
 
 /// The router of every route.
@@ -244,7 +246,10 @@ async fn preview(State(state): State<AppState>, Path(op): Path<String>, body: By
     };
     let mut journal = lock(&state);
     let (code, proposal) = match journal.record(&new) {
-        Ok(Recorded::Created(proposal)) => (StatusCode::ACCEPTED, proposal),
+        Ok(Recorded::Created(proposal)) => {
+            state.notifier.proposed(&proposal);
+            (StatusCode::ACCEPTED, proposal)
+        }
         Ok(Recorded::Existing(proposal)) => (StatusCode::OK, proposal),
         Err(journal::Error::Quota(count)) => {
             return reply(

@@ -17,6 +17,9 @@
 //! - [`approval`]: `approve`, `reject`, the one-time code;
 //! - [`executor`] and [`restore`]: running approved proposals behind restore points, and putting them back;
 //! - [`web`]: the approval page (a browser on loopback, under a per-launch secret, same origin and CSRF checks);
+//! - [`notify`]: a desktop notification per new proposal (D-Bus), else a bell on stderr; [`desktop`]: opening
+//!   the page in a browser;
+//! - [`service`]: the gateway as a systemd user unit or launchd agent;
 //! - [`serve`]: the serving loop (HTTP + executor worker + expiry), [`audit`]: ledger entries for decisions.
 //!
 //! ```no_run
@@ -35,14 +38,17 @@ pub mod audit;
 pub mod card;
 pub mod config;
 pub mod connection;
+pub mod desktop;
 pub mod executor;
 pub mod git;
 pub mod http;
 pub mod journal;
+pub mod notify;
 pub mod policy;
 pub mod proposal;
 pub mod repo;
 pub mod restore;
 pub mod serve;
+pub mod service;
 pub mod time;
 pub mod web;

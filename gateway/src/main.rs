@@ -2,20 +2,22 @@
 //!
 //! `serve` (the default) listens on loopback and prints the `FLUXGIT_MCP_HANDSHAKE_ADDR` line and the approval page's
 //! address; `list`, `show`,
-//! `approve`, `reject`, `reconcile` and `restore` are a person's commands on the same run dir.
+//! `approve`, `reject`, `reconcile` and `restore` are a person's commands on the same run dir; `open` opens the
+//! serving gateway's page.
 
 use std::io::IsTerminal;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use fluxgit_gateway::audit::Audit;
-use fluxgit_gateway::config::Config;
+use fluxgit_gateway::config::{self, Config, RawConfig};
 use fluxgit_gateway::journal::{Journal, Status};
 use fluxgit_gateway::serve;
 use fluxgit_gateway::time::{format_ms, now_ms};
-use fluxgit_gateway::{approval, card};
+use fluxgit_gateway::{approval, card, desktop, service};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -38,7 +40,30 @@ enum Command {
         /// Serve no approval page (and print no page address): decide with `show` and `approve` only.
         #[arg(long)]
         no_page: bool,
+        /// Raise no desktop notification (nor bell) for new proposals (also FLUXGIT_GATEWAY_NOTIFY_DISABLED).
+        #[arg(long)]
+        no_notify: bool,
     },
+    /// Open the serving gateway's approval page in your browser (or print its address without a desktop).
+    Open {
+        /// Print the address instead of opening it.
+        #[arg(long)]
+        print: bool,
+    },
+    /// Install the gateway as a user service (systemd on Linux, launchd on macOS), enabled and started.
+    InstallService {
+        /// Loopback address the service binds.
+        #[arg(long, default_value = serve::DEFAULT_ADDR)]
+        addr: SocketAddr,
+        /// Allowed roots (default: FLUXGIT_MCP_ALLOWED_ROOTS as set now, else the home directory).
+        #[arg(long, num_args = 1..)]
+        roots: Vec<PathBuf>,
+        /// Write the service file only, and print what enables it.
+        #[arg(long)]
+        no_enable: bool,
+    },
+    /// Stop, disable and remove the user service that install-service wrote.
+    UninstallService,
     /// List proposals, newest first.
     List {
         /// Show every proposal, not only those waiting or needing attention.
@@ -102,12 +127,20 @@ fn main() -> std::process::ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
-    let config = Config::from_env().context("refusing to start")?;
-    let command = cli
-        .command
-        .unwrap_or(Command::Serve { addr: serve::DEFAULT_ADDR.parse().context("default address")?, no_page: false });
-    if let Command::Serve { addr, no_page } = command {
-        return serve::run(config, addr, !no_page);
+    let mut config = Config::from_env().context("refusing to start")?;
+    let command = cli.command.unwrap_or(Command::Serve {
+        addr: serve::DEFAULT_ADDR.parse().context("default address")?,
+        no_page: false,
+        no_notify: false,
+    });
+    match command {
+        Command::Serve { addr, no_page, no_notify } => {
+            config.notify &= !no_notify;
+            return serve::run(config, addr, !no_page);
+        }
+        Command::InstallService { addr, roots, no_enable } => return install_service(addr, &roots, no_enable),
+        Command::UninstallService => return uninstall_service(),
+        _ => {}
     }
     let mut journal = Journal::open(&config.run_dir)?;
     let audit =
@@ -115,7 +148,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     // A shortened previewId names the one proposal it starts; a restore point id is taken as given.
     let full = |journal: &Journal, id: String| approval::resolve_id(journal, &id);
     match command {
-        Command::Serve { .. } => unreachable!("handled above"),
+        Command::Serve { .. } | Command::InstallService { .. } | Command::UninstallService => {
+            unreachable!("handled above")
+        }
+        Command::Open { print } => open_page(&journal, print),
         Command::List { all } => list(&mut journal, all),
         Command::Show { id } => {
             let id = full(&journal, id)?;
@@ -155,6 +191,114 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
     }
+}
+
+/// The service's environment: the allowed roots (`roots`, else the variable as set now) and every other gateway
+/// variable set now, so the service sees what this shell's gateway would.
+fn service_env(roots: &[PathBuf]) -> anyhow::Result<Vec<(String, String)>> {
+    let raw = RawConfig::from_env();
+    let mut env = Vec::new();
+    if !roots.is_empty() {
+        let mut canonical = Vec::new();
+        for root in roots {
+            let root = std::fs::canonicalize(root).with_context(|| format!("allowed root {}", root.display()))?;
+            anyhow::ensure!(root.is_dir(), "allowed root {} is not a directory", root.display());
+            canonical.push(root);
+        }
+        let joined = std::env::join_paths(&canonical).context("an allowed root holds the path-list separator")?;
+        let joined = joined.into_string().map_err(|_| anyhow::anyhow!("an allowed root is not UTF-8"))?;
+        env.push((config::ALLOWED_ROOTS_VAR.to_owned(), joined));
+    }
+    for (name, value) in &raw.vars {
+        if name == config::ALLOWED_ROOTS_VAR && !roots.is_empty() {
+            continue;
+        }
+        let value = value.to_str().with_context(|| format!("{name} is not UTF-8"))?;
+        env.push((name.clone(), value.to_owned()));
+    }
+    env.sort();
+    Ok(env)
+}
+
+fn install_service(addr: SocketAddr, roots: &[PathBuf], no_enable: bool) -> anyhow::Result<()> {
+    let binary = std::env::current_exe().and_then(std::fs::canonicalize).context("this binary's path")?;
+    let spec = service::Spec { binary, addr, env: service_env(roots)? };
+    if cfg!(target_os = "macos") {
+        let path = service::plist_path()?;
+        let log = dirs::home_dir().context("no home directory")?.join("Library/Logs/fluxgit-gateway.log");
+        service::write_file(&path, &service::launchd_plist(&spec, &log)?)?;
+        println!("wrote {}", path.display());
+        let path_text = path.display().to_string();
+        if !no_enable && service::run_quietly("launchctl", &["load", "-w", &path_text]) {
+            println!("loaded and started it (launchctl load -w); `fluxgit-gateway open` opens its page");
+        } else {
+            println!("to start it: launchctl load -w {path_text}");
+        }
+        return Ok(());
+    }
+    let path = service::unit_path()?;
+    service::write_file(&path, &service::systemd_unit(&spec)?)?;
+    println!("wrote {}", path.display());
+    if !no_enable
+        && service::has_user_manager()
+        && service::run_quietly("systemctl", &["--user", "daemon-reload"])
+        && service::run_quietly("systemctl", &["--user", "enable", "--now", service::UNIT_NAME])
+    {
+        println!("enabled and started it; `fluxgit-gateway open` opens its page");
+    } else {
+        println!("to start it: systemctl --user daemon-reload && systemctl --user enable --now {}", service::UNIT_NAME);
+    }
+    Ok(())
+}
+
+fn uninstall_service() -> anyhow::Result<()> {
+    if cfg!(target_os = "macos") {
+        let path = service::plist_path()?;
+        let path_text = path.display().to_string();
+        if path.exists() {
+            service::run_quietly("launchctl", &["unload", "-w", &path_text]);
+        }
+        if service::remove_file(&path)? {
+            println!("removed {path_text}");
+        } else {
+            println!("no {path_text}: nothing to remove");
+        }
+        return Ok(());
+    }
+    let path = service::unit_path()?;
+    let managed = service::has_user_manager();
+    if managed {
+        service::run_quietly("systemctl", &["--user", "disable", "--now", service::UNIT_NAME]);
+    }
+    let removed = service::remove_file(&path)?;
+    if managed {
+        service::run_quietly("systemctl", &["--user", "daemon-reload"]);
+    }
+    if removed {
+        println!("removed {}", path.display());
+    } else {
+        println!("no {}: nothing to remove", path.display());
+    }
+    if !managed {
+        println!("if it still runs: systemctl --user disable --now {}", service::UNIT_NAME);
+    }
+    Ok(())
+}
+
+fn open_page(journal: &Journal, print: bool) -> anyhow::Result<()> {
+    let url = serve::page_address(journal)?;
+    if print || desktop::desktop_opener().is_none() {
+        println!("{url}");
+        return Ok(());
+    }
+    match desktop::open_url(&url) {
+        Ok(()) => println!("opened the approval page in your browser"),
+        Err(error) => {
+            eprintln!("fluxgit-gateway: could not open it ({error}); its address:");
+            println!("{url}");
+        }
+    }
+    Ok(())
 }
 
 fn list(journal: &mut Journal, all: bool) -> anyhow::Result<()> {

@@ -422,3 +422,109 @@ pub fn to_json(point: &RestorePoint) -> Value {
         "restoredAt": point.restored_ms.map(crate::time::format_ms),
     })
 }
+
+/// The git commands, for a shell, that put the repository's refs and HEAD back as `point` found them, given the
+/// refs and HEAD's symbolic target after the operation: `git switch` back when HEAD's branch changed,
+/// `git update-ref REF OLD NEW` for a moved ref, `git branch NAME OLD` (or `git update-ref REF OLD`) for a deleted
+/// one, `git update-ref -d REF NEW` for a created one. Each names the value it expects, so it fails rather than
+/// undo a later change. Remote-tracking refs are left out (a push is not undone on the remote), and so are the
+/// index and the work tree: `fluxgit-gateway restore` puts those back too.
+pub fn undo_commands(
+    point: &RestorePoint,
+    refs_after: &BTreeMap<String, String>,
+    head_ref_after: Option<&str>,
+) -> Vec<String> {
+    let before: BTreeMap<String, String> = point
+        .refs_before
+        .as_object()
+        .map(|refs| refs.iter().filter_map(|(name, sha)| Some((name.clone(), sha.as_str()?.to_owned()))).collect())
+        .unwrap_or_default();
+    let mut commands = Vec::new();
+    if point.head_ref.as_deref() != head_ref_after {
+        match (&point.head_ref, &point.head_sha) {
+            (Some(head_ref), _) => match head_ref.strip_prefix("refs/heads/") {
+                Some(branch) => commands.push(format!("git switch {}", shell_quote(branch))),
+                None => commands.push(format!("git symbolic-ref HEAD {}", shell_quote(head_ref))),
+            },
+            (None, Some(sha)) => commands.push(format!("git switch --detach {}", shell_quote(sha))),
+            (None, None) => {}
+        }
+    }
+    let names: std::collections::BTreeSet<&String> = before.keys().chain(refs_after.keys()).collect();
+    for name in names {
+        if name.starts_with("refs/remotes/") || name.starts_with("refs/fluxgit/") {
+            continue;
+        }
+        let quoted = shell_quote(name);
+        match (before.get(name), refs_after.get(name)) {
+            (Some(old), Some(new)) if old != new => commands.push(format!("git update-ref {quoted} {old} {new}")),
+            (Some(old), None) => match name.strip_prefix("refs/heads/") {
+                Some(branch) => commands.push(format!("git branch {} {old}", shell_quote(branch))),
+                None => commands.push(format!("git update-ref {quoted} {old}")),
+            },
+            (None, Some(new)) => commands.push(format!("git update-ref -d {quoted} {new}")),
+            _ => {}
+        }
+    }
+    commands
+}
+
+/// `word` quoted for a POSIX shell: as is when it holds only characters no shell treats specially, else in single
+/// quotes (a ref name may hold `$`, `;`, `'` or a backtick).
+pub fn shell_quote(word: &str) -> String {
+    let plain =
+        !word.is_empty() && word.bytes().all(|byte| byte.is_ascii_alphanumeric() || b"/._-+@=:,%".contains(&byte));
+    if plain { word.to_owned() } else { format!("'{}'", word.replace('\'', "'\\''")) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(head_ref: Option<&str>, refs: Value) -> RestorePoint {
+        RestorePoint {
+            id: "rp".into(),
+            proposal_id: "p".into(),
+            op: "branch".into(),
+            repo_path: "/r".into(),
+            created_ms: 0,
+            head_ref: head_ref.map(str::to_owned),
+            head_sha: Some("a".repeat(40)),
+            refs_before: refs,
+            refs_after: None,
+            snapshot: "s".into(),
+            index_file: None,
+            restored_ms: None,
+        }
+    }
+
+    #[test]
+    fn undo_names_moved_deleted_and_created_refs_and_switches_back() {
+        let (a, b) = ("a".repeat(40), "b".repeat(40));
+        let before = json!({ "refs/heads/main": a, "refs/heads/gone": a, "refs/tags/t": a, "refs/remotes/o/main": a });
+        let after: BTreeMap<String, String> = [
+            ("refs/heads/main".to_owned(), b.clone()),
+            ("refs/heads/new;rm -rf ~".to_owned(), b.clone()),
+            ("refs/remotes/o/main".to_owned(), b.clone()),
+        ]
+        .into();
+        let undo = undo_commands(&point(Some("refs/heads/main"), before), &after, Some("refs/heads/new;rm -rf ~"));
+        assert_eq!(
+            undo,
+            [
+                "git switch main".to_owned(),
+                format!("git branch gone {a}"),
+                format!("git update-ref refs/heads/main {a} {b}"),
+                format!("git update-ref -d 'refs/heads/new;rm -rf ~' {b}"),
+                format!("git update-ref refs/tags/t {a}"),
+            ]
+        );
+    }
+
+    #[test]
+    fn shell_quote_quotes_what_a_shell_would_read() {
+        assert_eq!(shell_quote("refs/heads/feature/x-1"), "refs/heads/feature/x-1");
+        assert_eq!(shell_quote("it's$HOME"), "'it'\\''s$HOME'");
+        assert_eq!(shell_quote(""), "''");
+    }
+}

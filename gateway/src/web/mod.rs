@@ -1,9 +1,10 @@
 //! The approval page: a person reviews the queue and decides in a browser, on loopback, under a per-launch secret.
 //!
 //! `serve` draws two random values at start-up ([`Launch`]): the secret, the first path segment of every page route
-//! (`http://127.0.0.1:PORT/<secret>/`, printed once on the gateway's stdout and kept nowhere else, not in the
-//! journal), and the CSRF token, written into the page and required on every state-changing request. The page is
-//! plain HTML, CSS and JavaScript compiled into the binary (`assets/`), with no request leaving the gateway.
+//! (`http://127.0.0.1:PORT/<secret>/`, printed once on the gateway's stdout and, for `fluxgit-gateway open`,
+//! written to the 0600 `page-address` file while it serves; never in the journal), and the CSRF token, written into
+//! the page and required on every state-changing request. The page is plain HTML, CSS and JavaScript compiled into
+//! the binary (`assets/`), with no request leaving the gateway.
 //!
 //! Every page route passes [`page_guard`]: the secret (compared in constant time; anything else is 404, as is
 //! every path no route knows), a loopback `Host` (DNS rebinding: 403), an `Origin` equal to the page's own and a

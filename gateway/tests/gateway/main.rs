@@ -4,8 +4,10 @@
 
 mod api;
 mod crash;
+mod day_to_day;
 mod hostile;
 mod limits;
+mod notify;
 mod operations;
 mod restore;
 mod support;

@@ -99,8 +99,15 @@ impl Sandbox {
 
     /// Starts `serve` on `127.0.0.1:0`.
     pub(crate) fn serve(&self, extra: &[(&str, &str)]) -> Gateway {
+        self.serve_with(&[], extra)
+    }
+
+    /// Starts `serve` on `127.0.0.1:0` with more arguments (`--no-notify`, ...).
+    pub(crate) fn serve_with(&self, args: &[&str], extra: &[(&str, &str)]) -> Gateway {
+        let mut arguments = vec!["serve", "--addr", "127.0.0.1:0"];
+        arguments.extend_from_slice(args);
         let mut child = self
-            .command(&["serve", "--addr", "127.0.0.1:0"], extra)
+            .command(&arguments, extra)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -402,6 +402,14 @@ document.getElementById('help-button').addEventListener('click', () => {
   help.hidden = !help.hidden;
 });
 
+// A notification's link names one proposal after `#`: select it (the queue shows it once it is listed).
+function selectFromAnchor() {
+  const id = window.location.hash.slice(1);
+  if (/^[A-Za-z0-9_-]{1,128}$/.test(id)) select(id);
+}
+window.addEventListener('hashchange', selectFromAnchor);
+selectFromAnchor();
+
 poll();
 setInterval(poll, POLL_MS);
 setInterval(tick, 1000);
