@@ -11,7 +11,7 @@ Checks first that server.json (the repository's and the build's) is valid agains
 registry's ownership marker.
 
 Run by scripts/test_packages.sh, under `env -i PATH=/usr/bin:/bin`. Arguments: the dist directory, the workspace.
-Environment: FLUXGIT_UV (optional): a uv binary for the uvx channel.
+Environment: FLUXGIT_UV (optional): a uv binary, with uvx next to it, for the uvx channel.
 """
 
 from __future__ import annotations
@@ -164,8 +164,8 @@ def main() -> None:
         if uv:
             uv_dir = work / "uv-bin"
             uv_dir.mkdir()
-            shutil.copy(uv, uv_dir / "uv")
-            (uv_dir / "uvx").symlink_to("uv")
+            for name in ("uv", "uvx"):  # uvx is a binary of its own next to uv
+                shutil.copy(Path(uv).with_name(name), uv_dir / name)
             cache = work / "uv-cache"
             # A host-style entry: {"command": "uvx", "args": [...]}; offline, from the wheel on disk.
             args = ["--offline", "--cache-dir", str(cache), "--from", str(wheel), "fluxgit-mcp-sidecar"]
