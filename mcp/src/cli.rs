@@ -33,10 +33,15 @@ const EXIT_USAGE: u8 = 2;
 ///
 /// Without a subcommand, serves MCP over stdin/stdout until stdin closes.
 #[derive(Debug, clap::Parser)]
-#[command(name = "fluxgit-mcp-sidecar", version, about)]
+#[command(name = "fluxgit-mcp-sidecar", version, about, args_conflicts_with_subcommands = true)]
 pub(crate) struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    /// Serve with these allowed roots, in place of FLUXGIT_MCP_ALLOWED_ROOTS (which they override, and which
+    /// messages then name). This is how an MCPB bundle passes the directories a person picked; it takes no
+    /// subcommand.
+    #[arg(long, value_name = "DIR", num_args = 1..)]
+    roots: Vec<PathBuf>,
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -105,8 +110,8 @@ enum Command {
     /// Add this server to an MCP host's user configuration: claude-code, claude-desktop, cursor, vscode, codex or
     /// gemini.
     ///
-    /// The entry runs this binary by its absolute path with FLUXGIT_MCP_ALLOWED_ROOTS set to --roots (and
-    /// FLUXGIT_MCP_HANDSHAKE_ADDR to --gateway). Everything else in the file is kept as it was; the previous file is
+    /// The entry runs this binary by its absolute path (or, with --runner, `uvx` or `npx` with this version's
+    /// package) with FLUXGIT_MCP_ALLOWED_ROOTS set to --roots (and FLUXGIT_MCP_HANDSHAKE_ADDR to --gateway). Everything else in the file is kept as it was; the previous file is
     /// saved as FILE.fluxgit-backup and the new one replaces it atomically. Running it again changes nothing. For
     /// claude-code, the `claude` CLI does the write when it is on the PATH.
     ///
@@ -129,6 +134,11 @@ enum Command {
         /// The name the host shows the server under.
         #[arg(long, value_name = "SERVER_NAME", default_value = "fluxgit")]
         name: String,
+        /// Run the server through a package runner instead of this binary's path: `uvx` (PyPI package
+        /// fluxgit-mcp) or `npx` (npm package fluxgit-mcp), pinned to this version. The runner must be on the
+        /// host's PATH; GUI hosts often do not inherit the shell's.
+        #[arg(long, value_name = "RUNNER", value_parser = ["uvx", "npx"], conflicts_with = "remove")]
+        runner: Option<String>,
         /// Print what would change and the resulting file; write nothing.
         #[arg(long)]
         dry_run: bool,
@@ -220,7 +230,7 @@ enum FleetCommand {
 /// Runs the selected mode.
 pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        None => serve_stdio(),
+        None => serve_stdio(&cli.roots),
         Some(Command::Call { tool, arguments }) => call(&tool, &arguments),
         Some(Command::Doctor { repos }) => Ok(doctor(&repos)),
         Some(Command::Schema { tool }) => schema(&tool),
@@ -232,8 +242,8 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Audit { command }) => Ok(audit_command(command)),
         Some(Command::Fleet { command }) => fleet(command),
         Some(Command::Install { host, name, dry_run, remove: true, .. }) => install_remove(&host, &name, dry_run),
-        Some(Command::Install { host, roots, gateway, name, dry_run, remove: false }) => {
-            install(&host, &roots, gateway.as_deref(), &name, dry_run)
+        Some(Command::Install { host, roots, gateway, name, dry_run, remove: false, runner }) => {
+            install(&host, &roots, gateway.as_deref(), &name, dry_run, runner.as_deref())
         }
     }
 }
@@ -245,8 +255,9 @@ fn install(
     gateway: Option<&str>,
     name: &str,
     dry_run: bool,
+    runner: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
-    use fluxgit_mcp_sidecar::install::{self, Dirs, Entry, Host};
+    use fluxgit_mcp_sidecar::install::{self, Dirs, Entry, Host, Runner};
     let host = Host::from_name(host).context("unknown host")?;
     let fail = |message: String| {
         eprintln!("fluxgit-mcp-sidecar install: {message}");
@@ -295,8 +306,13 @@ fn install(
         }
         env.push((config::GATEWAY_ADDR_VARS[0].to_owned(), address.to_owned()));
     }
-    let command = std::env::current_exe().and_then(|path| path.canonicalize()).context("locating this binary")?;
-    let entry = Entry { name: name.to_owned(), command, env };
+    let (command, args) = match runner {
+        Some(runner) => Runner::from_name(runner).context("unknown runner")?.command(env!("CARGO_PKG_VERSION")),
+        None => {
+            (std::env::current_exe().and_then(|path| path.canonicalize()).context("locating this binary")?, Vec::new())
+        }
+    };
+    let entry = Entry { name: name.to_owned(), command, args, env };
     let Some(dirs) = Dirs::from_env() else {
         return fail("HOME is not set to an absolute path: cannot find the host's configuration".to_owned());
     };
@@ -616,11 +632,16 @@ const TERMINAL_NOTICE: &str = "fluxgit-mcp-sidecar: serving MCP (JSON-RPC) on st
     Ctrl-D ends. To try a tool by hand: fluxgit-mcp-sidecar call repo_brief '{\"repoPath\": \"/path/to/repo\"}'; \
     see also `fluxgit-mcp-sidecar doctor` and `--help`.";
 
-fn serve_stdio() -> anyhow::Result<ExitCode> {
+fn serve_stdio(roots: &[PathBuf]) -> anyhow::Result<ExitCode> {
     if io::IsTerminal::is_terminal(&io::stdin()) {
         eprintln!("{TERMINAL_NOTICE}");
     }
-    let config = Config::validate(RawConfig::from_env()).context("invalid configuration")?;
+    let mut raw = RawConfig::from_env();
+    if !roots.is_empty() {
+        let joined = std::env::join_paths(roots).context("a --roots directory holds the path-list separator")?;
+        raw.vars.insert(config::ALLOWED_ROOTS_VAR.to_owned(), joined);
+    }
+    let config = Config::validate(raw).context("invalid configuration")?;
     let mut server = build_server(&config, Audience::Host)?;
     let guard = ExitGuard::default();
     let audit_sync = attach_audit(&config, &mut server, &guard)?;

@@ -11,7 +11,8 @@
 //! | `codex` | `$CODEX_HOME/config.toml` (default `~/.codex`) | `[mcp_servers.<name>]` |
 //! | `gemini` | `~/.gemini/settings.json` | `mcpServers.<name>` |
 //!
-//! The entry runs the absolute path of this binary with no arguments, and sets `FLUXGIT_MCP_ALLOWED_ROOTS` (the
+//! The entry runs the absolute path of this binary with no arguments, or with `--runner uvx|npx` a package
+//! runner that fetches this version's package ([`Runner::command`]), and sets `FLUXGIT_MCP_ALLOWED_ROOTS` (the
 //! roots, canonical, joined with `:`) and `FLUXGIT_MCP_HANDSHAKE_ADDR` when they are given.
 //!
 //! # What is kept
@@ -86,10 +87,59 @@ pub struct Dirs {
 pub struct Entry {
     /// The name the host knows the server by, e.g. `fluxgit`.
     pub name: String,
-    /// The absolute path of the binary to run.
+    /// The program to run: the absolute path of the binary, or a package runner (`uvx`, `npx`) found on the
+    /// host's PATH.
     pub command: PathBuf,
+    /// Its arguments, in order; empty for the binary itself.
+    pub args: Vec<String>,
     /// Environment variables for the server, in order.
     pub env: Vec<(String, String)>,
+}
+
+/// A package runner that starts the server from its published package instead of an installed binary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Runner {
+    /// Astral's `uvx`, which runs the PyPI package [`PYPI_PACKAGE`] in a cached virtual environment.
+    Uvx,
+    /// npm's `npx`, which runs the npm package [`NPM_PACKAGE`] (its launcher picks the platform's binary).
+    Npx,
+}
+
+/// The PyPI package that carries the binaries as a wheel.
+pub const PYPI_PACKAGE: &str = "fluxgit-mcp";
+
+/// The npm launcher package; the binaries come in its per-platform optional dependencies.
+pub const NPM_PACKAGE: &str = "fluxgit-mcp";
+
+impl Runner {
+    /// Every runner, in the order `--runner` lists them.
+    pub const ALL: [Runner; 2] = [Runner::Uvx, Runner::Npx];
+
+    /// The name on the command line: `uvx` or `npx`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Runner::Uvx => "uvx",
+            Runner::Npx => "npx",
+        }
+    }
+
+    /// The runner named `name` on the command line.
+    pub fn from_name(name: &str) -> Option<Runner> {
+        Runner::ALL.into_iter().find(|runner| runner.name() == name)
+    }
+
+    /// The command and arguments that run `version` of the server's package, pinned so that the host starts
+    /// the same server every time: `uvx --from fluxgit-mcp==VERSION fluxgit-mcp-sidecar` or
+    /// `npx -y fluxgit-mcp@VERSION`.
+    pub fn command(self, version: &str) -> (PathBuf, Vec<String>) {
+        match self {
+            Runner::Uvx => (
+                PathBuf::from("uvx"),
+                vec!["--from".into(), format!("{PYPI_PACKAGE}=={version}"), "fluxgit-mcp-sidecar".into()],
+            ),
+            Runner::Npx => (PathBuf::from("npx"), vec!["-y".into(), format!("{NPM_PACKAGE}@{version}")]),
+        }
+    }
 }
 
 /// What `install` (or `install --remove`) would do to a host's file: its text before and after, and the changes in
@@ -266,7 +316,7 @@ impl Host {
             fields.insert("type".to_owned(), json!("stdio"));
         }
         fields.insert("command".to_owned(), json!(entry.command.display().to_string()));
-        fields.insert("args".to_owned(), json!([]));
+        fields.insert("args".to_owned(), json!(entry.args));
         let env: Map<String, Value> = entry.env.iter().map(|(name, value)| (name.clone(), json!(value))).collect();
         fields.insert("env".to_owned(), Value::Object(env));
         fields
@@ -614,8 +664,10 @@ fn merge_toml(text: &str, entry: &Entry) -> Result<(String, Vec<String>), String
     if server.get("command").and_then(Item::as_str) != Some(command.as_str()) {
         updates.push(("command", value(command)));
     }
-    if !server.get("args").and_then(Item::as_array).is_some_and(Array::is_empty) {
-        updates.push(("args", value(Array::new())));
+    let current_args: Option<Vec<&str>> =
+        server.get("args").and_then(Item::as_array).map(|array| array.iter().filter_map(|arg| arg.as_str()).collect());
+    if current_args.is_none_or(|current| current != entry.args) {
+        updates.push(("args", value(entry.args.iter().map(String::as_str).collect::<Array>())));
     }
     let current_env: Option<Vec<(String, String)>> = server.get("env").and_then(Item::as_table_like).map(|env| {
         env.iter().map(|(name, value)| (name.to_owned(), value.as_str().unwrap_or_default().to_owned())).collect()
@@ -685,6 +737,7 @@ mod tests {
         Entry {
             name: "fluxgit".to_owned(),
             command: PathBuf::from("/opt/bin/fluxgit-mcp-sidecar"),
+            args: Vec::new(),
             env: vec![("FLUXGIT_MCP_ALLOWED_ROOTS".to_owned(), "/src:/work".to_owned())],
         }
     }
@@ -705,6 +758,34 @@ mod tests {
         assert_eq!(changes, vec!["set mcp_servers.fluxgit.command"]);
         assert!(merge_toml("mcp_servers = 3\n", &entry()).is_err());
         assert!(merge_toml("[a\n", &entry()).expect_err("refused").starts_with("not valid TOML"));
+    }
+
+    #[test]
+    fn codex_runner_entry_writes_its_arguments_and_a_switch_back_rewrites_them() {
+        let (command, args) = Runner::Uvx.command("1.2.3");
+        let uvx = Entry { command, args, ..entry() };
+        let (after, changes) = merge_toml("", &uvx).expect("merges");
+        assert_eq!(changes, vec!["added [mcp_servers.fluxgit]"]);
+        assert!(
+            after.contains("command = \"uvx\"\nargs = [\"--from\", \"fluxgit-mcp==1.2.3\", \"fluxgit-mcp-sidecar\"]\n"),
+            "{after}"
+        );
+        let (again, changes) = merge_toml(&after, &uvx).expect("merges");
+        assert!(changes.is_empty() && again == after, "{changes:?}");
+        let (_, changes) = merge_toml(&after, &entry()).expect("merges");
+        assert_eq!(changes, vec!["set mcp_servers.fluxgit.command", "set mcp_servers.fluxgit.args"]);
+    }
+
+    #[test]
+    fn runner_json_entry_pins_the_version() {
+        let (command, args) = Runner::Npx.command("0.1.0");
+        let npx = Entry { command, args, ..entry() };
+        let fields = Host::ClaudeDesktop.json_entry(&npx);
+        assert_eq!(fields["command"], "npx");
+        assert_eq!(fields["args"], json!(["-y", "fluxgit-mcp@0.1.0"]));
+        assert_eq!(Runner::ALL.map(Runner::name), ["uvx", "npx"]);
+        assert_eq!(Runner::from_name("npx"), Some(Runner::Npx));
+        assert_eq!(Runner::from_name("pipx"), None);
     }
 
     #[test]

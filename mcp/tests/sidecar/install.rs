@@ -267,31 +267,125 @@ fn codex_honours_codex_home_and_bad_arguments_are_refused() {
 }
 
 #[test]
-fn server_json_describes_this_crate_for_the_mcp_registry() {
+fn server_json_lists_the_wheel_npm_package_and_bundle_valid_against_the_registry_schema() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let server: Value =
-        serde_json::from_str(&std::fs::read_to_string(root.join("server.json")).expect("server.json")).expect("JSON");
-    assert_eq!(server["$schema"], "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json");
+    let read = |path: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(root.join(path)).expect(path)).expect("JSON")
+    };
+    let server = read("server.json");
+    // The registry's published schema (2025-12-11), kept in packaging/ so that this test needs no network.
+    let schema = read("packaging/server.schema.json");
+    assert_eq!(server["$schema"], schema["$id"]);
+    let validator = jsonschema::options().should_validate_formats(true).build(&schema).expect("the schema compiles");
+    let errors: Vec<String> = validator.iter_errors(&server).map(|error| error.to_string()).collect();
+    assert!(errors.is_empty(), "server.json is not valid against the registry schema: {errors:?}");
     let name = server["name"].as_str().expect("name");
     let (namespace, server_name) = name.split_once('/').expect("one slash");
     assert!(namespace.starts_with("io.github.") && !server_name.contains('/'), "{name}");
-    let readme = std::fs::read_to_string(root.join("README.md")).expect("README");
-    assert!(readme.lines().any(|line| line == format!("mcp-name: {name}")), "the README names {name} visibly");
-    assert!(server["description"].as_str().expect("description").chars().count() <= 100);
+    // PyPI's ownership marker is a visible `mcp-name:` line in the README the package carries; npm's is mcpName.
+    for readme in ["README.md", "packaging/python/README.md", "packaging/npm/fluxgit-mcp/README.md"] {
+        let text = std::fs::read_to_string(root.join(readme)).expect("README");
+        assert!(text.lines().any(|line| line == format!("mcp-name: {name}")), "{readme} names {name} visibly");
+    }
+    assert_eq!(read("packaging/npm/fluxgit-mcp/package.json")["mcpName"], name);
     assert_eq!(server["version"], env!("CARGO_PKG_VERSION"));
-    let package = &server["packages"][0];
-    assert_eq!(package["registryType"], "cargo");
-    assert_eq!(package["identifier"], env!("CARGO_PKG_NAME"));
-    assert_eq!(package["version"], env!("CARGO_PKG_VERSION"));
-    assert_eq!(package["transport"], serde_json::json!({"type": "stdio"}));
-    let variables: Vec<&str> = package["environmentVariables"]
-        .as_array()
-        .expect("variables")
+    let packages = server["packages"].as_array().expect("packages");
+    let kinds: Vec<(&str, &str)> = packages
         .iter()
-        .filter_map(|variable| variable["name"].as_str())
+        .map(|package| (package["registryType"].as_str().expect("type"), package["identifier"].as_str().expect("id")))
         .collect();
-    assert_eq!(
-        variables,
-        [fluxgit_mcp_sidecar::config::ALLOWED_ROOTS_VAR, fluxgit_mcp_sidecar::config::GATEWAY_ADDR_VARS[0]]
+    let bundle = format!(
+        "https://github.com/fluxgit/fluxgit-mcp/releases/download/v{0}/fluxgit-mcp-{0}-linux-x64.mcpb",
+        env!("CARGO_PKG_VERSION")
     );
+    assert_eq!(
+        kinds,
+        [
+            ("pypi", fluxgit_mcp_sidecar::install::PYPI_PACKAGE),
+            ("npm", fluxgit_mcp_sidecar::install::NPM_PACKAGE),
+            ("mcpb", bundle.as_str())
+        ]
+    );
+    assert!(kinds.iter().all(|(_, identifier)| *identifier != env!("CARGO_PKG_NAME")), "never the peer's name");
+    for package in packages {
+        assert_eq!(package["version"], env!("CARGO_PKG_VERSION"));
+        assert_eq!(package["transport"], serde_json::json!({"type": "stdio"}));
+        if package["registryType"] == "mcpb" {
+            let sha = package["fileSha256"].as_str().expect("an MCPB package carries its sha-256");
+            assert!(sha.len() == 64 && sha.bytes().all(|byte| byte.is_ascii_hexdigit()), "{sha}");
+            continue;
+        }
+        let variables: Vec<&str> = package["environmentVariables"]
+            .as_array()
+            .expect("variables")
+            .iter()
+            .filter_map(|variable| variable["name"].as_str())
+            .collect();
+        assert_eq!(
+            variables,
+            [fluxgit_mcp_sidecar::config::ALLOWED_ROOTS_VAR, fluxgit_mcp_sidecar::config::GATEWAY_ADDR_VARS[0]]
+        );
+    }
+    // A schema-invalid server.json is caught: the check can fail.
+    let mut broken = server.clone();
+    broken["packages"][0]["version"] = serde_json::json!("latest");
+    assert!(!validator.is_valid(&broken), "the registry refuses version \"latest\"");
+}
+
+#[test]
+fn runner_npx_writes_the_package_runner_form_and_a_plain_install_puts_the_path_back() {
+    let home = Home::new();
+    let output = home.install_with_roots("cursor", &["--runner", "npx"]);
+    assert!(output.status.success(), "{}", text(&output));
+    let file = home.path().join(".cursor/mcp.json");
+    let read = || -> Value { serde_json::from_str(&std::fs::read_to_string(&file).expect("written")).expect("JSON") };
+    let entry = read()["mcpServers"]["fluxgit"].clone();
+    assert_eq!(entry["command"], "npx");
+    assert_eq!(entry["args"], serde_json::json!(["-y", format!("fluxgit-mcp@{}", env!("CARGO_PKG_VERSION"))]));
+    assert_eq!(entry["env"]["FLUXGIT_MCP_ALLOWED_ROOTS"], home.joined_roots());
+    let again = home.install_with_roots("cursor", &["--runner", "npx"]);
+    assert!(again.status.success() && text(&again).contains("already"), "{}", text(&again));
+    let plain = home.install_with_roots("cursor", &[]);
+    assert!(plain.status.success(), "{}", text(&plain));
+    assert_eq!(read()["mcpServers"]["fluxgit"]["command"], binary());
+    assert_eq!(read()["mcpServers"]["fluxgit"]["args"], serde_json::json!([]));
+    let unknown = home.install(&["cursor", "--runner", "pipx"], None);
+    assert_eq!(unknown.status.code(), Some(2), "{}", text(&unknown));
+    let removal = home.install(&["cursor", "--remove", "--runner", "uvx"], None);
+    assert_eq!(removal.status.code(), Some(2), "--runner is for adding: {}", text(&removal));
+}
+
+#[test]
+fn roots_flag_serves_those_roots_and_belongs_to_no_subcommand() {
+    let home = Home::new();
+    let repo = home.roots[0].canonicalize().expect("root");
+    let request = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "repo_brief", "arguments": {"repoPath": home.path().canonicalize().expect("home")}}});
+    let initialize = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let mut child = Command::new(BIN)
+        .args(["--roots", repo.to_str().expect("utf-8")])
+        .env_clear()
+        .env("HOME", home.path())
+        .env("FLUXGIT_RUN_DIR", home.path().join("run"))
+        .env("FLUXGIT_MCP_AUDIT_DISABLED", "1")
+        .env("FLUXGIT_MCP_PRESENCE_DISABLED", "1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    {
+        use std::io::Write as _;
+        let mut stdin = child.stdin.take().expect("stdin");
+        writeln!(stdin, "{initialize}\n{request}").expect("write");
+    }
+    let output = child.wait_with_output().expect("wait");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let response: Value = serde_json::from_str(stdout.lines().nth(1).expect("two responses")).expect("JSON");
+    // HOME is outside the one root given on the command line, so the call is refused and names that root.
+    let refusal = response.to_string();
+    assert!(refusal.contains("outside") && refusal.contains(repo.to_str().expect("utf-8")), "{refusal}");
+    let mixed = Command::new(BIN).args(["doctor", "--roots", "/tmp"]).output().expect("run");
+    assert_eq!(mixed.status.code(), Some(2), "{}", text(&mixed));
 }
