@@ -111,7 +111,7 @@ impl Pickaxe {
         let mut hit = Hit::default();
         for change in crate::diff::tree_changes(repo, parent, tree, path, interrupt)? {
             interrupt.check()?;
-            let (old, new) = (change.old.as_ref().filter(|e| readable(e)), change.new.as_ref().filter(|e| readable(e)));
+            let (old, new) = (change.old.as_ref().filter(readable), change.new.as_ref().filter(readable));
             if old.is_none() && new.is_none() {
                 continue;
             }

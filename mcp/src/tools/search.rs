@@ -72,7 +72,8 @@ pub fn search() -> FnTool {
             title: "Search commits",
             description: "Commits whose message contains every word and \"quoted phrase\" of `query`, optionally by author, \
                 path, date range or ref; `query` may be left out when another filter narrows. Best matches first \
-                with a query, newest first without (`sort` chooses).",
+                with a query, newest first without (`sort` chooses). `added`/`addedRegex` search diffs instead \
+                (git log -S/-G, walked within a time budget).",
             input_schema: schema::input(
                 json!({
                     "repoPath": schema::repo_path(),
