@@ -61,6 +61,7 @@ mod lists;
 mod o200k;
 mod objects;
 mod pack_index;
+mod pickaxe;
 mod quote;
 mod reachable;
 pub mod reflog;

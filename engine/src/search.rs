@@ -23,6 +23,15 @@
 //! HEAD, see [`crate::commit_index`]); with `ref`, or while the index is built or unavailable, the
 //! history is walked and the answer says why (`walked`). `total` is always exact.
 //!
+//! Content search (`added`, `addedRegex`): the commits whose diff against their first parent
+//! changes the number of occurrences of a string in a file (`git log -S<string>`) or adds or
+//! removes a line matching a regex (`git log -G<regex>`), see [`crate::pickaxe`] for the exact
+//! rules; merges are never listed, as `git log` shows no diff for them. The other filters still
+//! apply (`path` bounds the diff as `git log -S<s> -- <path>` does). The history is always walked,
+//! newest committer date first, within a time budget ([`CONTENT_TIME_BUDGET`]): when it runs out,
+//! `stopped` says how many commits were examined and `total` counts the matches among them only.
+//! Each match lists the files where the content changed.
+//!
 //! Order ([`Sort`]): `relevance` (the default with a query) ranks by relevance (BM25 in the index,
 //! occurrences in a walk), `newest` (the default without one) by committer date alone, newest
 //! first; ties go by committer date, then by the sha's first 8 bytes, then the sha, so the index
@@ -55,6 +64,10 @@ use crate::interrupt::Interrupt;
 /// The most commits one answer lists (`limit`'s upper bound).
 pub const MAX_LIMIT: usize = 200;
 
+/// How long a content search (`added`, `addedRegex`) may read the history by default (20 s); the
+/// commits not examined by then are said in [`Report::stopped`].
+pub const CONTENT_TIME_BUDGET: std::time::Duration = std::time::Duration::from_secs(20);
+
 /// What to search for.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
@@ -76,6 +89,14 @@ pub struct Options {
     pub limit: usize,
     /// The order; `None`: [`Sort::Newest`] without query words, [`Sort::Relevance`] with them.
     pub sort: Option<Sort>,
+    /// Only commits changing the number of occurrences of this string in a file
+    /// (`git log -S<string>`, case-sensitive); not with `added_regex`.
+    pub added: Option<String>,
+    /// Only commits adding or removing a line matching this regex (`git log -G<regex>`,
+    /// case-sensitive, `regex` crate syntax); not with `added`.
+    pub added_regex: Option<String>,
+    /// How long a content search may read the history; `None`: [`CONTENT_TIME_BUDGET`].
+    pub time_budget: Option<std::time::Duration>,
 }
 
 /// The order of the matches.
@@ -100,6 +121,15 @@ pub struct Report {
     /// answered.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub walked: Option<String>,
+    /// A content search that ran out of time: how many commits it examined (newest first) of how
+    /// many; `total` then counts the matches among those only. Absent when every commit was
+    /// examined.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
+    /// A content search that skipped files too large to read (over 16 MiB): how many; a commit
+    /// changing only those may be missing. Absent when none was skipped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
 }
 
 /// One matching commit.
@@ -115,6 +145,10 @@ pub struct Match {
     pub time: String,
     /// The first line of the message.
     pub subject: String,
+    /// For a content search, the files whose content matched (new path of a rename), in path
+    /// order; default empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
 }
 
 /// The parsed and checked filters.
@@ -127,6 +161,8 @@ struct Filters {
     since: Option<i64>,
     until: Option<i64>,
     sort: Sort,
+    /// The content search, when asked.
+    content: Option<crate::pickaxe::Pickaxe>,
 }
 
 impl Engine {
@@ -135,7 +171,8 @@ impl Engine {
     ///
     /// # Errors
     /// [`Error::Invalid`] with `invalid_query` (no query word and no other filter, an empty author,
-    /// an unclosed quote, a date that does not parse), `invalid_path`, `invalid_revision` /
+    /// an unclosed quote, a date that does not parse, both `added` and `added_regex`, a regex that
+    /// does not compile), `invalid_path`, `invalid_revision` /
     /// `unknown_revision` (the ref) or `budget_below_floor`; [`Error::GitRead`] when the history
     /// cannot be read.
     pub fn search(
@@ -147,12 +184,15 @@ impl Engine {
     ) -> Result<Budgeted<Report>> {
         let filters = filters(options)?;
         let limit = options.limit.clamp(1, MAX_LIMIT);
+        if filters.content.is_some() {
+            return fit(self.search_content(repo, options, &filters, limit)?, max_tokens, measure);
+        }
         let ((total, ids), walked) = match &options.start {
             Some(start) => {
                 let tip = crate::revision::resolve_commit(&repo.git, start)?;
                 let reason = "an explicit ref".to_owned();
                 let mailmap = crate::guard::open_mailmap(&repo.git);
-                (walk(&repo.git, &[tip], &filters, &mailmap, limit, &repo.interrupt)?, Some(reason))
+                (walk(&repo.git, &[tip], &filters, &mailmap, limit, &repo.interrupt, None)?.found(), Some(reason))
             }
             None => {
                 // What the index answers is kept until any event of the repository (a ref moving is one); an
@@ -171,7 +211,42 @@ impl Engine {
         let mailmap = crate::guard::open_mailmap(&repo.git);
         let commits =
             ids.into_iter().map(|id| describe(&repo.git, &abbrev, &mailmap, id)).collect::<Result<Vec<_>>>()?;
-        fit(Report { total, commits, walked }, max_tokens, measure)
+        fit(Report { total, commits, walked, stopped: None, skipped: None }, max_tokens, measure)
+    }
+
+    /// A content search: the history of `options.start` (else every local branch and HEAD) walked
+    /// newest first within the time budget.
+    fn search_content(&self, repo: &Repo, options: &Options, filters: &Filters, limit: usize) -> Result<Report> {
+        let tips: Vec<ObjectId> = match &options.start {
+            Some(start) => vec![crate::revision::resolve_commit(&repo.git, start)?],
+            None => index::read_tips(&repo.git)?.into_values().collect::<HashSet<_>>().into_iter().collect(),
+        };
+        let mailmap = crate::guard::open_mailmap(&repo.git);
+        let budget = options.time_budget.unwrap_or(CONTENT_TIME_BUDGET);
+        let deadline = std::time::Instant::now() + budget;
+        let walked = walk(&repo.git, &tips, filters, &mailmap, limit, &repo.interrupt, Some(deadline))?;
+        let abbrev = Abbrev::new(&repo.git);
+        let mut commits = Vec::with_capacity(walked.hits.len());
+        for (id, files) in walked.hits {
+            commits.push(Match { files, ..describe(&repo.git, &abbrev, &mailmap, id)? });
+        }
+        let stopped = (walked.examined < walked.commits).then(|| {
+            format!(
+                "the {} s time budget ran out after {} of {} commits, newest first; older commits were not examined",
+                budget.as_secs_f64(),
+                walked.examined,
+                walked.commits
+            )
+        });
+        let skipped = (walked.oversized > 0).then(|| {
+            format!(
+                "{} file versions over {} MiB were not read; a commit changing only those is not listed",
+                walked.oversized,
+                crate::pickaxe::MAX_BLOB_BYTES >> 20
+            )
+        });
+        let why = "content search reads each commit's diff".to_owned();
+        Ok(Report { total: walked.total, commits, walked: Some(why), stopped, skipped })
     }
 
     /// The matches among every commit of the local branches and HEAD: from the commit index when it
@@ -188,15 +263,15 @@ impl Engine {
                 Err(why) => {
                     snapshot.broken();
                     let status = Status::Unavailable(format!("a search failed: {why}; it is rebuilt"));
-                    (walk_all(&repo.git, filters, &mailmap, limit, &repo.interrupt)?, status.reason())
+                    (walk_all(&repo.git, filters, &mailmap, limit, &repo.interrupt)?.found(), status.reason())
                 }
             },
-            _ => (walk_all(&repo.git, filters, &mailmap, limit, &repo.interrupt)?, status.reason()),
+            _ => (walk_all(&repo.git, filters, &mailmap, limit, &repo.interrupt)?.found(), status.reason()),
         };
         let abbrev = Abbrev::new(&repo.git);
         let commits =
             ids.into_iter().map(|id| describe(&repo.git, &abbrev, &mailmap, id)).collect::<Result<Vec<_>>>()?;
-        Ok(Report { total, commits, walked })
+        Ok(Report { total, commits, walked, stopped: None, skipped: None })
     }
 
     /// The state of `repo`'s commit index after waiting at most `timeout` for a background build
@@ -263,11 +338,15 @@ fn filters(options: &Options) -> Result<Filters> {
     };
     let since = options.since.as_deref().map(|text| parse_time("since", text)).transpose()?;
     let until = options.until.as_deref().map(|text| parse_time("until", text)).transpose()?;
-    if terms.is_empty() && author.is_none() && path.is_none() && since.is_none() && until.is_none() {
-        return Err(invalid("nothing to search for: give a query, or narrow by author, path, since or until"));
+    let content = crate::pickaxe::Pickaxe::new(options.added.as_deref(), options.added_regex.as_deref())?;
+    if terms.is_empty() && author.is_none() && path.is_none() && since.is_none() && until.is_none() && content.is_none()
+    {
+        return Err(invalid(
+            "nothing to search for: give a query, added or addedRegex, or narrow by author, path, since or until",
+        ));
     }
     let sort = options.sort.unwrap_or(if terms.is_empty() { Sort::Newest } else { Sort::Relevance });
-    Ok(Filters { terms, author, path, since, until, sort })
+    Ok(Filters { terms, author, path, since, until, sort, content })
 }
 
 /// Splits a query into folded words and "quoted phrases".
@@ -669,9 +748,30 @@ fn walk_all(
     mailmap: &gix::mailmap::Snapshot,
     limit: usize,
     interrupt: &Interrupt,
-) -> Result<(usize, Vec<ObjectId>)> {
+) -> Result<Walked> {
     let tips: Vec<ObjectId> = index::read_tips(repo)?.into_values().collect::<HashSet<_>>().into_iter().collect();
-    walk(repo, &tips, filters, mailmap, limit, interrupt)
+    walk(repo, &tips, filters, mailmap, limit, interrupt, None)
+}
+
+/// What a [`walk`] found.
+struct Walked {
+    /// How many commits match, among those examined.
+    total: usize,
+    /// The `limit` best, each with the files a content search matched in (else none).
+    hits: Vec<(ObjectId, Vec<String>)>,
+    /// How many commits were examined, newest first.
+    examined: usize,
+    /// How many commits the history holds.
+    commits: usize,
+    /// How many blobs a content search did not read (too large).
+    oversized: usize,
+}
+
+impl Walked {
+    /// The total and the ids, for a search without content.
+    fn found(self) -> (usize, Vec<ObjectId>) {
+        (self.total, self.hits.into_iter().map(|(id, _)| id).collect())
+    }
 }
 
 /// Whether the author `name <email>` matches the folded `author` filter: as recorded, or as
@@ -726,7 +826,8 @@ fn authors(
 }
 
 /// The number of matches and the `limit` best among the commits reachable from `tips`, read from
-/// git: relevance is the number of occurrences of the words and phrases. Stops with
+/// git newest committer date first: relevance is the number of occurrences of the words and
+/// phrases. Past `deadline` the walk stops and says how far it came. Stops with
 /// [`Error::Cancelled`] once `interrupt` is triggered.
 fn walk(
     repo: &gix::Repository,
@@ -735,23 +836,41 @@ fn walk(
     mailmap: &gix::mailmap::Snapshot,
     limit: usize,
     interrupt: &Interrupt,
-) -> Result<(usize, Vec<ObjectId>)> {
+    deadline: Option<std::time::Instant>,
+) -> Result<Walked> {
     let shallow = Shallow::read(repo)?;
     let ids: Vec<ObjectId> = if tips.is_empty() {
         Vec::new()
     } else if shallow.is_shallow() {
-        shallow.ancestors(repo, tips)?.into_iter().collect()
+        let mut dated = Vec::new();
+        for id in shallow.ancestors(repo, tips)? {
+            let commit = repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
+            dated.push((commit.time().map_err(|err| Error::git("commit date", err))?.seconds, id));
+        }
+        dated.sort_by(|a, b| b.cmp(a));
+        dated.into_iter().map(|(_, id)| id).collect()
     } else {
         let mut ids = Vec::new();
-        for info in repo.rev_walk(tips.iter().copied()).all().map_err(|err| Error::git("commit graph", err))? {
+        let walk = repo
+            .rev_walk(tips.iter().copied())
+            .sorting(gix::revision::walk::Sorting::ByCommitTime(Default::default()))
+            .all()
+            .map_err(|err| Error::git("commit graph", err))?;
+        for info in walk {
             ids.push(info.map_err(|err| Error::git("commit graph", err))?.id);
         }
         ids
     };
+    let commits = ids.len();
     let mut touched = index::Touched::interruptible(interrupt);
-    let mut hits: Vec<(Score, i64, u64, ObjectId)> = Vec::new();
+    let mut hits: Vec<(Score, i64, u64, ObjectId, Vec<String>)> = Vec::new();
+    let (mut examined, mut oversized) = (0, 0);
     for id in ids {
         interrupt.check()?;
+        if deadline.is_some_and(|deadline| std::time::Instant::now() >= deadline) {
+            break;
+        }
+        examined += 1;
         let commit = repo.find_commit(id).map_err(|err| Error::git("commit", err))?;
         let time = commit.time().map_err(|err| Error::git("commit date", err))?.seconds;
         if filters.since.is_some_and(|since| time < since) || filters.until.is_some_and(|until| time > until) {
@@ -767,7 +886,31 @@ fn walk(
                 continue;
             }
         }
-        if let Some(path) = &filters.path {
+        let mut files = Vec::new();
+        if let Some(content) = &filters.content {
+            // `git log -S`/`-G` diff a commit against its first parent and never a merge.
+            let parents = shallow.parents(&commit);
+            if parents.len() > 1 {
+                continue;
+            }
+            let tree = commit.tree_id().map_err(|err| Error::git("commit tree", err))?.detach();
+            let parent = match parents.first() {
+                Some(parent) => Some(
+                    repo.find_commit(*parent)
+                        .map_err(|err| Error::git("commit", err))?
+                        .tree_id()
+                        .map_err(|err| Error::git("commit tree", err))?
+                        .detach(),
+                ),
+                None => None,
+            };
+            let hit = content.matches(repo, parent, tree, filters.path.as_deref(), interrupt)?;
+            oversized += hit.oversized;
+            if hit.files.is_empty() {
+                continue;
+            }
+            files = hit.files;
+        } else if let Some(path) = &filters.path {
             let tree = commit.tree_id().map_err(|err| Error::git("commit tree", err))?.detach();
             if !touched.prefixes(repo, tree, &shallow.parents(&commit))?.contains(path) {
                 continue;
@@ -777,11 +920,13 @@ fn walk(
             Sort::Relevance => filters.terms.iter().map(|term| message.matches(term.as_str()).count()).sum::<usize>(),
             Sort::Newest => 0,
         };
-        hits.push((score as Score, time, schema::key(&id), id));
+        hits.push((score as Score, time, schema::key(&id), id, files));
     }
     // The order of [`ranked`], the sha in place of the index order.
     hits.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)).then(a.3.cmp(&b.3)));
-    Ok((hits.len(), hits.into_iter().take(limit).map(|(_, _, _, id)| id).collect()))
+    let total = hits.len();
+    let hits = hits.into_iter().take(limit).map(|(_, _, _, id, files)| (id, files)).collect();
+    Ok(Walked { total, hits, examined, commits, oversized })
 }
 
 fn describe(repo: &gix::Repository, abbrev: &Abbrev, mailmap: &gix::mailmap::Snapshot, id: ObjectId) -> Result<Match> {
@@ -793,6 +938,7 @@ fn describe(repo: &gix::Repository, abbrev: &Abbrev, mailmap: &gix::mailmap::Sna
         author: Person::mapped(mailmap, author),
         time: iso_time(time),
         subject: subject(commit.message_raw_sloppy()),
+        files: Vec::new(),
     })
 }
 

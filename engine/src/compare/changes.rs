@@ -248,8 +248,10 @@ pub(crate) fn compare(
     let roots = gix::diff::blob::pipeline::WorktreeRoots { old_root: None, new_root };
     let mut cache = attribute_files.resource_cache(repo, roots)?;
     let empty = gix::index::State::new(repo.object_hash());
+    // No pattern matches every path: with `true`, gix would keep only the paths under the process's
+    // current directory when that lies inside the work tree (a server started in a subfolder).
     let (mut search, _) = repo
-        .pathspec(true, None::<&str>, false, &empty, gix::worktree::stack::state::attributes::Source::IdMapping)
+        .pathspec(false, None::<&str>, false, &empty, gix::worktree::stack::state::attributes::Source::IdMapping)
         .map_err(to_err)?
         .into_parts();
     let mut out = Vec::new();

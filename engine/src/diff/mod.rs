@@ -232,6 +232,25 @@ fn diff_sides(
     Ok(Diffed { changes, unmerged, new_root, attribute_files })
 }
 
+/// The changed files from the tree `old` (`None`: the empty tree, for a root commit) to the tree
+/// `new`, within `path` (applied before rename detection, as a git pathspec is), renames as
+/// `diff.renames` configures them (git's `-M50%` by default): what `git log` diffs for a commit.
+///
+/// # Errors
+/// [`crate::Error::GitRead`] when a tree or blob cannot be read; [`crate::Error::Cancelled`] once
+/// `interrupt` is triggered.
+pub(crate) fn tree_changes(
+    repo: &gix::Repository,
+    old: Option<gix::ObjectId>,
+    new: gix::ObjectId,
+    path: Option<&str>,
+    interrupt: &Interrupt,
+) -> Result<Vec<Change>> {
+    let rewrites = changes::configured_rewrites(repo)?;
+    let old = old.map_or(Side::Empty, Side::Tree);
+    Ok(diff_sides(repo, old, Side::Tree(new), &PathFilter::new(path), rewrites, interrupt)?.changes)
+}
+
 /// The listing of every change (no patch), with unmerged paths in path order.
 fn stats(repo: &gix::Repository, diffed: &Diffed, interrupt: &Interrupt) -> Result<Vec<FileStat>> {
     let mut renderer =

@@ -25,6 +25,7 @@ mod index_feed;
 mod kept_walks;
 mod lost;
 mod oracle;
+mod pickaxe;
 mod properties;
 mod roots;
 mod scope;

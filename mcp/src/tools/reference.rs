@@ -236,7 +236,14 @@ const LONG_DOCS: &[(&str, &str)] = &[
          a committer date between `since` and `until` (inclusive; `YYYY-MM-DD` or RFC 3339), reachable from `ref` \
          (default: every local branch and HEAD). Ranked by relevance, then newest; `total` counts every match \
          exactly, `commits` lists the best `limit` (cut further by `maxTokens`, counted in `omitted.commits`). \
-         Without `ref` the commit index answers in milliseconds; `walked` says when the history was read instead.",
+         Without `ref` the commit index answers in milliseconds; `walked` says when the history was read instead. \
+         Content search: `added` lists the commits whose diff against their first parent changes how many times \
+         the string (case-sensitive) occurs in a file, as `git log -S`; `addedRegex` those adding or removing a \
+         line matching the regex (Rust `regex` syntax, case-sensitive), as `git log -G`. Merges are never listed \
+         (git shows no diff for them); `-S` counts in binary files, `-G` skips them; renames follow \
+         `diff.renames`. Each match lists its `files`. The history is walked newest first within a 20 s budget: \
+         `stopped` says how many commits were examined when it ran out (`total` then counts those only), \
+         `skipped` the file versions over 16 MiB left unread.",
     ),
     (
         "operation.cancel",

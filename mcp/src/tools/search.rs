@@ -1,4 +1,5 @@
-//! `repo.search` (ours): commits by message words, author, path and time, from the engine's commit index. The
+//! `repo.search` (ours): commits by message words, author, path and time, from the engine's commit index, or by
+//! content (`added`/`addedRegex`, git's pickaxe) from a walk. The
 //! handler maps arguments to one engine call and wraps the result in the envelope.
 
 use fluxgit_engine::search;
@@ -25,6 +26,8 @@ struct SearchArgs {
     start: Option<String>,
     limit: Option<usize>,
     sort: Option<SortArg>,
+    added: Option<String>,
+    added_regex: Option<String>,
     max_tokens: Option<usize>,
     #[serde(default)]
     format: Format,
@@ -47,7 +50,8 @@ pub fn search() -> FnTool {
         "sha": { "type": "string", "description": "Abbreviated as `git log --oneline` does." },
         "author": { "type": "string", "description": "\"Name <email>\" through `.mailmap`, as `git log --format='%aN <%aE>'`." },
         "time": { "type": "string", "description": "Author date, ISO 8601 with the author's offset." },
-        "subject": { "type": "string" } } });
+        "subject": { "type": "string" },
+        "files": opt_list(json!({ "type": "string" })) } });
     let data = json!({
         "type": "object",
         "required": ["total"],
@@ -56,6 +60,8 @@ pub fn search() -> FnTool {
             "commits": opt_list(commit),
             "walked": defaulted(json!({ "type": "string" }),
                 "null (the commit index answered; otherwise why the history was walked: an explicit `ref`, or the index is being built)"),
+            "stopped": defaulted(json!({ "type": "string" }), "null (every commit examined)"),
+            "skipped": defaulted(json!({ "type": "string" }), "null (no file too large)"),
         }
     });
     FnTool {
@@ -66,7 +72,8 @@ pub fn search() -> FnTool {
             title: "Search commits",
             description: "Commits whose message contains every word and \"quoted phrase\" of `query`, optionally by author, \
                 path, date range or ref; `query` may be left out when another filter narrows. Best matches first \
-                with a query, newest first without (`sort` chooses).",
+                with a query, newest first without (`sort` chooses). `added`/`addedRegex` search diffs instead \
+                (git log -S/-G, walked within a time budget).",
             input_schema: schema::input(
                 json!({
                     "repoPath": schema::repo_path(),
@@ -81,6 +88,10 @@ pub fn search() -> FnTool {
                     "ref": { "type": "string", "minLength": 1, "maxLength": 1024,
                         "description": "Search only the history of this revision (walked, slower); default every local branch and HEAD (indexed). Never an option: a leading `-` is refused." },
                     "limit": schema::integer(1, search::MAX_LIMIT as u64, 20, "Most commits listed."),
+                    "added": { "type": "string", "minLength": 1, "maxLength": 1024,
+                        "description": "Commits changing how often this string occurs in a file (`git log -S`)." },
+                    "addedRegex": { "type": "string", "minLength": 1, "maxLength": 1024,
+                        "description": "Commits adding or removing a line matching this regex (`git log -G`)." },
                     "sort": { "enum": ["relevance", "newest"],
                         "description": "Order: `relevance` (default with a query) or `newest` committer date first (default without)." },
                     "maxTokens": schema::max_tokens(200, 32000, SEARCH_DEFAULT_TOKENS),
@@ -108,6 +119,9 @@ fn call_search(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<
             SortArg::Relevance => search::Sort::Relevance,
             SortArg::Newest => search::Sort::Newest,
         }),
+        added: args.added,
+        added_regex: args.added_regex,
+        time_budget: None,
     };
     let max_tokens = args.max_tokens.unwrap_or(SEARCH_DEFAULT_TOKENS as usize);
     run_formatted(ctx, "repo.search", &args.repo_path, args.format, fluxgit_engine::render::search, |repo, measure| {
