@@ -16,8 +16,8 @@
 //!   binary side (a NUL byte in the first 8000 bytes, git's test) makes the file not match, as git
 //!   skips it without `--text`.
 //!
-//! The regex is the `regex` crate's syntax (Perl-like), not POSIX ERE: the common forms
-//! (`a|b`, `x+`, `[a-z]`, `\bword\b`) mean the same; POSIX classes are written `[[:alpha:]]` in both.
+//! The regex is the `regex` crate's syntax (Perl-like), not POSIX ERE: the common forms (`a|b`,
+//! `x+`, `[a-z]`, `\bword\b`) mean the same; POSIX classes are written `[[:alpha:]]` in both.
 //! `.gitattributes` (`binary`, `-diff`, textconv) is not read: the NUL test alone says binary.
 //!
 //! Blobs larger than [`MAX_BLOB_BYTES`] are not read; the caller is told how many were skipped.
