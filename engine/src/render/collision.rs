@@ -4,13 +4,13 @@ use super::{Lines, Options, esc};
 use crate::budget::Budgeted;
 use crate::collision::{Line, MergeVerdict, Pair, PairFile, Report};
 
-/// `repo.collisions`: a count line (`4 lines of work, 6 pairs: 1 conflicting, 2 overlapping`),
-/// one `line <name> <sha>` line per line of work with `default`, `uncommitted N`,
+/// `repo.collisions`: a count line (`4 lines of work, 6 pairs: 1 conflicting, 2 overlapping`), one
+/// `line <name> <sha>` line per line of work with `default`, `uncommitted N`,
 /// `agents <kinds> at <ms>` and its worktree path where they apply, then one line per overlapping
-/// pair (`conflicted feature-a x feature-b: 2 conflicts, 3 files`) with its files indented under
-/// it (`  content src/lib.rs lines 10-12 symbols parse`, `  both README.md` for a file that
-/// merges cleanly, `  ... N more files`), `... N more pairs` when the budget cut the list, and the
-/// worktrees named, not read (`outside roots:`) or unreadable (`unreadable:`).
+/// pair (`conflicted feature-a x feature-b: 2 conflicts, 3 files both changed`) with its files
+/// indented under it (`  content src/lib.rs lines 10-12 symbols parse`, `  both README.md` for a
+/// file that merges cleanly, `  ... N more files`), `... N more pairs` when the budget cut the
+/// list, and the worktrees named, not read (`outside roots:`) or unreadable (`unreadable:`).
 pub fn collisions(result: &Budgeted<Report>, options: &Options) -> String {
     let report = &result.data;
     let mut out = Lines::default();
@@ -74,10 +74,11 @@ fn pair_line(pair: &Pair) -> String {
         MergeVerdict::UnrelatedHistories => "unrelated-histories",
     };
     let mut text = format!("{verdict} {} x {}:", esc(&pair.a), esc(&pair.b));
+    let plural = |count: usize, one: &str, many: &str| format!("{count} {}", if count == 1 { one } else { many });
     if pair.conflict_count > 0 {
-        text.push_str(&format!(" {} conflicts,", pair.conflict_count));
+        text.push_str(&format!(" {},", plural(pair.conflict_count, "conflict", "conflicts")));
     }
-    text.push_str(&format!(" {} files", pair.file_count));
+    text.push_str(&format!(" {} both changed", plural(pair.file_count, "file", "files")));
     text
 }
 

@@ -9,7 +9,7 @@
 //! | `cursor` | `~/.cursor/mcp.json` | `mcpServers.<name>` |
 //! | `vscode` | `$XDG_CONFIG_HOME/Code/User/mcp.json` (default `~/.config`), JSON with comments | `servers.<name>`, `"type": "stdio"` |
 //! | `codex` | `$CODEX_HOME/config.toml` (default `~/.codex`) | `[mcp_servers.<name>]` |
-//! | `gemini` | `~/.gemini/settings.json` | `mcpServers.<name>` |
+//! | `gemini` | `~/.gemini/settings.json`, comments allowed | `mcpServers.<name>` |
 //!
 //! The entry runs the absolute path of this binary with no arguments, or with `--runner uvx|npx` a package
 //! runner that fetches this version's package ([`Runner::command`]), and sets `FLUXGIT_MCP_ALLOWED_ROOTS` (the
@@ -305,8 +305,10 @@ impl Host {
         }
     }
 
+    /// VS Code reads its file as JSON with comments, and Gemini CLI strips comments from its settings before
+    /// parsing them (`strip-json-comments`): both keep a person's comments.
     fn dialect(self) -> json::Dialect {
-        if self == Host::VsCode { json::Dialect::Jsonc } else { json::Dialect::Strict }
+        if matches!(self, Host::VsCode | Host::Gemini) { json::Dialect::Jsonc } else { json::Dialect::Strict }
     }
 
     /// The entry as this host's JSON: `command`, `args`, `env`, and `type` first for the hosts that write it.
@@ -800,7 +802,9 @@ mod tests {
             let (installed, _) = merge_toml(text, &entry()).expect("merges");
             assert_eq!(toml_env(&installed, "fluxgit"), entry().env);
             let (removed, changes) = remove_toml(&installed, "fluxgit").expect("removes");
-            assert_eq!(changes, vec!["removed [mcp_servers.fluxgit]"]);
+            assert_eq!(changes[0], "removed [mcp_servers.fluxgit]");
+            // The `[mcp_servers]` install added (no header of its own) goes with its last server.
+            assert_eq!(changes.len() == 2, !text.contains("mcp_servers"), "{changes:?}");
             assert_eq!(removed, text, "installed:\n{installed}");
             let (again, changes) = remove_toml(&removed, "fluxgit").expect("removes");
             assert!(changes.is_empty() && again == text, "{changes:?}");

@@ -439,3 +439,17 @@ fn a_file_reached_through_a_link_is_emptied_never_deleted() {
     assert!(std::fs::symlink_metadata(&file).expect("link").file_type().is_symlink(), "the link stays");
     assert_eq!(read(&real), "{}\n", "the dotfile is back as it was");
 }
+
+#[test]
+fn gemini_settings_with_comments_are_edited_and_the_comments_kept() {
+    let home = Home::new();
+    let file = home.home.join(".gemini/settings.json");
+    let user = "// my settings\n{\n  \"theme\": \"GitHub\" /* dark later */\n}\n";
+    seed(&file, user);
+    succeeded(&home.install(&["gemini", "--roots", "src"]), "install");
+    let installed = read(&file);
+    assert!(installed.contains("// my settings") && installed.contains("/* dark later */"), "{installed}");
+    assert!(installed.contains("\"fluxgit\""), "{installed}");
+    succeeded(&home.install(&["gemini", "--remove"]), "remove");
+    assert_eq!(read(&file), user, "back as it was, comments and all");
+}
