@@ -18,6 +18,7 @@ mod listing;
 mod markdown;
 mod mcp;
 mod oracle;
+mod provenance;
 mod report;
 mod run;
 mod scenarios;
@@ -33,6 +34,7 @@ use std::process::{Command, ExitCode};
 
 use anyhow::{Context as _, bail};
 use clap::Parser as _;
+use provenance::{built_from, git_version, profile_args, utc_now, workspace_root};
 
 /// FluxGit benchmarks.
 #[derive(Debug, clap::Parser)]
@@ -669,38 +671,6 @@ fn audit_latency(args: &LatencyArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The commit this workspace is at, as `commit 1c81b8d` (with ` plus uncommitted changes` when `git status` lists
-/// any outside BENCHMARK.md and bench/results/, which the runs write), or `an unknown commit`.
-fn built_from() -> String {
-    let git = |args: &[&str]| {
-        Command::new("git")
-            .arg("-C")
-            .arg(workspace_root())
-            .args(args)
-            .output()
-            .ok()
-            .filter(|output| output.status.success())
-            .map(|output| String::from_utf8_lossy(&output.stdout).into_owned())
-    };
-    let Some(sha) = git(&["rev-parse", "--short", "HEAD"]) else { return "an unknown commit".to_owned() };
-    let dirty = git(&["status", "--porcelain", "--", ".", ":!BENCHMARK.md", ":!bench/results"])
-        .is_some_and(|status| !status.trim().is_empty());
-    format!("commit {}{}", sha.trim(), if dirty { " plus uncommitted changes" } else { "" })
-}
-
-/// The time now, `YYYY-MM-DD HH:MM UTC` (from `date -u`; `at an unknown time` without it).
-fn utc_now() -> String {
-    Command::new("date")
-        .args(["-u", "+%Y-%m-%d %H:%M UTC"])
-        .output()
-        .ok()
-        .filter(|output| output.status.success())
-        .map_or_else(
-            || "at an unknown time".to_owned(),
-            |output| String::from_utf8_lossy(&output.stdout).trim().to_owned(),
-        )
-}
-
 /// `count` copies of the repository at `source` under `dir` (emptied first): `dir/r0`, `dir/r1`, ...
 fn copies(source: &Path, dir: &Path, count: usize) -> anyhow::Result<Vec<PathBuf>> {
     let _ = std::fs::remove_dir_all(dir);
@@ -1019,11 +989,6 @@ fn count(files: &[PathBuf]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The workspace this binary was built from.
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
-}
-
 fn tokens(args: &TokensArgs) -> anyhow::Result<()> {
     let selected: Vec<scenarios::BenchScenario> = if args.scenarios.is_empty() {
         scenarios::ALL.iter().copied().filter(|scenario| args.all || !scenario.heavy).collect()
@@ -1193,33 +1158,4 @@ fn built_sidecar() -> anyhow::Result<PathBuf> {
         bail!("no sidecar at {}; build it (cargo build -p fluxgit-mcp-sidecar) or pass --sidecar", sidecar.display());
     }
     Ok(sidecar)
-}
-
-/// The cargo arguments that build into `profile_dir` (a target dir's `debug`, `release` or custom profile folder):
-/// none for `debug` (cargo's `dev` profile), `--profile NAME` otherwise.
-fn profile_args(profile_dir: &Path) -> Vec<String> {
-    match profile_dir.file_name().and_then(|name| name.to_str()) {
-        None | Some("debug") => Vec::new(),
-        Some(name) => vec!["--profile".to_owned(), name.to_owned()],
-    }
-}
-
-fn git_version() -> anyhow::Result<String> {
-    let output = Command::new("git").arg("--version").output().context("git is on PATH")?;
-    Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
-}
-
-#[cfg(test)]
-mod tests {
-    use std::path::Path;
-
-    use super::profile_args;
-
-    /// A release bench builds a release sidecar (it used to build the debug one and measure it).
-    #[test]
-    fn the_sidecar_is_built_in_the_bench_profile() {
-        assert!(profile_args(Path::new("/w/target/debug")).is_empty());
-        assert_eq!(profile_args(Path::new("/w/target/release")), ["--profile", "release"]);
-        assert_eq!(profile_args(Path::new("/w/target/bench-lto")), ["--profile", "bench-lto"]);
-    }
 }
