@@ -168,18 +168,10 @@ fn on_disk(workdir: &Path, path: &BString) -> Result<Option<(EntryKind, Vec<u8>)
         Ok(bytes) => bytes,
         Err(_) => return Ok(None),
     };
-    Ok(Some((if is_executable(&metadata) { EntryKind::BlobExecutable } else { EntryKind::Blob }, bytes)))
-}
-
-#[cfg(unix)]
-fn is_executable(metadata: &std::fs::Metadata) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    metadata.permissions().mode() & 0o111 != 0
-}
-
-#[cfg(not(unix))]
-fn is_executable(_metadata: &std::fs::Metadata) -> bool {
-    false
+    Ok(Some((
+        if crate::compare::side::is_executable(&metadata) { EntryKind::BlobExecutable } else { EntryKind::Blob },
+        bytes,
+    )))
 }
 
 /// The files of the wholly untracked directory `dir` (a `dir/` entry of `git status`) that are not

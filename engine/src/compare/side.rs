@@ -359,14 +359,16 @@ fn hash_file(repo: &gix::Repository, path: &Path) -> Result<Option<(Mode, Object
     Ok(Some((mode, id)))
 }
 
+/// Whether a work-tree file is executable as git records it (any execute bit; never off Unix).
 #[cfg(unix)]
-fn is_executable(metadata: &std::fs::Metadata) -> bool {
+pub(crate) fn is_executable(metadata: &std::fs::Metadata) -> bool {
     use std::os::unix::fs::PermissionsExt;
     metadata.permissions().mode() & 0o111 != 0
 }
 
+/// Whether a work-tree file is executable as git records it: never off Unix.
 #[cfg(not(unix))]
-fn is_executable(_metadata: &std::fs::Metadata) -> bool {
+pub(crate) fn is_executable(_metadata: &std::fs::Metadata) -> bool {
     false
 }
 
