@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Prints the import circles between the source files of the engine and the sidecar.
+"""Prints the import circles between the source files of each crate of the workspace.
 
 The graph has one node per source file and an edge from file A to file B when A names an item that B defines:
 in a `use` line, or in a path written in the code that starts with `crate::`, `super::`, `self::`, a child
@@ -10,11 +10,16 @@ modules, inline or in their own file) are left out: a test may use any part of t
 and neither does a module's use of its own submodules: a folder's `mod.rs` is the front of what it declares, and
 its children may use the items it defines.
 
-It prints every strongly connected component of more than one file (Tarjan's algorithm) with the edges inside it
-and the names behind each edge. With `--check` it exits 1 when there is any, so a circle that comes back fails
-scripts/test.sh.
+It reads each crate twice. The first reading is the one above. The second reads `use` lines only (a path
+written in the code makes no edge) and counts a module's use of its own submodules too, so a folder's `mod.rs`
+that imports from a child whose file imports from it is a circle there.
 
-Usage: scripts/import_graph.py [--check] [CRATE_SRC_DIR...]   (default: engine/src mcp/src)
+It prints every strongly connected component of more than one file (Tarjan's algorithm) with the edges inside it
+and the names behind each edge. With `--check` it exits 1 when there is any, in either reading, so a circle that
+comes back fails scripts/test.sh.
+
+Usage: scripts/import_graph.py [--check] [CRATE_SRC_DIR...]   (default: every crate of the workspace; a crate
+with both `lib.rs` and `main.rs` is read from each root)
 """
 
 import os
@@ -147,13 +152,11 @@ def parse_use_tree(toks, i, prefix, out):
 
 
 class Crate:
-    def __init__(self, src_dir):
+    def __init__(self, src_dir, root, uses_only):
         self.src_dir = src_dir
+        self.uses_only = uses_only
         self.modules = {}
         self.files = {}
-        root = os.path.join(src_dir, "lib.rs")
-        if not os.path.exists(root):
-            root = os.path.join(src_dir, "main.rs")
         self.load((), root)
         self.edges = defaultdict(lambda: defaultdict(set))
         for path, toks in list(self.files.items()):
@@ -291,7 +294,7 @@ class Crate:
                         self.edge(file, absolute, path)
                 i = j
                 continue
-            elif not collect and re.match(r"[A-Za-z_]", t) and i + 1 < len(toks) and toks[i + 1] == "::" and (
+            elif not self.uses_only and not collect and re.match(r"[A-Za-z_]", t) and i + 1 < len(toks) and toks[i + 1] == "::" and (
                     i == 0 or toks[i - 1] != "::"):
                 j = i
                 path = []
@@ -314,7 +317,7 @@ class Crate:
 
     def edge(self, file, absolute, path):
         target = self.resolve(absolute)
-        if target and target != file and not self.below(target, file):
+        if target and target != file and (self.uses_only or not self.below(target, file)):
             self.edges[file][target].add("::".join(path))
 
 
@@ -360,15 +363,26 @@ def sccs(nodes, edges):
     return [sorted(c) for c in out if len(c) > 1]
 
 
+def workspace_crates():
+    """Returns the `src` folder of every member of the workspace, from the root Cargo.toml."""
+    with open("Cargo.toml", encoding="utf-8") as f:
+        text = f.read()
+    members = re.search(r"members\s*=\s*\[(.*?)\]", text, re.S)
+    return [os.path.join(m, "src") for m in re.findall(r'"([^"]+)"', members.group(1))] if members else []
+
+
 def main(argv):
     check = "--check" in argv
-    dirs = [a for a in argv if not a.startswith("--")] or ["engine/src", "mcp/src"]
+    dirs = [a for a in argv if not a.startswith("--")] or workspace_crates()
     found = 0
-    for d in dirs:
-        crate = Crate(d)
+    readings = [(d, root, uses_only) for d in dirs for root in ("lib.rs", "main.rs")
+                if os.path.exists(os.path.join(d, root)) for uses_only in (False, True)]
+    for d, root, uses_only in readings:
+        crate = Crate(d, os.path.join(d, root), uses_only)
         comps = sccs(crate.files.keys(), crate.edges)
-        print(f"{d}: {len(crate.files)} files, {sum(len(t) for t in crate.edges.values())} edges, "
-              f"{len(comps)} circle(s)")
+        reading = "use lines, parent to child included" if uses_only else "uses and paths"
+        print(f"{d} from {root}, {reading}: {len(crate.files)} files, "
+              f"{sum(len(t) for t in crate.edges.values())} edges, {len(comps)} circle(s)")
         for comp in sorted(comps, key=len, reverse=True):
             found += 1
             members = set(comp)

@@ -19,6 +19,10 @@
 //! still full) leaves a torn tail again, never a file cut back with no record of the cut. The record written once
 //! there is room names the bytes it replaced, which may be an earlier record's torn start.
 
+mod error;
+
+pub use error::AppendError;
+
 use std::fs::File;
 use std::io::{self, Read as _, Seek as _, SeekFrom, Write as _};
 use std::path::{Path, PathBuf};
@@ -153,34 +157,6 @@ pub enum OpenError {
         /// The I/O error.
         source: io::Error,
     },
-}
-
-/// Why an append failed. The chain is as before: a rotation may have happened, and a write that failed part-way
-/// leaves a torn tail that the next append cuts and records.
-#[derive(Debug, thiserror::Error)]
-pub enum AppendError {
-    /// Reading, writing, renaming or syncing failed (e.g. disk full), or a ledger file is not a regular file (a
-    /// FIFO, a device, a symbolic link).
-    #[error("audit ledger {path:?}: {source}")]
-    Io {
-        /// The file that failed.
-        path: PathBuf,
-        /// The I/O error.
-        source: io::Error,
-    },
-    /// The chain's last whole line is not a chained entry: the file was edited, or its last line is over the line
-    /// limit. Appending would extend a broken chain, so the ledger refuses until a person checks it
-    /// (`verify-audit`) and moves it aside. A torn last line is not this: it is cut and recorded.
-    #[error("audit ledger {path:?}: cannot continue the chain: {reason}; check it with verify-audit")]
-    BrokenTail {
-        /// The file whose tail is broken.
-        path: PathBuf,
-        /// What is wrong.
-        reason: String,
-    },
-    /// The sealed entry is longer than the 256 KiB line limit.
-    #[error("audit entry of {0} bytes is over the {MAX_LINE_BYTES}-byte line limit")]
-    LineTooLong(usize),
 }
 
 /// How the ledger's text reaches the active file: one write of the whole text at the file's position (its end,

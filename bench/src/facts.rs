@@ -21,17 +21,8 @@
 
 use serde::Serialize;
 
-use crate::listing::{self, Count};
+use crate::listing::{self, Count, Doc};
 use crate::oracle::Truth;
-
-/// One document of a side: where it came from (tool name or git command line) and its exact text.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Doc<'a> {
-    /// `repo.brief`, `git status -sb`, ...
-    pub(crate) source: &'a str,
-    /// The exact text the model reads.
-    pub(crate) text: &'a str,
-}
 
 /// One checklist fact.
 #[derive(Debug, Clone, Serialize)]

@@ -1,7 +1,14 @@
 //! The counts a reader gets from git's human listings by counting their entries (the sweep and the
 //! counterexample carry counts this way, not as numbers).
 
-use crate::facts::Doc;
+/// One document of a side: where it came from (tool name or git command line) and its exact text.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Doc<'a> {
+    /// `repo.brief`, `git status -sb`, ...
+    pub(crate) source: &'a str,
+    /// The exact text the model reads.
+    pub(crate) text: &'a str,
+}
 
 /// A count a listing can yield.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -267,7 +274,7 @@ fn current_branch_tracking(text: &str) -> Option<(usize, usize)> {
 #[cfg(test)]
 mod tests {
     use super::{Count, count};
-    use crate::facts::Doc;
+    use crate::listing::Doc;
 
     fn doc<'a>(source: &'a str, text: &'a str) -> Doc<'a> {
         Doc { source, text }

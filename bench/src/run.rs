@@ -11,7 +11,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::cli::{self, CliRun, GitAt};
-use crate::facts::{self, Carried, Doc, Fact};
+use crate::facts::{self, Carried, Fact};
+use crate::listing::Doc;
 use crate::mcp::{Answer, Session};
 use crate::oracle::{self, Truth};
 use crate::scenarios::{self, BenchScenario, ToolCall};
