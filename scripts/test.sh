@@ -64,7 +64,7 @@ logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 
 cargo build --workspace --all-targets
-cargo test --workspace 2>&1 | tee "$logs/rust"
+cargo test --workspace --no-fail-fast 2>&1 | tee "$logs/rust"
 
 # The binary cargo just built, wherever the target dir is (CARGO_TARGET_DIR is honoured).
 target_dir=$(cargo metadata --format-version 1 --no-deps | .venv/bin/python -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')

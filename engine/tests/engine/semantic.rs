@@ -632,7 +632,7 @@ fn slidable(text: &[Vec<u8>], lines: &[u32]) -> bool {
 }
 
 /// This repository's own last 40 commits (bounded for CI); skipped with a note outside a git checkout or in a
-/// shallow clone without them.
+/// shallow clone without them, and a failure there under CI ([`fluxgit_fixtures::skip_unless_ci`]).
 #[test]
 fn consistent_with_git_on_this_repository() {
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace").to_path_buf();
@@ -643,12 +643,13 @@ fn consistent_with_git_on_this_repository() {
         .filter(|output| output.status.success())
         .map(|output| std::path::PathBuf::from(String::from_utf8_lossy(&output.stdout).trim()))
     else {
-        eprintln!("skipped: {} is not a git work tree", workspace.display());
+        fluxgit_fixtures::skip_unless_ci(&format!("{} is not a git work tree", workspace.display()));
         return;
     };
     let commits = fluxgit_fixtures::last_commits(&root, 40, false);
     if commits.len() < 2 {
-        eprintln!("skipped: {} has fewer than 2 commits with a parent (a shallow clone?)", root.display());
+        let reason = format!("{} has fewer than 2 commits with a parent (a shallow clone?)", root.display());
+        fluxgit_fixtures::skip_unless_ci(&reason);
         return;
     }
     // A linked work tree's git dir lies under the main checkout's: both are allowed.
@@ -674,7 +675,7 @@ fn consistent_with_git_on_this_repository() {
 
 /// The documented long run: the last 200 commits of each mirrored public repository (ripgrep, tokio, requests,
 /// got, git). Run with `cargo test -p fluxgit-engine --release --test engine semantic -- --ignored`; repositories absent
-/// from `/work/.mirror` (or `FLUXGIT_MIRRORS`) are skipped with a note.
+/// from `/work/.mirror` (or `FLUXGIT_MIRRORS`) are skipped with a note, and the run fails when none is there.
 #[test]
 #[ignore = "long run over mirrored public repositories (minutes); see the doc comment"]
 fn consistent_with_git_on_public_repositories() {
@@ -699,7 +700,5 @@ fn consistent_with_git_on_public_repositories() {
         eprintln!("{name}: {} commits, {checked} files checked, {fallen_back} fell back", commits.len());
         ran += 1;
     }
-    if ran == 0 {
-        eprintln!("skipped: no mirrored repository under {}", mirrors.display());
-    }
+    assert!(ran > 0, "no mirrored repository under {}: the long run looked at nothing", mirrors.display());
 }

@@ -3,8 +3,7 @@
 // Environment:
 // - FLUXGIT_SIDECAR_BIN: the binary (default: <workspace>/target/debug/fluxgit-mcp-sidecar; build it first).
 // - FLUXGIT_E2E_REPO: the repository passed as repoPath (default: this workspace's checkout).
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, realpathSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,23 +35,27 @@ export const serverEnv = {
 };
 
 /**
- * Tools the sidecar registers, counted from a plain JSON-RPC `tools/list` over stdio (no SDK involved), so the
- * clients' listings are checked against the server's own and the count never goes stale as tools are added.
+ * The tools the sidecar lists without a gateway, sorted: the `## \`name\`` headings of `docs/tools.md` whose
+ * summary line does not say "listed only with a gateway". That file is the reference a Rust test keeps equal to
+ * the server's own `docs tools` output; it is read here, not the server under test, so a tool the server stops
+ * listing fails.
  */
-export const EXPECTED_TOOL_COUNT = rawToolCount();
+export const EXPECTED_TOOLS = localTools(readFileSync(join(workspace, 'docs', 'tools.md'), 'utf8'));
 
-function rawToolCount() {
-  const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize',
-    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'count', version: '1' } } };
-  const list = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
-  const input = `${JSON.stringify(initialize)}\n${JSON.stringify(list)}\n`;
-  const run = spawnSync(sidecarBin, [], { input, env: serverEnv, encoding: 'utf8' });
-  const answer = run.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line)).find((m) => m.id === 2);
-  const count = answer?.result?.tools?.length;
-  if (!Number.isInteger(count) || count < 20) {
-    throw new Error(`tools/list over plain stdio listed ${count} tools: ${run.stderr}`);
-  }
-  return count;
+function localTools(markdown) {
+  const lines = markdown.split('\n');
+  const names = [];
+  lines.forEach((line, index) => {
+    const name = /^## `([A-Za-z_]+)`$/.exec(line)?.[1];
+    const summary = lines.slice(index + 1).find((next) => next.trim() !== '') ?? '';
+    if (name && !summary.includes('listed only with a gateway')) {
+      names.push(name);
+    }
+  });
+  return names.sort();
+}
+if (EXPECTED_TOOLS.length < 20) {
+  throw new Error(`docs/tools.md names ${EXPECTED_TOOLS.length} tools`);
 }
 
 /** Checks a repo_brief CallToolResult: not an error, structuredContent equal to content[0].text parsed. */
