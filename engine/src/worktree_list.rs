@@ -1,12 +1,29 @@
 //! `worktree.list`: the main work tree and every linked worktree, like
-//! `git worktree list --porcelain`.
+//! `git worktree list --porcelain`, each with its upstream, its work-tree counts, the operation in
+//! progress and the agents at work in it (issue 54): the state of every line of work in one call.
+//!
+//! Each worktree inside the allowed roots is read through the radar's cached facts (the same facets
+//! `repo.brief` and `fleet.radar` share, valid until the watcher sees a change); one outside them
+//! is named with `outsideRoots`, never read.
 
 use serde::Serialize;
 
+use crate::agents;
 use crate::compact::is_false;
 use crate::engine::{Engine, Repo};
 use crate::error::{Error, ItemError, Result};
+use crate::facets::operation::Operation;
+use crate::facets::refs::Upstream;
 use crate::facets::{head, utf8};
+use crate::fleet::Target;
+use crate::fleet::radar::{FACTS_VARIANT, Facts};
+
+/// How `worktree.list` reads each worktree.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// How to find the agents at work in each worktree; `None` lists none (detection is off).
+    pub agents: Option<agents::Options>,
+}
 
 /// The worktrees of one repository: the main one first, then linked ones by path (git's order).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -57,14 +74,122 @@ pub struct Worktree {
     /// `branch` and `headSha` are then `null`. Absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ItemError>,
+    /// `true` when its path lies outside the allowed roots: named, not read, so no counts, upstream
+    /// or agents; default false.
+    #[serde(skip_serializing_if = "is_false")]
+    pub outside_roots: bool,
+    /// The checked-out branch's upstream with ahead/behind (as `git status -sb`); absent without
+    /// one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<Upstream>,
+    /// Its commits against the repository's default branch (`name` the branch, e.g. `main`;
+    /// `ahead` = commits only this worktree's HEAD has, `behind` = commits only the default branch
+    /// has, as `git rev-list --left-right --count HEAD...main`); absent on the default branch
+    /// itself, without one, and for a worktree not read. What an agent's branch, which seldom has
+    /// an upstream, has done so far.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vs_default: Option<Upstream>,
+    /// The operation stopped in this worktree (`merge`, `rebase`, ...); absent when none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub operation: Option<Operation>,
+    /// Paths with unmerged entries; default 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub conflicted: usize,
+    /// Paths staged in its index; default 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub staged: usize,
+    /// Tracked paths changed in its work tree and not staged; default 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unstaged: usize,
+    /// Untracked paths (not ignored), as `git status` counts them; default 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub untracked: usize,
+    /// The agents detected at work in it (`claude-code`, `codex`, ...), by kind; default empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<String>,
+    /// When the most recent of those agents last acted, in Unix milliseconds; absent without agents
+    /// or without a time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_activity_ms: Option<u64>,
+    /// Why its state (counts, upstream) could not be read though its entry could; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state_error: Option<String>,
+}
+
+fn is_zero(count: &usize) -> bool {
+    *count == 0
 }
 
 impl Engine {
-    /// `worktree.list`: the main work tree and the linked worktrees of `repo`'s repository.
+    /// `worktree.list`: the main work tree and the linked worktrees of `repo`'s repository, each
+    /// inside the allowed roots with its upstream, counts, operation and (with `options.agents`)
+    /// agents.
     ///
     /// # Errors
-    /// [`Error::GitRead`] when the worktree registry or a worktree's HEAD cannot be read.
-    pub fn worktree_list(&self, repo: &Repo) -> Result<Report> {
+    /// [`Error::GitRead`] when the worktree registry or a worktree's HEAD cannot be read; a
+    /// worktree whose state cannot be read is listed with `stateError` instead.
+    /// [`Error::Interrupted`] when the call is cancelled.
+    pub fn worktree_list(&self, repo: &Repo, options: &Options) -> Result<Report> {
+        let mut report = self.worktree_entries(repo)?;
+        let mut targets = Vec::new();
+        for worktree in &mut report.worktrees {
+            let path = std::path::Path::new(&worktree.path);
+            if !self.allowed_roots().iter().any(|root| path.starts_with(root)) {
+                worktree.outside_roots = true;
+            } else if !worktree.bare && !worktree.prunable && worktree.error.is_none() {
+                targets.push(Target { path: worktree.path.clone(), label: None });
+            }
+        }
+        let read = self.fleet_each(
+            targets,
+            |location, call| self.cached_answer::<Facts>(location, call, FACTS_VARIANT),
+            |worktree| self.radar_facts(worktree),
+        );
+        repo.interrupt.check()?;
+        let default = crate::facets::refs::default_branch(&repo.git)?;
+        let default_tip = default.as_deref().and_then(|branch| tip(&repo.git, &format!("refs/heads/{branch}")));
+        for (target, _root, outcome) in read {
+            let Some(worktree) = report.worktrees.iter_mut().find(|worktree| worktree.path == target.path) else {
+                continue;
+            };
+            match outcome {
+                Ok(facts) => {
+                    worktree.upstream = facts.upstream;
+                    worktree.operation = facts.operation;
+                    worktree.conflicted = facts.conflicted.len();
+                    worktree.staged = facts.staged;
+                    worktree.unstaged = facts.unstaged;
+                    worktree.untracked = facts.untracked;
+                }
+                Err(failure) => worktree.state_error = Some(failure.message),
+            }
+            if let (Some(name), Some(default_tip)) = (&default, default_tip) {
+                let head = worktree.head_sha.as_deref().and_then(|sha| tip(&repo.git, sha));
+                if let Some(head) = head.filter(|_| worktree.branch.as_ref() != Some(name)) {
+                    let (ahead, behind) = crate::ancestry::ahead_behind(&repo.git, head, default_tip)?;
+                    worktree.vs_default = Some(Upstream { name: name.clone(), ahead, behind, gone: false });
+                }
+            }
+            if let Some(agent_options) = &options.agents {
+                let found =
+                    self.agents.detect(std::path::Path::new(&worktree.path), worktree.branch.as_deref(), agent_options);
+                for agent in found.agents {
+                    if !worktree.agents.contains(&agent.agent) {
+                        worktree.agents.push(agent.agent.clone());
+                    }
+                    worktree.last_activity_ms = worktree.last_activity_ms.max(agent.last_activity_ms);
+                }
+            }
+        }
+        Ok(report)
+    }
+
+    /// The worktree registry alone, as `git worktree list --porcelain` lists it: nothing read
+    /// inside the worktrees but their `HEAD`.
+    ///
+    /// # Errors
+    /// As [`Engine::worktree_list`].
+    pub(crate) fn worktree_entries(&self, repo: &Repo) -> Result<Report> {
         let git = &repo.git;
         let to_err = |err| Error::git("worktrees", err);
         let current = repo.location.git_dir.as_path();
@@ -99,6 +224,7 @@ impl Engine {
                     lock_reason: None,
                     prunable: false,
                     error: Some(ItemError::from_error(err)),
+                    ..Worktree::unread()
                 },
             };
             worktree.locked = locked;
@@ -110,6 +236,11 @@ impl Engine {
         worktrees.extend(linked);
         Ok(Report { worktrees })
     }
+}
+
+/// The commit a revision (a full ref name or an abbreviated sha) peels to, if any.
+fn tip(git: &gix::Repository, revision: &str) -> Option<gix::ObjectId> {
+    git.rev_parse_single(revision).ok()?.object().ok()?.peel_to_commit().ok().map(|commit| commit.id)
 }
 
 fn canonical(path: &std::path::Path) -> std::path::PathBuf {
@@ -131,5 +262,36 @@ fn describe(repo: &gix::Repository, path: std::path::PathBuf, current: bool, mai
         lock_reason: None,
         prunable: false,
         error: None,
+        ..Worktree::unread()
     })
+}
+
+impl Worktree {
+    /// An entry with nothing read: the base the registry's entries fill in.
+    fn unread() -> Self {
+        Self {
+            path: String::new(),
+            main: false,
+            current: false,
+            bare: false,
+            branch: None,
+            detached: false,
+            head_sha: None,
+            locked: false,
+            lock_reason: None,
+            prunable: false,
+            error: None,
+            outside_roots: false,
+            upstream: None,
+            vs_default: None,
+            operation: None,
+            conflicted: 0,
+            staged: 0,
+            unstaged: 0,
+            untracked: 0,
+            agents: Vec::new(),
+            last_activity_ms: None,
+            state_error: None,
+        }
+    }
 }

@@ -190,7 +190,7 @@ impl Engine {
     /// As [`Engine::collisions`].
     pub fn collisions_full(&self, repo: &Repo, options: &Options) -> Result<Report> {
         let max_files = if options.max_files == 0 { DEFAULT_MAX_FILES } else { options.max_files };
-        let worktrees = self.worktree_list(repo)?.worktrees;
+        let worktrees = self.worktree_entries(repo)?.worktrees;
         let default_branch = crate::facets::refs::default_branch(&repo.git)?;
         let mut outside_roots = Vec::new();
         let mut unreadable = Vec::new();

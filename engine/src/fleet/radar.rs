@@ -34,7 +34,7 @@ use crate::fleet::{Failure, Target, Targets};
 /// Days without a commit or reflog movement after which a repository is stale (design.md §5).
 pub const STALE_DAYS: i64 = 30;
 /// The answer-cache variant of a repository's radar [`Facts`].
-const FACTS_VARIANT: &str = "fleet.radar\0facts";
+pub(crate) const FACTS_VARIANT: &str = "fleet.radar\0facts";
 /// Levels below a folder of `repoPaths` searched for checkouts, as `fleet add --scan` searches by
 /// default.
 pub const SCAN_DEPTH: usize = registry::DEFAULT_SCAN_DEPTH;

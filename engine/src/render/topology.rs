@@ -9,8 +9,12 @@ use crate::{submodule_status, worktree_list};
 /// `<path> <sha> [<branch>]`, `(detached HEAD)` for a detached one, `(bare)` for a bare main
 /// repository and `(unborn)` for a branch without commits, then the marks that apply: `current`
 /// (the worktree `repoPath` names), `locked` or `locked: <reason>`, `prunable`, and
-/// `error: <reason>` for an entry that could not be read. Paths are quoted as `git status --short`
-/// quotes them, so a path is one word.
+/// `error: <reason>` for an entry that could not be read. Then its state, where there is any:
+/// `[origin/x: ahead 2, behind 1]` as `git branch -vv` shows an upstream (`[origin/x: gone]`), the
+/// same against the default branch as `[vs main: ahead 3]` (`[vs main]` when even),
+/// `rebase in progress`, `conflicted N staged N unstaged N untracked N` (zeros left out),
+/// `agents <kinds> at <ms>`, `state unreadable: <reason>`, and `outside roots, not read`. Paths are
+/// quoted as `git status --short` quotes them, so a path is one word.
 pub fn worktree_list(result: &Budgeted<worktree_list::Report>, options: &Options) -> String {
     let mut out = Lines::default();
     for worktree in &result.data.worktrees {
@@ -43,9 +47,64 @@ pub fn worktree_list(result: &Budgeted<worktree_list::Report>, options: &Options
         if let Some(error) = &worktree.error {
             line.push_str(&format!(" error: {}", esc(&error.reason)));
         }
+        worktree_state(&mut line, worktree);
         out.line(line);
     }
     out.finish()
+}
+
+fn worktree_state(line: &mut String, worktree: &worktree_list::Worktree) {
+    if let Some(upstream) = &worktree.upstream {
+        line.push_str(&counted(&esc(&upstream.name), upstream));
+    }
+    if let Some(default) = &worktree.vs_default {
+        line.push_str(&counted(&format!("vs {}", esc(&default.name)), default));
+    }
+    if let Some(operation) = worktree.operation {
+        line.push_str(&format!(" {} in progress", operation.name()));
+    }
+    for (label, count) in [
+        ("conflicted", worktree.conflicted),
+        ("staged", worktree.staged),
+        ("unstaged", worktree.unstaged),
+        ("untracked", worktree.untracked),
+    ] {
+        if count > 0 {
+            line.push_str(&format!(" {label} {count}"));
+        }
+    }
+    if !worktree.agents.is_empty() {
+        let kinds: Vec<String> = worktree.agents.iter().map(|kind| esc(kind).into_owned()).collect();
+        line.push_str(&format!(" agents {}", kinds.join(",")));
+        if let Some(at) = worktree.last_activity_ms {
+            line.push_str(&format!(" at {at}"));
+        }
+    }
+    if let Some(reason) = &worktree.state_error {
+        line.push_str(&format!(" state unreadable: {}", esc(reason)));
+    }
+    if worktree.outside_roots {
+        line.push_str(" outside roots, not read");
+    }
+}
+
+/// ` [<label>: ahead N, behind N]`, `gone` first for an upstream that is gone, ` [<label>]` when
+/// even.
+fn counted(label: &str, counts: &crate::facets::refs::Upstream) -> String {
+    let mut parts = Vec::new();
+    if counts.gone {
+        parts.push("gone".to_owned());
+    }
+    if counts.ahead > 0 {
+        parts.push(format!("ahead {}", counts.ahead));
+    }
+    if counts.behind > 0 {
+        parts.push(format!("behind {}", counts.behind));
+    }
+    match parts.is_empty() {
+        true => format!(" [{label}]"),
+        false => format!(" [{label}: {}]", parts.join(", ")),
+    }
 }
 
 /// `submodule.status` as `git submodule status --recursive` prints it, one line per submodule in

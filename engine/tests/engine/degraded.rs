@@ -94,7 +94,7 @@ fn broken_submodules_are_marked_and_the_rest_is_gits_answer() {
     assert!(good.initialized);
     assert!(submodules[0].error.is_some() && submodules[2].error.is_some() && good.error.is_none());
 
-    let worktrees = engine.worktree_list(&repo).expect("worktree.list answers").worktrees;
+    let worktrees = engine.worktree_list(&repo, &Default::default()).expect("worktree.list answers").worktrees;
     assert_eq!(worktrees.len(), 1);
     let refs = engine.refs(&repo, UNLIMITED, &mut measure).expect("repo.refs answers").data;
     assert_eq!(refs.branches.len(), 1);
@@ -134,7 +134,7 @@ fn the_suspicious_name_never_leads_outside_the_git_dir() {
         note("worktree.changes", engine.worktree_changes(&repo, UNLIMITED, &mut measure).is_ok());
         note("submodule.status", engine.submodule_status(&repo, None).is_ok());
         note("repo.refs", engine.refs(&repo, UNLIMITED, &mut measure).is_ok());
-        note("worktree.list", engine.worktree_list(&repo).is_ok());
+        note("worktree.list", engine.worktree_list(&repo, &Default::default()).is_ok());
         sender.send(answered).expect("the test waits");
     });
     let answered = receiver.recv_timeout(Duration::from_secs(120));
@@ -194,7 +194,7 @@ fn a_missing_blob_bad_refs_and_broken_worktrees_are_marked() {
     assert!(reason.starts_with("The reference at \"refs/heads/garbled\" could not be decoded"), "{reason}");
     assert!(!reason.contains('{') && !reason.contains('\n'), "{reason}");
 
-    let worktrees = engine.worktree_list(&repo).expect("worktree.list answers").worktrees;
+    let worktrees = engine.worktree_list(&repo, &Default::default()).expect("worktree.list answers").worktrees;
     let listed = fixture.git(&["worktree", "list", "--porcelain"]);
     let git_paths: Vec<&str> = listed.lines().filter_map(|line| line.strip_prefix("worktree ")).collect();
     let our_paths: Vec<&str> = worktrees.iter().map(|worktree| worktree.path.as_str()).collect();

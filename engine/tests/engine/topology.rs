@@ -44,7 +44,7 @@ fn git_worktrees(fixture: &Fixture, dir: &std::path::Path) -> Vec<PorcelainWorkt
 
 fn our_worktrees(engine: &Engine, dir: &std::path::Path) -> (Vec<PorcelainWorktree>, Vec<bool>) {
     let repo = engine.resolve(dir.to_str().expect("utf-8")).expect("resolves");
-    let report = engine.worktree_list(&repo).expect("worktree list");
+    let report = engine.worktree_list(&repo, &Default::default()).expect("worktree list");
     let current = report.worktrees.iter().map(|worktree| worktree.current).collect();
     let porcelain = report
         .worktrees
@@ -87,6 +87,116 @@ fn worktree_list_equals_git_worktree_list() {
         assert_eq!(current.iter().position(|&c| c), Some(current_index), "current from {}", dir.display());
     }
     assert_eq!(before, fluxgit_fixtures::tree_digest(&root), "worktree.list changed the repository");
+}
+
+/// Each worktree's state as `git -C <worktree> status --porcelain=v2 --branch` counts it: (upstream, ahead,
+/// behind, conflicted, staged, unstaged, untracked).
+type GitState = (Option<String>, usize, usize, usize, usize, usize, usize);
+
+fn git_state(fixture: &Fixture, dir: &std::path::Path) -> GitState {
+    let mut state: GitState = (None, 0, 0, 0, 0, 0, 0);
+    for line in fixture.git_in(dir, &["status", "--porcelain=v2", "--branch", "--untracked-files=all"]).lines() {
+        let fields: Vec<&str> = line.split(' ').collect();
+        match fields[0] {
+            "#" if fields[1] == "branch.upstream" => state.0 = Some(fields[2].to_owned()),
+            "#" if fields[1] == "branch.ab" => {
+                state.1 = fields[2].trim_start_matches('+').parse().expect("ahead");
+                state.2 = fields[3].trim_start_matches('-').parse().expect("behind");
+            }
+            "u" => state.3 += 1,
+            "1" | "2" => {
+                let xy = fields[1].as_bytes();
+                state.4 += usize::from(xy[0] != b'.');
+                state.5 += usize::from(xy[1] != b'.');
+            }
+            "?" => state.6 += 1,
+            _ => {}
+        }
+    }
+    state
+}
+
+#[test]
+fn worktree_list_states_equal_git_status_in_each_worktree() {
+    let fixture = fluxgit_fixtures::build(Scenario::LinkedWorktree);
+    let root = fixture.root().canonicalize().expect("root");
+    let main = fixture.path().canonicalize().expect("main");
+    let feature = fixture.linked_worktree().expect("linked").canonicalize().expect("exists");
+    // The main worktree: one behind its upstream, one path staged, one changed, two untracked.
+    fixture.git(&["reset", "-q", "--hard", "HEAD~1"]);
+    std::fs::write(main.join("README.md"), b"staged\n").expect("write");
+    fixture.git(&["add", "README.md"]);
+    std::fs::write(main.join("src/main.c"), b"changed\n").expect("write");
+    std::fs::write(main.join("new-a.txt"), b"a\n").expect("write");
+    std::fs::create_dir(main.join("notes")).expect("mkdir");
+    std::fs::write(main.join("notes/new-b.txt"), b"b\n").expect("write");
+    // The feature worktree: two commits ahead of origin/main, its upstream.
+    fixture.git_in(&feature, &["branch", "-q", "--set-upstream-to=origin/main"]);
+    for (file, text) in [("README.md", "feature\n"), ("feature.txt", "more\n")] {
+        std::fs::write(feature.join(file), text).expect("write");
+        fixture.git_in(&feature, &["add", file]);
+        fixture.git_in(&feature, &["commit", "-q", "-m", file]);
+    }
+    // A third worktree stopped in a merge that conflicts on README.md.
+    fixture.git(&["worktree", "add", "-q", "-b", "clash", "../wt-clash", "origin/main"]);
+    let clash = root.join("wt-clash");
+    std::fs::write(clash.join("README.md"), b"clash\n").expect("write");
+    fixture.git_in(&clash, &["commit", "-q", "-am", "clash"]);
+    let merge = std::process::Command::new("git")
+        .arg("-C")
+        .arg(&clash)
+        .args(["merge", "-q", "feature"])
+        .output()
+        .expect("git merge runs");
+    assert!(!merge.status.success(), "the merge conflicts");
+    // A fourth outside the allowed roots: named, not read.
+    let elsewhere = tempfile::tempdir().expect("tempdir");
+    let far = elsewhere.path().canonicalize().expect("exists").join("far");
+    fixture.git(&["worktree", "add", "-q", "-b", "far", far.to_str().expect("utf-8")]);
+    std::fs::write(far.join("unseen.txt"), b"x\n").expect("write");
+
+    let engine = engine_for(&fixture);
+    let before = fluxgit_fixtures::tree_digest(&root);
+    let repo = engine.resolve(main.to_str().expect("utf-8")).expect("resolves");
+    let report = engine.worktree_list(&repo, &Default::default()).expect("worktree list");
+    assert_eq!(before, fluxgit_fixtures::tree_digest(&root), "worktree.list changed the repository");
+    assert_eq!(report.worktrees.len(), 4);
+    for dir in [&main, &feature, &clash] {
+        let ours = report.worktrees.iter().find(|worktree| worktree.path == dir.display().to_string()).expect("listed");
+        let upstream = ours.upstream.as_ref();
+        let state = (
+            upstream.map(|upstream| upstream.name.clone()),
+            upstream.map_or(0, |upstream| upstream.ahead),
+            upstream.map_or(0, |upstream| upstream.behind),
+            ours.conflicted,
+            ours.staged,
+            ours.unstaged,
+            ours.untracked,
+        );
+        assert_eq!(state, git_state(&fixture, dir), "{}", dir.display());
+        assert!(!ours.outside_roots && ours.state_error.is_none(), "{}", dir.display());
+    }
+    let states: Vec<GitState> = [&main, &feature, &clash].iter().map(|dir| git_state(&fixture, dir)).collect();
+    assert_eq!(states[0].2, 1, "the main worktree is behind");
+    assert!(states[1].1 >= 2, "the feature worktree is ahead");
+    assert!(states[2].3 > 0, "the clash worktree has conflicts");
+    let clash_entry = report.worktrees.iter().find(|worktree| worktree.path == clash.display().to_string());
+    assert_eq!(clash_entry.and_then(|worktree| worktree.operation).map(|op| op.name()), Some("merge"));
+    // Against the default branch, as `git rev-list --left-right --count HEAD...main` counts in each worktree.
+    for (dir, expected_some) in [(&main, false), (&feature, true), (&clash, true)] {
+        let ours = report.worktrees.iter().find(|worktree| worktree.path == dir.display().to_string()).expect("listed");
+        assert_eq!(ours.vs_default.is_some(), expected_some, "{}", dir.display());
+        if let Some(counts) = &ours.vs_default {
+            let git = fixture.git_in(dir, &["rev-list", "--left-right", "--count", "HEAD...main"]);
+            let (ahead, behind) = git.trim().split_once('\t').expect("two counts");
+            assert_eq!(counts.name, "main");
+            assert_eq!((counts.ahead.to_string(), counts.behind.to_string()), (ahead.to_owned(), behind.to_owned()));
+        }
+    }
+    let far_entry = report.worktrees.iter().find(|worktree| worktree.path == far.display().to_string()).expect("far");
+    assert!(far_entry.outside_roots, "named as outside the roots");
+    assert_eq!((far_entry.untracked, far_entry.upstream.is_none()), (0, true), "and not read");
+    assert_eq!(far_entry.branch.as_deref(), Some("far"), "its registry entry is still listed");
 }
 
 #[test]

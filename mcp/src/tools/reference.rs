@@ -71,7 +71,11 @@ const LONG_DOCS: &[(&str, &str)] = &[
         "worktree.list",
         "The main work tree and every linked worktree, like `git worktree list --porcelain`: path, branch or \
          detached, HEAD sha, locked (with reason), prunable (its checkout is gone), and which one `repoPath` is \
-         in (`current`).",
+         in (`current`). Each worktree inside the allowed roots also has its state, as `git status` in it would \
+         count it: the upstream with ahead/behind, the operation stopped there, the conflicted, staged, unstaged \
+         and untracked counts, and the agents detected at work there with when they last acted (one call where \
+         an agent would run `git status` in every worktree). A worktree outside the roots is named \
+         (`outsideRoots`), never read.",
     ),
     (
         "submodule.status",

@@ -145,7 +145,12 @@ pub fn worktree_list() -> FnTool {
             "detached": opt_flag(), "headSha": defaulted(json!({ "type": "string" }), "null (unborn or bare)"),
             "locked": opt_flag(), "lockReason": opt_string(), "prunable": opt_flag(),
             "error": schema::item_error("the worktree's entry (e.g. its HEAD file is not a ref; branch and headSha \
-                are then left out)") } });
+                are then left out)"),
+            "outsideRoots": opt_flag(), "upstream": schema::upstream(), "vsDefault": schema::upstream(),
+            "operation": opt_string(),
+            "conflicted": opt_count(), "staged": opt_count(), "unstaged": opt_count(), "untracked": opt_count(),
+            "agents": opt_list(json!({ "type": "string" })), "lastActivityMs": opt_count(),
+            "stateError": opt_string() } });
     let data = json!({ "type": "object", "required": ["worktrees"],
         "properties": { "worktrees": { "type": "array", "items": worktree } } });
     FnTool {
@@ -154,7 +159,7 @@ pub fn worktree_list() -> FnTool {
         definition: ToolDefinition {
             name: "worktree.list",
             title: "Worktrees",
-            description: "The main work tree and every linked worktree: path, branch or detached HEAD, locked, prunable.",
+            description: "The main work tree and every linked worktree: branch, upstream ahead/behind, change counts, operation, agents at work, locked, prunable.",
             input_schema: schema::input(
                 json!({ "repoPath": schema::repo_path(), "format": schema::format() }),
                 &["repoPath"],
@@ -168,8 +173,9 @@ pub fn worktree_list() -> FnTool {
 fn call_worktree_list(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
     let args: WorktreeArgs = parse(arguments)?;
     let render = fluxgit_engine::render::worktree_list;
+    let options = fluxgit_engine::worktree_list::Options { agents: crate::config::agent_detection(ctx.client_name) };
     run_formatted(ctx, "worktree.list", &args.repo_path, args.format, render, |repo, _| {
-        ctx.engine.worktree_list(repo).map(whole)
+        ctx.engine.worktree_list(repo, &options).map(whole)
     })
 }
 
