@@ -46,7 +46,8 @@ def gateway_bin() -> str:
 class Setup:
     """A repository under an allowed root, a run dir and a policy, and the gateway serving them."""
 
-    def __init__(self, base: Path) -> None:
+    def __init__(self, base: Path, audit: dict[str, str] | None = None) -> None:
+        """`audit`: the ledger's variables (`FLUXGIT_MCP_AUDIT_LOG`, ...) for the gateway; off without them."""
         self.root = base / "root"
         self.repo = self.root / "repo"
         self.repo.mkdir(parents=True)
@@ -66,6 +67,9 @@ class Setup:
             "FLUXGIT_MCP_AUDIT_DISABLED": "1",
             "FLUXGIT_MCP_AGENT_POLICY": str(policy),
         }
+        if audit:
+            del self.env["FLUXGIT_MCP_AUDIT_DISABLED"]
+            self.env.update(audit)
         git(self.repo, "config", "user.name", "E2E")
         git(self.repo, "config", "user.email", "e2e@example.invalid")
         self.process = subprocess.Popen(
