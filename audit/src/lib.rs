@@ -65,20 +65,18 @@
 
 mod canonical;
 mod checkpoint;
-mod clock;
 mod entry;
 mod export;
 mod files;
 mod group;
 mod key;
 mod ledger;
-mod operations;
 mod signature;
 mod verify;
 
 pub use canonical::{SHA256_PREFIX, canonical_json, fingerprint, sha256_digest};
 pub use checkpoint::CHECKPOINT_VERSION;
-pub use clock::{now_ms, now_ms_i64, now_secs, unix_ms};
+// The clock and the operation list live in `fluxgit-contract`; re-exported for the ledger's users.
 pub use entry::{
     AUDIT_CHAIN_VERSION, AUDIT_SCHEMA_VERSION, Approval, Event, EventType, GENESIS, MAX_SUMMARY_CHARS, Outcome, Risk,
     repo_scope,
@@ -87,6 +85,7 @@ pub use export::{
     CHAIN_VERIFIED, CSV_COLUMNS, ExportError, ExportOptions, Exported, Filter, Format, export_audit_ledger,
 };
 pub use files::MAX_LINE_BYTES;
+pub use fluxgit_contract::{OPERATIONS, STEP_TYPES, now_ms, now_ms_i64, now_secs, unix_ms};
 pub use group::{Durability, GroupCommit, SyncHandle};
 pub use key::{
     KEY_ID_HEX_CHARS, KeyError, MAX_KEY_FILE_BYTES, PublicKey, SigningKey, generate_key_pair, public_key_path,
@@ -95,6 +94,5 @@ pub use ledger::{
     AppendError, Appended, KEEP_SEGMENTS, Ledger, Limits, MAX_BYTES_VAR, OpenError, RETAIN_DAYS_VAR, ROTATE_BYTES,
     RetentionError,
 };
-pub use operations::{OPERATIONS, STEP_TYPES, is_operation_list};
 pub use signature::{SIGNATURE_VERSION, SignatureError, Signed, verify_audit_event_signature};
 pub use verify::{Report, TailRepair, TornTail, VerifyError, VerifyOptions, verify_audit_ledger};

@@ -337,7 +337,7 @@ impl Engine {
         if !self.recorded.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(root.to_path_buf()) {
             return;
         }
-        writer.record(root, fluxgit_audit::now_ms_i64());
+        writer.record(root, fluxgit_contract::now_ms_i64());
     }
 
     /// Resolves a revision argument to a full commit sha (see [`crate::revision::resolve_commit`]).

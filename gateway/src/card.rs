@@ -13,6 +13,7 @@
 
 use std::fmt::Write as _;
 
+use fluxgit_contract::{HEAD, Operation, ResetFields, ResetMode, Risk};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -60,23 +61,10 @@ pub fn sanitize(text: &str) -> String {
         .collect()
 }
 
-/// The risk of an operation.
+/// The risk of an operation ([`Operation::risk`]): `low`, `medium` or `high`; `medium` for a name that is no
+/// operation.
 pub fn risk(op: &str, body: &Value) -> &'static str {
-    match op {
-        "branch" | "commit" | "worktree" => "low",
-        "discard" | "branchDelete" => "high",
-        "reset" if field(body, "mode", "mixed") == "hard" => "high",
-        "push" if flag(body, "forceWithLease") => "high",
-        "plan" => {
-            let steps = body["steps"].as_array().map(Vec::as_slice).unwrap_or_default();
-            if steps.iter().any(|step| risk(step["type"].as_str().unwrap_or_default(), step) == "high") {
-                "high"
-            } else {
-                "medium"
-            }
-        }
-        _ => "medium",
-    }
+    Operation::from_name(op).map_or(Risk::Medium, |operation| operation.risk(body)).name()
 }
 
 /// Renders the card of `proposal`.
@@ -144,8 +132,19 @@ pub fn render(proposal: &Proposal) -> Card {
 /// What a person must type to approve a branch deletion: the branch's name, or `delete N branches` for N > 1;
 /// `None` for other operations (a hard reset's and a forced push's are set with their details).
 pub fn strong_confirmation(op: &str, body: &Value) -> Option<String> {
-    if op != "branchDelete" {
-        return None;
+    match Operation::from_name(op)? {
+        Operation::BranchDelete => {}
+        Operation::Merge
+        | Operation::Rebase
+        | Operation::Discard
+        | Operation::Reset
+        | Operation::Patch
+        | Operation::Plan
+        | Operation::Worktree
+        | Operation::Commit
+        | Operation::Push
+        | Operation::Branch
+        | Operation::SubmodulePointer => return None,
     }
     let names: Vec<&str> = body
         .get("targets")
@@ -176,8 +175,12 @@ fn op_details(git: &Git, op: &str, body: &Value, confirmation: &mut Option<Strin
         let _ = writeln!(out, "{title}:");
         out.push_str(&bounded(&text));
     };
-    match op {
-        "merge" => {
+    let Some(operation) = Operation::from_name(op) else {
+        let _ = writeln!(out, "This gateway does not execute '{op}' proposals.");
+        return out;
+    };
+    match operation {
+        Operation::Merge => {
             let source = field(body, "sourceRef", "");
             let range = format!("HEAD..{source}");
             show(&mut out, "Commits to merge", &["log", "--oneline", "--no-decorate", "-n", "50", range.as_str()]);
@@ -187,11 +190,11 @@ fn op_details(git: &Git, op: &str, body: &Value, confirmation: &mut Option<Strin
                 "Diff (what the merge brings)",
                 &["diff", "--no-ext-diff", "--no-textconv", "--ignore-submodules=dirty", "--stat", range.as_str()],
             );
-            out.push_str(&preflight(git, "HEAD", source));
+            out.push_str(&preflight(git, HEAD, source));
         }
-        "rebase" => {
+        Operation::Rebase => {
             let onto = field(body, "ontoRef", "");
-            let current = field(body, "currentRef", "HEAD");
+            let current = field(body, "currentRef", HEAD);
             let range = format!("{onto}..{current}");
             show(&mut out, "Commits to replay", &["log", "--oneline", "--no-decorate", "-n", "50", range.as_str()]);
             let range = format!("{onto}...{current}");
@@ -202,7 +205,7 @@ fn op_details(git: &Git, op: &str, body: &Value, confirmation: &mut Option<Strin
             );
             out.push_str(&preflight(git, current, onto));
         }
-        "discard" => {
+        Operation::Discard => {
             out.push_str("Paths to discard (changes lost; the restore point keeps them):\n");
             for path in path_list(body) {
                 let _ = writeln!(out, "  {path}");
@@ -220,15 +223,15 @@ fn op_details(git: &Git, op: &str, body: &Value, confirmation: &mut Option<Strin
             args.extend(paths.iter().map(String::as_str));
             show(&mut out, "Diff (HEAD vs work tree)", &args);
         }
-        "reset" => {
-            let target = field(body, "targetRef", "HEAD");
+        Operation::Reset => {
+            let target = field(body, "targetRef", HEAD);
             let range = format!("{target}..HEAD");
             show(
                 &mut out,
                 "Commits leaving the branch",
                 &["log", "--oneline", "--no-decorate", "-n", "50", range.as_str()],
             );
-            if field(body, "mode", "mixed") == "hard" {
+            if ResetFields::mode_of(body) == ResetMode::Hard {
                 show(
                     &mut out,
                     "Uncommitted changes a hard reset throws away",
@@ -244,7 +247,7 @@ fn op_details(git: &Git, op: &str, body: &Value, confirmation: &mut Option<Strin
                 *confirmation = Some(name);
             }
         }
-        "patch" => {
+        Operation::Patch => {
             // `git apply --check` reads the work tree (and the index with --index) and writes nothing.
             let patch = field(body, "patchContent", "");
             let mut args = vec!["apply", "--check", "--numstat"];
@@ -267,7 +270,7 @@ fn op_details(git: &Git, op: &str, body: &Value, confirmation: &mut Option<Strin
             out.push_str("Patch:\n");
             out.push_str(&bounded(patch));
         }
-        "commit" => {
+        Operation::Commit => {
             let paths = path_list(body);
             if flag(body, "stageAll") {
                 show(
@@ -302,18 +305,15 @@ fn op_details(git: &Git, op: &str, body: &Value, confirmation: &mut Option<Strin
                 show(&mut out, "Diff (HEAD vs work tree)", &args);
             }
         }
-        "branch" => {
-            let start = field(body, "startPoint", "HEAD");
+        Operation::Branch => {
+            let start = field(body, "startPoint", HEAD);
             show(&mut out, "Start point", &["log", "--oneline", "--no-decorate", "-n", "1", start]);
         }
-        "branchDelete" => branch_delete(&mut out, body),
-        "worktree" => worktree(&mut out, git, body),
-        "push" => push(&mut out, git, body, confirmation),
-        "submodulePointer" => submodule_pointer(&mut out, body),
-        "plan" => plan(&mut out, git, body, confirmation),
-        _ => {
-            let _ = writeln!(out, "This gateway does not execute '{op}' proposals.");
-        }
+        Operation::BranchDelete => branch_delete(&mut out, body),
+        Operation::Worktree => worktree(&mut out, git, body),
+        Operation::Push => push(&mut out, git, body, confirmation),
+        Operation::SubmodulePointer => submodule_pointer(&mut out, body),
+        Operation::Plan => plan(&mut out, git, body, confirmation),
     }
     out
 }
@@ -514,7 +514,7 @@ fn plan(out: &mut String, git: &Git, body: &Value, confirmation: &mut Option<Str
                 let _ = writeln!(out, "  {name} = {value}");
             }
         }
-        if !crate::executor::STEP_TYPES.contains(&op) {
+        if !Operation::from_name(op).is_some_and(Operation::is_step) {
             let _ = writeln!(out, "  a plan step cannot be '{op}': it would fail");
             continue;
         }

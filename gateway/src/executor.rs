@@ -17,6 +17,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use fluxgit_contract::{HEAD, MergeStrategy, Operation, ResetMode};
 use serde_json::{Value, json};
 
 use crate::audit::Audit;
@@ -128,7 +129,7 @@ pub fn run_approved(
     fault("after_claim");
     let canonical: Canonical =
         serde_json::from_value(proposal.canonical.clone()).expect("revalidate parsed this canonical repository");
-    let others = restore_scope(&proposal.op, &proposal.body, &canonical);
+    let others = restore_scope(Operation::from_name(&proposal.op), &proposal.body, &canonical);
     let point = match restore::create(journal, &canonical, &proposal.id, &proposal.op, &others) {
         Ok(point) => point,
         Err(error) => {
@@ -227,7 +228,7 @@ pub struct Context<'a> {
 /// The other repositories whose state the restore point of `op` saves besides `repo` (see [`restore::Other`]):
 /// branchDelete's other target repositories (refs and config), a submodulePointer's parent (when nested) and
 /// submodule (in full).
-pub fn restore_scope(op: &str, body: &Value, repo: &Canonical) -> Vec<restore::Other> {
+pub fn restore_scope(op: Option<Operation>, body: &Value, repo: &Canonical) -> Vec<restore::Other> {
     let observed = &body[proposal::OBSERVED];
     let mut others: Vec<restore::Other> = Vec::new();
     let mut add = |path: PathBuf, full: bool| {
@@ -235,22 +236,32 @@ pub fn restore_scope(op: &str, body: &Value, repo: &Canonical) -> Vec<restore::O
             others.push(restore::Other { work_tree: path, full });
         }
     };
-    match op {
-        "branchDelete" => {
+    let Some(operation) = op else { return others };
+    match operation {
+        Operation::BranchDelete => {
             for target in observed["targets"].as_array().into_iter().flatten() {
                 if let Some(work_tree) = target["canonical"]["workTree"].as_str() {
                     add(PathBuf::from(work_tree), false);
                 }
             }
         }
-        "submodulePointer" => {
+        Operation::SubmodulePointer => {
             for key in ["parentWorkTree", "submoduleWorkTree"] {
                 if let Some(work_tree) = observed[key].as_str() {
                     add(PathBuf::from(work_tree), true);
                 }
             }
         }
-        _ => {}
+        Operation::Merge
+        | Operation::Rebase
+        | Operation::Discard
+        | Operation::Reset
+        | Operation::Patch
+        | Operation::Plan
+        | Operation::Worktree
+        | Operation::Commit
+        | Operation::Push
+        | Operation::Branch => {}
     }
     others
 }
@@ -258,20 +269,29 @@ pub fn restore_scope(op: &str, body: &Value, repo: &Canonical) -> Vec<restore::O
 /// Runs the git side of one operation on `git`'s work tree.
 pub fn execute(git: &Git, op: &str, body: &Value, context: &Context<'_>) -> Result<Outcome, git::Error> {
     let previous = head(git)?;
-    match op {
-        "merge" => merge(git, body, previous),
-        "rebase" => rebase(git, body, previous),
-        "discard" => discard(git, body),
-        "reset" => {
-            let mode = format!("--{}", field(body, "mode", "mixed"));
-            let target = field(body, "targetRef", "HEAD");
-            let output = git.write(&["reset", "-q", mode.as_str(), target, "--"], None)?;
+    // Unreachable: `http::propose` refuses operations outside the contract at receipt.
+    let Some(operation) = Operation::from_name(op) else {
+        return Ok(failed(
+            "unknown_operation",
+            format!("'{op}' is not an operation of the contract; nothing was run"),
+            json!({}),
+        ));
+    };
+    match operation {
+        Operation::Merge => merge(git, body, previous),
+        Operation::Rebase => rebase(git, body, previous),
+        Operation::Discard => discard(git, body),
+        Operation::Reset => {
+            let mode = field(body, "mode", ResetMode::default().name());
+            let flag = format!("--{mode}");
+            let target = field(body, "targetRef", HEAD);
+            let output = git.write(&["reset", "-q", flag.as_str(), target, "--"], None)?;
             if !output.success {
                 return Ok(failed("git_failed", output.stderr.trim(), json!({ "previousSha": previous })));
             }
-            completed(git, json!({ "previousSha": previous, "mode": field(body, "mode", "mixed") }))
+            completed(git, json!({ "previousSha": previous, "mode": mode }))
         }
-        "patch" => {
+        Operation::Patch => {
             let mut args = vec!["apply"];
             if flag(body, "applyToIndex") {
                 args.push("--index");
@@ -283,9 +303,9 @@ pub fn execute(git: &Git, op: &str, body: &Value, context: &Context<'_>) -> Resu
             }
             completed(git, json!({ "applied": true, "toIndex": flag(body, "applyToIndex") }))
         }
-        "branch" => {
+        Operation::Branch => {
             let name = field(body, "name", "");
-            let start = field(body, "startPoint", "HEAD");
+            let start = field(body, "startPoint", HEAD);
             let output = if flag(body, "checkout") {
                 git.write(&["switch", "-q", "-c", name, start], None)?
             } else {
@@ -302,18 +322,12 @@ pub fn execute(git: &Git, op: &str, body: &Value, context: &Context<'_>) -> Resu
                 result: json!({ "newSha": sha, "branch": name, "checkedOut": flag(body, "checkout") }),
             })
         }
-        "commit" => commit(git, body, previous),
-        "branchDelete" => branch_delete(body, context),
-        "worktree" => worktree(git, body, context),
-        "push" => push(git, body),
-        "submodulePointer" => submodule_pointer(git, body),
-        "plan" => plan(git, body, context),
-        // Unreachable: `http::propose` refuses operations outside `proposal::OPERATIONS` at receipt.
-        _ => Ok(failed(
-            "unknown_operation",
-            format!("'{op}' is not an operation of the contract; nothing was run"),
-            json!({}),
-        )),
+        Operation::Commit => commit(git, body, previous),
+        Operation::BranchDelete => branch_delete(body, context),
+        Operation::Worktree => worktree(git, body, context),
+        Operation::Push => push(git, body),
+        Operation::SubmodulePointer => submodule_pointer(git, body),
+        Operation::Plan => plan(git, body, context),
     }
 }
 
@@ -330,7 +344,7 @@ fn merge(git: &Git, body: &Value, previous: Option<String>) -> Result<Outcome, g
             json!({}),
         ));
     }
-    let squash = field(body, "strategy", "merge") == "squash";
+    let squash = field(body, "strategy", MergeStrategy::default().name()) == MergeStrategy::Squash.name();
     let args: Vec<&str> = if squash { vec!["merge", "--squash", source] } else { vec!["merge", "--no-edit", source] };
     let output = git.write(&args, None)?;
     if !output.success {
@@ -768,8 +782,6 @@ fn submodule_pointer(git: &Git, body: &Value) -> Result<Outcome, git::Error> {
     Ok(Outcome { completed: true, reason: None, message: None, result })
 }
 
-pub use fluxgit_audit::STEP_TYPES;
-
 /// plan: the steps in order, each behind its own snapshot of the index and work tree
 /// ([`restore::step_snapshot`]; the proposal's restore point is the pre-plan checkpoint that anchors the branch
 /// and puts everything back), stopping at the first step that fails. The result lists every step: `completed`
@@ -800,7 +812,7 @@ fn plan(git: &Git, body: &Value, context: &Context<'_>) -> Result<Outcome, git::
             },
             None => None,
         };
-        let outcome = if STEP_TYPES.contains(&op) {
+        let outcome = if Operation::from_name(op).is_some_and(Operation::is_step) {
             execute(git, op, step, context).unwrap_or_else(|error| Outcome {
                 completed: false,
                 reason: Some("git_failed".into()),

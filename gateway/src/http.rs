@@ -27,7 +27,7 @@ use crate::connection::{PREVIEW_RATE, Peer, RATE_WINDOW};
 use crate::git::Git;
 use crate::journal::{self, Change, Journal, NewProposal, Proposal, Recorded, Status};
 use crate::policy::Request;
-use crate::proposal::{self, OPERATIONS, is_safe_id};
+use crate::proposal::{self, is_safe_id};
 use crate::restore;
 use crate::time::format_ms;
 
@@ -197,7 +197,7 @@ pub fn status_body(proposal: &Proposal) -> Value {
 }
 
 async fn preview(State(state): State<AppState>, Path(op): Path<String>, body: Bytes) -> Response {
-    if !OPERATIONS.contains(&op.as_str()) {
+    if fluxgit_contract::Operation::from_name(&op).is_none() {
         return refusal(StatusCode::NOT_FOUND, "unknown_operation", "no such operation");
     }
     let Ok(body) = serde_json::from_slice::<Value>(&body) else {

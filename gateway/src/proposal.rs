@@ -7,6 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
+use fluxgit_contract::{DEFAULT_REMOTE, Direction, MergeStrategy, Operation, ResetMode, STEP_TYPES};
 use serde_json::{Map, Value, json};
 
 use crate::git::Git;
@@ -14,12 +15,10 @@ use crate::journal::EXPIRY_MS;
 use crate::repo::{self, Canonical};
 use crate::time::{now_ms, parse_ms};
 
-pub use fluxgit_audit::OPERATIONS;
-
-/// Longest `patchContent`, in bytes.
-pub const MAX_PATCH_BYTES: usize = 4 * 1024 * 1024;
-/// Most `paths` in discard and commit.
-pub const MAX_PATHS: usize = 10_000;
+/// Longest `patchContent`, in bytes (the contract's limit).
+pub const MAX_PATCH_BYTES: usize = fluxgit_contract::MAX_PATCH_BYTES;
+/// Most `paths` in discard and commit (the contract's limit).
+pub const MAX_PATHS: usize = fluxgit_contract::MAX_PATHS as usize;
 /// Longest `reason`, in characters.
 pub const MAX_REASON_CHARS: usize = 4096;
 
@@ -175,8 +174,9 @@ fn observe(
     git: &Git,
     allowed_roots: &[PathBuf],
 ) -> Result<Option<Value>, Invalid> {
-    match op {
-        "branchDelete" => {
+    let Some(operation) = Operation::from_name(op) else { return Ok(None) };
+    match operation {
+        Operation::BranchDelete => {
             let mut targets = Vec::new();
             for target in object.get("targets").and_then(Value::as_array).into_iter().flatten() {
                 let repo_path = target.get("repoPath").and_then(Value::as_str).unwrap_or_default();
@@ -195,8 +195,8 @@ fn observe(
             }
             Ok(Some(json!({ "targets": targets })))
         }
-        "push" => {
-            let remote = object.get("remote").and_then(Value::as_str).unwrap_or("origin");
+        Operation::Push => {
+            let remote = object.get("remote").and_then(Value::as_str).unwrap_or(DEFAULT_REMOTE);
             let url = git.read(&["remote", "get-url", "--push", "--", remote]);
             if !url.as_ref().is_ok_and(|output| output.success) {
                 return Err(invalid("unknown_remote", "remote", format!("no remote named '{remote}' is configured")));
@@ -222,7 +222,7 @@ fn observe(
                 "localSha": local,
             })))
         }
-        "submodulePointer" => {
+        Operation::SubmodulePointer => {
             let observed = observe_submodule(git, object)?;
             for (field, key) in [("expectedRecordedOid", "recordedOid"), ("expectedCheckedOutOid", "checkedOutOid")] {
                 if let Some(expected) = object.get(field).and_then(Value::as_str)
@@ -237,7 +237,15 @@ fn observe(
             }
             Ok(Some(observed))
         }
-        _ => Ok(None),
+        Operation::Merge
+        | Operation::Rebase
+        | Operation::Discard
+        | Operation::Reset
+        | Operation::Patch
+        | Operation::Plan
+        | Operation::Worktree
+        | Operation::Commit
+        | Operation::Branch => Ok(None),
     }
 }
 
@@ -325,27 +333,30 @@ struct Fields<'a> {
 impl Fields<'_> {
     fn operation(&mut self, op: &str, prefix: &str) -> Result<(), Invalid> {
         let object = self.object;
-        match op {
-            "merge" => {
+        let Some(operation) = Operation::from_name(op) else {
+            return Err(invalid("unknown_operation", "operationType", "unknown operation"));
+        };
+        match operation {
+            Operation::Merge => {
                 self.revision(object, "sourceRef", prefix)?;
                 self.revision(object, "targetRef", prefix)?;
-                one_of(object, "strategy", &["merge", "squash"])?;
+                one_of(object, "strategy", MergeStrategy::NAMES)?;
             }
-            "rebase" => {
+            Operation::Rebase => {
                 self.revision(object, "ontoRef", prefix)?;
                 self.revision(object, "currentRef", prefix)?;
                 if object.get("interactive").and_then(Value::as_bool) != Some(false) {
                     return Err(invalid("invalid_field", "interactive", "interactive must be false"));
                 }
             }
-            "discard" => {
+            Operation::Discard => {
                 paths(object, "paths", true)?;
             }
-            "reset" => {
+            Operation::Reset => {
                 self.revision(object, "targetRef", prefix)?;
-                one_of(object, "mode", &["soft", "mixed", "hard"])?;
+                one_of(object, "mode", ResetMode::NAMES)?;
             }
-            "patch" => {
+            Operation::Patch => {
                 let patch = string(object, "patchContent")?;
                 if patch.is_empty() || patch.len() > MAX_PATCH_BYTES {
                     return Err(invalid("invalid_field", "patchContent", "patchContent must be 1 byte to 4 MiB"));
@@ -353,7 +364,7 @@ impl Fields<'_> {
                 patch_paths(patch)?;
                 boolean(object, "applyToIndex")?;
             }
-            "commit" => {
+            Operation::Commit => {
                 let message = string(object, "message")?;
                 if message.trim().is_empty() {
                     return Err(invalid("invalid_field", "message", "message must not be empty"));
@@ -366,12 +377,12 @@ impl Fields<'_> {
                 }
                 boolean(object, "stageAll")?;
             }
-            "branch" => {
+            Operation::Branch => {
                 self.branch_name(object, "name")?;
                 self.revision(object, "startPoint", prefix)?;
                 boolean(object, "checkout")?;
             }
-            "worktree" => {
+            Operation::Worktree => {
                 self.branch_name(object, "branch")?;
                 let path = string(object, "path")?;
                 if has_git_component(path) {
@@ -389,7 +400,7 @@ impl Fields<'_> {
                 }
                 self.worktree_path = Some(path.to_owned());
             }
-            "push" => {
+            Operation::Push => {
                 name_shape(object, "remote")?;
                 if object.contains_key("branch") {
                     self.refs.push(name_shape(object, "branch")?.to_owned());
@@ -397,7 +408,7 @@ impl Fields<'_> {
                 boolean(object, "setUpstream")?;
                 boolean(object, "forceWithLease")?;
             }
-            "plan" => {
+            Operation::Plan => {
                 let steps = object
                     .get("steps")
                     .and_then(Value::as_array)
@@ -408,13 +419,14 @@ impl Fields<'_> {
                         .as_object()
                         .ok_or_else(|| invalid("invalid_field", "steps", "each step must be an object"))?;
                     let step_type = string(step_object, "type")?;
-                    if !["merge", "rebase", "discard", "reset", "patch"].contains(&step_type) {
+                    let Some(step_operation) = Operation::from_name(step_type).filter(|step| step.is_step()) else {
+                        let (last, others) = STEP_TYPES.split_last().expect("a plan has step types");
                         return Err(invalid(
                             "invalid_field",
                             "steps",
-                            "a step must be merge, rebase, discard, reset or patch",
+                            format!("a step must be {} or {last}", others.join(", ")),
                         ));
-                    }
+                    };
                     let mut nested = Fields {
                         object: step_object,
                         git: self.git,
@@ -423,11 +435,11 @@ impl Fields<'_> {
                         worktree_path: None,
                     };
                     // Later steps may name refs earlier steps create: only the shape is checked there.
-                    nested.operation_shape(step_type, &format!("steps[{step_idx}]."))?;
+                    nested.operation_shape(step_operation, &format!("steps[{step_idx}]."))?;
                     self.refs.append(&mut nested.refs);
                 }
             }
-            "branchDelete" => {
+            Operation::BranchDelete => {
                 let targets = object
                     .get("targets")
                     .and_then(Value::as_array)
@@ -452,7 +464,7 @@ impl Fields<'_> {
                     return Err(invalid("invalid_field", "targets", "at most 100 branches in all"));
                 }
             }
-            "submodulePointer" => {
+            Operation::SubmodulePointer => {
                 let relative = string(object, "relativePath")?;
                 if !is_relative_path(relative) {
                     return Err(invalid(
@@ -461,15 +473,14 @@ impl Fields<'_> {
                         "relativePath must be repository-relative without '..' or '.git'",
                     ));
                 }
-                one_of(object, "direction", &["record", "return"])?;
+                one_of(object, "direction", Direction::NAMES)?;
             }
-            _ => return Err(invalid("unknown_operation", "operationType", "unknown operation")),
         }
         Ok(())
     }
 
     /// A plan step: the same fields, revisions checked for shape only.
-    fn operation_shape(&mut self, op: &str, prefix: &str) -> Result<(), Invalid> {
+    fn operation_shape(&mut self, op: Operation, prefix: &str) -> Result<(), Invalid> {
         let object = self.object;
         for field in ["sourceRef", "targetRef", "ontoRef", "currentRef"] {
             if object.contains_key(field) {
@@ -478,14 +489,21 @@ impl Fields<'_> {
             }
         }
         match op {
-            "merge" => one_of(object, "strategy", &["merge", "squash"]).map(drop),
-            "rebase" if object.get("interactive").and_then(Value::as_bool) == Some(true) => {
+            Operation::Merge => one_of(object, "strategy", MergeStrategy::NAMES).map(drop),
+            Operation::Rebase if object.get("interactive").and_then(Value::as_bool) == Some(true) => {
                 Err(invalid("invalid_field", &format!("{prefix}interactive"), "interactive must be false"))
             }
-            "discard" => paths(object, "paths", true),
-            "reset" => one_of(object, "mode", &["soft", "mixed", "hard"]).map(drop),
-            "patch" => patch_paths(string(object, "patchContent")?),
-            _ => Ok(()),
+            Operation::Discard => paths(object, "paths", true),
+            Operation::Reset => one_of(object, "mode", ResetMode::NAMES).map(drop),
+            Operation::Patch => patch_paths(string(object, "patchContent")?),
+            Operation::Rebase
+            | Operation::Plan
+            | Operation::Worktree
+            | Operation::Commit
+            | Operation::Push
+            | Operation::Branch
+            | Operation::BranchDelete
+            | Operation::SubmodulePointer => Ok(()),
         }
     }
 

@@ -19,6 +19,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use fluxgit_contract::Operation;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -260,9 +261,24 @@ fn worktree_tree(git: &Git, dir: &Path, index: Option<&Path>) -> Result<String, 
     Ok(tree)
 }
 
-/// Whether a restore after `op` puts the saved `config` bytes back.
+/// Whether a restore after `op` puts the saved `config` bytes back (a push's upstream, a deleted branch's section).
 fn restores_config(op: &str) -> bool {
-    matches!(op, "push" | "branchDelete")
+    match Operation::from_name(op) {
+        Some(Operation::Push | Operation::BranchDelete) => true,
+        Some(
+            Operation::Merge
+            | Operation::Rebase
+            | Operation::Discard
+            | Operation::Reset
+            | Operation::Patch
+            | Operation::Plan
+            | Operation::Worktree
+            | Operation::Commit
+            | Operation::Branch
+            | Operation::SubmodulePointer,
+        )
+        | None => false,
+    }
 }
 
 /// Copies the saved bytes `saved` over `target` (written beside it, then renamed).
@@ -355,7 +371,7 @@ pub fn restore(journal: &mut Journal, repo: &Canonical, point: &RestorePoint, ac
     let dir = journal.dir().join("restore").join(&point.id);
     journal::create_private_dir(&dir)?;
     let extra = read_extra(&dir)?;
-    if point.op == "worktree" {
+    if Operation::from_name(&point.op) == Some(Operation::Worktree) {
         let proposal = journal.get(&point.proposal_id)?;
         if let Some(path) = proposal.as_ref().and_then(|proposal| proposal.body.get("path")).and_then(Value::as_str) {
             remove_new_worktree(&git, &extra.worktrees, Path::new(path))?;

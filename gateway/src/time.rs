@@ -1,9 +1,7 @@
 //! Wall-clock helpers: milliseconds since the epoch and RFC 3339 UTC with milliseconds (the wire format).
 
-/// Milliseconds since the Unix epoch, now.
-pub fn now_ms() -> i64 {
-    fluxgit_audit::now_ms_i64()
-}
+/// Milliseconds since the Unix epoch, now (the workspace's one clock, saturating at `i64::MAX`).
+pub use fluxgit_contract::now_ms_i64 as now_ms;
 
 /// `ms` as RFC 3339 UTC with milliseconds, e.g. `2026-01-01T00:00:00.000Z`.
 pub fn format_ms(ms: i64) -> String {

@@ -535,7 +535,7 @@ fn fleet(command: FleetCommand) -> anyhow::Result<ExitCode> {
                 eprintln!("fluxgit-mcp-sidecar fleet add: name repositories or --scan DIR");
                 return Ok(ExitCode::from(EXIT_USAGE));
             }
-            let now_ms = fluxgit_audit::now_ms_i64();
+            let now_ms = fluxgit_contract::now_ms_i64();
             for (path, outcome) in fluxgit_engine::fleet::resolve_for_registry(&engine, &candidates) {
                 match outcome {
                     Ok(root) => {

@@ -42,7 +42,7 @@ pub fn now_epoch_secs() -> i64 {
     if let Some(pinned) = pinned.filter(|pinned| *pinned >= 0) {
         return pinned;
     }
-    fluxgit_audit::now_secs()
+    fluxgit_contract::now_secs()
 }
 
 /// Codex CLI's home directory variable (its session store is `$CODEX_HOME/sessions`).
@@ -62,7 +62,7 @@ pub fn agent_detection(client_name: &str) -> Option<fluxgit_engine::agents::Opti
     {
         run_dirs.push(default);
     }
-    let now_ms = fluxgit_audit::now_ms();
+    let now_ms = fluxgit_contract::now_ms();
     Some(fluxgit_engine::agents::Options {
         home: dirs::home_dir(),
         codex_home: non_empty(CODEX_HOME_VAR).filter(|path| path.is_absolute()),

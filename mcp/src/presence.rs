@@ -141,7 +141,7 @@ impl CallObserver for Presence {
         let (Some(definition), false) = (call.definition, output.is_error) else { return };
         let Some(repo_path) = output.repo_path.as_deref() else { return };
         self.client = (call.client_name.to_owned(), call.client_version.map(str::to_owned));
-        if let Err(error) = self.record(repo_path, definition.name, fluxgit_audit::now_ms())
+        if let Err(error) = self.record(repo_path, definition.name, fluxgit_contract::now_ms())
             && !self.warned
         {
             tracing::warn!(%error, dir = %self.dir.display(), "presence file not written (calls are unaffected)");

@@ -393,7 +393,7 @@ pub fn agent_of_client(client: &str) -> String {
 }
 
 // A file's modification time in Unix milliseconds.
-pub(crate) use fluxgit_audit::unix_ms as mtime_ms;
+pub(crate) use fluxgit_contract::unix_ms as mtime_ms;
 
 /// Whether a store modified at `modified_ms` is old enough to be skipped without reading it.
 pub(crate) fn too_old(modified_ms: u64, now_ms: u64) -> bool {

@@ -44,7 +44,7 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        let now = fluxgit_audit::now_secs();
+        let now = fluxgit_contract::now_secs();
         Self { recent_commits: DEFAULT_RECENT_COMMITS, proposals: false, tool_names: crate::Spelling::default(), now }
     }
 }

@@ -146,17 +146,17 @@ fn presence_files(run_dir: &Path, root: &Path, sidecar_pid: u32, own_pid: u32) {
     };
     std::fs::write(
         dir.join(format!("{sidecar_pid}.json")),
-        file(sidecar_pid, "windsurf", fluxgit_audit::now_ms() - 1000).to_string(),
+        file(sidecar_pid, "windsurf", fluxgit_contract::now_ms() - 1000).to_string(),
     )
     .expect("write");
     std::fs::write(
         dir.join(format!("{own_pid}.json")),
-        file(own_pid, "claude-code", fluxgit_audit::now_ms()).to_string(),
+        file(own_pid, "claude-code", fluxgit_contract::now_ms()).to_string(),
     )
     .expect("write");
     std::fs::write(
         dir.join("999999999.json"),
-        file(999_999_999, "old-client", fluxgit_audit::now_ms() - 48 * 3600 * 1000).to_string(),
+        file(999_999_999, "old-client", fluxgit_contract::now_ms() - 48 * 3600 * 1000).to_string(),
     )
     .expect("write");
     std::fs::write(dir.join("bad.json"), "{not json").expect("write");
@@ -251,7 +251,7 @@ fn detects_each_agent_from_its_real_layout() {
         proc_root: PathBuf::from("/proc"),
         own_pid,
         client_name: Some("codex-mcp-client".to_owned()),
-        now_ms: fluxgit_audit::now_ms(),
+        now_ms: fluxgit_contract::now_ms(),
     };
     let detector = Detector::default();
     let report = detector.detect(&root, Some("main"), &options);
@@ -353,7 +353,7 @@ fn unparseable_stores_are_skipped_with_a_diagnostic() {
         proc_root: base.join("no-proc"),
         own_pid: std::process::id(),
         client_name: None,
-        now_ms: fluxgit_audit::now_ms(),
+        now_ms: fluxgit_contract::now_ms(),
     };
     let report = Detector::default().detect(&root, None, &options);
     assert!(report.agents.is_empty(), "{report:?}");

@@ -1,101 +1,18 @@
-//! The fields of each proposal (design.md §5 "Write handshake"). One table drives the input schema, the checks made
-//! before anything is sent (design.md §4.4: repositories inside the allowed roots, refs that are revisions, paths that
-//! stay in the work tree, sizes) and the defaults written into the body, so the gateway always gets every field.
+//! The fields of each proposal (design.md §5 "Write handshake"). The contract's table ([`Operation::table`]) drives
+//! the input schema, the checks made before anything is sent (design.md §4.4: repositories inside the allowed roots,
+//! refs that are revisions, paths that stay in the work tree, sizes) and the defaults written into the body, so the
+//! gateway always gets every field.
 
 use std::path::{Component, Path, PathBuf};
 
-use fluxgit_audit::STEP_TYPES;
+pub use fluxgit_contract::{
+    Field, Fill, Kind, MAX_DELETE_BRANCHES, MAX_DELETE_BRANCHES_PER_REPO, MAX_DELETE_REPOS, MAX_MESSAGE_CHARS,
+    MAX_PATCH_BYTES, MAX_PATHS, MAX_STEPS, Operation, STEP_TYPES,
+};
 use fluxgit_engine::{MAX_REVISION_LEN, Repo, check_branch_name, check_relative_path, check_revision};
 use serde_json::{Map, Value, json};
 
 use crate::tools::{CallContext, ProtocolError, schema};
-
-/// Most paths in `paths` (discard, commit).
-pub const MAX_PATHS: u64 = 10_000;
-/// Largest `patchContent`, in bytes (4 MiB).
-pub const MAX_PATCH_BYTES: usize = 4 * 1024 * 1024;
-/// Most plan steps.
-pub const MAX_STEPS: u64 = 10;
-/// Most repositories in one branchDelete.
-pub const MAX_DELETE_REPOS: u64 = 20;
-/// Most branches per repository in one branchDelete.
-pub const MAX_DELETE_BRANCHES_PER_REPO: u64 = 20;
-/// Most branches in one branchDelete, all repositories together.
-pub const MAX_DELETE_BRANCHES: usize = 100;
-/// Longest commit or submodule-pointer message, in characters.
-pub const MAX_MESSAGE_CHARS: u64 = 65_536;
-
-/// One proposal type.
-pub struct Operation {
-    /// The operation type, e.g. `merge`: the route is `/v1/mcp/operation/preview/{name}`.
-    pub name: &'static str,
-    /// The tool name, `operation.preview.{name}`.
-    pub tool: &'static str,
-    /// The tool's title.
-    pub title: &'static str,
-    /// The tool's description.
-    pub description: &'static str,
-    /// Its fields besides `repoPath`, `reason` and `idempotencyKey`.
-    pub fields: &'static [Field],
-}
-
-/// One field of a proposal.
-pub struct Field {
-    /// The argument and body name.
-    pub name: &'static str,
-    /// What it holds, and so how it is checked.
-    pub kind: Kind,
-    /// Whether the caller must give it.
-    pub required: bool,
-    /// The value sent when the caller gives none.
-    pub default: Fill,
-    /// Its schema description.
-    pub description: &'static str,
-}
-
-/// What a field holds.
-#[derive(Clone, Copy)]
-pub enum Kind {
-    /// A revision that must name a commit now (resolved in the repository).
-    Revision,
-    /// A ref or remote name that need not exist yet: checked for shape only (no leading `-`, no control characters).
-    Name,
-    /// A branch name that need not exist yet: checked as `git check-ref-format --branch` checks it.
-    BranchName,
-    /// A repository-relative path: no `..`, not absolute.
-    RelativePath,
-    /// 1-10000 repository-relative paths.
-    Paths,
-    /// A patch of at most 4 MiB.
-    Patch,
-    /// A boolean.
-    Flag,
-    /// A boolean that may only be `false` (rebase `interactive`).
-    FalseOnly,
-    /// One of these strings.
-    Choice(&'static [&'static str]),
-    /// Free text of at most this many characters.
-    Text(u64),
-    /// A full object id (40 or 64 hex digits).
-    Oid,
-    /// An absolute path inside the allowed roots that may not exist yet (worktree `path`).
-    AbsolutePath,
-    /// branchDelete `targets`.
-    Targets,
-    /// plan `steps`.
-    Steps,
-}
-
-/// The default of a field.
-#[derive(Clone, Copy)]
-pub enum Fill {
-    /// None: an absent optional field is not sent.
-    Nothing,
-    /// This boolean.
-    Bool(bool),
-    /// This string.
-    Text(&'static str),
-}
 
 /// Why a proposal was refused before anything was sent.
 pub enum Refusal {
@@ -111,193 +28,65 @@ impl From<fluxgit_engine::Error> for Refusal {
     }
 }
 
-const fn field(name: &'static str, kind: Kind, description: &'static str) -> Field {
-    Field { name, kind, required: false, default: Fill::Nothing, description }
-}
-
-const fn required(name: &'static str, kind: Kind, description: &'static str) -> Field {
-    Field { name, kind, required: true, default: Fill::Nothing, description }
-}
-
-const fn defaults_to(name: &'static str, kind: Kind, default: Fill, description: &'static str) -> Field {
-    Field { name, kind, required: false, default, description }
-}
-
-const MERGE: &[Field] = &[
-    required("sourceRef", Kind::Revision, "The revision to merge, e.g. a branch."),
-    required("targetRef", Kind::Revision, "The branch to merge into."),
-    defaults_to(
-        "strategy",
-        Kind::Choice(&["merge", "squash"]),
-        Fill::Text("merge"),
-        "A merge commit, or one squashed commit.",
-    ),
-];
-const REBASE: &[Field] = &[
-    required("ontoRef", Kind::Revision, "The revision to rebase onto."),
-    defaults_to("currentRef", Kind::Revision, Fill::Text("HEAD"), "The branch to rebase."),
-    defaults_to(
-        "interactive",
-        Kind::FalseOnly,
-        Fill::Bool(false),
-        "Only false: interactive rebases are never proposed.",
-    ),
-];
-const DISCARD: &[Field] =
-    &[required("paths", Kind::Paths, "Repository-relative paths whose uncommitted changes to discard.")];
-const RESET: &[Field] = &[
-    required("targetRef", Kind::Revision, "The revision to reset the current branch to."),
-    defaults_to(
-        "mode",
-        Kind::Choice(&["soft", "mixed", "hard"]),
-        Fill::Text("mixed"),
-        "soft, mixed or hard (hard discards work-tree changes).",
-    ),
-];
-const PATCH: &[Field] = &[
-    required("patchContent", Kind::Patch, "A unified patch as `git apply` takes it, at most 4 MiB."),
-    defaults_to("applyToIndex", Kind::Flag, Fill::Bool(false), "Also apply it to the index (`git apply --index`)."),
-];
-const PLAN: &[Field] = &[required("steps", Kind::Steps, "1-10 steps run in order, stopping at the first failure.")];
-const WORKTREE: &[Field] = &[
-    required("branch", Kind::BranchName, "The branch to check out in the new worktree."),
-    field(
-        "path",
-        Kind::AbsolutePath,
-        "Absolute path of the new worktree in the allowed roots (default <repo parent>/<repo>.worktrees/<branch>).",
-    ),
-];
-const COMMIT: &[Field] = &[
-    required("message", Kind::Text(MAX_MESSAGE_CHARS), "The commit message."),
-    field(
-        "paths",
-        Kind::Paths,
-        "Repository-relative paths to commit; with neither paths nor stageAll, what is staged is committed.",
-    ),
-    defaults_to(
-        "stageAll",
-        Kind::Flag,
-        Fill::Bool(false),
-        "Stage every change first (`git add -A`). Amending is never proposed.",
-    ),
-];
-const PUSH: &[Field] = &[
-    defaults_to("remote", Kind::Name, Fill::Text("origin"), "The remote to push to."),
-    field("branch", Kind::BranchName, "The local branch to push; default the current branch."),
-    defaults_to("setUpstream", Kind::Flag, Fill::Bool(false), "Set the pushed branch as upstream."),
-    defaults_to(
-        "forceWithLease",
-        Kind::Flag,
-        Fill::Bool(false),
-        "Force with lease (HIGH risk: may drop remote commits).",
-    ),
-];
-const BRANCH: &[Field] = &[
-    required("name", Kind::BranchName, "The new branch's name."),
-    defaults_to("startPoint", Kind::Revision, Fill::Text("HEAD"), "Where the branch starts."),
-    defaults_to("checkout", Kind::Flag, Fill::Bool(true), "Check the new branch out."),
-];
-const BRANCH_DELETE: &[Field] = &[required(
-    "targets",
-    Kind::Targets,
-    "Local branches to delete: at most 20 repositories x 20 branches, 100 in all. Remote branches are never touched.",
-)];
-const SUBMODULE_POINTER: &[Field] = &[
-    required("relativePath", Kind::RelativePath, "The submodule's path, relative to its parent repository."),
-    field(
-        "parentPath",
-        Kind::RelativePath,
-        "For a nested submodule: its parent submodule's path, relative to repoPath; default repoPath itself.",
-    ),
-    required(
-        "direction",
-        Kind::Choice(&["record", "return"]),
-        "record: commit the checked-out commit as the parent's pointer; return: check out the recorded one (detached).",
-    ),
-    field("message", Kind::Text(MAX_MESSAGE_CHARS), "The parent's commit message (record only)."),
-    field("expectedRecordedOid", Kind::Oid, "Refuse unless the parent records this commit."),
-    field("expectedCheckedOutOid", Kind::Oid, "Refuse unless the submodule has this commit checked out."),
-];
-
-/// An [`Operation`] whose tool name and description are built from its name and summary at compile time.
-macro_rules! operation {
-    ($name:literal, $title:literal, $summary:literal, $fields:expr) => {
-        Operation {
-            name: $name,
-            tool: concat!("operation.preview.", $name),
-            title: $title,
-            description: concat!(
-                $summary,
-                " A person approves or rejects it at the approval gateway; this returns a previewId to poll with \
-                 operation_status, not a Git result."
-            ),
-            fields: $fields,
-        }
+/// A preview tool's description: its summary, then what happens to a proposal.
+macro_rules! described {
+    ($summary:literal) => {
+        concat!(
+            $summary,
+            " A person approves or rejects it at the approval gateway; this returns a previewId to poll with \
+             operation_status, not a Git result."
+        )
     };
 }
 
-/// The twelve proposal types in design.md §5 order.
-pub const OPERATIONS: [Operation; 12] = [
-    operation!("merge", "Propose a merge", "Propose merging sourceRef into targetRef.", MERGE),
-    operation!("rebase", "Propose a rebase", "Propose rebasing currentRef onto ontoRef (never interactive).", REBASE),
-    operation!(
-        "discard",
-        "Propose discarding changes",
-        "Propose discarding the uncommitted changes of some paths (the gateway snapshots them first).",
-        DISCARD
-    ),
-    operation!("reset", "Propose a reset", "Propose resetting the current branch to targetRef.", RESET),
-    operation!(
-        "patch",
-        "Propose applying a patch",
-        "Propose applying a unified patch to the work tree (and index).",
-        PATCH
-    ),
-    operation!(
-        "plan",
-        "Propose a plan",
-        "Propose up to 10 merge/rebase/discard/reset/patch steps run in order, stopping at the first failure.",
-        PLAN
-    ),
-    operation!("worktree", "Propose a worktree", "Propose adding a linked worktree for a branch.", WORKTREE),
-    operation!(
-        "commit",
-        "Propose a commit",
-        "Propose a commit of staged changes, some paths, or everything (never an amend).",
-        COMMIT
-    ),
-    operation!("push", "Propose a push", "Propose pushing a branch to a remote.", PUSH),
-    operation!("branch", "Propose a branch", "Propose creating a branch.", BRANCH),
-    operation!(
-        "branchDelete",
-        "Propose deleting branches",
-        "Propose deleting local branches across repositories (unmerged, checked-out or moved branches are kept).",
-        BRANCH_DELETE
-    ),
-    operation!(
-        "submodulePointer",
-        "Propose a submodule pointer change",
-        "Propose recording a submodule's checked-out commit in its parent, or returning it to the recorded one.",
-        SUBMODULE_POINTER
-    ),
-];
-
-/// The names of [`OPERATIONS`], in order (for the check against `fluxgit_audit::OPERATIONS`).
-const OPERATION_NAMES: [&str; 12] = {
-    let mut names = [""; 12];
-    let mut index = 0;
-    while index < OPERATIONS.len() {
-        names[index] = OPERATIONS[index].name;
-        index += 1;
+/// The title and description of `operation`'s preview tool.
+pub const fn texts(operation: Operation) -> (&'static str, &'static str) {
+    match operation {
+        Operation::Merge => ("Propose a merge", described!("Propose merging sourceRef into targetRef.")),
+        Operation::Rebase => {
+            ("Propose a rebase", described!("Propose rebasing currentRef onto ontoRef (never interactive)."))
+        }
+        Operation::Discard => (
+            "Propose discarding changes",
+            described!("Propose discarding the uncommitted changes of some paths (the gateway snapshots them first)."),
+        ),
+        Operation::Reset => ("Propose a reset", described!("Propose resetting the current branch to targetRef.")),
+        Operation::Patch => {
+            ("Propose applying a patch", described!("Propose applying a unified patch to the work tree (and index)."))
+        }
+        Operation::Plan => (
+            "Propose a plan",
+            described!(
+                "Propose up to 10 merge/rebase/discard/reset/patch steps run in order, stopping at the first failure."
+            ),
+        ),
+        Operation::Worktree => ("Propose a worktree", described!("Propose adding a linked worktree for a branch.")),
+        Operation::Commit => (
+            "Propose a commit",
+            described!("Propose a commit of staged changes, some paths, or everything (never an amend)."),
+        ),
+        Operation::Push => ("Propose a push", described!("Propose pushing a branch to a remote.")),
+        Operation::Branch => ("Propose a branch", described!("Propose creating a branch.")),
+        Operation::BranchDelete => (
+            "Propose deleting branches",
+            described!(
+                "Propose deleting local branches across repositories (unmerged, checked-out or moved branches are \
+                 kept)."
+            ),
+        ),
+        Operation::SubmodulePointer => (
+            "Propose a submodule pointer change",
+            described!(
+                "Propose recording a submodule's checked-out commit in its parent, or returning it to the recorded \
+                 one."
+            ),
+        ),
     }
-    names
-};
-// The table above names each operation once more, for its fields: it must list fluxgit_audit's operations, in order.
-const _: () = assert!(fluxgit_audit::is_operation_list(&OPERATION_NAMES), "OPERATIONS differs from fluxgit_audit");
+}
 
 /// The operation called `name`.
-pub fn operation(name: &str) -> Option<&'static Operation> {
-    OPERATIONS.iter().find(|operation| operation.name == name)
+pub fn operation(name: &str) -> Option<Operation> {
+    Operation::from_name(name)
 }
 
 /// The JSON Schema of one field.
@@ -321,7 +110,7 @@ fn field_schema(field: &Field) -> Value {
                     "maxItems": MAX_DELETE_BRANCHES_PER_REPO, "items": text(MAX_REVISION_LEN as u64) } } }
         }),
         Kind::Steps => {
-            let steps: Vec<Value> = STEP_TYPES.iter().filter_map(|name| operation(name)).map(step_schema).collect();
+            let steps: Vec<Value> = Operation::STEPS.into_iter().map(step_schema).collect();
             json!({ "type": "array", "minItems": 1, "maxItems": MAX_STEPS, "items": { "oneOf": steps } })
         }
     };
@@ -334,11 +123,11 @@ fn field_schema(field: &Field) -> Value {
     schema
 }
 
-fn step_schema(operation: &Operation) -> Value {
+fn step_schema(operation: Operation) -> Value {
     let mut properties = Map::new();
-    properties.insert("type".to_owned(), json!({ "const": operation.name }));
+    properties.insert("type".to_owned(), json!({ "const": operation.name() }));
     let mut required = vec!["type"];
-    for field in operation.fields {
+    for field in operation.table() {
         properties.insert(field.name.to_owned(), field_schema(field));
         if field.required {
             required.push(field.name);
@@ -348,7 +137,7 @@ fn step_schema(operation: &Operation) -> Value {
 }
 
 /// The input schema of `operation.preview.{operation}`: `repoPath`, `reason`, `idempotencyKey` and its fields.
-pub fn input_schema(operation: &Operation) -> Value {
+pub fn input_schema(operation: Operation) -> Value {
     let mut properties = Map::new();
     properties.insert("repoPath".to_owned(), schema::repo_path());
     properties.insert(
@@ -362,7 +151,7 @@ pub fn input_schema(operation: &Operation) -> Value {
             "description": "Reusing a key (same operation type, same agent) resolves to the existing proposal." }),
     );
     let mut required = vec!["repoPath", "reason"];
-    for field in operation.fields {
+    for field in operation.table() {
         properties.insert(field.name.to_owned(), field_schema(field));
         if field.required {
             required.push(field.name);
@@ -379,11 +168,11 @@ pub fn input_schema(operation: &Operation) -> Value {
 pub fn check(
     ctx: &CallContext<'_>,
     repo: &Repo,
-    operation: &Operation,
+    operation: Operation,
     arguments: &Map<String, Value>,
 ) -> Result<Map<String, Value>, Refusal> {
     let mut body = Map::new();
-    for field in operation.fields {
+    for field in operation.table() {
         let value = match (arguments.get(field.name), field.default) {
             (Some(value), _) => check_value(ctx, repo, field, value)?,
             (None, Fill::Nothing) => continue,
@@ -463,7 +252,7 @@ fn check_steps(ctx: &CallContext<'_>, repo: &Repo, value: &Value) -> Result<Valu
     for step in value.as_array().into_iter().flatten() {
         let Some(arguments) = step.as_object() else { continue };
         let kind = arguments.get("type").and_then(Value::as_str).unwrap_or_default();
-        let Some(operation) = operation(kind).filter(|_| STEP_TYPES.contains(&kind)) else {
+        let Some(operation) = operation(kind).filter(|operation| operation.is_step()) else {
             return Err(Refusal::Params(ProtocolError::invalid_params(
                 format!("plan step type {kind:?} is not one of {STEP_TYPES:?}"),
                 None,

@@ -20,7 +20,7 @@ pub struct OperationTool {
 }
 
 enum Action {
-    Preview(&'static Operation),
+    Preview(Operation),
     Cancel,
     Status,
 }
@@ -45,15 +45,16 @@ impl Tool for OperationTool {
 
 /// The twelve preview tools, in design.md §5 order.
 pub fn previews() -> Vec<OperationTool> {
-    fields::OPERATIONS.iter().map(preview_tool).collect()
+    Operation::ALL.into_iter().map(preview_tool).collect()
 }
 
-fn preview_tool(operation: &'static Operation) -> OperationTool {
+fn preview_tool(operation: Operation) -> OperationTool {
+    let (title, description) = fields::texts(operation);
     OperationTool {
         definition: ToolDefinition {
-            name: operation.tool,
-            title: operation.title,
-            description: operation.description,
+            name: operation.tool(),
+            title,
+            description,
             input_schema: fields::input_schema(operation),
             output_schema: schema::envelope(proposal_schema()),
             read_only: false,
@@ -168,10 +169,10 @@ fn now() -> String {
 
 fn preview(
     ctx: &CallContext<'_>,
-    operation: &'static Operation,
+    operation: Operation,
     arguments: &Map<String, Value>,
 ) -> Result<ToolOutput, ProtocolError> {
-    let tool = operation.tool;
+    let tool = operation.tool();
     let text = |name: &str| arguments.get(name).and_then(Value::as_str).unwrap_or_default();
     let repo = match ctx.resolve(text("repoPath")) {
         Ok(repo) => repo,
@@ -183,7 +184,7 @@ fn preview(
         Err(Refusal::Engine(error)) => return frame.engine_error(error),
         Err(Refusal::Params(error)) => return Err(error),
     };
-    if operation.name == "worktree" && !checked.contains_key("path") {
+    if operation == Operation::Worktree && !checked.contains_key("path") {
         let root = &repo.location.root;
         let default = match (root.parent(), root.file_name()) {
             (Some(parent), Some(name)) => {
@@ -200,25 +201,25 @@ fn preview(
         };
     }
     let idempotency_key = match arguments.get("idempotencyKey").and_then(Value::as_str) {
-        Some(key) => format!("{}:client:{key}", operation.name),
-        None => format!("{}:call:{}", operation.name, uuid::Uuid::new_v4()),
+        Some(key) => format!("{}:client:{key}", operation.name()),
+        None => format!("{}:call:{}", operation.name(), uuid::Uuid::new_v4()),
     };
     let mut body = Map::new();
     body.insert("previewId".to_owned(), Value::from(uuid::Uuid::new_v4().to_string()));
     body.insert("agentId".to_owned(), Value::from(ctx.client_name));
     body.insert("idempotencyKey".to_owned(), Value::from(idempotency_key));
-    body.insert("operationType".to_owned(), Value::from(operation.name));
+    body.insert("operationType".to_owned(), Value::from(operation.name()));
     body.insert("repoPath".to_owned(), Value::from(repo.location.root.display().to_string()));
     body.insert("reason".to_owned(), Value::from(text("reason")));
     body.insert("requestedAt".to_owned(), Value::from(now()));
-    let paths = others::proposal_paths(operation.name, &checked);
+    let paths = others::proposal_paths(operation.name(), &checked);
     body.extend(checked);
-    match ctx.bridge.propose(operation.name, &Value::Object(body)) {
+    match ctx.bridge.propose(operation.name(), &Value::Object(body)) {
         Ok(snapshot) => {
             let mut data = json!({
                 "accepted": true,
                 "previewId": snapshot.preview_id,
-                "operationType": operation.name,
+                "operationType": operation.name(),
                 "status": snapshot.status.as_str(),
             });
             copy_text(&snapshot, "expiresAt", &mut data);

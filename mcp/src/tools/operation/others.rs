@@ -6,6 +6,7 @@
 //! steps, and the submodule directory of submodulePointer (`parentPath/relativePath`). A path overlaps an agent's
 //! file when they are equal or one is a directory holding the other.
 
+use fluxgit_contract::Operation;
 use fluxgit_engine::agents::{self, Agent};
 use serde_json::{Map, Value, json};
 
@@ -31,17 +32,18 @@ pub fn proposal_paths(operation: &str, fields: &Map<String, Value>) -> Option<Ve
 
 fn collect(operation: &str, fields: &Map<String, Value>, paths: &mut Vec<String>) -> bool {
     let text = |name: &str| fields.get(name).and_then(Value::as_str);
+    let Some(operation) = Operation::from_name(operation) else { return false };
     match operation {
-        "discard" | "commit" => {
+        Operation::Discard | Operation::Commit => {
             let Some(list) = fields.get("paths").and_then(Value::as_array) else { return false };
             paths.extend(list.iter().filter_map(Value::as_str).map(|path| path.trim_end_matches('/').to_owned()));
             true
         }
-        "patch" => {
+        Operation::Patch => {
             paths.extend(patch_files(text("patchContent").unwrap_or_default()));
             true
         }
-        "submodulePointer" => {
+        Operation::SubmodulePointer => {
             let Some(relative) = text("relativePath") else { return false };
             let path = match text("parentPath").filter(|parent| !parent.is_empty()) {
                 Some(parent) => format!("{}/{}", parent.trim_end_matches('/'), relative),
@@ -50,7 +52,7 @@ fn collect(operation: &str, fields: &Map<String, Value>, paths: &mut Vec<String>
             paths.push(path.trim_end_matches('/').to_owned());
             true
         }
-        "plan" => {
+        Operation::Plan => {
             let steps = fields.get("steps").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
             let mut any = false;
             for step in steps.iter().filter_map(Value::as_object) {
@@ -59,7 +61,13 @@ fn collect(operation: &str, fields: &Map<String, Value>, paths: &mut Vec<String>
             }
             any
         }
-        _ => false,
+        Operation::Merge
+        | Operation::Rebase
+        | Operation::Reset
+        | Operation::Worktree
+        | Operation::Push
+        | Operation::Branch
+        | Operation::BranchDelete => false,
     }
 }
 

@@ -1,5 +1,5 @@
 //! The wall clock in Unix milliseconds, for every crate of the workspace (the ledger, the gateway, the sidecar and
-//! the engine each read it here).
+//! the engine each read it here, so that none of them links another for a clock).
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
