@@ -9,6 +9,7 @@
 mod audit_latency;
 mod blame;
 mod cli;
+mod collisions;
 mod definitions;
 mod facts;
 mod fleet;
@@ -73,6 +74,8 @@ enum Mode {
     /// Agent-task benchmark (issue 35): seven everyday tasks on clones of ripgrep, tokio and git at pinned commits,
     /// the scripted path (brief, its first hint, one task call) vs the expert's git commands: facts, calls, tokens.
     Tasks(TasksArgs),
+    /// Collision benchmark: repo.collisions over ten worktrees of a real clone vs git stash create + merge-tree.
+    Collisions(collisions::Args),
     /// One in-process `file.blame` of a whole file at HEAD, for the blame benchmark's CPU measurement.
     #[command(hide = true)]
     BlameProbe {
@@ -393,6 +396,7 @@ fn main() -> ExitCode {
         Mode::Count { files } => count(&files),
         Mode::Tools(args) => tools(&args),
         Mode::Tasks(args) => tasks_bench(&args),
+        Mode::Collisions(args) => collisions::bench(&args),
         Mode::BlameProbe { repo, path } => {
             blame::probe(&repo, &path).map(|lines| println!("{lines} lines blamed in {}", repo.display()))
         }

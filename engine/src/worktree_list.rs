@@ -170,9 +170,25 @@ impl Engine {
                     worktree.vs_default = Some(Upstream { name: name.clone(), ahead, behind, gone: false });
                 }
             }
-            if let Some(agent_options) = &options.agents {
-                let found =
-                    self.agents.detect(std::path::Path::new(&worktree.path), worktree.branch.as_deref(), agent_options);
+        }
+        if let Some(agent_options) = &options.agents {
+            // One read of the process table for every worktree read.
+            let read: Vec<usize> = (0..report.worktrees.len())
+                .filter(|&index| {
+                    let worktree = &report.worktrees[index];
+                    !worktree.outside_roots && !worktree.bare && !worktree.prunable && worktree.error.is_none()
+                })
+                .collect();
+            let checkouts: Vec<(&std::path::Path, Option<&str>)> = read
+                .iter()
+                .map(|&index| {
+                    let worktree = &report.worktrees[index];
+                    (std::path::Path::new(worktree.path.as_str()), worktree.branch.as_deref())
+                })
+                .collect();
+            let found = self.agents.detect_many(&checkouts, agent_options);
+            for (index, found) in read.into_iter().zip(found) {
+                let worktree = &mut report.worktrees[index];
                 for agent in found.agents {
                     if !worktree.agents.contains(&agent.agent) {
                         worktree.agents.push(agent.agent.clone());

@@ -134,7 +134,7 @@ pub struct Agent {
 }
 
 /// `agents.presence`'s answer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Report {
     /// Agents, `working` first, then `open`, then `recent`, newest activity first.
@@ -226,10 +226,27 @@ impl Detector {
 
     /// Every agent working in the repository at `root`, uncut (see [`Detector::presence`]).
     pub fn detect(&self, root: &Path, branch: Option<&str>, options: &Options) -> Report {
-        let mut diagnostics = Vec::new();
+        self.detect_many(&[(root, branch)], options).pop().unwrap_or_default()
+    }
+
+    /// [`Detector::detect`] for each of several checkouts (a repository's worktrees), from one read
+    /// of the process table: one report per `(root, branch)`, in order.
+    pub fn detect_many(&self, checkouts: &[(&Path, Option<&str>)], options: &Options) -> Vec<Report> {
         let table = process::Table::read(&options.proc_root);
         let ancestors = table.ancestors(options.own_pid);
-        let mut sightings = process::sightings(&table, root, options.own_pid, branch);
+        checkouts.iter().map(|(root, branch)| self.detect_in(root, *branch, options, &table, &ancestors)).collect()
+    }
+
+    fn detect_in(
+        &self,
+        root: &Path,
+        branch: Option<&str>,
+        options: &Options,
+        table: &process::Table,
+        ancestors: &[u32],
+    ) -> Report {
+        let mut diagnostics = Vec::new();
+        let mut sightings = process::sightings(table, root, options.own_pid, branch);
         {
             let mut caches = match self.cache.lock() {
                 Ok(guard) => guard,
@@ -247,8 +264,8 @@ impl Detector {
             }
             sightings.extend(aider::sightings(root, options.now_ms, &mut caches, &mut diagnostics));
         }
-        let presence = presence::sightings(&options.run_dirs, root, options, &table, &mut diagnostics);
-        let agents = merge(sightings, presence, &table, &ancestors, options);
+        let presence = presence::sightings(&options.run_dirs, root, options, table, &mut diagnostics);
+        let agents = merge(sightings, presence, table, ancestors, options);
         Report { agent_count: agents.len(), agents, diagnostics }
     }
 }

@@ -226,6 +226,21 @@ impl Engine {
             },
         );
         repo.interrupt.check()?;
+        // One read of the process table for every worktree read and the repository itself (its last report).
+        let mut found = match &options.agents {
+            Some(agent_options) => {
+                let checkouts: Vec<(&std::path::Path, Option<&str>)> = read
+                    .iter()
+                    .filter_map(|(target, _, outcome)| {
+                        outcome.as_ref().ok().map(|read| (std::path::Path::new(&target.path), read.branch.as_deref()))
+                    })
+                    .chain([(repo.location.root.as_path(), None)])
+                    .collect();
+                self.agents.detect_many(&checkouts, agent_options)
+            }
+            None => Vec::new(),
+        }
+        .into_iter();
         let mut lines: Vec<(Line, pair::Tip)> = Vec::new();
         for (target, _root, outcome) in read {
             let read = match outcome {
@@ -235,6 +250,7 @@ impl Engine {
                     continue;
                 }
             };
+            let here = found.next();
             let Some(tip) = read.tip() else { continue };
             let name = match &read.branch {
                 Some(branch) => branch.clone(),
@@ -244,15 +260,11 @@ impl Engine {
             };
             let mut agents = Vec::new();
             let mut last_activity_ms = None;
-            if let Some(agent_options) = &options.agents {
-                let found =
-                    self.agents.detect(std::path::Path::new(&target.path), read.branch.as_deref(), agent_options);
-                for agent in found.agents {
-                    if !agents.contains(&agent.agent) {
-                        agents.push(agent.agent.clone());
-                    }
-                    last_activity_ms = last_activity_ms.max(agent.last_activity_ms);
+            for agent in here.map(|report| report.agents).unwrap_or_default() {
+                if !agents.contains(&agent.agent) {
+                    agents.push(agent.agent.clone());
                 }
+                last_activity_ms = last_activity_ms.max(agent.last_activity_ms);
             }
             let line = Line {
                 default: default_branch.as_deref() == read.branch.as_deref() && read.branch.is_some(),
@@ -270,9 +282,8 @@ impl Engine {
         if let Some(default) = &default_branch {
             branches.push((default.clone(), Vec::new(), None));
         }
-        if let Some(agent_options) = &options.agents {
-            let found = self.agents.detect(&repo.location.root, None, agent_options);
-            for agent in found.agents {
+        if let Some(at_root) = found.next() {
+            for agent in at_root.agents {
                 let Some(branch) = agent.branch else { continue };
                 match branches.iter_mut().find(|(name, _, _)| *name == branch) {
                     Some((_, kinds, at)) => {
