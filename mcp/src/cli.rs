@@ -1,5 +1,5 @@
-//! Command-line definition and the glue behind each mode: serve stdio (no subcommand), `call`, `doctor`,
-//! `verify-audit`, `audit export`, `audit-keygen`, `install`.
+//! Command-line definition and the glue behind each mode: serve stdio (no subcommand), `serve-http`, `token add`,
+//! `call`, `doctor`, `verify-audit`, `audit export`, `audit-keygen`, `install`.
 //!
 //! Exit codes: 0 success; 1 a JSON-RPC error or `isError: true` result from `call`, or a configuration error
 //! (including an unusable audit signing key: start-up fails closed); 2 usage (clap's own, `call` arguments that
