@@ -287,10 +287,10 @@ async fn endpoint(State(app): State<Arc<App>>, request: Request) -> Response {
     if !content_type.to_ascii_lowercase().starts_with("application/json") {
         return refuse(StatusCode::UNSUPPORTED_MEDIA_TYPE, "the body must be application/json");
     }
-    if let Some(version) = parts.headers.get(VERSION_HEADER) {
-        if version.to_str().ok().and_then(Version::parse).is_none() {
-            return refuse(StatusCode::BAD_REQUEST, "unsupported MCP-Protocol-Version");
-        }
+    if let Some(version) = parts.headers.get(VERSION_HEADER)
+        && version.to_str().ok().and_then(Version::parse).is_none()
+    {
+        return refuse(StatusCode::BAD_REQUEST, "unsupported MCP-Protocol-Version");
     }
     let bytes = match tokio::time::timeout(app.options.body_timeout, axum::body::to_bytes(body, MAX_FRAME_BYTES)).await
     {
