@@ -28,12 +28,13 @@ impl Drop for Served {
 fn serve(roots: &Path, home: &Path, extra: &[&str]) -> Served {
     let mut args = vec!["serve-http", "--listen", "127.0.0.1:0"];
     args.extend_from_slice(extra);
-    let mut child = sidecar(roots, home, &args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn serve-http");
+    spawn_served(sidecar(roots, home, &args))
+}
+
+/// Spawns `command` (a `serve-http`) and waits for the address it prints.
+fn spawn_served(mut command: Command) -> Served {
+    let mut child =
+        command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().expect("spawn serve-http");
     let mut stderr = BufReader::new(child.stderr.take().expect("piped stderr"));
     let mut line = String::new();
     let addr = loop {
@@ -390,4 +391,57 @@ fn slow_bodies_are_dropped_after_the_timeout_and_hold_no_call_slot() {
         assert_eq!(answer.status, 408, "{answer:?}");
     }
     assert!(at.elapsed() < Duration::from_secs(10), "dropped after the body timeout: {:?}", at.elapsed());
+}
+
+#[test]
+fn each_http_session_is_audited_under_its_client_name_and_refusals_too() {
+    let fixture = fluxgit_fixtures::build(fluxgit_fixtures::Scenario::Clean);
+    let home = tempfile::tempdir().expect("tempdir");
+    let repo = fixture.path().to_str().expect("utf-8").to_owned();
+    let ledger = home.path().join("audit").join("mcp.jsonl");
+    let presence = home.path().join("run").join("presence").join("mcp");
+    let tokens = home.path().join("tokens.json");
+    let root = fixture.root().canonicalize().expect("canonical");
+    let other = tempfile::tempdir().expect("tempdir");
+    let token = add_token(home.path(), &tokens, "auditor", root.to_str().expect("utf-8"), &[]);
+    let mut command = sidecar(fixture.root(), home.path(), &["serve-http", "--listen", "127.0.0.1:0"]);
+    command
+        .args(["--tokens", tokens.to_str().expect("utf-8")])
+        .env_remove("FLUXGIT_MCP_AUDIT_DISABLED")
+        .env_remove("FLUXGIT_MCP_PRESENCE_DISABLED")
+        .env("FLUXGIT_MCP_AUDIT_LOG", &ledger);
+    let served = spawn_served(command);
+    let addr = served.addr;
+    let bearer = format!("Authorization: Bearer {token}");
+    for name in ["alpha", "beta"] {
+        let mut hello = initialize();
+        hello["params"]["clientInfo"]["name"] = json!(name);
+        let answer = post(addr, &hello, std::slice::from_ref(&bearer));
+        let session = answer.header("mcp-session-id").expect("a session").to_owned();
+        let headers = [bearer.clone(), format!("Mcp-Session-Id: {session}")];
+        assert_brief(&post(addr, &brief(1, &repo), &headers), &repo);
+    }
+    assert_brief(&post(addr, &modern(brief(2, &repo)), std::slice::from_ref(&bearer)), &repo);
+    let outside = other.path().to_str().expect("utf-8");
+    let refused = post(addr, &modern(brief(3, outside)), std::slice::from_ref(&bearer)).json();
+    assert_eq!(refused["error"]["data"]["reason"], "outside_allowed_roots", "{refused}");
+    let files = std::fs::read_dir(&presence).expect("a presence dir").count();
+    assert_eq!(files, 1, "one presence file for the one server");
+
+    // SIGTERM: the audit is synced and the presence file removed, as on stdio.
+    let status = Command::new("kill").args(["-TERM", &served.child.id().to_string()]).status().expect("kill");
+    assert!(status.success());
+    let mut served = served;
+    let exit = served.child.wait().expect("exits");
+    assert!(exit.success(), "{exit:?}");
+    let entries: Vec<Value> = std::fs::read_to_string(&ledger)
+        .expect("a ledger")
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("an entry"))
+        .collect();
+    let sessions: Vec<&str> = entries.iter().filter_map(|entry| entry["session_id"].as_str()).collect();
+    assert_eq!(sessions, ["alpha", "beta", "http-modern", "http-modern"], "{entries:?}");
+    let results: Vec<&str> = entries.iter().filter_map(|entry| entry["result"].as_str()).collect();
+    assert_eq!(results, ["success", "success", "success", "error"]);
+    assert_eq!(std::fs::read_dir(&presence).expect("the presence dir").count(), 0, "presence file removed");
 }
