@@ -486,7 +486,10 @@ impl App {
         let fresh = SessionState::default();
         let state = session.as_ref().map_or(&fresh, |session| &session.state);
         match self.server.step_in(bytes, state) {
-            Step::Reply(Some(reply)) => {
+            Step::Reply(Some(mut reply)) => {
+                if message.get("method").and_then(Value::as_str) == Some("tools/list") {
+                    list_only_allowed(&mut reply, token.as_ref());
+                }
                 let status = if reply.get("id") == Some(&Value::Null) && message.get("id").is_none_or(Value::is_null) {
                     StatusCode::BAD_REQUEST
                 } else {
@@ -561,17 +564,37 @@ impl Drop for TriggerOnDrop {
     }
 }
 
+/// Leaves out of a `tools/list` reply the tools outside `token`'s toolsets (nothing without a token or toolsets).
+fn list_only_allowed(reply: &mut Value, token: Option<&TokenEntry>) {
+    let Some(toolsets) = token.and_then(|token| token.toolsets.as_ref()) else { return };
+    if let Some(Value::Array(tools)) = reply.pointer_mut("/result/tools") {
+        tools.retain(|tool| {
+            let name = tool.get("name").and_then(Value::as_str).unwrap_or("");
+            toolset_of_listed(name).is_some_and(|set| toolsets.iter().any(|allowed| allowed == set))
+        });
+    }
+}
+
+/// The dotted name of the tool `name` (either spelling), if it is in a toolset.
+fn dotted_name(name: &str) -> Option<&'static str> {
+    let mut tools = crate::tools::listing::TOOLSETS.iter().flat_map(|toolset| toolset.tools.iter().copied());
+    tools.find(|tool| crate::tools::listing::names(tool, name))
+}
+
+/// The toolset of the tool `name` (either spelling).
+fn toolset_of_listed(name: &str) -> Option<&'static str> {
+    dotted_name(name).and_then(crate::tools::listing::toolset_of).map(|toolset| toolset.name)
+}
+
 /// Why `token` may not make `call`: a tool outside its toolsets, a repository path outside its roots, or a fleet
 /// call that names no repositories (it would read the registry's, which may be anyone's). `None` when allowed
 /// (and always without a token).
 pub fn scope_refusal(call: &PendingCall, token: Option<&TokenEntry>) -> Option<ProtocolError> {
     let token = token?;
     let name = call.tool_name().unwrap_or("");
-    let listing = crate::tools::listing::TOOLSETS.iter();
-    let dotted =
-        listing.flat_map(|toolset| toolset.tools.iter().copied()).find(|tool| crate::tools::listing::names(tool, name));
+    let dotted = dotted_name(name);
     if let Some(toolsets) = &token.toolsets {
-        let set = dotted.and_then(crate::tools::listing::toolset_of).map(|toolset| toolset.name);
+        let set = toolset_of_listed(name);
         if !set.is_some_and(|set| toolsets.iter().any(|allowed| allowed == set)) {
             return Some(ProtocolError::new(
                 INVALID_PARAMS,

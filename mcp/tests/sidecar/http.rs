@@ -280,7 +280,16 @@ fn requests_without_a_valid_token_get_401_and_a_token_reads_only_its_roots() {
     assert_eq!(registry["error"]["data"]["reason"], "outside_allowed_roots", "{registry}");
     let named = post(addr, &modern(radar(json!({"repoPaths": [repo_a, repo_b]}))), &[bearer(&token_a)]).json();
     assert_eq!(named["error"]["data"]["reason"], "outside_allowed_roots", "{named}");
-    // A token limited to the `files` toolset cannot brief.
+    // A token limited to the `files` toolset lists only those tools, and cannot brief.
+    let listed = post(
+        addr,
+        &modern(json!({"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {}})),
+        &[bearer(&token_core)],
+    )
+    .json();
+    let names: Vec<&str> =
+        listed["result"]["tools"].as_array().expect("tools").iter().filter_map(|tool| tool["name"].as_str()).collect();
+    assert_eq!(names, ["file_read", "file_blame"], "{listed}");
     let limited = post(addr, &modern(brief(4, &repo_a)), &[bearer(&token_core)]).json();
     assert_eq!(limited["error"]["data"]["reason"], "tool_not_allowed", "{limited}");
     // A session belongs to the token that opened it.
