@@ -615,7 +615,7 @@ pub fn scope_refusal(call: &PendingCall, token: Option<&TokenEntry>) -> Option<P
         ));
     }
     for path in paths {
-        if !inside(Path::new(path), &token.roots) {
+        if !inside(Path::new(path), &token.roots) || !git_dirs_inside(Path::new(path), &token.roots) {
             let roots: Vec<String> = token.roots.iter().map(|root| root.display().to_string()).collect();
             return Some(ProtocolError::new(
                 INVALID_PARAMS,
@@ -655,6 +655,69 @@ fn inside(path: &Path, roots: &[PathBuf]) -> bool {
     }
     let resolved = std::fs::canonicalize(path).unwrap_or_else(|_| lexically_normal(path));
     roots.iter().any(|root| resolved.starts_with(std::fs::canonicalize(root).unwrap_or_else(|_| root.clone())))
+}
+
+/// Longest `.git` file or `commondir` file read, in bytes.
+const MAX_POINTER_BYTES: u64 = 4096;
+
+/// Whether the git dir and common dir of the repository holding `path` lie under `roots` too: a linked worktree
+/// (`.git` a file, `gitdir: X`) or a git dir whose `commondir` names another place is judged by where they lead.
+/// Looks at the nearest `.git` at or above `path` while inside `roots`; reads only those small pointer files
+/// (regular files, opened without following links and without blocking). A repository it cannot judge (no `.git`
+/// found, unreadable pointers) is left to the engine, which checks the same against the server's roots.
+fn git_dirs_inside(path: &Path, roots: &[PathBuf]) -> bool {
+    let Ok(resolved) = std::fs::canonicalize(path) else { return true };
+    let roots: Vec<PathBuf> =
+        roots.iter().map(|root| std::fs::canonicalize(root).unwrap_or_else(|_| root.clone())).collect();
+    let under = |place: &Path| roots.iter().any(|root| place.starts_with(root));
+    let common_dir_inside = |git_dir: &Path| match read_pointer(&git_dir.join("commondir")) {
+        Some(common) => std::fs::canonicalize(git_dir.join(common.trim())).is_ok_and(|common| under(&common)),
+        None => true,
+    };
+    // A bare repository or a git dir named directly.
+    if resolved.join("HEAD").is_file() && !common_dir_inside(&resolved) {
+        return false;
+    }
+    let mut current = Some(resolved.as_path());
+    while let Some(folder) = current.filter(|folder| under(folder)) {
+        let dot_git = folder.join(".git");
+        match std::fs::symlink_metadata(&dot_git) {
+            Ok(metadata) if metadata.is_file() => {
+                let Some(text) = read_pointer(&dot_git) else { return true };
+                let Some(target) = text.lines().next().and_then(|line| line.strip_prefix("gitdir:")) else {
+                    return true;
+                };
+                let Ok(git_dir) = std::fs::canonicalize(folder.join(target.trim())) else { return true };
+                return under(&git_dir) && common_dir_inside(&git_dir);
+            }
+            Ok(metadata) if metadata.is_symlink() => {
+                return std::fs::canonicalize(&dot_git)
+                    .is_ok_and(|git_dir| under(&git_dir) && common_dir_inside(&git_dir));
+            }
+            Ok(metadata) if metadata.is_dir() => return common_dir_inside(&dot_git),
+            _ => current = folder.parent(),
+        }
+    }
+    true
+}
+
+/// The text of a small regular file, opened without following a link or blocking on a FIFO; `None` otherwise.
+fn read_pointer(path: &Path) -> Option<String> {
+    use std::io::Read as _;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    let file = options.open(path).ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut text = String::new();
+    file.take(MAX_POINTER_BYTES).read_to_string(&mut text).ok()?;
+    Some(text)
 }
 
 /// `path` with `.` and `..` taken out without touching the file system.

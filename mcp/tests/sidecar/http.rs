@@ -246,6 +246,14 @@ fn requests_without_a_valid_token_get_401_and_a_token_reads_only_its_roots() {
     assert!(!stored.contains(&token_a) && !stored.contains(&token_core), "only hashes are stored");
     let link = root_a.join("link-to-b");
     std::os::unix::fs::symlink(b.path(), &link).expect("symlink");
+    // A linked worktree of B's repository checked out under A: its objects and refs are B's.
+    let worktree = root_a.join("worktree-of-b");
+    let added = Command::new("git")
+        .args(["-C", b.path().to_str().expect("utf-8"), "worktree", "add", "-q", "--detach"])
+        .arg(&worktree)
+        .output()
+        .expect("git worktree add");
+    assert!(added.status.success(), "{}", String::from_utf8_lossy(&added.stderr));
 
     let served = serve_with_roots(&server_roots, home.path(), &["--tokens", tokens.to_str().expect("utf-8")]);
     let addr = served.addr;
@@ -266,7 +274,8 @@ fn requests_without_a_valid_token_get_401_and_a_token_reads_only_its_roots() {
     let b_name = team_b.path().file_name().expect("a name").to_str().expect("utf-8");
     let dotted_path_to_b = format!("{repo_a}/../../../{b_name}/repo/repo");
     assert!(Path::new(&dotted_path_to_b).join(".git").exists(), "{dotted_path_to_b} names B's repository");
-    for outside in [repo_b.clone(), link.to_str().expect("utf-8").to_owned(), dotted_path_to_b] {
+    let worktree_path = worktree.to_str().expect("utf-8").to_owned();
+    for outside in [repo_b.clone(), link.to_str().expect("utf-8").to_owned(), dotted_path_to_b, worktree_path] {
         let refused = post(addr, &modern(brief(3, &outside)), &[bearer(&token_a)]);
         assert_eq!(refused.status, 200, "{refused:?}");
         let error = &refused.json()["error"];
