@@ -250,11 +250,11 @@ fn json_reply(status: StatusCode, body: String, session: Option<&str>) -> Respon
 async fn endpoint(State(app): State<Arc<App>>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
     if let Err(response) = app.check_host_and_origin(&parts.headers) {
-        return response;
+        return *response;
     }
     let token = match app.authorize(&parts.headers) {
         Ok(token) => token,
-        Err(response) => return response,
+        Err(response) => return *response,
     };
     match parts.method {
         Method::POST => {}
@@ -338,18 +338,17 @@ fn kind(message: &Value) -> Kind {
 
 impl App {
     /// 403 unless `Host` names this server and `Origin` (when sent) is a loopback or configured origin.
-    #[allow(clippy::result_large_err)]
-    fn check_host_and_origin(&self, headers: &HeaderMap) -> Result<(), Response> {
+    fn check_host_and_origin(&self, headers: &HeaderMap) -> Result<(), Box<Response>> {
         let host = headers.get(header::HOST).and_then(|value| value.to_str().ok());
         if !host.is_some_and(|host| self.host_allowed(host)) {
             tracing::warn!(host = ?host, "request refused: Host names another server (DNS rebinding?)");
-            return Err(refuse(StatusCode::FORBIDDEN, "Host header not allowed (see --allowed-host)"));
+            return Err(Box::new(refuse(StatusCode::FORBIDDEN, "Host header not allowed (see --allowed-host)")));
         }
         if let Some(origin) = headers.get(header::ORIGIN) {
             let origin = origin.to_str().unwrap_or("");
             if !self.origin_allowed(origin) {
                 tracing::warn!(%origin, "request refused: Origin not allowed");
-                return Err(refuse(StatusCode::FORBIDDEN, "Origin not allowed (see --allowed-origin)"));
+                return Err(Box::new(refuse(StatusCode::FORBIDDEN, "Origin not allowed (see --allowed-origin)")));
             }
         }
         Ok(())
@@ -379,8 +378,7 @@ impl App {
     }
 
     /// The token's entry when tokens are configured (`Ok(None)` without); 401 for a missing or wrong token.
-    #[allow(clippy::result_large_err)]
-    fn authorize(&self, headers: &HeaderMap) -> Result<Option<TokenEntry>, Response> {
+    fn authorize(&self, headers: &HeaderMap) -> Result<Option<TokenEntry>, Box<Response>> {
         let Some(tokens) = &self.options.tokens else { return Ok(None) };
         let presented = headers
             .get(header::AUTHORIZATION)
@@ -397,31 +395,34 @@ impl App {
                 response
                     .headers_mut()
                     .insert(header::WWW_AUTHENTICATE, HeaderValue::from_str(&challenge).expect("ASCII"));
-                Err(response)
+                Err(Box::new(response))
             }
         }
     }
 
     /// The session named by the request's `Mcp-Session-Id`: 400 without one, 404 for one unknown, ended or
     /// opened with another token.
-    #[allow(clippy::result_large_err)]
-    fn session(&self, headers: &HeaderMap, token: Option<&TokenEntry>) -> Result<(String, Arc<HttpSession>), Response> {
+    fn session(
+        &self,
+        headers: &HeaderMap,
+        token: Option<&TokenEntry>,
+    ) -> Result<(String, Arc<HttpSession>), Box<Response>> {
         let Some(id) = headers.get(SESSION_HEADER).and_then(|value| value.to_str().ok()) else {
-            return Err(refuse(StatusCode::BAD_REQUEST, "Mcp-Session-Id is required after initialize"));
+            return Err(Box::new(refuse(StatusCode::BAD_REQUEST, "Mcp-Session-Id is required after initialize")));
         };
         let sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
         match sessions.by_id.get(id) {
             Some(session) if session.token.as_deref() == token.map(|entry| entry.name.as_str()) => {
                 Ok((id.to_owned(), Arc::clone(session)))
             }
-            _ => Err(refuse(StatusCode::NOT_FOUND, "unknown or ended session: initialize again")),
+            _ => Err(Box::new(refuse(StatusCode::NOT_FOUND, "unknown or ended session: initialize again"))),
         }
     }
 
     fn delete(&self, headers: &HeaderMap, token: Option<TokenEntry>) -> Response {
         let (id, session) = match self.session(headers, token.as_ref()) {
             Ok(found) => found,
-            Err(response) => return response,
+            Err(response) => return *response,
         };
         let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
         sessions.by_id.remove(&id);
@@ -474,13 +475,13 @@ impl App {
                 // A stateless request inside a session is served in it (cancellation by notification).
                 Some(_) => match self.session(headers, token.as_ref()) {
                     Ok((_, session)) => (Some(session), false),
-                    Err(response) => return response,
+                    Err(response) => return *response,
                 },
                 None => (None, false),
             },
             Kind::Legacy => match self.session(headers, token.as_ref()) {
                 Ok((_, session)) => (Some(session), false),
-                Err(response) => return response,
+                Err(response) => return *response,
             },
         };
         let fresh = SessionState::default();
