@@ -772,3 +772,100 @@ mod tests {
         assert_eq!(lexically_normal(Path::new("/srv/a/../b")), PathBuf::from("/srv/b"));
     }
 }
+
+#[cfg(test)]
+mod cancellation {
+    use std::io::{Read as _, Write as _};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Instant;
+
+    use serde_json::Map;
+
+    use super::*;
+    use crate::tools::{CallContext, Registry, Tool, ToolDefinition, ToolOutput};
+
+    /// `hang` waits for its interrupt (counting the calls that saw it), any other call answers at once.
+    struct Waits {
+        definition: ToolDefinition,
+        interrupted: Arc<AtomicUsize>,
+    }
+
+    impl Tool for Waits {
+        fn definition(&self) -> &ToolDefinition {
+            &self.definition
+        }
+
+        fn call(&self, ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
+            if arguments.get("hang") == Some(&Value::Bool(true)) {
+                let started = Instant::now();
+                while !ctx.interrupt.is_triggered() {
+                    assert!(started.elapsed() < Duration::from_secs(30), "never interrupted");
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                self.interrupted.fetch_add(1, Ordering::SeqCst);
+            }
+            Ok(ToolOutput {
+                text: "{}".to_owned(),
+                structured: None,
+                is_error: false,
+                error_code: None,
+                repo_path: None,
+            })
+        }
+    }
+
+    fn call(id: i64, hang: bool) -> String {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "test.waits",
+            "arguments": {"hang": hang}, "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}}}})
+        .to_string()
+    }
+
+    fn request(addr: SocketAddr, body: &str) -> std::net::TcpStream {
+        let mut stream = std::net::TcpStream::connect(addr).expect("connect");
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
+             Connection: close\r\n\r\n{body}",
+            body.len()
+        );
+        stream.write_all(head.as_bytes()).expect("request");
+        stream
+    }
+
+    #[test]
+    fn a_client_that_goes_away_interrupts_its_call_and_frees_the_only_slot() {
+        let interrupted = Arc::new(AtomicUsize::new(0));
+        let mut registry = Registry::new();
+        let definition = ToolDefinition {
+            name: "test.waits",
+            title: "Waits",
+            description: "Waits for its interrupt when asked to.",
+            input_schema: json!({"type": "object", "properties": {"hang": {"type": "boolean"}}}),
+            output_schema: json!({"type": "object"}),
+            read_only: true,
+        };
+        registry.register(Box::new(Waits { definition, interrupted: Arc::clone(&interrupted) })).expect("a tool");
+        let server =
+            Server::new(registry, fluxgit_engine::Engine::new(fluxgit_engine::Options { allowed_roots: vec![] }));
+        let mut options = Options::new();
+        options.calls.parallelism = std::num::NonZeroUsize::new(1).expect("one");
+        let bound = bind("127.0.0.1:0".parse().expect("an address"), &options).expect("binds");
+        let addr = bound.local;
+        std::thread::spawn(move || serve(server, bound, options));
+
+        // The only call slot is taken by a call that waits for its interrupt; its client then goes away.
+        let hanging = request(addr, &call(1, true));
+        std::thread::sleep(Duration::from_millis(300));
+        drop(hanging);
+        let at = Instant::now();
+        while interrupted.load(Ordering::SeqCst) == 0 {
+            assert!(at.elapsed() < Duration::from_secs(5), "the call was interrupted when its client left");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // The slot is free: the next call is answered.
+        let mut answer = String::new();
+        request(addr, &call(2, false)).read_to_string(&mut answer).expect("an answer");
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        assert!(answer.contains("\"id\":2") && answer.contains("\"isError\":false"), "{answer}");
+    }
+}
