@@ -1,5 +1,5 @@
-//! Command-line definition and the glue behind each mode: serve stdio (no subcommand), `call`, `doctor`,
-//! `verify-audit`, `audit export`, `audit-keygen`, `install`.
+//! Command-line definition and the glue behind each mode: serve stdio (no subcommand), `serve-http`, `token add`,
+//! `call`, `doctor`, `verify-audit`, `audit export`, `audit-keygen`, `install`.
 //!
 //! Exit codes: 0 success; 1 a JSON-RPC error or `isError: true` result from `call`, or a configuration error
 //! (including an unusable audit signing key: start-up fails closed); 2 usage (clap's own, `call` arguments that
@@ -146,12 +146,65 @@ enum Command {
         #[arg(long, conflicts_with_all = ["roots", "gateway"])]
         remove: bool,
     },
+    /// Serve MCP over Streamable HTTP (remote and shared use; see docs/http.md) instead of stdio.
+    ///
+    /// Binds 127.0.0.1:8931 unless --listen says otherwise, and refuses an address that is not loopback without
+    /// --tokens. Every request's Host and Origin are checked (DNS rebinding); bodies over 8 MiB get 413.
+    ServeHttp {
+        /// The address to listen on (HOST:PORT; port 0 picks a free one, printed on stderr).
+        #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8931")]
+        listen: std::net::SocketAddr,
+        /// The endpoint path.
+        #[arg(long, value_name = "PATH", default_value = fluxgit_mcp_sidecar::http::DEFAULT_PATH)]
+        path: String,
+        /// Bearer tokens file (`token add` writes it): every request then needs one of its tokens.
+        #[arg(long, value_name = "FILE")]
+        tokens: Option<PathBuf>,
+        /// A host name (without port) accepted in the Host header besides loopback names and the bound address,
+        /// e.g. the name a reverse proxy forwards; repeatable.
+        #[arg(long = "allowed-host", value_name = "NAME")]
+        allowed_hosts: Vec<String>,
+        /// An origin (scheme://host[:port]) accepted in the Origin header besides loopback ones; repeatable.
+        #[arg(long = "allowed-origin", value_name = "ORIGIN")]
+        allowed_origins: Vec<String>,
+        /// Seconds a request body may take to arrive (a slower one gets 408 and its connection is closed).
+        #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+        body_timeout: f64,
+        /// Serve with these allowed roots, in place of FLUXGIT_MCP_ALLOWED_ROOTS.
+        #[arg(long, value_name = "DIR", num_args = 1..)]
+        roots: Vec<PathBuf>,
+    },
+    /// Manage the bearer tokens of `serve-http`: `token add`.
+    Token {
+        #[command(subcommand)]
+        command: TokenCommand,
+    },
     /// Generate an Ed25519 audit signing key: PATH (PKCS#8 PEM, mode 0600) and PATH.pub.pem.
     ///
     /// Point FLUXGIT_MCP_AUDIT_SIGN_KEY at PATH; give PATH.pub.pem to verify-audit --pubkey. Never overwrites.
     AuditKeygen {
         /// Where to write the private key.
         path: PathBuf,
+    },
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum TokenCommand {
+    /// Add a token to a tokens file (created mode 0600 if absent) and print it once on stdout: only its SHA-256
+    /// is stored, so a lost token is replaced by a new one.
+    Add {
+        /// The tokens file.
+        #[arg(long, value_name = "FILE")]
+        file: PathBuf,
+        /// Who holds the token (A-Z a-z 0-9 . _ -), named in logs and refusals.
+        #[arg(long)]
+        name: String,
+        /// Directories its calls may read repositories under, comma-separated.
+        #[arg(long, value_name = "DIR,DIR", value_delimiter = ',', required = true)]
+        roots: Vec<PathBuf>,
+        /// Toolsets its calls may use, comma-separated (default: all).
+        #[arg(long, value_name = "SET,SET", value_delimiter = ',')]
+        toolsets: Option<Vec<String>>,
     },
 }
 
@@ -239,6 +292,23 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(verify_audit(&file, &pubkeys, require_signed))
         }
         Some(Command::AuditKeygen { path }) => audit_keygen(&path),
+        Some(Command::ServeHttp { listen, path, tokens, allowed_hosts, allowed_origins, body_timeout, roots }) => {
+            let Ok(body_timeout) = std::time::Duration::try_from_secs_f64(body_timeout) else {
+                eprintln!("fluxgit-mcp-sidecar serve-http: --body-timeout must be a number of seconds");
+                return Ok(ExitCode::from(EXIT_USAGE));
+            };
+            let options = fluxgit_mcp_sidecar::http::Options {
+                path,
+                allowed_hosts,
+                allowed_origins,
+                body_timeout,
+                ..fluxgit_mcp_sidecar::http::Options::new()
+            };
+            serve_http(listen, options, tokens.as_deref(), &roots)
+        }
+        Some(Command::Token { command: TokenCommand::Add { file, name, roots, toolsets } }) => {
+            token_add(&file, &name, &roots, toolsets)
+        }
         Some(Command::Audit { command }) => Ok(audit_command(command)),
         Some(Command::Fleet { command }) => fleet(command),
         Some(Command::Install { host, name, dry_run, remove: true, .. }) => install_remove(&host, &name, dry_run),
@@ -632,19 +702,69 @@ const TERMINAL_NOTICE: &str = "fluxgit-mcp-sidecar: serving MCP (JSON-RPC) on st
     Ctrl-D ends. To try a tool by hand: fluxgit-mcp-sidecar call repo_brief '{\"repoPath\": \"/path/to/repo\"}'; \
     see also `fluxgit-mcp-sidecar doctor` and `--help`.";
 
-fn serve_stdio(roots: &[PathBuf]) -> anyhow::Result<ExitCode> {
-    if io::IsTerminal::is_terminal(&io::stdin()) {
-        eprintln!("{TERMINAL_NOTICE}");
+/// `token add`: a new token printed once, its hash stored.
+fn token_add(file: &Path, name: &str, roots: &[PathBuf], toolsets: Option<Vec<String>>) -> anyhow::Result<ExitCode> {
+    if let Some(unknown) = toolsets
+        .iter()
+        .flatten()
+        .find(|set| !fluxgit_mcp_sidecar::tools::listing::TOOLSETS.iter().any(|toolset| toolset.name == set.as_str()))
+    {
+        eprintln!("fluxgit-mcp-sidecar token add: unknown toolset {unknown:?}");
+        return Ok(ExitCode::from(EXIT_USAGE));
     }
+    let token = fluxgit_mcp_sidecar::http::tokens::add(file, name, roots, toolsets)?;
+    println!("{token}");
+    eprintln!("token {name} added to {}: it is shown once, only its SHA-256 is stored", file.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `serve-http`: the server of [`serve_stdio`] (audit, presence) behind the Streamable HTTP transport.
+fn serve_http(
+    listen: std::net::SocketAddr,
+    options: fluxgit_mcp_sidecar::http::Options,
+    tokens: Option<&Path>,
+    roots: &[PathBuf],
+) -> anyhow::Result<ExitCode> {
+    use fluxgit_mcp_sidecar::http;
+    let tokens = tokens.map(http::tokens::Tokens::load).transpose().context("--tokens")?;
+    let options = http::Options { tokens, ..options };
+    let bound = http::bind(listen, &options)?;
+    let config = config_with_roots(roots)?;
+    let mut server = build_server(&config, Audience::Host)?;
+    let guard = ExitGuard::default();
+    let presence_path = attach_observers(&config, &mut server, &guard)?;
+    eprintln!(
+        "fluxgit-mcp-sidecar: serving MCP on http://{}{} ({})",
+        bound.local,
+        options.path,
+        match &options.tokens {
+            Some(tokens) => format!("{} bearer tokens", tokens.len()),
+            None => "no authorization: loopback only".to_owned(),
+        }
+    );
+    let result = http::serve(server, bound, options);
+    {
+        let _hold = guard.hold();
+        presence_path.iter().for_each(|path| presence::remove_file(path));
+    }
+    result.context("HTTP transport failed")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The configuration from the environment, with `--roots` in place of FLUXGIT_MCP_ALLOWED_ROOTS when given.
+fn config_with_roots(roots: &[PathBuf]) -> anyhow::Result<Config> {
     let mut raw = RawConfig::from_env();
     if !roots.is_empty() {
         let joined = std::env::join_paths(roots).context("a --roots directory holds the path-list separator")?;
         raw.vars.insert(config::ALLOWED_ROOTS_VAR.to_owned(), joined);
     }
-    let config = Config::validate(raw).context("invalid configuration")?;
-    let mut server = build_server(&config, Audience::Host)?;
-    let guard = ExitGuard::default();
-    let audit_sync = attach_audit(&config, &mut server, &guard)?;
+    Config::validate(raw).context("invalid configuration")
+}
+
+/// Attaches the audit ledger and the presence file to `server` and removes the presence file on a signal (after
+/// syncing the audit); returns the presence file's path.
+fn attach_observers(config: &Config, server: &mut Server, guard: &ExitGuard) -> anyhow::Result<Option<PathBuf>> {
+    let audit_sync = attach_audit(config, server, guard)?;
     let presence_path = if config.presence_disabled {
         None
     } else {
@@ -669,6 +789,17 @@ fn serve_stdio(roots: &[PathBuf]) -> anyhow::Result<ExitCode> {
     if let Err(error) = shutdown::on_terminate(guard.clone(), on_terminate) {
         tracing::warn!(%error, "signal handlers not installed: only end of input removes the presence file");
     }
+    Ok(presence_path)
+}
+
+fn serve_stdio(roots: &[PathBuf]) -> anyhow::Result<ExitCode> {
+    if io::IsTerminal::is_terminal(&io::stdin()) {
+        eprintln!("{TERMINAL_NOTICE}");
+    }
+    let config = config_with_roots(roots)?;
+    let mut server = build_server(&config, Audience::Host)?;
+    let guard = ExitGuard::default();
+    let presence_path = attach_observers(&config, &mut server, &guard)?;
     tracing::info!(
         version = ServerInfo::CURRENT.version,
         roots = ?config.allowed_roots,

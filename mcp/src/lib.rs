@@ -11,7 +11,8 @@
 //!   presence file, [`shutdown`]: clean exit on signals.
 //!
 //! - [`install`]: `install HOST`, this server's entry merged into an MCP host's configuration file;
-//! - [`serve`]: the stdio loop, running calls concurrently on tokio (cancellation, bounded parallelism).
+//! - [`serve`]: the stdio loop, running calls concurrently on tokio (cancellation, bounded parallelism);
+//! - [`http`]: Streamable HTTP (`serve-http`) with Host/Origin checks, limits and static bearer tokens.
 //!
 //! ```
 //! use std::io::Cursor;
@@ -31,6 +32,7 @@ pub mod audit;
 pub mod bridge;
 pub mod config;
 pub mod envelope;
+pub mod http;
 pub mod install;
 pub mod presence;
 pub mod protocol;

@@ -52,7 +52,7 @@ pub const ABANDONED_THREADS: usize = 64;
 
 /// Stack of each call thread, in bytes (8 MiB, as a main thread has): known rather than the runtime's default. No
 /// walk the engine makes recurses as deep as a file nests (issue 47), so this is headroom, not a bound a file sets.
-const CALL_STACK_BYTES: usize = 8 << 20;
+pub(crate) const CALL_STACK_BYTES: usize = 8 << 20;
 
 /// How often a running call's task looks at its interrupt and deadline.
 const WATCH_INTERVAL: Duration = Duration::from_millis(20);
@@ -295,7 +295,7 @@ async fn run_call(shared: Arc<Shared>, call: PendingCall, interrupt: Interrupt, 
 }
 
 /// How a running call ended for its task.
-enum Watched {
+pub(crate) enum Watched {
     /// The call returned this reply.
     Answered(Box<RawValue>),
     /// The call ran past its deadline and was interrupted: this error is its reply.
@@ -304,7 +304,7 @@ enum Watched {
 
 /// Waits for `running` until it returns, `interrupt` is triggered (`None`: abandoned, no reply) or `deadline`
 /// passes (the interrupt is triggered and the call abandoned with an error reply).
-async fn watch(
+pub(crate) async fn watch(
     running: &mut tokio::task::JoinHandle<Box<RawValue>>,
     interrupt: &Interrupt,
     deadline: Duration,

@@ -83,7 +83,7 @@ pub struct Server {
     engine: fluxgit_engine::Engine,
     bridge: Bridge,
     info: ServerInfo,
-    session: Mutex<Session>,
+    session: SessionState,
     /// `None` once detached ([`Server::detach_observers`]): calls that finish later are not observed.
     observers: Mutex<Option<Vec<Box<dyn CallObserver>>>>,
     /// The allowed roots and their origin, named in refusals of paths outside them ([`Server::with_roots`]).
@@ -95,9 +95,26 @@ impl std::fmt::Debug for Server {
         f.debug_struct("Server")
             .field("registry", &self.registry)
             .field("info", &self.info)
-            .field("session", &*lock(&self.session))
+            .field("session", &*lock(&self.session.0))
             .field("observers", &lock(&self.observers).as_ref().map_or(0, Vec::len))
             .finish_non_exhaustive()
+    }
+}
+
+/// The state of one legacy session: what its `initialize` established. The stdio loop has one (inside the
+/// [`Server`]); the HTTP transport one per `Mcp-Session-Id` ([`Server::step_in`]).
+#[derive(Debug, Default)]
+pub struct SessionState(Mutex<Session>);
+
+impl SessionState {
+    /// The version its `initialize` negotiated; `None` before `initialize`.
+    pub fn negotiated_version(&self) -> Option<Version> {
+        lock(&self.0).negotiated
+    }
+
+    /// The sanitised client name its `initialize` declared ([`DEFAULT_CLIENT_NAME`] before `initialize`).
+    pub fn client_name(&self) -> String {
+        lock(&self.0).client_name.clone().unwrap_or_else(|| DEFAULT_CLIENT_NAME.to_owned())
     }
 }
 
@@ -137,6 +154,16 @@ impl PendingCall {
     pub fn id(&self) -> &Value {
         &self.id
     }
+
+    /// The tool named by `params.name`, as sent (either spelling), if it is a string.
+    pub fn tool_name(&self) -> Option<&str> {
+        self.params.as_ref()?.get("name")?.as_str()
+    }
+
+    /// `params.arguments`, as sent, if present.
+    pub fn arguments(&self) -> Option<&Value> {
+        self.params.as_ref()?.get("arguments")
+    }
 }
 
 /// Where [`Server::route`] sends a request.
@@ -156,7 +183,7 @@ impl Server {
             engine,
             bridge: Bridge::NONE,
             info: ServerInfo::CURRENT,
-            session: Mutex::new(Session::default()),
+            session: SessionState::default(),
             observers: Mutex::new(Some(Vec::new())),
             roots: None,
         }
@@ -200,12 +227,12 @@ impl Server {
 
     /// The version negotiated by the last legacy `initialize`, if any.
     pub fn negotiated_version(&self) -> Option<Version> {
-        lock(&self.session).negotiated
+        self.session.negotiated_version()
     }
 
     /// The sanitised client name of the legacy session ([`DEFAULT_CLIENT_NAME`] before `initialize`).
     pub fn client_name(&self) -> String {
-        lock(&self.session).client_name.clone().unwrap_or_else(|| DEFAULT_CLIENT_NAME.to_owned())
+        self.session.client_name()
     }
 
     /// Handles one frame from the transport and runs a `tools/call` at once, on this thread, without a way to
@@ -248,6 +275,12 @@ impl Server {
 
     /// [`Self::step`] for the bytes of one message.
     fn step_message(&self, message: &[u8]) -> Step {
+        self.step_in(message, &self.session)
+    }
+
+    /// [`Self::step`] for the bytes of one message in `session` (the HTTP transport's sessions): `initialize`
+    /// sets `session`, and legacy requests are served in it.
+    pub fn step_in(&self, message: &[u8], session: &SessionState) -> Step {
         let value: Value = match serde_json::from_slice(message) {
             Ok(value) => value,
             Err(error) => {
@@ -280,7 +313,7 @@ impl Server {
             }
             Ok(Incoming::Request { id, method, params }) => {
                 tracing::debug!(%method, %id, "request");
-                match self.route(&method, params.as_ref()) {
+                match self.route(&method, params.as_ref(), session) {
                     Ok(Routed::Done(result)) => Step::Reply(Some(jsonrpc::success(id, result))),
                     Ok(Routed::Call(context)) => {
                         Step::Call(PendingCall { id, params, context, received: Instant::now() })
@@ -308,14 +341,23 @@ impl Server {
         }
     }
 
+    /// Refuses a `tools/call` returned by [`Self::step`] without running it (a transport's authorization: a bearer
+    /// token whose roots or toolsets do not cover the call): the observers see it fail with `error` (the audit
+    /// records the refusal), and the reply is that error.
+    pub fn refuse_call(&self, call: PendingCall, error: &ProtocolError) -> Box<RawValue> {
+        let PendingCall { id, params, context, received } = call;
+        self.notify_observers(params.as_ref(), &context, Err(error), received);
+        raw(&jsonrpc::failure(id, error))
+    }
+
     /// Routes one request to its method and adds the modern-era fields where the version asks for them; a
     /// `tools/call` is only placed in its context.
-    fn route(&self, method: &str, params: Option<&Value>) -> Result<Routed, ProtocolError> {
+    fn route(&self, method: &str, params: Option<&Value>, session: &SessionState) -> Result<Routed, ProtocolError> {
         if params.is_some_and(Value::is_array) {
             return Err(ProtocolError::invalid_params("params must be an object, not an array", None));
         }
         if method == "initialize" {
-            return self.initialize(params).map(Routed::Done);
+            return self.initialize(params, session).map(Routed::Done);
         }
         let meta = context::request_meta(params);
         let context = if context::is_modern_request(meta) {
@@ -327,7 +369,7 @@ impl Server {
                 client_version: None,
             }
         } else {
-            let session = lock(&self.session).clone();
+            let session = lock(&session.0).clone();
             RequestContext {
                 version: session.negotiated.unwrap_or(Version::NEWEST_LEGACY),
                 client_name: session.client_name.unwrap_or_else(|| DEFAULT_CLIENT_NAME.to_owned()),
@@ -359,7 +401,7 @@ impl Server {
     }
 
     /// Legacy `initialize`: negotiates the session version and records the client name.
-    fn initialize(&self, params: Option<&Value>) -> Result<Value, ProtocolError> {
+    fn initialize(&self, params: Option<&Value>, session: &SessionState) -> Result<Value, ProtocolError> {
         let Some(requested) = params.and_then(|params| params.get("protocolVersion")).and_then(Value::as_str) else {
             return Err(ProtocolError::invalid_params("initialize: params.protocolVersion must be a string", None));
         };
@@ -374,7 +416,7 @@ impl Server {
             .and_then(|info| info.get("version"))
             .and_then(Value::as_str);
         tracing::info!(requested, negotiated = %version, client = %client_name, "initialize");
-        *lock(&self.session) = Session {
+        *lock(&session.0) = Session {
             negotiated: Some(version),
             client_name: Some(client_name),
             client_version: sanitize_client_version(declared_version),

@@ -31,6 +31,7 @@ mod hints;
 mod history;
 mod hostile;
 mod hostile_content;
+mod http;
 mod install;
 mod install_hostile;
 mod install_remove;
