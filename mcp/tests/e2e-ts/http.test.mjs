@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { EXPECTED_TOOL_COUNT, assertBrief, home, repo, serverEnv, sidecarBin } from './support.mjs';
+import { EXPECTED_TOOLS, assertBrief, home, repo, serverEnv, sidecarBin } from './support.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const inspectorBin = join(here, 'node_modules', '.bin', 'mcp-inspector');
@@ -59,7 +59,7 @@ for (const { mode, version } of MODES) {
       try {
         assert.equal(client.getNegotiatedProtocolVersion(), version);
         const { tools } = await client.listTools();
-        assert.equal(tools.length, EXPECTED_TOOL_COUNT);
+        assert.deepEqual(tools.map((tool) => tool.name).sort(), EXPECTED_TOOLS);
         assert.equal(tools[0].name, 'repo_brief');
         assertBrief(assert, await client.callTool({ name: 'repo_brief', arguments: { repoPath: repo } }));
       } finally {
@@ -94,7 +94,7 @@ describe('Inspector CLI, --transport http', () => {
   it('lists the tools with the bearer token', () => {
     const { status, json, stderr } = inspect(['--header', `Authorization: Bearer ${token}`, '--method', 'tools/list']);
     assert.equal(status, 0, stderr);
-    assert.equal(json.result.tools.length, EXPECTED_TOOL_COUNT);
+    assert.deepEqual(json.result.tools.map((tool) => tool.name).sort(), EXPECTED_TOOLS);
   });
 
   it('calls repo_brief with the bearer token', () => {
