@@ -49,6 +49,9 @@ const PARSE_SECONDS: u64 = 5;
 /// Line ranges, 0-based and half-open, sorted and disjoint (git's `range_set`).
 type Ranges = Vec<(u32, u32)>;
 
+/// A diff hunk's line ranges (0-based, half-open): the parent's side, then the commit's.
+type Paired = ((u32, u32), (u32, u32));
+
 /// The symbol the walk follows, as the parser found it at the start.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -186,7 +189,7 @@ struct Candidate {
     path: BString,
     ranges: Ranges,
     /// The touched hunks `(parent, target)`, empty when the parent matches within the ranges.
-    touched: Vec<((u32, u32), (u32, u32))>,
+    touched: Vec<Paired>,
     /// The parent has the file (under `path`): the ranges are followed there.
     present: bool,
 }
@@ -363,7 +366,7 @@ fn read(repo: &gix::Repository, id: ObjectId) -> Result<Vec<u8>> {
 
 /// The zero-context line diff from `before` to `after` as `(parent, target)` line ranges (0-based,
 /// half-open), Myers with sliders moved down, as git's `xdiff` without heuristics gives them.
-fn hunks(before: &[u8], after: &[u8]) -> Vec<((u32, u32), (u32, u32))> {
+fn hunks(before: &[u8], after: &[u8]) -> Vec<Paired> {
     use gix::diff::blob::{Algorithm, Diff, InternedInput, sources::byte_lines};
     let input = InternedInput::new(byte_lines(before), byte_lines(after));
     let mut diff = Diff::compute(Algorithm::Myers, &input);
@@ -381,7 +384,7 @@ fn header(parent: (u32, u32), target: (u32, u32)) -> String {
 }
 
 /// git's `range_set_map_across_diff`: the ranges in the parent, and the hunks touching `ranges`.
-fn map_across(ranges: &Ranges, diff: &[((u32, u32), (u32, u32))]) -> (Ranges, Vec<((u32, u32), (u32, u32))>) {
+fn map_across(ranges: &Ranges, diff: &[Paired]) -> (Ranges, Vec<Paired>) {
     // diff_ranges_filter_touched
     let mut touched = Vec::new();
     let mut j = 0;
@@ -431,7 +434,7 @@ fn difference(a: &Ranges, b: &Ranges) -> Ranges {
 }
 
 /// git's `range_set_shift_diff`: the ranges moved by the lines the hunks before them add or remove.
-fn shift(ranges: &Ranges, diff: &[((u32, u32), (u32, u32))]) -> Ranges {
+fn shift(ranges: &Ranges, diff: &[Paired]) -> Ranges {
     let mut out = Vec::with_capacity(ranges.len());
     let (mut j, mut offset) = (0, 0i64);
     for &(start, end) in ranges {

@@ -2,7 +2,9 @@
 //! and C (git's built-in funcname rules through `.gitattributes` `diff=rust`, `diff=python`, `diff=cpp`), where the
 //! symbol's body changes, only its signature changes, its file is renamed (purely, then with an edit), it moves
 //! within the file, a neighbouring function changes above and below it, and a side branch that changed it is
-//! merged, the commits listed equal `git log -L :<name>:<file> --format=%h -s`, in the same order; an ambiguous
+//! merged, the commits listed equal `git log -L :<name>:<file> --format=%h -s`, in the same order, also read in
+//! pages through the cursor; a change below a nested item is listed where git's range stops at the item; a
+//! triggered interrupt cancels; an ambiguous
 //! name is refused with both candidates named, a qualified one is followed; a symbol without a path, a missing
 //! symbol and a range are refused.
 
@@ -152,7 +154,31 @@ fn check_against_git(language: &Language) -> Page {
         assert_eq!(commit.path, path, "{}: the path of {:?}", language.name, commit.subject);
     }
     assert!(page.commits.iter().all(|commit| !commit.hunks.is_empty()), "each commit names its hunks");
+    assert_eq!(paged(&fixture, file, 2), listed(&page), "{}: pages of 2 neither skip nor repeat", language.name);
     page
+}
+
+/// Every commit of the symbol's history, read in pages of `limit` through `nextCursor`.
+fn paged(fixture: &Fixture, path: &str, limit: usize) -> Vec<String> {
+    let engine = engine_for(fixture);
+    let repo = engine.resolve(repo_path(fixture)).expect("resolves");
+    let (mut all, mut cursor) = (Vec::new(), None);
+    loop {
+        let options = Options {
+            path: Some(path.to_owned()),
+            symbol: Some("target_fn".to_owned()),
+            limit,
+            cursor: cursor.take(),
+            ..Options::default()
+        };
+        let page = engine.history(&repo, &options, UNLIMITED, &mut measure).expect("a page").data;
+        assert!(page.commits.len() <= limit);
+        all.extend(listed(&page));
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => return all,
+        }
+    }
 }
 
 const RUST: Language = Language {
@@ -228,6 +254,44 @@ fn an_ambiguous_name_is_refused_with_its_candidates_and_a_qualified_one_is_follo
     let page = symbol_history(&fixture, "src/two.rs", "A::new").expect("the qualified name answers");
     let subjects: Vec<&str> = page.commits.iter().map(|commit| commit.subject.as_str()).collect();
     assert_eq!(subjects, ["two constructors"], "B's change is not A's");
+}
+
+/// Where the parser and git's funcname rule part: a nested item's line (`enum State` in a body) ends git's range, not
+/// the symbol's, so a change below it is listed here and not by git.
+#[test]
+fn a_change_below_a_nested_item_is_the_functions_where_git_stops_at_the_item() {
+    let fixture = fluxgit_fixtures::build(Scenario::Clean);
+    write(&fixture, ".gitattributes", "*.rs diff=rust\n");
+    let source = |value: u32| {
+        format!("fn outer() -> u32 {{\n    enum State {{\n        A,\n    }}\n    let _ = State::A;\n    {value}\n}}\n")
+    };
+    write(&fixture, "src/nested.rs", &source(1));
+    commit(&fixture, "outer");
+    write(&fixture, "src/nested.rs", &source(2));
+    commit(&fixture, "change outer below its enum");
+    let page = symbol_history(&fixture, "src/nested.rs", "outer").expect("answers");
+    let subjects: Vec<&str> = page.commits.iter().map(|commit| commit.subject.as_str()).collect();
+    assert_eq!(subjects, ["change outer below its enum", "outer"]);
+    assert_eq!(git_line_log(&fixture, "src/nested.rs", "outer").len(), 1, "git's range ends at `enum State`");
+}
+
+#[test]
+fn a_triggered_interrupt_cancels_a_symbol_history() {
+    let fixture = fluxgit_fixtures::build(Scenario::Clean);
+    write(&fixture, "src/one.rs", "fn one() {}\n");
+    commit(&fixture, "one");
+    let engine = engine_for(&fixture);
+    let interrupt = fluxgit_engine::Interrupt::new();
+    interrupt.trigger();
+    let repo = engine.resolve(repo_path(&fixture)).expect("resolves").with_interrupt(interrupt);
+    let options = Options {
+        path: Some("src/one.rs".to_owned()),
+        symbol: Some("one".to_owned()),
+        limit: 10,
+        ..Options::default()
+    };
+    let answer = engine.history(&repo, &options, UNLIMITED, &mut measure);
+    assert!(matches!(answer, Err(Error::Cancelled)), "cancelled, got {answer:?}");
 }
 
 #[test]
