@@ -70,7 +70,7 @@ enum Mode {
     Tools(ToolsArgs),
     /// Semantic diff benchmark: `diff.semantic` vs `diff.text` tokens and vs `git diff` time on real history.
     Semantic(SemanticArgs),
-    /// Agent-task benchmark (issue 35): seven everyday tasks on clones of ripgrep, tokio and git at pinned commits,
+    /// Agent-task benchmark (issues 35, 52): nine everyday tasks on clones of ripgrep, tokio and git at pinned commits,
     /// the scripted path (brief, its first hint, one task call) vs the expert's git commands: facts, calls, tokens.
     Tasks(TasksArgs),
     /// One in-process `file.blame` of a whole file at HEAD, for the blame benchmark's CPU measurement.
@@ -115,7 +115,7 @@ struct TasksArgs {
     /// no `--repo-dir` names.
     #[arg(long, value_name = "DIR", default_value = "/work/.mirror")]
     mirrors: PathBuf,
-    /// Run only this task (repeatable). Default: all seven.
+    /// Run only this task (repeatable). Default: all nine.
     #[arg(long = "task", value_name = "NAME")]
     tasks: Vec<String>,
     /// Where the pinned copies, the task checkouts and the servers' private home and run dirs go.
