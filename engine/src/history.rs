@@ -35,8 +35,9 @@ pub struct Options {
     /// The `nextCursor` of an earlier page.
     pub cursor: Option<String>,
     /// Only commits that changed this function, type or method of the file `path` (its qualified
-    /// name, `Flags::new`, or its own name when that is unique), as `git log -L :<name>:<path>`
-    /// lists them (see [`crate::symbol_log`]); requires `path`, refuses a range `ref`.
+    /// name, `Flags::new`, or its own name when no other symbol has it as either), as
+    /// `git log -L :<name>:<path>` lists them (see [`crate::symbol_log`]); requires `path`, refuses
+    /// a range `ref`.
     pub symbol: Option<String>,
 }
 

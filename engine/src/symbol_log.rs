@@ -5,8 +5,8 @@
 //!
 //! The file at the walk's start is parsed by the semantic diff's tree-sitter grammars
 //! ([`crate::semantic::parse`]); the symbol is the one whose qualified name (`Flags::new`,
-//! `Client.get`) or own name equals `symbol`. A qualified match wins over own-name matches; two or
-//! more matches are an error that lists them, never a guess. The tracked range starts at the
+//! `Client.get`) or own name equals `symbol`. Two or more matches (a top-level `new` and `A::new`
+//! for `new`) are an error that lists them, never a guess. The tracked range starts at the
 //! symbol's first line that holds its name (so a Python decorator or a C return type on the line
 //! above stays out, as git's funcname line does) and runs, as git's funcname range does, up to the
 //! line before the next line git's funcname rule takes for a function start (the file's `diff`
@@ -123,11 +123,11 @@ pub(crate) fn walk(
     Ok(Walked { found, shown, more })
 }
 
-/// The one symbol named `wanted`: a qualified-name match first, else an own-name match.
+/// The one symbol whose qualified or own name is `wanted`; none or several are an error (the
+/// several listed).
 fn pick<'a>(symbols: &'a [Symbol], wanted: &str, path: &str) -> Result<&'a Symbol> {
-    let qualified: Vec<&Symbol> = symbols.iter().filter(|symbol| symbol.name == wanted).collect();
-    let matches =
-        if qualified.is_empty() { symbols.iter().filter(|symbol| symbol.leaf == wanted).collect() } else { qualified };
+    let matches: Vec<&Symbol> =
+        symbols.iter().filter(|symbol| symbol.name == wanted || symbol.leaf == wanted).collect();
     match matches[..] {
         [one] => Ok(one),
         [] => Err(Error::invalid(
