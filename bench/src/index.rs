@@ -308,8 +308,13 @@ fn deep_page(
     limit: usize,
     samples: usize,
 ) -> anyhow::Result<PageRun> {
-    let options =
-        |cursor: Option<String>| history::Options { start: None, path: path.map(str::to_owned), limit, cursor };
+    let options = |cursor: Option<String>| history::Options {
+        start: None,
+        path: path.map(str::to_owned),
+        limit,
+        cursor,
+        symbol: None,
+    };
     let mut first = Vec::new();
     let mut kept = Vec::new();
     let mut fresh = Vec::new();

@@ -71,7 +71,7 @@ enum Mode {
     Tools(ToolsArgs),
     /// Semantic diff benchmark: `diff.semantic` vs `diff.text` tokens and vs `git diff` time on real history.
     Semantic(SemanticArgs),
-    /// Agent-task benchmark (issue 35): seven everyday tasks on clones of ripgrep, tokio and git at pinned commits,
+    /// Agent-task benchmark (issues 35, 52): nine everyday tasks on clones of ripgrep, tokio and git at pinned commits,
     /// the scripted path (brief, its first hint, one task call) vs the expert's git commands: facts, calls, tokens.
     Tasks(TasksArgs),
     /// Collision benchmark: repo.collisions over ten worktrees of a real clone vs git stash create + merge-tree.
@@ -118,7 +118,7 @@ struct TasksArgs {
     /// no `--repo-dir` names.
     #[arg(long, value_name = "DIR", default_value = "/work/.mirror")]
     mirrors: PathBuf,
-    /// Run only this task (repeatable). Default: all seven.
+    /// Run only this task (repeatable). Default: all nine.
     #[arg(long = "task", value_name = "NAME")]
     tasks: Vec<String>,
     /// Where the pinned copies, the task checkouts and the servers' private home and run dirs go.

@@ -80,7 +80,9 @@ pub enum Error {
         /// required fields.
         floor: Option<usize>,
         /// For [`InvalidReason::UnknownRevision`]: up to 3 existing ref names nearest to the one
-        /// given, nearest first (also named in `message`); empty otherwise.
+        /// given, nearest first (also named in `message`); for an ambiguous `symbol`
+        /// ([`InvalidReason::InvalidQuery`]): the qualified names of the symbols it names; empty
+        /// otherwise.
         suggestions: Vec<String>,
     },
     /// A Git read failed on a valid repository (corrupt object, unreadable pack, ...).

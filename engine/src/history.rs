@@ -10,6 +10,7 @@
 //! file or directory, not a pathspec with wildcards.
 
 use gix::ObjectId;
+use gix::bstr::ByteSlice;
 use serde::Serialize;
 
 use crate::ancestry::Shallow;
@@ -33,6 +34,11 @@ pub struct Options {
     pub limit: usize,
     /// The `nextCursor` of an earlier page.
     pub cursor: Option<String>,
+    /// Only commits that changed this function, type or method of the file `path` (its qualified
+    /// name, `Flags::new`, or its own name when no other symbol has it as either), as
+    /// `git log -L :<name>:<path>` lists them (see [`crate::symbol_log`]); requires `path`, refuses
+    /// a range `ref`.
+    pub symbol: Option<String>,
 }
 
 /// One page of history.
@@ -48,6 +54,9 @@ pub struct Page {
     /// The `path` filter, when given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// With `symbol`: the symbol as the parser found it at the tip, and the lines followed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub symbol: Option<crate::symbol_log::Found>,
     /// The commits of this page, newest first; default empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub commits: Vec<Commit>,
@@ -82,6 +91,15 @@ pub struct Commit {
     pub time: String,
     /// The first line of the message.
     pub subject: String,
+    /// With `symbol`: the file's path in this commit when it differs from the page's `path` (the
+    /// file was renamed since); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// With `symbol`: the diff hunks of this commit that touched the symbol's lines, numbered as
+    /// git's hunk headers (`-12,2 +12,3`: the parent's lines 12-13 became lines 12-14; a count of 0
+    /// names the line before), against the first parent that changed them; absent otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hunks: Vec<String>,
 }
 
 /// A name and email exactly as git recorded them (configured identity, not proof of a person);
@@ -206,7 +224,13 @@ impl Engine {
         crate::objects::read_packs_first(&mut git, OBJECT_CACHE_BYTES);
         let git = &git;
         let repository = hex_digest(&[&repo.location.common_dir.display().to_string()], 12);
-        let query = hex_digest(&[&start, options.path.as_deref().unwrap_or("")], 8);
+        let query = match &options.symbol {
+            None => hex_digest(&[&start, options.path.as_deref().unwrap_or("")], 8),
+            Some(symbol) => hex_digest(&[&start, options.path.as_deref().unwrap_or(""), "symbol", symbol], 8),
+        };
+        if options.symbol.is_some() && options.path.is_none() {
+            return Err(Error::invalid(InvalidReason::InvalidQuery, "symbol requires path: the file that declares it"));
+        }
         let cursor = match &options.cursor {
             Some(text) => Cursor::decode(text, &repository, &query)?,
             None => match start_commits(git, &start)? {
@@ -216,6 +240,7 @@ impl Engine {
                         start,
                         tip: None,
                         path: options.path.clone(),
+                        symbol: None,
                         commits: vec![],
                         shallow: false,
                         next_cursor: None,
@@ -230,6 +255,40 @@ impl Engine {
                 InvalidReason::InvalidCursor,
                 "the cursor's tip is not a commit of this repository",
             ));
+        }
+        if let (Some(symbol), Some(path)) = (&options.symbol, &options.path) {
+            if !cursor.also.is_empty() || !cursor.hidden.is_empty() {
+                return Err(Error::invalid(
+                    InvalidReason::InvalidQuery,
+                    "symbol follows one commit's history: give a ref, not a range",
+                ));
+            }
+            let want = cursor.skip.saturating_add(options.limit);
+            let walked = crate::symbol_log::walk(git, cursor.tip, path, symbol, want, &repo.interrupt)?;
+            let shallow = Shallow::read(git)?;
+            let (mailmap, abbrev) = (crate::guard::open_mailmap(git), Abbrev::new(git));
+            let commits = walked
+                .shown
+                .iter()
+                .skip(cursor.skip)
+                .map(|shown| {
+                    let mut commit = describe(git, &abbrev, &shallow, &mailmap, shown.id)?;
+                    let at = shown.path.to_str_lossy();
+                    commit.path = (at != path.as_str()).then(|| at.into_owned());
+                    commit.hunks.clone_from(&shown.hunks);
+                    Ok(commit)
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let page = Page {
+                start,
+                tip: Some(cursor.tip.to_string()),
+                path: options.path.clone(),
+                symbol: Some(walked.found),
+                commits,
+                shallow: shallow.is_shallow(),
+                next_cursor: None,
+            };
+            return fit_page(page, Some((cursor, walked.more)), max_tokens, measure);
         }
         // The page from the kept walk of this tip and path (continued from where an earlier page left it).
         let key = crate::walks::Key::new(
@@ -262,6 +321,7 @@ impl Engine {
             start,
             tip: Some(cursor.tip.to_string()),
             path: options.path.clone(),
+            symbol: None,
             commits,
             shallow,
             next_cursor: None,
@@ -312,6 +372,7 @@ fn fit_page(
             start: full.start.clone(),
             tip: full.tip.clone(),
             path: full.path.clone(),
+            symbol: full.symbol.clone(),
             commits: crate::budget::first(&full.commits, shown[0]),
             shallow: full.shallow,
             next_cursor,
@@ -348,5 +409,7 @@ fn describe(
         author: Person::mapped(mailmap, author),
         time: iso_time(time),
         subject: subject(commit.message_raw_sloppy()),
+        path: None,
+        hunks: Vec::new(),
     })
 }

@@ -75,6 +75,7 @@ pub mod search;
 mod semantic;
 pub mod status;
 pub mod submodule_status;
+pub mod symbol_log;
 mod tool_names;
 mod walks;
 pub mod worktree_list;

@@ -1,6 +1,7 @@
-//! `fluxgit-bench tasks`: issue 35's seven everyday agent tasks, re-created on clones of real repositories (ripgrep,
-//! tokio, git) at pinned commits, each solved twice: by the scripted agent path (`repo_brief` in text, its first
-//! hint's tool with the hint's arguments, at most one task-specific call) and by the expert's git commands.
+//! `fluxgit-bench tasks`: issue 35's seven everyday agent tasks and issue 52's symbol-history and content-search
+//! tasks, re-created on clones of real repositories (ripgrep, tokio, git) at pinned commits, each solved twice: by
+//! the scripted agent path (`repo_brief` in text, its first hint's tool with the hint's arguments, at most one
+//! task-specific call) and by the expert's git commands.
 //!
 //! Every scenario is made by deterministic git commands on a fresh copy (fixed identities and dates, no user
 //! configuration), so two runs on the same pins give the same answers. The facts a task needs come from the git CLI
@@ -142,7 +143,7 @@ pub(crate) struct TaskDef {
 }
 
 /// Every task, in table order.
-pub(crate) const TASKS: [TaskDef; 7] = [
+pub(crate) const TASKS: [TaskDef; 9] = [
     TaskDef {
         name: "rebase-conflict",
         source: Source::Ripgrep,
@@ -198,6 +199,22 @@ pub(crate) const TASKS: [TaskDef; 7] = [
         situation: "Every commit by Alice Ryhl about `JoinSet` (she committed under two addresses).",
         extra_why: "`repo_search` with the word and the author: the commit search",
         build: search_topic_author,
+    },
+    TaskDef {
+        name: "symbol-history",
+        source: Source::Ripgrep,
+        situation: "Every commit that changed the function `print_stats` of `crates/core/main.rs` (its body, its \
+                    signature, a move of it), as `git log -L :print_stats:crates/core/main.rs` lists them.",
+        extra_why: "`repo_history` with `path` and `symbol`: the symbol history",
+        build: symbol_history,
+    },
+    TaskDef {
+        name: "content-search",
+        source: Source::Ripgrep,
+        situation: "Every commit whose diff adds or removes the string `HYPERLINK_PATTERN_ALIASES` (which commit \
+                    introduced it, which moved it), as `git log -S` lists them.",
+        extra_why: "`repo_search` with `added`: the content search",
+        build: content_search,
     },
 ];
 
@@ -643,6 +660,52 @@ fn search_topic_author(scene: &Scene, pinned: &Pinned) -> anyhow::Result<Prepare
             arguments: json!({"query": word, "author": author}),
             with_repo: true,
         }),
+        now: scene.later(),
+        fleet: Vec::new(),
+    })
+}
+
+/// The function and file of the symbol-history task.
+const SYMBOL: (&str, &str) = ("print_stats", "crates/core/main.rs");
+
+fn symbol_history(scene: &Scene, pinned: &Pinned) -> anyhow::Result<Prepared> {
+    let repo = scene.clone(pinned, "repo")?;
+    let (name, file) = SYMBOL;
+    // git's `-L :<regex>:` takes the first function line matching the regex: `fn <name>\>` is that function's.
+    let range = format!("-L:fn {name}\\>:{file}");
+    let changed = oracle(scene, &repo, &["log", &range, "--format=%H", "-s", "HEAD"])?;
+    let facts: Vec<Fact> =
+        changed.lines().enumerate().map(|(idx, sha)| Fact::sha(format!("changing commit {}", idx + 1), sha)).collect();
+    ensure!(!facts.is_empty(), "git log -L lists no commit for {name}");
+    Ok(Prepared {
+        cwd: repo.clone(),
+        repo,
+        facts,
+        expert: vec![format!("git log -L ':fn {name}\\>:{file}' --oneline -s")],
+        extra: Some(Extra { tool: "repo_history", arguments: json!({"path": file, "symbol": name}), with_repo: true }),
+        now: scene.later(),
+        fleet: Vec::new(),
+    })
+}
+
+/// The string of the content-search task.
+const ADDED: &str = "HYPERLINK_PATTERN_ALIASES";
+
+fn content_search(scene: &Scene, pinned: &Pinned) -> anyhow::Result<Prepared> {
+    let repo = scene.clone(pinned, "repo")?;
+    let changed = oracle(scene, &repo, &["log", &format!("-S{ADDED}"), "--format=%H", "HEAD"])?;
+    let facts: Vec<Fact> = changed
+        .lines()
+        .enumerate()
+        .map(|(idx, sha)| Fact::sha(format!("commit {} adding or removing it", idx + 1), sha))
+        .collect();
+    ensure!(!facts.is_empty(), "git log -S lists no commit for {ADDED}");
+    Ok(Prepared {
+        cwd: repo.clone(),
+        repo,
+        facts,
+        expert: vec![format!("git log -S{ADDED} --oneline")],
+        extra: Some(Extra { tool: "repo_search", arguments: json!({"added": ADDED}), with_repo: true }),
         now: scene.later(),
         fleet: Vec::new(),
     })

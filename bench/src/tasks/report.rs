@@ -79,7 +79,7 @@ pub(crate) fn table(runs: &[TaskRun]) -> String {
 pub(crate) fn section(runs: &[TaskRun], meta: &Value, table: &str) -> String {
     let mut out = String::from("## Agent tasks\n\n");
     out.push_str(
-        "Issue 35: seven everyday tasks re-created on clones of real repositories at pinned commits, each scenario \
+        "Issues 35 and 52: nine everyday tasks re-created on clones of real repositories at pinned commits, each scenario \
          made by deterministic git commands (fixed identities and dates) on a fresh copy. Ours is the scripted path: \
          `repo_brief` (text), the first hint the text shows, called with its arguments, then at most one \
          task-specific call (below, with why), made only when what was read still misses a fact (an agent with \

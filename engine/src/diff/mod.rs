@@ -21,7 +21,7 @@
 mod binary;
 mod combined;
 pub mod commit;
-mod funcname;
+pub(crate) mod funcname;
 pub(crate) mod parses;
 mod patch;
 mod section;

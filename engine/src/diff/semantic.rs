@@ -1181,7 +1181,7 @@ fn without(signature: &str, name: &str) -> String {
     signature.replacen(name, "", 1)
 }
 
-mod languages;
+pub(crate) mod languages;
 
 #[cfg(test)]
 mod tests;

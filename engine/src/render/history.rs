@@ -6,7 +6,10 @@ use crate::history::Page;
 use crate::reflog::Report;
 
 /// `repo.history`: one line per commit, `sha date author: subject` (`merge p1 p2` for merges,
-/// `root` for root commits), then the cut notice and `next cursor <cursor>`.
+/// `root` for root commits), then the cut notice and `next cursor <cursor>`. With `symbol`: the
+/// head names it (`fn Flags::new, lines 12-40 at the tip`), and each commit's line ends with the
+/// hunks that touched it (`hunks -12,2 +12,3`, git's hunk header numbers) and, when the file had
+/// another path then, `in <path>`.
 pub fn history(result: &Budgeted<Page>, options: &Options) -> String {
     let page = &result.data;
     let mut out = Lines::default();
@@ -17,6 +20,14 @@ pub fn history(result: &Budgeted<Page>, options: &Options) -> String {
     if let Some(path) = &page.path {
         head.push_str(&format!(" -- {}", options.path(path)));
     }
+    if let Some(symbol) = &page.symbol {
+        head.push_str(&format!(
+            ": {} {}, lines {} at the tip (hunks: git's -old,count +new,count)",
+            symbol.kind.label(),
+            esc(&symbol.name),
+            symbol.lines
+        ));
+    }
     out.line(head);
     for commit in &page.commits {
         let date = commit.time.get(..10).unwrap_or(&commit.time);
@@ -26,7 +37,14 @@ pub fn history(result: &Budgeted<Page>, options: &Options) -> String {
             _ => format!(" (merge {})", commit.parents.join(" ")),
         };
         let (date, author, subject) = (esc(date), esc(&commit.author.name), esc(&commit.subject));
-        out.line(format!("{} {date} {author}: {subject}{shape}", commit.sha));
+        let mut line = format!("{} {date} {author}: {subject}{shape}", commit.sha);
+        if !commit.hunks.is_empty() {
+            line.push_str(&format!(" hunks {}", commit.hunks.join(" ")));
+        }
+        if let Some(path) = &commit.path {
+            line.push_str(&format!(" in {}", options.path(path)));
+        }
+        out.line(line);
     }
     out.more(&result.omitted, "commits", "commits on the next page");
     if let Some(cursor) = &page.next_cursor {

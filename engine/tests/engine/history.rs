@@ -62,7 +62,13 @@ fn as_log(commits: &[history::Commit]) -> Vec<(String, String, String, String, S
 }
 
 fn options(start: Option<&str>, path: Option<&str>, limit: usize) -> history::Options {
-    history::Options { start: start.map(str::to_owned), path: path.map(str::to_owned), limit, cursor: None }
+    history::Options {
+        start: start.map(str::to_owned),
+        path: path.map(str::to_owned),
+        limit,
+        cursor: None,
+        symbol: None,
+    }
 }
 
 #[test]

@@ -26,6 +26,7 @@ fn pages(engine: &Engine, fixture: &Fixture, start: Option<&str>, path: Option<&
             path: path.map(str::to_owned),
             limit,
             cursor: cursor.clone(),
+            symbol: None,
         };
         let page = engine.history(&repo, &options, UNLIMITED, &mut measure).expect("page").data;
         assert!(page.commits.len() <= limit);

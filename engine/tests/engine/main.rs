@@ -33,5 +33,6 @@ mod search;
 mod semantic;
 mod shallow;
 mod skewed_walks;
+mod symbols;
 mod topology;
 mod untracked;

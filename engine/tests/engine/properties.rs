@@ -90,7 +90,7 @@ fn history_cursors_are_tamper_evident() {
     let fixture = fluxgit_fixtures::build(fluxgit_fixtures::Scenario::ManyBranches);
     let engine = Engine::new(Options { allowed_roots: vec![fixture.root().canonicalize().expect("root")] });
     let repo = engine.resolve(fixture.path().to_str().expect("utf-8")).expect("resolves");
-    let first = history::Options { start: None, path: None, limit: 3, cursor: None };
+    let first = history::Options { start: None, path: None, limit: 3, cursor: None, symbol: None };
     let page = engine.history(&repo, &first, 1_000_000, &mut measure).expect("first page").data;
     let cursor = page.next_cursor.expect("more than 3 commits");
 

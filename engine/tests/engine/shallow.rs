@@ -49,6 +49,7 @@ fn history_matches_git_log_and_marks_the_boundary() {
                     path: path.map(str::to_owned),
                     limit: 200,
                     cursor: None,
+                    symbol: None,
                 };
                 let page = engine.history(&repo, &options, UNLIMITED, &mut measure).expect("history answers").data;
                 let mut args = vec!["log", "--format=%h %p", start, "--"];

@@ -36,6 +36,7 @@ struct HistoryArgs {
     path: Option<String>,
     limit: Option<usize>,
     cursor: Option<String>,
+    symbol: Option<String>,
     max_tokens: Option<usize>,
     #[serde(default)]
     format: Format,
@@ -50,12 +51,23 @@ pub fn history() -> FnTool {
         "shallow": { "type": "boolean", "description": "Present and true on a shallow clone's boundary commit: its \
             parents are absent, history was cut here. Absent means false." },
         "author": { "type": "string",
-            "description": "\"Name <email>\" as `.mailmap` maps it, as `git log` shows it (`%aN <%aE>`)." }, "time": { "type": "string" }, "subject": { "type": "string" } } });
+            "description": "\"Name <email>\" as `.mailmap` maps it, as `git log` shows it (`%aN <%aE>`)." }, "time": { "type": "string" }, "subject": { "type": "string" },
+        "path": defaulted(json!({ "type": "string", "description": "With `symbol`: the file's path in this commit \
+            (it was renamed since)." }), "null (the page's `path`)"),
+        "hunks": defaulted(json!({ "type": "array", "items": { "type": "string" }, "description": "With `symbol`: \
+            the hunks that touched the symbol, as git's hunk headers number them (`-12,2 +12,3`: the parent's \
+            lines 12-13 became lines 12-14)." }), "empty (no `symbol`)") } });
+    let symbol = json!({ "type": "object", "required": ["name", "kind", "lines"], "properties": {
+        "name": { "type": "string", "description": "The parser's qualified name (`Flags::new`)." },
+        "kind": { "type": "string" },
+        "lines": { "type": "string", "description": "The lines followed at `tip`, 1-based: from the line naming \
+            it to the one before the next function start by git's funcname rule." } } });
     let data = json!({
         "type": "object",
         "required": ["ref", "tip"],
         "properties": { "ref": { "type": "string" }, "tip": nullable_string(),
             "path": defaulted(json!({ "type": "string" }), "null (no path filter)"),
+            "symbol": defaulted(symbol, "null (no `symbol`)"),
             "commits": opt_list(commit), "nextCursor": defaulted(json!({ "type": "string" }), "null (no more pages)"),
             "shallow": schema::shallow("the walk and its pages") }
     });
@@ -65,15 +77,17 @@ pub fn history() -> FnTool {
         definition: ToolDefinition {
             name: "repo.history",
             title: "Commit history, paged",
-            description: "A page of commits like `git log [ref] [-- path]`, newest first; pass `nextCursor` back as `cursor` \
-                for the next page.",
+            description: "A page of commits like `git log [ref] [-- path]` (or `-L :symbol:path`), newest first; \
+                pass `nextCursor` back as `cursor` for the next page.",
             input_schema: schema::input(
                 json!({
                     "repoPath": schema::repo_path(),
-                    "ref": revision("Where the walk starts (a revision: branch, tag, sha, `HEAD~3`), or a range as git reads \
-                        it: `A..B` (commits in B not in A), `A...B` (in either, not in both); an empty side is HEAD. \
-                        Default HEAD."),
+                    "ref": revision("Where the walk starts (`main`, a sha, `HEAD~3`) or a range as git reads it \
+                        (`A..B`, `A...B`). Default HEAD."),
                     "path": relative_path("Only commits changing this repo-relative file or directory (no `..`)."),
+                    "symbol": { "type": "string", "maxLength": 256,
+                        "description": "A function, type or method of `path` (`parse`, `Flags::new`): only \
+                        commits changing it." },
                     "limit": schema::integer(1, 200, 50, "Commits per page."),
                     "cursor": { "type": "string", "minLength": 1, "maxLength": 256,
                         "description": "`nextCursor` of the previous page." },
@@ -90,8 +104,13 @@ pub fn history() -> FnTool {
 
 fn call_history(ctx: &CallContext<'_>, arguments: &Map<String, Value>) -> Result<ToolOutput, ProtocolError> {
     let args: HistoryArgs = parse(arguments)?;
-    let options =
-        history::Options { start: args.start, path: args.path, limit: args.limit.unwrap_or(50), cursor: args.cursor };
+    let options = history::Options {
+        start: args.start,
+        path: args.path,
+        limit: args.limit.unwrap_or(50),
+        cursor: args.cursor,
+        symbol: args.symbol,
+    };
     let max_tokens = args.max_tokens.unwrap_or(HISTORY_DEFAULT_TOKENS as usize);
     run_formatted(
         ctx,

@@ -90,7 +90,11 @@ const LONG_DOCS: &[(&str, &str)] = &[
          simplification for a path): sha, parents, author, author date (ISO 8601) and subject. Pass `nextCursor` \
          back as `cursor` for the next page, with the same `ref` and `path`: the cursor pins the starting commit, \
          so pages never skip or repeat a commit even when the ref moves. Commits that did not fit `maxTokens` are \
-         counted in `omitted.commits` and come first on the next page.",
+         counted in `omitted.commits` and come first on the next page. With `symbol` (and `path`): the commits \
+         that changed that function, type or method, as `git log -L :symbol:path` lists them: the symbol is found \
+         by the tree-sitter parser at `ref` (an ambiguous name is refused with the candidates in \
+         `data.suggestions`), its lines run to the next function start by git's funcname rule, and they are \
+         followed back through each diff and across renames; each commit names the hunks that touched them.",
     ),
     (
         "repo.reflog",

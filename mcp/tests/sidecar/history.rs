@@ -107,3 +107,42 @@ fn reflog_names_the_lost_tips_within_budget() {
         Some(full["entries"].as_array().map_or(0, Vec::len) - shown)
     );
 }
+
+#[test]
+fn symbol_history_names_the_symbol_its_hunks_and_an_ambiguous_names_candidates() {
+    let fixture = fluxgit_fixtures::build(Scenario::Clean);
+    let root = fixture.root().canonicalize().expect("root");
+    let repo = fixture.path().to_str().expect("utf-8").to_owned();
+    let write = |content: &str| std::fs::write(fixture.path().join("lib.rs"), content).expect("writes lib.rs");
+    let source = |value: u32| {
+        format!(
+            "struct A;\n\nimpl A {{\n    fn new() -> u32 {{\n        {value}\n    }}\n}}\n\nfn new() -> u32 {{\n    0\n}}\n"
+        )
+    };
+    write(&source(1));
+    fixture.git(&["add", "lib.rs"]);
+    fixture.git(&["commit", "-q", "-m", "add A::new"]);
+    write(&source(2));
+    fixture.git(&["commit", "-q", "-am", "change A::new"]);
+    let responses = session(
+        &root,
+        &[
+            call(1, "repo_history", json!({"repoPath": repo, "path": "lib.rs", "symbol": "A::new"})),
+            call(2, "repo_history", json!({"repoPath": repo, "path": "lib.rs", "symbol": "new"})),
+            call(3, "repo_history", json!({"repoPath": repo, "symbol": "new"})),
+            call(4, "repo_history", json!({"repoPath": repo, "path": "lib.rs", "symbol": "A::new", "format": "text"})),
+        ],
+    );
+    let page = data(&responses[0]);
+    assert_eq!(page["symbol"]["name"], "A::new", "{page}");
+    assert_eq!(page["symbol"]["kind"], "fn");
+    let subjects: Vec<&str> =
+        page["commits"].as_array().expect("commits").iter().filter_map(|c| c["subject"].as_str()).collect();
+    assert_eq!(subjects, ["change A::new", "add A::new"]);
+    assert_eq!(page["commits"][0]["hunks"], json!(["-5,1 +5,1"]), "the changed line, as git numbers it");
+    assert_eq!(reason(&responses[1]), "invalid_query");
+    assert_eq!(responses[1]["error"]["data"]["suggestions"], json!(["A::new", "new"]), "{}", responses[1]);
+    assert_eq!(reason(&responses[2]), "invalid_query", "a symbol needs its file");
+    let text = responses[3]["result"]["content"][0]["text"].as_str().expect("text");
+    assert!(text.contains("fn A::new") && text.contains("hunks -5,1 +5,1"), "{text}");
+}

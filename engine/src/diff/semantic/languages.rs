@@ -8,14 +8,14 @@ use crate::semantic::Language;
 
 /// The language of each path: `.gitattributes` (`linguist-language`, else `diff`) over the
 /// extension.
-pub(super) struct Languages<'repo> {
+pub(crate) struct Languages<'repo> {
     stack: gix::AttributeStack<'repo>,
     outcome: gix::attrs::search::Outcome,
 }
 
 impl<'repo> Languages<'repo> {
     /// Looks up the `linguist-language` and `diff` attributes of `files`.
-    pub(super) fn new(repo: &'repo gix::Repository, files: &AttributeFiles) -> Self {
+    pub(crate) fn new(repo: &'repo gix::Repository, files: &AttributeFiles) -> Self {
         let (stack, outcome) = files.stack(repo, &["linguist-language", "diff"]);
         Self { stack, outcome }
     }
@@ -24,7 +24,7 @@ impl<'repo> Languages<'repo> {
     ///
     /// # Errors
     /// [`Error::GitRead`] when the attributes cannot be read.
-    pub(super) fn of(&mut self, path: &gix::bstr::BStr) -> Result<Option<Language>> {
+    pub(crate) fn of(&mut self, path: &gix::bstr::BStr) -> Result<Option<Language>> {
         self.outcome.reset();
         let platform = self.stack.at_entry(path, None).map_err(|err| Error::git("attributes", err))?;
         platform.matching_attributes(&mut self.outcome);
