@@ -86,8 +86,8 @@ pub fn history() -> FnTool {
                         (`A..B`, `A...B`). Default HEAD."),
                     "path": relative_path("Only commits changing this repo-relative file or directory (no `..`)."),
                     "symbol": { "type": "string", "maxLength": 256,
-                        "description": "A function, type or method of `path` (`parse`, `Flags::new`): only \
-                        commits changing it." },
+                        "description": "A function, type or method in `path` (`Flags::new`): commits \
+                        changing it." },
                     "limit": schema::integer(1, 200, 50, "Commits per page."),
                     "cursor": { "type": "string", "minLength": 1, "maxLength": 256,
                         "description": "`nextCursor` of the previous page." },

@@ -159,7 +159,7 @@ pub fn worktree_list() -> FnTool {
         definition: ToolDefinition {
             name: "worktree.list",
             title: "Worktrees",
-            description: "The main work tree and every linked worktree: branch, upstream ahead/behind, change counts, operation, agents at work, locked, prunable.",
+            description: "Every worktree, main and linked: branch, ahead/behind, change counts, operation, agents, locked, prunable.",
             input_schema: schema::input(
                 json!({ "repoPath": schema::repo_path(), "format": schema::format() }),
                 &["repoPath"],
