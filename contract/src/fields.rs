@@ -260,11 +260,8 @@ const SUBMODULE_POINTER: &[Field] = &[
     field("expectedRecordedOid", Kind::Oid, "Refuse unless the parent records this commit."),
     field("expectedCheckedOutOid", Kind::Oid, "Refuse unless the submodule has this commit checked out."),
 ];
-const WORKTREE_REMOVE: &[Field] = &[required(
-    "path",
-    Kind::LinkedWorktree,
-    "The linked worktree to remove: absolute, or relative to repoPath. Its branch is kept.",
-)];
+const WORKTREE_REMOVE: &[Field] =
+    &[required("path", Kind::LinkedWorktree, "The linked worktree: absolute, or relative to repoPath.")];
 
 impl Operation {
     /// Its fields besides the envelope (`repoPath`, `reason`, `idempotencyKey`, ...), in the order they are sent.
@@ -619,12 +616,9 @@ impl Operation {
                 });
                 if high { Risk::High } else { Risk::Medium }
             }
-            Self::Merge
-            | Self::Rebase
-            | Self::Patch
-            | Self::Push
-            | Self::SubmodulePointer
-            | Self::WorktreeRemove => Risk::Medium,
+            Self::Merge | Self::Rebase | Self::Patch | Self::Push | Self::SubmodulePointer | Self::WorktreeRemove => {
+                Risk::Medium
+            }
         }
     }
 

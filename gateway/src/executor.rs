@@ -167,7 +167,9 @@ pub fn run_approved(
             && let (Ok(refs_after), Ok(head_ref_after)) = (&refs_after, git.head_symbolic())
         {
             let mut undo = restore::undo_commands(&point, refs_after, head_ref_after.as_deref());
-            undo.extend(result.get("readd").and_then(Value::as_str).filter(|readd| !readd.is_empty()).map(str::to_owned));
+            undo.extend(
+                result.get("readd").and_then(Value::as_str).filter(|readd| !readd.is_empty()).map(str::to_owned),
+            );
             result.insert("undo".into(), json!(undo));
         }
     }
@@ -673,7 +675,9 @@ fn worktree_remove(git: &Git, body: &Value, context: &Context<'_>) -> Result<Out
         return Ok(failed("git_failed", output.stderr.trim(), json!({})));
     }
     let readd = match (located.branch_name(), &located.head_sha) {
-        (Some(branch), _) => format!("git worktree add {} {}", restore::shell_quote(path), restore::shell_quote(branch)),
+        (Some(branch), _) => {
+            format!("git worktree add {} {}", restore::shell_quote(path), restore::shell_quote(branch))
+        }
         (None, Some(sha)) => format!("git worktree add --detach {} {sha}", restore::shell_quote(path)),
         (None, None) => String::new(),
     };

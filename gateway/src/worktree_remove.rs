@@ -237,7 +237,8 @@ pub fn assess(git: &Git, located: &Located) -> Assessment {
                 assessment.uncommitted = records.iter().take(MAX_LISTED).map(|record| (*record).to_owned()).collect();
                 if !records.is_empty() {
                     let conflicts = records.iter().filter(|record| is_unmerged(record)).count();
-                    let conflicted = if conflicts > 0 { format!(", {conflicts} with conflicts") } else { String::new() };
+                    let conflicted =
+                        if conflicts > 0 { format!(", {conflicts} with conflicts") } else { String::new() };
                     blockers.push(block(
                         "uncommitted_changes",
                         format!(
@@ -248,8 +249,9 @@ pub fn assess(git: &Git, located: &Located) -> Assessment {
                     ));
                 }
             }
-            Ok(output) => blockers
-                .push(block("unassessable", format!("its changes cannot be read: {}", output.stderr.trim()))),
+            Ok(output) => {
+                blockers.push(block("unassessable", format!("its changes cannot be read: {}", output.stderr.trim())))
+            }
             Err(error) => blockers.push(block("unassessable", format!("its changes cannot be read: {error}"))),
         }
         match operation_in_progress(&worktree) {

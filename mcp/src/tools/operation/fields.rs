@@ -76,10 +76,7 @@ pub const fn texts(operation: Operation) -> (&'static str, &'static str) {
         ),
         Operation::WorktreeRemove => (
             "Propose removing a worktree",
-            described!(
-                "Propose removing a clean linked worktree (never --force; its branch is kept). Refused while it \
-                 holds changes, a lock, an operation, or commits no other ref reaches."
-            ),
+            described!("Propose removing a linked worktree that holds nothing to lose (its branch is kept)."),
         ),
         Operation::SubmodulePointer => (
             "Propose a submodule pointer change",
