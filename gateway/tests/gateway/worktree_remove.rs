@@ -124,6 +124,9 @@ fn worktree_remove_is_refused_on_receipt_for_what_is_no_removable_worktree() {
     assert!(listed(&repo, &out_path) && listed(&repo, &linked));
 }
 
+/// What a test does to a repository and its worktree after the proposal.
+type Change = fn(&Path, &Path);
+
 #[test]
 fn worktree_remove_refuses_every_case_that_would_lose_work_on_the_card_and_at_execution() {
     let sandbox = Sandbox::new();
@@ -133,7 +136,7 @@ fn worktree_remove_refuses_every_case_that_would_lose_work_on_the_card_and_at_ex
 
     // Each case: a worktree made clean, proposed, then changed before approval; the run must fail with `reason`,
     // the card must name what would be lost, and git's own removal refuses where it should.
-    let cases: [(&str, fn(&Path, &Path), &str, &str); 5] = [
+    let cases: [(&str, Change, &str, &str); 5] = [
         ("untracked", |_, wt| write(wt, "new.txt", "x\n"), "uncommitted_changes", "?? new.txt"),
         (
             "staged",
