@@ -133,6 +133,9 @@ pub enum Kind {
     Oid,
     /// An absolute path inside the allowed roots that may not exist yet (worktree `path`).
     AbsolutePath,
+    /// A registered linked worktree of the repository, absolute or relative to it, inside the allowed roots
+    /// (worktreeRemove `path`).
+    LinkedWorktree,
     /// branchDelete `targets`.
     Targets,
     /// plan `steps`.
@@ -257,6 +260,8 @@ const SUBMODULE_POINTER: &[Field] = &[
     field("expectedRecordedOid", Kind::Oid, "Refuse unless the parent records this commit."),
     field("expectedCheckedOutOid", Kind::Oid, "Refuse unless the submodule has this commit checked out."),
 ];
+const WORKTREE_REMOVE: &[Field] =
+    &[required("path", Kind::LinkedWorktree, "The linked worktree: absolute, or relative to repoPath.")];
 
 impl Operation {
     /// Its fields besides the envelope (`repoPath`, `reason`, `idempotencyKey`, ...), in the order they are sent.
@@ -275,6 +280,7 @@ impl Operation {
             Self::Branch => BRANCH,
             Self::BranchDelete => BRANCH_DELETE,
             Self::SubmodulePointer => SUBMODULE_POINTER,
+            Self::WorktreeRemove => WORKTREE_REMOVE,
         }
     }
 }
@@ -499,6 +505,14 @@ pub struct SubmodulePointerFields {
     pub expected_checked_out_oid: Option<String>,
 }
 
+/// worktreeRemove's fields.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorktreeRemoveFields {
+    /// The linked worktree: absolute, or relative to the repository (the sidecar sends it absolute, resolved).
+    pub path: String,
+}
+
 /// The fields of one operation, typed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
@@ -527,6 +541,8 @@ pub enum Fields {
     BranchDelete(BranchDeleteFields),
     /// [`Operation::SubmodulePointer`].
     SubmodulePointer(SubmodulePointerFields),
+    /// [`Operation::WorktreeRemove`].
+    WorktreeRemove(WorktreeRemoveFields),
 }
 
 fn typed<T: DeserializeOwned>(body: &Value) -> Result<T, serde_json::Error> {
@@ -552,6 +568,7 @@ impl Fields {
             Operation::Branch => Self::Branch(typed(body)?),
             Operation::BranchDelete => Self::BranchDelete(typed(body)?),
             Operation::SubmodulePointer => Self::SubmodulePointer(typed(body)?),
+            Operation::WorktreeRemove => Self::WorktreeRemove(typed(body)?),
         })
     }
 
@@ -571,6 +588,7 @@ impl Fields {
             Self::Branch(_) => Operation::Branch,
             Self::BranchDelete(_) => Operation::BranchDelete,
             Self::SubmodulePointer(_) => Operation::SubmodulePointer,
+            Self::WorktreeRemove(_) => Operation::WorktreeRemove,
         }
     }
 }
@@ -578,7 +596,8 @@ impl Fields {
 impl Operation {
     /// The risk of this operation with the fields of `body` (a proposal body or a plan step): `high` for a
     /// discard, a branch deletion, a hard reset, a forced push and a plan with a high step; `low` for a branch, a
-    /// commit and a worktree; `medium` otherwise. A field that does not parse counts as its default.
+    /// commit and a worktree; `medium` otherwise (a worktree removal too: it deletes a directory, ignored files
+    /// with it). A field that does not parse counts as its default.
     #[must_use]
     pub fn risk(self, body: &Value) -> Risk {
         match self {
@@ -597,7 +616,9 @@ impl Operation {
                 });
                 if high { Risk::High } else { Risk::Medium }
             }
-            Self::Merge | Self::Rebase | Self::Patch | Self::Push | Self::SubmodulePointer => Risk::Medium,
+            Self::Merge | Self::Rebase | Self::Patch | Self::Push | Self::SubmodulePointer | Self::WorktreeRemove => {
+                Risk::Medium
+            }
         }
     }
 
@@ -630,6 +651,7 @@ mod tests {
                 Kind::Text(_) => json!("a message"),
                 Kind::Oid => json!("0123456789012345678901234567890123456789"),
                 Kind::AbsolutePath => json!("/work/repo.worktrees/main"),
+                Kind::LinkedWorktree => json!("../repo.worktrees/topic"),
                 Kind::Targets => json!([{ "repoPath": "/work/repo", "branches": ["old", "older"] }]),
                 Kind::Steps => json!(
                     Operation::STEPS

@@ -22,7 +22,7 @@ macro_rules! operations {
 
         impl Operation {
             /// Every operation, in design.md §5 order.
-            pub const ALL: [Self; 12] = [$(Self::$variant,)*];
+            pub const ALL: [Self; 13] = [$(Self::$variant,)*];
 
             /// The wire name, e.g. `branchDelete`.
             #[must_use]
@@ -68,11 +68,13 @@ operations! {
     BranchDelete = "branchDelete";
     /// Record a submodule's checked-out commit in its parent, or return it to the recorded one.
     SubmodulePointer = "submodulePointer";
+    /// Remove a linked worktree that holds nothing to lose (its branch is kept).
+    WorktreeRemove = "worktreeRemove";
 }
 
 /// The wire names of [`Operation::ALL`], in order.
-pub const OPERATIONS: [&str; 12] = {
-    let mut names = [""; 12];
+pub const OPERATIONS: [&str; 13] = {
+    let mut names = [""; 13];
     let mut index = 0;
     while index < names.len() {
         names[index] = Operation::ALL[index].name();
@@ -113,7 +115,8 @@ impl Operation {
             | Self::Push
             | Self::Branch
             | Self::BranchDelete
-            | Self::SubmodulePointer => false,
+            | Self::SubmodulePointer
+            | Self::WorktreeRemove => false,
         }
     }
 }
@@ -190,7 +193,8 @@ mod tests {
                 "push",
                 "branch",
                 "branchDelete",
-                "submodulePointer"
+                "submodulePointer",
+                "worktreeRemove"
             ]
         );
         for operation in Operation::ALL {
@@ -222,6 +226,7 @@ mod tests {
         assert_eq!(Push.risk(&json!({ "forceWithLease": "yes" })), Risk::Medium);
         assert_eq!(Branch.risk(&json!({})), Risk::Low);
         assert_eq!(BranchDelete.risk(&json!({})), Risk::High);
+        assert_eq!(WorktreeRemove.risk(&json!({})), Risk::Medium);
         let plan = json!({ "steps": [{ "type": "merge" }, { "type": "reset", "mode": "hard" }] });
         assert_eq!(Plan.risk(&plan), Risk::High);
         assert_eq!(Plan.risk(&json!({ "steps": [{ "type": "merge" }, { "type": "nope" }] })), Risk::Medium);

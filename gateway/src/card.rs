@@ -22,6 +22,7 @@ use crate::git::Git;
 use crate::journal::Proposal;
 use crate::proposal::{OBSERVED, field, flag, path_list};
 use crate::time::{format_ms, now_ms};
+use crate::worktree_remove;
 
 /// Longest diff shown on a card, in lines; the rest is counted.
 pub const MAX_DIFF_LINES: usize = 400;
@@ -144,7 +145,8 @@ pub fn strong_confirmation(op: &str, body: &Value) -> Option<String> {
         | Operation::Commit
         | Operation::Push
         | Operation::Branch
-        | Operation::SubmodulePointer => return None,
+        | Operation::SubmodulePointer
+        | Operation::WorktreeRemove => return None,
     }
     let names: Vec<&str> = body
         .get("targets")
@@ -311,6 +313,7 @@ fn op_details(git: &Git, op: &str, body: &Value, confirmation: &mut Option<Strin
         }
         Operation::BranchDelete => branch_delete(&mut out, body),
         Operation::Worktree => worktree(&mut out, git, body),
+        Operation::WorktreeRemove => worktree_remove(&mut out, git, body),
         Operation::Push => push(&mut out, git, body, confirmation),
         Operation::SubmodulePointer => submodule_pointer(&mut out, body),
         Operation::Plan => plan(&mut out, git, body, confirmation),
@@ -362,6 +365,67 @@ fn worktree(out: &mut String, git: &Git, body: &Value) {
         }
         None => {
             let _ = writeln!(out, "Branch {branch} does not exist: it is created at HEAD");
+        }
+    }
+}
+
+/// The worktree to remove, what goes with it, and the executor's verdict now: nothing lost, or refused with
+/// exactly what would be lost (uncommitted paths, commits no other ref reaches).
+fn worktree_remove(out: &mut String, git: &Git, body: &Value) {
+    // The card has no allowed roots: the worktree must still lead where it led on receipt, inside them.
+    let at_receipt = body[OBSERVED]["resolvedPath"].as_str().map(std::path::PathBuf::from);
+    let located = match worktree_remove::locate(git, field(body, "path", ""), at_receipt.as_slice()) {
+        Ok(located) => located,
+        Err(refused) => {
+            let _ = writeln!(out, "Worktree to remove: {}", field(body, "path", ""));
+            let _ = writeln!(out, "  -> REFUSED at execution ({}): {}", refused.reason, refused.message);
+            return;
+        }
+    };
+    let head = located.head_sha.as_deref().unwrap_or("(unborn)");
+    let _ = writeln!(out, "Worktree to remove: {}", located.worktree_path);
+    match located.branch_name() {
+        Some(branch) => {
+            let _ = writeln!(
+                out,
+                "  on branch {branch} at {head}: the branch is KEPT, only the directory and its registration go"
+            );
+        }
+        None => {
+            let _ = writeln!(out, "  detached HEAD at {head}");
+        }
+    }
+    out.push_str(
+        "  Runs `git worktree remove` (never --force). Ignored files in it are deleted with it, as git deletes them; \
+         a restore adds the worktree back without them.\n",
+    );
+    let assessment = worktree_remove::assess(git, &located);
+    if assessment.blockers.is_empty() {
+        out.push_str(
+            "  -> REMOVE: nothing is lost (no uncommitted change, no operation in progress, every commit reached by \
+             another ref)\n",
+        );
+        return;
+    }
+    for blocker in &assessment.blockers {
+        let _ = writeln!(out, "  -> REFUSED at execution ({}): {}", blocker.reason, blocker.message);
+    }
+    if assessment.uncommitted_count > 0 {
+        let _ = writeln!(out, "  Uncommitted paths that would be lost ({}):", assessment.uncommitted_count);
+        for path in &assessment.uncommitted {
+            let _ = writeln!(out, "    {path}");
+        }
+        if assessment.uncommitted_count > assessment.uncommitted.len() {
+            let _ = writeln!(out, "    ... {} more", assessment.uncommitted_count - assessment.uncommitted.len());
+        }
+    }
+    if assessment.commit_count > 0 {
+        let _ = writeln!(out, "  Commits no other ref reaches ({}):", assessment.commit_count);
+        for commit in &assessment.commits {
+            let _ = writeln!(out, "    {commit}");
+        }
+        if assessment.commit_count > assessment.commits.len() {
+            let _ = writeln!(out, "    ... {} more", assessment.commit_count - assessment.commits.len());
         }
     }
 }

@@ -5,8 +5,8 @@
 //! (`approved -> executing`, committed before anything else), take the restore point (journaled), run the
 //! operation, record the refs after it, and complete or fail with the result (`newSha`, `conflicts`,
 //! `restorePointId` and, when completed, `undo`: the git commands that put the refs back). A merge or rebase that stops on conflicts is aborted (`git merge --abort`,
-//! `git rebase --abort`) and reported with its conflicting paths. branchDelete, worktree, push and submodulePointer
-//! follow design.md §6 (see their functions); what they must find unchanged was observed on receipt
+//! `git rebase --abort`) and reported with its conflicting paths. branchDelete, worktree, worktreeRemove, push and
+//! submodulePointer follow design.md §6 (see their functions); what they must find unchanged was observed on receipt
 //! ([`proposal::OBSERVED`]). Hooks, signing and credential helpers apply; a
 //! git command still running after [`git_timeout`] is stopped with everything it started, and the proposal fails.
 //!
@@ -26,6 +26,7 @@ use crate::journal::{Change, Journal, Proposal, Status};
 use crate::proposal::{self, field, flag, path_list};
 use crate::repo::{self, Canonical};
 use crate::restore;
+use crate::worktree_remove;
 
 /// The fault point variable (tests only).
 pub const FAULT_VAR: &str = "FLUXGIT_GATEWAY_FAULT";
@@ -165,7 +166,10 @@ pub fn run_approved(
         if outcome.completed
             && let (Ok(refs_after), Ok(head_ref_after)) = (&refs_after, git.head_symbolic())
         {
-            let undo = restore::undo_commands(&point, refs_after, head_ref_after.as_deref());
+            let mut undo = restore::undo_commands(&point, refs_after, head_ref_after.as_deref());
+            undo.extend(
+                result.get("readd").and_then(Value::as_str).filter(|readd| !readd.is_empty()).map(str::to_owned),
+            );
             result.insert("undo".into(), json!(undo));
         }
     }
@@ -261,7 +265,8 @@ pub fn restore_scope(op: Option<Operation>, body: &Value, repo: &Canonical) -> V
         | Operation::Worktree
         | Operation::Commit
         | Operation::Push
-        | Operation::Branch => {}
+        | Operation::Branch
+        | Operation::WorktreeRemove => {}
     }
     others
 }
@@ -325,6 +330,7 @@ pub fn execute(git: &Git, op: &str, body: &Value, context: &Context<'_>) -> Resu
         Operation::Commit => commit(git, body, previous),
         Operation::BranchDelete => branch_delete(body, context),
         Operation::Worktree => worktree(git, body, context),
+        Operation::WorktreeRemove => worktree_remove(git, body, context),
         Operation::Push => push(git, body),
         Operation::SubmodulePointer => submodule_pointer(git, body),
         Operation::Plan => plan(git, body, context),
@@ -633,6 +639,55 @@ fn worktree(git: &Git, body: &Value, context: &Context<'_>) -> Result<Outcome, g
         "branch": branch,
         "createdBranch": existing.is_none(),
         "newSha": sha,
+    });
+    Ok(Outcome { completed: true, reason: None, message: None, result })
+}
+
+/// worktreeRemove: the worktree located again must be the one observed on receipt (`worktree_moved`: another
+/// path, branch or HEAD), and assessed now it must lose nothing ([`worktree_remove::assess`]: the first blocker's
+/// reason, every blocker and what would be lost in the result); then `git worktree remove -- <path>`, never
+/// `--force`. The branch is kept. The result's `readd` is the command that adds the worktree back.
+fn worktree_remove(git: &Git, body: &Value, context: &Context<'_>) -> Result<Outcome, git::Error> {
+    let observed: Option<worktree_remove::Located> = serde_json::from_value(body[proposal::OBSERVED].clone()).ok();
+    let located = match worktree_remove::locate(git, field(body, "path", ""), context.allowed_roots) {
+        Ok(located) => located,
+        Err(refused) => return Ok(failed(refused.reason, format!("{}; nothing was run", refused.message), json!({}))),
+    };
+    let same = observed.as_ref().is_some_and(|observed| {
+        (&observed.worktree_path, &observed.resolved_path, &observed.branch, &observed.head_sha)
+            == (&located.worktree_path, &located.resolved_path, &located.branch, &located.head_sha)
+    });
+    if !same {
+        return Ok(failed(
+            "worktree_moved",
+            "the worktree's path, branch or HEAD changed since the proposal; propose again",
+            json!({ "observed": body[proposal::OBSERVED], "now": located }),
+        ));
+    }
+    let assessment = worktree_remove::assess(git, &located);
+    if let Some(first) = assessment.blockers.first() {
+        let message = format!("{}; nothing was run", first.message);
+        return Ok(failed(first.reason, message, assessment.to_json()));
+    }
+    let path = located.worktree_path.as_str();
+    let output = git.write(&["worktree", "remove", "--", path], None)?;
+    if !output.success {
+        return Ok(failed("git_failed", output.stderr.trim(), json!({})));
+    }
+    let readd = match (located.branch_name(), &located.head_sha) {
+        (Some(branch), _) => {
+            format!("git worktree add {} {}", restore::shell_quote(path), restore::shell_quote(branch))
+        }
+        (None, Some(sha)) => format!("git worktree add --detach {} {sha}", restore::shell_quote(path)),
+        (None, None) => String::new(),
+    };
+    let result = json!({
+        "worktreePath": path,
+        "branch": located.branch_name(),
+        "branchKept": located.branch.is_some(),
+        "headSha": located.head_sha,
+        "readd": readd,
+        "newSha": head(git)?,
     });
     Ok(Outcome { completed: true, reason: None, message: None, result })
 }

@@ -16,6 +16,7 @@
 //! - [`card`]: the card a person reads (`show`);
 //! - [`approval`]: `approve`, `reject`, the one-time code;
 //! - [`executor`] and [`restore`]: running approved proposals behind restore points, and putting them back;
+//!   [`worktree_remove`]: the worktree a worktreeRemove names and what removing it would lose;
 //! - [`web`]: the approval page (a browser on loopback, under a per-launch secret, same origin and CSRF checks);
 //! - [`notify`]: a desktop notification per new proposal (D-Bus), else a bell on stderr; [`desktop`]: opening
 //!   the page in a browser;
@@ -52,3 +53,4 @@ pub mod serve;
 pub mod service;
 pub mod time;
 pub mod web;
+pub mod worktree_remove;

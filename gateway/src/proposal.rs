@@ -164,7 +164,9 @@ pub fn check(op: &str, body: &Value, allowed_roots: &[PathBuf]) -> Result<Checke
 /// The body field where the gateway records what it observed on receipt (never taken from the sender): for
 /// branchDelete `{targets: [{repoPath, canonical, tips: {branch: sha | null}}]}` (a branch whose tip moved since is
 /// kept), for push `{remote, branch, remoteRef, trackingRef, expectedRemoteSha, localSha}` (the lease's expected
-/// value), for submodulePointer `{parentWorkTree, submoduleWorkTree, recordedOid, checkedOutOid}`.
+/// value), for submodulePointer `{parentWorkTree, submoduleWorkTree, recordedOid, checkedOutOid}`, for
+/// worktreeRemove the worktree as registered (`{worktreePath, resolvedPath, branch, headSha, locked, missing}`,
+/// [`crate::worktree_remove::Located`]).
 pub const OBSERVED: &str = "gatewayObserved";
 
 /// What the gateway observes on receipt for `op` (see [`OBSERVED`]); a refusal when a target does not resolve.
@@ -236,6 +238,12 @@ fn observe(
                 }
             }
             Ok(Some(observed))
+        }
+        Operation::WorktreeRemove => {
+            let path = object.get("path").and_then(Value::as_str).unwrap_or_default();
+            let located = crate::worktree_remove::locate(git, path, allowed_roots)
+                .map_err(|refused| invalid(refused.reason, "path", refused.message))?;
+            Ok(Some(json!(located)))
         }
         Operation::Merge
         | Operation::Rebase
@@ -464,6 +472,14 @@ impl Fields<'_> {
                     return Err(invalid("invalid_field", "targets", "at most 100 branches in all"));
                 }
             }
+            Operation::WorktreeRemove => {
+                let located = crate::worktree_remove::locate(self.git, string(object, "path")?, self.allowed_roots)
+                    .map_err(|refused| invalid(refused.reason, "path", refused.message))?;
+                if let Some(branch) = located.branch_name() {
+                    self.refs.push(branch.to_owned());
+                }
+                self.worktree_path = Some(located.worktree_path);
+            }
             Operation::SubmodulePointer => {
                 let relative = string(object, "relativePath")?;
                 if !is_relative_path(relative) {
@@ -503,7 +519,8 @@ impl Fields<'_> {
             | Operation::Push
             | Operation::Branch
             | Operation::BranchDelete
-            | Operation::SubmodulePointer => Ok(()),
+            | Operation::SubmodulePointer
+            | Operation::WorktreeRemove => Ok(()),
         }
     }
 

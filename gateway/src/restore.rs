@@ -11,10 +11,11 @@
 //! Restoring puts the work tree back to the snapshot (through another temporary index: files the operation added
 //! are removed, changed ones rewritten), copies the saved index bytes back, sets every ref to its old target
 //! (deleting refs that did not exist) and points HEAD where it pointed, in the repository and in every other one
-//! it saved. After a `worktree` operation it removes the worktree the operation added; after a `push` or a
-//! `branchDelete` it puts the `config` bytes back (upstream settings, deleted branches' sections). A push is not
-//! undone on the remote: nothing is pushed without a person's approval. The private ref stays, so a restore can
-//! be repeated.
+//! it saved. After a `worktree` operation it removes the worktree the operation added, after a `worktreeRemove` it
+//! adds the removed one back (same path, same branch or detached commit; ignored files it held are not kept);
+//! after a `push` or a `branchDelete` it puts the `config` bytes back (upstream settings, deleted branches'
+//! sections). A push is not undone on the remote: nothing is pushed without a person's approval. The private ref
+//! stays, so a restore can be repeated.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -275,7 +276,8 @@ fn restores_config(op: &str) -> bool {
             | Operation::Worktree
             | Operation::Commit
             | Operation::Branch
-            | Operation::SubmodulePointer,
+            | Operation::SubmodulePointer
+            | Operation::WorktreeRemove,
         )
         | None => false,
     }
@@ -354,6 +356,27 @@ fn remove_new_worktree(git: &Git, before: &[String], path: &Path) -> Result<(), 
     Ok(())
 }
 
+/// Adds back the worktree a `worktreeRemove` removed (`observed`: the worktree as observed on receipt), unless it
+/// is registered again: `git worktree add <path> <branch>`, or `--detach <path> <sha>` for a detached HEAD. Its
+/// checkout is the commit's (it was clean when removed); ignored files that were in it do not come back.
+fn readd_worktree(git: &Git, observed: &Value) -> Result<(), Error> {
+    let Some(path) = observed["worktreePath"].as_str() else { return Ok(()) };
+    if worktree_paths(git)?.iter().any(|listed| listed == path) {
+        return Ok(());
+    }
+    match (observed["branch"].as_str(), observed["headSha"].as_str()) {
+        (Some(branch), _) => {
+            let short = branch.strip_prefix("refs/heads/").unwrap_or(branch);
+            git.write_ok(&["worktree", "add", "--", path, short], None)?;
+        }
+        (None, Some(sha)) => {
+            git.write_ok(&["worktree", "add", "--detach", "--", path, sha], None)?;
+        }
+        (None, None) => {}
+    }
+    Ok(())
+}
+
 /// Reads `<dir>/extra.json` (absent for restore points taken before it existed: nothing extra).
 fn read_extra(dir: &Path) -> Result<Extra, Error> {
     let file = dir.join("extra.json");
@@ -390,6 +413,12 @@ pub fn restore(journal: &mut Journal, repo: &Canonical, point: &RestorePoint, ac
         worktrees: extra.worktrees.clone(),
     };
     put_back(&git, &repo.git_dir, &dir, &main)?;
+    if Operation::from_name(&point.op) == Some(Operation::WorktreeRemove) {
+        let proposal = journal.get(&point.proposal_id)?;
+        if let Some(observed) = proposal.as_ref().map(|proposal| &proposal.body[crate::proposal::OBSERVED]) {
+            readd_worktree(&git, observed)?;
+        }
+    }
     if restores_config(&point.op)
         && let Some(config) = &main.config_file
     {

@@ -12,3 +12,4 @@ mod operations;
 mod restore;
 mod support;
 mod web;
+mod worktree_remove;

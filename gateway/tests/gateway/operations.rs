@@ -45,7 +45,12 @@ fn full_state(repo: &Path) -> String {
 }
 
 /// Approves `proposal` (answering `answers` after the code) and runs it; the proposal as it ended.
-fn approve_and_run(journal: &mut Journal, roots: &[PathBuf], proposal: &Proposal, answers: &[&str]) -> Proposal {
+pub(crate) fn approve_and_run(
+    journal: &mut Journal,
+    roots: &[PathBuf],
+    proposal: &Proposal,
+    answers: &[&str],
+) -> Proposal {
     approve_lib(journal, roots, &proposal.id, answers).unwrap_or_else(|error| panic!("{}: {error}", proposal.id));
     let approved = journal.get(&proposal.id).expect("get").expect("known");
     assert_eq!(approved.status, Status::Approved);
@@ -53,7 +58,7 @@ fn approve_and_run(journal: &mut Journal, roots: &[PathBuf], proposal: &Proposal
     journal.get(&proposal.id).expect("get").expect("known")
 }
 
-fn restore(journal: &mut Journal, id: &str) {
+pub(crate) fn restore(journal: &mut Journal, id: &str) {
     approval::restore(journal, id, &Audit::DISABLED).unwrap_or_else(|error| panic!("{id}: {error}"));
 }
 

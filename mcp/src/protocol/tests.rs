@@ -517,7 +517,7 @@ fn the_real_listing_fits_its_token_targets() {
         registry.restrict(crate::tools::listing::Selection::default(), gateway);
         let whole = crate::protocol::methods::list_tools_result(&registry, Version::NEWEST);
         let tools = whole["tools"].as_array().expect("tools");
-        assert_eq!(tools.len(), if gateway { 42 } else { 23 });
+        assert_eq!(tools.len(), if gateway { 43 } else { 23 });
         let visible: Vec<Value> = tools
             .iter()
             .map(|tool| json!({"name": tool["name"], "description": tool["description"], "inputSchema": tool["inputSchema"]}))

@@ -85,6 +85,7 @@ pub const TOOLSETS: &[Toolset] = &[
             "operation.preview.branch",
             "operation.preview.branchDelete",
             "operation.preview.submodulePointer",
+            "operation.preview.worktreeRemove",
             "operation.status",
             "operation.cancel",
         ],

@@ -5,7 +5,8 @@ propose (operation_preview_branch) -> `fluxgit-gateway show` prints the card and
 `fluxgit-gateway approve` on a pseudo-terminal and types the code -> operation_status reports `completed` with the new
 sha git shows. A second proposal rejected at the CLI ends as 10004; a proposal the agent policy denies is 10006 and
 never reaches a card. Then branchDelete, worktree, push (to a bare repository on this machine, with a concurrent push
-between proposal and approval so that a forced push's lease refuses), submodulePointer (record and return) and a
+between proposal and approval so that a forced push's lease refuses), submodulePointer (record and return),
+worktreeRemove (removed, its branch kept, and added back) and a
 plan whose third step fails, each checked against git and each undone by `fluxgit-gateway restore` to the
 byte-identical refs, HEAD, index, work tree and config.
 
@@ -33,7 +34,7 @@ default = "allow"
 
 [[rule]]
 agent = "*"
-operations = ["branch", "commit", "merge", "rebase", "discard", "patch", "plan", "worktree", "push", "branchDelete", "submodulePointer"]
+operations = ["branch", "commit", "merge", "rebase", "discard", "patch", "plan", "worktree", "push", "branchDelete", "submodulePointer", "worktreeRemove"]
 """
 
 
@@ -335,6 +336,21 @@ async def later_operations(setup: Setup, run_dir: Path) -> None:
         assert out(path, "symbolic-ref", "HEAD").strip() == "refs/heads/e2e-wt"
         restore(setup, status["previewId"])
         assert not path.exists() and state(repo) == before
+
+        # worktreeRemove: a clean worktree whose branch's commits topic holds goes, its branch stays; restore adds it
+        # back on its branch.
+        rm_path = root / "repo.worktrees" / "e2e-rm"
+        git(repo, "worktree", "add", "-q", "-b", "e2e-rm", str(rm_path), "topic")
+        status = await run(
+            client, setup, "operation_preview_worktreeRemove", {"path": "../repo.worktrees/e2e-rm"},
+            card_has=("REMOVE: nothing is lost", "the branch is KEPT"),
+        )
+        assert not rm_path.exists() and f"worktree {rm_path}\n" not in out(repo, "worktree", "list", "--porcelain")
+        assert out(repo, "rev-parse", "e2e-rm") == out(repo, "rev-parse", "topic"), "the branch is kept"
+        restore(setup, status["previewId"])
+        assert out(rm_path, "symbolic-ref", "HEAD").strip() == "refs/heads/e2e-rm"
+        git(repo, "worktree", "remove", str(rm_path))
+        git(repo, "branch", "-D", "e2e-rm")
 
         # push to a bare repository on this machine, setting the upstream; restore gives the local side back.
         git(root, "init", "-q", "--bare", "-b", "main", "remote.git")

@@ -397,3 +397,65 @@ fn only_the_write_handshake_tools_advertise_proposal_fields() {
         }
     }
 }
+
+#[test]
+fn worktree_remove_is_checked_by_the_sidecar_before_anything_is_sent() {
+    let fixture = fluxgit_fixtures::build(Scenario::Clean);
+    let root = fixture.root().to_path_buf();
+    let repo = fixture.path().to_str().expect("utf-8").to_owned();
+    let add = |name: &str| {
+        let path = root.join(name);
+        fixture.git(&["worktree", "add", "-q", "-b", name, path.to_str().expect("utf-8"), "HEAD"]);
+        path
+    };
+    let clean = add("wt-clean");
+    std::fs::write(add("wt-untracked").join("new.txt"), "x\n").expect("write");
+    let staged = add("wt-staged");
+    std::fs::write(staged.join("staged.txt"), "x\n").expect("write");
+    fixture.git_in(&staged, &["add", "staged.txt"]);
+    let locked = add("wt-locked");
+    fixture.git(&["worktree", "lock", locked.to_str().expect("utf-8")]);
+    let gone = add("wt-gone");
+    std::fs::remove_dir_all(&gone).expect("remove the checkout");
+    let outside = tempfile::tempdir().expect("tempdir");
+    let away = std::fs::canonicalize(outside.path()).expect("canonical").join("wt-away");
+    fixture.git(&["worktree", "add", "-q", "-b", "away", away.to_str().expect("utf-8"), "HEAD"]);
+    std::fs::write(away.join("new.txt"), "x\n").expect("write");
+
+    let gateway = FakeGateway::start(accepting());
+    let base = json!({"repoPath": repo, "reason": "done with it"});
+    let cases: Vec<(Value, Option<&str>)> = vec![
+        (json!("../wt-clean"), None),
+        (json!("."), Some("main_worktree")),
+        (json!(repo), Some("main_worktree")),
+        (json!("../nowhere"), Some("not_a_worktree")),
+        (json!("../wt-untracked"), Some("uncommitted_changes")),
+        (json!("../wt-staged"), Some("uncommitted_changes")),
+        (json!("../wt-locked"), Some("worktree_locked")),
+        (json!("../wt-gone"), Some("worktree_missing")),
+        (json!(away), Some("outside_allowed_roots")),
+        (json!("../wt-clean\n"), Some("invalid_path")),
+    ];
+    let requests: Vec<Value> = cases
+        .iter()
+        .enumerate()
+        .map(|(index, (path, _))| {
+            call(index + 1, "operation_preview_worktreeRemove", with(&base, json!({"path": path})))
+        })
+        .collect();
+    let responses = session(&root, &[(HANDSHAKE, &gateway.address())], &requests);
+    for ((path, reason), response) in cases.iter().zip(&responses) {
+        match reason {
+            None => assert!(!envelope(response).1, "{path}: {response}"),
+            Some(reason) => {
+                assert_eq!(response["error"]["code"], -32602, "{path}: {response}");
+                assert_eq!(response["error"]["data"]["reason"], *reason, "{path}: {response}");
+            }
+        }
+    }
+    let received = gateway.requests();
+    assert_eq!(received.len(), 2, "only the clean worktree is proposed: {received:#?}");
+    assert_eq!(received[0].path, "/v1/mcp/operation/preview/worktreeRemove");
+    let clean = std::fs::canonicalize(&clean).expect("canonical");
+    assert_eq!(received[0].json()["path"], clean.to_str().expect("utf-8"), "sent resolved, as git registers it");
+}

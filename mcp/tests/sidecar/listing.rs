@@ -64,7 +64,7 @@ fn without_a_gateway_only_what_can_answer_is_listed_with_model_safe_names() {
 #[test]
 fn with_a_gateway_every_tool_is_listed() {
     let names = listed(&[GATEWAY]);
-    assert_eq!(names.len(), 42, "{names:?}");
+    assert_eq!(names.len(), 43, "{names:?}");
     for shown in GATEWAY_ONLY.iter().chain(&["operation_status", "operation_cancel", "operation_preview_branchDelete"])
     {
         assert!(names.iter().any(|name| name == shown), "{shown} is not listed with a gateway");
@@ -82,7 +82,7 @@ fn each_toolset_lists_its_tools_and_together_they_list_every_tool_once() {
         ("fleet", 2),
         ("agents", 1),
         ("safety", 5),
-        ("write", 14),
+        ("write", 15),
     ];
     let mut union = Vec::new();
     for (set, count) in sets {
@@ -204,7 +204,7 @@ fn doctor_says_what_is_not_listed_and_how_to_list_it() {
     let home = tempfile::tempdir().expect("tempdir");
     let output = sidecar(home.path(), home.path(), &["doctor"]).output().expect("doctor");
     let text = String::from_utf8_lossy(&output.stdout);
-    assert!(text.contains("tools: 23 of 42 listed"), "{text}");
+    assert!(text.contains("tools: 23 of 43 listed"), "{text}");
     assert!(
         text.contains("operation_preview_merge (proposal, write): Propose a merge [not listed: needs a gateway]"),
         "{text}"

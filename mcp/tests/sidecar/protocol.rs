@@ -321,7 +321,7 @@ fn doctor_reports_roots_variables_and_tools() {
     assert!(stdout.contains(&format!("  {}\n", root.display())), "{stdout}");
     assert!(stdout.contains("FLUXGIT_MCP_AUDIT_DISABLED (set, empty)"), "{stdout}");
     assert!(stdout.contains("(disabled)"), "{stdout}");
-    assert!(stdout.contains("tools: 23 of 42 listed"), "{stdout}");
+    assert!(stdout.contains("tools: 23 of 43 listed"), "{stdout}");
 }
 
 #[test]

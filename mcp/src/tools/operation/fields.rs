@@ -74,6 +74,10 @@ pub const fn texts(operation: Operation) -> (&'static str, &'static str) {
                  kept)."
             ),
         ),
+        Operation::WorktreeRemove => (
+            "Propose removing a worktree",
+            described!("Propose removing a linked worktree that holds nothing to lose (its branch is kept)."),
+        ),
         Operation::SubmodulePointer => (
             "Propose a submodule pointer change",
             described!(
@@ -103,6 +107,7 @@ fn field_schema(field: &Field) -> Value {
         Kind::Text(max) => text(max),
         Kind::Oid => json!({ "type": "string", "pattern": "^([0-9a-fA-F]{40}|[0-9a-fA-F]{64})$" }),
         Kind::AbsolutePath => schema::repo_path(),
+        Kind::LinkedWorktree => text(4096),
         Kind::Targets => json!({
             "type": "array", "minItems": 1, "maxItems": MAX_DELETE_REPOS,
             "items": { "type": "object", "required": ["repoPath", "branches"], "additionalProperties": false,
@@ -202,6 +207,7 @@ fn check_value(ctx: &CallContext<'_>, repo: &Repo, field: &Field, value: &Value)
             return Err(too_large(field.name, text.len()));
         }
         Kind::AbsolutePath => return Ok(Value::from(check_new_path(ctx, text)?)),
+        Kind::LinkedWorktree => return Ok(Value::from(check_removable_worktree(ctx, repo, text)?)),
         Kind::Targets => return check_targets(ctx, value),
         Kind::Steps => return check_steps(ctx, repo, value),
         Kind::Patch | Kind::Flag | Kind::FalseOnly | Kind::Choice(_) | Kind::Text(_) | Kind::Oid => {}
@@ -264,6 +270,83 @@ fn check_steps(ctx: &CallContext<'_>, repo: &Repo, value: &Value) -> Result<Valu
         steps.push(Value::Object(checked));
     }
     Ok(Value::Array(steps))
+}
+
+/// worktreeRemove `path`: a registered linked worktree of `repo` (absolute, or relative to its work tree), not the
+/// main one nor `repoPath` itself, inside the allowed roots (one outside is named, not read), not locked or gone,
+/// without uncommitted changes, conflicts or an operation in progress, as `worktree.list` reads it. Returns the
+/// path as git registers it. Commits no other ref reaches are the gateway's check (it refuses them on the card and
+/// at execution).
+fn check_removable_worktree(ctx: &CallContext<'_>, repo: &Repo, path: &str) -> Result<String, Refusal> {
+    use fluxgit_engine::{Error, InvalidReason};
+    let refuse = |reason: &str, message: String| {
+        Refusal::Params(ProtocolError::invalid_params(message, Some(json!({ "reason": reason, "field": "path" }))))
+    };
+    if path.is_empty() || path.chars().any(char::is_control) {
+        let message = format!("path {path:?} must be non-empty, without control characters");
+        return Err(Refusal::Engine(Error::invalid(InvalidReason::InvalidPath, message)));
+    }
+    let given = Path::new(path);
+    let absolute = if given.is_absolute() { given.to_owned() } else { repo.location.root.join(given) };
+    let resolve = |path: &Path| path.canonicalize().unwrap_or_else(|_| lexical(path));
+    let target = resolve(&absolute);
+    if !ctx.engine.allowed_roots().iter().any(|root| target.starts_with(root)) {
+        return Err(Refusal::Engine(Error::invalid(
+            InvalidReason::OutsideAllowedRoots,
+            format!("{} is outside the allowed roots (FLUXGIT_MCP_ALLOWED_ROOTS): named, not read", target.display()),
+        )));
+    }
+    let report = ctx.engine.worktree_list(repo, &fluxgit_engine::worktree_list::Options::default())?;
+    let Some(worktree) = report.worktrees.iter().find(|worktree| resolve(Path::new(&worktree.path)) == target) else {
+        let message = format!("{} is not a linked worktree of this repository (see worktree_list)", target.display());
+        return Err(refuse("not_a_worktree", message));
+    };
+    let name = &worktree.path;
+    let refusal = if worktree.main {
+        Some(("main_worktree", format!("{name} is the main worktree: it is never removed")))
+    } else if worktree.current {
+        Some(("current_worktree", format!("{name} is repoPath itself: propose from another worktree")))
+    } else if worktree.outside_roots {
+        Some(("outside_allowed_roots", format!("{name} is outside the allowed roots: named, not read")))
+    } else if worktree.locked {
+        Some(("worktree_locked", format!("{name} is locked: `git worktree unlock` it first if it may go")))
+    } else if worktree.prunable {
+        Some(("worktree_missing", format!("{name} is gone: `git worktree prune` removes its registration")))
+    } else if let Some(error) = worktree.state_error.as_ref().map(|error| error.to_string()) {
+        Some(("unassessable", format!("{name} cannot be read ({error}), so what it holds is unknown")))
+    } else if let Some(operation) = &worktree.operation {
+        let operation = serde_json::to_value(operation).unwrap_or_default();
+        Some(("operation_in_progress", format!("a {operation} is in progress in {name}: finish or abort it first")))
+    } else {
+        let changed = worktree.conflicted + worktree.staged + worktree.unstaged + worktree.untracked;
+        (changed > 0).then(|| {
+            let message = format!(
+                "{name} holds uncommitted changes that would be lost ({} conflicted, {} staged, {} unstaged, {} \
+                 untracked): commit or stash them first",
+                worktree.conflicted, worktree.staged, worktree.unstaged, worktree.untracked
+            );
+            ("uncommitted_changes", message)
+        })
+    };
+    match refusal {
+        Some((reason, message)) => Err(refuse(reason, message)),
+        None => Ok(worktree.path.clone()),
+    }
+}
+
+/// `path` with `.` and `..` resolved lexically (for a path that does not exist).
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// An absolute path that may not exist yet: no control characters, no `..`, and inside an allowed root once its

@@ -65,6 +65,7 @@ fn collect(operation: &str, fields: &Map<String, Value>, paths: &mut Vec<String>
         | Operation::Rebase
         | Operation::Reset
         | Operation::Worktree
+        | Operation::WorktreeRemove
         | Operation::Push
         | Operation::Branch
         | Operation::BranchDelete => false,
@@ -153,7 +154,7 @@ fn entry(agent: &Agent, caller_kind: &str, paths: &[String]) -> (Value, bool) {
 
 /// The schema of `otherAgents`.
 pub fn schema() -> Value {
-    // Each of the twelve previews carries this schema: an agent's fields are described once, in agents_presence's
+    // Each of the thirteen previews carries this schema: an agent's fields are described once, in agents_presence's
     // output schema, and named here (about 100 tokens less per preview in every tools/list).
     let agent = json!({ "type": "object", "required": ["agent", "state", "sources"],
         "description": "An agent as agents_presence describes it, with overlappingPaths (the proposal's paths this \
