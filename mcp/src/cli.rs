@@ -752,14 +752,14 @@ fn serve_http(
         }
         let token_config = Config { allowed_roots: token_roots.clone(), ..config.clone() };
         let token_server = build_server(&token_config, Audience::Host)?
-            .with_roots(server_roots.for_token(&entry.name, token_roots))
+            .with_roots(server_roots.for_token(&entry.name, token_roots.clone()))
             .for_token(&entry.name)
             .sharing_observers_of(&server);
-        token_servers.push((entry.name.clone(), token_server));
+        token_servers.push((entry.name.clone(), token_server, token_roots));
     }
     let mut servers = http::Servers::new(server);
-    for (name, token_server) in token_servers {
-        servers.insert_token(&name, token_server);
+    for (name, token_server, token_roots) in token_servers {
+        servers.insert_token(&name, token_server, token_roots);
     }
     eprintln!(
         "fluxgit-mcp-sidecar: serving MCP on http://{}{} ({})",

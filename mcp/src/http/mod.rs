@@ -147,7 +147,8 @@ pub struct Bound {
 #[derive(Debug)]
 pub struct Servers {
     shared: Arc<Server>,
-    by_token: HashMap<String, Arc<Server>>,
+    /// Each token's server and its roots in force (the token's within the server's).
+    by_token: HashMap<String, (Arc<Server>, Vec<PathBuf>)>,
 }
 
 impl Servers {
@@ -156,17 +157,18 @@ impl Servers {
         Self { shared: Arc::new(shared), by_token: HashMap::new() }
     }
 
-    /// Runs the requests of the token named `name` on `server`, which should be built with the token's roots
-    /// ([`crate::config::RootsInForce::for_token`], [`Server::for_token`]) and share the observers of the shared
-    /// server ([`Server::sharing_observers_of`]).
-    pub fn insert_token(&mut self, name: &str, server: Server) {
-        self.by_token.insert(name.to_owned(), Arc::new(server));
+    /// Runs the requests of the token named `name` on `server`, whose engine allows only `roots` (the token's
+    /// within the server's, [`token_roots_within`]; see also [`crate::config::RootsInForce::for_token`],
+    /// [`Server::for_token`]) and which shares the observers of the shared server
+    /// ([`Server::sharing_observers_of`]). The transport's own check of a call's paths uses `roots` too.
+    pub fn insert_token(&mut self, name: &str, server: Server, roots: Vec<PathBuf>) {
+        self.by_token.insert(name.to_owned(), (Arc::new(server), roots));
     }
 
     /// The server of `token`'s requests: the token's own, `None` if it has none; the shared one without a token.
     fn of(&self, token: Option<&TokenEntry>) -> Option<&Arc<Server>> {
         match token {
-            Some(token) => self.by_token.get(&token.name),
+            Some(token) => self.by_token.get(&token.name).map(|(server, _)| server),
             None => Some(&self.shared),
         }
     }
@@ -452,7 +454,14 @@ impl App {
             .and_then(|value| value.strip_prefix("Bearer ").or_else(|| value.strip_prefix("bearer ")))
             .map(str::trim);
         match presented.and_then(|token| tokens.check(token)) {
-            Some(entry) => Ok(Some(entry.clone())),
+            Some(entry) => {
+                let mut entry = entry.clone();
+                // The roots in force for the token: its own within the server's.
+                if let Some((_, roots)) = self.servers.by_token.get(&entry.name) {
+                    entry.roots.clone_from(roots);
+                }
+                Ok(Some(entry))
+            }
             None => {
                 let error = if presented.is_some() { ", error=\"invalid_token\"" } else { "" };
                 tracing::warn!(presented = presented.is_some(), "request refused: no valid bearer token");
