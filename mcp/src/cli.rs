@@ -709,7 +709,7 @@ fn token_add(file: &Path, name: &str, roots: &[PathBuf], toolsets: Option<Vec<St
         .flatten()
         .find(|set| !fluxgit_mcp_sidecar::tools::listing::TOOLSETS.iter().any(|toolset| toolset.name == set.as_str()))
     {
-        eprintln!("fluxgit-mcp-sidecar token add: unknown toolset {unknown:?}");
+        eprintln!("fluxgit-mcp-sidecar token add: {}", fluxgit_mcp_sidecar::http::tokens::unknown_toolset(unknown));
         return Ok(ExitCode::from(EXIT_USAGE));
     }
     let token = fluxgit_mcp_sidecar::http::tokens::add(file, name, roots, toolsets)?;
@@ -733,6 +733,34 @@ fn serve_http(
     let mut server = build_server(&config, Audience::Host)?;
     let guard = ExitGuard::default();
     let presence_path = attach_observers(&config, &mut server, &guard)?;
+    let mut token_servers = Vec::new();
+    for entry in options.tokens.iter().flat_map(http::tokens::Tokens::entries) {
+        // Each token's calls run on an engine allowed only the token's roots: the engine's own walks (folder
+        // scans, worktree lists) then stop there, and its cache holds only what the token may read.
+        let server_roots = config.roots_in_force();
+        let token_roots = http::token_roots_within(&entry.roots, &server_roots.roots);
+        if token_roots.is_empty() {
+            let shown = |roots: &[PathBuf]| roots.iter().map(|root| root.display().to_string()).collect::<Vec<_>>();
+            anyhow::bail!(
+                "--tokens: token {} has no root inside this server's allowed roots (its roots: {}; the server's, \
+                 from {}: {}): widen FLUXGIT_MCP_ALLOWED_ROOTS or --roots, or give the token roots inside them",
+                entry.name,
+                shown(&entry.roots).join(", "),
+                server_roots.source_words(),
+                shown(&server_roots.roots).join(", ")
+            );
+        }
+        let token_config = Config { allowed_roots: token_roots.clone(), ..config.clone() };
+        let token_server = build_server(&token_config, Audience::Host)?
+            .with_roots(server_roots.for_token(&entry.name, token_roots.clone()))
+            .for_token(&entry.name)
+            .sharing_observers_of(&server);
+        token_servers.push((entry.name.clone(), token_server, token_roots));
+    }
+    let mut servers = http::Servers::new(server);
+    for (name, token_server, token_roots) in token_servers {
+        servers.insert_token(&name, token_server, token_roots);
+    }
     eprintln!(
         "fluxgit-mcp-sidecar: serving MCP on http://{}{} ({})",
         bound.local,
@@ -742,7 +770,7 @@ fn serve_http(
             None => "no authorization: loopback only".to_owned(),
         }
     );
-    let result = http::serve(server, bound, options);
+    let result = http::serve(servers, bound, options);
     {
         let _hold = guard.hold();
         presence_path.iter().for_each(|path| presence::remove_file(path));

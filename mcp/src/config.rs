@@ -155,6 +155,9 @@ pub struct RootsInForce {
     pub dropped: Vec<DroppedRoot>,
     /// Who reads a refusal, which decides where it says to set the roots.
     pub audience: Audience,
+    /// The bearer token whose roots these are (`serve-http --tokens`, [`RootsInForce::for_token`]): a refusal
+    /// then names the token and says that the server's admin sets its roots.
+    pub token: Option<String>,
 }
 
 /// Who reads a refusal of a path outside the roots, and so where the roots are changed.
@@ -343,6 +346,7 @@ impl Config {
             variable_set: self.vars.contains_key(ALLOWED_ROOTS_VAR),
             dropped: self.dropped_roots.clone(),
             audience: Audience::Host,
+            token: None,
         }
     }
 
@@ -378,12 +382,20 @@ impl Config {
 }
 
 impl RootsInForce {
-    /// Where the roots came from, in words: `FLUXGIT_MCP_ALLOWED_ROOTS` or `home directory (default)`.
-    pub fn source_words(&self) -> &'static str {
-        match self.source {
-            RootsSource::Env => ALLOWED_ROOTS_VAR,
-            RootsSource::Home => "home directory (default)",
+    /// Where the roots came from, in words: `FLUXGIT_MCP_ALLOWED_ROOTS`, `home directory (default)` or `token
+    /// <name>`.
+    pub fn source_words(&self) -> String {
+        match (&self.token, self.source) {
+            (Some(token), _) => format!("token {token}"),
+            (None, RootsSource::Env) => ALLOWED_ROOTS_VAR.to_owned(),
+            (None, RootsSource::Home) => "home directory (default)".to_owned(),
         }
+    }
+
+    /// The roots of the bearer token `name`, `roots` (its roots within these): refusals name the token and its
+    /// roots only (not the server's, nor the roots the server dropped).
+    pub fn for_token(self, name: &str, roots: Vec<PathBuf>) -> RootsInForce {
+        RootsInForce { roots, dropped: Vec::new(), token: Some(name.to_owned()), ..self }
     }
 
     /// The same roots, explained to `audience`.
@@ -397,6 +409,14 @@ impl RootsInForce {
     pub fn explain(&self) -> String {
         let separator = if cfg!(windows) { ';' } else { ':' };
         let roots: Vec<String> = self.roots.iter().map(|root| root.display().to_string()).collect();
+        if let Some(token) = &self.token {
+            return format!(
+                "Allowed roots of token {token}: {}. A token's roots are set by this server's admin (its tokens \
+                 file, `fluxgit-mcp-sidecar token add --roots`, within the server's allowed roots): ask them to \
+                 allow the repository.",
+                roots.join(", ")
+            );
+        }
         let mut words = match (self.source, roots.is_empty()) {
             (_, true) => "No allowed root is in force, so every repository is refused.".to_owned(),
             (RootsSource::Env, false) => format!("Allowed roots (from {ALLOWED_ROOTS_VAR}): {}.", roots.join(", ")),
@@ -609,6 +629,21 @@ mod tests {
         let mut other = ProtocolError::invalid_params("nope", Some(serde_json::json!({"reason": "not_found"})));
         defaulted.explain_refusal(&mut other);
         assert_eq!(other.message, "nope");
+
+        // A bearer token's refusal names the token and its roots, and who sets them: no host configuration.
+        let token = config.roots_in_force().for_token("team-a", vec![PathBuf::from("/srv/team-a")]);
+        let mut refused = ProtocolError::invalid_params(
+            "/srv/b is outside the allowed roots (FLUXGIT_MCP_ALLOWED_ROOTS)",
+            Some(serde_json::json!({"reason": "outside_allowed_roots"})),
+        );
+        token.explain_refusal(&mut refused);
+        assert!(refused.message.contains("Allowed roots of token team-a: /srv/team-a."), "{}", refused.message);
+        assert!(refused.message.contains("this server's admin"), "{}", refused.message);
+        assert!(!refused.message.contains("MCP host") && !refused.message.contains("(FLUXGIT"), "{}", refused.message);
+        let data = refused.data.expect("data");
+        assert_eq!(data["rootsFrom"], "token team-a");
+        assert_eq!(data["allowedRoots"], serde_json::json!(["/srv/team-a"]));
+        assert_eq!(data["droppedRoots"], serde_json::json!([]), "the server's dropped roots are not shown");
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! Streamable HTTP (`serve-http`): the MCP transport for remote and shared use, at one endpoint path, both eras
-//! as on stdio, one [`Server`] (one engine, one cache) for every connection.
+//! as on stdio. Without tokens one [`Server`] (one engine, one cache) serves every connection; with tokens each
+//! token's requests run on its own [`Server`] ([`Servers`]), whose engine allows only the token's roots, so that
+//! no walk of the engine (folder scans, worktree lists) and no cached answer crosses tokens.
 //!
 //! - Legacy era (2025-03-26 .. 2025-11-25): a POSTed `initialize` opens a session and its answer carries
 //!   `Mcp-Session-Id`; every later POST must carry it (missing: 400, unknown or ended: 404). A DELETE with it
@@ -51,6 +53,8 @@ pub const SESSION_HEADER: &str = "mcp-session-id";
 pub const VERSION_HEADER: &str = "mcp-protocol-version";
 /// The default endpoint path.
 pub const DEFAULT_PATH: &str = "/mcp";
+/// The `cacheScope` of a `tools/list` answered to a token: it varies by token, so no shared cache may keep it.
+pub const PRIVATE_CACHE_SCOPE: &str = "private";
 
 /// How `serve-http` serves.
 #[derive(Debug, Clone)]
@@ -108,6 +112,9 @@ pub enum StartError {
     /// The endpoint path does not start with `/`.
     #[error("--path {0:?}: must start with '/'")]
     BadPath(String),
+    /// A token without its own server ([`Servers::insert_token`]): its calls would run with the server's roots.
+    #[error("token {0}: no server with its roots (an internal error): refusing to start")]
+    NoServerForToken(String),
     /// Binding, or running the runtime, failed.
     #[error(transparent)]
     Io(#[from] std::io::Error),
@@ -135,6 +142,60 @@ pub struct Bound {
     pub local: SocketAddr,
 }
 
+/// The servers requests run on: with tokens, one per token (its engine allows only the token's roots; see
+/// [`Servers::insert_token`]); without, the shared one.
+#[derive(Debug)]
+pub struct Servers {
+    shared: Arc<Server>,
+    /// Each token's server and its roots in force (the token's within the server's).
+    by_token: HashMap<String, (Arc<Server>, Vec<PathBuf>)>,
+}
+
+impl Servers {
+    /// `shared` serves every request when no token is configured.
+    pub fn new(shared: Server) -> Self {
+        Self { shared: Arc::new(shared), by_token: HashMap::new() }
+    }
+
+    /// Runs the requests of the token named `name` on `server`, whose engine allows only `roots` (the token's
+    /// within the server's, [`token_roots_within`]; see also [`crate::config::RootsInForce::for_token`],
+    /// [`Server::for_token`]) and which shares the observers of the shared server
+    /// ([`Server::sharing_observers_of`]). The transport's own check of a call's paths uses `roots` too.
+    pub fn insert_token(&mut self, name: &str, server: Server, roots: Vec<PathBuf>) {
+        self.by_token.insert(name.to_owned(), (Arc::new(server), roots));
+    }
+
+    /// The server of `token`'s requests: the token's own, `None` if it has none; the shared one without a token.
+    fn of(&self, token: Option<&TokenEntry>) -> Option<&Arc<Server>> {
+        match token {
+            Some(token) => self.by_token.get(&token.name).map(|(server, _)| server),
+            None => Some(&self.shared),
+        }
+    }
+}
+
+/// The roots of a token within the server's `server_roots` (both canonical): a token root under a server root
+/// stays, a server root under a token root replaces it. Empty when they do not meet.
+pub fn token_roots_within(token_roots: &[PathBuf], server_roots: &[PathBuf]) -> Vec<PathBuf> {
+    let mut roots: Vec<PathBuf> = Vec::new();
+    for token_root in token_roots {
+        let token_root = std::fs::canonicalize(token_root).unwrap_or_else(|_| lexically_normal(token_root));
+        for server_root in server_roots {
+            let kept = if token_root.starts_with(server_root) {
+                token_root.clone()
+            } else if server_root.starts_with(&token_root) {
+                server_root.clone()
+            } else {
+                continue;
+            };
+            if !roots.contains(&kept) {
+                roots.push(kept);
+            }
+        }
+    }
+    roots
+}
+
 /// Binds `listen` after [`check`].
 ///
 /// # Errors
@@ -150,8 +211,14 @@ pub fn bind(listen: SocketAddr, options: &Options) -> Result<Bound, StartError> 
 /// Serves MCP over HTTP on `bound` until the process ends.
 ///
 /// # Errors
-/// Starting the runtime or accepting on the listener.
-pub fn serve(server: Server, bound: Bound, options: Options) -> std::io::Result<()> {
+/// [`StartError::NoServerForToken`] for a configured token without its server in `servers`; starting the runtime
+/// or accepting on the listener.
+pub fn serve(servers: Servers, bound: Bound, options: Options) -> Result<(), StartError> {
+    if let Some(tokens) = &options.tokens
+        && let Some(missing) = tokens.names().find(|name| !servers.by_token.contains_key(*name))
+    {
+        return Err(StartError::NoServerForToken(missing.to_owned()));
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .max_blocking_threads(options.calls.parallelism.get() + crate::serve::ABANDONED_THREADS)
@@ -161,16 +228,17 @@ pub fn serve(server: Server, bound: Bound, options: Options) -> std::io::Result<
     let local = bound.local;
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::from_std(bound.listener)?;
-        let app = router(Arc::new(server), local, options);
+        let app = router(servers, local, options);
         axum::serve(listener, app).await
-    })
+    })?;
+    Ok(())
 }
 
 /// The router: every method at `options.path`, 404 elsewhere.
-pub fn router(server: Arc<Server>, local: SocketAddr, options: Options) -> axum::Router {
+pub fn router(servers: Servers, local: SocketAddr, options: Options) -> axum::Router {
     let path = options.path.clone();
     let state = Arc::new(App {
-        server,
+        servers,
         local,
         permits: Arc::new(Semaphore::new(options.calls.parallelism.get())),
         requests: Arc::new(Semaphore::new(options.max_requests.max(1))),
@@ -181,7 +249,7 @@ pub fn router(server: Arc<Server>, local: SocketAddr, options: Options) -> axum:
 }
 
 struct App {
-    server: Arc<Server>,
+    servers: Servers,
     local: SocketAddr,
     options: Options,
     /// Call slots: as on stdio, one per call running.
@@ -386,7 +454,14 @@ impl App {
             .and_then(|value| value.strip_prefix("Bearer ").or_else(|| value.strip_prefix("bearer ")))
             .map(str::trim);
         match presented.and_then(|token| tokens.check(token)) {
-            Some(entry) => Ok(Some(entry.clone())),
+            Some(entry) => {
+                let mut entry = entry.clone();
+                // The roots in force for the token: its own within the server's.
+                if let Some((_, roots)) = self.servers.by_token.get(&entry.name) {
+                    entry.roots.clone_from(roots);
+                }
+                Ok(Some(entry))
+            }
             None => {
                 let error = if presented.is_some() { ", error=\"invalid_token\"" } else { "" };
                 tracing::warn!(presented = presented.is_some(), "request refused: no valid bearer token");
@@ -484,9 +559,13 @@ impl App {
                 Err(response) => return *response,
             },
         };
+        let Some(server) = self.servers.of(token.as_ref()).map(Arc::clone) else {
+            tracing::error!("a token without its server: refused");
+            return refuse(StatusCode::INTERNAL_SERVER_ERROR, "this token has no server");
+        };
         let fresh = SessionState::default();
         let state = session.as_ref().map_or(&fresh, |session| &session.state);
-        match self.server.step_in(bytes, state) {
+        match server.step_in(bytes, state) {
             Step::Reply(Some(mut reply)) => {
                 if message.get("method").and_then(Value::as_str) == Some("tools/list") {
                     list_only_allowed(&mut reply, token.as_ref());
@@ -514,8 +593,8 @@ impl App {
             }
             Step::Call(call) => {
                 let reply = match scope_refusal(&call, token.as_ref()) {
-                    Some(error) => self.server.refuse_call(call, &error),
-                    None => self.run(call, session.as_deref()).await,
+                    Some(error) => server.refuse_call(call, &error),
+                    None => self.run(&server, call, session.as_deref()).await,
                 };
                 json_reply(StatusCode::OK, reply.get().to_owned(), None)
             }
@@ -524,7 +603,12 @@ impl App {
 
     /// Runs `call` as the stdio loop does: a call slot, the blocking pool, the deadline; cancelled by its session
     /// or by its client going away (this future dropped).
-    async fn run(&self, call: PendingCall, session: Option<&HttpSession>) -> Box<serde_json::value::RawValue> {
+    async fn run(
+        &self,
+        server: &Arc<Server>,
+        call: PendingCall,
+        session: Option<&HttpSession>,
+    ) -> Box<serde_json::value::RawValue> {
         let id = call.id().clone();
         let interrupt = Interrupt::new();
         // Triggered when the client goes away before the answer (hyper drops this future).
@@ -534,7 +618,7 @@ impl App {
         }
         let reply = match Arc::clone(&self.permits).acquire_owned().await {
             Ok(permit) if !interrupt.is_triggered() => {
-                let server = Arc::clone(&self.server);
+                let server = Arc::clone(server);
                 let call_interrupt = interrupt.clone();
                 let mut running = tokio::task::spawn_blocking(move || server.run_call(call, &call_interrupt));
                 let watched = crate::serve::watch(&mut running, &interrupt, self.options.calls.deadline, &id).await;
@@ -565,8 +649,14 @@ impl Drop for TriggerOnDrop {
     }
 }
 
-/// Leaves out of a `tools/list` reply the tools outside `token`'s toolsets (nothing without a token or toolsets).
+/// Leaves out of a `tools/list` reply the tools outside `token`'s toolsets (nothing without a token or toolsets);
+/// with a token, a modern reply's `cacheScope` becomes `private`: the list varies by token.
 fn list_only_allowed(reply: &mut Value, token: Option<&TokenEntry>) {
+    if token.is_some()
+        && let Some(scope) = reply.pointer_mut("/result/cacheScope")
+    {
+        *scope = Value::from(PRIVATE_CACHE_SCOPE);
+    }
     let Some(toolsets) = token.and_then(|token| token.toolsets.as_ref()) else { return };
     if let Some(Value::Array(tools)) = reply.pointer_mut("/result/tools") {
         tools.retain(|tool| {
@@ -620,7 +710,11 @@ pub fn scope_refusal(call: &PendingCall, token: Option<&TokenEntry>) -> Option<P
             let roots: Vec<String> = token.roots.iter().map(|root| root.display().to_string()).collect();
             return Some(ProtocolError::new(
                 INVALID_PARAMS,
-                format!("{path} is outside the roots of token {}: not read", token.name),
+                format!(
+                    "{path} is outside the roots of token {}: not read. A token's roots are set by this server's \
+                     admin (its tokens file): ask them to allow the repository",
+                    token.name
+                ),
                 Some(json!({"reason": "outside_allowed_roots", "allowedRoots": roots,
                     "rootsFrom": format!("token {}", token.name)})),
             ));
@@ -845,8 +939,10 @@ mod cancellation {
             read_only: true,
         };
         registry.register(Box::new(Waits { definition, interrupted: Arc::clone(&interrupted) })).expect("a tool");
-        let server =
-            Server::new(registry, fluxgit_engine::Engine::new(fluxgit_engine::Options { allowed_roots: vec![] }));
+        let server = Servers::new(Server::new(
+            registry,
+            fluxgit_engine::Engine::new(fluxgit_engine::Options { allowed_roots: vec![] }),
+        ));
         let mut options = Options::new();
         options.calls.parallelism = std::num::NonZeroUsize::new(1).expect("one");
         let bound = bind("127.0.0.1:0".parse().expect("an address"), &options).expect("binds");

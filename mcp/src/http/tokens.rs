@@ -47,8 +47,8 @@ pub struct Tokens {
 /// Errors reading or writing a tokens file.
 #[derive(Debug, thiserror::Error)]
 pub enum TokensError {
-    /// The file could not be read or written.
-    #[error("{path}: {source}")]
+    /// The file could not be read or written (the I/O error is the source, shown once by the error chain).
+    #[error("{}", path.display())]
     Io {
         /// The tokens file.
         path: PathBuf,
@@ -67,12 +67,21 @@ pub enum TokensError {
 
 impl Tokens {
     /// Reads `path`: a regular file of at most 1 MiB (no FIFO, device or symbolic link), JSON as the module docs
-    /// say, every entry with a 64-hex-digit hash, a valid name and at least one absolute root.
+    /// say, at least one entry, every entry with a 64-hex-digit hash, a valid name, at least one absolute root and
+    /// known toolsets.
     ///
     /// # Errors
     /// [`TokensError::Io`] when it cannot be opened or read; [`TokensError::Invalid`] for anything else wrong.
     pub fn load(path: &Path) -> Result<Self, TokensError> {
         let file = read_file(path)?;
+        if file.tokens.is_empty() {
+            return Err(TokensError::Invalid {
+                path: path.to_owned(),
+                message: "holds no token, so every request would be refused: add one with \
+                          `fluxgit-mcp-sidecar token add`"
+                    .to_owned(),
+            });
+        }
         let mut entries = Vec::new();
         for entry in file.tokens {
             let invalid = |message: String| TokensError::Invalid { path: path.to_owned(), message };
@@ -84,9 +93,22 @@ impl Tokens {
             if entry.roots.is_empty() || entry.roots.iter().any(|root| !root.is_absolute()) {
                 return Err(invalid(format!("token {}: roots must be one or more absolute directories", entry.name)));
             }
+            if let Some(unknown) = entry.toolsets.iter().flatten().find(|set| !known_toolset(set)) {
+                return Err(invalid(format!("token {}: {}", entry.name, unknown_toolset(unknown))));
+            }
             entries.push((entry, hash));
         }
         Ok(Self { entries })
+    }
+
+    /// The names of the tokens accepted, in the file's order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.entries.iter().map(|(entry, _)| entry.name.as_str())
+    }
+
+    /// The entries accepted, in the file's order.
+    pub fn entries(&self) -> impl Iterator<Item = &TokenEntry> {
+        self.entries.iter().map(|(entry, _)| entry)
     }
 
     /// How many tokens are accepted.
@@ -135,6 +157,9 @@ pub fn add(path: &Path, name: &str, roots: &[PathBuf], toolsets: Option<Vec<Stri
     use anyhow::Context as _;
     anyhow::ensure!(valid_name(name), "--name {name:?}: use 1 to 64 of A-Z a-z 0-9 . _ -");
     anyhow::ensure!(!roots.is_empty(), "--roots: give at least one directory");
+    if let Some(unknown) = toolsets.iter().flatten().find(|set| !known_toolset(set)) {
+        anyhow::bail!("--toolsets: {}", unknown_toolset(unknown));
+    }
     let mut file = match std::fs::symlink_metadata(path) {
         Ok(_) => read_file(path)?,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => TokenFile::default(),
@@ -185,6 +210,17 @@ fn read_file(path: &Path) -> Result<TokenFile, TokensError> {
     serde_json::from_str(&text).map_err(|error| invalid(format!("not a tokens file: {error}")))
 }
 
+/// Whether `name` is a toolset.
+fn known_toolset(name: &str) -> bool {
+    crate::tools::listing::TOOLSETS.iter().any(|toolset| toolset.name == name)
+}
+
+/// `unknown toolset "x" (toolsets: core, files, ...)`.
+pub fn unknown_toolset(name: &str) -> String {
+    let known: Vec<&str> = crate::tools::listing::TOOLSETS.iter().map(|toolset| toolset.name).collect();
+    format!("unknown toolset {name:?} (toolsets: {})", known.join(", "))
+}
+
 fn valid_name(name: &str) -> bool {
     (1..=64).contains(&name.len()) && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
 }
@@ -226,6 +262,19 @@ mod tests {
         assert_eq!(tokens.len(), 2);
         assert_eq!(tokens.check(&second).map(|entry| entry.name.as_str()), Some("team-b"));
         assert!(add(&file, "team-b", &[dir.path().to_owned()], None).is_err(), "names are unique");
+    }
+
+    #[test]
+    fn an_unreadable_tokens_file_names_its_os_error_once() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        // Permissions do not stop root, so the I/O error comes from a path under a regular file (ENOTDIR).
+        let file = dir.path().join("plain");
+        std::fs::write(&file, "x").expect("writes");
+        let error = Tokens::load(&file.join("tokens.json")).expect_err("not readable");
+        let shown = format!("{:#}", anyhow::Error::from(error).context("--tokens"));
+        let os_error = std::io::Error::from_raw_os_error(libc::ENOTDIR).to_string();
+        assert_eq!(shown.matches(&os_error).count(), 1, "{shown}");
+        assert!(shown.starts_with("--tokens: ") && shown.contains("plain/tokens.json"), "{shown}");
     }
 
     #[test]

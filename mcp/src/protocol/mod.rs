@@ -41,7 +41,7 @@ mod tests;
 mod version;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
 use fluxgit_engine::Interrupt;
@@ -67,6 +67,9 @@ use crate::protocol::jsonrpc::{Incoming, Rejected};
 use crate::tools::{ProtocolError, Registry};
 use crate::transport::{Frame, MAX_FRAME_BYTES};
 
+/// The observers of tool calls, `None` once detached.
+type Observers = Mutex<Option<Vec<Box<dyn CallObserver>>>>;
+
 /// Methods that are requests: sent without an id they are logged and not executed (design.md §4.1).
 const REQUEST_METHODS: [&str; 5] = ["initialize", "ping", "server/discover", "tools/list", "tools/call"];
 
@@ -84,10 +87,13 @@ pub struct Server {
     bridge: Bridge,
     info: ServerInfo,
     session: SessionState,
-    /// `None` once detached ([`Server::detach_observers`]): calls that finish later are not observed.
-    observers: Mutex<Option<Vec<Box<dyn CallObserver>>>>,
+    /// `None` once detached ([`Server::detach_observers`]): calls that finish later are not observed. Shared
+    /// with the servers made [`Server::sharing_observers_of`] this one (one audit ledger, one presence file).
+    observers: Arc<Observers>,
     /// The allowed roots and their origin, named in refusals of paths outside them ([`Server::with_roots`]).
     roots: Option<crate::config::RootsInForce>,
+    /// The bearer token whose calls this server runs ([`Server::for_token`]), named in their audit entries.
+    token: Option<String>,
 }
 
 impl std::fmt::Debug for Server {
@@ -184,9 +190,22 @@ impl Server {
             bridge: Bridge::NONE,
             info: ServerInfo::CURRENT,
             session: SessionState::default(),
-            observers: Mutex::new(Some(Vec::new())),
+            observers: Arc::new(Mutex::new(Some(Vec::new()))),
             roots: None,
+            token: None,
         }
+    }
+
+    /// The same server, running only the calls of the bearer token `name` (the HTTP transport): the observers
+    /// see its calls under the session id `token:<name>/<client name>` (a client name never holds `:` or `/`).
+    pub fn for_token(self, name: &str) -> Self {
+        Self { token: Some(name.to_owned()), ..self }
+    }
+
+    /// The same server, telling `other`'s observers (and only those: its own are dropped) about its calls, so
+    /// that several servers in one process keep one audit ledger and one presence file.
+    pub fn sharing_observers_of(self, other: &Server) -> Self {
+        Self { observers: Arc::clone(&other.observers), ..self }
     }
 
     /// The same server, naming `roots` (the roots in force and where they came from) in every refusal of a path
@@ -438,11 +457,15 @@ impl Server {
             return;
         };
         let name = params.and_then(|params| params.get("name")).and_then(Value::as_str);
+        let client_name = match &self.token {
+            Some(token) => format!("token:{token}/{}", context.client_name),
+            None => context.client_name.clone(),
+        };
         let record = CallRecord {
             name,
             definition: name.and_then(|name| self.registry.lookup(name)).map(|tool| tool.definition()),
             arguments: params.and_then(|params| params.get("arguments")),
-            client_name: &context.client_name,
+            client_name: &client_name,
             client_version: context.client_version.as_deref(),
             outcome,
             duration: received.elapsed(),

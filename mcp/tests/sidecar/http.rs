@@ -281,7 +281,9 @@ fn requests_without_a_valid_token_get_401_and_a_token_reads_only_its_roots() {
         let error = &refused.json()["error"];
         assert_eq!(error["code"], -32602, "{outside}: {refused:?}");
         assert_eq!(error["data"]["reason"], "outside_allowed_roots", "{error}");
-        assert!(error["message"].as_str().expect("message").contains("team-a"), "{error}");
+        let message = error["message"].as_str().expect("message");
+        assert!(message.contains("team-a") && message.contains("this server's admin"), "{error}");
+        assert!(!message.contains("MCP host"), "no stdio advice over HTTP: {error}");
     }
     // Fleet calls must name their repositories, and those are checked too.
     let radar = |arguments: Value| json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "fleet_radar", "arguments": arguments}});
@@ -299,6 +301,7 @@ fn requests_without_a_valid_token_get_401_and_a_token_reads_only_its_roots() {
     let names: Vec<&str> =
         listed["result"]["tools"].as_array().expect("tools").iter().filter_map(|tool| tool["name"].as_str()).collect();
     assert_eq!(names, ["file_read", "file_blame"], "{listed}");
+    assert_eq!(listed["result"]["cacheScope"], "private", "the list varies by token: {listed}");
     let limited = post(addr, &modern(brief(4, &repo_a)), &[bearer(&token_core)]).json();
     assert_eq!(limited["error"]["data"]["reason"], "tool_not_allowed", "{limited}");
     // A session belongs to the token that opened it.
@@ -458,8 +461,213 @@ fn each_http_session_is_audited_under_its_client_name_and_refusals_too() {
         .map(|line| serde_json::from_str(line).expect("an entry"))
         .collect();
     let sessions: Vec<&str> = entries.iter().filter_map(|entry| entry["session_id"].as_str()).collect();
-    assert_eq!(sessions, ["alpha", "beta", "http-modern", "http-modern"], "{entries:?}");
+    // The token's name is in the session id: `token:<name>/<client name>` (a client name never holds ':' or '/').
+    assert_eq!(
+        sessions,
+        ["token:auditor/alpha", "token:auditor/beta", "token:auditor/http-modern", "token:auditor/http-modern"],
+        "{entries:?}"
+    );
+    let verified = sidecar(home.path(), home.path(), &["verify-audit", ledger.to_str().expect("utf-8")])
+        .output()
+        .expect("verify-audit runs");
+    assert!(verified.status.success(), "{}", String::from_utf8_lossy(&verified.stdout));
     let results: Vec<&str> = entries.iter().filter_map(|entry| entry["result"].as_str()).collect();
     assert_eq!(results, ["success", "success", "success", "error"]);
     assert_eq!(std::fs::read_dir(&presence).expect("the presence dir").count(), 0, "presence file removed");
+}
+
+/// Runs git with `args` (a fixed identity, no user configuration) and asserts that it succeeds.
+fn git(args: &[&str]) {
+    let output = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=main"])
+        .args(args)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .expect("git runs");
+    assert!(output.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+}
+
+/// A repository at `path` on `branch` with one commit of `f.txt`.
+fn repository(path: &Path, branch: &str) -> String {
+    let text = path.to_str().expect("utf-8").to_owned();
+    git(&["init", "-q", "-b", branch, &text]);
+    std::fs::write(path.join("f.txt"), "one\ntwo\nthree\n").expect("writes");
+    git(&["-C", &text, "add", "f.txt"]);
+    git(&["-C", &text, "commit", "-q", "-m", "init"]);
+    text
+}
+
+/// Two teams' directories `a` and `b`, both inside the server's roots, and team A's token (roots: `a`): B's
+/// repository is on `secret-branch-b` with 3 unstaged changes; A's holds one unstaged change.
+struct Teams {
+    _dir: tempfile::TempDir,
+    a: std::path::PathBuf,
+    b: std::path::PathBuf,
+    repo_a: String,
+    repo_b: String,
+    home: tempfile::TempDir,
+}
+
+fn teams() -> Teams {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let top = dir.path().canonicalize().expect("canonical");
+    let (a, b) = (top.join("a"), top.join("b"));
+    std::fs::create_dir_all(&a).expect("a");
+    std::fs::create_dir_all(&b).expect("b");
+    let repo_b = repository(&b.join("repo"), "secret-branch-b");
+    for name in ["f.txt", "g.txt", "h.txt"] {
+        std::fs::write(b.join("repo").join(name), "secret-b\n").expect("writes");
+    }
+    git(&["-C", &repo_b, "add", "-N", "g.txt", "h.txt"]);
+    let repo_a = repository(&a.join("repo"), "main-a");
+    std::fs::write(a.join("repo").join("f.txt"), "one\ntwo\nchanged in a\n").expect("writes");
+    Teams { _dir: dir, a, b, repo_a, repo_b, home: tempfile::tempdir().expect("tempdir") }
+}
+
+impl Teams {
+    /// `serve-http` with both teams inside its roots and a token for A (returned).
+    fn serve(&self) -> (Served, String) {
+        let tokens = self.home.path().join("tokens.json");
+        let token = add_token(self.home.path(), &tokens, "team-a", self.a.to_str().expect("utf-8"), &[]);
+        let roots = self.a.parent().expect("the folder of both teams");
+        (serve(roots, self.home.path(), &["--tokens", tokens.to_str().expect("utf-8")]), token)
+    }
+}
+
+/// A `tools/call` of `tool` with `arguments` (modern era) as token `token`: its structured content.
+fn call_as(addr: SocketAddr, token: &str, tool: &str, arguments: Value) -> Value {
+    let message = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments}});
+    let answer = post(addr, &modern(message), &[format!("Authorization: Bearer {token}")]);
+    assert_eq!(answer.status, 200, "{answer:?}");
+    let reply = answer.json();
+    assert_eq!(reply["result"]["isError"], false, "{reply}");
+    reply["result"]["structuredContent"].clone()
+}
+
+#[test]
+fn a_folder_scan_with_a_token_reads_no_checkout_whose_git_dir_is_outside_its_roots() {
+    let teams = teams();
+    // Under A: a `.git` file pointing into B, a `.git` link to B's git dir, and a linked worktree of B.
+    let gitfile = teams.a.join("gitfile");
+    std::fs::create_dir(&gitfile).expect("gitfile");
+    std::fs::write(gitfile.join(".git"), format!("gitdir: {}/.git\n", teams.repo_b)).expect("writes");
+    let gitlink = teams.a.join("gitlink");
+    std::fs::create_dir(&gitlink).expect("gitlink");
+    std::os::unix::fs::symlink(Path::new(&teams.repo_b).join(".git"), gitlink.join(".git")).expect("symlink");
+    let worktree = teams.a.join("wtb");
+    git(&["-C", &teams.repo_b, "worktree", "add", "-q", "-b", "wt-secret-b", worktree.to_str().expect("utf-8")]);
+    let (served, token) = teams.serve();
+
+    let brief = call_as(served.addr, &token, "repo_brief", json!({"repoPath": teams.a.to_str().expect("utf-8")}));
+    let text = brief.to_string();
+    assert!(!text.contains("secret-branch-b") && !text.contains("wt-secret-b"), "B's branches: {text}");
+    let queue = brief["data"]["fleet"]["queue"].as_array().expect("a queue");
+    for checkout in [&gitfile, &gitlink, &worktree] {
+        let listed = queue
+            .iter()
+            .find(|entry| entry["repoPath"] == checkout.to_str().expect("utf-8"))
+            .unwrap_or_else(|| panic!("{} listed: {text}", checkout.display()));
+        assert_eq!(listed["state"], "error", "{listed}");
+        assert_eq!(listed["error"]["reason"], "outside_allowed_roots", "{listed}");
+    }
+    // A's own repository is read as before.
+    let own = queue.iter().find(|entry| entry["repoPath"] == teams.repo_a.as_str()).expect("A's repository");
+    assert_eq!(own["reason"], "1 unstaged on main-a", "{own}");
+}
+
+#[test]
+fn a_worktree_of_the_tokens_repository_outside_its_roots_is_named_and_not_read() {
+    let teams = teams();
+    let outside = teams.b.join("wta");
+    let outside_text = outside.to_str().expect("utf-8");
+    git(&["-C", &teams.repo_a, "worktree", "add", "-q", "-b", "wt-of-a-in-b", outside_text]);
+    std::fs::write(outside.join("f.txt"), "one\ntwo\nsecret line in b\n").expect("writes");
+    std::fs::write(outside.join("secret-in-b.txt"), "secret\n").expect("writes");
+    let (served, token) = teams.serve();
+
+    let collisions = call_as(served.addr, &token, "repo_collisions", json!({"repoPath": teams.repo_a}));
+    let text = collisions.to_string();
+    assert_eq!(collisions["data"]["outsideRoots"], json!([outside_text]), "{text}");
+    let lines = collisions["data"]["lines"].as_array().expect("lines");
+    assert!(lines.iter().all(|line| line["worktree"] != outside_text), "B's worktree not read: {text}");
+    assert_eq!(collisions["data"]["pairCount"], 0, "{text}");
+    assert!(!text.contains("secret"), "{text}");
+
+    let listed = call_as(served.addr, &token, "worktree_list", json!({"repoPath": teams.repo_a}));
+    let worktrees = listed["data"]["worktrees"].as_array().expect("worktrees");
+    let in_b = worktrees.iter().find(|worktree| worktree["path"] == outside_text).expect("named");
+    assert_eq!(in_b["outsideRoots"], true, "{listed}");
+    for count in ["unstaged", "staged", "untracked", "conflicted"] {
+        assert!(in_b.get(count).is_none(), "{count} not counted outside the roots: {listed}");
+    }
+    let own = worktrees.iter().find(|worktree| worktree["path"] == teams.repo_a.as_str()).expect("A's");
+    assert_eq!(own["unstaged"], 1, "{listed}");
+}
+
+/// Starts `serve-http` with `args` and returns its failure's stderr (it must exit non-zero at once).
+fn refused_at_start(roots: &Path, home: &Path, args: &[&str]) -> String {
+    let mut all = vec!["serve-http", "--listen", "127.0.0.1:0"];
+    all.extend_from_slice(args);
+    let output = sidecar(roots, home, &all).stdin(Stdio::null()).output().expect("runs");
+    assert!(!output.status.success(), "refused at start");
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn a_tokens_file_with_no_token_or_a_token_outside_the_server_roots_is_refused_at_start() {
+    let teams = teams();
+    let home = teams.home.path();
+    let empty = home.join("empty.json");
+    std::fs::write(&empty, r#"{"tokens": []}"#).expect("writes");
+    let stderr = refused_at_start(&teams.a, home, &["--tokens", empty.to_str().expect("utf-8")]);
+    assert!(stderr.contains("holds no token") && stderr.contains("token add"), "{stderr}");
+
+    // A token for A on a server whose roots are only B's: nothing of the token's is served.
+    let tokens = home.join("tokens.json");
+    add_token(home, &tokens, "team-a", teams.a.to_str().expect("utf-8"), &[]);
+    let stderr = refused_at_start(&teams.b, home, &["--tokens", tokens.to_str().expect("utf-8")]);
+    assert!(stderr.contains("token team-a") && stderr.contains(teams.b.to_str().expect("utf-8")), "{stderr}");
+    assert!(stderr.contains("FLUXGIT_MCP_ALLOWED_ROOTS"), "{stderr}");
+
+    // A server root under the token's root replaces it: the token reads only inside the server's root.
+    let wide = home.join("wide.json");
+    let top = teams.a.parent().expect("top").to_str().expect("utf-8");
+    let token = add_token(home, &wide, "wide", top, &[]);
+    let served = serve(&teams.a, home, &["--tokens", wide.to_str().expect("utf-8")]);
+    assert_brief(
+        &post(served.addr, &modern(brief(1, &teams.repo_a)), &[format!("Authorization: Bearer {token}")]),
+        &teams.repo_a,
+    );
+    let refused = post(served.addr, &modern(brief(2, &teams.repo_b)), &[format!("Authorization: Bearer {token}")]);
+    let error = &refused.json()["error"];
+    assert_eq!(error["data"]["reason"], "outside_allowed_roots", "{error}");
+    assert_eq!(error["data"]["allowedRoots"], json!([teams.a.to_str().expect("utf-8")]), "{error}");
+    assert!(error["message"].as_str().expect("message").contains("this server's admin"), "{error}");
+}
+
+#[test]
+fn an_unknown_toolset_is_refused_naming_the_valid_ones() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let file = home.path().join("tokens.json");
+    let root = home.path().to_str().expect("utf-8");
+    let output = Command::new(BIN)
+        .args(["token", "add", "--file", file.to_str().expect("utf-8"), "--name", "x", "--roots", root])
+        .args(["--toolsets", "core,x"])
+        .env("HOME", home.path())
+        .output()
+        .expect("token add");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("unknown toolset \"x\"") && stderr.contains("core, ") && stderr.contains("files"),
+        "{stderr}"
+    );
+    assert!(!file.exists(), "nothing written");
+    // A hand-written file with an unknown toolset is refused at start, naming the token.
+    let hash = "0".repeat(64);
+    let text = format!(r#"{{"tokens":[{{"name":"t","sha256":"{hash}","roots":["{root}"],"toolsets":["nope"]}}]}}"#);
+    std::fs::write(&file, text).expect("writes");
+    let stderr = refused_at_start(home.path(), home.path(), &["--tokens", file.to_str().expect("utf-8")]);
+    assert!(stderr.contains("token t: unknown toolset \"nope\" (toolsets: core"), "{stderr}");
 }
