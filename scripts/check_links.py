@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """Checks every relative link of the project's Markdown files: the file it names must exist, and a `#fragment` must
-name a heading of that file (GitHub's anchor rules: lower case, spaces to hyphens, punctuation dropped).
+name a heading of that file (GitHub's anchor rules: lower case, spaces to hyphens, punctuation dropped) or an
+`<a id="...">` in it. Checks too that every citation of the contract in the tracked sources and docs,
+`design.md#<id>`, names an anchor of docs/design.md, and that none cites it by section number (`design.md#transport`),
+which renumbering breaks silently.
 
 Usage: scripts/check_links.py [--check]. Prints each broken link as `file:line: target (why)` and exits 1 when there
 is one. Links to other sites (`http:`, `https:`, `mailto:`) are not fetched.
@@ -14,6 +17,9 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)|!\[[^\]]*\]\(([^)\s]+)\)")
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+EXPLICIT = re.compile(r'<a id="([^"]+)"></a>')
+CITATION = re.compile(r"design\.md#([A-Za-z0-9_-]+)")
+NUMBERED = re.compile(r"design\.md §\d")
 
 
 def markdown_files():
@@ -38,6 +44,7 @@ def anchors(path, cache={}):
             if line.startswith("```"):
                 fenced = not fenced
             match = None if fenced else HEADING.match(line)
+            found.update(EXPLICIT.findall(line))
             if match:
                 base = anchor(match.group(2))
                 name, count = base, 1
@@ -67,15 +74,36 @@ def broken(path):
                 yield f"{path.relative_to(ROOT)}:{number}: {target} (no such heading)"
 
 
+def citations():
+    """Each citation of the contract in a tracked text file that names no anchor of docs/design.md, or a section
+    number."""
+    design = ROOT / "docs" / "design.md"
+    listed = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True)
+    for name in listed.stdout.splitlines():
+        if name.startswith("vendor/") or not name.endswith((".rs", ".md", ".py", ".sh", ".mjs", ".toml", ".json")):
+            continue
+        try:
+            text = (ROOT / name).read_text(encoding="utf-8")
+        except (UnicodeDecodeError, FileNotFoundError):
+            continue
+        for number, line in enumerate(text.splitlines(), 1):
+            for anchor_id in CITATION.findall(line):
+                if anchor_id not in anchors(design):
+                    yield f"{name}:{number}: design.md#{anchor_id} (no such anchor in docs/design.md)"
+            if NUMBERED.search(line) and name != "scripts/check_links.py":
+                yield f"{name}:{number}: cites design.md by section number; cite design.md#<anchor> instead"
+
+
 def main():
     problems = [problem for path in markdown_files() for problem in broken(path)]
+    problems += list(citations())
     for problem in problems:
         print(problem)
     checked = len(markdown_files())
     if problems:
-        print(f"check_links: {len(problems)} broken links in {checked} Markdown files", file=sys.stderr)
+        print(f"check_links: {len(problems)} broken links or citations ({checked} Markdown files)", file=sys.stderr)
         return 1
-    print(f"check_links: every relative link of {checked} Markdown files resolves")
+    print(f"check_links: every relative link of {checked} Markdown files and every design.md citation resolves")
     return 0
 
 

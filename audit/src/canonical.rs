@@ -1,4 +1,4 @@
-//! Canonical JSON and sha256 fingerprints (design.md §7).
+//! Canonical JSON and sha256 fingerprints (design.md#audit).
 //!
 //! Canonical JSON: object keys sorted by their UTF-8 bytes, recursively; arrays in order; compact (no whitespace);
 //! strings and numbers as `serde_json` writes them. Hashes and signatures are computed over these bytes, and the

@@ -1,4 +1,4 @@
-//! The retention checkpoint (design.md §7): before the oldest segment is pruned, `<ledger>.checkpoint` is replaced
+//! The retention checkpoint (design.md#audit): before the oldest segment is pruned, `<ledger>.checkpoint` is replaced
 //! (written to a temporary file, synced, renamed, directory synced) by one canonical JSON object:
 //!
 //! `{checkpointVersion: 1, timestamp, prunedThroughSequence, prunedThroughHash, prunedSegmentId, entryHash,

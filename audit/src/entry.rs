@@ -1,4 +1,4 @@
-//! Ledger entries (design.md §7): what a caller records ([`Event`]) and how the writer seals it into a chained line.
+//! Ledger entries (design.md#audit): what a caller records ([`Event`]) and how the writer seals it into a chained line.
 //!
 //! A sealed entry holds the event's fields plus `id` (UUID v4), `timestamp` (ms since the Unix epoch),
 //! `auditSchemaVersion` 1, `auditChainVersion` 1, `sequence`, `segmentId`, `previousHash` (`genesis` for the first

@@ -1,4 +1,4 @@
-//! The export (design.md §7): [`export_audit_ledger`] writes the retained ledger (rotated segments oldest first,
+//! The export (design.md#audit): [`export_audit_ledger`] writes the retained ledger (rotated segments oldest first,
 //! then the active file) as CSV or JSON Lines, filtered by time, tool, risk and result, verifying the chain as it
 //! reads.
 //!

@@ -15,7 +15,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, Read as _, Seek as _, SeekFrom};
 use std::path::{Path, PathBuf};
 
-/// Longest ledger line in bytes, newline included (design.md §7: 256 KiB).
+/// Longest ledger line in bytes, newline included (design.md#audit: 256 KiB).
 pub const MAX_LINE_BYTES: usize = 256 * 1024;
 
 const SEGMENT_MARK: &str = ".segment-";

@@ -1,4 +1,4 @@
-//! Group commit (design.md §7): appends that are written but not yet synced, and the one thread that syncs them in
+//! Group commit (design.md#audit): appends that are written but not yet synced, and the one thread that syncs them in
 //! batches.
 //!
 //! An append in [`Durability::Grouped`] writes its line (chained, hashed, signed) under the cross-process lock as

@@ -1,4 +1,4 @@
-//! Ed25519 keys: loading the signing key fail-closed, loading public keys, and generating a key pair (design.md §7).
+//! Ed25519 keys: loading the signing key fail-closed, loading public keys, and generating a key pair (design.md#audit).
 //!
 //! The signing key is an Ed25519 private key in PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`, as written by
 //! [`generate_key_pair`] or `openssl genpkey -algorithm ed25519`). Its key id is the hex of the first 8 bytes of the
@@ -92,7 +92,7 @@ pub enum KeyError {
 }
 
 impl SigningKey {
-    /// Loads the signing key at `path`, failing closed (design.md §7): the path must be non-empty and name a regular
+    /// Loads the signing key at `path`, failing closed (design.md#audit): the path must be non-empty and name a regular
     /// file of at most [`MAX_KEY_FILE_BYTES`], with no permission bits for group or others (on Unix), holding an
     /// Ed25519 PKCS#8 PEM private key.
     ///

@@ -1,4 +1,4 @@
-//! The writer: [`Ledger::append`] under a cross-process lock (design.md §7).
+//! The writer: [`Ledger::append`] under a cross-process lock (design.md#audit).
 //!
 //! Each append takes an exclusive lock on `<ledger>.lock` (a stable file, never renamed), then, holding it:
 //! reads the chain's tail (the last line of the active file, else of the newest segment, else the checkpoint, else
@@ -35,9 +35,9 @@ use crate::files::{self, MAX_LINE_BYTES, Tail};
 use crate::group::{Durability, GroupCommit, SyncHandle, Syncer};
 use crate::key::SigningKey;
 
-/// Size at which the active file is rotated into a segment: 4 MiB (design.md §7).
+/// Size at which the active file is rotated into a segment: 4 MiB (design.md#audit).
 pub const ROTATE_BYTES: u64 = 4 * 1024 * 1024;
-/// Rotated segments kept; older ones are pruned behind a checkpoint (design.md §7).
+/// Rotated segments kept; older ones are pruned behind a checkpoint (design.md#audit).
 pub const KEEP_SEGMENTS: usize = 4;
 
 /// The retention by age, in whole days: rotated segments whose newest entry is older are pruned.
@@ -45,7 +45,7 @@ pub const RETAIN_DAYS_VAR: &str = "FLUXGIT_MCP_AUDIT_RETAIN_DAYS";
 /// The retention by size, in bytes: the oldest rotated segments are pruned while all of them together are larger.
 pub const MAX_BYTES_VAR: &str = "FLUXGIT_MCP_AUDIT_MAX_BYTES";
 
-/// Rotation and retention limits. [`Limits::STANDARD`] is what design.md §7 prescribes; tests use smaller ones.
+/// Rotation and retention limits. [`Limits::STANDARD`] is what design.md#audit prescribes; tests use smaller ones.
 ///
 /// Retention is applied at each rotation, oldest segment first: a segment is pruned (behind a checkpoint) while
 /// more than `keep_segments` are kept, while the kept segments total more than `max_bytes`, or while its newest
@@ -233,7 +233,7 @@ impl Ledger {
     }
 
     /// Starts a group commit: from now on [`Durability::Grouped`] appends are synced in batches by one thread
-    /// (design.md §7), which makes them durable after at most `policy.interval` plus one `fdatasync`. Dropping the
+    /// (design.md#audit), which makes them durable after at most `policy.interval` plus one `fdatasync`. Dropping the
     /// ledger syncs what is pending.
     ///
     /// # Errors
@@ -269,7 +269,7 @@ impl Ledger {
     /// when rotating, and a read of the torn bytes and a truncation after a torn tail.
     ///
     /// # Errors
-    /// [`AppendError`]; the caller records the failure as degraded and goes on (design.md §7).
+    /// [`AppendError`]; the caller records the failure as degraded and goes on (design.md#audit).
     pub fn append(&self, event: &Event) -> Result<Appended, AppendError> {
         self.append_with(event, Durability::Synced)
     }
@@ -320,7 +320,7 @@ impl Ledger {
     }
 
     /// Writes, after the active file's `end` (`active`, open to append, of `size` bytes), the record of its torn
-    /// tail if it has one and then `event` if given: the whole write of design.md §7. With `defer_sync` the line
+    /// tail if it has one and then `event` if given: the whole write of design.md#audit. With `defer_sync` the line
     /// is not synced and the active file is returned for the syncer (a repair is always synced at once).
     fn write_records(
         &self,

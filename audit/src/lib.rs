@@ -1,4 +1,4 @@
-//! `fluxgit-audit`: the FluxGit audit ledger (design.md §7), shared by the sidecar and the gateway (which never link
+//! `fluxgit-audit`: the FluxGit audit ledger (design.md#audit), shared by the sidecar and the gateway (which never link
 //! each other).
 //!
 //! The ledger is append-only JSONL: one canonical JSON entry per line, hash-chained (`sequence`, `previousHash`,

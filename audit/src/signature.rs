@@ -1,4 +1,4 @@
-//! Entry signatures (design.md §7): Ed25519 over the canonical JSON of the entry without `signature`, base64url without
+//! Entry signatures (design.md#audit): Ed25519 over the canonical JSON of the entry without `signature`, base64url without
 //! padding.
 //!
 //! Signature versions 2 and 3 keep `signatureKeyId` and `signatureVersion` inside the signed bytes; version 3 is the

@@ -1,5 +1,5 @@
 //! The verifier: [`verify_audit_ledger`] streams the retained segments and the active file in chain order with
-//! bounded memory (one line of at most 256 KiB at a time) and checks (design.md §7):
+//! bounded memory (one line of at most 256 KiB at a time) and checks (design.md#audit):
 //! - every line is a whole JSON object (a file cut inside a line fails);
 //! - chained entries: versions, `sequence` one more than the previous entry, `previousHash` equal to the previous
 //!   `entryHash` (`genesis` first, or the checkpoint's `prunedThroughHash` after pruning), `entryHash` recomputed,

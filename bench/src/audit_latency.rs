@@ -5,7 +5,7 @@
 //! calls are interleaved one per server per round, the order turning each round, so that all three see the same
 //! machine. The rounds run twice: on a quiet machine, and beside a process that writes 1 MiB and `fdatasync`s it in
 //! a loop on the ledger's filesystem (a busy disk, where a synchronous `fdatasync` per call hurts most). The
-//! report gives median and p90 per setting and their ratios to the audit off, against the target of design.md §9
+//! report gives median and p90 per setting and their ratios to the audit off, against the target of design.md#benchmarks
 //! (audit on at most 1.3x off, median and p90).
 
 use std::ffi::OsString;

@@ -10,7 +10,7 @@
 //!   40 non-digit characters between, same line), or the count a reader gets by counting the entries of a git
 //!   listing (`git status` sections, `git status -sb` codes, `git stash list` lines, `git submodule status`
 //!   markers and the text format's `submodules N: +path -path` marks, `git rev-list --left-right --count`, the `*`
-//!   line of `git branch -vv`); in compact JSON (design.md §4.2)
+//!   line of `git branch -vv`); in compact JSON (design.md#envelope)
 //!   an ahead or behind of 0 is a JSON document that names the upstream and leaves the count out; a `##
 //!   branch...upstream [ahead N]` line (git status -sb, and our text format) gives both;
 //! - detached HEAD, a clean tree, an operation in progress: `detached":true`-like flags, a JSON string equal to
@@ -191,7 +191,7 @@ pub(crate) fn carried(fact: &Fact, docs: &[Doc<'_>]) -> Carried {
     }
 }
 
-/// `text` is a JSON document (compact, design.md §4.2) with a `"context"` key and none of the `concepts` as keys: the
+/// `text` is a JSON document (compact, design.md#envelope) with a `"context"` key and none of the `concepts` as keys: the
 /// counts are left out because they are 0.
 fn compact_default(text: &str, context: &str, concepts: &[&str]) -> bool {
     text.starts_with('{')

@@ -62,7 +62,7 @@ const CASES: &[ToolCase] = &[
             &["stash", "list"],
         ],
     },
-    // The default page (docs/design.md §5.2: `limit` 50) and what each commit carries: abbreviated sha and parents, the mailmapped
+    // The default page (docs/design.md#local-tools: `limit` 50) and what each commit carries: abbreviated sha and parents, the mailmapped
     // author, the author date, the subject.
     ToolCase {
         tool: "repo.history",

@@ -131,7 +131,7 @@ pub(crate) struct ScenarioRun {
     /// Per fact, per side of [`SIDES`] (`None` for peer sides without a peer).
     pub(crate) carried: Vec<Vec<Option<Carried>>>,
     pub(crate) ours: ServerSide,
-    /// Our calls again with `format: "text"` (those that take `maxTokens`; design.md §4.2).
+    /// Our calls again with `format: "text"` (those that take `maxTokens`; design.md#envelope).
     pub(crate) ours_text: ServerSide,
     pub(crate) peer: Option<ServerSide>,
     pub(crate) sweep: Vec<(CliRun, Tokens)>,

@@ -102,7 +102,7 @@ fn check_brief_against_oracle(scenario: &str, dir: &Path) {
     let brief: Value = serde_json::from_str(&text).expect("the brief is JSON");
     let data = &brief["data"];
     let head = &data["head"];
-    // Compact JSON (design.md §4.2): an absent field has its default (null, 0, false, empty).
+    // Compact JSON (design.md#envelope): an absent field has its default (null, 0, false, empty).
     let or = |value: &Value, default: Value| if value.is_null() { default } else { value.clone() };
     assert_eq!(head["branch"], oracle["branch"], "{scenario}: branch");
     assert_eq!(or(&head["detached"], json!(false)), oracle["detached"], "{scenario}: detached");

@@ -1,4 +1,4 @@
-//! The fields of each operation (design.md §5 "Write handshake"), twice in one place: as a table the sidecar turns
+//! The fields of each operation (design.md#tools "Write handshake"), twice in one place: as a table the sidecar turns
 //! into input schemas, checks and defaults ([`Field`], [`Operation::table`]), and as serde structs the gateway
 //! reads a checked body with ([`Fields`]). Both use today's wire names; a test holds them to each other.
 

@@ -1,7 +1,7 @@
 //! `fluxgit-contract`: the write contract shared by the sidecar, the gateway and the audit ledger (which never link
 //! each other), and the wall clock every crate reads.
 //!
-//! - [`Operation`]: the twelve operation types of the write handshake (design.md §5), their wire names (written
+//! - [`Operation`]: the twelve operation types of the write handshake (design.md#tools), their wire names (written
 //!   once, in serde attributes), [`Operation::STEPS`], [`Operation::risk`], their field table
 //!   ([`Operation::table`], from which the sidecar builds its schemas, checks and defaults) and their typed fields
 //!   ([`Fields`], serde structs with today's wire names and defaults, e.g. [`ResetMode::Mixed`]).

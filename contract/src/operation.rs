@@ -1,4 +1,4 @@
-//! The operation types of the write handshake (design.md §5), in the contract's order, with their risks.
+//! The operation types of the write handshake (design.md#tools), in the contract's order, with their risks.
 //!
 //! Each operation's wire name is written once, in the [`operations!`] table below; everything else reaches an
 //! operation through [`Operation`] and an exhaustive `match`, so adding one is a compile error everywhere it
@@ -21,7 +21,7 @@ macro_rules! operations {
         }
 
         impl Operation {
-            /// Every operation, in design.md §5 order.
+            /// Every operation, in design.md#tools order.
             pub const ALL: [Self; 13] = [$(Self::$variant,)*];
 
             /// The wire name, e.g. `branchDelete`.
@@ -95,7 +95,7 @@ pub const STEP_TYPES: [&str; 5] = {
 };
 
 impl Operation {
-    /// The operations a `plan` step may be, in design.md §5 order.
+    /// The operations a `plan` step may be, in design.md#tools order.
     pub const STEPS: [Self; 5] = [Self::Merge, Self::Rebase, Self::Discard, Self::Reset, Self::Patch];
 
     /// The operation whose wire name is `name`; `None` for any other text (case matters).

@@ -1,4 +1,5 @@
-//! Token budgets (design.md §3): counting with `o200k_base` and filling list sections by priority.
+//! Token budgets (design.md#engine): counting with `o200k_base` and filling list sections by
+//! priority.
 //!
 //! The engine never knows what wraps its results; callers pass a `measure` function that renders
 //! the exact text a model will read (for MCP: the compact JSON envelope) for a given choice of

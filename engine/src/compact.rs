@@ -1,5 +1,6 @@
-//! Compact JSON (design.md §4.2): a field whose value is its documented default (null, 0, false, an
-//! empty list or object) is left out of the JSON, so an absent field means exactly that default.
+//! Compact JSON (design.md#envelope): a field whose value is its documented default (null, 0,
+//! false, an empty list or object) is left out of the JSON, so an absent field means exactly that
+//! default.
 //!
 //! These are the `skip_serializing_if` predicates the result types share. Each skipped field's doc
 //! comment states its default, and the MCP layer repeats it in the field's outputSchema
@@ -20,7 +21,7 @@ pub(crate) fn is_false(flag: &bool) -> bool {
     !*flag
 }
 
-/// A value the JSON leaves out while the rest of the answer already says it (design.md §4.2: no
+/// A value the JSON leaves out while the rest of the answer already says it (design.md#envelope: no
 /// field repeats what another says), e.g. work-tree counts that are the lengths of uncut lists, or
 /// totals that are the sums of an uncut file list. Rust callers always read the value (it derefs to
 /// it); serialised, it is the value itself.

@@ -15,7 +15,7 @@ use crate::repository::{self, Location};
 /// Validated engine configuration.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// Canonical directories under which repositories may be opened (design.md §4.4).
+    /// Canonical directories under which repositories may be opened (design.md#roots).
     pub allowed_roots: Vec<PathBuf>,
 }
 
@@ -257,7 +257,7 @@ impl Engine {
         &self.options.allowed_roots
     }
 
-    /// Resolves and opens the repository containing `repo_path` (design.md §4.4).
+    /// Resolves and opens the repository containing `repo_path` (design.md#roots).
     ///
     /// # Errors
     /// [`crate::Error::Invalid`] with `invalid_path`, `not_found`, `outside_allowed_roots` or

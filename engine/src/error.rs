@@ -1,8 +1,8 @@
-//! The engine's error type and the reasons of design.md §4.4.
+//! The engine's error type and the reasons of design.md#roots.
 
 use serde::Serialize;
 
-/// Why an argument was refused before any Git read (design.md §4.4 `data.reason`).
+/// Why an argument was refused before any Git read (design.md#roots `data.reason`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum InvalidReason {
@@ -65,7 +65,7 @@ impl InvalidReason {
 ///
 /// [`Error::Invalid`] is the caller's fault (the MCP layer maps it to JSON-RPC -32602 with
 /// `data.reason`); [`Error::GitRead`] is a read that failed on a valid repository (tool error
-/// 10010, design.md §4.3); [`Error::Cancelled`] a read its caller stopped through its
+/// 10010, design.md#errors); [`Error::Cancelled`] a read its caller stopped through its
 /// [`crate::Interrupt`].
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum Error {
@@ -137,8 +137,8 @@ pub(crate) fn one_line(err: &dyn std::error::Error) -> String {
     line.lines().map(str::trim).filter(|part| !part.is_empty()).collect::<Vec<_>>().join(" ")
 }
 
-/// Why one item of an answer could not be read (design.md §4.4): the item is marked with it and the
-/// rest of the answer is given. Serialised as `error: {reason}` in the item's entry.
+/// Why one item of an answer could not be read (design.md#roots): the item is marked with it and
+/// the rest of the answer is given. Serialised as `error: {reason}` in the item's entry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ItemError {
     /// What went wrong, for a person or an agent to read (e.g.

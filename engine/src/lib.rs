@@ -9,11 +9,12 @@
 //!
 //! # API
 //!
-//! The entry points are [`Engine::new`] and [`Engine::resolve`] (design.md §4.4), then one `Engine`
-//! method per tool: [`Engine::brief`], [`Engine::status`], [`Engine::refs`], [`Engine::history`],
-//! [`Engine::reflog`], [`Engine::scope`], [`Engine::file_read`] and the others. The crate root
-//! re-exports the shared types ([`Repo`], [`Error`], [`Budgeted`], [`Interrupt`]) and the few items
-//! other crates take from internal modules (the proposal checks, CODEOWNERS parsing).
+//! The entry points are [`Engine::new`] and [`Engine::resolve`] (design.md#roots), then one
+//! `Engine` method per tool: [`Engine::brief`], [`Engine::status`], [`Engine::refs`],
+//! [`Engine::history`], [`Engine::reflog`], [`Engine::scope`], [`Engine::file_read`] and the
+//! others. The crate root re-exports the shared types ([`Repo`], [`Error`], [`Budgeted`],
+//! [`Interrupt`]) and the few items other crates take from internal modules (the proposal checks,
+//! CODEOWNERS parsing).
 //!
 //! A module is public when its types are in an answer or in an `Engine` method: each tool's module
 //! ([`brief`], [`status`], [`refs`], [`history`], [`reflog`], [`scope`], [`search`],

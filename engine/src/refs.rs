@@ -1,6 +1,6 @@
-//! `repo.refs` (design.md §5.2): local branches with upstreams, remotes, stashes, remote-tracking
-//! branches and tags newest first. A budget cuts the lists in that order from the end, so old tags
-//! go before any branch.
+//! `repo.refs` (design.md#local-tools): local branches with upstreams, remotes, stashes,
+//! remote-tracking branches and tags newest first. A budget cuts the lists in that order from the
+//! end, so old tags go before any branch.
 
 use serde::Serialize;
 

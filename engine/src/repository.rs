@@ -1,4 +1,4 @@
-//! Where a repository may be (design.md §4.4): resolving a `repoPath` under the allowed roots, and
+//! Where a repository may be (design.md#roots): resolving a `repoPath` under the allowed roots, and
 //! opening it with gix so that no repository-configured program can run.
 
 use std::path::{Component, Path, PathBuf};
@@ -23,7 +23,7 @@ pub struct Location {
     pub allowed_root: PathBuf,
 }
 
-/// Resolves `repo_path` to its repository, enforcing design.md §4.4.
+/// Resolves `repo_path` to its repository, enforcing design.md#roots.
 ///
 /// The path must be absolute and free of control characters; it is canonicalised (symlinks
 /// resolved) and must lie under one of `allowed_roots`, and so must the repository's work tree, git
@@ -168,7 +168,7 @@ pub(crate) fn open_options() -> gix::open::Options {
 }
 
 /// Drops every `[filter "<driver>"]` section from the in-memory configuration, so no clean, smudge
-/// or process driver can run while status compares work-tree content (design.md §4.4). gix runs no
+/// or process driver can run while status compares work-tree content (design.md#roots). gix runs no
 /// fsmonitor, hook, pager or credential helper on the read paths the engine uses; filter drivers
 /// are the one program a status could start.
 pub(crate) fn without_filter_drivers(mut repo: gix::Repository) -> Result<gix::Repository> {

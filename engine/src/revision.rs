@@ -1,4 +1,4 @@
-//! Revisions from arguments (design.md §4.4): parsed as revisions, never as options.
+//! Revisions from arguments (design.md#roots): parsed as revisions, never as options.
 
 use crate::error::{Error, InvalidReason, Result};
 

@@ -1,5 +1,6 @@
-//! `repo.scope` (design.md §5): one subtree of the repository at a glance: its work-tree changes,
-//! the recent commits that touched it, its churn over a window of days, and its code owners.
+//! `repo.scope` (design.md#tools): one subtree of the repository at a glance: its work-tree
+//! changes, the recent commits that touched it, its churn over a window of days, and its code
+//! owners.
 //!
 //! - Work-tree changes are the repository's status ([`worktree::status`]) kept to paths inside the
 //!   subtree, like `git status -- <path>`; a staged rename counts when either side is inside.
@@ -46,10 +47,10 @@ pub struct Options {
     /// The repository-relative file or directory; `.` (or empty) is the whole repository. No `..`,
     /// not absolute.
     pub path: String,
-    /// The churn window in days before `now` (design.md §5: 1-36,500, default 90; the caller bounds
-    /// it).
+    /// The churn window in days before `now` (design.md#tools: 1-36,500, default 90; the caller
+    /// bounds it).
     pub churn_days: u32,
-    /// How many recent commits to list (design.md §5: 1-20, default 10).
+    /// How many recent commits to list (design.md#tools: 1-20, default 10).
     pub recent_commits: usize,
     /// "Now" in seconds since the Unix epoch: the end of the churn window. An input, so tests can
     /// pin the clock.

@@ -1,6 +1,7 @@
-//! `repo.search` (ours, design.md §5): commits whose message (subject and body) holds every query
-//! word or "quoted phrase", optionally by author, under a path, in a time range, reachable from a
-//! ref. The query may be left out when another filter narrows the search (by author or date alone).
+//! `repo.search` (ours, design.md#tools): commits whose message (subject and body) holds every
+//! query word or "quoted phrase", optionally by author, under a path, in a time range, reachable
+//! from a ref. The query may be left out when another filter narrows the search (by author or date
+//! alone).
 //!
 //! Matching is git's:
 //!

@@ -1,4 +1,4 @@
-//! `repo.status` (design.md §5): current branch, work-tree state and every dirty path.
+//! `repo.status` (design.md#tools): current branch, work-tree state and every dirty path.
 
 use serde::Serialize;
 

@@ -1,4 +1,4 @@
-//! The cache's freshness contract (design.md §3): rounds of "change the repository with the git CLI, then call at once";
+//! The cache's freshness contract (design.md#engine): rounds of "change the repository with the git CLI, then call at once";
 //! every answer of the caching engine (facets and rendered answers) must equal a fresh read by an engine with
 //! caching off. Also with watching disabled, and with the watch limit forced low, where the diagnostics say so.
 //!

@@ -1,6 +1,6 @@
 //! A person's decisions: `show` (the card and a one-time code), `approve`, `reject`, `restore`.
 //!
-//! Approval is a person's act (design.md §6): [`approve`] runs only on an interactive terminal (the binary checks that
+//! Approval is a person's act (design.md#gateway): [`approve`] runs only on an interactive terminal (the binary checks that
 //! stdin is a TTY), only for a pending, unexpired proposal whose card was printed by `show`, and only when the
 //! person types the one-time code printed on that card (the journal keeps only its sha256, and a wrong code voids
 //! it) and, for a hard reset, a force push or a branch deletion, the strong confirmation (the branch name).

@@ -1,4 +1,4 @@
-//! Audit entries for what happens at the gateway (design.md §7): a person's decisions (`human_decision`: approve,
+//! Audit entries for what happens at the gateway (design.md#audit): a person's decisions (`human_decision`: approve,
 //! reject, restore) and executions (`execution`), appended to the ledger the sidecar writes, through
 //! `fluxgit-audit` (same cross-process lock and chain). Raw paths and ids never appear: the repository is a
 //! `repo_scope` hash and the proposal body a fingerprint. An append failure is logged and never undoes an act.

@@ -5,7 +5,7 @@
 //! - `FLUXGIT_MCP_ALLOWED_ROOTS`: allowed roots (OS path-list separator), else the home directory.
 //! - `FLUXGIT_MCP_AGENT_POLICY`: the agent policy file ([`crate::policy`]); unset means permissive.
 //! - `FLUXGIT_MCP_AUDIT_LOG` / `FLUXGIT_MCP_AUDIT_DISABLED` / `FLUXGIT_MCP_AUDIT_SIGN_KEY`: the audit ledger shared
-//!   with the sidecar (design.md §7).
+//!   with the sidecar (design.md#audit).
 //! - `FLUXGIT_GATEWAY_NOTIFY_DISABLED`: no desktop notification (nor bell) for new proposals ([`crate::notify`]).
 
 use std::collections::BTreeMap;

@@ -1,4 +1,4 @@
-//! The executor: runs approved proposals with the git CLI behind a restore point (design.md §6).
+//! The executor: runs approved proposals with the git CLI behind a restore point (design.md#gateway).
 //!
 //! [`run_approved`] is the only way an operation starts: revalidate the canonical repository and the refs
 //! recorded at approval (any difference: `failed` with a `blocked_*` reason, git never runs), claim
@@ -6,7 +6,7 @@
 //! operation, record the refs after it, and complete or fail with the result (`newSha`, `conflicts`,
 //! `restorePointId` and, when completed, `undo`: the git commands that put the refs back). A merge or rebase that stops on conflicts is aborted (`git merge --abort`,
 //! `git rebase --abort`) and reported with its conflicting paths. branchDelete, worktree, worktreeRemove, push and
-//! submodulePointer follow design.md §6 (see their functions); what they must find unchanged was observed on receipt
+//! submodulePointer follow design.md#gateway (see their functions); what they must find unchanged was observed on receipt
 //! ([`proposal::OBSERVED`]). Hooks, signing and credential helpers apply; a
 //! git command still running after [`git_timeout`] is stopped with everything it started, and the proposal fails.
 //!
@@ -481,7 +481,7 @@ pub struct Assessment {
     pub tip: Option<String>,
 }
 
-/// Whether the local branch `name` of the repository `git` runs in may be deleted (design.md §6): it must be a valid
+/// Whether the local branch `name` of the repository `git` runs in may be deleted (design.md#gateway): it must be a valid
 /// local branch name (`failed` `invalid_name`), exist (`skipped` `not_found`), still be at `observed` (`skipped`
 /// `tip_moved`), be checked out in no worktree (`skipped` `checked_out`), and have no commit outside HEAD and its
 /// upstream (`skipped` `unmerged`).

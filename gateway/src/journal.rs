@@ -1,4 +1,4 @@
-//! The durable journal (design.md §6): one SQLite database, `<run_dir>/gateway/journal.sqlite3`, in WAL mode with
+//! The durable journal (design.md#gateway): one SQLite database, `<run_dir>/gateway/journal.sqlite3`, in WAL mode with
 //! `synchronous=FULL`, so every committed transition survives a crash or power loss.
 //!
 //! Tables: `proposals` (one row per proposal, its current state), `transitions` (every state change and human act,
@@ -14,12 +14,12 @@ use serde_json::Value;
 
 use crate::time::now_ms;
 
-/// Proposals one agent may have pending at once (design.md §6).
+/// Proposals one agent may have pending at once (design.md#gateway).
 pub const PENDING_CAP: i64 = 5;
 /// Proposals all agents together may have pending at once: agent ids are self-declared, so a client could
 /// otherwise fill the queue under ever new names.
 pub const PENDING_GLOBAL_CAP: i64 = 50;
-/// How long a proposal waits for a person, after `requestedAt` (design.md §5), in milliseconds.
+/// How long a proposal waits for a person, after `requestedAt` (design.md#tools), in milliseconds.
 pub const EXPIRY_MS: i64 = 5 * 60 * 1000;
 
 /// A proposal's state.
@@ -136,7 +136,7 @@ pub struct Transition {
     pub detail: String,
 }
 
-/// A restore point (design.md §5 `flux.restorePointDetails`).
+/// A restore point (design.md#tools `flux.restorePointDetails`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RestorePoint {
     /// Its id.

@@ -1,4 +1,4 @@
-//! `fluxgit-gateway`: the reference approval gateway of FluxGit MCP (design.md §6).
+//! `fluxgit-gateway`: the reference approval gateway of FluxGit MCP (design.md#gateway).
 //!
 //! The sidecar (`fluxgit-mcp-sidecar`) never writes to a repository: each write is a proposal it POSTs to this
 //! gateway over loopback HTTP (the contract is `docs/gateway-http.md`). The gateway checks the proposal again,

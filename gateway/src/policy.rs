@@ -1,4 +1,4 @@
-//! The agent policy (design.md §6): a TOML file named by `FLUXGIT_MCP_AGENT_POLICY`.
+//! The agent policy (design.md#gateway): a TOML file named by `FLUXGIT_MCP_AGENT_POLICY`.
 //!
 //! ```toml
 //! version = 1

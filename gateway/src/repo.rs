@@ -1,4 +1,4 @@
-//! The canonical repository of a proposal (design.md §4.4, §6): resolved on receipt, at approval and at execution; any
+//! The canonical repository of a proposal (design.md#roots, §6): resolved on receipt, at approval and at execution; any
 //! difference blocks execution (fail-closed).
 
 use std::path::{Path, PathBuf};

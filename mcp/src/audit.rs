@@ -1,4 +1,4 @@
-//! The sidecar's audit of every `tools/call` (design.md §7): [`open`] loads the configuration fail-closed at start-up,
+//! The sidecar's audit of every `tools/call` (design.md#audit): [`open`] loads the configuration fail-closed at start-up,
 //! and [`AuditRecorder`] appends one entry per call to the shared ledger (`fluxgit-audit`).
 //!
 //! What an entry holds for a call: `tool` (the registered name, or `unknown` for a name that is no tool: the name

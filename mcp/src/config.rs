@@ -1,4 +1,4 @@
-//! Configuration from the environment (design.md §4.4, §4.5), resolved in two stages:
+//! Configuration from the environment (design.md#roots, §4.5), resolved in two stages:
 //! [`RawConfig::from_env`] collects what the process was given, [`Config::validate`] turns it into checked values
 //! (canonical allowed roots, run dir, audit and presence settings).
 //!
@@ -74,7 +74,7 @@ pub fn agent_detection(client_name: &str) -> Option<fluxgit_engine::agents::Opti
     })
 }
 
-/// Gateway address variables, in order of precedence (design.md §4.5).
+/// Gateway address variables, in order of precedence (design.md#environment).
 pub const GATEWAY_ADDR_VARS: [&str; 3] = ["FLUXGIT_MCP_HANDSHAKE_ADDR", "FLUXGIT_GATEWAY_ADDR", "FLUXGIT_GATEWAY_URL"];
 
 /// Prefix of the variables [`RawConfig::from_env`] collects.
@@ -84,7 +84,7 @@ const VAR_PREFIX: &str = "FLUXGIT_";
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RawConfig {
     /// Every set `FLUXGIT_*` variable with its raw value (empty values included: a `*_DISABLED` variable counts as
-    /// set with any value, design.md §4.1).
+    /// set with any value, design.md#transport).
     pub vars: BTreeMap<String, OsString>,
     /// The user's home directory (`dirs::home_dir`), the default allowed root.
     pub home_dir: Option<PathBuf>,
@@ -120,7 +120,7 @@ pub struct Config {
     pub presence_disabled: bool,
     /// `FLUXGIT_MCP_AGENT_DETECTION_DISABLED` is set.
     pub agent_detection_disabled: bool,
-    /// The first set gateway address variable and its value, unvalidated (the bridge checks it, design.md §4.5).
+    /// The first set gateway address variable and its value, unvalidated (the bridge checks it, design.md#environment).
     pub gateway_addr: Option<(String, String)>,
     /// `FLUXGIT_ENGINE_WATCH_DISABLED` is set.
     pub watch_disabled: bool,

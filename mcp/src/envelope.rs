@@ -1,4 +1,4 @@
-//! The result envelope of design.md §4.2 and the mapping of engine errors to design.md §4.3's two kinds of failure.
+//! The result envelope of design.md#envelope and the mapping of engine errors to design.md#errors's two kinds of failure.
 
 use fluxgit_engine::{Budgeted, Error as EngineError, budget};
 use serde::Serialize;
@@ -13,7 +13,7 @@ pub struct ToolOutput {
     /// The envelope as JSON text for `structuredContent` (the same text as `text` but for `format: "text"`), written
     /// into the response as it is: never parsed back into a value. `None` leaves `structuredContent` out.
     pub structured: Option<Box<RawValue>>,
-    /// `true` for product errors (100xx), which are tool results, not JSON-RPC errors (design.md §4.3).
+    /// `true` for product errors (100xx), which are tool results, not JSON-RPC errors (design.md#errors).
     pub is_error: bool,
     /// The product error's code (`error.code` of the envelope) when `is_error`, for the audit ledger.
     pub error_code: Option<i64>,
@@ -29,7 +29,7 @@ impl ToolOutput {
     }
 }
 
-/// A failure that must become a JSON-RPC error (design.md §4.3), e.g. invalid params with `data.reason`.
+/// A failure that must become a JSON-RPC error (design.md#errors), e.g. invalid params with `data.reason`.
 #[derive(Debug, Clone)]
 pub struct ProtocolError {
     /// JSON-RPC error code (-32602 for invalid params).
@@ -41,7 +41,7 @@ pub struct ProtocolError {
 }
 
 /// Product code: the write-handshake bridge is missing, invalid or unreachable; no proposal may be inferred. Never
-/// a human-approval timeout (design.md §4.3).
+/// a human-approval timeout (design.md#errors).
 pub const BRIDGE_UNAVAILABLE: i64 = 10003;
 /// Product code: a proposal ended without completion (rejected, failed, expired, cancelled).
 pub const PROPOSAL_ENDED: i64 = 10004;
@@ -51,13 +51,13 @@ pub const UNKNOWN_PREVIEW: i64 = 10005;
 pub const GATEWAY_REFUSED: i64 = 10006;
 /// Product code: the gateway returned a malformed or unsafe previewId; it was not followed.
 pub const UNSAFE_PREVIEW_ID: i64 = 10007;
-/// Product code: a local read-only git operation failed (design.md §4.3).
+/// Product code: a local read-only git operation failed (design.md#errors).
 pub const GIT_READ_FAILED: i64 = 10010;
 
 /// Product code: agent detection is disabled (`FLUXGIT_MCP_AGENT_DETECTION_DISABLED`), `agents.presence` only.
 pub const AGENT_DETECTION_DISABLED: i64 = 10011;
 
-/// Where a result came from (design.md §4.2 `source`): the local repository.
+/// Where a result came from (design.md#envelope `source`): the local repository.
 pub const SOURCE_LOCAL: &str = "local-git";
 /// Where a result came from: the approval gateway (write proposals and their status).
 pub const SOURCE_GATEWAY: &str = "fluxgit-gateway";
@@ -127,7 +127,7 @@ impl Frame {
         self.tool_output(&Envelope { frame: self, data, omitted: &omitted }, None)
     }
 
-    /// A product error (design.md §4.3): `isError: true`, text `{...frame, "error": {code, message, data}}`.
+    /// A product error (design.md#errors): `isError: true`, text `{...frame, "error": {code, message, data}}`.
     pub fn product_error(&self, code: i64, message: &str, data: Value) -> ToolOutput {
         let mut envelope = serde_json::to_value(self).expect("frame serialises");
         envelope["error"] = json!({ "code": code, "message": message, "data": data });
@@ -151,15 +151,15 @@ impl Frame {
         self.tool_output(&Envelope { frame: self, data: &result.data, omitted: &result.omitted }, None)
     }
 
-    /// A successful tool output whose `content[0].text` is `text` (design.md §4.2 `format: "text"`), with the JSON
+    /// A successful tool output whose `content[0].text` is `text` (design.md#envelope `format: "text"`), with the JSON
     /// envelope of `result` as `structuredContent`.
     pub fn text_rendering_output<T: Serialize>(&self, text: String, result: &Budgeted<T>) -> ToolOutput {
         let output = self.output(result);
         ToolOutput { text, ..output }
     }
 
-    /// Maps an engine error: refused input becomes a JSON-RPC error with `data.reason` (design.md §4.4); a failed read
-    /// on a valid repository becomes tool error 10010 (design.md §4.3).
+    /// Maps an engine error: refused input becomes a JSON-RPC error with `data.reason` (design.md#roots); a failed read
+    /// on a valid repository becomes tool error 10010 (design.md#errors).
     pub fn engine_error(&self, error: EngineError) -> Result<ToolOutput, ProtocolError> {
         match error {
             EngineError::Invalid { reason, message, floor, suggestions } => {

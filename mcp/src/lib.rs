@@ -1,4 +1,4 @@
-//! `fluxgit-mcp-sidecar`: the FluxGit MCP stdio server (design.md §4).
+//! `fluxgit-mcp-sidecar`: the FluxGit MCP stdio server (design.md#mcp-layer).
 //!
 //! This library is internal to the `fluxgit-mcp-sidecar` binary; its API is not stable. It holds everything that
 //! knows the protocol, so that the engine (`fluxgit-engine`) never does:

@@ -1,4 +1,4 @@
-//! The presence file (design.md §8): `<run_dir>/presence/mcp/<pid>.json` tells the FluxGit desktop and other sidecars
+//! The presence file (design.md#presence): `<run_dir>/presence/mcp/<pid>.json` tells the FluxGit desktop and other sidecars
 //! which client this process serves and in which repositories it works.
 //!
 //! Content: `{schemaVersion: 1, pid, client: {name, version}, repos: [{repoPath, lastCallMs, lastTool}]}`, the

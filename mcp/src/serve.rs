@@ -1,4 +1,4 @@
-//! The stdio loop (design.md §4.1): calls run concurrently, each reply is written whole, as its call finishes.
+//! The stdio loop (design.md#transport): calls run concurrently, each reply is written whole, as its call finishes.
 //!
 //! Three parts, joined by channels:
 //! - the reader: a thread running the [`FrameReader`] over the input (the framing is synchronous, as tokio's own

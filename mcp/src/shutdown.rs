@@ -1,4 +1,4 @@
-//! Clean exit: the presence file is removed at end of input and on SIGTERM, SIGINT or SIGHUP (design.md §8), and an
+//! Clean exit: the presence file is removed at end of input and on SIGTERM, SIGINT or SIGHUP (design.md#presence), and an
 //! exit never cuts an audit append or a presence rewrite in half.
 //!
 //! [`ExitGuard`] is held around every such write; [`on_terminate`] starts a thread that, on a signal, takes the

@@ -1,4 +1,4 @@
-//! Stdio framing (design.md §4.1): reads JSON-RPC frames from any [`BufRead`] and writes one compact JSON value per line.
+//! Stdio framing (design.md#transport): reads JSON-RPC frames from any [`BufRead`] and writes one compact JSON value per line.
 //!
 //! Input framing is detected per message, so a stream may mix both kinds:
 //! - newline-delimited JSON: one message per line, an optional `\r` before the `\n` is dropped;
@@ -17,7 +17,7 @@
 //! header is glued to the end of that body, as LSP-style clients write frames, the reader picks the frame up there.
 //!
 //! Output always uses newline-delimited compact JSON, whatever framing the request came in, because stdout
-//! carries exactly one JSON value per line (design.md §4.1).
+//! carries exactly one JSON value per line (design.md#transport).
 //!
 //! ```
 //! use std::io::Cursor;
@@ -34,7 +34,7 @@ use std::io::{self, BufRead, Read as _, Write};
 
 use serde_json::value::RawValue;
 
-/// Largest accepted frame body, in bytes: 8 MiB (design.md §4.1). Larger frames yield [`Frame::TooLarge`].
+/// Largest accepted frame body, in bytes: 8 MiB (design.md#transport). Larger frames yield [`Frame::TooLarge`].
 pub const MAX_FRAME_BYTES: usize = 8 * 1024 * 1024;
 
 /// Largest accepted header line of a `Content-Length` frame, in bytes. Longer header lines make the frame

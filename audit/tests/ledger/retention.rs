@@ -1,5 +1,5 @@
 //! Rotation into named segments, pruning behind checkpoints, and what verification says when segments or the
-//! checkpoint go missing (design.md §7). Small limits stand in for 4 MiB segments; the code path is the same.
+//! checkpoint go missing (design.md#audit). Small limits stand in for 4 MiB segments; the code path is the same.
 
 use std::path::{Path, PathBuf};
 

@@ -1,4 +1,4 @@
-//! Torn tails (design.md §7): a last line an append left unfinished (no newline, or not a JSON object) is reported
+//! Torn tails (design.md#audit): a last line an append left unfinished (no newline, or not a JSON object) is reported
 //! by the verifier apart from tampering, cut by the next append or open and recorded by a chained `tail_repair`
 //! record; a torn line anywhere else, or a record that lies about the cut, fails verification.
 

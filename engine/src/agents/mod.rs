@@ -1,4 +1,4 @@
-//! `agents.presence` (design.md §5): which other coding agents work in a repository, from local
+//! `agents.presence` (design.md#tools): which other coding agents work in a repository, from local
 //! sources only.
 //!
 //! Each source is a small adapter returning [`Sighting`]s for one repository root:
@@ -68,7 +68,7 @@ pub struct Options {
     pub now_ms: u64,
 }
 
-/// What an agent is doing, by the freshest evidence (design.md §5).
+/// What an agent is doing, by the freshest evidence (design.md#tools).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum State {

@@ -6,7 +6,7 @@ use crate::engine::{Engine, Repo};
 use crate::error::Result;
 
 impl Engine {
-    /// `agents.presence`: the other coding agents working in `repo` (design.md §5), cut to
+    /// `agents.presence`: the other coding agents working in `repo` (design.md#tools), cut to
     /// `max_tokens`. Detection reads only local sources (see [`crate::agents`]); stores are cached
     /// by size and mtime across calls.
     ///

@@ -1,4 +1,4 @@
-//! Commit ancestry as git reads it (design.md §4.4): in a shallow clone, the commits listed in
+//! Commit ancestry as git reads it (design.md#roots): in a shallow clone, the commits listed in
 //! `.git/shallow` (the boundary) have no parents, whether or not their parents' objects happen to
 //! be present, exactly as git's own walks (`git log`, `git rev-list`, `git merge-base`) treat them.
 //!

@@ -1,4 +1,4 @@
-//! `repo.brief`'s hints (design.md §5, issue 22): a small ranked rule set, each rule a situation
+//! `repo.brief`'s hints (design.md#tools, issue 22): a small ranked rule set, each rule a situation
 //! and the one call that answers the next question an agent has about it, with the arguments to
 //! pass.
 //!
@@ -27,7 +27,7 @@ use crate::facets::lineage::{LARGE_CHANGE_LINES, Lineage};
 use crate::facets::operation::Operation;
 use crate::tool_names::ToolName;
 
-/// Hints kept at most (design.md §5).
+/// Hints kept at most (design.md#tools).
 pub(super) const MAX_HINTS: usize = 3;
 /// Conflicted paths the conflicts hint names at most; the rest are counted (`+N more`).
 pub(super) const MAX_NAMED_CONFLICTS: usize = 3;
@@ -42,7 +42,7 @@ pub struct Hint {
     /// The rule that fired: `conflicts`, `operation`, `dropped`, `detached`, `behind`,
     /// `parentMoved`, `stack`, `collisions`, `largeChange`, `submodules`, `owners`,
     /// `uncommittedOnDefault`, `stashes`. Not serialised: `tool` and the brief's fields already say
-    /// it (design.md §4.2).
+    /// it (design.md#envelope).
     #[serde(skip)]
     pub kind: &'static str,
     /// The tool to call next; always one that answers in the running configuration.

@@ -1,4 +1,4 @@
-//! `repo.brief` (design.md §5): situational awareness in one call, replacing 6-10 raw git calls.
+//! `repo.brief` (design.md#tools): situational awareness in one call, replacing 6-10 raw git calls.
 
 pub mod answers;
 pub mod folder;
@@ -28,7 +28,7 @@ pub const DEFAULT_RECENT_COMMITS: usize = 5;
 /// Knobs of `repo.brief`.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// Recent commits to include before budgeting (design.md §5: 1-20, default
+    /// Recent commits to include before budgeting (design.md#tools: 1-20, default
     /// [`DEFAULT_RECENT_COMMITS`]).
     pub recent_commits: usize,
     /// Write proposals can answer (a gateway is configured): only then may a hint name an
@@ -49,8 +49,8 @@ impl Default for Options {
     }
 }
 
-/// The brief. Compact (design.md §4.2): every field documented with a default is left out of the
-/// JSON when it has that default.
+/// The brief. Compact (design.md#envelope): every field documented with a default is left out of
+/// the JSON when it has that default.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Brief {

@@ -1,4 +1,4 @@
-//! The engine's caches (design.md §3): facets and rendered answers held in memory, bounded by
+//! The engine's caches (design.md#engine): facets and rendered answers held in memory, bounded by
 //! weight, and kept fresh by one watcher for every repository the engine has seen.
 //!
 //! Every cached value is stored under its key *and a tag*: for a watched repository the tag is made
@@ -31,8 +31,8 @@ use crate::facets::{Facet, FacetKey};
 use crate::repository::Location;
 use paths::{BITS, FacetSet};
 
-/// The variable that turns the watcher off (any value, empty included: design.md §4.1), read by the
-/// sidecar's configuration and passed in as [`Options::watch`].
+/// The variable that turns the watcher off (any value, empty included: design.md#transport), read
+/// by the sidecar's configuration and passed in as [`Options::watch`].
 pub const WATCH_DISABLED_VAR: &str = "FLUXGIT_ENGINE_WATCH_DISABLED";
 /// Default weight bound: 64 MiB, room for the facets and answers of 200 repositories of a few
 /// thousand files each.

@@ -1,5 +1,5 @@
-//! CODEOWNERS rules (design.md §3), kept by the id of the blob they were parsed from: a blob never
-//! changes, so rules found here are exactly what parsing the file again would give, for every
+//! CODEOWNERS rules (design.md#engine), kept by the id of the blob they were parsed from: a blob
+//! never changes, so rules found here are exactly what parsing the file again would give, for every
 //! repository and commit holding that file. Which blob HEAD's CODEOWNERS is stays a tree lookup per
 //! read (git is the source of truth); only the parse is saved.
 //!

@@ -1,6 +1,6 @@
-//! The commit index (design.md §3): a small tantivy index per repository under `<run dir>/index/`,
-//! holding every commit reachable from the local branches and HEAD (sha, committer time, author
-//! identity, message, touched path prefixes).
+//! The commit index (design.md#engine): a small tantivy index per repository under
+//! `<run dir>/index/`, holding every commit reachable from the local branches and HEAD (sha,
+//! committer time, author identity, message, touched path prefixes).
 //!
 //! Layout: `<dir>/v<SCHEMA_VERSION>/<digest of the common dir>/` is one tantivy index; the commit
 //! payload of its last commit records the schema version, the common dir and the tips it covers

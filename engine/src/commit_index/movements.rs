@@ -1,6 +1,6 @@
-//! Ref and reflog movements (design.md §3): every line of HEAD's and each local branch's reflog,
-//! per repository (per work tree: HEAD's log is the work tree's own), parsed once and then fed
-//! incrementally. `fleet.digest` answers from them.
+//! Ref and reflog movements (design.md#engine): every line of HEAD's and each local branch's
+//! reflog, per repository (per work tree: HEAD's log is the work tree's own), parsed once and then
+//! fed incrementally. `fleet.digest` answers from them.
 //!
 //! The reflog files stay the source of truth. Each use of a repository compares every log with what
 //! was taken in:

@@ -1,4 +1,4 @@
-//! `repo.conflictPreflight` (design.md §5, issue 5): the outcome of merging `targetRef` into
+//! `repo.conflictPreflight` (design.md#tools, issue 5): the outcome of merging `targetRef` into
 //! `currentRef`, and of rebasing `currentRef` onto `targetRef` commit by commit, predicted with
 //! gix's merge on an in-memory object store.
 //!

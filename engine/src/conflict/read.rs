@@ -1,4 +1,4 @@
-//! `conflict.read` (design.md §5, issue 5): the active conflict as data.
+//! `conflict.read` (design.md#tools, issue 5): the active conflict as data.
 //!
 //! It answers the conflict, not the files. Unmerged paths come from the index (stages 1-3, as
 //! `git ls-files -u`); marker regions are found by streaming the work-tree file line by line with

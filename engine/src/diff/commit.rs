@@ -1,4 +1,4 @@
-//! `commit.details` (design.md §5): one commit's metadata and its changed files with status and
+//! `commit.details` (design.md#tools): one commit's metadata and its changed files with status and
 //! line counts, like `git show --numstat -M`.
 //!
 //! A merge is diffed against its first parent (`git show --diff-merges=first-parent`), and says so

@@ -10,7 +10,7 @@
 //! from git's `userdiff.c`). A file without a `diff` attribute uses the driver `default`, which has
 //! no pattern unless configured. When the old side's driver has no pattern the new side's is tried;
 //! when neither has one, git's default rule applies: a line whose first byte is an ASCII letter,
-//! `_` or `$`. A textconv or external diff program is never run (design.md §4.4).
+//! `_` or `$`. A textconv or external diff program is never run (design.md#roots).
 //!
 //! # Patterns
 //!

@@ -1,4 +1,4 @@
-//! Diffs (design.md §5): `diff.text` ([`text`]), `commit.details` ([`commit`]) and
+//! Diffs (design.md#tools): `diff.text` ([`text`]), `commit.details` ([`commit`]) and
 //! `worktree.changes` ([`worktree`]), on one shared machinery.
 //!
 //! A diff compares two sides (a tree, the index, or the tracked files of the work tree). Each side

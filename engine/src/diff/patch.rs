@@ -168,7 +168,7 @@ impl<'repo> Renderer<'repo> {
             self.cache.clear_resource_cache_keep_allocation();
             match section {
                 Ok(section) => sections.push(section),
-                // One unreadable file never sinks the answer (design.md §4.4): it is listed with why, without a patch.
+                // One unreadable file never sinks the answer (design.md#roots): it is listed with why, without a patch.
                 Err(err) => {
                     stat.additions = None;
                     stat.deletions = None;

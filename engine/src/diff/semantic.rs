@@ -88,7 +88,7 @@ impl Default for Options {
 
 /// The semantic diff of a selection.
 ///
-/// Its JSON is compact (design.md §4.2) and leaves out what the rest already says: see
+/// Its JSON is compact (design.md#envelope) and leaves out what the rest already says: see
 /// [`FileChange`] and [`SymbolChange`] for their defaults. Changed files in a language without a
 /// grammar that were only modified (no rename, no mode change) are listed apart as `noGrammar`
 /// strings, `path +added -removed`, since their path and counts are all there is to say; every

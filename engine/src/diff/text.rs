@@ -1,4 +1,4 @@
-//! `diff.text` (design.md §5): the unified patch of a selection, like `git diff`, cut by whole
+//! `diff.text` (design.md#tools): the unified patch of a selection, like `git diff`, cut by whole
 //! hunks to byte, line and token budgets.
 //!
 //! Selections: neither `base` nor `head`: index vs work tree (`git diff`); `staged`: `base`

@@ -1,6 +1,6 @@
-//! `worktree.changes` (design.md §5): per-path status and line counts of the work tree's changes,
-//! index and work tree kept apart: `staged` is `git diff --cached --numstat` (HEAD vs index),
-//! `unstaged` is `git diff --numstat` (index vs work tree), `untracked` is
+//! `worktree.changes` (design.md#tools): per-path status and line counts of the work tree's
+//! changes, index and work tree kept apart: `staged` is `git diff --cached --numstat` (HEAD vs
+//! index), `unstaged` is `git diff --numstat` (index vs work tree), `untracked` is
 //! `git ls-files --others --exclude-standard`, and unmerged paths are listed once, in `conflicted`.
 
 use gix::bstr::BString;

@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::facets::subject;
 
 /// One commit in a short listing; serialises as one string, `"<sha> <subject>"`, like
-/// `git log --oneline` (design.md §4.2).
+/// `git log --oneline` (design.md#envelope).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommitLine {
     /// The commit sha abbreviated as `git log --oneline` does: the shortest prefix that is unique

@@ -8,7 +8,7 @@ use crate::error::Result;
 use crate::facets::commits::CommitLine;
 use crate::facets::refs;
 
-/// Subjects examined for [`Conventions::conventional_commit_ratio`] (design.md §5: the last 50).
+/// Subjects examined for [`Conventions::conventional_commit_ratio`] (design.md#tools: the last 50).
 pub const SUBJECTS_EXAMINED: usize = 50;
 /// Branch prefixes reported at most.
 pub const MAX_PREFIXES: usize = 3;

@@ -1,4 +1,4 @@
-//! Facets: separately computable units of repository state (design.md §3).
+//! Facets: separately computable units of repository state (design.md#engine).
 //!
 //! Each facet is a pure function of a [`gix::Repository`] and is keyed by `(repository, facet)`
 //! through [`FacetKey`], so a cache can hold and invalidate each on its own: HEAD changes do not

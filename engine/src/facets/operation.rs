@@ -18,7 +18,7 @@ pub enum Operation {
     Revert,
     /// `git bisect` not concluded.
     Bisect,
-    /// `git am` applying a mailbox (not in design.md §5's list; reported rather than hidden).
+    /// `git am` applying a mailbox (not in design.md#tools's list; reported rather than hidden).
     Am,
 }
 

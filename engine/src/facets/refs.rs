@@ -379,7 +379,7 @@ pub fn remotes(repo: &gix::Repository) -> Result<Vec<Remote>> {
 }
 
 /// The repository's default branch: the target of `origin/HEAD`, else `main` or `master` if such a
-/// local branch exists (design.md §5 `conventions.defaultBranch`).
+/// local branch exists (design.md#tools `conventions.defaultBranch`).
 ///
 /// # Errors
 /// [`Error::GitRead`] when refs cannot be read.

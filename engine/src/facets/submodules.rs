@@ -9,7 +9,7 @@ use crate::facets::utf8;
 
 /// Submodules deeper than this are not descended into (a guard against cyclic setups).
 pub const MAX_DEPTH: usize = 8;
-/// Non-clean paths listed in [`Summary::attention`] at most (design.md §5).
+/// Non-clean paths listed in [`Summary::attention`] at most (design.md#tools).
 pub const MAX_ATTENTION: usize = 10;
 
 /// A submodule's state, as `git submodule status --recursive` prints it (` `, `+`, `-`, `U`).
@@ -46,7 +46,7 @@ pub struct Submodule {
     pub error: Option<ItemError>,
 }
 
-/// Aggregated submodule drift (design.md §5 `repo.brief`).
+/// Aggregated submodule drift (design.md#tools `repo.brief`).
 ///
 /// To keep the brief's floor small, zero counts, an empty `attention` and a false
 /// `attentionTruncated` are left out of the JSON: an absent count is exactly 0. `total` is always

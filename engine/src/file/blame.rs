@@ -1,4 +1,4 @@
-//! `file.blame` (design.md §5, ours): who last changed each line of a file at a revision, as
+//! `file.blame` (design.md#tools, ours): who last changed each line of a file at a revision, as
 //! `git blame` answers it.
 //!
 //! The history walk and the line attribution are gix's (`gix::Repository::blame_file`, the `blame`

@@ -1,4 +1,5 @@
-//! Files at a revision (design.md §5, ours): `file.read` ([`read`]) and `file.blame` ([`blame`]).
+//! Files at a revision (design.md#tools, ours): `file.read` ([`read`]) and `file.blame`
+//! ([`blame`]).
 //!
 //! A file is looked up in the tree of the commit a revision names, through gix; no git process
 //! runs, no filter, textconv or attribute program is applied, and nothing is written.

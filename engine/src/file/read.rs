@@ -1,4 +1,4 @@
-//! `file.read` (design.md §5, ours): a file's content at a revision, byte for byte as
+//! `file.read` (design.md#tools, ours): a file's content at a revision, byte for byte as
 //! `git show <rev>:<path>` prints it, cut at whole lines to a byte cap and a token budget.
 //!
 //! The content is never mangled: UTF-8 text is carried as `content`; text that is not valid UTF-8

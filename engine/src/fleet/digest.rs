@@ -1,7 +1,7 @@
-//! `fleet.digest` (design.md §5): how HEAD and the local branches of many repositories moved since
-//! a time, newest first, from the reflog files (`logs/HEAD`, `logs/refs/heads/*`) as the movement
-//! store keeps them ([`crate::commit_index::movements`]: fed with what was appended since the last
-//! call). Nothing is fetched and no repository is written.
+//! `fleet.digest` (design.md#tools): how HEAD and the local branches of many repositories moved
+//! since a time, newest first, from the reflog files (`logs/HEAD`, `logs/refs/heads/*`) as the
+//! movement store keeps them ([`crate::commit_index::movements`]: fed with what was appended since
+//! the last call). Nothing is fetched and no repository is written.
 //!
 //! A commit, reset or rebase moves a branch and HEAD together and git writes the same line to both
 //! logs; such a pair is one event of the branch with `head: true`. A movement of HEAD alone (a
@@ -27,8 +27,8 @@ pub struct Options {
     /// Movements at or after this time (Unix milliseconds; reflog times have whole seconds) are
     /// listed.
     pub since_ms: i64,
-    /// Events listed at most (design.md §5: 1-1000, default 200); `truncated` says when there were
-    /// more.
+    /// Events listed at most (design.md#tools: 1-1000, default 200); `truncated` says when there
+    /// were more.
     pub max_events: usize,
 }
 

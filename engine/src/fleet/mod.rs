@@ -1,5 +1,5 @@
-//! The fleet (design.md §3, §5): many repositories at once. [`registry`] keeps the repositories the
-//! engine knows of (registered with `fleet add` or seen in calls); [`radar`] ranks them by what
+//! The fleet (design.md#engine, §5): many repositories at once. [`registry`] keeps the repositories
+//! the engine knows of (registered with `fleet add` or seen in calls); [`radar`] ranks them by what
 //! needs attention and [`digest`] lists how their HEADs and branches moved. One bad repository
 //! never fails a fleet call: its entry carries `error: {reason}` and the others are read.
 
@@ -37,7 +37,7 @@ pub enum Targets {
     Registry,
 }
 
-/// The failure of one repository of a fleet call: `error: {reason}` in its entry (design.md §4.4).
+/// The failure of one repository of a fleet call: `error: {reason}` in its entry (design.md#roots).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Failure {
     /// A machine-readable reason: `not_found`, `not_a_repository`, `outside_allowed_roots`,

@@ -1,4 +1,4 @@
-//! `fleet.radar` (design.md §5): an attention queue across repositories, ranked conflicts >
+//! `fleet.radar` (design.md#tools): an attention queue across repositories, ranked conflicts >
 //! operation in progress > detached HEAD > behind upstream > dirty > unpushed > stale > clean, one
 //! short reason per repository, exact counts per state.
 //!
@@ -31,7 +31,7 @@ use crate::facets::{Facet, commits, head, operation, refs, stashes, worktree};
 use crate::fleet::registry::{self, MAX_REPOSITORIES};
 use crate::fleet::{Failure, Target, Targets};
 
-/// Days without a commit or reflog movement after which a repository is stale (design.md §5).
+/// Days without a commit or reflog movement after which a repository is stale (design.md#tools).
 pub const STALE_DAYS: i64 = 30;
 /// The answer-cache variant of a repository's radar [`Facts`].
 pub(crate) const FACTS_VARIANT: &str = "fleet.radar\0facts";
@@ -49,8 +49,8 @@ const NAMED_CONFLICTS: usize = 2;
 /// Knobs of `fleet.radar`.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// Entries listed in the queue at most (design.md §5: 1-500, default 200); counts cover every
-    /// repository.
+    /// Entries listed in the queue at most (design.md#tools: 1-500, default 200); counts cover
+    /// every repository.
     pub max_repos: usize,
     /// "Now" in seconds since the Unix epoch, for staleness (an input, so tests can pin the clock).
     pub now: i64,

@@ -1,8 +1,9 @@
-//! The repository registry (design.md §3): the repositories `fleet.radar` and `fleet.digest` look
-//! at when a call names none. It holds repositories registered with `fluxgit-mcp-sidecar fleet add`
-//! and repositories seen in tool calls, stored as one JSON file in the run dir
-//! (`<run dir>/fleet/registry.json`), replaced atomically (written to a temporary file in the same
-//! directory, synced, renamed over the old one). It is read as a regular file only, up to
+//! The repository registry (design.md#engine): the repositories `fleet.radar` and `fleet.digest`
+//! look at when a call names none. It holds repositories registered with
+//! `fluxgit-mcp-sidecar fleet add` and repositories seen in tool calls, stored as one JSON file in
+//! the run dir (`<run dir>/fleet/registry.json`), replaced atomically (written to a temporary file
+//! in the same directory, synced, renamed over the old one). It is read as a regular file only, up
+//! to
 //! [`MAX_FILE_BYTES`]: a FIFO, a device or a symbolic link in its place is refused, never waited on
 //! or read without end, and never replaced.
 //!
@@ -23,7 +24,7 @@ use crate::regular_file::Opened;
 pub const VERSION: u32 = 1;
 /// The largest registry file read, in bytes (16 MiB: some 40,000 entries of long paths).
 pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
-/// Repositories a fleet call reads at most (design.md §5).
+/// Repositories a fleet call reads at most (design.md#tools).
 pub const MAX_REPOSITORIES: usize = 500;
 /// How deep `fleet add --scan` looks below its directory by default (the directory itself is depth
 /// 0).

@@ -1,7 +1,7 @@
-//! Terse text renderings of tool results (design.md §4.2, `format: "text"`), in git's own idioms
-//! where they exist: `## main...origin/main [ahead 1]` branch lines, porcelain-like status letters
-//! (`M  path`, `?? path`, `UU path`), `sha subject` commit lines, and `... 7 more commits` wherever
-//! a budget cut a list.
+//! Terse text renderings of tool results (design.md#envelope, `format: "text"`), in git's own
+//! idioms where they exist: `## main...origin/main [ahead 1]` branch lines, porcelain-like status
+//! letters (`M  path`, `?? path`, `UU path`), `sha subject` commit lines, and `... 7 more commits`
+//! wherever a budget cut a list.
 //!
 //! Each renderer is a plain function from a budgeted result to the exact text a model reads. They
 //! belong to the engine because the token budget is fitted on what is returned: with

@@ -1,4 +1,4 @@
-//! One bad part never sinks the answer (design.md §4.4): on repositories with an unreadable submodule (a name git
+//! One bad part never sinks the answer (design.md#roots): on repositories with an unreadable submodule (a name git
 //! ignores as suspicious, a gitdir that is gone), a missing blob, refs that do not resolve and broken worktree
 //! entries, every read tool answers, marks the bad item, and gives the rest as git does. The suspicious name never
 //! makes the engine open the place it leads to.

@@ -1,4 +1,4 @@
-//! Shallow clones (design.md §4.4) against the git CLI on the same clone: `git log` (order, parents, `-- path`),
+//! Shallow clones (design.md#roots) against the git CLI on the same clone: `git log` (order, parents, `-- path`),
 //! `git rev-list --count`, `git merge-base --all`, `git show --numstat` at the boundary, for clones of depth 1 and
 //! 2 whose branches grew past the boundary and were merged across it.
 

@@ -1,4 +1,4 @@
-//! The gateway address of design.md §4.5: `HOST:PORT` or `http://HOST:PORT[/]`, loopback hosts only.
+//! The gateway address of design.md#environment: `HOST:PORT` or `http://HOST:PORT[/]`, loopback hosts only.
 //!
 //! HOST is `127.0.0.1` (any `127.x.y.z`), `[::1]` or `localhost` (resolved per call, loopback answers only).
 //! Refused: any other host, credentials, a path other than `/`, a query, a fragment, a scheme other than `http`
@@ -29,7 +29,7 @@ pub enum Host {
     Localhost,
 }
 
-/// Parses a gateway address (design.md §4.5).
+/// Parses a gateway address (design.md#environment).
 ///
 /// ```
 /// use fluxgit_mcp_sidecar::bridge::address::{parse, Host};

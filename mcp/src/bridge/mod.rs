@@ -1,13 +1,13 @@
-//! The write-proposal bridge (design.md §5 "Write handshake", §4.5): the sidecar's client of the approval gateway.
+//! The write-proposal bridge (design.md#tools "Write handshake", §4.5): the sidecar's client of the approval gateway.
 //!
 //! The sidecar never writes to a repository. A proposal is one `POST /v1/mcp/operation/preview/{op}` to a gateway on
 //! loopback, followed by one bounded `GET /v1/mcp/operation/status/{previewId}`; a person approves or rejects it
 //! at the gateway. The HTTP contract is written down in `docs/gateway-http.md`.
 //!
-//! - [`address`]: the gateway address of design.md §4.5 (loopback only);
+//! - [`address`]: the gateway address of design.md#environment (loopback only);
 //! - [`http`]: one bounded exchange (no proxy, no redirect, timeouts);
 //! - [`Bridge`]: propose, status and cancel, with every gateway answer mapped to a [`Snapshot`] or a [`Failure`]
-//!   carrying its design.md §4.3 code (10003-10007).
+//!   carrying its design.md#errors code (10003-10007).
 
 pub mod address;
 pub mod http;
@@ -36,7 +36,7 @@ enum Setting {
     Valid { variable: String, address: Address },
 }
 
-/// A proposal's state at the gateway (design.md §6 lifecycle).
+/// A proposal's state at the gateway (design.md#gateway lifecycle).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lifecycle {
     /// Waiting for a person.
@@ -69,7 +69,7 @@ pub struct Snapshot {
     pub fields: Map<String, Value>,
 }
 
-/// A bridge failure: a design.md §4.3 product code, a message, and structured data with a machine `reason`.
+/// A bridge failure: a design.md#errors product code, a message, and structured data with a machine `reason`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Failure {
     /// 10003 (bridge missing, invalid or unreachable), 10004 (proposal ended without completion), 10005 (unknown

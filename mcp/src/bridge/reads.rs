@@ -1,4 +1,4 @@
-//! The gateway's read routes (design.md §6): restore points, the safety timeline and semantic diffs. Unlike proposals,
+//! The gateway's read routes (design.md#gateway): restore points, the safety timeline and semantic diffs. Unlike proposals,
 //! these answers are data to pass on: [`Bridge::fetch`] says whether a gateway is configured and what it answered.
 
 use serde_json::{Map, Value};

@@ -1,7 +1,7 @@
 //! Per-request protocol context: which era and version a request is served in, and who the client says it is.
 //!
 //! Legacy requests use the session negotiated by `initialize`; a request whose `params._meta` carries
-//! `io.modelcontextprotocol/protocolVersion` is served statelessly at that version (design.md §4.1).
+//! `io.modelcontextprotocol/protocolVersion` is served statelessly at that version (design.md#transport).
 
 use serde_json::{Map, Value, json};
 
@@ -18,7 +18,7 @@ pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 /// Result `_meta` key with the server's `{name, version}`.
 pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
-/// The client name used when none (or nothing usable) was declared (design.md §4.1).
+/// The client name used when none (or nothing usable) was declared (design.md#transport).
 pub const DEFAULT_CLIENT_NAME: &str = "external-mcp-sidecar";
 
 /// Longest sanitised client name, in characters (all ASCII).
@@ -35,7 +35,7 @@ pub(crate) struct RequestContext {
     pub(crate) client_version: Option<String>,
 }
 
-/// Sanitises a self-declared client name to `[A-Za-z0-9._-]{1,64}` (design.md §4.1): other characters are dropped, the
+/// Sanitises a self-declared client name to `[A-Za-z0-9._-]{1,64}` (design.md#transport): other characters are dropped, the
 /// rest truncated to 64 characters; absent or empty afterwards -> [`DEFAULT_CLIENT_NAME`].
 ///
 /// ```

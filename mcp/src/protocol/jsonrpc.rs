@@ -1,4 +1,4 @@
-//! JSON-RPC 2.0 envelopes: classifying an incoming value and building responses (design.md §4.1, §4.3).
+//! JSON-RPC 2.0 envelopes: classifying an incoming value and building responses (design.md#transport, §4.3).
 
 use serde_json::{Map, Value, json};
 
@@ -27,7 +27,7 @@ impl ProtocolError {
     }
 
     /// `-32602` invalid params, e.g. `ProtocolError::invalid_params("repoPath is outside the allowed roots",
-    /// Some(json!({"reason": "outside_allowed_roots"})))` (design.md §4.4).
+    /// Some(json!({"reason": "outside_allowed_roots"})))` (design.md#roots).
     pub fn invalid_params(message: impl Into<String>, data: Option<Value>) -> Self {
         Self::new(INVALID_PARAMS, message, data)
     }

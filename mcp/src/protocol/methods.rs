@@ -1,4 +1,4 @@
-//! Result builders for each MCP method, with the fields gated by protocol version (design.md §4.1).
+//! Result builders for each MCP method, with the fields gated by protocol version (design.md#transport).
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 

@@ -1,5 +1,5 @@
 //! The MCP protocol layer: a synchronous JSON-RPC dispatcher over [`serde_json::Value`] for both protocol eras
-//! (design.md §4.1, §4.3).
+//! (design.md#transport, §4.3).
 //!
 //! [`Server::handle`] takes the bytes of one frame and returns the response to write, if any. It never fails:
 //! every malformed message gets its JSON-RPC error and the next message is served normally.
@@ -70,7 +70,7 @@ use crate::transport::{Frame, MAX_FRAME_BYTES};
 /// The observers of tool calls, `None` once detached.
 type Observers = Mutex<Option<Vec<Box<dyn CallObserver>>>>;
 
-/// Methods that are requests: sent without an id they are logged and not executed (design.md §4.1).
+/// Methods that are requests: sent without an id they are logged and not executed (design.md#transport).
 const REQUEST_METHODS: [&str; 5] = ["initialize", "ping", "server/discover", "tools/list", "tools/call"];
 
 /// The notification by which a client withdraws one of its requests (`params.requestId`).

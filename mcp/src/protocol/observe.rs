@@ -1,4 +1,4 @@
-//! Observers of finished `tools/call`s: the audit ledger and the presence file (design.md §7, §8) watch every call
+//! Observers of finished `tools/call`s: the audit ledger and the presence file (design.md#audit, §8) watch every call
 //! through this interface, after the call ran and before its response is written, one call at a time in the order
 //! the calls finish (so the ledger's chain follows completion order). They cannot change or fail
 //! the response: they get a read-only view and return nothing, and a panic inside one is caught and logged.

@@ -1,4 +1,4 @@
-//! MCP protocol versions and which fields each one knows (design.md §4.1).
+//! MCP protocol versions and which fields each one knows (design.md#transport).
 
 /// An MCP protocol version this server speaks, oldest first; `Ord` follows the release dates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -1,4 +1,4 @@
-//! `agents.presence` (design.md §5): the other coding agents working in a repository, from local sources only. The
+//! `agents.presence` (design.md#tools): the other coding agents working in a repository, from local sources only. The
 //! handler maps arguments to one engine call ([`fluxgit_engine::Engine::agents_presence`]) and wraps the result.
 
 use serde::Deserialize;

@@ -13,7 +13,7 @@ pub(crate) fn parse<T: for<'de> Deserialize<'de>>(arguments: &Map<String, Value>
         .map_err(|err| ProtocolError::invalid_params(format!("invalid arguments: {err}"), None))
 }
 
-/// How `content[0].text` renders a result (design.md §4.2 `format`).
+/// How `content[0].text` renders a result (design.md#envelope `format`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum Format {

@@ -1,6 +1,6 @@
 //! The fleet tools: `fleet.radar` (an attention queue across repositories) and `fleet.digest` (how their HEADs and
 //! branches moved). Each handler maps arguments to one engine call; the envelope has no `repoPath` (the answer is
-//! about many), and one bad repository is reported in its own entry, never as a failed call (design.md §4.4).
+//! about many), and one bad repository is reported in its own entry, never as a failed call (design.md#roots).
 
 use fluxgit_engine::fleet::{Target, Targets, digest, radar, registry::MAX_REPOSITORIES};
 use fluxgit_engine::{Budgeted, Measure};

@@ -1,6 +1,6 @@
-//! The gateway-only tools (design.md §5): `safety.timeline`, `safety.eventDetails`, `flux.restorePoints`,
+//! The gateway-only tools (design.md#tools): `safety.timeline`, `safety.eventDetails`, `flux.restorePoints`,
 //! `flux.latestRestorePoint`, `flux.restorePointDetails`. They are served from the approval gateway's read routes
-//! (design.md §6, `docs/gateway-http.md`) and never synthesised from local refs: without a gateway they answer 10001
+//! (design.md#gateway, `docs/gateway-http.md`) and never synthesised from local refs: without a gateway they answer 10001
 //! with an `upgradeHint`; a configured gateway that gives nothing usable answers 10002 with the reason.
 
 use serde_json::{Map, Value, json};
@@ -10,9 +10,9 @@ use crate::envelope::Frame;
 use crate::tools::schema::{self, nullable_string};
 use crate::tools::{CallContext, ProtocolError, Tool, ToolDefinition, ToolOutput};
 
-/// Product code: a gateway-only tool was called without a gateway (design.md §4.3).
+/// Product code: a gateway-only tool was called without a gateway (design.md#errors).
 pub const GATEWAY_NOT_CONFIGURED: i64 = 10001;
-/// Product code: the configured gateway had no payload to serve (design.md §4.3).
+/// Product code: the configured gateway had no payload to serve (design.md#errors).
 pub const GATEWAY_NO_PAYLOAD: i64 = 10002;
 
 /// What to tell an agent that called a gateway-only tool without a gateway.
@@ -79,7 +79,7 @@ fn event() -> Value {
 }
 
 /// A restore point. Its `previewId` (the proposal it was taken for) passes through but is not advertised: only the
-/// proposal tools and `operation.status` advertise `previewId` (design.md §4.1); the schema is open.
+/// proposal tools and `operation.status` advertise `previewId` (design.md#transport); the schema is open.
 fn restore_point() -> Value {
     json!({ "type": "object", "required": ["id", "createdAt"], "properties": {
         "id": { "type": "string" }, "createdAt": { "type": "string" }, "operationType": nullable_string(),
@@ -130,7 +130,7 @@ fn id_or_latest(arguments: &Map<String, Value>, name: &str) -> String {
     arguments.get(name).and_then(Value::as_str).unwrap_or("latest").to_owned()
 }
 
-/// The five gateway-only tools, in design.md §5 order.
+/// The five gateway-only tools, in design.md#tools order.
 pub fn tools() -> Vec<GatewayTool> {
     vec![
         tool(

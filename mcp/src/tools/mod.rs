@@ -1,7 +1,7 @@
 //! The tool registry: definitions (schemas, annotations) and handlers.
 //!
 //! Each tool family lives in its own module; a handler maps validated arguments to one engine call and wraps the
-//! result in the envelope of design.md §4.2.
+//! result in the envelope of design.md#envelope.
 
 use fluxgit_engine::facets::Facet;
 use serde_json::{Map, Value};
@@ -12,7 +12,7 @@ pub use crate::envelope::{ProtocolError, ToolOutput};
 pub struct CallContext<'a> {
     /// The engine every read goes through.
     pub engine: &'a fluxgit_engine::Engine,
-    /// The sanitised, self-declared client name (design.md §4.1): attribution, never identity.
+    /// The sanitised, self-declared client name (design.md#transport): attribution, never identity.
     pub client_name: &'a str,
     /// The write-proposal bridge to the approval gateway ([`crate::bridge::Bridge::NONE`] when none is configured).
     pub bridge: &'a crate::bridge::Bridge,
@@ -205,7 +205,7 @@ pub mod topology;
 
 pub use registry::{ArgumentsError, Registry, RegistryError, SchemaViolation, doctor_report};
 
-/// Builds the registry of every working tool, in `tools/list` order (`repo.brief` first, design.md §4.1).
+/// Builds the registry of every working tool, in `tools/list` order (`repo.brief` first, design.md#transport).
 ///
 /// The binary serves exactly this registry; it is empty until tools are added here.
 ///

@@ -1,6 +1,6 @@
 //! The [`Registry`]: the ordered list of tools, with their input schemas compiled once, on a tool's first call.
 //!
-//! `tools/list` shows tools in registration order (design.md §4.1: deterministic, `repo.brief` first), and `tools/call`
+//! `tools/list` shows tools in registration order (design.md#transport: deterministic, `repo.brief` first), and `tools/call`
 //! validates arguments against exactly the advertised `inputSchema` before a handler runs. Compiling every schema at
 //! start-up cost about as many instructions as a first `repo.brief` itself (issue 38), so each is compiled when its
 //! tool is first called; [`Registry::compile_all`] compiles them all at once (the tests hold every shipped schema to
@@ -65,7 +65,7 @@ pub enum RegistryError {
     },
 }
 
-/// Why `tools/call` arguments were refused; both become JSON-RPC `-32602` (design.md §4.3).
+/// Why `tools/call` arguments were refused; both become JSON-RPC `-32602` (design.md#errors).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ArgumentsError {
     /// No tool has this name.

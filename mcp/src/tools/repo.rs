@@ -9,9 +9,9 @@ use crate::tools::call::{Format, parse, run_formatted};
 use crate::tools::schema::{self, change_list, count, defaulted, opt_count, opt_flag, opt_list, opt_string};
 use crate::tools::{Cache, CallContext, FnTool, ProtocolError, ToolDefinition, ToolOutput, the_hour};
 
-/// `repo.brief`'s default budget in tokens (design.md §5).
+/// `repo.brief`'s default budget in tokens (design.md#tools).
 pub const BRIEF_DEFAULT_TOKENS: u64 = 600;
-/// `repo.status`'s default budget in tokens (our addition: design.md §5 gives it no inputs, but a status of 100,000
+/// `repo.status`'s default budget in tokens (our addition: design.md#tools gives it no inputs, but a status of 100,000
 /// untracked files must still fit a context window).
 pub const STATUS_DEFAULT_TOKENS: u64 = 4000;
 /// `repo.refs`'s default budget in tokens.

@@ -39,7 +39,7 @@ pub fn input(properties: Value, required: &[&str]) -> Value {
     json!({ "type": "object", "properties": properties, "required": required, "additionalProperties": false })
 }
 
-/// The output schema of a local read tool: the envelope of design.md §4.2 around `data`. An error result (10010) carries
+/// The output schema of a local read tool: the envelope of design.md#envelope around `data`. An error result (10010) carries
 /// `error` instead of `data`, so neither is required.
 pub fn envelope(data: Value) -> Value {
     json!({
@@ -51,7 +51,7 @@ pub fn envelope(data: Value) -> Value {
             "repoPath": { "type": "string" },
             "resolvedFrom": { "type": "string" },
             // The three values as prose, not an `enum`: the listing drops descriptions, and an enum repeated in
-            // 41 output schemas cost about 490 tokens of every `tools/list` (design.md §4.2 names the values).
+            // 41 output schemas cost about 490 tokens of every `tools/list` (design.md#envelope names the values).
             "source": { "type": "string",
                 "description": "Who answered: `local-git`, `local-tree-sitter` (diff_semantic) or `fluxgit-gateway`." },
             "data": data,
@@ -66,14 +66,14 @@ pub fn nullable_string() -> Value {
     json!({ "type": ["string", "null"] })
 }
 
-/// `shallow`: present (and `true`) only in a shallow clone (design.md §4.4); `scope` says what stops at the boundary.
+/// `shallow`: present (and `true`) only in a shallow clone (design.md#roots); `scope` says what stops at the boundary.
 pub fn shallow(scope: &str) -> Value {
     json!({ "type": "boolean", "description": format!(
         "Present and true when the repository is a shallow clone: {scope} stop at the commits listed in \
          `.git/shallow`, whose parents git treats as absent (history was cut there). Absent means false." ) })
 }
 
-/// `error: {reason}`: why one item of an answer could not be read (design.md §4.4); the rest of the answer is given.
+/// `error: {reason}`: why one item of an answer could not be read (design.md#roots); the rest of the answer is given.
 pub fn item_error(what: &str) -> Value {
     json!({ "type": "object", "required": ["reason"], "properties": { "reason": { "type": "string" } },
         "description": format!("Present only when {what} could not be read: why. Absent means it was read.") })
@@ -100,7 +100,7 @@ pub fn count() -> Value {
     json!({ "type": "integer", "minimum": 0 })
 }
 
-/// A field of compact JSON (design.md §4.2): left out when it has its `default`, which the description states (an
+/// A field of compact JSON (design.md#envelope): left out when it has its `default`, which the description states (an
 /// absent field means exactly that value). Every property a schema does not require carries such a description.
 pub fn defaulted(mut schema: Value, default: &str) -> Value {
     let note = format!("Default {default}: left out when it has this value.");

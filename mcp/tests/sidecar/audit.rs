@@ -1,4 +1,4 @@
-//! The audit of every `tools/call` through the real binary (design.md §7): entries with fingerprints only, responses
+//! The audit of every `tools/call` through the real binary (design.md#audit): entries with fingerprints only, responses
 //! unchanged by the audit (even when an append fails), a torn last line cut and recorded by the next call,
 //! start-up failing closed on a bad signing key, two processes appending to one ledger, `kill -9` at random moments
 //! losing no entry of an answered call, and SIGTERM syncing what is pending.

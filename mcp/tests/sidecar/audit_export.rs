@@ -1,4 +1,4 @@
-//! `audit export` through the real binary (design.md §7): CSV that Python's `csv` module reads back with the same
+//! `audit export` through the real binary (design.md#audit): CSV that Python's `csv` module reads back with the same
 //! values, JSON Lines filtered and in chain order across rotated segments, a broken chain refused or marked, a
 //! FIFO in the ledger's place refused at once, and a 100 MB ledger exported in bounded memory.
 

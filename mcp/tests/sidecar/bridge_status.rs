@@ -1,4 +1,4 @@
-//! How the bridge maps every gateway answer (design.md §5 "Write handshake", §4.3): proposal states, refusals,
+//! How the bridge maps every gateway answer (design.md#tools "Write handshake", §4.3): proposal states, refusals,
 //! redirects, unsafe previewIds, cancel, proxies and a slow gateway.
 
 use std::time::{Duration, Instant};

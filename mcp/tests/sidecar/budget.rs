@@ -1,4 +1,4 @@
-//! Token budgets (design.md §3) on real fixtures: for every tool and budget, `tokens(content[0].text) <= maxTokens` in
+//! Token budgets (design.md#engine) on real fixtures: for every tool and budget, `tokens(content[0].text) <= maxTokens` in
 //! o200k_base, each `omitted` count equals the oracle's total minus what was shown, and one more item of any cut
 //! section would not have fitted (the budget is used, not merely respected).
 
@@ -112,7 +112,7 @@ pub(crate) fn check_budget(
     cut_value.get("omitted").is_some()
 }
 
-/// The text format of the same call (design.md §4.2): the text fits `budget`, the JSON in `structuredContent` counts
+/// The text format of the same call (design.md#envelope): the text fits `budget`, the JSON in `structuredContent` counts
 /// exactly what was cut (shown + omitted = the oracle's total), and each cut is stated in the text.
 pub(crate) fn check_text_budget(
     cut: &ToolOutput,

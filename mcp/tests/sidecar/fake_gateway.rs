@@ -177,7 +177,7 @@ pub(crate) const EXPIRES_AT: &str = "2026-01-01T00:05:00.000Z";
 
 /// The client name the bridge sessions declare, and the `agentId` it becomes once sanitised.
 pub(crate) const CLIENT_NAME: &str = "Bridge Test/1.0";
-/// [`CLIENT_NAME`] sanitised (design.md §4.1).
+/// [`CLIENT_NAME`] sanitised (design.md#transport).
 pub(crate) const AGENT_ID: &str = "BridgeTest1.0";
 
 /// Runs one sidecar over stdio with `allowed_root`, extra environment `env` (e.g. the gateway address), a legacy

@@ -1,4 +1,4 @@
-//! `format: "text"` (design.md §4.2) on every tool that takes it: the text and the JSON carry the same facts on the
+//! `format: "text"` (design.md#envelope) on every tool that takes it: the text and the JSON carry the same facts on the
 //! fixtures (the text is parsed back and compared with the JSON), `structuredContent` stays the JSON, and the text
 //! fits every budget with its cuts stated (`... N more`) and counted exactly in `omitted`.
 

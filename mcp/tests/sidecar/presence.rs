@@ -1,4 +1,4 @@
-//! The presence file through the real binary (design.md §8): private modes, atomic rewrites, only accepted calls,
+//! The presence file through the real binary (design.md#presence): private modes, atomic rewrites, only accepted calls,
 //! removal at end of input and on SIGTERM, the 24-hour sweep, symlink refusal and the 16-repository cap.
 
 use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};

@@ -1,4 +1,4 @@
-//! End-to-end protocol tests: the real `fluxgit-mcp-sidecar` binary over stdio (design.md §4.1, §4.3).
+//! End-to-end protocol tests: the real `fluxgit-mcp-sidecar` binary over stdio (design.md#transport, §4.3).
 //!
 //! Each test writes a whole input stream, closes stdin, and checks every line the server wrote on stdout. Tool
 //! assertions are generic over the registry the binary ships, so they hold whichever tools are built.

@@ -117,7 +117,7 @@ impl std::io::BufRead for Tracked<'_> {
     }
 }
 
-/// Asserts that a tool result's `structuredContent` fits the `outputSchema` the tool advertises (design.md §4.1: error
+/// Asserts that a tool result's `structuredContent` fits the `outputSchema` the tool advertises (design.md#transport: error
 /// results must satisfy it too, or omit `structuredContent`).
 pub(crate) fn assert_fits_output_schema(tool: &str, response: &Value) {
     let registry = fluxgit_mcp_sidecar::tools::registry().expect("registry builds");
@@ -130,11 +130,11 @@ pub(crate) fn assert_fits_output_schema(tool: &str, response: &Value) {
     if COMPACT_TOOLS.contains(&tool) {
         let mut problems = Vec::new();
         compact_problems(&definition.output_schema, structured, "", &mut problems);
-        assert!(problems.is_empty(), "{tool}: not compact (design.md §4.2): {problems:?}\n{structured}");
+        assert!(problems.is_empty(), "{tool}: not compact (design.md#envelope): {problems:?}\n{structured}");
     }
 }
 
-/// Tools whose answers follow design.md §4.2's compact shape.
+/// Tools whose answers follow design.md#envelope's compact shape.
 pub(crate) const COMPACT_TOOLS: &[&str] = &[
     "repo_brief",
     "repo_scope",
@@ -154,7 +154,7 @@ pub(crate) const COMPACT_TOOLS: &[&str] = &[
     "file_blame",
 ];
 
-/// design.md §4.2: a field the schema does not require is left out when it has its default (null, 0, false, an empty
+/// design.md#envelope: a field the schema does not require is left out when it has its default (null, 0, false, an empty
 /// list or object), and its schema description states that default. Collects every violation in `value`.
 pub(crate) fn compact_problems(schema: &Value, value: &Value, at: &str, problems: &mut Vec<String>) {
     if let (Some(properties), Some(object)) = (schema.get("properties").and_then(Value::as_object), value.as_object()) {
@@ -170,7 +170,7 @@ pub(crate) fn compact_problems(schema: &Value, value: &Value, at: &str, problems
                 Value::Object(entries) => entries.is_empty(),
                 Value::String(_) => false,
             };
-            // Envelope keys stay (design.md §4.2): `data` is there even when it is `{}`.
+            // Envelope keys stay (design.md#envelope): `data` is there even when it is `{}`.
             if is_default && !required.contains(&key.as_str()) && !at.is_empty() {
                 problems.push(format!("{at}/{key} = {field} is a default and should be left out"));
             }

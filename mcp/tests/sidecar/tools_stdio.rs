@@ -1,4 +1,4 @@
-//! The repo tools through the real binary over stdio: design.md §4.3/§4.4 answers to bad input with the server serving
+//! The repo tools through the real binary over stdio: design.md#errors/§4.4 answers to bad input with the server serving
 //! the next request, and repositories byte-identical after every tool.
 
 use std::path::Path;

@@ -1,5 +1,5 @@
 //! `verify-audit` through the real binary: exit 0 for a sound ledger, 3 for each kind of tampering, 4 for a torn
-//! last line, 2 for usage errors (design.md §7). Ledgers are written with `fluxgit-audit`, the writer the sidecar
+//! last line, 2 for usage errors (design.md#audit). Ledgers are written with `fluxgit-audit`, the writer the sidecar
 //! uses.
 
 use std::path::{Path, PathBuf};

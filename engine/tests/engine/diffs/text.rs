@@ -67,7 +67,7 @@ fn check(fixture: &Fixture, selection: &Selection<'_>) -> Report {
     assert!(!report.truncated, "{}", selection.name);
     assert_eq!(*report.total_bytes, report.patch.len(), "{}", selection.name);
     assert_eq!(*report.total_lines, report.patch.matches('\n').count(), "{}", selection.name);
-    // Compact JSON (design.md §4.2): nothing was cut, so the patch says the totals and each file's hunks; the JSON
+    // Compact JSON (design.md#envelope): nothing was cut, so the patch says the totals and each file's hunks; the JSON
     // leaves them out, and the patch's hunk headers add up to the files' counts.
     let json = serde_json::to_value(&report).expect("serialises");
     assert!(json.get("totalBytes").is_none() && json.get("totalLines").is_none(), "{}: {json}", selection.name);

@@ -1,5 +1,5 @@
-//! The fields of each proposal (design.md §5 "Write handshake"). The contract's table ([`Operation::table`]) drives
-//! the input schema, the checks made before anything is sent (design.md §4.4: repositories inside the allowed roots,
+//! The fields of each proposal (design.md#tools "Write handshake"). The contract's table ([`Operation::table`]) drives
+//! the input schema, the checks made before anything is sent (design.md#roots: repositories inside the allowed roots,
 //! refs that are revisions, paths that stay in the work tree, sizes) and the defaults written into the body, so the
 //! gateway always gets every field.
 

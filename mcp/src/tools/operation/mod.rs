@@ -1,4 +1,4 @@
-//! The write-handshake family (design.md §5): the thirteen `operation.preview.*` tools, `operation.cancel` and
+//! The write-handshake family (design.md#tools): the thirteen `operation.preview.*` tools, `operation.cancel` and
 //! `operation.status`. A preview checks its arguments locally (repository inside the allowed roots, revisions,
 //! paths, sizes), then submits one proposal through the [`crate::bridge`]; a person decides at the gateway. No tool
 //! here changes a repository, and none claims that Git changed unless the gateway reports `completed`.
@@ -43,7 +43,7 @@ impl Tool for OperationTool {
     }
 }
 
-/// The thirteen preview tools, in design.md §5 order.
+/// The thirteen preview tools, in design.md#tools order.
 pub fn previews() -> Vec<OperationTool> {
     Operation::ALL.into_iter().map(preview_tool).collect()
 }

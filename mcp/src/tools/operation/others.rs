@@ -1,4 +1,4 @@
-//! Previews' informational `otherAgents` (design.md §5): the agents working in the repository (see `agents.presence`),
+//! Previews' informational `otherAgents` (design.md#tools): the agents working in the repository (see `agents.presence`),
 //! with the proposal's paths they touched. It is added after the gateway's decision and never blocks or changes a
 //! proposal; it is absent when agent detection is disabled.
 //!
