@@ -15,6 +15,7 @@
 mod clock;
 mod fields;
 mod operation;
+mod path;
 
 pub use clock::{now_ms, now_ms_i64, now_secs, unix_ms};
 pub use fields::{
@@ -24,3 +25,4 @@ pub use fields::{
     Step, SubmodulePointerFields, Target, WorktreeFields,
 };
 pub use operation::{OPERATIONS, Operation, Risk, STEP_TYPES, UnknownOperation};
+pub use path::{lexical_path, resolved_path};

@@ -12,7 +12,7 @@
 //! Ignored files are deleted with the worktree, as git deletes them.
 
 use std::fmt::Write as _;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -91,26 +91,6 @@ fn entries(git: &Git) -> Result<Vec<Entry>, Refused> {
     Ok(entries)
 }
 
-/// `path` with `.` and `..` resolved lexically (for a path that does not exist any more).
-fn lexical(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
-}
-
-/// Where `path` leads: canonical when it exists, else lexical.
-fn resolved(path: &Path) -> PathBuf {
-    std::fs::canonicalize(path).unwrap_or_else(|_| lexical(path))
-}
-
 /// Why a path names no worktree that may be removed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refused {
@@ -133,7 +113,7 @@ pub fn locate(git: &Git, path: &str, allowed_roots: &[PathBuf]) -> Result<Locate
     }
     let given = Path::new(path);
     let absolute = if given.is_absolute() { given.to_owned() } else { git.work_tree().join(given) };
-    let target = resolved(&absolute);
+    let target = fluxgit_contract::resolved_path(&absolute);
     let inside = |candidate: &Path| allowed_roots.iter().any(|root| candidate.starts_with(root));
     if !inside(&target) {
         return Err(refused(
@@ -142,7 +122,8 @@ pub fn locate(git: &Git, path: &str, allowed_roots: &[PathBuf]) -> Result<Locate
         ));
     }
     let entries = entries(git)?;
-    let found = entries.iter().enumerate().find(|(_, entry)| resolved(Path::new(&entry.path)) == target);
+    let found =
+        entries.iter().enumerate().find(|(_, entry)| fluxgit_contract::resolved_path(Path::new(&entry.path)) == target);
     let Some((index, entry)) = found else {
         return Err(refused(
             "not_a_worktree",
@@ -152,7 +133,7 @@ pub fn locate(git: &Git, path: &str, allowed_roots: &[PathBuf]) -> Result<Locate
     if index == 0 {
         return Err(refused("main_worktree", format!("{} is the main worktree: it is never removed", entry.path)));
     }
-    if resolved(git.work_tree()) == target {
+    if fluxgit_contract::resolved_path(git.work_tree()) == target {
         return Err(refused(
             "current_worktree",
             format!("{} is repoPath itself: propose from another worktree of the repository", entry.path),
@@ -334,9 +315,9 @@ fn only_here(git: &Git, located: &Located, head: &str) -> Result<(usize, Vec<Str
         }
         let _ = writeln!(input, "^{sha}");
     }
-    let target = resolved(Path::new(&located.worktree_path));
+    let target = fluxgit_contract::resolved_path(Path::new(&located.worktree_path));
     for entry in entries(git).map_err(|refusal| refusal.message)? {
-        if resolved(Path::new(&entry.path)) != target
+        if fluxgit_contract::resolved_path(Path::new(&entry.path)) != target
             && let Some(sha) = entry.head
         {
             let _ = writeln!(input, "^{sha}");

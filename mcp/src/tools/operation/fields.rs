@@ -288,7 +288,7 @@ fn check_removable_worktree(ctx: &CallContext<'_>, repo: &Repo, path: &str) -> R
     }
     let given = Path::new(path);
     let absolute = if given.is_absolute() { given.to_owned() } else { repo.location.root.join(given) };
-    let resolve = |path: &Path| path.canonicalize().unwrap_or_else(|_| lexical(path));
+    let resolve = |path: &Path| fluxgit_contract::resolved_path(path);
     let target = resolve(&absolute);
     if !ctx.engine.allowed_roots().iter().any(|root| target.starts_with(root)) {
         return Err(Refusal::Engine(Error::invalid(
@@ -332,21 +332,6 @@ fn check_removable_worktree(ctx: &CallContext<'_>, repo: &Repo, path: &str) -> R
         Some((reason, message)) => Err(refuse(reason, message)),
         None => Ok(worktree.path.clone()),
     }
-}
-
-/// `path` with `.` and `..` resolved lexically (for a path that does not exist).
-fn lexical(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 /// An absolute path that may not exist yet: no control characters, no `..`, and inside an allowed root once its
