@@ -136,20 +136,33 @@ impl Engine {
             let path = std::path::Path::new(&worktree.path);
             if !self.allowed_roots().iter().any(|root| path.starts_with(root)) {
                 worktree.outside_roots = true;
-            } else if !worktree.bare && !worktree.prunable && worktree.error.is_none() {
+            } else if !worktree.bare && !worktree.prunable && worktree.error.is_none() && !worktree.current {
                 targets.push(Target { path: worktree.path.clone(), label: None });
             }
         }
-        let read = self.fleet_each(
-            targets,
-            |location, call| self.cached_answer::<Facts>(location, call, FACTS_VARIANT),
-            |worktree| self.radar_facts(worktree),
-        );
+        // The worktree `repo` names is read through `repo` itself (opened once per call); the others each open
+        // theirs.
+        let mut read: Vec<(String, std::result::Result<Facts, String>)> = self
+            .fleet_each(
+                targets,
+                |location, call| self.cached_answer::<Facts>(location, call, FACTS_VARIANT),
+                |worktree| self.radar_facts(worktree),
+            )
+            .into_iter()
+            .map(|(target, _root, outcome)| (target.path, outcome.map_err(|failure| failure.message)))
+            .collect();
+        if let Some(current) = report
+            .worktrees
+            .iter()
+            .find(|worktree| worktree.current && !worktree.outside_roots && !worktree.bare && worktree.error.is_none())
+        {
+            read.push((current.path.clone(), self.radar_facts(repo).map_err(|error| error.to_string())));
+        }
         repo.interrupt.check()?;
         let default = crate::facets::refs::default_branch(&repo.git)?;
         let default_tip = default.as_deref().and_then(|branch| tip(&repo.git, &format!("refs/heads/{branch}")));
-        for (target, _root, outcome) in read {
-            let Some(worktree) = report.worktrees.iter_mut().find(|worktree| worktree.path == target.path) else {
+        for (path, outcome) in read {
+            let Some(worktree) = report.worktrees.iter_mut().find(|worktree| worktree.path == path) else {
                 continue;
             };
             match outcome {
@@ -161,7 +174,7 @@ impl Engine {
                     worktree.unstaged = facts.unstaged;
                     worktree.untracked = facts.untracked;
                 }
-                Err(failure) => worktree.state_error = Some(failure.message),
+                Err(message) => worktree.state_error = Some(message),
             }
             if let (Some(name), Some(default_tip)) = (&default, default_tip) {
                 let head = worktree.head_sha.as_deref().and_then(|sha| tip(&repo.git, sha));
