@@ -22,16 +22,11 @@ use fluxgit_mcp_sidecar::protocol::{self, Server, ServerInfo, Version};
 use fluxgit_mcp_sidecar::shutdown::{self, ExitGuard};
 use serde_json::{Value, json};
 
-/// `verify-audit` exit status for an integrity failure.
+mod exit;
 mod ledger;
 
-use ledger::{audit_command, audit_keygen, verify_audit};
-
-const EXIT_INTEGRITY: u8 = 3;
-/// `verify-audit` exit status for a ledger sound up to a torn last line.
-const EXIT_TORN_TAIL: u8 = 4;
-/// Exit status for usage errors (as clap's own).
-const EXIT_USAGE: u8 = 2;
+use exit::EXIT_USAGE;
+use ledger::{AuditCommand, audit_command, audit_keygen, verify_audit};
 
 /// FluxGit MCP stdio server: structured, token-budgeted Git context for AI coding agents.
 ///
@@ -209,49 +204,6 @@ enum TokenCommand {
         /// Toolsets its calls may use, comma-separated (default: all).
         #[arg(long, value_name = "SET,SET", value_delimiter = ',')]
         toolsets: Option<Vec<String>>,
-    },
-}
-
-#[derive(Debug, clap::Subcommand)]
-enum AuditCommand {
-    /// Write the retained ledger (rotated segments oldest first, then the active file) as CSV or JSON Lines on
-    /// stdout, filtered, verifying the chain as it reads with bounded memory.
-    ///
-    /// At a break of the chain (an edited, missing or moved entry, a bad signature) the export stops: what was
-    /// written before it is verified, and the exit status is 3. With --mark-broken it goes on and every record gets
-    /// a `chainVerified` field (CSV column), false from the break on; the exit status is still 3. Exit 2 on usage
-    /// errors (no ledger, a bad time or key), 1 when stdout fails.
-    Export {
-        /// The ledger's active file, e.g. ~/.local/share/FluxGit/run/audit/mcp.jsonl.
-        file: PathBuf,
-        /// `csv` (a header, RFC 4180 quoting, CRLF) or `jsonl` (one JSON object per line, as stored).
-        #[arg(long, value_parser = ["csv", "jsonl"])]
-        format: String,
-        /// Only records at or after this time: RFC 3339 (2026-12-07T20:00:00Z), a date (2026-12-07, UTC midnight)
-        /// or Unix milliseconds.
-        #[arg(long, value_name = "TIME")]
-        since: Option<String>,
-        /// Only records before this time (same forms as --since).
-        #[arg(long, value_name = "TIME")]
-        until: Option<String>,
-        /// Only records of this tool, e.g. repo.status (as the ledger names it).
-        #[arg(long, value_name = "NAME")]
-        tool: Option<String>,
-        /// Only records of this risk: read, write-proposal, write or unknown.
-        #[arg(long, value_name = "RISK")]
-        risk: Option<String>,
-        /// Only records of this result: success or error.
-        #[arg(long, value_name = "RESULT")]
-        result: Option<String>,
-        /// Go on past a break of the chain, adding the `chainVerified` field (false from the break on).
-        #[arg(long)]
-        mark_broken: bool,
-        /// Public key (PEM) to check signatures with; repeatable. Without it signatures are not checked.
-        #[arg(long = "pubkey", value_name = "PEM")]
-        pubkeys: Vec<PathBuf>,
-        /// Fail on any unsigned entry or checkpoint (needs --pubkey).
-        #[arg(long)]
-        require_signed: bool,
     },
 }
 

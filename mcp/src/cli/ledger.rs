@@ -8,7 +8,50 @@ use anyhow::Context as _;
 use fluxgit_audit::{PublicKey, VerifyError, VerifyOptions};
 use fluxgit_mcp_sidecar::config;
 
-use super::{AuditCommand, EXIT_INTEGRITY, EXIT_TORN_TAIL, EXIT_USAGE};
+use super::exit::{EXIT_INTEGRITY, EXIT_TORN_TAIL, EXIT_USAGE};
+
+#[derive(Debug, clap::Subcommand)]
+pub(super) enum AuditCommand {
+    /// Write the retained ledger (rotated segments oldest first, then the active file) as CSV or JSON Lines on
+    /// stdout, filtered, verifying the chain as it reads with bounded memory.
+    ///
+    /// At a break of the chain (an edited, missing or moved entry, a bad signature) the export stops: what was
+    /// written before it is verified, and the exit status is 3. With --mark-broken it goes on and every record gets
+    /// a `chainVerified` field (CSV column), false from the break on; the exit status is still 3. Exit 2 on usage
+    /// errors (no ledger, a bad time or key), 1 when stdout fails.
+    Export {
+        /// The ledger's active file, e.g. ~/.local/share/FluxGit/run/audit/mcp.jsonl.
+        file: PathBuf,
+        /// `csv` (a header, RFC 4180 quoting, CRLF) or `jsonl` (one JSON object per line, as stored).
+        #[arg(long, value_parser = ["csv", "jsonl"])]
+        format: String,
+        /// Only records at or after this time: RFC 3339 (2026-12-07T20:00:00Z), a date (2026-12-07, UTC midnight)
+        /// or Unix milliseconds.
+        #[arg(long, value_name = "TIME")]
+        since: Option<String>,
+        /// Only records before this time (same forms as --since).
+        #[arg(long, value_name = "TIME")]
+        until: Option<String>,
+        /// Only records of this tool, e.g. repo.status (as the ledger names it).
+        #[arg(long, value_name = "NAME")]
+        tool: Option<String>,
+        /// Only records of this risk: read, write-proposal, write or unknown.
+        #[arg(long, value_name = "RISK")]
+        risk: Option<String>,
+        /// Only records of this result: success or error.
+        #[arg(long, value_name = "RESULT")]
+        result: Option<String>,
+        /// Go on past a break of the chain, adding the `chainVerified` field (false from the break on).
+        #[arg(long)]
+        mark_broken: bool,
+        /// Public key (PEM) to check signatures with; repeatable. Without it signatures are not checked.
+        #[arg(long = "pubkey", value_name = "PEM")]
+        pubkeys: Vec<PathBuf>,
+        /// Fail on any unsigned entry or checkpoint (needs --pubkey).
+        #[arg(long)]
+        require_signed: bool,
+    },
+}
 
 /// `verify-audit FILE [--pubkey PEM]... [--require-signed]`.
 pub(super) fn verify_audit(file: &Path, pubkeys: &[PathBuf], require_signed: bool) -> ExitCode {
